@@ -1,0 +1,33 @@
+"""Exceptions with messages meant for a human: each names the file, setting or post at fault."""
+
+from __future__ import annotations
+
+
+class SyndicateError(Exception):
+    """Base class: anything this package raises on purpose."""
+
+
+class ConfigError(SyndicateError):
+    """A setting in mkdocs.yml is missing or wrong; the message names it."""
+
+
+class LedgerError(SyndicateError):
+    """The ledger file cannot be trusted (corrupt, truncated, unknown version, ...)."""
+
+    def __init__(self, path: str, message: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"ledger {where}: {message}")
+        self.path = path
+        self.line = line
+
+
+class LedgerWriteError(LedgerError):
+    """A durable write failed; no further remote call may happen in this process."""
+
+
+class LedgerLocked(LedgerError):
+    """Another run holds the ledger lock."""
+
+
+class PostError(SyndicateError):
+    """A post's front matter is unusable; the message names the post's source file."""

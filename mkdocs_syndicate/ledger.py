@@ -1,0 +1,146 @@
+"""The ledger: per (post, channel) state, loaded strictly, every transition written durably.
+
+One writer at a time: `Ledger.open_for_writing` takes an OS lock next to the file (released by
+the OS even on SIGKILL). After a failed write the ledger refuses every later transition, so the
+runner cannot make a remote call it could not record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterable
+
+import filelock
+
+from .atomicfile import atomic_write_text, sweep_stale_temp_files
+from .errors import LedgerError, LedgerLocked, LedgerWriteError
+from .ledger_format import PostEntry, Posts, Record, dump, parse
+
+# Which states the runner may move a record from, for each target state.
+_ALLOWED_FROM = {
+    "in_flight": {None, "failed", "in_flight"},
+    "done": {"in_flight"},
+    "failed": {"in_flight"},
+    "skipped": {None, "failed", "in_flight"},
+}
+
+
+@dataclass(frozen=True)
+class PostRef:
+    """What the ledger keeps about a post besides its records."""
+
+    key: str
+    url: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Transition:
+    post: PostRef
+    channel: str
+    record: Record
+
+
+class Ledger:
+    def __init__(self, path: Path, posts: Posts, lock: filelock.BaseFileLock | None) -> None:
+        self.path = path
+        self._posts = posts
+        self._lock = lock
+        self._poisoned: BaseException | None = None
+        self.writes = 0
+
+    # -------------------------------------------------------------- opening
+
+    @classmethod
+    def read(cls, path: Path) -> "Ledger":
+        """Load without the lock, for plan mode and status: never writes."""
+        return cls(path, _load(path), lock=None)
+
+    @classmethod
+    def open_for_writing(cls, path: Path, lock_timeout: float = 10.0) -> "Ledger":
+        """Take the lock, sweep temp files of a killed run, load. Close with `close()`."""
+        if not path.parent.is_dir():
+            raise LedgerError(str(path), f"folder {path.parent} does not exist")
+        lock = filelock.FileLock(str(path) + ".lock", timeout=lock_timeout)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise LedgerLocked(str(path), f"another mkdocs-syndicate run holds {path.name}.lock; "
+                               f"waited {lock_timeout:g} s. Nothing was sent.") from None
+        try:
+            sweep_stale_temp_files(path)
+            return cls(path, _load(path), lock=lock)
+        except BaseException:
+            lock.release()
+            raise
+
+    def close(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> "Ledger":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -------------------------------------------------------------- queries
+
+    @property
+    def posts(self) -> Posts:
+        return self._posts
+
+    def record(self, post_key: str, channel: str) -> Record | None:
+        entry = self._posts.get(post_key)
+        return entry.channels.get(channel) if entry else None
+
+    def text(self) -> str:
+        return dump(self._posts)
+
+    # -------------------------------------------------------------- transitions
+
+    def apply(self, transitions: Iterable[Transition]) -> None:
+        """Apply transitions and make them durable in one atomic write (or raise, changing nothing)."""
+        if self._lock is None:
+            raise LedgerError(str(self.path), "opened read-only; cannot record a transition")
+        if self._poisoned is not None:
+            raise LedgerWriteError(str(self.path), f"an earlier write failed ({self._poisoned}); "
+                                   "refusing to continue") from self._poisoned
+        batch = list(transitions)
+        staged = {key: replace(entry, channels=dict(entry.channels)) for key, entry in self._posts.items()}
+        for item in batch:
+            current = staged.get(item.post.key)
+            before = current.channels.get(item.channel) if current else None
+            if (before.state if before else None) not in _ALLOWED_FROM[item.record.state]:
+                raise ValueError(f"illegal transition {before.state if before else 'pending'} -> "
+                                 f"{item.record.state} for ({item.post.key}, {item.channel})")
+            if current is None:
+                current = staged[item.post.key] = PostEntry(url=item.post.url, title=item.post.title)
+            current.url, current.title = item.post.url or current.url, item.post.title or current.title
+            current.channels[item.channel] = item.record
+        try:
+            atomic_write_text(self.path, dump(staged))
+        except OSError as exc:
+            self._poisoned = exc
+            raise LedgerWriteError(str(self.path), f"could not write the ledger ({exc.strerror or exc}); "
+                                   "stopping before any further remote call") from exc
+        self._posts = staged
+        self.writes += 1
+
+    def set(self, post: PostRef, channel: str, record: Record) -> None:
+        self.apply([Transition(post, channel, record)])
+
+
+def _load(path: Path) -> Posts:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except UnicodeDecodeError as exc:
+        raise LedgerError(str(path), f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise LedgerError(str(path), f"cannot read: {exc.strerror}") from None
+    return parse(text, str(path))
+

@@ -1,0 +1,299 @@
+"""Ledger schema v1: parse (strict, with file:line errors) and dump (canonical, one line per record).
+
+The canonical layout sorts post keys and channel ids and writes every (post, channel) record as
+one flow mapping on one line, so one transition changes one line of the diff. The file ends with
+the YAML end marker `...`; a file without it is treated as truncated.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import yaml
+
+from .errors import LedgerError
+
+VERSION = 1
+HEADER = "# mkdocs-syndicate ledger: what was announced where. Commit this file.\n"
+END_MARKER = "..."
+STATES = ("in_flight", "done", "failed", "skipped")
+
+_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_STR_TAG = "tag:yaml.org,2002:str"
+_resolver = yaml.resolver.Resolver()
+
+
+@dataclass
+class Record:
+    """The state of one (post, channel) pair. Field order is the order written to the file."""
+
+    state: str
+    attempts: int = 0
+    at: str = ""
+    remote_id: str | None = None
+    remote_url: str | None = None
+    error: str | None = None
+    idempotency_key: str | None = None
+    created_at: str | None = None
+    message_sha256: str | None = None
+    note: str | None = None
+
+    def as_items(self) -> list[tuple[str, Any]]:
+        return [(f.name, getattr(self, f.name)) for f in fields(self) if getattr(self, f.name) is not None]
+
+
+RECORD_FIELDS = tuple(f.name for f in fields(Record))
+_OPTIONAL_STR_FIELDS = RECORD_FIELDS[3:]
+
+
+@dataclass
+class PostEntry:
+    url: str
+    title: str
+    channels: dict[str, Record] = field(default_factory=dict)
+
+
+Posts = dict[str, PostEntry]
+
+
+# ---------------------------------------------------------------- parse
+
+
+def parse(text: str, path: str) -> Posts:
+    """Parse and validate a ledger; any doubt is a LedgerError naming `path` and the line."""
+    if not _ends_with_marker(text):
+        raise LedgerError(path, f"no end marker '{END_MARKER}' on the last line: the file is truncated "
+                          "or was not written by mkdocs-syndicate. Restore it from git before running again.")
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise LedgerError(path, f"not valid YAML: {exc.problem or exc}", line) from None
+    except yaml.YAMLError as exc:
+        raise LedgerError(path, f"not valid YAML: {exc}") from None
+    if root is None:
+        raise LedgerError(path, "empty document")
+    _reject_aliases(root, path)
+    top = _mapping(root, path, "the top level")
+    version = top.get("version")
+    if version is None:
+        raise LedgerError(path, "missing 'version'", _line(root))
+    if _scalar(version[1], path) != VERSION:
+        raise LedgerError(path, f"unknown version {version[1].value!r}; this mkdocs-syndicate reads "
+                          f"version {VERSION} (upgrade the plugin)", _line(version[1]))
+    unknown = set(top) - {"version", "posts"}
+    if unknown:
+        key = sorted(unknown)[0]
+        raise LedgerError(path, f"unknown top-level key {key!r}", _line(top[key][0]))
+    posts_node = top.get("posts")
+    posts: Posts = {}
+    if posts_node is None or _is_null(posts_node[1]):
+        return posts
+    for post_key, (key_node, entry_node) in _mapping(posts_node[1], path, "'posts'").items():
+        posts[post_key] = _parse_post(post_key, key_node, entry_node, path)
+    return posts
+
+
+def _ends_with_marker(text: str) -> bool:
+    lines = text.rstrip("\r\n").rsplit("\n", 1)
+    return lines[-1].rstrip() == END_MARKER
+
+
+def _reject_aliases(root: yaml.Node, path: str) -> None:
+    # The composer shares the node object for every use of an anchor: a repeat is an alias.
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            raise LedgerError(path, "aliases are not allowed in a ledger", _line(node))
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1
+
+
+def _is_null(node: yaml.Node) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null"
+
+
+def _mapping(node: yaml.Node, path: str, what: str) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    if not isinstance(node, yaml.MappingNode):
+        raise LedgerError(path, f"{what} must be a mapping", _line(node))
+    out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise LedgerError(path, f"a key in {what} must be a plain string", _line(key_node))
+        key = str(key_node.value)
+        if key in out:
+            raise LedgerError(path, f"duplicate key {key!r} in {what}", _line(key_node))
+        out[key] = (key_node, value_node)
+    return out
+
+
+_constructor = yaml.constructor.SafeConstructor()
+
+
+def _scalar(node: yaml.Node, path: str) -> Any:
+    if not isinstance(node, yaml.ScalarNode):
+        raise LedgerError(path, "expected a single value here", _line(node))
+    try:
+        return _constructor.construct_object(node)
+    except yaml.YAMLError as exc:
+        raise LedgerError(path, f"bad value: {exc}", _line(node)) from None
+
+
+def _text(node: yaml.Node, path: str, what: str) -> str:
+    value = _scalar(node, path)
+    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
+        raise LedgerError(path, f"{what} must be text", _line(node))
+    if isinstance(value, _dt.datetime):
+        return _iso(value)
+    return str(value)
+
+
+def _iso(value: _dt.datetime) -> str:
+    if value.tzinfo is not None:
+        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_post(post_key: str, key_node: yaml.Node, node: yaml.Node, path: str) -> PostEntry:
+    what = f"post {post_key!r}"
+    items = _mapping(node, path, what)
+    unknown = set(items) - {"url", "title", "channels"}
+    if unknown:
+        key = sorted(unknown)[0]
+        raise LedgerError(path, f"unknown key {key!r} in {what}", _line(items[key][0]))
+    url = _text(items["url"][1], path, f"{what} url") if "url" in items else ""
+    title = _text(items["title"][1], path, f"{what} title") if "title" in items else ""
+    entry = PostEntry(url=url, title=title)
+    if "channels" in items and not _is_null(items["channels"][1]):
+        for channel, (_, rec_node) in _mapping(items["channels"][1], path, f"{what} channels").items():
+            entry.channels[channel] = _parse_record(rec_node, path, f"record ({post_key}, {channel})")
+    return entry
+
+
+def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
+    items = _mapping(node, path, what)
+    unknown = set(items) - set(RECORD_FIELDS)
+    if unknown:
+        key = sorted(unknown)[0]
+        raise LedgerError(path, f"unknown field {key!r} in {what} (known: {', '.join(RECORD_FIELDS)})",
+                          _line(items[key][0]))
+    if "state" not in items:
+        raise LedgerError(path, f"{what} has no 'state'", _line(node))
+    state = _text(items["state"][1], path, f"{what} state")
+    if state not in STATES:
+        raise LedgerError(path, f"{what}: unknown state {state!r} (one of {', '.join(STATES)})",
+                          _line(items["state"][1]))
+    attempts = 0
+    if "attempts" in items:
+        attempts = _scalar(items["attempts"][1], path)
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
+            raise LedgerError(path, f"{what}: attempts must be a whole number >= 0", _line(items["attempts"][1]))
+    at = _text(items["at"][1], path, f"{what} at") if "at" in items else ""
+    if at and not _valid_timestamp(at):
+        raise LedgerError(path, f"{what}: 'at' must be a UTC time like 2026-12-02T07:00:02Z, not {at!r}",
+                          _line(items["at"][1]))
+    extras = {name: _text(items[name][1], path, f"{what} {name}")
+              for name in _OPTIONAL_STR_FIELDS if name in items and not _is_null(items[name][1])}
+    return Record(state=state, attempts=attempts, at=at, **extras)
+
+
+_TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+
+
+def _valid_timestamp(value: str) -> bool:
+    if not _TS_RE.fullmatch(value):
+        return False
+    try:
+        _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- dump
+
+
+def dump(posts: Posts) -> str:
+    """The canonical text of a ledger (deterministic: same data, same bytes)."""
+    out = [HEADER, f"version: {VERSION}\n"]
+    if not posts:
+        out.append("posts: {}\n")
+    else:
+        out.append("posts:\n")
+        for key in sorted(posts):
+            entry = posts[key]
+            out.append(f"  {_block_scalar(key)}:\n")
+            out.append(f"    url: {_block_scalar(entry.url)}\n")
+            out.append(f"    title: {_block_scalar(entry.title)}\n")
+            if not entry.channels:
+                out.append("    channels: {}\n")
+                continue
+            out.append("    channels:\n")
+            for channel in sorted(entry.channels):
+                record = entry.channels[channel]
+                body = ", ".join(f"{name}: {_flow_value(value)}" for name, value in record.as_items())
+                out.append(f"      {_flow_scalar(channel)}: {{{body}}}\n")
+    out.append(END_MARKER + "\n")
+    return "".join(out)
+
+
+_FLOW_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_BLOCK_PLAIN = re.compile(r"[A-Za-z0-9_/.][A-Za-z0-9_./~+%=?&@-]*(?::[A-Za-z0-9_./~+%=?&@-]+)*")
+
+
+def _resolves_to_str(value: str) -> bool:
+    return _resolver.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
+
+
+def _flow_value(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return _flow_scalar(str(value))
+
+
+def _flow_scalar(value: str) -> str:
+    if _FLOW_PLAIN.fullmatch(value) and _resolves_to_str(value):
+        return value
+    return _quote(value)
+
+
+def _block_scalar(value: str) -> str:
+    if _BLOCK_PLAIN.fullmatch(value) and _resolves_to_str(value):
+        return value
+    return _quote(value)
+
+
+def _quote(value: str) -> str:
+    """A YAML double-quoted scalar; escapes whatever YAML would not keep verbatim."""
+    parts = ['"']
+    for ch in value:
+        code = ord(ch)
+        if ch == '"':
+            parts.append('\\"')
+        elif ch == "\\":
+            parts.append("\\\\")
+        elif ch == "\n":
+            parts.append("\\n")
+        elif ch == "\t":
+            parts.append("\\t")
+        elif code < 0x20 or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029, 0xFEFF) or 0xD800 <= code <= 0xDFFF \
+                or code in (0xFFFE, 0xFFFF):
+            parts.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+        else:
+            parts.append(ch)
+    parts.append('"')
+    return "".join(parts)
