@@ -1,0 +1,95 @@
+"""The Post model and which posts get announced. No MkDocs here: the plugin fills `Post`s in."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .errors import PostError
+
+
+@dataclass(frozen=True)
+class ChannelOverride:
+    """Front matter `syndicate: {channel_id: ...}`: False opts out, `text` replaces the template."""
+
+    enabled: bool = True
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class Post:
+    key: str                      # ledger key: URL path relative to site_url, or front matter syndicate_id
+    url: str                      # absolute canonical URL
+    title: str
+    date: dt.datetime             # timezone-aware
+    source: str = ""              # docs-relative source path, for error messages
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    draft: bool = False
+    body: str = ""                # the post's Markdown (front matter removed)
+    image: str | None = None      # absolute URL of the post's image, if any
+    opted_out: bool = False       # front matter `syndicate: false`
+    overrides: dict[str, ChannelOverride] = field(default_factory=dict)
+
+    def wants(self, channel_id: str) -> bool:
+        if self.opted_out:
+            return False
+        override = self.overrides.get(channel_id)
+        return override is None or override.enabled
+
+
+def parse_syndicate_meta(value: Any, source: str) -> tuple[bool | None, dict[str, ChannelOverride]]:
+    """Read front matter `syndicate:` → (True/False/None for the whole post, per-channel overrides)."""
+    if value is None:
+        return None, {}
+    if isinstance(value, bool):
+        return value, {}
+    if not isinstance(value, dict):
+        raise PostError(f"{source}: front matter 'syndicate' must be true, false or a mapping of "
+                        f"channel ids, not {type(value).__name__}")
+    overrides: dict[str, ChannelOverride] = {}
+    for channel, setting in value.items():
+        where = f"{source}: front matter 'syndicate.{channel}'"
+        if isinstance(setting, bool):
+            overrides[str(channel)] = ChannelOverride(enabled=setting)
+        elif isinstance(setting, dict):
+            unknown = set(setting) - {"text"}
+            if unknown:
+                raise PostError(f"{where}: unknown key {sorted(unknown)[0]!r} (only 'text')")
+            text = setting.get("text")
+            if text is not None and not isinstance(text, str):
+                raise PostError(f"{where}.text must be text")
+            overrides[str(channel)] = ChannelOverride(enabled=True, text=text)
+        else:
+            raise PostError(f"{where} must be false or {{text: ...}}")
+    return True, overrides
+
+
+def as_datetime(value: Any, source: str) -> dt.datetime:
+    """Front matter dates (date, datetime or ISO text) → aware datetime (naive means UTC)."""
+    if isinstance(value, dict):  # Material's `date: {created: ..., updated: ...}`
+        value = value.get("created")
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise PostError(f"{source}: front matter date {value!r} is not an ISO date") from None
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
+    raise PostError(f"{source}: a post needs a date (front matter 'date: 2026-11-28')")
+
+
+def announceable(posts: Iterable[Post], now: dt.datetime, since: dt.datetime | None) -> list[Post]:
+    """Drafts, future posts, posts before `since` and opted-out posts never go out; oldest first."""
+    chosen = [p for p in posts
+              if not p.draft and not p.opted_out and p.date <= now and (since is None or p.date >= since)]
+    seen: dict[str, Post] = {}
+    for post in chosen:
+        if post.key in seen:
+            raise PostError(f"{post.source} and {seen[post.key].source} have the same syndication key "
+                            f"{post.key!r}; give one of them a front matter 'syndicate_id'")
+        seen[post.key] = post
+    return sorted(chosen, key=lambda p: (p.date, p.key))
