@@ -1,0 +1,112 @@
+import yaml
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from mkdocs_syndicate.errors import LedgerError
+from mkdocs_syndicate.ledger_format import PostEntry, Record, dump, parse
+
+SAMPLE = {
+    "blog/2026/11/28/idempotency/": PostEntry(
+        url="https://example.com/blog/2026/11/28/idempotency/",
+        title="幂等性：让发布 Agent 不怕中途被杀",
+        channels={
+            "devto": Record("done", 1, "2026-12-02T07:01:15Z", remote_id="2093312",
+                            remote_url="https://dev.to/me/x-3b1k"),
+            "indexnow": Record("done", 1, "2026-12-02T07:00:02Z"),
+            "mastodon": Record("in_flight", 1, "2026-12-02T07:00:03Z", idempotency_key="ab" * 32),
+            "weibo": Record("failed", 2, "2026-12-02T07:02:00Z",
+                            error="429 rate limited; retry after 2026-12-02T08:00:00Z"),
+        },
+    )
+}
+
+
+def test_round_trip_and_canonical_layout():
+    text = dump(SAMPLE)
+    assert parse(text, "ledger.yml") == SAMPLE
+    assert text.endswith("\n...\n")
+    lines = text.splitlines()
+    # one line per (post, channel) record, channels sorted
+    record_lines = [line for line in lines if line.startswith("      ")]
+    assert [line.split(":")[0].strip() for line in record_lines] == ["devto", "indexnow", "mastodon", "weibo"]
+    assert dump(parse(text, "x")) == text  # deterministic
+
+
+def test_any_yaml_loader_reads_the_same_data():
+    loaded = yaml.safe_load(dump(SAMPLE))
+    assert loaded["version"] == 1
+    rec = loaded["posts"]["blog/2026/11/28/idempotency/"]["channels"]["devto"]
+    assert rec == {"state": "done", "attempts": 1, "at": "2026-12-02T07:01:15Z",
+                   "remote_id": "2093312", "remote_url": "https://dev.to/me/x-3b1k"}
+
+
+def test_hand_edited_block_style_loads():
+    text = """version: 1
+posts:
+  blog/a/:
+    url: https://example.com/blog/a/
+    title: A
+    channels:
+      mastodon:
+        state: done
+        attempts: 1
+        at: 2026-12-02T07:00:03Z
+        remote_id: 1234
+...
+"""
+    rec = parse(text, "l.yml")["blog/a/"].channels["mastodon"]
+    assert rec == Record("done", 1, "2026-12-02T07:00:03Z", remote_id="1234")
+
+
+@pytest.mark.parametrize("text, fragment, line", [
+    ("version: 1\nposts: {}\n", "end marker", None),
+    ("version: 2\nposts: {}\n...\n", "unknown version", 1),
+    ("version: 1\nposts:\n  a/: &x {url: u, title: t}\n  b/: *x\n...\n", "aliases", 3),
+    ("version: 1\nposts:\n  a/:\n    url: u\n    title: t\n    channels:\n      m: {state: sent}\n...\n",
+     "unknown state", 7),
+    ("version: 1\nposts:\n  a/:\n    url: u\n    channels:\n      m: {state: done, atempts: 1}\n...\n",
+     "unknown field 'atempts'", 6),
+    ("version: 1\nposts: [\n...\n", "not valid YAML", None),
+    ("version: 1\nposts:\n  a/:\n    url: u\n    channels:\n      m: {state: done, at: yesterday}\n...\n",
+     "'at' must be a UTC time", 6),
+    ("version: 1\nposts:\n  a/: {url: !!python/object/new:os.system [echo], title: t}\n...\n", "expected a single value", 3),
+])
+def test_rejections_name_file_and_line(text, fragment, line):
+    with pytest.raises(LedgerError) as info:
+        parse(text, "site/ledger.yml")
+    message = str(info.value)
+    assert "site/ledger.yml" in message
+    assert fragment in message
+    if line is not None:
+        assert info.value.line == line
+
+
+def test_every_byte_prefix_is_rejected():
+    text = dump(SAMPLE)
+    data = text.encode()
+    for cut in range(len(data)):
+        prefix = data[:cut].decode("utf-8", errors="ignore")
+        if prefix == text.rstrip("\n"):
+            assert parse(prefix, "l.yml") == SAMPLE  # only the final newline is missing
+            continue
+        with pytest.raises(LedgerError):
+            parse(prefix, "l.yml")
+
+
+tricky = st.one_of(
+    st.sampled_from(["no", "on", "~", "null", "1e3", "0x10", "12:30", "2024-01-02", "yes", "-", "? x",
+                     "a: b", "#x", "x #y", "[a]", "{b}", "&a", "*a", "!t", "|", ">", "'", '"', "%", "@",
+                     "`", "https://x.com/a?b=c&d=e#f", "", " lead", "trail ", "\u2028", "\ufeff", "\x85"]),
+    st.text(min_size=0, max_size=40),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=tricky, title=tricky, channel=tricky, remote=tricky)
+def test_round_trip_property(key, title, channel, remote):
+    posts = {key: PostEntry(url="https://e.com/" + key, title=title,
+                            channels={channel: Record("done", 3, "2026-01-01T00:00:00Z", remote_id=remote)})}
+    text = dump(posts)
+    assert parse(text, "l.yml") == posts
+    assert "&" not in text.split("\n")[0]  # header line untouched
+    assert yaml.safe_load(text)["posts"][key]["channels"][channel]["remote_id"] == remote

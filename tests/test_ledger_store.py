@@ -1,0 +1,100 @@
+import errno
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from mkdocs_syndicate import atomicfile
+from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
+from mkdocs_syndicate.ledger import Ledger, PostRef, Transition
+from mkdocs_syndicate.ledger_format import Record
+
+POST = PostRef("blog/a/", "https://example.com/blog/a/", "A")
+
+
+def test_transitions_are_written_and_reloaded(tmp_path):
+    path = tmp_path / "ledger.yml"
+    with Ledger.open_for_writing(path) as ledger:
+        ledger.set(POST, "mastodon", Record("in_flight", 1, "2026-12-02T07:00:00Z", idempotency_key="k"))
+        ledger.set(POST, "mastodon", Record("done", 1, "2026-12-02T07:00:01Z", remote_id="9"))
+        assert ledger.writes == 2
+    again = Ledger.read(path)
+    assert again.record("blog/a/", "mastodon") == Record("done", 1, "2026-12-02T07:00:01Z", remote_id="9")
+    assert again.posts["blog/a/"].url == POST.url
+
+
+def test_illegal_transition_is_a_bug_guard(tmp_path):
+    with Ledger.open_for_writing(tmp_path / "l.yml") as ledger:
+        with pytest.raises(ValueError):
+            ledger.set(POST, "m", Record("done", 1, "2026-12-02T07:00:01Z"))
+
+
+def test_write_order_is_fsync_replace_then_folder_fsync(tmp_path, monkeypatch):
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (events.append("fsync"), real_fsync(fd))[1])
+    monkeypatch.setattr(os, "replace", lambda a, b: (events.append("replace"), real_replace(a, b))[1])
+    with Ledger.open_for_writing(tmp_path / "l.yml") as ledger:
+        events.clear()
+        ledger.set(POST, "m", Record("in_flight", 1, "2026-12-02T07:00:00Z"))
+    assert events == ["fsync", "replace", "fsync"]
+
+
+def test_failed_write_keeps_old_file_and_poisons(tmp_path, monkeypatch):
+    path = tmp_path / "l.yml"
+    with Ledger.open_for_writing(path) as ledger:
+        ledger.set(POST, "m", Record("in_flight", 1, "2026-12-02T07:00:00Z"))
+        before = path.read_bytes()
+
+        def broken_fsync(fd):
+            raise OSError(errno.EIO, "Input/output error")
+
+        monkeypatch.setattr(os, "fsync", broken_fsync)
+        with pytest.raises(LedgerWriteError):
+            ledger.set(POST, "m", Record("done", 1, "2026-12-02T07:00:01Z"))
+        monkeypatch.undo()
+        assert path.read_bytes() == before
+        assert not list(tmp_path.glob(".l.yml.*.tmp"))
+        with pytest.raises(LedgerWriteError, match="earlier write failed"):
+            ledger.set(POST, "m", Record("failed", 1, "2026-12-02T07:00:01Z", error="x"))
+        assert ledger.record("blog/a/", "m").state == "in_flight"
+
+
+def test_stale_temp_file_is_swept(tmp_path):
+    path = tmp_path / "l.yml"
+    stale = tmp_path / (atomicfile.temp_prefix(path) + "abc.tmp")
+    stale.write_text("version: 1\nposts: {\n")
+    Ledger.open_for_writing(path).close()
+    assert not stale.exists()
+
+
+def test_second_writer_is_refused_without_touching_the_ledger(tmp_path):
+    path = tmp_path / "l.yml"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        from mkdocs_syndicate.ledger import Ledger
+        l = Ledger.open_for_writing(Path({str(path)!r}))
+        print("locked", flush=True)
+        time.sleep(30)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(LedgerLocked, match="another mkdocs-syndicate run"):
+            Ledger.open_for_writing(path, lock_timeout=0.2)
+        assert not path.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    # the OS released the lock of the killed holder: a new run gets it at once
+    Ledger.open_for_writing(path, lock_timeout=1).close()
+
+
+def test_corrupt_ledger_stops_before_anything(tmp_path):
+    path = tmp_path / "l.yml"
+    path.write_text("version: 1\nposts: {}\n")
+    with pytest.raises(LedgerError, match="end marker"):
+        Ledger.open_for_writing(path)
+    Ledger.open_for_writing(path.with_name("other.yml")).close()  # the lock was released
