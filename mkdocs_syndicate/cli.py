@@ -8,6 +8,7 @@ import click
 
 from .errors import LedgerError
 from .ledger import Ledger
+from .ledger_format import STATES
 
 
 @click.group()
@@ -26,7 +27,7 @@ def check(ledger: Path) -> None:
     except LedgerError as exc:
         raise click.ClickException(str(exc)) from None
     records = [r for entry in loaded.posts.values() for r in entry.channels.values()]
-    states = {s: sum(r.state == s for r in records) for s in ("done", "in_flight", "failed", "skipped")}
+    states = {s: sum(r.state == s for r in records) for s in STATES}
     summary = ", ".join(f"{n} {s}" for s, n in states.items() if n)
     click.echo(f"{ledger}: ok, {len(loaded.posts)} posts, {len(records)} records"
                + (f" ({summary})" if summary else ""))

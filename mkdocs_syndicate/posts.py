@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .errors import PostError
+from .timeutil import from_iso
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def as_datetime(value: Any, source: str) -> dt.datetime:
         value = value.get("created")
     if isinstance(value, str):
         try:
-            value = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            value = from_iso(value.strip())
         except ValueError:
             raise PostError(f"{source}: front matter date {value!r} is not an ISO date") from None
     if isinstance(value, dt.datetime):

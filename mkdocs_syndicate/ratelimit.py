@@ -8,6 +8,8 @@ import datetime as dt
 import email.utils
 from typing import Mapping
 
+from .timeutil import from_iso
+
 _EPOCH_THRESHOLD = 1e9  # larger numbers are epoch seconds, smaller ones seconds-until
 
 
@@ -44,12 +46,9 @@ def _reset(value: str, now: float) -> float | None:
         number = float(value)
     except ValueError:
         try:
-            when = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return max(0.0, from_iso(value).timestamp() - now)
         except ValueError:
             return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=dt.timezone.utc)
-        return max(0.0, when.timestamp() - now)
     if number != number or number < 0:  # NaN or negative: malformed
         return None
     return max(0.0, number - now) if number > _EPOCH_THRESHOLD else number
