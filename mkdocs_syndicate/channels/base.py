@@ -1,0 +1,162 @@
+"""The one small interface every channel type implements, and the shared reading of HTTP results.
+
+A channel turns a post into a request and a response into an `Outcome`; it never touches the
+ledger and never sleeps. The runner owns state, pacing and retries.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping, Protocol
+
+import httpx
+
+from ..messages import Message
+from ..posts import Post
+from ..ratelimit import server_delay
+from ..settings import ChannelSettings, Option
+
+
+class Kind(enum.Enum):
+    DONE = "done"                  # the remote confirmed
+    REFUSED = "refused"            # a definite no (4xx): failed, do not retry this run
+    NOT_SENT = "not_sent"          # provably never left (connect error): failed, may retry
+    RATE_LIMITED = "rate_limited"  # 429: failed with the time to retry
+    AMBIGUOUS = "ambiguous"        # may or may not have happened: stays in_flight, verify
+    AUTH = "auth"                  # credentials refused: failed, and the lane stops
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: Kind
+    remote_id: str | None = None
+    remote_url: str | None = None
+    error: str | None = None
+    retry_after: float | None = None  # seconds, from the server's hint
+
+
+class Found(enum.Enum):
+    FOUND = "found"
+    ABSENT = "absent"    # proved not there: safe to send again
+    UNKNOWN = "unknown"  # cannot tell: an at-most-once pair needs a human
+
+
+@dataclass(frozen=True)
+class Verdict:
+    found: Found
+    remote_id: str | None = None
+    remote_url: str | None = None
+    reason: str = ""
+
+
+class Http(Protocol):
+    """What a channel may use to talk to its service: the runner's paced client."""
+
+    async def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response: ...
+
+    def now(self) -> float: ...  # wall clock, epoch seconds (the runner's clock, fake in tests)
+
+
+@dataclass(frozen=True)
+class Site:
+    url: str          # site_url, with a trailing slash
+    name: str
+    site_dir: str = ""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a send of this pair would put on the wire, computed without any network."""
+
+    message: Message | None
+    idempotency_key: str | None = None
+    created_at: str | None = None
+    description: str = ""
+
+    @property
+    def sha256(self) -> str | None:
+        return self.message.sha256 if self.message else None
+
+
+class Channel:
+    type_name: ClassVar[str]
+    default_delivery: ClassVar[str] = "at_most_once"
+    default_min_interval: ClassVar[float] = 0.0
+    options: ClassVar[Mapping[str, Option]] = {}
+    batched: ClassVar[bool] = False       # one request for all pending posts (IndexNow)
+    sandbox_prefix: ClassVar[str] = ""
+
+    def __init__(self, settings: ChannelSettings, site: Site) -> None:
+        self.settings = settings
+        self.site = site
+
+    @property
+    def id(self) -> str:
+        return self.settings.id
+
+    # Sandbox: option values that point this channel at the built-in emulator.
+    @classmethod
+    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
+        return {}
+
+    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+        raise NotImplementedError
+
+    async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
+        raise NotImplementedError
+
+    async def send_batch(self, http: Http, posts: list[Post]) -> Outcome:
+        raise NotImplementedError
+
+    async def verify(self, http: Http, post: Post, record_at: str, record_remote_id: str | None,
+                     idempotency_key: str | None) -> Verdict:
+        return Verdict(Found.UNKNOWN, reason=f"{self.type_name} has no way to read back a post")
+
+    async def close(self) -> None:
+        """End any session opened during the run."""
+
+
+# ------------------------------------------------------------------ shared HTTP reading
+
+def transport_outcome(exc: httpx.TransportError) -> Outcome:
+    """A connect failure proves nothing left; anything after connecting may have reached the server."""
+    name = type(exc).__name__
+    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)):
+        return Outcome(Kind.NOT_SENT, error=f"could not connect ({name}); nothing was sent")
+    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.LocalProtocolError)):
+        return Outcome(Kind.REFUSED, error=f"request could not be made ({name})")
+    return Outcome(Kind.AMBIGUOUS, error=f"no answer after sending ({name}); the post may exist")
+
+
+def status_outcome(response: httpx.Response, now: float) -> Outcome:
+    """Non-2xx responses, the same for every channel unless the channel knows better."""
+    code = response.status_code
+    detail = error_detail(response)
+    if code == 429:
+        return Outcome(Kind.RATE_LIMITED, error=f"429 rate limited{detail}",
+                       retry_after=server_delay(response.headers, now))
+    if code in (401, 403):
+        return Outcome(Kind.AUTH, error=f"{code} credentials refused{detail}")
+    if code >= 500 or code == 408:
+        return Outcome(Kind.AMBIGUOUS, error=f"{code} from the server{detail}; the post may exist")
+    return Outcome(Kind.REFUSED, error=f"{code} refused{detail}")
+
+
+def error_detail(response: httpx.Response, limit: int = 200) -> str:
+    """': <the service's error message>' from a JSON error body, else a short text excerpt."""
+    text = ""
+    try:
+        body = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        body = None
+    if isinstance(body, dict):
+        for name in ("error", "error_description", "message", "detail"):
+            if isinstance(body.get(name), str):
+                text = body[name]
+                break
+    elif response.content and response.headers.get("content-type", "").startswith("text/plain"):
+        text = response.text
+    text = " ".join(text.split())[:limit]
+    return f": {text}" if text else ""

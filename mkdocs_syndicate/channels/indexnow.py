@@ -1,0 +1,84 @@
+"""IndexNow: one batched POST per host for every pending URL (≤ 10,000 each). At-least-once: a
+resend is harmless and there is nothing to read back, so an in_flight record is simply resent."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from ..errors import ConfigError
+from ..posts import Post
+from ..settings import ChannelSettings, Option
+from .base import Channel, Http, Kind, Outcome, Prepared, Site, status_outcome, transport_outcome
+
+_KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
+MAX_URLS = 10_000
+SANDBOX_KEY = "sandbox-indexnow-key-0001"
+
+
+class IndexNowChannel(Channel):
+    type_name = "indexnow"
+    default_delivery = "at_least_once"
+    batched = True
+    sandbox_prefix = "/indexnow"
+    options = {
+        "endpoint": Option("url", default="https://api.indexnow.org/indexnow"),
+        "key": Option("text", required=True,
+                      help="8-128 letters, digits or '-'; the plugin publishes it as <key>.txt"),
+        "key_location": Option("url", help="where the key file is served; default <site_url><key>.txt"),
+    }
+
+    def __init__(self, settings: ChannelSettings, site: Site) -> None:
+        super().__init__(settings, site)
+        key = settings.options.get("key")
+        if key is not None and not _KEY.fullmatch(key):
+            raise ConfigError(f"{settings.where('key')}: an IndexNow key is 8-128 characters from "
+                              "a-z, A-Z, 0-9 and '-'")
+
+    @classmethod
+    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
+        return {"endpoint": base_url + cls.sandbox_prefix, "key": SANDBOX_KEY}
+
+    @property
+    def key(self) -> str:
+        return self.settings.options["key"]
+
+    def key_file(self) -> tuple[str, str]:
+        """(path in the site, content): served at the site root so the engines can check the key."""
+        return f"{self.key}.txt", self.key
+
+    @property
+    def key_location(self) -> str:
+        return self.settings.options.get("key_location") or f"{self.site.url}{self.key}.txt"
+
+    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+        return Prepared(None, description=f"ping {post.url}")
+
+    def batches(self, posts: list[Post]) -> list[list[Post]]:
+        by_host: dict[str, list[Post]] = {}
+        for post in posts:
+            by_host.setdefault(urlsplit(post.url).netloc, []).append(post)
+        return [group[i:i + MAX_URLS] for group in by_host.values() for i in range(0, len(group), MAX_URLS)]
+
+    async def send_batch(self, http: Http, posts: list[Post]) -> Outcome:
+        body = {"host": urlsplit(posts[0].url).hostname, "key": self.key,
+                "keyLocation": self.key_location, "urlList": [p.url for p in posts]}
+        try:
+            response = await http.request("POST", self.settings.options["endpoint"], json=body,
+                                          headers={"Content-Type": "application/json; charset=utf-8"})
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        if response.status_code in (200, 202):
+            return Outcome(Kind.DONE)
+        outcome = status_outcome(response, http.now())
+        if response.status_code == 403:
+            return Outcome(Kind.REFUSED, error=f"403 key not accepted: {self.key_location} is missing "
+                           "or does not contain the key (deploy the site, then run again)")
+        if response.status_code == 422:
+            return Outcome(Kind.REFUSED, error=f"422 {outcome.error.removeprefix('422 refused')}"
+                           .rstrip() + " (a URL is not on the key's host, or the key is malformed)")
+        return outcome
+

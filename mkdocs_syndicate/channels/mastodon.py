@@ -1,0 +1,122 @@
+"""Mastodon: POST /api/v1/statuses with an Idempotency-Key stored in the record and reused.
+
+Verify: within the key's window (the server keeps it 1 h from creation) a resend with the same key
+returns the original status, so no read is needed. After it, read the account's own statuses back
+to the in_flight time and match the canonical URL in the content or the link card.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+from typing import Any
+
+import httpx
+
+from ..messages import LengthRule, mastodon_length, render_message
+from ..posts import Post
+from ..sandbox.mastodon import TOKEN as SANDBOX_TOKEN
+from ..settings import Option
+from ..timeutil import from_iso
+from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, status_outcome,
+                   transport_outcome)
+
+DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
+KEY_WINDOW = 3600.0       # the server's Idempotency-Key lifetime
+KEY_MARGIN = 300.0        # resend only while well inside it
+SCAN_MARGIN = 600.0       # read statuses back to this long before the in_flight time
+MAX_PAGES = 25            # 25 × 40 statuses
+
+
+def idempotency_key(post_key: str, channel_id: str) -> str:
+    return hashlib.sha256(f"mkdocs-syndicate:{post_key}:{channel_id}".encode()).hexdigest()
+
+
+class MastodonChannel(Channel):
+    type_name = "mastodon"
+    sandbox_prefix = "/mastodon"
+    options = {
+        "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
+        "token": Option("secret", required=True,
+                        help="an access token with write:statuses and read:statuses, e.g. !ENV MASTODON_TOKEN"),
+        "visibility": Option("text", default="public"),
+        "language": Option("text"),
+        "max_characters": Option("int", default=500, help="the instance's status length limit"),
+    }
+
+    @classmethod
+    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
+        from ..redaction import Secret
+
+        return {"instance": base_url + cls.sandbox_prefix, "token": Secret(SANDBOX_TOKEN)}
+
+    @property
+    def _base(self) -> str:
+        return self.settings.options["instance"]
+
+    def _auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.settings.options['token'].reveal()}"}
+
+    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+        rule = LengthRule(self.settings.options["max_characters"], mastodon_length)
+        message = render_message(post, self.id, self.settings.template or DEFAULT_TEMPLATE, rule,
+                                 self.site.name, where=self.settings.where("template"))
+        return Prepared(message, idempotency_key=idempotency_key(post.key, self.id),
+                        description=message.text)
+
+    async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
+        assert prepared.message is not None
+        form = {"status": prepared.message.text, "visibility": self.settings.options["visibility"]}
+        if self.settings.options.get("language"):
+            form["language"] = self.settings.options["language"]
+        headers = {**self._auth(), "Idempotency-Key": prepared.idempotency_key or ""}
+        try:
+            response = await http.request("POST", f"{self._base}/api/v1/statuses", data=form,
+                                          headers=headers)
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        if response.status_code == 200:
+            try:
+                status = response.json()
+                return Outcome(Kind.DONE, remote_id=str(status["id"]),
+                               remote_url=status.get("url") or status.get("uri"))
+            except (ValueError, KeyError, TypeError):
+                return Outcome(Kind.AMBIGUOUS, error="200 with an unreadable body; the post may exist")
+        return status_outcome(response, http.now())
+
+    async def verify(self, http: Http, post: Post, record_at: str, record_remote_id: str | None,
+                     idempotency_key: str | None) -> Verdict:
+        since = from_iso(record_at).timestamp()
+        if idempotency_key and http.now() - since < KEY_WINDOW - KEY_MARGIN:
+            return Verdict(Found.ABSENT, reason="inside the Idempotency-Key window: a resend with "
+                           "the same key returns the original status if there is one")
+        try:
+            return await self._scan(http, post, since - SCAN_MARGIN)
+        except httpx.TransportError as exc:
+            return Verdict(Found.UNKNOWN, reason=f"could not read own statuses ({type(exc).__name__})")
+
+    async def _scan(self, http: Http, post: Post, oldest: float) -> Verdict:
+        me = await http.request("GET", f"{self._base}/api/v1/accounts/verify_credentials",
+                                headers=self._auth())
+        if me.status_code != 200:
+            return Verdict(Found.UNKNOWN, reason=f"verify_credentials answered {me.status_code}")
+        account_id = me.json()["id"]
+        href = f'href="{html.escape(post.url, quote=True)}"'
+        url: str | None = f"{self._base}/api/v1/accounts/{account_id}/statuses"
+        params: dict[str, Any] | None = {"limit": 40, "exclude_reblogs": "true", "exclude_replies": "true"}
+        for _ in range(MAX_PAGES):
+            assert url is not None
+            page = await http.request("GET", url, params=params, headers=self._auth())
+            if page.status_code != 200:
+                return Verdict(Found.UNKNOWN, reason=f"listing own statuses answered {page.status_code}")
+            statuses = page.json()
+            for status in statuses:
+                card = status.get("card") or {}
+                if href in (status.get("content") or "") or card.get("url") == post.url:
+                    return Verdict(Found.FOUND, str(status["id"]), status.get("url") or status.get("uri"))
+            older = [s for s in statuses if from_iso(s["created_at"]).timestamp() < oldest]
+            next_link = page.links.get("next", {}).get("url")
+            if not statuses or older or not next_link:
+                return Verdict(Found.ABSENT, reason="not among own statuses since the in_flight time")
+            url, params = next_link, None
+        return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * 40} statuses since the in_flight time")

@@ -1,0 +1,149 @@
+"""Announcement text: sandboxed Jinja2 templates and per-channel length rules.
+
+When a message is too long, the description is shortened first, then the title, each with an
+ellipsis; the URL is never touched. Titles and descriptions have @ and # neutralised (a zero-width
+space after them) so a title like "Why #1 matters to @bob" creates no hashtag and pings nobody;
+`hashtags` (built from the post's tags) is the way to ask for real ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import jinja2
+import jinja2.sandbox
+import regex
+
+from .errors import ConfigError, PostError
+from .posts import Post
+
+_ENV = jinja2.sandbox.SandboxedEnvironment(autoescape=False, keep_trailing_newline=False,
+                                           undefined=jinja2.StrictUndefined)
+_URL = re.compile(r"https?://\S+")
+_MENTION = re.compile(r"@(\w+)@[\w.-]+\w")
+_ZWSP = "\u200b"
+ELLIPSIS = "…"
+
+
+def compile_template(source: str, where: str) -> jinja2.Template:
+    try:
+        return _ENV.from_string(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConfigError(f"{where}: template error on line {exc.lineno}: {exc.message}") from None
+
+
+def graphemes(text: str) -> list[str]:
+    return regex.findall(r"\X", text)
+
+
+def grapheme_length(text: str) -> int:
+    return len(graphemes(text))
+
+
+def mastodon_length(text: str, url_weight: int = 23) -> int:
+    """Mastodon's count: grapheme clusters, every URL as `url_weight`, @user@host as @user."""
+    text = _MENTION.sub(r"@\1", text)
+    urls = _URL.findall(text)
+    return grapheme_length(_URL.sub("", text)) + url_weight * len(urls)
+
+
+def neutralise(text: str) -> str:
+    return text.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
+
+
+def hashtag(tag: str) -> str:
+    """'Open Source' → '#OpenSource'; '' when nothing usable is left."""
+    words = regex.findall(r"[\p{L}\p{N}_]+", tag)
+    joined = "".join(w[:1].upper() + w[1:] if len(words) > 1 else w for w in words)
+    return f"#{joined}" if joined else ""
+
+
+def shorten(text: str, keep: int) -> str:
+    """The first `keep` graphemes plus an ellipsis (the ellipsis counts as one)."""
+    parts = graphemes(text)
+    if len(parts) <= keep:
+        return text
+    if keep <= 0:
+        return ""
+    return "".join(parts[: keep - 1]).rstrip() + ELLIPSIS
+
+
+@dataclass(frozen=True)
+class LengthRule:
+    limit: int
+    measure: Callable[[str], int]
+    unit: str = "characters"
+
+
+@dataclass(frozen=True)
+class Message:
+    text: str
+    length: int
+    limit: int | None
+
+    @property
+    def sha256(self) -> str:
+        return message_sha256(self.text)
+
+
+def message_sha256(payload: str) -> str:
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def render_message(post: Post, channel_id: str, template_source: str, rule: LengthRule | None,
+                   site_name: str, *, where: str) -> Message:
+    """The exact text for (post, channel); a PostError if it cannot be made to fit."""
+    override = post.overrides.get(channel_id)
+    if override is not None and override.text is not None:
+        text = _tidy(override.text)
+        length = rule.measure(text) if rule else len(text)
+        if rule and length > rule.limit:
+            raise PostError(f"{post.source}: front matter 'syndicate.{channel_id}.text' is {length} "
+                            f"{rule.unit}, over {channel_id}'s limit of {rule.limit}")
+        return Message(text, length, rule.limit if rule else None)
+
+    template = compile_template(template_source, where)
+    title, description = neutralise(post.title), neutralise(post.description)
+
+    def render(t: str, d: str) -> str:
+        try:
+            return _tidy(template.render(
+                title=t, description=d, url=post.url, tags=list(post.tags),
+                hashtags=" ".join(h for h in map(hashtag, post.tags) if h),
+                date=post.date.date().isoformat(), site_name=site_name))
+        except jinja2.TemplateError as exc:
+            raise PostError(f"{where}: cannot render for {post.source}: {exc}") from None
+
+    text = render(title, description)
+    if rule is None:
+        return Message(text, len(text), None)
+    length = rule.measure(text)
+    # Shorten the description, then the title, by exactly the overflow; repeat because a template
+    # may use a variable twice.
+    for field in ("description", "title"):
+        while length > rule.limit:
+            current = description if field == "description" else title
+            size = grapheme_length(current)
+            if size == 0:
+                break
+            keep = max(0, size - (length - rule.limit) - 1)
+            shorter = shorten(current, keep) if keep > 1 else ""
+            if field == "description":
+                description = shorter
+            else:
+                title = shorter
+            text = render(title, description)
+            length = rule.measure(text)
+    if length > rule.limit:
+        raise PostError(f"{post.source}: the {channel_id} message is {length} {rule.unit} even with "
+                        f"title and description removed (limit {rule.limit}); shorten the template")
+    return Message(text, length, rule.limit)
+
+
+def _tidy(text: str) -> str:
+    """Trim each line, collapse runs of blank lines (left by empty variables), strip the ends."""
+    lines = [line.rstrip() for line in text.strip().splitlines()]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

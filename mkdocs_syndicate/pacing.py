@@ -1,0 +1,61 @@
+"""The per-channel HTTP client: every request of a channel (sends and verify reads alike) waits for
+the channel's pacing, and the lane is sequential, so at most one request is ever in flight per
+channel. Waiting goes through the reporter so long waits show a countdown and the reason."""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+import httpx
+
+from .timeutil import Clock
+
+Sleeper = Callable[[float, str], Awaitable[None]]
+
+
+class PacedHttp:
+    def __init__(self, client: httpx.AsyncClient, *, min_interval: float, timeout: float,
+                 clock: Clock, sleep: Sleeper) -> None:
+        self._client = client
+        self._min_interval = min_interval
+        self._timeout = timeout
+        self.clock = clock
+        self._sleep = sleep
+        self._next_at = 0.0           # epoch seconds before which no request may start
+        self._next_reason = "pacing"
+        self.requests = 0
+
+    def now(self) -> float:
+        return self.clock.time()
+
+    def seed(self, last_request_at: float | None) -> None:
+        """Carry pacing across runs: the ledger says when this channel last saw a request."""
+        if last_request_at is not None and self._min_interval:
+            self._hold(last_request_at + self._min_interval, "pacing (since the last run's request)")
+
+    def hold_until(self, moment: float, reason: str) -> None:
+        """The server asked us to wait (429 with Retry-After / X-RateLimit-Reset)."""
+        self._hold(moment, reason)
+
+    def _hold(self, moment: float, reason: str) -> None:
+        if moment > self._next_at:
+            self._next_at, self._next_reason = moment, reason
+
+    def wait_needed(self) -> float:
+        return max(0.0, self._next_at - self.clock.time())
+
+    async def wait_turn(self) -> None:
+        delay = self.wait_needed()
+        if delay > 0:
+            await self._sleep(delay, self._next_reason)
+
+    async def backoff(self, seconds: float, reason: str) -> None:
+        await self._sleep(seconds, reason)
+
+    async def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        await self.wait_turn()
+        started = self.clock.time()
+        self._next_at, self._next_reason = started + self._min_interval, "pacing"
+        self.requests += 1
+        kwargs.setdefault("timeout", self._timeout)
+        return await self._client.request(method, url, **kwargs)

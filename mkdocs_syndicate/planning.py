@@ -1,0 +1,75 @@
+"""The pending query: which (post, channel) pairs still need work, with the exact payload of each.
+
+Everything here is computed without any network, so a post whose message cannot be built stops
+the run before the first request, and plan mode shows exactly what a send would put out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .channels.base import Channel, Prepared
+from .ledger import Ledger, PostRef
+from .ledger_format import Record
+from .posts import Post
+
+PENDING_STATES = (None, "failed", "in_flight")
+
+
+@dataclass(frozen=True)
+class PendingPair:
+    post: Post
+    channel: Channel
+    record: Record | None
+    prepared: Prepared
+
+    @property
+    def needs_verify(self) -> bool:
+        """An in_flight record of an at-most-once channel is read back before anything is resent."""
+        return (self.record is not None and self.record.state == "in_flight"
+                and self.channel.settings.delivery == "at_most_once")
+
+    @property
+    def ref(self) -> PostRef:
+        return PostRef(self.post.key, self.post.url, self.post.title)
+
+
+@dataclass
+class Plan:
+    lanes: dict[str, list[PendingPair]] = field(default_factory=dict)
+    deferred: list[Post] = field(default_factory=list)   # over max_per_run: next run
+
+    @property
+    def pairs(self) -> list[PendingPair]:
+        return [pair for pairs in self.lanes.values() for pair in pairs]
+
+    def __bool__(self) -> bool:
+        return bool(self.pairs)
+
+
+def make_plan(ledger: Ledger, posts: list[Post], channels: list[Channel], max_per_run: int | None) -> Plan:
+    """`posts` are the announceable posts, oldest first; at most `max_per_run` of them get work."""
+    plan = Plan(lanes={c.id: [] for c in channels})
+    taken = 0
+    for post in posts:
+        pairs = []
+        for channel in channels:
+            if not post.wants(channel.id):
+                continue
+            record = ledger.record(post.key, channel.id)
+            if (record.state if record else None) not in PENDING_STATES:
+                continue
+            prepared = channel.prepare(post, created_at=record.created_at if record else None)
+            if record is not None and record.idempotency_key:
+                prepared = Prepared(prepared.message, record.idempotency_key, prepared.created_at,
+                                    prepared.description)
+            pairs.append(PendingPair(post, channel, record, prepared))
+        if not pairs:
+            continue
+        if max_per_run is not None and taken >= max_per_run:
+            plan.deferred.append(post)
+            continue
+        taken += 1
+        for pair in pairs:
+            plan.lanes[pair.channel.id].append(pair)
+    return plan

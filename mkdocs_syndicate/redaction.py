@@ -1,0 +1,44 @@
+"""Keeping credentials out of the ledger, logs, error messages and tracebacks."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+
+class Secret:
+    """A credential. Its repr and str never show the value, so it cannot leak through a
+    traceback's locals, a log line or an f-string by accident; `reveal()` is the one way out."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+def redact(text: str, secrets: Iterable[Secret | str | None]) -> str:
+    """Replace every occurrence of each secret value (and its URL-encoded form) with ***."""
+    from urllib.parse import quote
+
+    for secret in secrets:
+        if secret is None:
+            continue
+        value = secret.reveal() if isinstance(secret, Secret) else secret
+        if len(value) < 4:  # too short to redact without mangling ordinary text
+            continue
+        for form in {value, quote(value, safe=""), quote(value)}:
+            text = text.replace(form, "***")
+    return text

@@ -1,0 +1,115 @@
+"""What the user sees: progress while lanes run or sleep, a per-pair summary table, the undone list.
+
+On a terminal a rich progress display shows one line per channel with a countdown during waits;
+elsewhere (CI logs) each event is one plain log line. Only redacted text ever reaches here.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.table import Table
+
+from .planning import Plan
+from .runner import PairResult, RunReport
+from .timeutil import Clock
+
+_TICK = 0.5  # seconds between countdown refreshes
+
+
+class PlainReporter:
+    """One log line per event; waits are announced once, then slept through."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.log = log
+
+    def lane_started(self, channel_id: str, total: int) -> None:
+        self.log(f"{channel_id}: {total} pending")
+
+    def pair_finished(self, result: PairResult) -> None:
+        where = f" {result.remote_url}" if result.remote_url else ""
+        self.log(f"{result.channel}: {result.post_key} {result.state}{where} ({result.detail})")
+
+    async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None:
+        if seconds >= 1:
+            self.log(f"{channel_id}: waiting {seconds:.0f} s ({reason})")
+        await clock.sleep(seconds)
+
+
+class RichReporter(PlainReporter):
+    """A progress line per channel, with a live countdown while the channel waits."""
+
+    def __init__(self, console: Console, log: Callable[[str], None]) -> None:
+        super().__init__(log)
+        self.progress = Progress(TextColumn("{task.fields[channel]:<12}"), BarColumn(),
+                                 MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
+                                 console=console, transient=False)
+        self._tasks: dict[str, TaskID] = {}
+
+    def __enter__(self) -> "RichReporter":
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def lane_started(self, channel_id: str, total: int) -> None:
+        self._tasks[channel_id] = self.progress.add_task("", total=total, channel=channel_id, status="")
+
+    def pair_finished(self, result: PairResult) -> None:
+        task = self._tasks.get(result.channel)
+        if task is not None:
+            self.progress.update(task, advance=1, status=f"{result.post_key}: {result.state}")
+
+    async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None:
+        task = self._tasks.get(channel_id)
+        end = clock.time() + seconds
+        while (left := end - clock.time()) > 0:
+            if task is not None:
+                self.progress.update(task, status=f"waiting {left:.0f} s ({reason})")
+            await clock.sleep(min(_TICK, left))
+        if task is not None:
+            self.progress.update(task, status="")
+
+
+def summary_table(report: RunReport) -> Table:
+    table = Table(title="mkdocs-syndicate", show_lines=False)
+    for column in ("post", "channel", "state", "remote / reason"):
+        table.add_column(column, overflow="fold")
+    styles = {"done": "green", "failed": "red", "in_flight": "yellow", "not_attempted": "magenta"}
+    for result in sorted(report.results, key=lambda r: (r.post_key, r.channel)):
+        table.add_row(result.post_key, result.channel,
+                      f"[{styles.get(result.state, '')}]{result.state}[/]",
+                      result.remote_url if result.ok and result.remote_url else result.detail)
+    return table
+
+
+def undone_lines(report: RunReport) -> list[str]:
+    lines = []
+    for result in report.undone:
+        label = "needs review" if result.needs_review else result.state
+        lines.append(f"({result.post_key}, {result.channel}) {label}: {result.detail}")
+    return lines
+
+
+def plan_lines(plan: Plan) -> list[str]:
+    lines = []
+    for channel_id, pairs in plan.lanes.items():
+        for pair in pairs:
+            verb = "verify then maybe resend" if pair.needs_verify else (
+                "resend" if pair.record is not None else "send")
+            text = pair.prepared.description.replace("\n", " ⏎ ")
+            length = ""
+            if pair.prepared.message is not None and pair.prepared.message.limit:
+                length = f" [{pair.prepared.message.length}/{pair.prepared.message.limit}]"
+            lines.append(f"{channel_id}: would {verb} {pair.post.key}{length}: {text}")
+    for post in plan.deferred:
+        lines.append(f"deferred to a later run (max_per_run): {post.key}")
+    return lines
+
+
+def plain_logger(logger: logging.Logger) -> Callable[[str], None]:
+    return logger.info

@@ -1,0 +1,163 @@
+"""Mastodon API emulator (reference: channel-apis.md §1): statuses with Idempotency-Key semantics
+(lookup first, stored only after a successful create, TTL from creation, body not compared, no
+lock), verify_credentials, the own-statuses listing with max_id/min_id/limit and a Link header,
+the instance's limits, the 500-character rule with URLs counted as 23, X-RateLimit-* headers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+import time
+from typing import Any
+
+from ..messages import mastodon_length
+from .server import Emulator, Request, Response
+
+TOKEN = "sandbox-mastodon-token"
+ACCOUNT_ID = "1"
+USERNAME = "sandbox"
+MAX_CHARACTERS = 500
+STATUS_LIMIT = 300           # the statuses family: 300 per 3 h per account
+WINDOW = 3 * 3600
+_URL = re.compile(r"https?://[^\s<]+")
+
+
+def _iso_ms(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _iso_us(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _linkify(text: str) -> str:
+    """Mastodon's HTML: paragraphs, and links as <a href> with the scheme in an invisible span."""
+    def link(match: re.Match[str]) -> str:
+        url = match.group(0)
+        scheme, _, rest = url.partition("://")
+        return (f'<a href="{html.escape(url, quote=True)}" rel="nofollow noopener" target="_blank">'
+                f'<span class="invisible">{scheme}://</span><span class="">{html.escape(rest)}</span></a>')
+
+    paragraphs = []
+    for block in text.split("\n\n"):
+        pieces, last = [], 0
+        for match in _URL.finditer(block):
+            pieces.append(html.escape(block[last:match.start()]))
+            pieces.append(link(match))
+            last = match.end()
+        pieces.append(html.escape(block[last:]))
+        paragraphs.append("<p>" + "".join(pieces).replace("\n", "<br />") + "</p>")
+    return "".join(paragraphs)
+
+
+class MastodonEmulator(Emulator):
+    name = "mastodon"
+    creating = ("POST /api/v1/statuses",)
+
+    def initial_state(self) -> dict[str, Any]:
+        return {"statuses": [], "idempotency": {}, "seq": 0}
+
+    # ---------------------------------------------------------------- helpers
+
+    def _public(self) -> str:
+        return f"{self.server.public_base}/mastodon"
+
+    def _account(self) -> dict[str, Any]:
+        return {"id": ACCOUNT_ID, "username": USERNAME, "acct": USERNAME, "display_name": "Sandbox",
+                "url": f"{self._public()}/@{USERNAME}"}
+
+    def _rate_headers(self, now: float) -> dict[str, str]:
+        window_start = now - now % WINDOW
+        used = sum(1 for s in self.state["statuses"] if s["created_epoch"] >= window_start)
+        return {"X-RateLimit-Limit": str(STATUS_LIMIT),
+                "X-RateLimit-Remaining": str(max(0, STATUS_LIMIT - used)),
+                "X-RateLimit-Reset": _iso_us(window_start + WINDOW)}
+
+    def rate_limited(self, fault: dict[str, Any]) -> Response:
+        now = time.time()
+        reset = now + float(fault.get("reset_in", 30))
+        return Response(429, {"error": "Too many requests"},
+                        {"X-RateLimit-Limit": str(STATUS_LIMIT), "X-RateLimit-Remaining": "0",
+                         "X-RateLimit-Reset": _iso_us(reset)})
+
+    def _entity(self, status: dict[str, Any]) -> dict[str, Any]:
+        return {key: status[key] for key in ("id", "created_at", "uri", "url", "content", "visibility",
+                                             "language", "card")} | {
+            "account": self._account(), "application": {"name": "mkdocs-syndicate", "website": None},
+            "in_reply_to_id": None, "reblog": None, "spoiler_text": "", "sensitive": False}
+
+    # ---------------------------------------------------------------- routes
+
+    def handle(self, request: Request) -> Response:
+        if request.path == "/api/v2/instance" and request.method == "GET":
+            return Response(200, {"domain": "sandbox", "version": "4.3.0", "configuration": {"statuses": {
+                "max_characters": MAX_CHARACTERS, "characters_reserved_per_url": 23,
+                "max_media_attachments": 4}}})
+        if request.headers.get("authorization") != f"Bearer {TOKEN}":
+            return Response(401, {"error": "The access token is invalid"})
+        if request.path == "/api/v1/statuses" and request.method == "POST":
+            return self._create(request)
+        if request.path == "/api/v1/accounts/verify_credentials" and request.method == "GET":
+            return Response(200, self._account())
+        if request.path == f"/api/v1/accounts/{ACCOUNT_ID}/statuses" and request.method == "GET":
+            return self._list(request)
+        if request.path.startswith("/api/v1/accounts/") and request.path.endswith("/statuses"):
+            return Response(404, {"error": "Record not found"})
+        return Response(404, {"error": "Record not found"})
+
+    def _create(self, request: Request) -> Response:
+        now = time.time()
+        key = request.headers.get("idempotency-key")
+        remembered = self.state["idempotency"].get(key) if key else None
+        if remembered and now - remembered["at"] < self.server.idempotency_ttl:
+            for status in self.state["statuses"]:
+                if status["id"] == remembered["id"]:
+                    return Response(200, self._entity(status), self._rate_headers(now))
+            return Response(404, {"error": "Record not found"})
+        if request.headers.get("content-type", "").startswith("application/json"):
+            fields = {k: v for k, v in request.json().items()}
+        else:
+            fields = {k: v[0] for k, v in request.form().items()}
+        text = str(fields.get("status") or "")
+        if not text.strip():
+            return Response(422, {"error": "Validation failed: Text can't be blank"})
+        if mastodon_length(text) > MAX_CHARACTERS:
+            return Response(422, {"error": f"Validation failed: Text character limit of {MAX_CHARACTERS} exceeded"})
+        headers = self._rate_headers(now)
+        if headers["X-RateLimit-Remaining"] == "0":
+            return Response(429, {"error": "Too many requests"}, headers)
+        self.state["seq"] += 1
+        status_id = str((int(now * 1000) << 16) | (self.state["seq"] & 0xFFFF))
+        visibility = fields.get("visibility") or "public"
+        if visibility not in ("public", "unlisted", "private", "direct"):
+            return Response(422, {"error": "Validation failed: Visibility is not included in the list"})
+        status = {"id": status_id, "created_at": _iso_ms(now), "created_epoch": now,
+                  "uri": f"{self._public()}/users/{USERNAME}/statuses/{status_id}",
+                  "url": f"{self._public()}/@{USERNAME}/{status_id}", "text": text,
+                  "content": _linkify(text), "visibility": visibility,
+                  "language": fields.get("language") or "en", "card": None,
+                  "idempotency_key": key}
+        self.state["statuses"].append(status)
+        if key:
+            self.state["idempotency"][key] = {"id": status_id, "at": now}
+        return Response(200, self._entity(status), self._rate_headers(now))
+
+    def _list(self, request: Request) -> Response:
+        try:
+            limit = min(40, max(1, int(request.arg("limit", "20") or 20)))
+        except ValueError:
+            limit = 20
+        statuses = sorted(self.state["statuses"], key=lambda s: int(s["id"]), reverse=True)
+        if request.arg("max_id"):
+            statuses = [s for s in statuses if int(s["id"]) < int(request.arg("max_id") or 0)]
+        for name in ("min_id", "since_id"):
+            if request.arg(name):
+                statuses = [s for s in statuses if int(s["id"]) > int(request.arg(name) or 0)]
+        page = statuses[:limit]
+        headers = {}
+        if page:
+            base = f"{request.base}/api/v1/accounts/{ACCOUNT_ID}/statuses?limit={limit}"
+            headers["Link"] = (f'<{base}&max_id={page[-1]["id"]}>; rel="next", '
+                               f'<{base}&min_id={page[0]["id"]}>; rel="prev"')
+        return Response(200, [self._entity(s) for s in page], headers)

@@ -1,0 +1,291 @@
+"""One loopback HTTP server hosting every channel emulator under its own path prefix.
+
+What each emulator received is kept in `<state_dir>/state.json` (written atomically after every
+change), so it survives restarts and a second run can be checked against the first. A control
+API injects faults the way real services misbehave:
+
+    POST /_sandbox/faults   {"channel": "mastodon", "action": "status", "status": 429, ...}
+    DELETE /_sandbox/faults
+    GET  /_sandbox/state
+
+Fault actions: `status` (answer with that status instead of processing), `drop_before` /
+`drop_after` (close the connection without an answer, before or after committing),
+`kill_before` / `kill_after` (SIGKILL the client process `pid`, before or after committing),
+`delay_after` (commit, then wait `seconds` before answering: a client read timeout). Each fault
+applies to `times` requests (default 1) whose "METHOD path" contains `match` (default: any
+request that creates something).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import parse_qs, urlsplit
+
+from ..atomicfile import atomic_write_text
+
+DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"
+
+
+@dataclass
+class Request:
+    method: str
+    path: str                     # below the channel prefix, e.g. /api/v1/statuses
+    query: dict[str, list[str]]
+    headers: dict[str, str]       # lower-case names
+    body: bytes
+    base: str                     # scheme://host:port/prefix as the client reached it
+
+    def json(self) -> Any:
+        return json.loads(self.body.decode("utf-8"))
+
+    def form(self) -> dict[str, list[str]]:
+        return parse_qs(self.body.decode("utf-8"), keep_blank_values=True)
+
+    def arg(self, name: str, default: str | None = None) -> str | None:
+        values = self.query.get(name)
+        return values[0] if values else default
+
+
+@dataclass
+class Response:
+    status: int
+    body: Any = None              # JSON-serialisable, bytes or None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def encoded(self) -> tuple[bytes, str]:
+        if self.body is None:
+            return b"", "text/plain"
+        if isinstance(self.body, bytes):
+            return self.body, self.headers.get("Content-Type", "text/plain; charset=utf-8")
+        return json.dumps(self.body, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8"
+
+
+class Emulator:
+    """Base class: one service. `state` is a JSON-able dict owned by the server's lock."""
+
+    name: str = ""
+    creating: tuple[str, ...] = ()   # "METHOD path" prefixes that create something (fault default)
+
+    def __init__(self, server: "SandboxServer") -> None:
+        self.server = server
+
+    def initial_state(self) -> dict[str, Any]:
+        return {}
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.server.state[self.name]
+
+    def handle(self, request: Request) -> Response:
+        raise NotImplementedError
+
+    def rate_limited(self, fault: dict[str, Any]) -> Response:
+        return Response(429, {"error": "Too many requests"})
+
+
+class SandboxServer:
+    def __init__(self, state_dir: Path, *, port: int = 0, public_base: str = DEFAULT_PUBLIC_BASE,
+                 key_file_root: Path | None = None, idempotency_ttl: float = 3600.0,
+                 latency: Callable[[], float] | None = None) -> None:
+        from .indexnow import IndexNowEmulator
+        from .mastodon import MastodonEmulator
+
+        self.state_dir = Path(state_dir)
+        self.public_base = public_base.rstrip("/")
+        self.key_file_root = key_file_root
+        self.idempotency_ttl = idempotency_ttl
+        self.latency = latency
+        self.lock = threading.RLock()
+        self.emulators: dict[str, Emulator] = {
+            e.name: e for e in (MastodonEmulator(self), IndexNowEmulator(self))}
+        self.faults: list[dict[str, Any]] = []
+        self.state = self._load()
+        self._port = port
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def start(self) -> "SandboxServer":
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="syndicate-sandbox",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._httpd.serve_forever()
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> "SandboxServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None, "server not started"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    # ---------------------------------------------------------------- state
+
+    @property
+    def state_file(self) -> Path:
+        return self.state_dir / "state.json"
+
+    def _load(self) -> dict[str, Any]:
+        state = {name: e.initial_state() for name, e in self.emulators.items()}
+        state["requests"] = []
+        if self.state_file.exists():
+            saved = json.loads(self.state_file.read_text(encoding="utf-8"))
+            state.update(saved)
+        return state
+
+    def save(self) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.state_file, json.dumps(self.state, ensure_ascii=False, indent=1),
+                          checkpoint=False)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return json.loads(json.dumps(self.state))
+
+    def add_fault(self, fault: dict[str, Any]) -> None:
+        if fault.get("channel") not in self.emulators:
+            raise ValueError(f"unknown channel {fault.get('channel')!r}")
+        with self.lock:
+            self.faults.append({"times": 1, **fault})
+
+    def clear_faults(self) -> None:
+        with self.lock:
+            self.faults.clear()
+
+    def requests(self, channel: str | None = None) -> list[dict[str, Any]]:
+        with self.lock:
+            return [dict(r) for r in self.state["requests"] if channel is None or r["channel"] == channel]
+
+    # ---------------------------------------------------------------- dispatch
+
+    def _take_fault(self, channel: str, request: Request) -> dict[str, Any] | None:
+        emulator = self.emulators[channel]
+        line = f"{request.method} {request.path}"
+        with self.lock:
+            for fault in self.faults:
+                if fault["channel"] != channel:
+                    continue
+                match = fault.get("match")
+                if match is not None and match not in line:
+                    continue
+                if match is None and not any(line.startswith(c) for c in emulator.creating):
+                    continue
+                fault["times"] -= 1
+                if fault["times"] <= 0:
+                    self.faults.remove(fault)
+                return fault
+        return None
+
+    def dispatch(self, channel: str, request: Request) -> Response | None:
+        """None means: close the connection without an answer."""
+        emulator = self.emulators[channel]
+        if self.latency is not None:
+            time.sleep(self.latency())
+        fault = self._take_fault(channel, request)
+        with self.lock:
+            self.state["requests"].append({"channel": channel, "method": request.method,
+                                           "path": request.path, "at": time.time()})
+            self.save()
+        action = fault["action"] if fault else None
+        if action == "status":
+            status = int(fault["status"])
+            if status == 429:
+                return emulator.rate_limited(fault)
+            return Response(status, fault.get("body", {"error": f"injected {status}"}), fault.get("headers", {}))
+        if action in ("drop_before", "kill_before"):
+            if action == "kill_before":
+                os.kill(int(fault["pid"]), signal.SIGKILL)
+            return None
+        with self.lock:
+            response = emulator.handle(request)
+            self.save()
+        if action in ("drop_after", "kill_after"):
+            if action == "kill_after":
+                os.kill(int(fault["pid"]), signal.SIGKILL)
+            return None
+        if action == "delay_after":
+            time.sleep(float(fault.get("seconds", 5)))
+        return response
+
+    def control(self, request: Request) -> Response:
+        if request.path == "/faults" and request.method == "POST":
+            try:
+                self.add_fault(request.json())
+            except (ValueError, json.JSONDecodeError) as exc:
+                return Response(400, {"error": str(exc)})
+            return Response(204)
+        if request.path == "/faults" and request.method == "DELETE":
+            self.clear_faults()
+            return Response(204)
+        if request.path == "/state" and request.method == "GET":
+            return Response(200, self.snapshot())
+        return Response(404, {"error": "Record not found"})
+
+
+def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "mkdocs-syndicate-sandbox"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet: tests and builds read stderr
+            pass
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            parts = urlsplit(self.path)
+            prefix, _, rest = parts.path.lstrip("/").partition("/")
+            host = self.headers.get("Host", "127.0.0.1")
+            request = Request(self.command, "/" + rest, parse_qs(parts.query, keep_blank_values=True),
+                              {k.lower(): v for k, v in self.headers.items()}, body,
+                              f"http://{host}/{prefix}")
+            if prefix == "_sandbox":
+                response: Response | None = server.control(request)
+            elif prefix in server.emulators:
+                response = server.dispatch(prefix, request)
+            else:
+                response = Response(404, {"error": f"no emulator at /{prefix}"})
+            if response is None:
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(2)
+                except OSError:
+                    pass
+                return
+            payload, content_type = response.encoded()
+            self.send_response(response.status)
+            headers = {"Content-Type": content_type, **response.headers}
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PUT = do_DELETE = _serve
+
+    return Handler

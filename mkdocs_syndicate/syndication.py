@@ -1,0 +1,113 @@
+"""One syndication run, without MkDocs: channels from settings, the ledger, the plan, the runner.
+
+The plugin and the `mkdocs-syndicate` command both come through here, so a run from either is the
+same code path, and a resumed run is the same code path as a fresh one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+
+from .channels import REGISTRY
+from .channels.base import Channel, Site
+from .errors import ConfigError
+from .ledger import Ledger
+from .planning import Plan, make_plan
+from .posts import Post, announceable
+from .runner import DEFAULT_MAX_WAIT, Reporter, Runner, RunReport
+from .sandbox import SandboxServer
+from .settings import ChannelSettings, parse_channels, require_credentials, with_options
+from .timeutil import Clock, SystemClock, utcnow
+
+SANDBOX_DIR = ".syndicate-sandbox"
+
+
+@dataclass
+class Options:
+    ledger_path: Path
+    channels: list[ChannelSettings]
+    site: Site
+    since: dt.datetime | None = None
+    max_per_run: int | None = 10
+    sandbox: bool = False
+    sandbox_dir: Path | None = None    # default: next to the ledger
+    max_wait: float = DEFAULT_MAX_WAIT
+    lock_timeout: float = 10.0
+    extra: dict = field(default_factory=dict)
+
+
+def parse_options(raw_channels: object, *, ledger_path: Path, site: Site, sandbox: bool,
+                  sending: bool, **rest: object) -> Options:
+    """Validate everything a run needs; raises ConfigError naming the setting."""
+    channels = parse_channels(raw_channels, REGISTRY)
+    if sending and not sandbox:
+        require_credentials(channels, REGISTRY)
+    options = Options(ledger_path=ledger_path, channels=channels, site=site, sandbox=sandbox, **rest)  # type: ignore[arg-type]
+    make_channels(options, sandbox_url="http://127.0.0.1:1")  # constructs every channel: checks their settings
+    return options
+
+
+def make_channels(options: Options, sandbox_url: str | None = None) -> list[Channel]:
+    channels = []
+    for settings in options.channels:
+        if not settings.enabled:
+            continue
+        cls = REGISTRY[settings.type]
+        if options.sandbox:
+            # Real credentials are never sent to the emulators: they get the sandbox's own.
+            settings = with_options(settings, **cls.sandbox_options(sandbox_url or ""))
+        channels.append(cls(settings, options.site))
+    return channels
+
+
+def select_posts(options: Options, posts: list[Post], clock: Clock) -> list[Post]:
+    return announceable(posts, utcnow(clock), options.since)
+
+
+def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Plan:
+    """What a send would do now: reads the ledger, touches nothing, no network."""
+    clock = clock or SystemClock()
+    ledger = Ledger.read(options.ledger_path)
+    channels = make_channels(options, sandbox_url="http://127.0.0.1:8787")
+    return make_plan(ledger, select_posts(options, posts, clock), channels, options.max_per_run)
+
+
+def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Clock | None = None,
+         transport: httpx.AsyncBaseTransport | None = None) -> RunReport:
+    """Send every pending pair. The ledger is locked for the whole run and loaded before any call."""
+    clock = clock or SystemClock()
+    chosen = select_posts(options, posts, clock)
+    with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
+        with _sandbox(options) as sandbox_url:
+            channels = make_channels(options, sandbox_url)
+            the_plan = make_plan(ledger, chosen, channels, options.max_per_run)
+            if not the_plan.pairs:
+                return RunReport(deferred=[p.key for p in the_plan.deferred])
+            runner = Runner(ledger, the_plan, clock=clock, reporter=reporter, transport=transport,
+                            max_wait=options.max_wait)
+            return asyncio.run(runner.run())
+
+
+@contextlib.contextmanager
+def _sandbox(options: Options) -> Iterator[str | None]:
+    if not options.sandbox:
+        yield None
+        return
+    state_dir = options.sandbox_dir or options.ledger_path.parent / SANDBOX_DIR
+    key_root = Path(options.site.site_dir) if options.site.site_dir else None
+    with SandboxServer(state_dir, key_file_root=key_root) as server:
+        yield server.url
+
+
+def require_site_url(site_url: str | None) -> str:
+    if not site_url:
+        raise ConfigError("site_url: required by the syndicate plugin (posts are announced by their "
+                          "public URL)")
+    return site_url if site_url.endswith("/") else site_url + "/"
