@@ -1,0 +1,73 @@
+"""Posts from a built MkDocs site: which pages are posts, and their final URL, date and metadata.
+
+Runs in on_post_build, when Material's blog has rewritten post URLs and drafts are excluded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from urllib.parse import urljoin
+
+import pathspec
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page
+
+from .errors import PostError
+from .posts import Post, as_datetime, parse_syndicate_meta
+
+try:  # Material's blog is optional
+    from material.plugins.blog.structure import Post as MaterialPost
+except ImportError:  # pragma: no cover - material not installed
+    MaterialPost = None  # type: ignore[assignment,misc]
+
+
+def blog_enabled(config: MkDocsConfig) -> bool:
+    return any(name in config.plugins for name in ("material/blog", "blog"))
+
+
+def gather_posts(files: Files, config: MkDocsConfig, globs: list[str] | None) -> list[Post]:
+    spec = pathspec.PathSpec.from_lines("gitwildmatch", globs) if globs else None
+    use_blog = spec is None and blog_enabled(config)
+    posts = []
+    for file in files.documentation_pages():
+        page = file.page
+        if page is None:
+            continue
+        meta = page.meta or {}
+        if spec is not None:
+            chosen = spec.match_file(file.src_uri)
+        elif use_blog:
+            chosen = MaterialPost is not None and isinstance(page, MaterialPost)
+        else:
+            chosen = meta.get("syndicate") is True or isinstance(meta.get("syndicate"), dict)
+        if chosen:
+            posts.append(page_to_post(page, config))
+    return posts
+
+
+def page_to_post(page: Page, config: MkDocsConfig) -> Post:
+    source = f"{config.docs_dir}/{page.file.src_uri}"
+    meta: dict[str, Any] = page.meta or {}
+    enabled, overrides = parse_syndicate_meta(meta.get("syndicate"), source)
+    site_url = config.site_url or ""
+    url = page.canonical_url or urljoin(site_url, page.url)
+    key = meta.get("syndicate_id") or page.url
+    if not isinstance(key, str) or not key:
+        raise PostError(f"{source}: front matter 'syndicate_id' must be text")
+    is_material = MaterialPost is not None and isinstance(page, MaterialPost)
+    if is_material:
+        date: dt.datetime = as_datetime(page.config.date.created, source)
+        draft = bool(page.config.draft)
+        tags = [*page.config.categories, *(meta.get("tags") or [])]
+    else:
+        date = as_datetime(meta.get("date"), source)
+        draft = bool(meta.get("draft"))
+        tags = list(meta.get("tags") or [])
+    image = meta.get("image")
+    return Post(key=key, url=url, title=str(page.title or meta.get("title") or key), date=date,
+                source=source, description=str(meta.get("description") or ""),
+                tags=tuple(str(t) for t in tags), draft=draft, body=page.markdown or "",
+                image=urljoin(url, image) if isinstance(image, str) else None,
+                opted_out=enabled is False, overrides=overrides)
