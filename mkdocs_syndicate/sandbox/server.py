@@ -117,7 +117,8 @@ class SandboxServer:
     def start(self) -> "SandboxServer":
         self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), _handler_for(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="syndicate-sandbox",
+        httpd = self._httpd
+        self._thread = threading.Thread(target=lambda: httpd.serve_forever(poll_interval=0.05), name="syndicate-sandbox",
                                         daemon=True)
         self._thread.start()
         return self
@@ -210,8 +211,10 @@ class SandboxServer:
         with self.lock:
             self.state["requests"].append({"channel": channel, "method": request.method,
                                            "path": request.path, "at": time.time()})
-            self.save()
         action = fault["action"] if fault else None
+        if action is not None and action != "delay_after" and not action.endswith("_after"):
+            with self.lock:
+                self.save()
         if action == "status":
             status = int(fault["status"])
             if status == 429:

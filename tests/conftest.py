@@ -1,0 +1,120 @@
+"""Shared fixtures: a real loopback sandbox server, a fake clock, posts and channels."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mkdocs_syndicate.channels import REGISTRY
+from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.posts import Post
+from mkdocs_syndicate.sandbox import SandboxServer
+from mkdocs_syndicate.settings import parse_channels
+
+SITE = Site("https://example.com/", "Example")
+
+
+class FakeClock:
+    """Virtual time: sleeping advances it instantly. Start near real time so servers' reset
+    headers (computed from the real clock) give sensible waits."""
+
+    def __init__(self, start: float | None = None) -> None:
+        self.now = time.time() if start is None else start
+        self.sleeps: list[float] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += max(0.0, seconds)
+        await asyncio.sleep(0)
+
+
+class RecordingTransport(httpx.AsyncBaseTransport):
+    """Real HTTP, plus the (fake) clock time and request line of every request."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.inner = httpx.AsyncHTTPTransport()
+        self.seen: list[tuple[float, str, str]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append((self.clock.time(), request.method, request.url.path))
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class RefusingTransport(httpx.AsyncBaseTransport):
+    """Fails the test on any request: for runs that must make none."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        raise AssertionError(f"unexpected request {request.method} {request.url}")
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path):
+    with SandboxServer(tmp_path / "sandbox-state") as server:
+        yield server
+
+
+def make_post(n: int, **changes) -> Post:
+    fields = dict(key=f"blog/post-{n}/", url=f"https://example.com/blog/post-{n}/",
+                  title=f"Post {n}", date=dt.datetime(2026, 11, n, tzinfo=dt.timezone.utc),
+                  source=f"docs/blog/post-{n}.md", description=f"About {n}.")
+    fields.update(changes)
+    return Post(**fields)
+
+
+def channel_settings(raw: dict):
+    return parse_channels(raw, REGISTRY)
+
+
+def mastodon_raw(server: SandboxServer, **extra) -> dict:
+    return {"type": "mastodon", "instance": server.url + "/mastodon", "token": "sandbox-mastodon-token", **extra}
+
+
+def indexnow_raw(server: SandboxServer, **extra) -> dict:
+    return {"type": "indexnow", "endpoint": server.url + "/indexnow", "key": "test-key-12345678", **extra}
+
+
+class ListReporter:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.waits: list[tuple[str, float, str]] = []
+
+    def lane_started(self, channel_id: str, total: int) -> None:
+        self.lines.append(f"{channel_id}: {total} pending")
+
+    def pair_finished(self, result) -> None:
+        self.lines.append(f"{result.channel} {result.post_key} {result.state} {result.detail}")
+
+    async def wait(self, channel_id: str, seconds: float, reason: str, clock) -> None:
+        self.waits.append((channel_id, seconds, reason))
+        await clock.sleep(seconds)
+
+
+def write_ledger(path: Path, records: dict[tuple[str, str], "Record"]) -> None:
+    """A ledger as an earlier (possibly killed) run left it, written in the canonical layout."""
+    from mkdocs_syndicate.ledger_format import PostEntry, dump
+
+    posts: dict = {}
+    for (key, channel), record in records.items():
+        entry = posts.setdefault(key, PostEntry(url=f"https://example.com/{key}", title=key))
+        entry.channels[channel] = record
+    path.write_text(dump(posts), encoding="utf-8")

@@ -1,0 +1,248 @@
+"""The runner against the real loopback emulators, with virtual time for pacing and waits."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from conftest import (SITE, FakeClock, ListReporter, RecordingTransport, RefusingTransport,
+                      indexnow_raw, make_post, mastodon_raw, write_ledger)
+from mkdocs_syndicate import atomicfile
+from mkdocs_syndicate.errors import LedgerError, LedgerWriteError
+from mkdocs_syndicate.ledger import Ledger
+from mkdocs_syndicate.ledger_format import Record
+from mkdocs_syndicate.syndication import parse_options, send
+from mkdocs_syndicate.timeutil import to_iso
+
+
+def run(tmp_path, channels, posts, clock, transport=None, **options):
+    opts = parse_options(channels, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False,
+                         sending=True, **options)
+    reporter = ListReporter()
+    report = send(opts, posts, reporter, clock=clock, transport=transport)
+    return report, reporter
+
+
+def statuses(sandbox):
+    return sandbox.snapshot()["mastodon"]["statuses"]
+
+
+def ledger(tmp_path):
+    return Ledger.read(tmp_path / "ledger.yml")
+
+
+def test_fresh_run_announces_everything_and_a_second_run_makes_no_request(tmp_path, sandbox, clock):
+    posts = [make_post(n) for n in (1, 2, 3)]
+    channels = {"masto": mastodon_raw(sandbox), "ping": indexnow_raw(sandbox)}
+    report, _ = run(tmp_path, channels, posts, clock)
+    assert not report.undone and len(report.results) == 6
+    assert [s["text"].splitlines()[0] for s in statuses(sandbox)] == ["Post 1", "Post 2", "Post 3"]
+    pings = sandbox.snapshot()["indexnow"]["pings"]
+    assert len(pings) == 1 and pings[0]["urls"] == [p.url for p in posts]  # one batched POST
+    record = ledger(tmp_path).record("blog/post-1/", "masto")
+    assert record.state == "done" and record.remote_id == statuses(sandbox)[0]["id"]
+    assert record.remote_url.endswith(record.remote_id) and len(record.idempotency_key) == 64
+    text = (tmp_path / "ledger.yml").read_text()
+
+    again, _ = run(tmp_path, channels, posts, clock, transport=RefusingTransport())
+    assert again.results == [] and again.requests == 0
+    assert (tmp_path / "ledger.yml").read_text() == text
+
+
+def test_pacing_spaces_every_request_of_a_channel(tmp_path, sandbox, clock):
+    transport = RecordingTransport(clock)
+    posts = [make_post(n) for n in (1, 2, 3)]
+    run(tmp_path, {"masto": mastodon_raw(sandbox, min_interval=75)}, posts, clock, transport)
+    times = [t for t, method, _ in transport.seen if method == "POST"]
+    assert len(times) == 3
+    assert [round(b - a) for a, b in zip(times, times[1:])] == [75, 75]
+
+
+def test_pacing_carries_over_from_the_previous_run(tmp_path, sandbox, clock):
+    write_ledger(tmp_path / "ledger.yml", {("old/", "masto"): Record(
+        "done", 1, to_iso(dt.datetime.fromtimestamp(clock.now - 10, dt.timezone.utc)))})
+    reporter_waits = run(tmp_path, {"masto": mastodon_raw(sandbox, min_interval=75)}, [make_post(1)], clock)[1].waits
+    assert [round(w[1]) for w in reporter_waits] == [65]  # 75 s since the last run's request, not 0
+
+
+def test_429_with_reset_header_waits_and_then_succeeds(tmp_path, sandbox, clock):
+    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 429, "reset_in": 30})
+    report, reporter = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
+    assert not report.undone
+    waits = [w for w in reporter.waits if "rate limited" in w[2]]
+    assert len(waits) == 1 and 28 <= waits[0][1] <= 31
+    record = ledger(tmp_path).record("blog/post-1/", "masto")
+    assert record.state == "done" and record.attempts == 2
+    assert len(statuses(sandbox)) == 1
+
+
+def test_429_beyond_the_cap_fails_the_pair_with_the_retry_time_and_stops_the_lane(tmp_path, sandbox, clock):
+    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 429, "reset_in": 5000})
+    posts = [make_post(1), make_post(2)]
+    report, reporter = run(tmp_path, {"masto": mastodon_raw(sandbox)}, posts, clock, max_wait=900)
+    states = {r.post_key: r.state for r in report.results}
+    assert states == {"blog/post-1/": "failed", "blog/post-2/": "not_attempted"}
+    record = ledger(tmp_path).record("blog/post-1/", "masto")
+    assert record.state == "failed" and "429 rate limited" in record.error and "retry after 2" in record.error
+    assert ledger(tmp_path).record("blog/post-2/", "masto") is None
+    assert not [w for w in reporter.waits if "rate limited" in w[2]]  # did not sit through 5000 s
+    assert len(sandbox.requests("mastodon")) == 1
+
+
+def test_connection_dropped_after_commit_is_resolved_with_the_same_key(tmp_path, sandbox, clock):
+    sandbox.add_fault({"channel": "mastodon", "action": "drop_after"})
+    report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
+    assert not report.undone
+    assert len(statuses(sandbox)) == 1  # the resend returned the original status
+    record = ledger(tmp_path).record("blog/post-1/", "masto")
+    assert record.state == "done" and record.attempts == 2 and record.remote_id == statuses(sandbox)[0]["id"]
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_5xx_is_ambiguous_and_never_doubles(tmp_path, sandbox, clock, status):
+    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": status})
+    report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
+    assert not report.undone and len(statuses(sandbox)) == 1
+
+
+def test_server_down_fails_with_nothing_sent(tmp_path, clock):
+    channels = {"masto": {"type": "mastodon", "instance": "http://127.0.0.1:9", "token": "t0ken-x"}}
+    report, _ = run(tmp_path, channels, [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["failed"]
+    record = ledger(tmp_path).record("blog/post-1/", "masto")
+    assert record.state == "failed" and "nothing was sent" in record.error and record.attempts == 4
+
+
+def test_bad_token_fails_and_stops_the_lane(tmp_path, sandbox, clock):
+    channels = {"masto": mastodon_raw(sandbox, token="wrong-token-value")}
+    report, _ = run(tmp_path, channels, [make_post(1), make_post(2)], clock)
+    assert [r.state for r in report.results] == ["failed", "not_attempted"]
+    assert "401" in ledger(tmp_path).record("blog/post-1/", "masto").error
+    assert "wrong-token-value" not in (tmp_path / "ledger.yml").read_text()
+    assert len(sandbox.requests("mastodon")) == 1
+
+
+def test_in_flight_inside_the_key_window_is_resent_with_the_stored_key(tmp_path, sandbox, clock):
+    run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
+    first = ledger(tmp_path).record("blog/post-1/", "masto")
+    # As if killed after the server committed and before the done write:
+    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record(
+        "in_flight", 1, first.at, idempotency_key=first.idempotency_key)})
+    report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"]
+    assert len(statuses(sandbox)) == 1
+    assert ledger(tmp_path).record("blog/post-1/", "masto").remote_id == first.remote_id
+
+
+def _in_flight_hours_ago(tmp_path, clock, hours):
+    at = to_iso(dt.datetime.fromtimestamp(clock.now - hours * 3600, dt.timezone.utc))
+    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record(
+        "in_flight", 1, at, idempotency_key="k" * 64)})
+
+
+def test_in_flight_after_the_window_found_by_reading_own_statuses(tmp_path, sandbox, clock):
+    sandbox.idempotency_ttl = 0  # the first post's key has expired, as it would after an hour
+    (tmp_path / "elsewhere").mkdir()
+    posts = [make_post(1)] + [make_post(1, key=f"other-{n}/", url=f"https://example.com/o{n}/")
+                              for n in range(2, 50)]  # push post 1 off the listing's first page
+    run(tmp_path / "elsewhere", {"masto": mastodon_raw(sandbox)}, posts, clock, max_per_run=100)
+    clock.now += 2 * 3600
+    _in_flight_hours_ago(tmp_path, clock, 2)
+    transport = RecordingTransport(clock)
+    report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock, transport)
+    assert [r.state for r in report.results] == ["done"] and "verify" in report.results[0].detail
+    assert [m for _, m, _ in transport.seen] == ["GET", "GET", "GET"]  # credentials + 2 pages, no POST
+    assert len(statuses(sandbox)) == 49
+
+
+def test_in_flight_after_the_window_proved_absent_is_sent(tmp_path, sandbox, clock):
+    _in_flight_hours_ago(tmp_path, clock, 2)
+    report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"] and len(statuses(sandbox)) == 1
+
+
+def test_in_flight_that_cannot_be_verified_needs_review(tmp_path, sandbox, clock):
+    _in_flight_hours_ago(tmp_path, clock, 2)
+    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 503,
+                       "match": "verify_credentials"})
+    report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
+    assert [(r.state, r.needs_review) for r in report.results] == [("in_flight", True)]
+    assert ledger(tmp_path).record("blog/post-1/", "masto").state == "in_flight"
+    assert statuses(sandbox) == []
+
+
+def test_clean_run_makes_no_reads(tmp_path, sandbox, clock):
+    transport = RecordingTransport(clock)
+    run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1), make_post(2)], clock, transport)
+    assert [m for _, m, _ in transport.seen] == ["POST", "POST"]
+
+
+def test_indexnow_in_flight_is_simply_resent(tmp_path, sandbox, clock):
+    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ping"): Record(
+        "in_flight", 1, "2026-12-01T00:00:00Z")})
+    report, _ = run(tmp_path, {"ping": indexnow_raw(sandbox)}, [make_post(1), make_post(2)], clock)
+    assert not report.undone
+    assert ledger(tmp_path).record("blog/post-1/", "ping").attempts == 2
+    assert sandbox.snapshot()["indexnow"]["pings"][0]["urls"] == [make_post(1).url, make_post(2).url]
+
+
+def test_indexnow_missing_key_file_fails_with_a_deploy_hint(tmp_path, sandbox, clock):
+    sandbox.key_file_root = tmp_path  # nothing deployed there
+    report, _ = run(tmp_path, {"ping": indexnow_raw(sandbox)}, [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["failed"]
+    assert "deploy the site" in ledger(tmp_path).record("blog/post-1/", "ping").error
+
+
+def test_max_per_run_defers_the_newest_posts(tmp_path, sandbox, clock):
+    posts = [make_post(n) for n in (1, 2, 3)]
+    report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, posts, clock, max_per_run=2)
+    assert report.deferred == ["blog/post-3/"] and len(statuses(sandbox)) == 2
+    assert [s["text"].splitlines()[0] for s in statuses(sandbox)] == ["Post 1", "Post 2"]
+
+
+def test_corrupt_ledger_stops_before_any_request(tmp_path, sandbox, clock):
+    (tmp_path / "ledger.yml").write_text("version: 1\nposts: {}\n")  # no end marker: truncated
+    with pytest.raises(LedgerError, match="ledger.yml"):
+        run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock, RefusingTransport())
+
+
+def test_failed_done_write_stops_every_further_request(tmp_path, sandbox, clock, monkeypatch):
+    real = atomicfile.atomic_write_text
+    calls = {"n": 0}
+
+    def flaky(path, text, *args, **kwargs):
+        if path.name == "ledger.yml":
+            calls["n"] += 1
+            if calls["n"] == 2:  # the done write of the first post
+                raise OSError(28, "No space left on device")
+        return real(path, text, *args, **kwargs)
+
+    monkeypatch.setattr("mkdocs_syndicate.ledger.atomic_write_text", flaky)
+    with pytest.raises(LedgerWriteError):
+        run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1), make_post(2)], clock)
+    assert len(sandbox.requests("mastodon")) == 1
+    assert ledger(tmp_path).record("blog/post-1/", "masto").state == "in_flight"
+
+
+def test_lanes_run_concurrently(tmp_path, sandbox):
+    clock = FakeClock()
+    real_sleeps: list[float] = []
+    import time as _time
+
+    class RealClock(FakeClock):
+        def time(self):
+            return _time.time()
+
+        async def sleep(self, seconds):
+            import asyncio
+            real_sleeps.append(seconds)
+            await asyncio.sleep(seconds)
+
+    posts = [make_post(1), make_post(2)]
+    channels = {"a": mastodon_raw(sandbox, min_interval=0.4), "b": mastodon_raw(sandbox, min_interval=0.4)}
+    start = _time.monotonic()
+    report, _ = run(tmp_path, channels, posts, RealClock())
+    elapsed = _time.monotonic() - start
+    assert not report.undone
+    assert elapsed < 0.75  # two lanes each waiting 0.4 s once: concurrent, not 0.8 s in sequence
