@@ -1,0 +1,108 @@
+"""The emulators behave like the services (channel-apis.md §1.7, §4.6), over real HTTP."""
+
+import json
+
+import httpx
+import pytest
+
+from mkdocs_syndicate.sandbox import SandboxServer
+
+AUTH = {"Authorization": "Bearer sandbox-mastodon-token"}
+
+
+@pytest.fixture
+def api(sandbox):
+    with httpx.Client(base_url=sandbox.url) as client:
+        yield client
+
+
+def post_status(api, text="Hello https://example.com/a/", key=None):
+    headers = {**AUTH, **({"Idempotency-Key": key} if key else {})}
+    return api.post("/mastodon/api/v1/statuses", data={"status": text}, headers=headers)
+
+
+def test_mastodon_create_returns_200_status_with_string_id_and_linked_content(api):
+    response = post_status(api)
+    assert response.status_code == 200
+    status = response.json()
+    assert isinstance(status["id"], str) and status["url"].endswith(status["id"])
+    assert 'href="https://example.com/a/"' in status["content"] and status["card"] is None
+    assert response.headers["X-RateLimit-Limit"] == "300"
+    assert response.headers["X-RateLimit-Reset"].endswith("Z")
+
+
+def test_mastodon_idempotency_key_replays_the_original_without_comparing_the_body(api, sandbox):
+    first = post_status(api, "one", key="k1").json()
+    again = post_status(api, "two, different", key="k1").json()
+    assert again["id"] == first["id"] and len(sandbox.snapshot()["mastodon"]["statuses"]) == 1
+
+
+def test_mastodon_key_expires_after_its_ttl(api, sandbox):
+    sandbox.idempotency_ttl = 0
+    first = post_status(api, "one", key="k1").json()
+    assert post_status(api, "one", key="k1").json()["id"] != first["id"]
+
+
+def test_mastodon_failed_validation_leaves_no_key_behind(api, sandbox):
+    assert post_status(api, "x" * 501, key="k2").status_code == 422
+    assert "character limit of 500" in post_status(api, "x" * 501).json()["error"]
+    assert post_status(api, "fits", key="k2").status_code == 200
+
+
+def test_mastodon_url_counts_23(api):
+    assert post_status(api, "x" * 470 + " https://example.com/" + "y" * 100).status_code == 200
+
+
+def test_mastodon_auth_and_listing_with_link_pagination(api):
+    assert api.post("/mastodon/api/v1/statuses", data={"status": "x"}).status_code == 401
+    ids = [post_status(api, f"s{n}").json()["id"] for n in range(5)]
+    me = api.get("/mastodon/api/v1/accounts/verify_credentials", headers=AUTH).json()
+    page = api.get(f"/mastodon/api/v1/accounts/{me['id']}/statuses", params={"limit": 2}, headers=AUTH)
+    assert [s["id"] for s in page.json()] == ids[::-1][:2]
+    following = api.get(page.links["next"]["url"], headers=AUTH)
+    assert [s["id"] for s in following.json()] == ids[::-1][2:4]
+
+
+def test_mastodon_instance_limits(api):
+    config = api.get("/mastodon/api/v2/instance").json()["configuration"]["statuses"]
+    assert config == {"max_characters": 500, "characters_reserved_per_url": 23, "max_media_attachments": 4}
+
+
+def test_faults_429_drop_and_control_api(api, sandbox):
+    api.post("/_sandbox/faults", json={"channel": "mastodon", "action": "status", "status": 429, "reset_in": 60})
+    limited = post_status(api)
+    assert limited.status_code == 429 and limited.headers["X-RateLimit-Remaining"] == "0"
+    assert "Retry-After" not in limited.headers  # Mastodon sends none
+    api.post("/_sandbox/faults", json={"channel": "mastodon", "action": "drop_after"})
+    with pytest.raises(httpx.RemoteProtocolError):
+        post_status(api)
+    assert len(api.get("/_sandbox/state").json()["mastodon"]["statuses"]) == 1  # committed anyway
+
+
+def test_state_survives_a_restart(tmp_path):
+    with SandboxServer(tmp_path / "s") as first:
+        httpx.post(first.url + "/mastodon/api/v1/statuses", data={"status": "kept"}, headers=AUTH)
+    with SandboxServer(tmp_path / "s") as second:
+        assert [s["text"] for s in second.snapshot()["mastodon"]["statuses"]] == ["kept"]
+    json.loads((tmp_path / "s" / "state.json").read_text())
+
+
+def ping(api, **body):
+    payload = {"host": "example.com", "key": "abcdefgh1", "urlList": ["https://example.com/a/"], **body}
+    return api.post("/indexnow", json=payload)
+
+
+def test_indexnow_202_first_then_200(api):
+    assert ping(api).status_code == 202
+    assert ping(api).status_code == 200
+    assert api.get("/indexnow", params={"url": "https://example.com/b/", "key": "abcdefgh1"}).status_code == 200
+
+
+def test_indexnow_rejections(api, sandbox, tmp_path):
+    assert ping(api, key="short").status_code == 422
+    assert ping(api, urlList=["https://other.example/a/"]).status_code == 422
+    assert api.post("/indexnow", content=b"not json").status_code == 400
+    sandbox.key_file_root = tmp_path
+    assert ping(api).status_code == 403
+    (tmp_path / "abcdefgh1.txt").write_text("abcdefgh1")
+    assert ping(api).status_code in (200, 202)
