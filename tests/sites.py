@@ -1,0 +1,48 @@
+"""Temporary MkDocs sites for plugin tests, built by a real `python -m mkdocs` process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write_site(folder: Path, plugin: dict, posts: dict[str, str], *, blog: bool = False,
+               site_url: str = "https://example.com/") -> Path:
+    """posts: {file name: front matter + body}. Returns the mkdocs.yml path."""
+    docs = folder / "docs"
+    post_dir = docs / ("blog/posts" if blog else "posts")
+    post_dir.mkdir(parents=True, exist_ok=True)
+    (docs / "index.md").write_text("# Home\n", encoding="utf-8")
+    if blog:
+        (docs / "blog" / "index.md").write_text("# Blog\n", encoding="utf-8")
+    for name, text in posts.items():
+        (post_dir / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    config = {"site_name": "Test Site", "site_url": site_url,
+              "theme": {"name": "material"} if blog else {"name": "mkdocs"},
+              "plugins": (["blog"] if blog else []) + [{"syndicate": plugin}]}
+    path = folder / "mkdocs.yml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def post(title: str, date: str = "2026-11-20", **front) -> str:
+    meta = {"date": date, "syndicate": True, **front}
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False) + f"---\n\n# {title}\n\nBody of {title}.\n"
+
+
+def mkdocs(config: Path, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items()
+                if k not in ("CI", "GITHUB_EVENT_NAME", "CI_MERGE_REQUEST_IID", "CI_PIPELINE_SOURCE",
+                             "SYNDICATE_MODE")}
+    full_env.update({"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"})
+    full_env.update(env or {})
+    command = [sys.executable, "-m", "mkdocs", *(args or ("build",)), "-f", str(config)]
+    return subprocess.run(command, cwd=config.parent, env=full_env, capture_output=True, text=True,
+                          timeout=timeout)
