@@ -70,6 +70,7 @@ class RichReporter(PlainReporter):
         while (left := end - clock.time()) > 0:
             if task is not None:
                 self.progress.update(task, status=f"waiting {left:.0f} s ({reason})")
+                self.progress.refresh()
             await clock.sleep(min(_TICK, left))
         if task is not None:
             self.progress.update(task, status="")

@@ -24,7 +24,7 @@ class FakeClock:
     headers (computed from the real clock) give sensible waits."""
 
     def __init__(self, start: float | None = None) -> None:
-        self.now = time.time() if start is None else start
+        self.now = float(int(time.time())) if start is None else start  # whole seconds, like the ledger
         self.sleeps: list[float] = []
 
     def time(self) -> float:

@@ -1,0 +1,39 @@
+import asyncio
+import io
+
+from rich.console import Console
+
+from mkdocs_syndicate.report import PlainReporter, RichReporter, summary_table, undone_lines
+from mkdocs_syndicate.runner import PairResult, RunReport
+
+from conftest import FakeClock
+
+
+def test_rich_countdown_shows_the_reason_and_the_seconds_left():
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=120)
+    clock = FakeClock()
+    with RichReporter(console, lambda line: None) as reporter:
+        reporter.lane_started("devto", 2)
+        reporter.progress.refresh()
+        asyncio.run(reporter.wait("devto", 3.0, "pacing", clock))
+        reporter.pair_finished(PairResult("blog/a/", "devto", "done"))
+    assert sum(clock.sleeps) == 3.0 and len(clock.sleeps) == 6  # ticks of 0.5 s
+    assert "(pacing)" in out.getvalue() and "1/2" in out.getvalue()
+
+
+def test_plain_lines_for_logs():
+    lines = []
+    reporter = PlainReporter(lines.append)
+    asyncio.run(reporter.wait("devto", 75, "pacing", FakeClock()))
+    reporter.pair_finished(PairResult("blog/a/", "devto", "failed", "422 refused"))
+    assert lines == ["devto: waiting 75 s (pacing)", "devto: blog/a/ failed (422 refused)"]
+
+
+def test_summary_and_undone_list():
+    report = RunReport(results=[PairResult("blog/a/", "masto", "done", "sent", "https://m/1"),
+                                PairResult("blog/b/", "masto", "in_flight", "needs review: x", needs_review=True)])
+    out = io.StringIO()
+    Console(file=out, width=200).print(summary_table(report))
+    assert "https://m/1" in out.getvalue() and "needs review: x" in out.getvalue()
+    assert undone_lines(report) == ["(blog/b/, masto) needs review: needs review: x"]
