@@ -91,8 +91,7 @@ def summary_table(report: RunReport) -> Table:
 def undone_lines(report: RunReport) -> list[str]:
     lines = []
     for result in report.undone:
-        label = "needs review" if result.needs_review else result.state
-        lines.append(f"({result.post_key}, {result.channel}) {label}: {result.detail}")
+        lines.append(f"({result.post_key}, {result.channel}) {result.state}: {result.detail}")
     return lines
 
 

@@ -127,7 +127,7 @@ class Runner:
                         await self._pair(channel, http, pair)
                     except _LaneStopped as stop:
                         for left in remaining:
-                            self._finish(left, "not_attempted", f"not attempted: {stop}")
+                            self._finish(left, "not_attempted", str(stop))
                         break
         finally:
             self.report.requests += http.requests

@@ -36,4 +36,4 @@ def test_summary_and_undone_list():
     out = io.StringIO()
     Console(file=out, width=200).print(summary_table(report))
     assert "https://m/1" in out.getvalue() and "needs review: x" in out.getvalue()
-    assert undone_lines(report) == ["(blog/b/, masto) needs review: needs review: x"]
+    assert undone_lines(report) == ["(blog/b/, masto) in_flight: needs review: x"]
