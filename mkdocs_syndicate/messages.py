@@ -50,8 +50,32 @@ def mastodon_length(text: str, url_weight: int = 23) -> int:
     return grapheme_length(_URL.sub("", text)) + url_weight * len(urls)
 
 
+def bluesky_length(text: str) -> int:
+    """Bluesky's limits: 300 graphemes and 3000 UTF-8 bytes; report whichever is tighter, in
+    graphemes (a text over 3000 bytes is reported as over the limit)."""
+    size = grapheme_length(text)
+    return size if len(text.encode("utf-8")) <= 3000 else max(size, 301)
+
+
+def weibo_length(text: str, url_weight: int = 10) -> int:
+    """Weibo's count: a CJK (wide) character is 1, two Latin characters are 1, every link counts as
+    its t.cn short form (about 20 Latin characters, so 10)."""
+    import math
+    import unicodedata
+
+    urls = _URL.findall(text)
+    rest = _URL.sub("", text)
+    halves = sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in rest)
+    return math.ceil(halves / 2) + url_weight * len(urls)
+
+
 def neutralise(text: str) -> str:
     return text.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
+
+
+def neutralise_weibo(text: str) -> str:
+    """Weibo reads #...# as a topic whatever sits inside, so # becomes the fullwidth ＃."""
+    return text.replace("@", "@" + _ZWSP).replace("#", "＃")
 
 
 def hashtag(tag: str) -> str:
@@ -94,7 +118,8 @@ def message_sha256(payload: str) -> str:
 
 
 def render_message(post: Post, channel_id: str, template_source: str, rule: LengthRule | None,
-                   site_name: str, *, where: str) -> Message:
+                   site_name: str, *, where: str, neutraliser: Callable[[str], str] = neutralise,
+                   with_hashtags: bool = True) -> Message:
     """The exact text for (post, channel); a PostError if it cannot be made to fit."""
     override = post.overrides.get(channel_id)
     if override is not None and override.text is not None:
@@ -106,13 +131,14 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
         return Message(text, length, rule.limit if rule else None)
 
     template = compile_template(template_source, where)
-    title, description = neutralise(post.title), neutralise(post.description)
+    title, description = neutraliser(post.title), neutraliser(post.description)
+    hashtags = " ".join(h for h in map(hashtag, post.tags) if h) if with_hashtags else ""
 
     def render(t: str, d: str) -> str:
         try:
             return _tidy(template.render(
                 title=t, description=d, url=post.url, tags=list(post.tags),
-                hashtags=" ".join(h for h in map(hashtag, post.tags) if h),
+                hashtags=hashtags,
                 date=post.date.date().isoformat(), site_name=site_name))
         except jinja2.TemplateError as exc:
             raise PostError(f"{where}: cannot render for {post.source}: {exc}") from None

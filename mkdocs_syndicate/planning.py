@@ -6,9 +6,9 @@ the run before the first request, and plan mode shows exactly what a send would 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .channels.base import Channel, Prepared
+from .channels.base import Channel, Prepared  # noqa: F401 (Prepared: part of PendingPair)
 from .ledger import Ledger, PostRef
 from .ledger_format import Record
 from .posts import Post
@@ -61,8 +61,7 @@ def make_plan(ledger: Ledger, posts: list[Post], channels: list[Channel], max_pe
                 continue
             prepared = channel.prepare(post, created_at=record.created_at if record else None)
             if record is not None and record.idempotency_key:
-                prepared = Prepared(prepared.message, record.idempotency_key, prepared.created_at,
-                                    prepared.description)
+                prepared = replace(prepared, idempotency_key=record.idempotency_key)
             pairs.append(PendingPair(post, channel, record, prepared))
         if not pairs:
             continue

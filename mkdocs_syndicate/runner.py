@@ -144,7 +144,7 @@ class Runner:
         record = pair.record
         if pair.needs_verify:
             assert record is not None
-            verdict = await self._verify(channel, http, pair, record)
+            verdict = await self._verify(channel, http, pair, record, None)
             if verdict.found is Found.FOUND:
                 self._write(pair, self._done(record, verdict.remote_id, verdict.remote_url))
                 self._finish(pair, "done", "found by verify (sent by an earlier run)", verdict.remote_url)
@@ -152,11 +152,15 @@ class Runner:
             if verdict.found is Found.UNKNOWN:
                 self._finish(pair, "in_flight", f"needs review: {verdict.reason}", needs_review=True)
                 return
+            if verdict.found is Found.CONFLICT:
+                self._conflict(pair, record, verdict)
+                return
         await self._send_with_retries(channel, http, pair, record.attempts if record else 0)
 
-    async def _verify(self, channel: Channel, http: PacedHttp, pair: PendingPair, record: Record) -> Verdict:
+    async def _verify(self, channel: Channel, http: PacedHttp, pair: PendingPair, record: Record,
+                      after: Outcome | None) -> Verdict:
         try:
-            return await channel.verify(http, pair.post, record.at, record.remote_id, record.idempotency_key)
+            return await channel.verify(http, pair.post, record, after)
         except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
             return Verdict(Found.UNKNOWN, reason=f"verify failed ({type(exc).__name__})")
 
@@ -213,10 +217,13 @@ class Runner:
             return
         if outcome.kind is Kind.AMBIGUOUS:
             if channel.settings.delivery == "at_most_once":
-                verdict = await self._verify(channel, http, pair, current)
+                verdict = await self._verify(channel, http, pair, current, outcome)
                 if verdict.found is Found.FOUND:
                     self._write(pair, self._done(current, verdict.remote_id, verdict.remote_url))
                     self._finish(pair, "done", "sent (confirmed by verify)", verdict.remote_url)
+                    return
+                if verdict.found is Found.CONFLICT:
+                    self._conflict(pair, current, verdict)
                     return
                 if verdict.found is Found.UNKNOWN:
                     self._finish(pair, "in_flight", f"needs review: {self._clean(channel, outcome.error)}; "
@@ -297,6 +304,13 @@ class Runner:
 
     # ------------------------------------------------------------------ helpers
 
+    def _conflict(self, pair: PendingPair, current: Record, verdict: Verdict) -> None:
+        error = self._clean(pair.channel, verdict.reason)
+        self._write(pair, Record("failed", current.attempts, self._now(), error=error,
+                                 idempotency_key=current.idempotency_key, created_at=current.created_at,
+                                 message_sha256=current.message_sha256))
+        self._finish(pair, "failed", error)
+
     def _now(self) -> str:
         return to_iso(utcnow(self.clock))
 
@@ -312,7 +326,7 @@ class Runner:
         self.ledger.apply([Transition(p.ref, p.channel.id, r) for p, r in items])
 
     def _clean(self, channel: Channel, text: str | None) -> str:
-        return redact(text or "unknown error", channel.settings.secrets())
+        return redact(text or "unknown error", channel.secrets())
 
     def _finish(self, pair: PendingPair, state: str, detail: str, remote_url: str | None = None,
                 needs_review: bool = False) -> None:

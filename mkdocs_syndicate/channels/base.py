@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Mapping, Protocol
 
 import httpx
 
+from ..ledger_format import Record
 from ..messages import Message
 from ..posts import Post
 from ..ratelimit import server_delay
@@ -39,8 +40,9 @@ class Outcome:
 
 class Found(enum.Enum):
     FOUND = "found"
-    ABSENT = "absent"    # proved not there: safe to send again
-    UNKNOWN = "unknown"  # cannot tell: an at-most-once pair needs a human
+    ABSENT = "absent"      # proved not there: safe to send again
+    UNKNOWN = "unknown"    # cannot tell: an at-most-once pair needs a human
+    CONFLICT = "conflict"  # not ours, and sending again cannot succeed: failed, with a reason
 
 
 @dataclass(frozen=True)
@@ -74,10 +76,11 @@ class Prepared:
     idempotency_key: str | None = None
     created_at: str | None = None
     description: str = ""
+    payload_sha256: str | None = None   # when the payload is more than the message text
 
     @property
     def sha256(self) -> str | None:
-        return self.message.sha256 if self.message else None
+        return self.payload_sha256 or (self.message.sha256 if self.message else None)
 
 
 class Channel:
@@ -101,6 +104,10 @@ class Channel:
     def sandbox_options(cls, base_url: str) -> dict[str, Any]:
         return {}
 
+    def secrets(self) -> list[Any]:
+        """Everything to redact from errors: configured credentials, plus any session tokens."""
+        return list(self.settings.secrets())
+
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
         raise NotImplementedError
 
@@ -110,8 +117,9 @@ class Channel:
     async def send_batch(self, http: Http, posts: list[Post]) -> Outcome:
         raise NotImplementedError
 
-    async def verify(self, http: Http, post: Post, record_at: str, record_remote_id: str | None,
-                     idempotency_key: str | None) -> Verdict:
+    async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
+        """Read the remote side for an in_flight `record`. `after` is the ambiguous outcome that
+        made us ask (None when resolving an earlier run's record)."""
         return Verdict(Found.UNKNOWN, reason=f"{self.type_name} has no way to read back a post")
 
     async def close(self) -> None:

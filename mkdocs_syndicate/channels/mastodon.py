@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from ..ledger_format import Record
 from ..messages import LengthRule, mastodon_length, render_message
 from ..posts import Post
 from ..sandbox.mastodon import TOKEN as SANDBOX_TOKEN
@@ -84,10 +85,9 @@ class MastodonChannel(Channel):
                 return Outcome(Kind.AMBIGUOUS, error="200 with an unreadable body; the post may exist")
         return status_outcome(response, http.now())
 
-    async def verify(self, http: Http, post: Post, record_at: str, record_remote_id: str | None,
-                     idempotency_key: str | None) -> Verdict:
-        since = from_iso(record_at).timestamp()
-        if idempotency_key and http.now() - since < KEY_WINDOW - KEY_MARGIN:
+    async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
+        since = from_iso(record.at).timestamp()
+        if record.idempotency_key and http.now() - since < KEY_WINDOW - KEY_MARGIN:
             return Verdict(Found.ABSENT, reason="inside the Idempotency-Key window: a resend with "
                            "the same key returns the original status if there is one")
         try:

@@ -5,7 +5,6 @@ a key's first use and 200 after."""
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -55,7 +54,7 @@ class IndexNowEmulator(Emulator):
         first_use = key not in self.state["keys"]
         if first_use:
             self.state["keys"].append(key)
-        self.state["pings"].append({"at": time.time(), "host": host, "key": key, "urls": urls})
+        self.state["pings"].append({"at": self.server.now(), "host": host, "key": key, "urls": urls})
         return Response(202 if first_use else 200, b"")
 
     def _key_file_ok(self, key: str) -> bool:

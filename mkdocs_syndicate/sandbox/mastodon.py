@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import html
 import re
-import time
 from typing import Any
 
 from ..messages import mastodon_length
@@ -75,7 +74,7 @@ class MastodonEmulator(Emulator):
                 "X-RateLimit-Reset": _iso_us(window_start + WINDOW)}
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
-        now = time.time()
+        now = self.server.now()
         reset = now + float(fault.get("reset_in", 30))
         return Response(429, {"error": "Too many requests"},
                         {"X-RateLimit-Limit": str(STATUS_LIMIT), "X-RateLimit-Remaining": "0",
@@ -107,7 +106,7 @@ class MastodonEmulator(Emulator):
         return Response(404, {"error": "Record not found"})
 
     def _create(self, request: Request) -> Response:
-        now = time.time()
+        now = self.server.now()
         key = request.headers.get("idempotency-key")
         remembered = self.state["idempotency"].get(key) if key else None
         if remembered and now - remembered["at"] < self.server.idempotency_ttl:

@@ -11,7 +11,8 @@ API injects faults the way real services misbehave:
 Fault actions: `status` (answer with that status instead of processing), `drop_before` /
 `drop_after` (close the connection without an answer, before or after committing),
 `kill_before` / `kill_after` (SIGKILL the client process `pid`, before or after committing),
-`delay_after` (commit, then wait `seconds` before answering: a client read timeout). Each fault
+`delay_after` (commit, then wait `seconds` before answering: a client read timeout),
+`status_after` (commit, then answer with `status` and `body` instead: "sent, but said no"). Each fault
 applies to `times` requests (default 1) whose "METHOD path" contains `match` (default: any
 request that creates something).
 """
@@ -103,6 +104,7 @@ class SandboxServer:
         self.key_file_root = key_file_root
         self.idempotency_ttl = idempotency_ttl
         self.latency = latency
+        self.now: Callable[[], float] = time.time   # tests may share their virtual clock
         self.lock = threading.RLock()
         self.emulators: dict[str, Emulator] = {
             e.name: e for e in (MastodonEmulator(self), IndexNowEmulator(self))}
@@ -210,9 +212,9 @@ class SandboxServer:
         fault = self._take_fault(channel, request)
         with self.lock:
             self.state["requests"].append({"channel": channel, "method": request.method,
-                                           "path": request.path, "at": time.time()})
+                                           "path": request.path, "at": self.now()})
         action = fault["action"] if fault else None
-        if action is not None and action != "delay_after" and not action.endswith("_after"):
+        if action is not None and not action.endswith("_after"):
             with self.lock:
                 self.save()
         if action == "status":
@@ -233,6 +235,8 @@ class SandboxServer:
             return None
         if action == "delay_after":
             time.sleep(float(fault.get("seconds", 5)))
+        if action == "status_after":
+            return Response(int(fault["status"]), fault.get("body"), fault.get("headers", {}))
         return response
 
     def control(self, request: Request) -> Response:

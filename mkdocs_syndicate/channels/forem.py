@@ -1,0 +1,139 @@
+"""DEV / Forem: create the article with `canonical_url` = the post URL.
+
+There is no idempotency key; the site-wide uniqueness of a published canonical_url is the dedupe.
+So a 422 "canonical url has already been taken" is ambiguous: the own-articles listing tells
+whether the article is ours (done) or someone else's (failed, with what to do). Default spacing
+75 s between requests; a 429's Retry-After is honoured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import httpx
+
+from ..ledger_format import Record
+from ..messages import Message, graphemes, shorten
+from ..posts import Post
+from ..redaction import Secret
+from ..settings import Option
+from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail,
+                   status_outcome, transport_outcome)
+
+ACCEPT = "application/vnd.forem.api-v1+json"
+SANDBOX_KEY = "sandbox-forem-api-key"
+MAX_TAGS = 4
+MAX_TITLE = 128
+PER_PAGE = 1000
+MAX_PAGES = 10
+_TAKEN = re.compile(r"canonical url has already been taken", re.IGNORECASE)
+_TITLE_USED = re.compile(r"title has already been used", re.IGNORECASE)
+
+
+def forem_tags(tags: tuple[str, ...]) -> list[str]:
+    """Forem's tag form: lower-case letters and digits only, at most 4, no duplicates."""
+    result: list[str] = []
+    for tag in tags:
+        clean = re.sub(r"[^0-9a-z]", "", tag.lower())[:30]
+        if clean and clean not in result:
+            result.append(clean)
+    return result[:MAX_TAGS]
+
+
+def same_url(a: str | None, b: str) -> bool:
+    def norm(url: str) -> str:
+        return re.sub(r"^https?://", "", url.strip()).rstrip("/").lower()
+    return a is not None and norm(a) == norm(b)
+
+
+def strip_title_heading(body: str, title: str) -> str:
+    """DEV shows the title itself; drop a leading `# Title` so it is not there twice."""
+    lines = body.lstrip("\n").split("\n", 1)
+    if lines and lines[0].strip().lstrip("#").strip() == title.strip() and lines[0].startswith("# "):
+        return lines[1].lstrip("\n") if len(lines) > 1 else ""
+    return body
+
+
+class ForemChannel(Channel):
+    type_name = "forem"
+    default_min_interval = 75.0
+    sandbox_prefix = "/forem"
+    options = {
+        "api": Option("url", default="https://dev.to/api", help="https://<forem>/api"),
+        "api_key": Option("secret", required=True,
+                          help="DEV → Settings → Extensions → DEV API Keys, e.g. !ENV DEVTO_API_KEY"),
+        "published": Option("bool", default=True),
+    }
+
+    @classmethod
+    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
+        return {"api": base_url + cls.sandbox_prefix + "/api", "api_key": Secret(SANDBOX_KEY)}
+
+    def _headers(self) -> dict[str, str]:
+        return {"api-key": self.settings.options["api_key"].reveal(), "Accept": ACCEPT}
+
+    def article(self, post: Post) -> dict[str, Any]:
+        title = post.title if len(graphemes(post.title)) <= MAX_TITLE else shorten(post.title, MAX_TITLE)
+        article: dict[str, Any] = {
+            "title": title, "body_markdown": strip_title_heading(post.body, post.title),
+            "published": self.settings.options["published"], "canonical_url": post.url,
+            "description": post.description, "tags": forem_tags(post.tags)}
+        if post.image:
+            article["main_image"] = post.image
+        return {"article": article}
+
+    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+        payload = json.dumps(self.article(post), ensure_ascii=False, sort_keys=True)
+        body = self.article(post)["article"]
+        summary = (f"article {body['title']!r}, canonical {post.url}, tags {body['tags']}, "
+                   f"{len(body['body_markdown'])} characters of Markdown")
+        message = Message(payload, len(graphemes(body["title"])), MAX_TITLE)
+        return Prepared(message, description=summary)
+
+    async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
+        try:
+            response = await http.request("POST", f"{self.settings.options['api']}/articles",
+                                          json=self.article(post), headers=self._headers())
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        if response.status_code == 201:
+            try:
+                article = response.json()
+                return Outcome(Kind.DONE, remote_id=str(article["id"]), remote_url=article.get("url"))
+            except (ValueError, KeyError, TypeError):
+                return Outcome(Kind.AMBIGUOUS, error="201 with an unreadable body; the article exists")
+        if response.status_code == 422:
+            detail = error_detail(response)
+            if _TAKEN.search(detail) or _TITLE_USED.search(detail):
+                return Outcome(Kind.AMBIGUOUS, error=f"422{detail}")
+        return status_outcome(response, http.now())
+
+    async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
+        try:
+            for page in range(1, MAX_PAGES + 1):
+                response = await http.request("GET", f"{self.settings.options['api']}/articles/me/all",
+                                              params={"page": page, "per_page": PER_PAGE},
+                                              headers=self._headers())
+                if response.status_code != 200:
+                    return Verdict(Found.UNKNOWN, reason=f"own-articles listing answered {response.status_code}")
+                articles = response.json()
+                for article in articles:
+                    if same_url(article.get("canonical_url"), post.url):
+                        return Verdict(Found.FOUND, str(article["id"]), article.get("url"))
+                if len(articles) < PER_PAGE:
+                    break
+            else:
+                return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * PER_PAGE} own articles")
+        except httpx.TransportError as exc:
+            return Verdict(Found.UNKNOWN, reason=f"could not list own articles ({type(exc).__name__})")
+        if after is not None and after.error and _TAKEN.search(after.error):
+            return Verdict(Found.CONFLICT, reason=(
+                f"DEV says canonical_url {post.url} is already used by a published article that is not "
+                "on this account (an RSS import, or another account?). Unpublish it or remove its "
+                "canonical URL there, then run again"))
+        if after is not None and after.error and _TITLE_USED.search(after.error):
+            return Verdict(Found.CONFLICT, reason="another of your articles used this title in the last "
+                           "five minutes; run again later")
+        return Verdict(Found.ABSENT, reason="not among own articles")
