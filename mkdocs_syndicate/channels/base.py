@@ -36,6 +36,7 @@ class Outcome:
     remote_url: str | None = None
     error: str | None = None
     retry_after: float | None = None  # seconds, from the server's hint
+    code: int | None = None           # the service's own error code, where it has them (Weibo)
 
 
 class Found(enum.Enum):

@@ -18,12 +18,12 @@ from ..ledger_format import Record
 from ..messages import Message, graphemes, shorten
 from ..posts import Post
 from ..redaction import Secret
+from ..sandbox.forem import API_KEY as SANDBOX_KEY
 from ..settings import Option
 from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail,
                    status_outcome, transport_outcome)
 
 ACCEPT = "application/vnd.forem.api-v1+json"
-SANDBOX_KEY = "sandbox-forem-api-key"
 MAX_TAGS = 4
 MAX_TITLE = 128
 PER_PAGE = 1000

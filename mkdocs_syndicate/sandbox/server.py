@@ -96,8 +96,11 @@ class SandboxServer:
     def __init__(self, state_dir: Path, *, port: int = 0, public_base: str = DEFAULT_PUBLIC_BASE,
                  key_file_root: Path | None = None, idempotency_ttl: float = 3600.0,
                  latency: Callable[[], float] | None = None) -> None:
+        from .bluesky import BlueskyEmulator
+        from .forem import ForemEmulator
         from .indexnow import IndexNowEmulator
         from .mastodon import MastodonEmulator
+        from .weibo import WeiboEmulator
 
         self.state_dir = Path(state_dir)
         self.public_base = public_base.rstrip("/")
@@ -107,7 +110,8 @@ class SandboxServer:
         self.now: Callable[[], float] = time.time   # tests may share their virtual clock
         self.lock = threading.RLock()
         self.emulators: dict[str, Emulator] = {
-            e.name: e for e in (MastodonEmulator(self), IndexNowEmulator(self))}
+            e.name: e for e in (MastodonEmulator(self), IndexNowEmulator(self), ForemEmulator(self),
+                                WeiboEmulator(self), BlueskyEmulator(self))}
         self.faults: list[dict[str, Any]] = []
         self.state = self._load()
         self._port = port

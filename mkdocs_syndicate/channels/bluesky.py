@@ -1,0 +1,235 @@
+"""Bluesky: `putRecord` at a deterministic TID record key with a frozen `createdAt`.
+
+The rkey is derived from the post key and stored in the record before the call, and `createdAt`
+is frozen in the ledger at in_flight time, so a retry sends byte-identical content: the PDS
+answers it as a no-op, and never makes a second post. `swapRecord: null` refuses to overwrite
+different content (InvalidSwap), which goes to verify. Verify is an exact `getRecord` by rkey.
+One session per run, opened only when Bluesky has work; its tokens live in memory only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import mimetypes
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..ledger_format import Record
+from ..messages import LengthRule, bluesky_length, message_sha256, render_message
+from ..posts import Post
+from ..redaction import Secret
+from ..sandbox.bluesky import APP_PASSWORD as SANDBOX_PASSWORD, HANDLE as SANDBOX_HANDLE
+from ..settings import Option
+from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail,
+                   status_outcome, transport_outcome)
+
+COLLECTION = "app.bsky.feed.post"
+DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
+MAX_THUMB = 1_000_000
+_ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
+_URL = re.compile(rb"https?://[^\s]+")
+_TAG = re.compile(r"(?<![\w#])#([^\W\d_][\w]*)")
+
+
+def tid(micros: int, clock_id: int) -> str:
+    """A TID: 53 bits of microseconds since the epoch, 10 bits of clock id, base32-sortable."""
+    number = (micros << 10) | (clock_id & 0x3FF)
+    chars = []
+    for _ in range(13):
+        chars.append(_ALPHABET[number & 31])
+        number >>= 5
+    return "".join(reversed(chars))
+
+
+def rkey_for(post: Post, channel_id: str) -> str:
+    """Deterministic per (post, channel): the post's date in µs plus a hash-derived offset (so
+    posts of the same day differ) and a hash-derived clock id."""
+    digest = int(hashlib.sha256(f"{post.key}:{channel_id}".encode()).hexdigest(), 16)
+    micros = int(post.date.timestamp()) * 1_000_000 + digest % 1_000_000
+    return tid(micros, (digest >> 20) % 1024)
+
+
+def iso_ms(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def facets(text: str) -> list[dict[str, Any]]:
+    """Link facets for every URL and tag facets for every #tag, with UTF-8 byte offsets."""
+    data = text.encode("utf-8")
+    found = [{"index": {"byteStart": m.start(), "byteEnd": m.end()},
+              "features": [{"$type": "app.bsky.richtext.facet#link", "uri": m.group(0).decode("utf-8")}]}
+             for m in _URL.finditer(data)]
+    for match in _TAG.finditer(text):
+        start = len(text[:match.start()].encode("utf-8"))
+        end = start + len(match.group(0).encode("utf-8"))
+        found.append({"index": {"byteStart": start, "byteEnd": end},
+                      "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": match.group(1)}]})
+    return sorted(found, key=lambda f: f["index"]["byteStart"])
+
+
+class BlueskyChannel(Channel):
+    type_name = "bluesky"
+    sandbox_prefix = "/bluesky"
+    options = {
+        "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
+        "handle": Option("text", required=True, help="e.g. me.bsky.social"),
+        "app_password": Option("secret", required=True,
+                               help="Settings → Privacy and security → App passwords, e.g. !ENV BLUESKY_APP_PASSWORD"),
+        "language": Option("text"),
+        "web_url": Option("url", default="https://bsky.app"),
+    }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._session: dict[str, Any] | None = None
+
+    @classmethod
+    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
+        from ..sandbox import DEFAULT_PUBLIC_BASE
+
+        return {"service": base_url + cls.sandbox_prefix, "handle": SANDBOX_HANDLE,
+                "app_password": Secret(SANDBOX_PASSWORD), "web_url": DEFAULT_PUBLIC_BASE + cls.sandbox_prefix}
+
+    def secrets(self) -> list[Any]:
+        tokens = [self._session[k] for k in ("access", "refresh")] if self._session else []
+        return [*super().secrets(), *tokens]
+
+    @property
+    def _xrpc(self) -> str:
+        return f"{self.settings.options['service']}/xrpc"
+
+    # ---------------------------------------------------------------- payload
+
+    def record(self, post: Post, text: str, created_at: str) -> dict[str, Any]:
+        record: dict[str, Any] = {"$type": COLLECTION, "text": text, "createdAt": created_at,
+                                  "facets": facets(text),
+                                  "embed": {"$type": "app.bsky.embed.external", "external": {
+                                      "uri": post.url, "title": post.title, "description": post.description}}}
+        if self.settings.options.get("language"):
+            record["langs"] = [self.settings.options["language"]]
+        return record
+
+    def _thumb_file(self, post: Post) -> Path | None:
+        """The post's image, read from the built site (it may not be deployed yet)."""
+        if not post.image or not self.site.site_dir or not post.image.startswith(self.site.url):
+            return None
+        path = Path(self.site.site_dir) / post.image[len(self.site.url):].split("?")[0]
+        if path.is_file() and path.stat().st_size <= MAX_THUMB:
+            return path
+        return None
+
+    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+        message = render_message(post, self.id, self.settings.template or DEFAULT_TEMPLATE,
+                                 LengthRule(300, bluesky_length, "graphemes"), self.site.name,
+                                 where=self.settings.where("template"))
+        frozen = created_at or iso_ms(dt.datetime.now(dt.timezone.utc))
+        record = self.record(post, message.text, frozen)
+        thumb = self._thumb_file(post)
+        fingerprint = json.dumps(record, sort_keys=True, ensure_ascii=False) + (
+            hashlib.sha256(thumb.read_bytes()).hexdigest() if thumb else "")
+        return Prepared(message, idempotency_key=rkey_for(post, self.id), created_at=frozen,
+                        description=message.text, payload_sha256=message_sha256(fingerprint))
+
+    # ---------------------------------------------------------------- session
+
+    async def _login(self, http: Http) -> Outcome | None:
+        """Open the run's one session; an Outcome when that fails (nothing was posted)."""
+        if self._session is not None:
+            return None
+        try:
+            response = await http.request("POST", f"{self._xrpc}/com.atproto.server.createSession", json={
+                "identifier": self.settings.options["handle"],
+                "password": self.settings.options["app_password"].reveal()})
+        except httpx.TransportError as exc:
+            outcome = transport_outcome(exc)
+            return Outcome(Kind.NOT_SENT, error=f"login: {outcome.error}") if outcome.kind is Kind.AMBIGUOUS else outcome
+        if response.status_code != 200:
+            failed = status_outcome(response, http.now())
+            kind = Kind.AUTH if response.status_code in (400, 401) else (
+                Kind.NOT_SENT if failed.kind is Kind.AMBIGUOUS else failed.kind)
+            return Outcome(kind, error=f"login: {failed.error}", retry_after=failed.retry_after)
+        body = response.json()
+        self._session = {"did": body["did"], "handle": body.get("handle"),
+                         "access": Secret(body["accessJwt"]), "refresh": Secret(body["refreshJwt"])}
+        return None
+
+    async def _refresh(self, http: Http) -> bool:
+        assert self._session is not None
+        response = await http.request("POST", f"{self._xrpc}/com.atproto.server.refreshSession",
+                                      headers={"Authorization": f"Bearer {self._session['refresh'].reveal()}"})
+        if response.status_code != 200:
+            self._session = None
+            return False
+        body = response.json()
+        self._session.update(access=Secret(body["accessJwt"]), refresh=Secret(body["refreshJwt"]))
+        return True
+
+    async def _authed(self, http: Http, method: str, name: str, **kwargs: Any) -> httpx.Response:
+        """A request with the session's access token, refreshed once if it expired."""
+        assert self._session is not None
+        for attempt in range(2):
+            headers = {**kwargs.pop("headers", {}), "Authorization": f"Bearer {self._session['access'].reveal()}"}
+            response = await http.request(method, f"{self._xrpc}/{name}", headers=headers, **kwargs)
+            if response.status_code == 400 and "ExpiredToken" in response.text and attempt == 0:
+                if await self._refresh(http):
+                    kwargs["headers"] = {k: v for k, v in headers.items() if k != "Authorization"}
+                    continue
+            return response
+        return response
+
+    # ---------------------------------------------------------------- send / verify
+
+    async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
+        assert prepared.message is not None and prepared.created_at and prepared.idempotency_key
+        failed = await self._login(http)
+        if failed is not None:
+            return failed
+        assert self._session is not None
+        record = self.record(post, prepared.message.text, prepared.created_at)
+        try:
+            thumb = self._thumb_file(post)
+            if thumb is not None:
+                mime = mimetypes.guess_type(thumb.name)[0] or "application/octet-stream"
+                uploaded = await self._authed(http, "POST", "com.atproto.repo.uploadBlob",
+                                              content=thumb.read_bytes(), headers={"Content-Type": mime})
+                if uploaded.status_code == 200:
+                    record["embed"]["external"]["thumb"] = uploaded.json()["blob"]
+            response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json={
+                "repo": self._session["did"], "collection": COLLECTION, "rkey": prepared.idempotency_key,
+                "record": record, "swapRecord": None})
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        if response.status_code == 200:
+            return Outcome(Kind.DONE, remote_id=response.json().get("uri"),
+                           remote_url=self._web_url(prepared.idempotency_key))
+        detail = error_detail(response)
+        if response.status_code == 400 and "InvalidSwap" in response.text:
+            return Outcome(Kind.AMBIGUOUS, error=f"400 InvalidSwap{detail}: a different record is at our key")
+        if response.status_code == 400:
+            return Outcome(Kind.REFUSED, error=f"400 refused{detail}")
+        return status_outcome(response, http.now())
+
+    def _web_url(self, rkey: str) -> str:
+        return f"{self.settings.options['web_url']}/profile/{self.settings.options['handle']}/post/{rkey}"
+
+    async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
+        rkey = record.idempotency_key or rkey_for(post, self.id)
+        repo = self._session["did"] if self._session else self.settings.options["handle"]
+        try:  # a public, strongly consistent read at the PDS: no session needed
+            response = await http.request("GET", f"{self._xrpc}/com.atproto.repo.getRecord",
+                                          params={"repo": repo, "collection": COLLECTION, "rkey": rkey})
+        except httpx.TransportError as exc:
+            return Verdict(Found.UNKNOWN, reason=f"getRecord failed ({type(exc).__name__})")
+        if response.status_code == 200:
+            return Verdict(Found.FOUND, response.json().get("uri"), self._web_url(rkey))
+        if response.status_code == 400 and "RecordNotFound" in response.text:
+            return Verdict(Found.ABSENT, reason="getRecord: no record at our key")
+        return Verdict(Found.UNKNOWN, reason=f"getRecord answered {response.status_code}")
+
+    async def close(self) -> None:
+        self._session = None

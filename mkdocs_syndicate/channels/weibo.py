@@ -1,0 +1,162 @@
+"""Weibo: statuses/share.json with the post URL (on the app's safe domain) in the text.
+
+Weibo has no idempotency key and rewrites links to t.cn, so each message carries a short marker
+derived from the post key (e.g. 〔mkd·3f9a1c〕) that the user timeline can be searched for. Its
+duplicate-text errors (20019, 20017, 20111) and "sent, server slow" (20032) are ambiguous: they go
+to verify, and when the timeline cannot show the post the pair is left for a human. The token goes
+in the form body or the Authorization header, never in a URL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from typing import Any
+
+import httpx
+
+from ..errors import PostError
+from ..ledger_format import Record
+from ..messages import LengthRule, neutralise_weibo, render_message, weibo_length
+from ..posts import Post
+from ..redaction import Secret
+from ..sandbox.weibo import TOKEN as SANDBOX_TOKEN
+from ..settings import Option
+from ..timeutil import from_iso
+from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, transport_outcome)
+
+DEFAULT_TEMPLATE = "{{ title }} {{ url }}"
+RATE_CODES = {10022, 10023, 10024, 20016}
+AUTH_CODES = {21301, 21314, 21315, 21316, 21317, 21319, 21327, 21332, 10006}
+AMBIGUOUS_CODES = {20017, 20019, 20111, 20032, 10001, 10002, 10009}
+DUPLICATE_CODES = {20017, 20019, 20111}
+RATE_LIMIT_WAIT = 300.0   # Weibo gives no reset time; its posting limit is per hour
+SCAN_MARGIN = 600.0
+MAX_PAGES = 10
+_TOPIC = re.compile(r"#[^#\s]+#")
+
+
+def marker(post_key: str, channel_id: str) -> str:
+    return "〔mkd·" + hashlib.sha256(f"{post_key}:{channel_id}".encode()).hexdigest()[:6] + "〕"
+
+
+def error_code(body: Any) -> int | None:
+    try:
+        return int(body.get("error_code"))
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+class WeiboChannel(Channel):
+    type_name = "weibo"
+    sandbox_prefix = "/weibo"
+    options = {
+        "api": Option("url", default="https://api.weibo.com/2"),
+        "access_token": Option("secret", required=True,
+                               help="an OAuth2 user token of your Weibo app, e.g. !ENV WEIBO_ACCESS_TOKEN"),
+        "rip": Option("text", help="the end user's real IP, which statuses/share may require"),
+        "marker": Option("bool", default=True, help="append a short marker so verify can find the post"),
+        "max_length": Option("int", default=140),
+        "web_url": Option("url", default="https://m.weibo.cn/status"),
+    }
+
+    @classmethod
+    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
+        from ..sandbox import DEFAULT_PUBLIC_BASE
+
+        return {"api": base_url + cls.sandbox_prefix + "/2", "access_token": Secret(SANDBOX_TOKEN),
+                "web_url": DEFAULT_PUBLIC_BASE + cls.sandbox_prefix + "/status"}
+
+    def _token(self) -> str:
+        return self.settings.options["access_token"].reveal()
+
+    def _marker(self, post: Post) -> str:
+        return marker(post.key, self.id) if self.settings.options["marker"] else ""
+
+    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+        tag = self._marker(post)
+        limit = self.settings.options["max_length"] - (weibo_length(" " + tag) if tag else 0)
+        message = render_message(post, self.id, self.settings.template or DEFAULT_TEMPLATE,
+                                 LengthRule(limit, weibo_length, "Weibo characters"), self.site.name,
+                                 where=self.settings.where("template"), neutraliser=neutralise_weibo,
+                                 with_hashtags=False)
+        if post.url not in message.text:
+            raise PostError(f"{post.source}: the {self.id} message must contain the post URL "
+                            "({{ url }}): Weibo only accepts a link on the app's safe domain")
+        if _TOPIC.search(message.text):
+            raise PostError(f"{post.source}: the {self.id} message contains a #topic#, which "
+                            "statuses/share refuses; remove it from the template or text")
+        if tag:
+            message = type(message)(f"{message.text} {tag}", message.length + weibo_length(" " + tag),
+                                    self.settings.options["max_length"])
+        return Prepared(message, description=message.text)
+
+    async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
+        assert prepared.message is not None
+        form = {"access_token": self._token(), "status": prepared.message.text}
+        if self.settings.options.get("rip"):
+            form["rip"] = self.settings.options["rip"]
+        try:
+            response = await http.request("POST", f"{self.settings.options['api']}/statuses/share.json",
+                                          data=form)
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code == 200 and isinstance(body, dict) and body.get("idstr"):
+            return Outcome(Kind.DONE, remote_id=body["idstr"],
+                           remote_url=f"{self.settings.options['web_url']}/{body['idstr']}")
+        code = error_code(body)
+        message = f"{response.status_code} error {code}: {body.get('error') if isinstance(body, dict) else ''}".strip()
+        if code in RATE_CODES:
+            return Outcome(Kind.RATE_LIMITED, error=message, retry_after=RATE_LIMIT_WAIT, code=code)
+        if code in AUTH_CODES or (code is None and response.status_code == 401):
+            return Outcome(Kind.AUTH, error=message, code=code)
+        if code in AMBIGUOUS_CODES or (code is None and response.status_code >= 500):
+            return Outcome(Kind.AMBIGUOUS, error=message, code=code)
+        if code is None and response.status_code == 200:
+            return Outcome(Kind.AMBIGUOUS, error="200 without a status id; the post may exist")
+        return Outcome(Kind.REFUSED, error=message, code=code)
+
+    async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
+        code = after.code if after else None
+        tag = self._marker(post)
+        needle = tag or post.title
+        oldest = from_iso(record.at).timestamp() - SCAN_MARGIN
+        try:
+            for page in range(1, MAX_PAGES + 1):
+                response = await http.request(
+                    "GET", f"{self.settings.options['api']}/statuses/user_timeline.json",
+                    params={"count": 100, "page": page, "trim_user": 1},
+                    headers={"Authorization": f"OAuth2 {self._token()}"})
+                if response.status_code != 200:
+                    return Verdict(Found.UNKNOWN, reason=f"user_timeline answered {response.status_code}")
+                statuses = response.json().get("statuses") or []
+                for status in statuses:
+                    if needle and needle in (status.get("text") or ""):
+                        return Verdict(Found.FOUND, status["idstr"],
+                                       f"{self.settings.options['web_url']}/{status['idstr']}")
+                older = [s for s in statuses if _weibo_epoch(s.get("created_at")) < oldest]
+                if not statuses or older:
+                    break
+            else:
+                return Verdict(Found.UNKNOWN, reason="too many posts since the in_flight time")
+        except (httpx.TransportError, ValueError, KeyError) as exc:
+            return Verdict(Found.UNKNOWN, reason=f"could not read the user timeline ({type(exc).__name__})")
+        if code in DUPLICATE_CODES or code == 20032:
+            return Verdict(Found.UNKNOWN, reason=f"Weibo answered {code} (duplicate or delayed) but the "
+                           "timeline does not show the post; check weibo.com and resolve by hand")
+        if not tag:
+            return Verdict(Found.UNKNOWN, reason="not found by title in the timeline, and without a "
+                           "marker that proves nothing; check weibo.com")
+        return Verdict(Found.ABSENT, reason="marker not in the user timeline since the in_flight time")
+
+
+def _weibo_epoch(text: str | None) -> float:
+    try:
+        return dt.datetime.strptime(text or "", "%a %b %d %H:%M:%S %z %Y").timestamp()
+    except ValueError:
+        return float("inf")  # unreadable date: keep scanning rather than stop early

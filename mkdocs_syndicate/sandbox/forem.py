@@ -1,0 +1,163 @@
+"""DEV / Forem API emulator (reference: channel-apis.md §2): api-key and the v1 Accept header,
+POST /api/articles (201 + Location), PUT /api/articles/{id}, the own-articles listings, site-wide
+uniqueness of a published canonical_url (422), the 5-minute title rule, the 4-tag limit, and the
+per-user creation limit (429 with Retry-After)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from typing import Any
+
+from .server import Emulator, Request, Response
+
+API_KEY = "sandbox-forem-api-key"
+ACCEPT = "application/vnd.forem.api-v1+json"
+USERNAME = "sandbox"
+CREATE_LIMIT, CREATE_WINDOW = 9, 30.0     # published_article_creation: 9 per 30 s
+
+
+def _iso(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "post"
+
+
+class ForemEmulator(Emulator):
+    name = "forem"
+    creating = ("POST /api/articles",)
+
+    def initial_state(self) -> dict[str, Any]:
+        return {"articles": [], "next_id": 1000}
+
+    def rate_limited(self, fault: dict[str, Any]) -> Response:
+        seconds = int(fault.get("retry_after", 30))
+        if fault.get("plain"):  # Rack::Attack's throttle answer
+            return Response(429, b"Retry later\n", {"Retry-After": str(seconds)})
+        return Response(429, {"error": f"Rate limit reached, try again in {seconds} seconds", "status": 429},
+                        {"Retry-After": str(seconds)})
+
+    def add_foreign(self, canonical_url: str, title: str = "Imported elsewhere") -> None:
+        """An article by another user holding a canonical URL (an RSS import, a scraper)."""
+        with self.server.lock:
+            self._store({"title": title, "canonical_url": canonical_url, "published": True}, user="someone-else")
+            self.server.save()
+
+    def _error(self, status: int, message: str) -> Response:
+        return Response(status, {"error": message, "status": status})
+
+    def handle(self, request: Request) -> Response:
+        if request.headers.get("api-key") != API_KEY:
+            return self._error(401, "unauthorized")
+        if ACCEPT not in request.headers.get("accept", ""):
+            return self._error(406, f"send Accept: {ACCEPT}")
+        if request.path == "/api/articles" and request.method == "POST":
+            return self._create(request)
+        match = re.fullmatch(r"/api/articles/(\d+)", request.path)
+        if match and request.method == "PUT":
+            return self._update(int(match.group(1)), request)
+        if match and request.method == "GET":
+            found = self._find(int(match.group(1)))
+            return Response(200, found) if found and found["published"] else self._error(404, "not found")
+        listing = re.fullmatch(r"/api/articles/me(?:/(all|published|unpublished))?", request.path)
+        if listing and request.method == "GET":
+            return self._list(listing.group(1) or "published", request)
+        return self._error(404, "not found")
+
+    # ---------------------------------------------------------------- routes
+
+    def _body(self, request: Request) -> dict[str, Any] | Response:
+        try:
+            article = request.json().get("article")
+        except (ValueError, AttributeError):
+            article = None
+        if not isinstance(article, dict):
+            return self._error(422, "param is missing or the value is empty: article")
+        return article
+
+    def _validate(self, article: dict[str, Any], current_id: int | None = None) -> str | None:
+        now = self.server.now()
+        problems = []
+        if not str(article.get("title") or "").strip():
+            problems.append("Title can't be blank")
+        if len(str(article.get("title") or "")) > 128:
+            problems.append("Title is too long (maximum is 128 characters)")
+        tags = article.get("tags") or []
+        if not isinstance(tags, list) or len(tags) > 4:
+            problems.append("Tag list exceed the maximum of 4 tags")
+        canonical = article.get("canonical_url")
+        if article.get("published") and canonical:
+            if any(a["canonical_url"] == canonical and a["published"] and a["id"] != current_id
+                   for a in self.state["articles"]):
+                problems.append("Canonical url has already been taken. Email yo@dev.to for further details.")
+        if current_id is None and any(a["user"] == USERNAME and a["title"] == article.get("title")
+                                      and now - a["created_epoch"] < 300 for a in self.state["articles"]):
+            problems.append("Title has already been used in the last five minutes")
+        return " ".join(p if p.endswith(".") else p + "." for p in problems) if problems else None
+
+    def _create(self, request: Request) -> Response:
+        article = self._body(request)
+        if isinstance(article, Response):
+            return article
+        now = self.server.now()
+        recent = [a for a in self.state["articles"]
+                  if a["user"] == USERNAME and now - a["created_epoch"] < CREATE_WINDOW]
+        if len(recent) >= CREATE_LIMIT:
+            return self.rate_limited({"retry_after": 30})
+        problem = self._validate(article)
+        if problem:
+            return self._error(422, problem)
+        stored = self._store(article, USERNAME)
+        return Response(201, stored, {"Location": stored["url"]})
+
+    def _store(self, article: dict[str, Any], user: str) -> dict[str, Any]:
+        now = self.server.now()
+        self.state["next_id"] += 1
+        article_id = self.state["next_id"]
+        title = str(article.get("title") or "")
+        slug = f"{_slug(title)}-{hashlib.sha1(str(article_id).encode()).hexdigest()[:4]}"
+        url = f"{self.server.public_base}/forem/{user}/{slug}"
+        published = bool(article.get("published", False))
+        stored = {
+            "type_of": "article", "id": article_id, "title": title, "slug": slug,
+            "path": f"/{user}/{slug}", "url": url,
+            "canonical_url": article.get("canonical_url") or url, "published": published,
+            "published_at": _iso(now) if published else None, "created_at": _iso(now),
+            "description": article.get("description") or "", "tags": list(article.get("tags") or []),
+            "tag_list": ", ".join(article.get("tags") or []),
+            "body_markdown": article.get("body_markdown") or "", "main_image": article.get("main_image"),
+            "user": user, "created_epoch": now}
+        self.state["articles"].append(stored)
+        return stored
+
+    def _find(self, article_id: int) -> dict[str, Any] | None:
+        return next((a for a in self.state["articles"] if a["id"] == article_id), None)
+
+    def _update(self, article_id: int, request: Request) -> Response:
+        found = self._find(article_id)
+        if found is None or found["user"] != USERNAME:
+            return self._error(404, "not found")
+        article = self._body(request)
+        if isinstance(article, Response):
+            return article
+        merged = {**found, **article}
+        problem = self._validate(merged, current_id=article_id)
+        if problem:
+            return self._error(422, problem)
+        found.update({k: v for k, v in article.items() if k in found})
+        return Response(200, found)
+
+    def _list(self, which: str, request: Request) -> Response:
+        try:
+            page = max(1, int(request.arg("page", "1") or 1))
+            per_page = min(1000, max(1, int(request.arg("per_page", "30") or 30)))
+        except ValueError:
+            return self._error(400, "page and per_page must be numbers")
+        mine = [a for a in self.state["articles"] if a["user"] == USERNAME]
+        unpublished = [a for a in mine if not a["published"]]
+        published = sorted((a for a in mine if a["published"]), key=lambda a: a["id"], reverse=True)
+        chosen = {"all": unpublished + published, "published": published, "unpublished": unpublished}[which]
+        return Response(200, chosen[(page - 1) * per_page: page * per_page])

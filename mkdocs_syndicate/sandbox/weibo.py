@@ -1,0 +1,120 @@
+"""Weibo API emulator (reference: channel-apis.md §3): statuses/share.json with the access token,
+the 140-character rule, no #topic#, a link on the app's safe domain, links rewritten to t.cn,
+identical text within a window rejected with 20019, the posting limit (20016), and
+statuses/user_timeline.json. Errors in Weibo's JSON shape."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..messages import weibo_length
+from .server import Emulator, Request, Response
+
+TOKEN = "sandbox-weibo-access-token"
+UID = 5000000001
+POSTS_PER_HOUR = 30
+REPEAT_WINDOW = 3600.0
+_URL = re.compile(r"https?://[^\s<>\"]+")
+_TOPIC = re.compile(r"#[^#\s]+#")
+_BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def short_code(url: str) -> str:
+    number = int(hashlib.sha256(url.encode()).hexdigest()[:12], 16)
+    code = ""
+    while number:
+        number, digit = divmod(number, 62)
+        code = _BASE62[digit] + code
+    return code[:7]
+
+
+def weibo_time(epoch: float) -> str:
+    """Wed Oct 24 23:49:17 +0800 2012 (Weibo answers in Beijing time)."""
+    moment = dt.datetime.fromtimestamp(epoch, dt.timezone(dt.timedelta(hours=8)))
+    return moment.strftime("%a %b %d %H:%M:%S %z %Y")
+
+
+class WeiboEmulator(Emulator):
+    name = "weibo"
+    creating = ("POST /2/statuses/share.json",)
+    safe_domain: str | None = None   # None: any link will do
+
+    def initial_state(self) -> dict[str, Any]:
+        return {"statuses": [], "next_id": 4900000000000000}
+
+    def _error(self, status: int, code: int, message: str, path: str) -> Response:
+        return Response(status, {"request": f"/2{path.removeprefix('/2')}", "error_code": code, "error": message})
+
+    def rate_limited(self, fault: dict[str, Any]) -> Response:
+        return self._error(403, int(fault.get("code", 10023)), "User requests out of rate limit!",
+                           "/statuses/share.json")
+
+    def _token(self, request: Request, fields: dict[str, list[str]]) -> str | None:
+        header = request.headers.get("authorization", "")
+        if header.startswith("OAuth2 "):
+            return header[len("OAuth2 "):]
+        values = fields.get("access_token") or request.query.get("access_token")
+        return values[0] if values else None
+
+    def handle(self, request: Request) -> Response:
+        fields = request.form() if request.method == "POST" else {}
+        token = self._token(request, fields)
+        if token is None:
+            return self._error(400, 10006, "source paramter(appkey) is missing", request.path)
+        if token != TOKEN:
+            return self._error(401, 21332, "invalid_access_token", request.path)
+        if request.path == "/2/statuses/share.json" and request.method == "POST":
+            return self._share(request, fields)
+        if request.path == "/2/statuses/user_timeline.json" and request.method == "GET":
+            return self._timeline(request)
+        return self._error(404, 10020, "Request api not found!", request.path)
+
+    def _share(self, request: Request, fields: dict[str, list[str]]) -> Response:
+        path = request.path
+        text = (fields.get("status") or [""])[0]
+        if not text.strip():
+            return self._error(400, 20008, "content is null!", path)
+        if weibo_length(text) > 140:
+            return self._error(400, 20012, "Text too long, please input text less than 140 characters!", path)
+        if _TOPIC.search(text):
+            return self._error(400, 10017, "parameter (status)'s value invalid: #topic# is not allowed", path)
+        links = _URL.findall(text)
+        if not links or (self.safe_domain and not any(urlsplit(u).hostname == self.safe_domain for u in links)):
+            return self._error(400, 10017, "parameter (status)'s value invalid: it must contain a link "
+                               "on the app's safe domain", path)
+        now = self.server.now()
+        if len([s for s in self.state["statuses"] if now - s["epoch"] < 3600]) >= POSTS_PER_HOUR:
+            return self._error(403, 20016, "out of limit!", path)
+        if any(s["original"] == text and now - s["epoch"] < REPEAT_WINDOW for s in self.state["statuses"]):
+            return self._error(400, 20019, "Repeat conetnt!", path)
+        self.state["next_id"] += 1
+        status_id = self.state["next_id"]
+        shown = _URL.sub(lambda m: f"http://t.cn/{short_code(m.group(0))}", text)
+        status = {"created_at": weibo_time(now), "id": status_id, "idstr": str(status_id),
+                  "mid": str(status_id), "text": shown, "source": "mkdocs-syndicate",
+                  "user": {"id": UID, "idstr": str(UID), "screen_name": "sandbox"},
+                  "reposts_count": 0, "comments_count": 0, "original": text, "epoch": now}
+        self.state["statuses"].append(status)
+        return Response(200, self._public(status))
+
+    @staticmethod
+    def _public(status: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in status.items() if k not in ("original", "epoch")}
+
+    def _timeline(self, request: Request) -> Response:
+        try:
+            count = min(100, max(1, int(request.arg("count", "20") or 20)))
+            page = max(1, int(request.arg("page", "1") or 1))
+        except ValueError:
+            return self._error(400, 10017, "parameter value invalid", request.path)
+        statuses = sorted(self.state["statuses"], key=lambda s: s["id"], reverse=True)
+        if request.arg("since_id"):
+            statuses = [s for s in statuses if s["id"] > int(request.arg("since_id") or 0)]
+        if request.arg("max_id"):
+            statuses = [s for s in statuses if s["id"] <= int(request.arg("max_id") or 0)]
+        chosen = [self._public(s) for s in statuses[(page - 1) * count: page * count]]
+        return Response(200, {"statuses": chosen, "total_number": len(statuses)})
