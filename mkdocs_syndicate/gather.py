@@ -6,8 +6,9 @@ Runs in on_post_build, when Material's blog has rewritten post URLs and drafts a
 from __future__ import annotations
 
 import datetime as dt
+import posixpath
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import unquote, urljoin
 
 import pathspec
 from mkdocs.config.defaults import MkDocsConfig
@@ -15,6 +16,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
 from .errors import PostError
+from .markdown_links import Resolver, absolutize
 from .posts import Post, as_datetime, parse_syndicate_meta
 
 try:  # Material's blog is optional
@@ -43,11 +45,28 @@ def gather_posts(files: Files, config: MkDocsConfig, globs: list[str] | None) ->
         else:
             chosen = meta.get("syndicate") is True or isinstance(meta.get("syndicate"), dict)
         if chosen:
-            posts.append(page_to_post(page, config))
+            posts.append(page_to_post(page, config, files))
     return posts
 
 
-def page_to_post(page: Page, config: MkDocsConfig) -> Post:
+def link_resolver(page: Page, files: Files, site_url: str) -> Resolver:
+    """A relative link in a post's Markdown → the absolute URL MkDocs gives its target."""
+    base = page.canonical_url or urljoin(site_url, page.url)
+
+    def resolve(target: str) -> str:
+        path, hash_, fragment = target.partition("#")
+        if path.startswith("/"):
+            return urljoin(site_url, path.lstrip("/")) + hash_ + fragment
+        source = posixpath.normpath(posixpath.join(posixpath.dirname(page.file.src_uri), unquote(path)))
+        found = files.get_file_from_path(source) if path else None
+        if found is not None:
+            return urljoin(site_url, found.url) + hash_ + fragment
+        return urljoin(base, target)
+
+    return resolve
+
+
+def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None) -> Post:
     source = f"{config.docs_dir}/{page.file.src_uri}"
     meta: dict[str, Any] = page.meta or {}
     enabled, overrides = parse_syndicate_meta(meta.get("syndicate"), source)
@@ -68,6 +87,7 @@ def page_to_post(page: Page, config: MkDocsConfig) -> Post:
     image = meta.get("image")
     return Post(key=key, url=url, title=str(page.title or meta.get("title") or key), date=date,
                 source=source, description=str(meta.get("description") or ""),
-                tags=tuple(str(t) for t in tags), draft=draft, body=page.markdown or "",
+                tags=tuple(str(t) for t in tags), draft=draft,
+                body=absolutize(page.markdown or "", link_resolver(page, files, site_url)) if files else (page.markdown or ""),
                 image=urljoin(url, image) if isinstance(image, str) else None,
                 opted_out=enabled is False, overrides=overrides)

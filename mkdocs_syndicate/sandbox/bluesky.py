@@ -32,6 +32,7 @@ class BlueskyEmulator(Emulator):
     name = "bluesky"
     creating = ("POST /xrpc/com.atproto.repo.putRecord", "POST /xrpc/com.atproto.repo.createRecord")
     access_ttl = ACCESS_TTL
+    expire_next_login = False   # tests: the next createSession hands out an already expired token
 
     def initial_state(self) -> dict[str, Any]:
         return {"records": {}, "sessions": {}, "blobs": {}, "logins": [], "points": []}
@@ -95,7 +96,11 @@ class BlueskyEmulator(Emulator):
             return self._error(400, "InvalidRequest", "Input must be JSON")
         if body.get("identifier") not in (HANDLE, DID) or body.get("password") != APP_PASSWORD:
             return self._error(401, "AuthenticationRequired", "Invalid identifier or password")
-        return Response(200, self._new_tokens())
+        tokens = self._new_tokens()
+        if self.expire_next_login:
+            self.expire_next_login = False
+            self.state["sessions"][tokens["accessJwt"]]["expires"] = self.server.now()
+        return Response(200, tokens)
 
     def _bearer(self, request: Request) -> str:
         return request.headers.get("authorization", "").removeprefix("Bearer ")

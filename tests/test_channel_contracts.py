@@ -1,0 +1,140 @@
+"""The same contract for every at-most-once channel, run against its emulator over real HTTP:
+create, an answer lost after the commit, verify found / absent / unknown, 429 then success, and
+refused credentials. Virtual time is shared with the emulator."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from conftest import SITE, ListReporter, RecordingTransport, make_post, write_ledger
+from mkdocs_syndicate.ledger import Ledger
+from mkdocs_syndicate.ledger_format import Record
+from mkdocs_syndicate.syndication import parse_options, send
+
+
+@dataclasses.dataclass
+class Spec:
+    type: str
+    settings: dict
+    bad_credentials: dict
+    read_path: str                # a request of verify, to make it fail
+    rate_limit: dict              # the 429 fault
+
+    def raw(self, sandbox, **extra):
+        return {"type": self.type, **{k: (v.format(url=sandbox.url) if isinstance(v, str) else v)
+                                      for k, v in self.settings.items()}, **extra}
+
+
+SPECS = {
+    "mastodon": Spec("mastodon", {"instance": "{url}/mastodon", "token": "sandbox-mastodon-token"},
+                     {"token": "wrong-token-123"}, "verify_credentials",
+                     {"action": "status", "status": 429, "reset_in": 40}),
+    "forem": Spec("forem", {"api": "{url}/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0},
+                  {"api_key": "wrong-key-123"}, "articles/me",
+                  {"action": "status", "status": 429, "retry_after": 40}),
+    "weibo": Spec("weibo", {"api": "{url}/weibo/2", "access_token": "sandbox-weibo-access-token"},
+                  {"access_token": "wrong-token-123"}, "user_timeline",
+                  {"action": "status", "status": 429, "code": 10023}),
+    "bluesky": Spec("bluesky", {"service": "{url}/bluesky", "handle": "sandbox.bsky.social",
+                                "app_password": "sandbox-bsky-app-password"},
+                    {"app_password": "wrong-password-123"}, "getRecord",
+                    {"action": "status", "status": 429, "reset_in": 40}),
+}
+
+
+def remote_posts(sandbox, channel_type):
+    state = sandbox.snapshot()
+    return {"mastodon": lambda: state["mastodon"]["statuses"], "forem": lambda: state["forem"]["articles"],
+            "weibo": lambda: state["weibo"]["statuses"],
+            "bluesky": lambda: list(state["bluesky"]["records"].values())}[channel_type]()
+
+
+def run(folder, raw, posts, clock, transport=None, **options):
+    folder.mkdir(exist_ok=True)
+    opts = parse_options({"ch": raw}, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False,
+                         sending=True, **options)
+    reporter = ListReporter()
+    return send(opts, posts, reporter, clock=clock, transport=transport), reporter
+
+
+@pytest.fixture(params=sorted(SPECS))
+def spec(request, sandbox, clock):
+    sandbox.now = clock.time
+    return SPECS[request.param]
+
+
+def record(folder, key="blog/post-1/"):
+    return Ledger.read(folder / "ledger.yml").record(key, "ch")
+
+
+def test_create(tmp_path, sandbox, clock, spec):
+    report, _ = run(tmp_path, spec.raw(sandbox), [make_post(1), make_post(2)], clock)
+    assert [r.state for r in report.results] == ["done", "done"]
+    assert len(remote_posts(sandbox, spec.type)) == 2
+    assert record(tmp_path).remote_id and record(tmp_path).remote_url
+
+
+def test_answer_lost_after_commit_ends_with_one_post(tmp_path, sandbox, clock, spec):
+    sandbox.add_fault({"channel": spec.type, "action": "drop_after"})
+    report, _ = run(tmp_path, spec.raw(sandbox), [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    assert len(remote_posts(sandbox, spec.type)) == 1
+
+
+def _leave_in_flight(source, target, clock):
+    """Copy source's done record into target as the in_flight it was before the answer came."""
+    done = record(source)
+    target.mkdir(exist_ok=True)
+    write_ledger(target / "ledger.yml", {("blog/post-1/", "ch"): Record(
+        "in_flight", 1, done.at, idempotency_key=done.idempotency_key, created_at=done.created_at,
+        message_sha256=done.message_sha256)})
+    clock.now += 2 * 3600  # beyond any idempotency window
+    return done
+
+
+def test_verify_found_makes_no_second_post(tmp_path, sandbox, clock, spec):
+    run(tmp_path / "a", spec.raw(sandbox), [make_post(1)], clock)
+    done = _leave_in_flight(tmp_path / "a", tmp_path / "b", clock)
+    transport = RecordingTransport(clock)
+    report, _ = run(tmp_path / "b", spec.raw(sandbox), [make_post(1)], clock, transport)
+    assert [r.state for r in report.results] == ["done"] and "verify" in report.results[0].detail
+    assert record(tmp_path / "b").remote_id == done.remote_id
+    assert len(remote_posts(sandbox, spec.type)) == 1
+    assert all(method == "GET" for _, method, _ in transport.seen), transport.seen
+
+
+def test_verify_absent_sends(tmp_path, sandbox, clock, spec):
+    run(tmp_path / "a", spec.raw(sandbox), [make_post(1)], clock)
+    _leave_in_flight(tmp_path / "a", tmp_path / "b", clock)
+    sandbox.state[spec.type] = sandbox.emulators[spec.type].initial_state()  # the post never landed
+    report, _ = run(tmp_path / "b", spec.raw(sandbox), [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"]
+    assert len(remote_posts(sandbox, spec.type)) == 1
+
+
+def test_verify_unknown_needs_review_and_sends_nothing(tmp_path, sandbox, clock, spec):
+    run(tmp_path / "a", spec.raw(sandbox), [make_post(1)], clock)
+    _leave_in_flight(tmp_path / "a", tmp_path / "b", clock)
+    sandbox.add_fault({"channel": spec.type, "action": "status", "status": 503, "match": spec.read_path})
+    report, _ = run(tmp_path / "b", spec.raw(sandbox), [make_post(1)], clock)
+    assert [(r.state, r.needs_review) for r in report.results] == [("in_flight", True)]
+    assert record(tmp_path / "b").state == "in_flight"
+    assert len(remote_posts(sandbox, spec.type)) == 1
+
+
+def test_429_then_success(tmp_path, sandbox, clock, spec):
+    sandbox.add_fault({"channel": spec.type, **spec.rate_limit})
+    report, reporter = run(tmp_path, spec.raw(sandbox), [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    assert [w for w in reporter.waits if "rate limited" in w[2]]
+    assert record(tmp_path).attempts == 2 and len(remote_posts(sandbox, spec.type)) == 1
+
+
+def test_refused_credentials_fail_and_stop_the_lane(tmp_path, sandbox, clock, spec):
+    report, _ = run(tmp_path, spec.raw(sandbox, **spec.bad_credentials), [make_post(1), make_post(2)], clock)
+    assert [r.state for r in report.results] == ["failed", "not_attempted"]
+    text = (tmp_path / "ledger.yml").read_text()
+    assert "wrong-" not in text and "wrong-" not in " ".join(r.detail for r in report.results)
+    assert remote_posts(sandbox, spec.type) == []

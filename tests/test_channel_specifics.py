@@ -1,0 +1,193 @@
+"""What only one channel does: Forem's canonical conflicts, Weibo's codes and token handling,
+Bluesky's sessions, frozen createdAt, facets and link card."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from conftest import SITE, RecordingTransport, make_post, write_ledger
+from mkdocs_syndicate.channels import REGISTRY
+from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.channels.bluesky import facets, rkey_for
+from mkdocs_syndicate.errors import PostError
+from mkdocs_syndicate.ledger_format import Record
+from mkdocs_syndicate.settings import parse_channels
+from test_channel_contracts import SPECS, record, remote_posts, run
+
+
+@pytest.fixture(autouse=True)
+def shared_clock(sandbox, clock):
+    sandbox.now = clock.time
+
+
+# ------------------------------------------------------------------ forem
+
+def test_forem_defaults_to_75_seconds_between_requests(tmp_path, sandbox, clock):
+    raw = SPECS["forem"].raw(sandbox)
+    del raw["min_interval"]
+    transport = RecordingTransport(clock)
+    run(tmp_path, raw, [make_post(1), make_post(2)], clock, transport)
+    times = [t for t, m, _ in transport.seen if m == "POST"]
+    assert round(times[1] - times[0]) == 75
+
+
+def test_forem_article_fields(tmp_path, sandbox, clock):
+    post = make_post(1, tags=("Python", "Open Source", "a", "b", "c"), body="# Post 1\n\nText [x](https://example.com/y/)")
+    run(tmp_path, SPECS["forem"].raw(sandbox), [post], clock)
+    article = remote_posts(sandbox, "forem")[0]
+    assert article["canonical_url"] == post.url and article["published"] is True
+    assert article["tags"] == ["python", "opensource", "a", "b"]
+    assert article["body_markdown"] == "Text [x](https://example.com/y/)"  # title heading not repeated
+    assert article["description"] == "About 1."
+
+
+def test_forem_canonical_taken_by_someone_else_fails_with_what_to_do(tmp_path, sandbox, clock):
+    sandbox.emulators["forem"].add_foreign(make_post(1).url)
+    report, _ = run(tmp_path, SPECS["forem"].raw(sandbox), [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["failed"]
+    error = record(tmp_path).error
+    assert "already used by a published article that is not on this account" in error
+    assert len([a for a in remote_posts(sandbox, "forem") if a["user"] == "sandbox"]) == 0
+
+
+def test_forem_429_plain_text_with_retry_after(tmp_path, sandbox, clock):
+    sandbox.add_fault({"channel": "forem", "action": "status", "status": 429, "retry_after": 5, "plain": True})
+    report, reporter = run(tmp_path, SPECS["forem"].raw(sandbox), [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"]
+    assert any(round(w[1]) == 5 for w in reporter.waits)
+
+
+# ------------------------------------------------------------------ weibo
+
+def test_weibo_message_has_url_and_marker_and_no_topics(tmp_path, sandbox, clock):
+    post = make_post(1, title="#Python# 的幂等性 @bob", tags=("python",))
+    run(tmp_path, SPECS["weibo"].raw(sandbox), [post], clock)
+    status = sandbox.snapshot()["weibo"]["statuses"][0]
+    assert "http://t.cn/" in status["text"] and "〔mkd·" in status["text"]
+    assert "#Python#" not in status["original"] and "＃Python＃" in status["original"]
+
+
+def test_weibo_template_without_url_is_refused_before_sending(tmp_path, sandbox, clock):
+    with pytest.raises(PostError, match="must contain the post URL"):
+        run(tmp_path, SPECS["weibo"].raw(sandbox, template="{{ title }}"), [make_post(1)], clock)
+    assert sandbox.requests() == []
+
+
+def test_weibo_long_title_is_shortened_to_140(tmp_path, sandbox, clock):
+    post = make_post(1, title="很长的标题" * 40)
+    report, _ = run(tmp_path, SPECS["weibo"].raw(sandbox), [post], clock)
+    assert [r.state for r in report.results] == ["done"]
+    assert "…" in sandbox.snapshot()["weibo"]["statuses"][0]["original"]
+
+
+def test_weibo_repeat_content_not_in_timeline_needs_review(tmp_path, sandbox, clock):
+    sandbox.add_fault({"channel": "weibo", "action": "status", "status": 400,
+                       "body": {"request": "/2/statuses/share.json", "error_code": 20019, "error": "Repeat conetnt!"}})
+    report, _ = run(tmp_path, SPECS["weibo"].raw(sandbox), [make_post(1)], clock)
+    assert [(r.state, r.needs_review) for r in report.results] == [("in_flight", True)]
+    assert "20019" in report.results[0].detail
+    assert remote_posts(sandbox, "weibo") == []
+
+
+def test_weibo_20032_sent_but_slow_is_confirmed_by_the_timeline(tmp_path, sandbox, clock):
+    sandbox.add_fault({"channel": "weibo", "action": "status_after", "status": 400,
+                       "body": {"request": "/2/statuses/share.json", "error_code": 20032,
+                                "error": "Update success, while server slow now, please wait 1-2 minutes"}})
+    report, _ = run(tmp_path, SPECS["weibo"].raw(sandbox), [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"] and len(remote_posts(sandbox, "weibo")) == 1
+
+
+def test_weibo_token_never_travels_in_a_url(tmp_path, sandbox, clock):
+    transport = RecordingTransport(clock)
+    run(tmp_path / "a", SPECS["weibo"].raw(sandbox), [make_post(1)], clock, transport)
+    (tmp_path / "b").mkdir()
+    write_ledger(tmp_path / "b" / "ledger.yml", {("blog/post-1/", "ch"): Record("in_flight", 1, record(tmp_path / "a").at)})
+    clock.now += 7200
+    run(tmp_path / "b", SPECS["weibo"].raw(sandbox), [make_post(1)], clock, transport)
+    assert any("user_timeline" in path for _, _, path in transport.seen)
+    urls = [str(r) for r in transport.seen]
+    assert not any("sandbox-weibo-access-token" in u for u in urls)
+
+
+# ------------------------------------------------------------------ bluesky
+
+def test_bluesky_one_session_for_many_posts_and_none_when_idle(tmp_path, sandbox, clock):
+    posts = [make_post(n) for n in (1, 2, 3)]
+    run(tmp_path, SPECS["bluesky"].raw(sandbox), posts, clock)
+    assert len(sandbox.snapshot()["bluesky"]["logins"]) == 1
+    run(tmp_path, SPECS["bluesky"].raw(sandbox), posts, clock)
+    assert len(sandbox.snapshot()["bluesky"]["logins"]) == 1
+    text = (tmp_path / "ledger.yml").read_text()
+    assert "acc-" not in text and "ref-" not in text
+
+
+def test_bluesky_retry_is_byte_identical_with_the_frozen_created_at(tmp_path, sandbox, clock):
+    post = make_post(1)
+    frozen = "2026-11-01T10:00:00.000Z"
+    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ch"): Record(
+        "in_flight", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"), created_at=frozen)})
+    run(tmp_path, SPECS["bluesky"].raw(sandbox), [post], clock)
+    stored = sandbox.snapshot()["bluesky"]["records"][rkey_for(post, "ch")]
+    assert stored["value"]["createdAt"] == frozen and record(tmp_path).created_at == frozen
+    # The same bytes again at the same key: a no-op success, still one record.
+    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ch"): Record(
+        "failed", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"), created_at=frozen)})
+    report, _ = run(tmp_path, SPECS["bluesky"].raw(sandbox), [post], clock)
+    assert [r.state for r in report.results] == ["done"] and len(remote_posts(sandbox, "bluesky")) == 1
+
+
+def test_bluesky_different_content_at_our_key_is_found_not_overwritten(tmp_path, sandbox, clock):
+    post = make_post(1)
+    run(tmp_path / "a", SPECS["bluesky"].raw(sandbox), [post], clock)
+    changed = make_post(1, title="Edited title")  # template or title changed since the first send
+    (tmp_path / "b").mkdir()
+    write_ledger(tmp_path / "b" / "ledger.yml", {("blog/post-1/", "ch"): Record(
+        "failed", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"))})
+    report, _ = run(tmp_path / "b", SPECS["bluesky"].raw(sandbox), [changed], clock)
+    assert [r.state for r in report.results] == ["done"]
+    records = remote_posts(sandbox, "bluesky")
+    assert len(records) == 1 and records[0]["value"]["text"].startswith("Post 1")
+
+
+def test_bluesky_expired_access_token_is_refreshed(tmp_path, sandbox, clock):
+    sandbox.emulators["bluesky"].expire_next_login = True
+    report, _ = run(tmp_path, SPECS["bluesky"].raw(sandbox), [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"]
+    assert len(sandbox.snapshot()["bluesky"]["logins"]) == 1  # refreshed, not logged in again
+
+
+def test_bluesky_facets_use_utf8_byte_offsets():
+    text = "幂等性 https://example.com/p/ #python"
+    found = facets(text)
+    data = text.encode("utf-8")
+    link, tag = found
+    assert data[link["index"]["byteStart"]:link["index"]["byteEnd"]] == b"https://example.com/p/"
+    assert data[tag["index"]["byteStart"]:tag["index"]["byteEnd"]] == "#python".encode()
+    assert link["index"]["byteStart"] == len("幂等性 ".encode())
+
+
+def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox, clock):
+    site_dir = tmp_path / "site"
+    (site_dir / "img").mkdir(parents=True)
+    (site_dir / "img" / "card.png").write_bytes(b"\x89PNG fake image bytes")
+    site = Site("https://example.com/", "Example", str(site_dir))
+    settings = parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, REGISTRY)
+    from mkdocs_syndicate.syndication import Options, send
+    from conftest import ListReporter
+    options = Options(ledger_path=tmp_path / "ledger.yml", channels=settings, site=site)
+    post = make_post(1, image="https://example.com/img/card.png")
+    send(options, [post], ListReporter(), clock=clock)
+    value = remote_posts(sandbox, "bluesky")[0]["value"]
+    external = value["embed"]["external"]
+    assert external["uri"] == post.url and external["title"] == "Post 1" and external["description"] == "About 1."
+    assert external["thumb"]["mimeType"] == "image/png" and external["thumb"]["size"] == 21
+
+
+def test_bluesky_rkey_is_a_valid_deterministic_tid():
+    import re
+    a, b = rkey_for(make_post(1), "bsky"), rkey_for(make_post(1), "bsky")
+    assert a == b and re.fullmatch(r"[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}", a)
+    assert rkey_for(make_post(2), "bsky") != a
