@@ -21,6 +21,11 @@ def make(folder: Path, sandbox) -> Path:
     config = write_site(folder, {"mode": "send", "channels": {
         "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token"},
         "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"},
+        "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
+                  "min_interval": 0},
+        "weibo": {"type": "weibo", "api": sandbox.url + "/weibo/2", "access_token": "sandbox-weibo-access-token"},
+        "bsky": {"type": "bluesky", "service": sandbox.url + "/bluesky", "handle": "sandbox.bsky.social",
+                 "app_password": "sandbox-bsky-app-password"},
     }}, POSTS)
     sandbox.key_file_root = folder / "site"
     return config
@@ -40,17 +45,33 @@ def run(config: Path, **env: str) -> tuple[int, str]:
     return process.returncode, err
 
 
+CHANNELS = ("masto", "ping", "devto", "weibo", "bsky")
+AT_MOST_ONCE = {"masto": "mastodon", "devto": "forem", "weibo": "weibo", "bsky": "bluesky"}
+
+
+def remote(state: dict, emulator: str) -> list[tuple[str, str]]:
+    """(remote id, first line of text) of every post an at-most-once emulator holds."""
+    if emulator == "mastodon":
+        return [(s["id"], s["text"].splitlines()[0]) for s in state["mastodon"]["statuses"]]
+    if emulator == "forem":
+        return [(str(a["id"]), a["title"]) for a in state["forem"]["articles"]]
+    if emulator == "weibo":
+        return [(s["idstr"], s["original"].split(" ")[0]) for s in state["weibo"]["statuses"]]
+    return [(f"at://did:plc:sandbox0000000000000000/app.bsky.feed.post/{k}", r["value"]["text"].splitlines()[0])
+            for k, r in state["bluesky"]["records"].items()]
+
+
 def check_outcome(config: Path, sandbox) -> None:
-    """Each Mastodon post exactly once, every URL pinged, every record done."""
+    """Each post exactly once on every at-most-once channel, every URL pinged, every record done."""
     state = sandbox.snapshot()
-    texts = [s["text"].splitlines()[0] for s in state["mastodon"]["statuses"]]
-    assert sorted(texts) == ["One", "Three", "Two"], texts
+    book = Ledger.read(config.parent / "ledger.yml")
+    for channel, emulator in AT_MOST_ONCE.items():
+        held = remote(state, emulator)
+        assert sorted(text for _, text in held) == ["One", "Three", "Two"], (channel, held)
+        assert {book.record(k, channel).remote_id for k in KEYS} == {i for i, _ in held}, channel
     pinged = {url for ping in state["indexnow"]["pings"] for url in ping["urls"]}
     assert pinged >= set(URLS)
-    book = Ledger.read(config.parent / "ledger.yml")
     for key in KEYS:
-        for channel in ("masto", "ping"):
+        for channel in CHANNELS:
             record = book.record(key, channel)
             assert record is not None and record.state == "done", (key, channel, record)
-    ids = {book.record(k, "masto").remote_id for k in KEYS}
-    assert ids == {s["id"] for s in state["mastodon"]["statuses"]}

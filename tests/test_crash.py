@@ -1,5 +1,5 @@
 """SIGKILL a real `mkdocs build` between the in_flight write and the response; the rerun finishes
-the work with each Mastodon post exactly once and every IndexNow URL pinged."""
+the work with each post exactly once on every at-most-once channel and every IndexNow URL pinged."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import crashsite
 from mkdocs_syndicate.ledger import Ledger
 
 
-@pytest.mark.parametrize("nth", [1, 2, 3, 4])  # 4 in_flight writes: 1 IndexNow batch + 3 Mastodon
+# 13 in_flight writes: 1 IndexNow batch + 3 posts on each of 4 at-most-once channels.
+@pytest.mark.parametrize("nth", range(1, 14))
 def test_kill_after_the_in_flight_write_then_rerun(tmp_path, sandbox, nth):
     config = crashsite.make(tmp_path / "site", sandbox)
     code, err = crashsite.run(config, SYNDICATE_CRASH_AT=f"after_in_flight_write:{nth}")
@@ -25,17 +26,18 @@ def test_kill_after_the_in_flight_write_then_rerun(tmp_path, sandbox, nth):
 
 @pytest.mark.parametrize("action", ["kill_before", "kill_after"])
 @pytest.mark.parametrize("which", [0, 2])
-def test_emulator_kills_the_client_around_its_commit_then_rerun(tmp_path, sandbox, action, which):
+@pytest.mark.parametrize("emulator", sorted(crashsite.AT_MOST_ONCE.values()))
+def test_emulator_kills_the_client_around_its_commit_then_rerun(tmp_path, sandbox, emulator, action, which):
     """The window no client-side checkpoint reaches: the server committed (or not), no reply came."""
     config = crashsite.make(tmp_path / "site", sandbox)
-    process = crashsite.start(config)
-    # Target the nth status create: let the earlier ones through unharmed.
+    # Target the nth create on that channel: let the earlier ones through unharmed.
     if which:
-        sandbox.add_fault({"channel": "mastodon", "action": "delay_after", "seconds": 0, "times": which})
-    sandbox.add_fault({"channel": "mastodon", "action": action, "pid": process.pid})
+        sandbox.add_fault({"channel": emulator, "action": "delay_after", "seconds": 0, "times": which})
+    process = crashsite.start(config)
+    sandbox.add_fault({"channel": emulator, "action": action, "pid": process.pid})
     _, err = process.communicate(timeout=120)
     assert process.returncode == -signal.SIGKILL, err
-    committed = len(sandbox.snapshot()["mastodon"]["statuses"])
+    committed = len(crashsite.remote(sandbox.snapshot(), emulator))
     assert committed == which + (1 if action == "kill_after" else 0)
     code, err = crashsite.run(config)
     assert code == 0, err

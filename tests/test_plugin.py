@@ -209,7 +209,24 @@ def test_example_site_runs_twice_with_the_second_run_quiet(tmp_path):
     first = mkdocs(site_copy / "mkdocs.yml")
     assert first.returncode == 0, first.stderr
     ledger_text = (tmp_path / "ledger.yml").read_text()
-    assert ledger_text.count("state: done") == 6 and ledger_text.count("remote_id") == 3
+    assert ledger_text.count("state: done") == 15 and ledger_text.count("remote_id") == 12
     second = mkdocs(site_copy / "mkdocs.yml")
     assert second.returncode == 0 and "0 requests" in second.stderr
     assert (tmp_path / "ledger.yml").read_text() == ledger_text
+
+
+def test_forem_body_links_resolve_through_mkdocs_file_map(site, sandbox):
+    devto = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
+             "min_interval": 0}
+    config = site({"mode": "send", "channels": {"devto": devto}}, posts={
+        "a.md": post("First") + "\nSee [the second](b.md#part), ![pic](../img/x.png) and [site](/about/).\n",
+        "b.md": post("Second", "2026-11-21"),
+    })
+    (config.parent / "docs" / "img").mkdir()
+    (config.parent / "docs" / "img" / "x.png").write_bytes(b"png")
+    result = mkdocs(config)
+    assert result.returncode == 0, result.stderr
+    body = next(a for a in sandbox.snapshot()["forem"]["articles"] if a["title"] == "First")["body_markdown"]
+    assert "[the second](https://example.com/posts/b/#part)" in body
+    assert "![pic](https://example.com/img/x.png)" in body and "[site](https://example.com/about/)" in body
+    assert not body.startswith("# First")
