@@ -12,6 +12,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -103,6 +104,8 @@ def _sandbox(options: Options) -> Iterator[str | None]:
     state_dir = options.sandbox_dir or options.ledger_path.parent / SANDBOX_DIR
     key_root = Path(options.site.site_dir) if options.site.site_dir else None
     with SandboxServer(state_dir, key_file_root=key_root) as server:
+        # As a registered Weibo app would be: the site's host is the safe domain.
+        server.emulators["weibo"].safe_domain = urlsplit(options.site.url).hostname  # type: ignore[attr-defined]
         yield server.url
 
 
