@@ -19,7 +19,8 @@ DECLARED = (
     "ledger.tmp_fsynced",
     "ledger.replaced",
     "after_in_flight_write",
-    "after_request_sent",
+    # "after the request is sent" has no client-side hook (httpx reports nothing between the last
+    # byte out and the response); the emulators' kill_before/kill_after faults cover that window.
     "after_response",
     "before_done_write",
     "after_done_write",

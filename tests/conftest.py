@@ -118,3 +118,15 @@ def write_ledger(path: Path, records: dict[tuple[str, str], "Record"]) -> None:
         entry = posts.setdefault(key, PostEntry(url=f"https://example.com/{key}", title=key))
         entry.channels[channel] = record
     path.write_text(dump(posts), encoding="utf-8")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The crash tests' counts (checkpoints K, scenarios, seeds), for the README and the log."""
+    try:
+        from crashlab import STATS
+    except ImportError:
+        return
+    if STATS:
+        terminalreporter.write_sep("-", "crash-safety counts")
+        for name, value in sorted(STATS.items()):
+            terminalreporter.write_line(f"{name}: {value}")

@@ -121,8 +121,7 @@ class SandboxServer:
     # ---------------------------------------------------------------- lifecycle
 
     def start(self) -> "SandboxServer":
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), _handler_for(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _QuietServer(("127.0.0.1", self._port), _handler_for(self))
         httpd = self._httpd
         self._thread = threading.Thread(target=lambda: httpd.serve_forever(poll_interval=0.05), name="syndicate-sandbox",
                                         daemon=True)
@@ -130,8 +129,7 @@ class SandboxServer:
         return self
 
     def serve_forever(self) -> None:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), _handler_for(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _QuietServer(("127.0.0.1", self._port), _handler_for(self))
         self._httpd.serve_forever()
 
     def stop(self) -> None:
@@ -256,6 +254,17 @@ class SandboxServer:
         if request.path == "/state" and request.method == "GET":
             return Response(200, self.snapshot())
         return Response(404, {"error": "Record not found"})
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client killed mid-request resets the connection: expected here, not worth a traceback."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
 
 
 def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:

@@ -1,0 +1,32 @@
+"""A syndication run in its own process, for the crash tests: `python crash_child.py spec.json`.
+
+Same code path as the plugin (`syndication.send`), without MkDocs' start-up cost, so hundreds of
+kills fit in CI. Exit 0 when every pair is done, 1 when work is left, -9 when killed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.posts import Post
+from mkdocs_syndicate.report import PlainReporter
+from mkdocs_syndicate.syndication import parse_options, send
+
+
+def main(spec_path: str) -> int:
+    spec = json.loads(Path(spec_path).read_text())
+    site = Site(spec["site_url"], "Crash Site", spec.get("site_dir", ""))
+    options = parse_options(spec["channels"], ledger_path=Path(spec["ledger"]), site=site, sandbox=False,
+                            sending=True, max_per_run=100)
+    posts = [Post(key=p["key"], url=p["url"], title=p["title"], date=dt.datetime.fromisoformat(p["date"]),
+                  source=p["key"], description=p.get("description", "")) for p in spec["posts"]]
+    report = send(options, posts, PlainReporter(print))
+    return 1 if report.undone else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

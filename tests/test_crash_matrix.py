@@ -1,0 +1,154 @@
+"""Kill anywhere, rerun, nothing lost and nothing doubled (reliability.md §2 and §6).
+
+Each scenario is 3 posts × 5 channels against its own emulator, run in child processes:
+- every checkpoint N of a clean run: SIGKILL at N, then a plain rerun;
+- the emulator SIGKILLs the client just before and just after committing, for every post and channel;
+- double crashes: the recovery run is killed too (sampled);
+- a random soak: jittered latency and 1-3 kills at random moments per seed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import crashlab
+from crashlab import STATS, Scenario, checkpoint_names
+from mkdocs_syndicate.checkpoints import DECLARED
+from mkdocs_syndicate.ledger import Ledger
+
+WORKERS = 4
+SOAK_SEEDS = int(os.environ.get("SYNDICATE_SOAK_SEEDS", "200"))
+SOAK_FIRST_SEED = int(os.environ.get("SYNDICATE_SOAK_SEED", "0"))
+
+
+def parallel(items, job):
+    """Run job(item) for each item; collect (item, error text) for the failures."""
+    def guarded(item):
+        try:
+            job(item)
+            return None
+        except Exception as exc:  # noqa: BLE001 - reported with the item that failed
+            return item, f"{type(exc).__name__}: {exc}"
+    with ThreadPoolExecutor(WORKERS) as pool:
+        return [r for r in pool.map(guarded, items) if r is not None]
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory):
+    """The checkpoints a clean run passes, in order."""
+    folder = tmp_path_factory.mktemp("clean")
+    scenario = Scenario(folder)
+    try:
+        code, output = scenario.run(SYNDICATE_CHECKPOINT_LOG=str(folder / "checkpoints.log"))
+        assert code == 0, output
+        scenario.check()
+    finally:
+        scenario.close()
+    return checkpoint_names(folder / "checkpoints.log")
+
+
+def test_every_declared_checkpoint_is_reached(clean_run):
+    assert set(clean_run) == set(DECLARED), set(DECLARED) - set(clean_run)
+    STATS["checkpoints K (clean run)"] = len(clean_run)
+
+
+def test_kill_at_every_checkpoint_then_rerun(clean_run, tmp_path):
+    def scenario_at(n):
+        scenario = Scenario(tmp_path / f"n{n}")
+        try:
+            code, output = scenario.run(SYNDICATE_CRASH_AT=str(n))
+            assert code == -signal.SIGKILL, f"not killed at checkpoint {n}: {output}"
+            Ledger.read(scenario.folder / "ledger.yml")  # whole, parseable
+            scenario.at_most_once_holds()
+            code, output = scenario.run()
+            assert code == 0, output
+            scenario.check()
+        finally:
+            scenario.close()
+
+    failures = parallel(range(1, len(clean_run) + 1), scenario_at)
+    STATS["checkpoint kill scenarios"] += len(clean_run)
+    assert not failures, failures[:5]
+
+
+SERVER_KILLS = [(emulator, nth, action)
+                for emulator in ("indexnow", *crashlab.AT_MOST_ONCE.values())
+                for nth in (range(1) if emulator == "indexnow" else range(3))
+                for action in ("kill_before", "kill_after")]
+
+
+def test_emulator_kills_the_client_around_every_commit(tmp_path):
+    def scenario_for(case):
+        emulator, nth, action = case
+        scenario = Scenario(tmp_path / f"{emulator}-{nth}-{action}")
+        try:
+            if nth:
+                scenario.server.add_fault({"channel": emulator, "action": "delay_after", "seconds": 0, "times": nth})
+            process = scenario.start()
+            scenario.server.add_fault({"channel": emulator, "action": action, "pid": process.pid})
+            output = "".join(process.communicate(timeout=120))
+            assert process.returncode == -signal.SIGKILL, output
+            scenario.at_most_once_holds()
+            code, output = scenario.run()
+            assert code == 0, output
+            scenario.check()
+        finally:
+            scenario.close()
+
+    failures = parallel(SERVER_KILLS, scenario_for)
+    STATS["emulator kill scenarios"] += len(SERVER_KILLS)
+    assert not failures, failures[:5]
+
+
+def test_double_crash_the_recovery_run_is_killed_too(clean_run, tmp_path):
+    rng = random.Random(7)
+    pairs = [(i, rng.randint(1, len(clean_run)), rng.randint(1, 40)) for i in range(16)]
+
+    def scenario_for(pair):
+        index, first, second = pair
+        scenario = Scenario(tmp_path / f"d{index}-{first}-{second}")
+        try:
+            assert scenario.run(SYNDICATE_CRASH_AT=str(first))[0] == -signal.SIGKILL
+            code, output = scenario.run(SYNDICATE_CRASH_AT=str(second))  # may finish before `second`
+            assert code in (0, -signal.SIGKILL), output
+            scenario.at_most_once_holds()
+            code, output = scenario.run()
+            assert code == 0, output
+            scenario.check()
+        finally:
+            scenario.close()
+
+    failures = parallel(pairs, scenario_for)
+    STATS["double crash scenarios"] += len(pairs)
+    assert not failures, failures[:5]
+
+
+def test_random_kill_soak(tmp_path):
+    seeds = range(SOAK_FIRST_SEED, SOAK_FIRST_SEED + SOAK_SEEDS)
+
+    def scenario_for(seed):
+        rng = random.Random(seed)
+        scenario = Scenario(tmp_path / f"s{seed}")
+        jitter = random.Random(seed + 1_000_000)
+        scenario.server.latency = lambda: jitter.uniform(0, 0.015)
+        try:
+            for _ in range(rng.randint(1, 3)):
+                scenario.kill_after(rng.uniform(0.05, 0.8))
+                Ledger.read(scenario.folder / "ledger.yml")
+                scenario.at_most_once_holds()
+            code, output = scenario.run()
+            assert code == 0, output
+            scenario.check()
+        except AssertionError as exc:
+            raise AssertionError(f"seed {seed} (replay: SYNDICATE_SOAK_SEED={seed} SYNDICATE_SOAK_SEEDS=1): {exc}") from None
+        finally:
+            scenario.close()
+
+    failures = parallel(seeds, scenario_for)
+    STATS["soak seeds"] += len(seeds)
+    assert not failures, failures[:5]
