@@ -1,17 +1,20 @@
 """A syndication run in its own process, for the crash tests: `python crash_child.py spec.json`.
 
 Same code path as the plugin (`syndication.send`), without MkDocs' start-up cost, so hundreds of
-kills fit in CI. Exit 0 when every pair is done, 1 when work is left, -9 when killed.
+kills fit in CI. Exit 0 when every pair is done, 1 when work is left, 2 on a refusal such as
+a locked ledger, -9 when killed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sys
 from pathlib import Path
 
 from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.errors import SyndicateError
 from mkdocs_syndicate.posts import Post
 from mkdocs_syndicate.report import PlainReporter
 from mkdocs_syndicate.syndication import parse_options, send
@@ -21,10 +24,15 @@ def main(spec_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text())
     site = Site(spec["site_url"], "Crash Site", spec.get("site_dir", ""))
     options = parse_options(spec["channels"], ledger_path=Path(spec["ledger"]), site=site, sandbox=False,
-                            sending=True, max_per_run=100)
+                            sending=True, max_per_run=100,
+                            lock_timeout=float(os.environ.get("CRASH_LOCK_TIMEOUT", "10")))
     posts = [Post(key=p["key"], url=p["url"], title=p["title"], date=dt.datetime.fromisoformat(p["date"]),
                   source=p["key"], description=p.get("description", "")) for p in spec["posts"]]
-    report = send(options, posts, PlainReporter(print))
+    try:
+        report = send(options, posts, PlainReporter(print))
+    except SyndicateError as exc:  # what the plugin turns into a build error
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 1 if report.undone else 0
 
 

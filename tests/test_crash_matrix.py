@@ -152,3 +152,54 @@ def test_random_kill_soak(tmp_path):
     failures = parallel(seeds, scenario_for)
     STATS["soak seeds"] += len(seeds)
     assert not failures, failures[:5]
+
+
+def _wait_for_lock_holder(scenario: Scenario, process) -> None:
+    """Until the first run has written its first in_flight record: it holds the lock then."""
+    import time
+
+    ledger = scenario.folder / "ledger.yml"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and process.poll() is None:
+        if ledger.exists() and "in_flight" in ledger.read_text():
+            return
+        time.sleep(0.01)
+    raise AssertionError("the first run never wrote in_flight")
+
+
+def test_second_concurrent_run_is_refused_without_touching_the_ledger(tmp_path):
+    scenario = Scenario(tmp_path / "refused")
+    # The first run holds the lock for a while: its first Mastodon answer takes 4 s.
+    scenario.server.add_fault({"channel": "mastodon", "action": "delay_after", "seconds": 4})
+    try:
+        first = scenario.start()
+        _wait_for_lock_holder(scenario, first)
+        code, output = scenario.run(CRASH_LOCK_TIMEOUT="0.2")
+        assert code == 2 and "another mkdocs-syndicate run holds ledger.yml.lock" in output, output
+        assert "Nothing was sent" in output
+        out, err = first.communicate(timeout=120)
+        assert first.returncode == 0, out + err
+        scenario.check()  # each post exactly once: the refused run sent nothing
+        requests = len(scenario.server.requests())
+        code, output = scenario.run()
+        assert code == 0 and len(scenario.server.requests()) == requests, output
+    finally:
+        scenario.close()
+
+
+def test_second_concurrent_run_waits_for_the_lock_then_finds_nothing_to_do(tmp_path):
+    scenario = Scenario(tmp_path / "waits")
+    scenario.server.add_fault({"channel": "mastodon", "action": "delay_after", "seconds": 2})
+    try:
+        first = scenario.start()
+        _wait_for_lock_holder(scenario, first)
+        second = scenario.start(CRASH_LOCK_TIMEOUT="60")
+        out, err = first.communicate(timeout=120)
+        assert first.returncode == 0, out + err
+        requests = len(scenario.server.requests())
+        out, err = second.communicate(timeout=120)
+        assert second.returncode == 0, out + err
+        assert len(scenario.server.requests()) == requests  # it found the work done: no reads either
+        scenario.check()  # each post exactly once: the waiting run re-read the ledger after the lock
+    finally:
+        scenario.close()
