@@ -3,6 +3,7 @@
 SYNDICATE_CHECKPOINT_LOG=path   append "<n>\t<name>" for every checkpoint hit (to count them)
 SYNDICATE_CRASH_AT=N            SIGKILL this process at the N-th checkpoint hit
 SYNDICATE_CRASH_AT=name:K       SIGKILL at the K-th hit of the named checkpoint
+SYNDICATE_CRASH_HOW=raise       raise InjectedCrash there instead (an unexpected error mid-run)
 
 The kill is a real SIGKILL: no finally blocks, no atexit, exactly like a CI timeout.
 """
@@ -28,6 +29,11 @@ DECLARED = (
 
 _log_path = os.environ.get("SYNDICATE_CHECKPOINT_LOG") or None
 _crash_spec = os.environ.get("SYNDICATE_CRASH_AT") or None
+_crash_how = os.environ.get("SYNDICATE_CRASH_HOW", "kill")
+
+
+class InjectedCrash(RuntimeError):
+    """A test asked for an unexpected error at this checkpoint."""
 _count = 0
 _per_name: dict[str, int] = {}
 
@@ -49,6 +55,8 @@ def hit(name: str) -> None:
             log.flush()
             os.fsync(log.fileno())
     if _crash_spec is not None and _should_crash(name):
+        if _crash_how == "raise":
+            raise InjectedCrash(f"injected crash at checkpoint {_count} ({name})")
         os.kill(os.getpid(), signal.SIGKILL)
 
 

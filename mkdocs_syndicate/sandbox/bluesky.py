@@ -30,6 +30,8 @@ def cid_of(value: Any) -> str:
 
 class BlueskyEmulator(Emulator):
     name = "bluesky"
+    app_password = APP_PASSWORD  # what it accepts; tests may set their own (a sentinel)
+    jwt_prefix = ""              # marks the session tokens it hands out
     creating = ("POST /xrpc/com.atproto.repo.putRecord", "POST /xrpc/com.atproto.repo.createRecord")
     access_ttl = ACCESS_TTL
     expire_next_login = False   # tests: the next createSession hands out an already expired token
@@ -79,7 +81,8 @@ class BlueskyEmulator(Emulator):
     # ---------------------------------------------------------------- sessions
 
     def _new_tokens(self) -> dict[str, str]:
-        access, refresh = "acc-" + _random.token_hex(16), "ref-" + _random.token_hex(16)
+        access = f"{self.jwt_prefix}acc-{_random.token_hex(16)}"
+        refresh = f"{self.jwt_prefix}ref-{_random.token_hex(16)}"
         self.state["sessions"][access] = {"kind": "access", "expires": self.server.now() + self.access_ttl}
         self.state["sessions"][refresh] = {"kind": "refresh", "expires": self.server.now() + 90 * 86400}
         return {"accessJwt": access, "refreshJwt": refresh, "handle": HANDLE, "did": DID, "active": True}
@@ -94,7 +97,7 @@ class BlueskyEmulator(Emulator):
             body = request.json()
         except ValueError:
             return self._error(400, "InvalidRequest", "Input must be JSON")
-        if body.get("identifier") not in (HANDLE, DID) or body.get("password") != APP_PASSWORD:
+        if body.get("identifier") not in (HANDLE, DID) or body.get("password") != self.app_password:
             return self._error(401, "AuthenticationRequired", "Invalid identifier or password")
         tokens = self._new_tokens()
         if self.expire_next_login:

@@ -28,6 +28,7 @@ def _slug(title: str) -> str:
 
 class ForemEmulator(Emulator):
     name = "forem"
+    api_key = API_KEY      # what it accepts; tests may set their own (a sentinel)
     creating = ("POST /api/articles",)
 
     def initial_state(self) -> dict[str, Any]:
@@ -50,7 +51,7 @@ class ForemEmulator(Emulator):
         return Response(status, {"error": message, "status": status})
 
     def handle(self, request: Request) -> Response:
-        if request.headers.get("api-key") != API_KEY:
+        if request.headers.get("api-key") != self.api_key:
             return self._error(401, "unauthorized")
         if ACCEPT not in request.headers.get("accept", ""):
             return self._error(406, f"send Accept: {ACCEPT}")

@@ -52,6 +52,7 @@ def _linkify(text: str) -> str:
 
 class MastodonEmulator(Emulator):
     name = "mastodon"
+    token = TOKEN          # what it accepts; tests may set their own (a sentinel)
     creating = ("POST /api/v1/statuses",)
 
     def initial_state(self) -> dict[str, Any]:
@@ -93,7 +94,7 @@ class MastodonEmulator(Emulator):
             return Response(200, {"domain": "sandbox", "version": "4.3.0", "configuration": {"statuses": {
                 "max_characters": MAX_CHARACTERS, "characters_reserved_per_url": 23,
                 "max_media_attachments": 4}}})
-        if request.headers.get("authorization") != f"Bearer {TOKEN}":
+        if request.headers.get("authorization") != f"Bearer {self.token}":
             return Response(401, {"error": "The access token is invalid"})
         if request.path == "/api/v1/statuses" and request.method == "POST":
             return self._create(request)

@@ -40,6 +40,7 @@ def weibo_time(epoch: float) -> str:
 
 class WeiboEmulator(Emulator):
     name = "weibo"
+    token = TOKEN          # what it accepts; tests may set their own (a sentinel)
     creating = ("POST /2/statuses/share.json",)
     safe_domain: str | None = None   # None: any link will do
 
@@ -65,7 +66,7 @@ class WeiboEmulator(Emulator):
         token = self._token(request, fields)
         if token is None:
             return self._error(400, 10006, "source paramter(appkey) is missing", request.path)
-        if token != TOKEN:
+        if token != self.token:
             return self._error(401, 21332, "invalid_access_token", request.path)
         if request.path == "/2/statuses/share.json" and request.method == "POST":
             return self._share(request, fields)
