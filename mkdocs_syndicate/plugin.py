@@ -3,7 +3,7 @@
 - on_startup: remember the command; hook the end of gh-deploy (on_shutdown runs *before* its push).
 - on_config: reset per-build state (plugin instances are reused), validate every setting.
 - on_files (late): publish the IndexNow key file into the site.
-- on_post_build (late): collect posts with their final URLs.
+- on_post_build (late): collect posts with their final URLs; save them for `mkdocs-syndicate run`.
 - on_shutdown / after the gh-deploy push: send (or plan), print the summary, fail on undone work.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
-from pathlib import Path
 
 import click
 from mkdocs.config import base
@@ -21,17 +20,17 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files
-from rich.console import Console
 
-from .channels.base import Site
 from .channels.indexnow import IndexNowChannel
 from .errors import SyndicateError
 from .gather import gather_posts
 from .modes import MODES, Decision, decide
-from .posts import Post, as_datetime
-from .report import PlainReporter, RichReporter, plan_lines, summary_table, undone_lines
+from .manifest import manifest_path, write_manifest
+from .mkdocs_site import options_from
+from .posts import Post
+from .presenting import log_plan, run_with_display, undone_message
 from .runner import DEFAULT_MAX_WAIT
-from .syndication import Options, make_channels, parse_options, plan, require_site_url, send
+from .syndication import Options, make_channels, plan
 
 log = get_plugin_logger("syndicate")
 
@@ -76,21 +75,10 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
         self.decision = decide(self.config.mode, self.command, self.serving, os.environ)
         if self.config.mode == "off":
             return config
-        where = f"{config.config_file_path}: plugins.syndicate"
         try:
-            site = Site(require_site_url(config.site_url), config.site_name or "", config.site_dir)
-            since = self.config.since
-            max_per_run = self.config.max_per_run if self.config.max_per_run is not None else 10
-            if max_per_run < 1:
-                raise SyndicateError("max_per_run: must be 1 or more")
-            self.options = parse_options(
-                self.config.channels, ledger_path=self._ledger_path(config), site=site,
-                sandbox=self.config.sandbox, sending=self.decision.sends,
-                since=as_datetime(since, "since") if since is not None else None,
-                max_per_run=max_per_run, max_wait=float(self.config.max_wait))
+            self.options = options_from(config, self.config, sending=self.decision.sends)
         except SyndicateError as exc:
-            raise PluginError(f"{where}.{exc}" if str(exc).startswith(("channels", "max_per_run"))
-                              else f"{where}: {exc}") from None
+            raise PluginError(str(exc)) from None
         return config
 
     @event_priority(-100)
@@ -115,6 +103,10 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
             self.posts = gather_posts(self.files, config, self.config.posts)
         except SyndicateError as exc:
             raise PluginError(f"syndicate: {exc}") from None
+        if not self.serving and not self.dirty:
+            # For `mkdocs-syndicate run/plan/adopt`, which work from the last build's posts.
+            write_manifest(manifest_path(self.options.ledger_path), self.posts, self.options.site.url,
+                           dt.datetime.now(dt.timezone.utc))
 
     def on_shutdown(self) -> None:
         if self.command == "gh-deploy":
@@ -149,34 +141,11 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
             raise PluginError(f"syndicate: {exc}") from None
 
     def _send(self, options: Options, posts: list[Post]) -> None:
-        console = Console(stderr=True)
-        if not console.is_terminal:  # CI logs: no wrapping of keys and URLs at 80 columns
-            console = Console(stderr=True, width=200)
         log.info(f"sending ({self.decision.reason}){' to the sandbox' if options.sandbox else ''}")
-        if console.is_terminal:
-            with RichReporter(console, log.info) as reporter:
-                report = send(options, posts, reporter)
-        else:
-            report = send(options, posts, PlainReporter(log.info))
-        if not report.results:
-            log.info("nothing pending: every post is announced everywhere (0 requests)")
-        else:
-            console.print(summary_table(report))
-        for key in report.deferred:
-            log.warning(f"deferred by max_per_run, goes out next run: {key}")
-        undone = undone_lines(report)
-        if undone:
-            raise PluginError(f"syndicate: {len(undone)} pair(s) left undone (see {options.ledger_path.name}):\n  "
-                              + "\n  ".join(undone))
+        report = run_with_display(options, posts, log.info, log.warning)
+        message = undone_message(report, options)
+        if message:
+            raise PluginError(f"syndicate: {message}")
 
     def _plan(self, options: Options, posts: list[Post]) -> None:
-        the_plan = plan(options, posts)
-        if not the_plan.pairs and not the_plan.deferred:
-            log.info(f"plan ({self.decision.reason}): nothing pending")
-            return
-        log.info(f"plan ({self.decision.reason}): {len(the_plan.pairs)} pair(s) would be sent; nothing sent")
-        for line in plan_lines(the_plan):
-            log.info(line)
-
-    def _ledger_path(self, config: MkDocsConfig) -> Path:
-        return (Path(config.config_file_path).parent / self.config.ledger).resolve()
+        log_plan(plan(options, posts), self.decision.reason, log.info)

@@ -20,7 +20,7 @@ import tenacity
 
 from . import checkpoints
 from .channels.base import Channel, Found, Kind, Outcome, Verdict
-from .ledger import Ledger, PostRef, Transition
+from .ledger import Ledger, Transition
 from .ledger_format import Record
 from .pacing import PacedHttp
 from .planning import PendingPair, Plan
@@ -36,7 +36,7 @@ DEFAULT_429_WAIT = 60.0    # a 429 without any hint
 class PairResult:
     post_key: str
     channel: str
-    state: str               # done | failed | in_flight | not_attempted
+    state: str               # done | failed | in_flight | not_attempted | pending (verify only)
     detail: str = ""
     remote_url: str | None = None
     needs_review: bool = False
@@ -76,7 +76,8 @@ class _LaneStopped(Exception):
 class Runner:
     def __init__(self, ledger: Ledger, plan: Plan, *, clock: Clock, reporter: Reporter,
                  transport: httpx.AsyncBaseTransport | None = None, max_wait: float = DEFAULT_MAX_WAIT,
-                 tries: int = DEFAULT_TRIES, rng: random.Random | None = None) -> None:
+                 tries: int = DEFAULT_TRIES, rng: random.Random | None = None,
+                 verify_only: bool = False) -> None:
         self.ledger = ledger
         self.plan = plan
         self.clock = clock
@@ -85,6 +86,7 @@ class Runner:
         self.max_wait = max_wait
         self.tries = tries
         self.rng = rng or random.Random()
+        self.verify_only = verify_only   # `mkdocs-syndicate verify`: reads only, never a send
         self.report = RunReport(deferred=[p.key for p in plan.deferred])
 
     async def run(self) -> RunReport:
@@ -155,6 +157,15 @@ class Runner:
             if verdict.found is Found.CONFLICT:
                 self._conflict(pair, record, verdict)
                 return
+            if self.verify_only:  # proved absent: pending again, for the next run to send
+                error = f"verify found no post on {channel.id}; the next run sends it"
+                self._write(pair, Record("failed", record.attempts, self._now(), error=error,
+                                         idempotency_key=record.idempotency_key, created_at=record.created_at,
+                                         message_sha256=record.message_sha256))
+                self._finish(pair, "pending", error)
+                return
+        if self.verify_only:
+            return
         await self._send_with_retries(channel, http, pair, record.attempts if record else 0)
 
     async def _verify(self, channel: Channel, http: PacedHttp, pair: PendingPair, record: Record,

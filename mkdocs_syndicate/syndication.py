@@ -18,7 +18,7 @@ import httpx
 
 from .channels import REGISTRY
 from .channels.base import Channel, Site
-from .errors import ConfigError
+from .errors import ConfigError, SyndicateError
 from .ledger import Ledger
 from .planning import Plan, make_plan
 from .posts import Post, announceable
@@ -81,19 +81,45 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
 
 
 def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Clock | None = None,
-         transport: httpx.AsyncBaseTransport | None = None) -> RunReport:
-    """Send every pending pair. The ledger is locked for the whole run and loaded before any call."""
+         transport: httpx.AsyncBaseTransport | None = None, verify_only: bool = False) -> RunReport:
+    """Send every pending pair (with verify_only: only read back in_flight records). The ledger is
+    locked for the whole run and loaded before any call. Ctrl-C raises RunInterrupted, with the
+    ledger consistent: every record on disk is one the protocol wrote."""
     clock = clock or SystemClock()
-    chosen = select_posts(options, posts, clock)
+    chosen = select_posts(options, posts, clock) if not verify_only else posts
     with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
         with _sandbox(options) as sandbox_url:
             channels = make_channels(options, sandbox_url)
-            the_plan = make_plan(ledger, chosen, channels, options.max_per_run)
+            the_plan = make_plan(ledger, chosen, channels, None if verify_only else options.max_per_run)
+            if verify_only:
+                the_plan = Plan(lanes={ch: [p for p in pairs if p.needs_verify]
+                                       for ch, pairs in the_plan.lanes.items()})
             if not the_plan.pairs:
                 return RunReport(deferred=[p.key for p in the_plan.deferred])
             runner = Runner(ledger, the_plan, clock=clock, reporter=reporter, transport=transport,
-                            max_wait=options.max_wait)
-            return asyncio.run(runner.run())
+                            max_wait=options.max_wait, verify_only=verify_only)
+            try:
+                return asyncio.run(runner.run())
+            except KeyboardInterrupt:
+                raise RunInterrupted(runner.report, the_plan, ledger) from None
+
+
+class RunInterrupted(SyndicateError):
+    """Ctrl-C during a run: says what finished and what is left for the next run."""
+
+    def __init__(self, report: RunReport, the_plan: Plan, ledger: Ledger) -> None:
+        finished = {(r.post_key, r.channel) for r in report.results}
+        self.report = report
+        self.left = []
+        for pair in the_plan.pairs:
+            if (pair.post.key, pair.channel.id) in finished:
+                continue
+            record = ledger.record(pair.post.key, pair.channel.id)
+            state = record.state if record else "pending"
+            note = " (a request may be out: the next run verifies it)" if state == "in_flight" else ""
+            self.left.append(f"({pair.post.key}, {pair.channel.id}) {state}{note}")
+        super().__init__(f"interrupted: {len(finished)} pair(s) finished, {len(self.left)} left for the "
+                         f"next run (the ledger is consistent):\n  " + "\n  ".join(self.left))
 
 
 @contextlib.contextmanager

@@ -1,0 +1,71 @@
+"""The posts a build found, saved so that `mkdocs-syndicate run`, `plan` and `adopt` can work
+without rebuilding the site (pipelines whose deploy step comes after the build).
+
+Kept in `.syndicate-cache/<ledger name>.posts.json` next to the ledger: local, git-ignored, never
+inside the built site (which gets published). Written atomically at the end of every build that
+is not `serve` and not `--dirty`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+from .atomicfile import atomic_write_text
+from .errors import SyndicateError
+from .posts import ChannelOverride, Post
+from .timeutil import from_iso, to_iso
+
+CACHE_DIR = ".syndicate-cache"
+FORMAT = 1
+
+
+class ManifestError(SyndicateError):
+    """No usable record of the last build's posts."""
+
+
+def manifest_path(ledger_path: Path) -> Path:
+    return ledger_path.parent / CACHE_DIR / f"{ledger_path.name}.posts.json"
+
+
+def write_manifest(path: Path, posts: list[Post], site_url: str, built_at: dt.datetime) -> None:
+    data = {"format": FORMAT, "site_url": site_url, "built_at": to_iso(built_at),
+            "posts": [_post_to_json(post) for post in posts]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", checkpoint=False)
+
+
+def read_manifest(path: Path, site_url: str) -> tuple[list[Post], dt.datetime]:
+    """The posts of the last build and when it ran; raises ManifestError naming the file."""
+    if not path.exists():
+        raise ManifestError(f"{path}: no record of a build; run `mkdocs build` first (it saves the "
+                            "posts it found there)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT:
+            raise ManifestError(f"{path}: written by another mkdocs-syndicate version; run `mkdocs build` again")
+        posts = [_post_from_json(item) for item in data["posts"]]
+        built_at = from_iso(data["built_at"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ManifestError(f"{path}: unreadable ({type(exc).__name__}); run `mkdocs build` again") from None
+    if data.get("site_url") != site_url:
+        raise ManifestError(f"{path}: built for site_url {data.get('site_url')!r}, but mkdocs.yml says "
+                            f"{site_url!r}; run `mkdocs build` again")
+    return posts, built_at
+
+
+def _post_to_json(post: Post) -> dict[str, Any]:
+    return {"key": post.key, "url": post.url, "title": post.title, "date": post.date.isoformat(),
+            "source": post.source, "description": post.description, "tags": list(post.tags),
+            "draft": post.draft, "body": post.body, "image": post.image, "opted_out": post.opted_out,
+            "overrides": {k: {"enabled": o.enabled, "text": o.text} for k, o in post.overrides.items()}}
+
+
+def _post_from_json(item: dict[str, Any]) -> Post:
+    return Post(key=item["key"], url=item["url"], title=item["title"],
+                date=dt.datetime.fromisoformat(item["date"]), source=item["source"],
+                description=item["description"], tags=tuple(item["tags"]), draft=item["draft"],
+                body=item["body"], image=item["image"], opted_out=item["opted_out"],
+                overrides={k: ChannelOverride(bool(o["enabled"]), o["text"]) for k, o in item["overrides"].items()})

@@ -1,0 +1,76 @@
+"""From an MkDocs config to a run's Options: shared by the plugin (inside a build) and by the
+`mkdocs-syndicate` command (which loads mkdocs.yml itself, without building)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .channels.base import Site
+from .errors import ConfigError, SyndicateError
+from .posts import as_datetime
+from .syndication import Options, parse_options, require_site_url
+
+if TYPE_CHECKING:
+    from mkdocs.config.defaults import MkDocsConfig
+
+
+def ledger_path(config: "MkDocsConfig", plugin_config: Any) -> Path:
+    return (Path(config.config_file_path).parent / plugin_config.ledger).resolve()
+
+
+def options_from(config: "MkDocsConfig", plugin_config: Any, *, sending: bool) -> Options:
+    """Validate the plugin's settings; a ConfigError names `mkdocs.yml: plugins.syndicate.<setting>`."""
+    where = f"{config.config_file_path}: plugins.syndicate"
+    try:
+        site = Site(require_site_url(config.site_url), config.site_name or "", config.site_dir)
+        since = plugin_config.since
+        max_per_run = plugin_config.max_per_run if plugin_config.max_per_run is not None else 10
+        if max_per_run < 1:
+            raise SyndicateError("max_per_run: must be 1 or more")
+        return parse_options(
+            plugin_config.channels, ledger_path=ledger_path(config, plugin_config), site=site,
+            sandbox=plugin_config.sandbox, sending=sending,
+            since=as_datetime(since, "since") if since is not None else None,
+            max_per_run=max_per_run, max_wait=float(plugin_config.max_wait))
+    except SyndicateError as exc:
+        text = str(exc)
+        raise ConfigError(f"{where}.{text}" if text.startswith(("channels", "max_per_run"))
+                          else f"{where}: {text}") from None
+
+
+@dataclass
+class LoadedSite:
+    config: "MkDocsConfig"
+    plugin_config: Any
+
+    @property
+    def ledger_path(self) -> Path:
+        return ledger_path(self.config, self.plugin_config)
+
+    @property
+    def mode(self) -> str:
+        return str(self.plugin_config.mode)
+
+    def options(self, *, sending: bool) -> Options:
+        return options_from(self.config, self.plugin_config, sending=sending)
+
+
+def load_site(config_file: Path | None) -> LoadedSite:
+    """Load and validate mkdocs.yml as MkDocs does (plugins included), without building."""
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import ConfigurationError
+
+    from .plugin import SyndicatePlugin
+
+    try:
+        config = load_config(config_file=str(config_file) if config_file else None)
+    except ConfigurationError as exc:
+        raise ConfigError(f"{config_file or 'mkdocs.yml'}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{config_file or 'mkdocs.yml'}: {exc.strerror or exc}") from None
+    for plugin in config.plugins.values():
+        if isinstance(plugin, SyndicatePlugin):
+            return LoadedSite(config, plugin.config)
+    raise ConfigError(f"{config.config_file_path}: the syndicate plugin is not in `plugins:`")

@@ -1,0 +1,57 @@
+"""Running a send with the right display, shared by the plugin and `mkdocs-syndicate run`:
+a live display on a terminal, plain lines in CI logs, then the summary table."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.console import Console
+
+from .planning import Plan
+from .posts import Post
+from .report import PlainReporter, RichReporter, plan_lines, summary_table, undone_lines
+from .runner import RunReport
+from .syndication import Options, send
+
+
+def stderr_console() -> Console:
+    console = Console(stderr=True)
+    if not console.is_terminal:  # CI logs: no wrapping of keys and URLs at 80 columns
+        console = Console(stderr=True, width=200)
+    return console
+
+
+def run_with_display(options: Options, posts: list[Post], log: Callable[[str], None],
+                     warn: Callable[[str], None], *, verify_only: bool = False,
+                     console: Console | None = None) -> RunReport:
+    console = console or stderr_console()
+    if console.is_terminal:
+        with RichReporter(console, log) as reporter:
+            report = send(options, posts, reporter, verify_only=verify_only)
+    else:
+        report = send(options, posts, PlainReporter(log), verify_only=verify_only)
+    if not report.results:
+        log("nothing in flight to verify (0 requests)" if verify_only
+            else "nothing pending: every post is announced everywhere (0 requests)")
+    else:
+        console.print(summary_table(report))
+    for key in report.deferred:
+        warn(f"deferred by max_per_run, goes out next run: {key}")
+    return report
+
+
+def undone_message(report: RunReport, options: Options) -> str | None:
+    undone = undone_lines(report)
+    if not undone:
+        return None
+    return (f"{len(undone)} pair(s) left undone (see {options.ledger_path.name}):\n  "
+            + "\n  ".join(undone))
+
+
+def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None]) -> None:
+    if not the_plan.pairs and not the_plan.deferred:
+        log(f"plan ({reason}): nothing pending")
+        return
+    log(f"plan ({reason}): {len(the_plan.pairs)} pair(s) would be sent; nothing sent")
+    for line in plan_lines(the_plan):
+        log(line)
