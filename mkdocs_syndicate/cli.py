@@ -1,20 +1,93 @@
-"""The `mkdocs-syndicate` command. For now: `check`, which validates a ledger without touching it."""
+"""The `mkdocs-syndicate` command: see and steer what the plugin does without editing YAML by hand.
+
+Every subcommand that needs the site takes `-f mkdocs.yml` like MkDocs. `run`, `plan` and `adopt`
+work from the posts the last `mkdocs build` saved (.syndicate-cache/), so they never rebuild.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import getpass
+import json
+import os
+import signal
+import sys
 from pathlib import Path
+from typing import Any, Callable
 
 import click
+from rich.console import Console
+from rich.table import Table
 
-from .errors import LedgerError
-from .ledger import Ledger
-from .ledger_format import STATES
+from .errors import LedgerError, SyndicateError
+from .ledger import Ledger, PostRef, Transition
+from .ledger_format import STATES, Record
+from .manifest import manifest_path, read_manifest
+from .mkdocs_site import LoadedSite, load_site
+from .modes import pull_request_reason
+from .posts import Post, as_datetime
+from .presenting import run_with_display, undone_message
+from .status import human_age, status_view
+from .syndication import Options, RunInterrupted, make_channels, plan as make_the_plan, sandbox_state_dir, select_posts
+from .timeutil import SystemClock, from_iso, to_iso, utcnow
+
+EXIT_INTERRUPTED = 130
+
+config_file_option = click.option(
+    "-f", "--config-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Provide a specific MkDocs config (default: ./mkdocs.yml).")
 
 
 @click.group()
 def main() -> None:
-    """Operate mkdocs-syndicate's ledger."""
+    """See and steer mkdocs-syndicate: what went out where, and what is left."""
 
+
+# ---------------------------------------------------------------------- helpers
+
+def _guard(action: Callable[[], Any]) -> Any:
+    """Our errors become one clear line and exit 1, never a traceback."""
+    try:
+        return action()
+    except RunInterrupted as exc:
+        click.echo(f"Interrupted: {exc}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except SyndicateError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _site(config_file: Path | None) -> LoadedSite:
+    return _guard(lambda: load_site(config_file))
+
+
+def _built_posts(options: Options) -> tuple[list[Post], dt.datetime]:
+    return _guard(lambda: read_manifest(manifest_path(options.ledger_path), options.site.url))
+
+
+def _now() -> dt.datetime:
+    return utcnow(SystemClock())
+
+
+def _out() -> Console:
+    console = Console()
+    return console if console.is_terminal else Console(width=200)
+
+
+def _who() -> str:
+    for name in ("GIT_AUTHOR_NAME", "GITHUB_ACTOR", "USER"):
+        if os.environ.get(name):
+            return os.environ[name]
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "someone"
+
+
+def _channel_ids(options: Options) -> list[str]:
+    return [c.id for c in options.channels if c.enabled]
+
+
+# ---------------------------------------------------------------------- check
 
 @main.command()
 @click.argument("ledger", type=click.Path(path_type=Path), default="ledger.yml")
@@ -31,3 +104,304 @@ def check(ledger: Path) -> None:
     summary = ", ".join(f"{n} {s}" for s, n in states.items() if n)
     click.echo(f"{ledger}: ok, {len(loaded.posts)} posts, {len(records)} records"
                + (f" ({summary})" if summary else ""))
+
+
+# ---------------------------------------------------------------------- status
+
+STATE_STYLE = {"done": "green", "failed": "red", "in_flight": "yellow", "pending": "cyan",
+               "skipped": "dim", "opted_out": "dim"}
+
+
+@main.command()
+@config_file_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--check", "check_", is_flag=True, help="Exit 1 when any pair is failed or in_flight.")
+def status(config_file: Path | None, as_json: bool, check_: bool) -> None:
+    """Every (post, channel) pair: state, remote URL, attempts, age of in_flight records."""
+    site = _site(config_file)
+    options = _guard(lambda: site.options(sending=False))
+    ledger = _guard(lambda: Ledger.read(options.ledger_path))
+    now = _now()
+    try:
+        posts: list[Post] | None = select_posts(options, read_manifest(
+            manifest_path(options.ledger_path), options.site.url)[0], SystemClock())
+    except SyndicateError:
+        posts = None
+    view = status_view(ledger, _channel_ids(options), posts, now)
+    if as_json:
+        click.echo(json.dumps({"ledger": str(options.ledger_path), "build_seen": posts is not None,
+                               **view.to_json()}, ensure_ascii=False, indent=1))
+    else:
+        table = Table(title=f"{options.ledger_path.name}: {len(view.posts)} posts × {len(view.channels)} channels")
+        for column in ("post", "channel", "state", "tries", "when", "remote / error"):
+            table.add_column(column, overflow="fold")
+        for pair in view.pairs:
+            when = f"in flight {human_age(pair.age_seconds)}" if pair.age_seconds is not None else (pair.at or "")
+            detail = pair.remote_url or pair.error or pair.note or ""
+            table.add_row(pair.post_key, pair.channel, f"[{STATE_STYLE.get(pair.state, '')}]{pair.state}[/]",
+                          str(pair.attempts or ""), when, detail)
+        console = _out()
+        console.print(table)
+        console.print("totals: " + (", ".join(f"{n} {s}" for s, n in view.totals.items()) or "nothing yet"))
+        if posts is None:
+            console.print("(no saved build: pairs with no record are not shown; run `mkdocs build` to see them)")
+    if check_ and view.attention:
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------------- plan
+
+@main.command()
+@config_file_option
+def plan(config_file: Path | None) -> None:
+    """What a send would do now, with no network: each pending pair and exactly what would go out."""
+    site = _site(config_file)
+    options = _guard(lambda: site.options(sending=False))
+    posts, built_at = _built_posts(options)
+    the_plan = _guard(lambda: make_the_plan(options, posts))
+    verifies = [p for p in the_plan.pairs if p.needs_verify]
+    click.echo(f"plan from the build of {to_iso(built_at)}: {len(the_plan.pairs)} pair(s) would be sent"
+               + (f", {len(verifies)} after a verify read" if verifies else "") + "; nothing sent")
+    for channel_id, pairs in the_plan.lanes.items():
+        for pair in pairs:
+            message = pair.prepared.message
+            if pair.needs_verify:
+                assert pair.record is not None
+                verb = (f"verify first (in_flight since {pair.record.at}: reads {channel_id} to see whether "
+                        "it went out), then send only if it is proved absent")
+            elif pair.record is not None:
+                verb = f"send again (was {pair.record.state}: {pair.record.error or ''})"
+            else:
+                verb = "send"
+            length = ""
+            if message is not None and message.limit:
+                unit = "title graphemes" if pair.channel.type_name == "forem" else "characters"
+                length = f" — {message.length}/{message.limit} {unit}"
+            click.echo(f"\n{channel_id} · {pair.post.key} · {verb}{length}")
+            click.echo(_indent(_what_goes_out(pair)))
+    for post in the_plan.deferred:
+        click.echo(f"\ndeferred to a later run (max_per_run {options.max_per_run}): {post.key}")
+
+
+def _what_goes_out(pair: Any) -> str:
+    if pair.channel.type_name == "forem":
+        article = pair.channel.article(pair.post)["article"]
+        head = (f"title: {article['title']}\ntags: {', '.join(article['tags'])}\n"
+                f"canonical_url: {article['canonical_url']}\npublished: {article['published']}\n")
+        return head + "---\n" + article["body_markdown"].strip()
+    return pair.prepared.description
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+# ---------------------------------------------------------------------- run / verify
+
+def _log(text: str) -> None:
+    click.echo(text, err=True)
+
+
+@main.command()
+@config_file_option
+def run(config_file: Path | None) -> None:
+    """Send the pending pairs of the last build, without rebuilding (same code path as the plugin)."""
+    site = _site(config_file)
+    if site.mode == "off":
+        click.echo("mode: off — nothing sent", err=True)
+        return
+    pull_request = pull_request_reason(os.environ) if site.mode == "auto" else None
+    if pull_request:
+        click.echo(f"mode auto: {pull_request} — nothing sent (`mkdocs-syndicate plan` shows what would go out)",
+                   err=True)
+        return
+    options = _guard(lambda: site.options(sending=True))
+    posts, built_at = _built_posts(options)
+    _log(f"sending the posts of the build of {to_iso(built_at)}"
+         + (" to the sandbox" if options.sandbox else ""))
+    report = _guard(lambda: run_with_display(options, posts, _log, _log))
+    message = undone_message(report, options)
+    if message:
+        raise click.ClickException(message)
+
+
+@main.command()
+@config_file_option
+def verify(config_file: Path | None) -> None:
+    """Resolve in_flight records by reading the remote side only; sends nothing."""
+    site = _site(config_file)
+    options = _guard(lambda: site.options(sending=True))
+    ledger = _guard(lambda: Ledger.read(options.ledger_path))
+    posts = _posts_for_verify(options, ledger)
+    report = _guard(lambda: run_with_display(options, posts, _log, _log, verify_only=True))
+    review = [r for r in report.results if r.state in ("in_flight", "failed")]
+    if review:
+        raise click.ClickException(
+            f"{len(review)} record(s) need a decision (`mkdocs-syndicate resolve`):\n  "
+            + "\n  ".join(f"({r.post_key}, {r.channel}) {r.state}: {r.detail}" for r in review))
+
+
+def _posts_for_verify(options: Options, ledger: Ledger) -> list[Post]:
+    """The last build's posts where there is one; else what the ledger knows (key, URL, title)."""
+    try:
+        built = {p.key: p for p in read_manifest(manifest_path(options.ledger_path), options.site.url)[0]}
+    except SyndicateError:
+        built = {}
+    posts = []
+    for key, entry in ledger.posts.items():
+        if not any(r.state == "in_flight" for r in entry.channels.values()):
+            continue
+        if key in built:
+            posts.append(built[key])
+            continue
+        first = min(from_iso(r.at) for r in entry.channels.values())
+        posts.append(Post(key=key, url=entry.url, title=entry.title, date=first, source=str(options.ledger_path)))
+    return posts
+
+
+# ---------------------------------------------------------------------- resolve
+
+@main.command()
+@config_file_option
+@click.argument("post")
+@click.argument("channel")
+@click.option("--done", "done_url", metavar="URL", help="It did go out: here is where.")
+@click.option("--id", "remote_id", metavar="ID", help="With --done: the remote id, if you know it.")
+@click.option("--retry", is_flag=True, help="It did not go out: the next run sends it.")
+@click.option("--skip", is_flag=True, help="Never announce this post on this channel.")
+@click.option("--note", default="", help="Why, for whoever reads the ledger next.")
+@click.option("--by", default=None, help="Who decided (default: $GIT_AUTHOR_NAME, $GITHUB_ACTOR or $USER).")
+def resolve(config_file: Path | None, post: str, channel: str, done_url: str | None, remote_id: str | None,
+            retry: bool, skip: bool, note: str, by: str | None) -> None:
+    """Record a human decision for POST on CHANNEL (a record that needs review, or any pending pair)."""
+    if sum((done_url is not None, retry, skip)) != 1:
+        raise click.UsageError("say exactly one of --done URL, --retry or --skip")
+    if remote_id and done_url is None:
+        raise click.UsageError("--id goes with --done")
+    site = _site(config_file)
+    options = _guard(lambda: site.options(sending=False))
+
+    def decide() -> str:
+        with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
+            ref = _find_post(ledger, options, post)
+            if channel not in _channel_ids(options) and ledger.record(ref.key, channel) is None:
+                raise SyndicateError(f"no channel {channel!r} in mkdocs.yml nor in the ledger for {ref.key}")
+            current = ledger.record(ref.key, channel)
+            now = to_iso(_now())
+            if current is not None and current.state in ("done", "skipped") and not skip:
+                raise SyndicateError(f"({ref.key}, {channel}) is already {current.state}; nothing to resolve")
+            decision = ("marked done" + (f" ({done_url})" if done_url else "") if done_url is not None
+                        else "to be sent again" if retry else "skipped")
+            text = f"resolved by hand by {by or _who()} on {now[:10]}: {decision}" + (f" — {note}" if note else "")
+            keep = dict(idempotency_key=current.idempotency_key, created_at=current.created_at,
+                        message_sha256=current.message_sha256) if current else {}
+            attempts = current.attempts if current else 0
+            if done_url is not None:
+                record = Record("done", attempts, now, remote_id=remote_id, remote_url=done_url, note=text, **keep)
+            elif retry:
+                if current is None or current.state == "failed":
+                    return f"({ref.key}, {channel}) is already pending: the next run sends it"
+                record = Record("failed", attempts, now, error="resolved by hand: send again", note=text, **keep)
+            else:
+                if current is not None and current.state == "skipped":
+                    return f"({ref.key}, {channel}) is already skipped"
+                if current is not None and current.state == "done":
+                    raise SyndicateError(f"({ref.key}, {channel}) is done (it went out); it cannot be skipped")
+                record = Record("skipped", attempts, now, note=text, **keep)
+            ledger.apply([Transition(ref, channel, record)], by_hand=True)
+            return f"({ref.key}, {channel}) {current.state if current else 'pending'} → {record.state}: {text}"
+
+    click.echo(_guard(decide))
+
+
+def _find_post(ledger: Ledger, options: Options, given: str) -> PostRef:
+    """A post by ledger key, with or without slashes around it, or by its URL."""
+    built: dict[str, Post] = {}
+    try:
+        built = {p.key: p for p in read_manifest(manifest_path(options.ledger_path), options.site.url)[0]}
+    except SyndicateError:
+        pass
+    candidates = {given, given.strip("/") + "/", given.lstrip("/")}
+    for key, entry in ledger.posts.items():
+        if key in candidates or entry.url == given:
+            return PostRef(key, entry.url, entry.title)
+    for key, found in built.items():
+        if key in candidates or found.url == given:
+            return PostRef(key, found.url, found.title)
+    raise SyndicateError(f"no post {given!r} in {options.ledger_path.name} nor in the last build")
+
+
+# ---------------------------------------------------------------------- adopt
+
+@main.command()
+@config_file_option
+@click.option("--before", default=None, metavar="DATE",
+              help="Only posts dated before DATE (default: every post of the last build).")
+@click.option("--by", default=None, help="Who decided (default: $GIT_AUTHOR_NAME, $GITHUB_ACTOR or $USER).")
+def adopt(config_file: Path | None, before: str | None, by: str | None) -> None:
+    """First run on a site that already has posts: mark every existing pair skipped, so nothing
+    old is announced. Pairs that already have a record are left as they are."""
+    site = _site(config_file)
+    options = _guard(lambda: site.options(sending=False))
+    posts, built_at = _built_posts(options)
+    cutoff = _guard(lambda: as_datetime(before, "--before")) if before else _now()
+
+    def mark() -> str:
+        channels = _channel_ids(options)
+        now = to_iso(_now())
+        note = f"adopted by {by or _who()} on {now[:10]}: existed before syndication started"
+        with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
+            chosen = [p for p in posts if not p.draft and p.date < cutoff]
+            batch = [Transition(PostRef(p.key, p.url, p.title), ch, Record("skipped", 0, now, note=note))
+                     for p in chosen for ch in channels if p.wants(ch) and ledger.record(p.key, ch) is None]
+            kept = sum(1 for p in chosen for ch in channels if ledger.record(p.key, ch) is not None)
+            if batch:
+                ledger.apply(batch)
+        later = len([p for p in posts if not p.draft and p.date >= cutoff])
+        return (f"adopted {len({t.post.key for t in batch})} post(s): {len(batch)} pair(s) marked skipped"
+                + (f", {kept} pair(s) already recorded left as they are" if kept else "")
+                + (f"; {later} post(s) dated {to_iso(cutoff)} or later stay pending" if later else "")
+                + f" (build of {to_iso(built_at)})")
+
+    click.echo(_guard(mark))
+
+
+# ---------------------------------------------------------------------- sandbox
+
+@main.command()
+@config_file_option
+@click.option("--port", default=8787, show_default=True, help="Port on 127.0.0.1.")
+def sandbox(config_file: Path | None, port: int) -> None:
+    """Run the loopback emulators in the foreground with a page showing what each received.
+
+    Builds of this site with `sandbox: true` send to this server while it runs."""
+    from urllib.parse import urlsplit
+
+    from .sandbox import SandboxServer
+
+    site = _site(config_file)
+    options = _guard(lambda: site.options(sending=False))
+    state_dir = sandbox_state_dir(options)
+    server = SandboxServer(state_dir, port=port, public_base=f"http://127.0.0.1:{port}",
+                           key_file_root=Path(options.site.site_dir) if options.site.site_dir else None)
+    server.emulators["weibo"].safe_domain = urlsplit(options.site.url).hostname  # type: ignore[attr-defined]
+    if not options.sandbox:
+        click.echo("note: mkdocs.yml has no `sandbox: true`, so builds will not send here", err=True)
+    click.echo(f"sandbox emulators on http://127.0.0.1:{port}/ (state in {state_dir}); "
+               f"{', '.join(c.id for c in make_channels(options, 'http://127.0.0.1:1'))} "
+               "will send here. Ctrl-C stops.", err=True)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        click.echo("sandbox stopped", err=True)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+
+
+def _stop_on_sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # stop like Ctrl-C: the server removes its advert file
+
+
+if __name__ == "__main__":  # python -m mkdocs_syndicate.cli
+    main()

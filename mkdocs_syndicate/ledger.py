@@ -24,6 +24,8 @@ _ALLOWED_FROM = {
     "failed": {"in_flight"},
     "skipped": {None, "failed", "in_flight"},
 }
+# A human's decision (`mkdocs-syndicate resolve`) may also say a failed pair did go out.
+_BY_HAND_FROM = {**_ALLOWED_FROM, "done": {"in_flight", "failed"}}
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ class Ledger:
 
     # -------------------------------------------------------------- transitions
 
-    def apply(self, transitions: Iterable[Transition]) -> None:
+    def apply(self, transitions: Iterable[Transition], *, by_hand: bool = False) -> None:
         """Apply transitions and make them durable in one atomic write (or raise, changing nothing)."""
         if self._lock is None:
             raise LedgerError(str(self.path), "opened read-only; cannot record a transition")
@@ -113,7 +115,8 @@ class Ledger:
         for item in batch:
             current = staged.get(item.post.key)
             before = current.channels.get(item.channel) if current else None
-            if (before.state if before else None) not in _ALLOWED_FROM[item.record.state]:
+            allowed = (_BY_HAND_FROM if by_hand else _ALLOWED_FROM)[item.record.state]
+            if (before.state if before else None) not in allowed:
                 raise ValueError(f"illegal transition {before.state if before else 'pending'} -> "
                                  f"{item.record.state} for ({item.post.key}, {item.channel})")
             if current is None:

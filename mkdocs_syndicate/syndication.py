@@ -23,7 +23,7 @@ from .ledger import Ledger
 from .planning import Plan, make_plan
 from .posts import Post, announceable
 from .runner import DEFAULT_MAX_WAIT, Reporter, Runner, RunReport
-from .sandbox import SandboxServer
+from .sandbox import SandboxServer, running_sandbox
 from .settings import ChannelSettings, parse_channels, require_credentials, with_options
 from .timeutil import Clock, SystemClock, utcnow
 
@@ -122,12 +122,20 @@ class RunInterrupted(SyndicateError):
                          f"next run (the ledger is consistent):\n  " + "\n  ".join(self.left))
 
 
+def sandbox_state_dir(options: Options) -> Path:
+    return options.sandbox_dir or options.ledger_path.parent / SANDBOX_DIR
+
+
 @contextlib.contextmanager
 def _sandbox(options: Options) -> Iterator[str | None]:
     if not options.sandbox:
         yield None
         return
-    state_dir = options.sandbox_dir or options.ledger_path.parent / SANDBOX_DIR
+    state_dir = sandbox_state_dir(options)
+    running = running_sandbox(state_dir)
+    if running:  # `mkdocs-syndicate sandbox` is serving this state folder: use it
+        yield running
+        return
     key_root = Path(options.site.site_dir) if options.site.site_dir else None
     with SandboxServer(state_dir, key_file_root=key_root) as server:
         # As a registered Weibo app would be: the site's host is the safe domain.

@@ -7,6 +7,7 @@ API injects faults the way real services misbehave:
     POST /_sandbox/faults   {"channel": "mastodon", "action": "status", "status": 429, ...}
     DELETE /_sandbox/faults
     GET  /_sandbox/state
+    GET  /_sandbox/received   what each channel received, duplicates marked (and `GET /`: as a page)
 
 Fault actions: `status` (answer with that status instead of processing), `drop_before` /
 `drop_after` (close the connection without an answer, before or after committing),
@@ -31,6 +32,7 @@ from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 from ..atomicfile import atomic_write_text
+from .dashboard import page, received
 
 DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"
 
@@ -129,8 +131,21 @@ class SandboxServer:
         return self
 
     def serve_forever(self) -> None:
+        """Foreground (`mkdocs-syndicate sandbox`): builds with `sandbox: true` and the same state
+        folder use this server instead of starting their own, so the page shows their posts."""
         self._httpd = _QuietServer(("127.0.0.1", self._port), _handler_for(self))
-        self._httpd.serve_forever()
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.advert_file, json.dumps({"url": self.url, "pid": os.getpid()}), checkpoint=False)
+        try:
+            self._httpd.serve_forever()
+        finally:
+            self.advert_file.unlink(missing_ok=True)
+            self._httpd.server_close()
+            self._httpd = None
+
+    @property
+    def advert_file(self) -> Path:
+        return self.state_dir / "server.json"
 
     def stop(self) -> None:
         if self._httpd is not None:
@@ -253,7 +268,25 @@ class SandboxServer:
             return Response(204)
         if request.path == "/state" and request.method == "GET":
             return Response(200, self.snapshot())
+        if request.path == "/received" and request.method == "GET":
+            return Response(200, received(self.snapshot()))
         return Response(404, {"error": "Record not found"})
+
+
+def running_sandbox(state_dir: Path) -> str | None:
+    """The URL of a foreground sandbox serving `state_dir`, if one is up."""
+    import httpx
+
+    try:
+        advert = json.loads((Path(state_dir) / "server.json").read_text(encoding="utf-8"))
+        os.kill(int(advert["pid"]), 0)
+        url = str(advert["url"])
+        answer = httpx.get(f"{url}/_sandbox/received", timeout=2)
+        if answer.status_code == 200 and "mastodon" in answer.json():
+            return url
+    except (OSError, ValueError, KeyError, TypeError, httpx.HTTPError):
+        pass
+    return None
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -286,6 +319,8 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                               f"http://{host}/{prefix}")
             if prefix == "_sandbox":
                 response: Response | None = server.control(request)
+            elif prefix == "" and request.method == "GET":
+                response = Response(200, page(server.snapshot()), {"Content-Type": "text/html; charset=utf-8"})
             elif prefix in server.emulators:
                 response = server.dispatch(prefix, request)
             else:

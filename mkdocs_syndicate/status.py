@@ -1,0 +1,89 @@
+"""The state of every (post, channel) pair, for `mkdocs-syndicate status`. No network, no MkDocs.
+
+Posts come from the ledger and, when a build has been saved, from its manifest (so posts with
+no record yet show as pending)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .ledger import Ledger
+from .posts import Post
+from .timeutil import from_iso
+
+ATTENTION = ("failed", "in_flight")
+
+
+@dataclass(frozen=True)
+class PairStatus:
+    post_key: str
+    channel: str
+    state: str                  # done | failed | in_flight | skipped | pending | opted_out
+    attempts: int = 0
+    at: str | None = None
+    age_seconds: int | None = None   # in_flight only: how long it has been unresolved
+    remote_id: str | None = None
+    remote_url: str | None = None
+    error: str | None = None
+    note: str | None = None
+
+
+@dataclass
+class StatusView:
+    pairs: list[PairStatus]
+    posts: dict[str, str]       # key -> url
+    channels: list[str]
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return dict(sorted(Counter(p.state for p in self.pairs).items()))
+
+    @property
+    def attention(self) -> list[PairStatus]:
+        return [p for p in self.pairs if p.state in ATTENTION]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"channels": self.channels, "totals": self.totals,
+                "posts": [{"key": key, "url": url,
+                           "channels": {p.channel: {k: v for k, v in asdict(p).items()
+                                                    if k not in ("post_key", "channel") and v is not None}
+                                        for p in self.pairs if p.post_key == key}}
+                          for key, url in self.posts.items()]}
+
+
+def status_view(ledger: Ledger, channels: list[str], built_posts: list[Post] | None,
+                now: dt.datetime) -> StatusView:
+    """`built_posts`: the announceable posts of the last build (None when there is no build)."""
+    known = {p.key: p for p in built_posts or []}
+    keys = sorted(set(ledger.posts) | set(known))
+    all_channels = list(channels) + sorted({c for e in ledger.posts.values() for c in e.channels} - set(channels))
+    pairs: list[PairStatus] = []
+    urls: dict[str, str] = {}
+    for key in keys:
+        entry = ledger.posts.get(key)
+        post = known.get(key)
+        urls[key] = post.url if post else (entry.url if entry else "")
+        for channel in all_channels:
+            record = entry.channels.get(channel) if entry else None
+            if record is None:
+                if post is None or channel not in channels:
+                    continue
+                pairs.append(PairStatus(key, channel, "pending" if post.wants(channel) else "opted_out"))
+                continue
+            age = int((now - from_iso(record.at)).total_seconds()) if record.state == "in_flight" else None
+            pairs.append(PairStatus(key, channel, record.state, record.attempts, record.at, age,
+                                    record.remote_id, record.remote_url, record.error, record.note))
+    return StatusView(pairs, urls, all_channels)
+
+
+def human_age(seconds: int) -> str:
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    if seconds < 172800:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86400} d"
