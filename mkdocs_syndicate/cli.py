@@ -18,6 +18,7 @@ from typing import Any, Callable
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .errors import LedgerError, SyndicateError
 from .ledger import Ledger, PostRef, Transition
@@ -27,6 +28,7 @@ from .mkdocs_site import LoadedSite, load_site
 from .modes import pull_request_reason
 from .posts import Post, as_datetime
 from .presenting import run_with_display, undone_message
+from .report import STATE_STYLES
 from .status import human_age, status_view
 from .syndication import Options, RunInterrupted, make_channels, plan as make_the_plan, sandbox_state_dir, select_posts
 from .timeutil import SystemClock, from_iso, to_iso, utcnow
@@ -108,10 +110,6 @@ def check(ledger: Path) -> None:
 
 # ---------------------------------------------------------------------- status
 
-STATE_STYLE = {"done": "green", "failed": "red", "in_flight": "yellow", "pending": "cyan",
-               "skipped": "dim", "opted_out": "dim"}
-
-
 @main.command()
 @config_file_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -138,11 +136,12 @@ def status(config_file: Path | None, as_json: bool, check_: bool) -> None:
         for pair in view.pairs:
             when = f"in flight {human_age(pair.age_seconds)}" if pair.age_seconds is not None else (pair.at or "")
             detail = pair.remote_url or pair.error or pair.note or ""
-            table.add_row(pair.post_key, pair.channel, f"[{STATE_STYLE.get(pair.state, '')}]{pair.state}[/]",
-                          str(pair.attempts or ""), when, detail)
+            table.add_row(Text(pair.post_key), Text(pair.channel),
+                          Text(pair.state, style=STATE_STYLES.get(pair.state, "")),
+                          str(pair.attempts or ""), when, Text(detail))
         console = _out()
         console.print(table)
-        console.print("totals: " + (", ".join(f"{n} {s}" for s, n in view.totals.items()) or "nothing yet"))
+        console.print(Text("totals: " + (", ".join(f"{n} {s}" for s, n in view.totals.items()) or "nothing yet")))
         if posts is None:
             console.print("(no saved build: pairs with no record are not shown; run `mkdocs build` to see them)")
     if check_ and view.attention:

@@ -12,12 +12,15 @@ from typing import Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from .planning import Plan
 from .runner import PairResult, RunReport
 from .timeutil import Clock
 
 _TICK = 0.5  # seconds between countdown refreshes
+STATE_STYLES = {"done": "green", "failed": "red", "in_flight": "yellow", "not_attempted": "magenta",
+                "pending": "cyan", "skipped": "dim", "opted_out": "dim"}
 
 
 class PlainReporter:
@@ -80,11 +83,11 @@ def summary_table(report: RunReport) -> Table:
     table = Table(title="mkdocs-syndicate", show_lines=False)
     for column in ("post", "channel", "state", "remote / reason"):
         table.add_column(column, overflow="fold")
-    styles = {"done": "green", "failed": "red", "in_flight": "yellow", "not_attempted": "magenta"}
+    # Cells are Text, never markup: post keys and server error messages may hold "[...]".
     for result in sorted(report.results, key=lambda r: (r.post_key, r.channel)):
-        table.add_row(result.post_key, result.channel,
-                      f"[{styles.get(result.state, '')}]{result.state}[/]",
-                      result.remote_url if result.ok and result.remote_url else result.detail)
+        table.add_row(Text(result.post_key), Text(result.channel),
+                      Text(result.state, style=STATE_STYLES.get(result.state, "")),
+                      Text(result.remote_url if result.ok and result.remote_url else result.detail))
     return table
 
 

@@ -1,22 +1,263 @@
+"""`mkdocs-syndicate` subcommands through click's runner, against a site built once by a real
+`mkdocs build` (which saves its posts) and the loopback emulators."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+
+import pytest
 from click.testing import CliRunner
 
+from conftest import write_ledger
 from mkdocs_syndicate.cli import main
-from mkdocs_syndicate.ledger import Ledger, PostRef
-from mkdocs_syndicate.ledger_format import Record
+from mkdocs_syndicate.ledger import Ledger
+from mkdocs_syndicate.ledger_format import Record, dump
+from mkdocs_syndicate.timeutil import to_iso
+from sites import mkdocs, post, write_site
+
+KEYS = ["posts/a/", "posts/b/", "posts/c/"]
 
 
-def test_check_reports_counts(tmp_path):
-    path = tmp_path / "ledger.yml"
-    with Ledger.open_for_writing(path) as ledger:
-        ledger.set(PostRef("a/", "https://e.com/a/", "A"), "m", Record("in_flight", 1, "2026-12-02T07:00:00Z"))
-    result = CliRunner().invoke(main, ["check", str(path)])
+def site_channels(sandbox, **masto):
+    return {"masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon",
+                      "token": "sandbox-mastodon-token", **masto},
+            "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"}}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A three-post site built once in plan mode (so its posts are saved); copied per test."""
+    folder = tmp_path_factory.mktemp("built")
+    config = write_site(folder, {"mode": "plan", "channels": {
+        "masto": {"type": "mastodon", "instance": "http://127.0.0.1:1/mastodon", "token": "t"},
+        "ping": {"type": "indexnow", "endpoint": "http://127.0.0.1:1/indexnow", "key": "site-key-1234"}}},
+        {"a.md": post("Alpha", "2026-11-20"), "b.md": post("Beta", "2026-11-21"),
+         "c.md": post("Gamma", "2026-11-22")})
+    result = mkdocs(config)
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+@pytest.fixture
+def site(built, tmp_path, sandbox):
+    """The built site, its channels pointed at this test's emulator."""
+    folder = tmp_path / "site"
+    shutil.copytree(built, folder)
+    config = folder / "mkdocs.yml"
+    import yaml
+    data = yaml.safe_load(config.read_text())
+    data["plugins"][0]["syndicate"]["channels"] = site_channels(sandbox)
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    sandbox.key_file_root = folder / "site"
+    return config
+
+
+def cli(config, *args, env=None):
+    runner = CliRunner()
+    base = {"CI": None, "GITHUB_EVENT_NAME": None, "CI_MERGE_REQUEST_IID": None, "SYNDICATE_MODE": None,
+            "USER": "tester", "GIT_AUTHOR_NAME": None, "GITHUB_ACTOR": None}
+    return runner.invoke(main, [args[0], "-f", str(config), *args[1:]], env={**base, **(env or {})},
+                         catch_exceptions=False)
+
+
+def statuses(sandbox):
+    return sandbox.snapshot()["mastodon"]["statuses"]
+
+
+def ledger(config):
+    return Ledger.read(config.parent / "ledger.yml")
+
+
+# ------------------------------------------------------------------ status
+
+def test_status_of_a_fresh_site_shows_every_pair_pending(site, sandbox):
+    result = cli(site, "status")
     assert result.exit_code == 0, result.output
-    assert "1 posts, 1 records (1 in_flight)" in result.output
+    assert result.output.count("pending") >= 6 and "totals: 6 pending" in result.output
+    data = json.loads(cli(site, "status", "--json").output)
+    assert data["totals"] == {"pending": 6} and data["build_seen"] is True
+    assert [p["key"] for p in data["posts"]] == KEYS
+    assert cli(site, "status", "--check").exit_code == 0  # pending is not trouble
+    assert sandbox.requests() == []
 
 
-def test_check_names_file_and_line(tmp_path):
-    path = tmp_path / "ledger.yml"
-    path.write_text("version: 3\nposts: {}\n...\n")
-    result = CliRunner().invoke(main, ["check", str(path)])
+def test_status_check_fails_on_in_flight_and_failed_and_shows_their_age(site, sandbox):
+    two_hours_ago = to_iso(dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2))
+    write_ledger(site.parent / "ledger.yml", {
+        ("posts/a/", "masto"): Record("in_flight", 1, two_hours_ago, idempotency_key="k" * 64),
+        ("posts/b/", "masto"): Record("failed", 2, two_hours_ago, error="422 refused: text too long")})
+    result = cli(site, "status")
+    assert "in flight 2 h" in result.output and "422 refused: text too long" in result.output
+    assert cli(site, "status", "--check").exit_code == 1
+    data = json.loads(cli(site, "status", "--json").output)
+    masto_a = data["posts"][0]["channels"]["masto"]
+    assert masto_a["state"] == "in_flight" and 7190 <= masto_a["age_seconds"] <= 7300
+
+
+# ------------------------------------------------------------------ plan
+
+def test_plan_shows_exactly_what_would_go_out_and_sends_nothing(site, sandbox):
+    write_ledger(site.parent / "ledger.yml", {
+        ("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)})
+    result = cli(site, "plan")
+    assert result.exit_code == 0, result.output
+    assert "6 pair(s) would be sent, 1 after a verify read" in result.output
+    assert "masto · posts/a/ · verify first (in_flight since 2026-12-01T10:00:00Z" in result.output
+    assert "masto · posts/b/ · send — " in result.output and "/500 characters" in result.output
+    assert "    Beta\n" in result.output and "    https://example.com/posts/b/" in result.output
+    assert "ping · posts/c/ · send" in result.output
+    assert sandbox.requests() == []
+    assert ledger(site).record("posts/a/", "masto").state == "in_flight"  # untouched
+
+
+def test_commands_that_need_a_build_say_so(site, sandbox):
+    shutil.rmtree(site.parent / ".syndicate-cache")
+    for command in ("plan", "run", "adopt"):
+        result = cli(site, command)
+        assert result.exit_code == 1 and "run `mkdocs build` first" in result.output, (command, result.output)
+    assert sandbox.requests() == []
+
+
+# ------------------------------------------------------------------ run
+
+def test_run_sends_the_last_builds_posts_then_nothing(site, sandbox):
+    result = cli(site, "run")
+    assert result.exit_code == 0, result.output
+    assert [s["text"].splitlines()[0] for s in statuses(sandbox)] == ["Alpha", "Beta", "Gamma"]
+    assert all(ledger(site).record(k, c).state == "done" for k in KEYS for c in ("masto", "ping"))
+    requests = len(sandbox.requests())
+    again = cli(site, "run")
+    assert again.exit_code == 0 and "nothing pending" in again.output
+    assert len(sandbox.requests()) == requests
+
+
+def test_run_with_work_left_exits_non_zero_naming_the_pairs(site, sandbox):
+    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 422, "times": 3,
+                       "body": {"error": "Validation failed: Text character limit of 500 exceeded"}})
+    result = cli(site, "run")
     assert result.exit_code == 1
-    assert f"{path}:1: unknown version" in result.output
+    assert "3 pair(s) left undone" in result.output and "(posts/a/, masto) failed: 422" in result.output
+
+
+def test_run_sends_nothing_when_the_mode_is_off(site, sandbox):
+    site.write_text(site.read_text().replace("mode: plan", "mode: 'off'"))
+    result = cli(site, "run")
+    assert result.exit_code == 0 and "mode: off — nothing sent" in result.output
+    assert sandbox.requests() == []
+
+
+def test_run_in_a_pull_request_under_auto_sends_nothing(site, sandbox):
+    site.write_text(site.read_text().replace("mode: plan", "mode: auto"))
+    result = cli(site, "run", env={"CI": "true", "GITHUB_EVENT_NAME": "pull_request"})
+    assert result.exit_code == 0 and "pull_request build — nothing sent" in result.output
+    assert sandbox.requests() == []
+
+
+# ------------------------------------------------------------------ verify
+
+def _in_flight_copy(site, sandbox, key="posts/a/"):
+    """Send everything, then turn one done record back into the in_flight it was, 2 h ago."""
+    assert cli(site, "run").exit_code == 0
+    done = ledger(site).record(key, "masto")
+    long_ago = to_iso(dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2))
+    posts = ledger(site).posts
+    posts[key].channels["masto"] = Record("in_flight", 1, long_ago, idempotency_key=done.idempotency_key,
+                                          message_sha256=done.message_sha256)
+    (site.parent / "ledger.yml").write_text(dump(posts))
+    assert ledger(site).record(key, "masto").state == "in_flight"
+    return done
+
+
+def test_verify_finds_an_in_flight_post_with_reads_only(site, sandbox):
+    done = _in_flight_copy(site, sandbox)
+    before = len(sandbox.requests())
+    result = cli(site, "verify")
+    assert result.exit_code == 0, result.output
+    assert ledger(site).record("posts/a/", "masto").remote_id == done.remote_id
+    assert all(r["method"] == "GET" for r in sandbox.requests()[before:])
+    assert len(statuses(sandbox)) == 3
+
+
+def test_verify_proves_absent_and_leaves_it_for_the_next_run(site, sandbox):
+    _in_flight_copy(site, sandbox)
+    # The post never landed: neither the status nor its idempotency entry exists.
+    sandbox.state["mastodon"]["statuses"] = [s for s in statuses(sandbox) if "Alpha" not in s["text"]]
+    sandbox.state["mastodon"]["idempotency"] = {}
+    before = len(sandbox.requests())
+    result = cli(site, "verify")
+    assert result.exit_code == 0, result.output
+    record = ledger(site).record("posts/a/", "masto")
+    assert record.state == "failed" and "the next run sends it" in record.error
+    assert all(r["method"] == "GET" for r in sandbox.requests()[before:])
+    again = cli(site, "run")
+    assert again.exit_code == 0 and len(statuses(sandbox)) == 3, again.output
+
+
+def test_verify_that_cannot_tell_exits_non_zero_asking_for_a_decision(site, sandbox):
+    _in_flight_copy(site, sandbox)
+    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 503, "match": "verify_credentials"})
+    result = cli(site, "verify")
+    assert result.exit_code == 1 and "need a decision" in result.output and "resolve" in result.output
+    assert ledger(site).record("posts/a/", "masto").state == "in_flight"
+
+
+# ------------------------------------------------------------------ resolve
+
+def test_resolve_done_records_the_url_and_who_decided(site, sandbox):
+    write_ledger(site.parent / "ledger.yml", {
+        ("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)})
+    result = cli(site, "resolve", "posts/a", "masto", "--done", "https://mastodon.social/@me/1",
+                 "--id", "1", "--note", "seen it on the timeline")
+    assert result.exit_code == 0, result.output
+    record = ledger(site).record("posts/a/", "masto")
+    assert (record.state, record.remote_url, record.remote_id) == ("done", "https://mastodon.social/@me/1", "1")
+    assert record.note.startswith("resolved by hand by tester on ") and "seen it on the timeline" in record.note
+    assert record.idempotency_key == "k" * 64
+    assert "in_flight → done" in result.output
+
+
+def test_resolve_retry_and_skip(site, sandbox):
+    write_ledger(site.parent / "ledger.yml", {
+        ("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)})
+    assert cli(site, "resolve", "posts/a/", "masto", "--retry").exit_code == 0
+    assert ledger(site).record("posts/a/", "masto").state == "failed"
+    assert "already pending" in cli(site, "resolve", "posts/a/", "masto", "--retry").output
+    # a pair with no record at all, named by its URL
+    assert cli(site, "resolve", "https://example.com/posts/b/", "ping", "--skip").exit_code == 0
+    assert ledger(site).record("posts/b/", "ping").state == "skipped"
+    assert cli(site, "run").exit_code == 0
+    assert sorted(s["text"].splitlines()[0] for s in statuses(sandbox)) == ["Alpha", "Beta", "Gamma"]
+    pinged = {u for p in sandbox.snapshot()["indexnow"]["pings"] for u in p["urls"]}
+    assert "https://example.com/posts/b/" not in pinged
+
+
+def test_resolve_refuses_what_makes_no_sense(site, sandbox):
+    assert cli(site, "resolve", "posts/a/", "masto").exit_code == 2
+    assert cli(site, "resolve", "posts/a/", "masto", "--retry", "--skip").exit_code == 2
+    missing = cli(site, "resolve", "posts/nope/", "masto", "--skip")
+    assert missing.exit_code == 1 and "no post 'posts/nope/'" in missing.output
+    assert cli(site, "resolve", "posts/a/", "nochannel", "--skip").exit_code == 1
+    assert cli(site, "run").exit_code == 0
+    done = cli(site, "resolve", "posts/a/", "masto", "--skip")
+    assert done.exit_code == 1 and "is done (it went out); it cannot be skipped" in done.output
+
+
+# ------------------------------------------------------------------ adopt
+
+def test_adopt_marks_every_existing_pair_skipped_so_nothing_old_goes_out(site, sandbox):
+    result = cli(site, "adopt")
+    assert result.exit_code == 0, result.output
+    assert "adopted 3 post(s): 6 pair(s) marked skipped" in result.output
+    record = ledger(site).record("posts/a/", "masto")
+    assert record.state == "skipped" and "adopted by tester" in record.note
+    assert cli(site, "run").exit_code == 0 and sandbox.requests() == []
+
+
+def test_adopt_before_a_date_leaves_newer_posts_pending(site, sandbox):
+    result = cli(site, "adopt", "--before", "2026-11-22")
+    assert "adopted 2 post(s): 4 pair(s) marked skipped" in result.output
+    assert "1 post(s) dated 2026-11-22T00:00:00Z or later stay pending" in result.output
+    assert cli(site, "run").exit_code == 0
+    assert [s["text"].splitlines()[0] for s in statuses(sandbox)] == ["Gamma"]
