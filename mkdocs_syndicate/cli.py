@@ -52,7 +52,7 @@ def _guard(action: Callable[[], Any]) -> Any:
     try:
         return action()
     except RunInterrupted as exc:
-        click.echo(f"Interrupted: {exc}", err=True)
+        click.echo(str(exc), err=True)
         sys.exit(EXIT_INTERRUPTED)
     except SyndicateError as exc:
         raise click.ClickException(str(exc)) from None

@@ -68,15 +68,22 @@ class RichReporter(PlainReporter):
             self.progress.update(task, advance=1, status=f"{result.post_key}: {result.state}")
 
     async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None:
-        task = self._tasks.get(channel_id)
+        """A bar of its own under the channel's line, filling up as the wait runs down."""
+        lane = self._tasks.get(channel_id)
         end = clock.time() + seconds
+        bar = self.progress.add_task("", total=max(seconds, 0.001), channel=f"  {channel_id} ⏳",
+                                     status="") if seconds >= 1 else None
         while (left := end - clock.time()) > 0:
-            if task is not None:
-                self.progress.update(task, status=f"waiting {left:.0f} s ({reason})")
-                self.progress.refresh()
+            if lane is not None:
+                self.progress.update(lane, status=f"waiting ({reason})")
+            if bar is not None:
+                self.progress.update(bar, completed=seconds - left, status=f"{left:.0f} s left: {reason}")
+            self.progress.refresh()
             await clock.sleep(min(_TICK, left))
-        if task is not None:
-            self.progress.update(task, status="")
+        if bar is not None:
+            self.progress.remove_task(bar)
+        if lane is not None:
+            self.progress.update(lane, status="")
 
 
 def summary_table(report: RunReport) -> Table:

@@ -118,7 +118,7 @@ class RunInterrupted(SyndicateError):
             state = record.state if record else "pending"
             note = " (a request may be out: the next run verifies it)" if state == "in_flight" else ""
             self.left.append(f"({pair.post.key}, {pair.channel.id}) {state}{note}")
-        super().__init__(f"interrupted: {len(finished)} pair(s) finished, {len(self.left)} left for the "
+        super().__init__(f"interrupted (Ctrl-C): {len(finished)} pair(s) finished, {len(self.left)} left for the "
                          f"next run (the ledger is consistent):\n  " + "\n  ".join(self.left))
 
 

@@ -20,6 +20,16 @@ def test_rich_countdown_shows_the_reason_and_the_seconds_left():
         reporter.pair_finished(PairResult("blog/a/", "devto", "done"))
     assert sum(clock.sleeps) == 3.0 and len(clock.sleeps) == 6  # ticks of 0.5 s
     assert "(pacing)" in out.getvalue() and "1/2" in out.getvalue()
+    assert "3 s left: pacing" in out.getvalue() and "1 s left: pacing" in out.getvalue()
+    assert "devto ⏳" in out.getvalue()  # the wait's own bar
+    assert len(reporter.progress.tasks) == 1  # and it is gone once the wait is over
+
+
+def test_table_cells_are_not_markup():
+    report = RunReport(results=[PairResult("blog/[draft]/", "masto", "failed", "422 [/] refused [bold]x")])
+    out = io.StringIO()
+    Console(file=out, width=200).print(summary_table(report))
+    assert "blog/[draft]/" in out.getvalue() and "422 [/] refused [bold]x" in out.getvalue()
 
 
 def test_plain_lines_for_logs():

@@ -1,0 +1,98 @@
+"""`mkdocs-syndicate` as real processes: the foreground sandbox and its page over HTTP, and Ctrl-C
+during a pacing wait."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mkdocs_syndicate.ledger import Ledger
+from sites import mkdocs, post, write_site
+
+POSTS = {"a.md": post("Alpha", "2026-11-20"), "b.md": post("Beta", "2026-11-21")}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def command(config: Path, *args: str) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
+    env["NO_MKDOCS_2_WARNING"] = "1"
+    return subprocess.Popen([sys.executable, "-m", "mkdocs_syndicate.cli", args[0], "-f", str(config), *args[1:]],
+                            cwd=config.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(predicate, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def test_sandbox_command_serves_what_each_channel_received(tmp_path):
+    config = write_site(tmp_path, {"mode": "send", "sandbox": True, "channels": {
+        "masto": {"type": "mastodon"}, "ping": {"type": "indexnow"}, "bsky": {"type": "bluesky"}}}, POSTS)
+    port = free_port()
+    server = command(config, "sandbox", "--port", str(port))
+    advert = tmp_path / ".syndicate-sandbox" / "server.json"
+    try:
+        wait_for(advert.exists, "the sandbox to come up")
+        assert json.loads(advert.read_text())["url"] == f"http://127.0.0.1:{port}"
+        build = mkdocs(config)
+        assert build.returncode == 0, build.stderr
+        page = httpx.get(f"http://127.0.0.1:{port}/")
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        for channel in ("mastodon", "bluesky", "indexnow", "forem", "weibo"):
+            assert f'data-channel="{channel}"' in page.text
+        assert "Alpha" in page.text and "Beta" in page.text and "DUPLICATE" not in page.text
+        received = httpx.get(f"http://127.0.0.1:{port}/_sandbox/received").json()
+        assert len(received["mastodon"]) == 2 and len(received["bluesky"]) == 2  # the build sent here
+
+        # Something (not us) posts Alpha a second time: the page says so.
+        httpx.post(f"http://127.0.0.1:{port}/mastodon/api/v1/statuses",
+                   headers={"Authorization": "Bearer sandbox-mastodon-token"},
+                   data={"status": "Alpha again https://example.com/posts/a/"})
+        page = httpx.get(f"http://127.0.0.1:{port}/").text
+        assert page.count("DUPLICATE") == 2 and "2 duplicate" in page
+    finally:
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err
+    assert "sandbox stopped" in err and not advert.exists()
+
+
+def test_ctrl_c_during_a_wait_stops_cleanly_and_says_what_is_left(tmp_path, sandbox):
+    config = write_site(tmp_path, {"mode": "plan", "channels": {
+        "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token",
+                  "min_interval": 60}}}, POSTS)
+    assert mkdocs(config).returncode == 0  # saves the posts for `run`
+    ledger = tmp_path / "ledger.yml"
+    run = command(config, "run")
+    try:
+        wait_for(lambda: ledger.exists() and "state: done" in ledger.read_text(), "the first post to go out")
+        time.sleep(0.3)  # now waiting out the 60 s pacing before the second
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 130, err
+    assert "interrupted (Ctrl-C): 1 pair(s) finished, 1 left for the next run" in err
+    assert "(posts/b/, masto) pending" in err and "Traceback" not in err
+    book = Ledger.read(ledger)
+    assert book.record("posts/a/", "masto").state == "done" and book.record("posts/b/", "masto") is None
+    assert len(sandbox.snapshot()["mastodon"]["statuses"]) == 1
