@@ -146,7 +146,7 @@ class Runner:
         record = pair.record
         if pair.needs_verify:
             assert record is not None
-            verdict = await self._verify(channel, http, pair, record, None)
+            verdict = await self._verify(channel, http, pair, record, None, read_back=self.verify_only)
             if verdict.found is Found.FOUND:
                 self._write(pair, self._done(record, verdict.remote_id, verdict.remote_url))
                 self._finish(pair, "done", "found by verify (sent by an earlier run)", verdict.remote_url)
@@ -169,8 +169,10 @@ class Runner:
         await self._send_with_retries(channel, http, pair, record.attempts if record else 0)
 
     async def _verify(self, channel: Channel, http: PacedHttp, pair: PendingPair, record: Record,
-                      after: Outcome | None) -> Verdict:
+                      after: Outcome | None, read_back: bool = False) -> Verdict:
         try:
+            if read_back:
+                return await channel.read_back(http, pair.post, record)
             return await channel.verify(http, pair.post, record, after)
         except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
             return Verdict(Found.UNKNOWN, reason=f"verify failed ({type(exc).__name__})")

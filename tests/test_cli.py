@@ -157,11 +157,11 @@ def test_run_in_a_pull_request_under_auto_sends_nothing(site, sandbox):
 
 # ------------------------------------------------------------------ verify
 
-def _in_flight_copy(site, sandbox, key="posts/a/"):
-    """Send everything, then turn one done record back into the in_flight it was, 2 h ago."""
+def _in_flight_copy(site, sandbox, key="posts/a/", age=dt.timedelta(hours=2)):
+    """Send everything, then turn one done record back into the in_flight it was, `age` ago."""
     assert cli(site, "run").exit_code == 0
     done = ledger(site).record(key, "masto")
-    long_ago = to_iso(dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2))
+    long_ago = to_iso(dt.datetime.now(dt.timezone.utc) - age)
     posts = ledger(site).posts
     posts[key].channels["masto"] = Record("in_flight", 1, long_ago, idempotency_key=done.idempotency_key,
                                           message_sha256=done.message_sha256)
@@ -178,6 +178,20 @@ def test_verify_finds_an_in_flight_post_with_reads_only(site, sandbox):
     assert ledger(site).record("posts/a/", "masto").remote_id == done.remote_id
     assert all(r["method"] == "GET" for r in sandbox.requests()[before:])
     assert len(statuses(sandbox)) == 3
+
+
+def test_verify_inside_the_idempotency_window_still_reads(site, sandbox):
+    """Regression: inside Mastodon's key window the runner's verify answers "absent" without a
+    read (a resend with the key is harmless); `verify` sends nothing, so it must really read,
+    or it would turn a sent post into a failed record that a later run posts again."""
+    done = _in_flight_copy(site, sandbox, age=dt.timedelta(minutes=5))
+    before = len(sandbox.requests())
+    result = cli(site, "verify")
+    assert result.exit_code == 0, result.output
+    record = ledger(site).record("posts/a/", "masto")
+    assert record.state == "done" and record.remote_id == done.remote_id
+    assert [r["method"] for r in sandbox.requests()[before:]] and all(
+        r["method"] == "GET" for r in sandbox.requests()[before:])
 
 
 def test_verify_proves_absent_and_leaves_it_for_the_next_run(site, sandbox):

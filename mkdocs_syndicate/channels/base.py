@@ -123,6 +123,11 @@ class Channel:
         made us ask (None when resolving an earlier run's record)."""
         return Verdict(Found.UNKNOWN, reason=f"{self.type_name} has no way to read back a post")
 
+    async def read_back(self, http: Http, post: Post, record: Record) -> Verdict:
+        """A definitive read for `mkdocs-syndicate verify`, which never resends: unlike `verify`,
+        it may not answer "absent" just because a resend would be harmless."""
+        return await self.verify(http, post, record, None)
+
     async def close(self) -> None:
         """End any session opened during the run."""
 

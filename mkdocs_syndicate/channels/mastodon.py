@@ -95,6 +95,12 @@ class MastodonChannel(Channel):
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read own statuses ({type(exc).__name__})")
 
+    async def read_back(self, http: Http, post: Post, record: Record) -> Verdict:
+        try:  # inside the key window too: a proved absence must come from a read
+            return await self._scan(http, post, from_iso(record.at).timestamp() - SCAN_MARGIN)
+        except httpx.TransportError as exc:
+            return Verdict(Found.UNKNOWN, reason=f"could not read own statuses ({type(exc).__name__})")
+
     async def _scan(self, http: Http, post: Post, oldest: float) -> Verdict:
         me = await http.request("GET", f"{self._base}/api/v1/accounts/verify_credentials",
                                 headers=self._auth())
