@@ -105,8 +105,11 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
             raise PluginError(f"syndicate: {exc}") from None
         if not self.serving and not self.dirty:
             # For `mkdocs-syndicate run/plan/adopt`, which work from the last build's posts.
-            write_manifest(manifest_path(self.options.ledger_path), self.posts, self.options.site.url,
-                           dt.datetime.now(dt.timezone.utc))
+            try:
+                write_manifest(manifest_path(self.options.ledger_path), self.posts, self.options.site.url,
+                               dt.datetime.now(dt.timezone.utc))
+            except OSError as exc:  # only `mkdocs-syndicate run/plan/adopt` need it; the build goes on
+                log.warning(f"could not save the posts for mkdocs-syndicate run: {exc}")
 
     def on_shutdown(self) -> None:
         if self.command == "gh-deploy":
