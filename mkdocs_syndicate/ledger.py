@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import filelock
 
 from .atomicfile import atomic_write_text, sweep_stale_temp_files
 from .errors import LedgerError, LedgerLocked, LedgerWriteError
 from .ledger_format import PostEntry, Posts, Record, dump, parse
+
+if TYPE_CHECKING:
+    from .gitstore import GitMirror
 
 # Which states the runner may move a record from, for each target state.
 _ALLOWED_FROM = {
@@ -51,6 +54,7 @@ class Ledger:
         self._lock = lock
         self._poisoned: BaseException | None = None
         self.writes = 0
+        self.mirror: "GitMirror | None" = None   # git persistence (CI), see gitstore.py
 
     # -------------------------------------------------------------- opening
 
@@ -103,14 +107,17 @@ class Ledger:
 
     # -------------------------------------------------------------- transitions
 
-    def apply(self, transitions: Iterable[Transition], *, by_hand: bool = False) -> None:
-        """Apply transitions and make them durable in one atomic write (or raise, changing nothing)."""
+    def apply(self, transitions: Iterable[Transition], *, by_hand: bool = False, push: bool = True) -> None:
+        """Apply transitions and make them durable in one atomic write (or raise, changing nothing).
+        With a git mirror they are also committed, and pushed unless `push` is False (an
+        at-least-once in_flight, which a later push carries)."""
         if self._lock is None:
             raise LedgerError(str(self.path), "opened read-only; cannot record a transition")
         if self._poisoned is not None:
             raise LedgerWriteError(str(self.path), f"an earlier write failed ({self._poisoned}); "
                                    "refusing to continue") from self._poisoned
         batch = list(transitions)
+        befores = [self.record(item.post.key, item.channel) for item in batch]
         staged = {key: replace(entry, channels=dict(entry.channels)) for key, entry in self._posts.items()}
         for item in batch:
             current = staged.get(item.post.key)
@@ -129,8 +136,34 @@ class Ledger:
             self._poisoned = exc
             raise LedgerWriteError(str(self.path), f"could not write the ledger ({exc.strerror or exc}); "
                                    "stopping before any further remote call") from exc
+        if self.mirror is not None:
+            staged = self._mirror(batch, befores, staged, push)
         self._posts = staged
         self.writes += 1
+
+    def _mirror(self, batch: list[Transition], befores: list[Record | None], staged: Posts, push: bool) -> Posts:
+        from .gitstore import GitError, Pair, StaleLedger
+
+        assert self.mirror is not None
+        items = [(Pair(t.post.key, t.channel), before, t.record, t.post.url, t.post.title)
+                 for t, before in zip(batch, befores)]
+        try:
+            kept = self.mirror.persist(items, staged, needs_push=push)
+        except StaleLedger as exc:
+            self._poisoned = exc
+            raise
+        except GitError as exc:
+            self._poisoned = exc
+            raise LedgerWriteError(str(self.path), f"{exc}; stopping before any further remote call") from None
+        if kept is not staged:  # others' changes merged in on a new remote tip: keep them locally too
+            atomic_write_text(self.path, dump(kept))
+        return kept
+
+    def reset_to(self, posts: Posts) -> None:
+        """Replace this ledger with `posts` (the pushed ledger after a lost race), durably."""
+        atomic_write_text(self.path, dump(posts))
+        self._posts = posts
+        self._poisoned = None
 
     def set(self, post: PostRef, channel: str, record: Record) -> None:
         self.apply([Transition(post, channel, record)])

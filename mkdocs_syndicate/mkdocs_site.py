@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .channels.base import Site
 from .errors import ConfigError, SyndicateError
+from .gitstore import parse_git_settings
 from .posts import as_datetime
 from .syndication import Options, parse_options, require_site_url
 
@@ -33,10 +34,11 @@ def options_from(config: "MkDocsConfig", plugin_config: Any, *, sending: bool) -
             plugin_config.channels, ledger_path=ledger_path(config, plugin_config), site=site,
             sandbox=plugin_config.sandbox, sending=sending,
             since=as_datetime(since, "since") if since is not None else None,
-            max_per_run=max_per_run, max_wait=float(plugin_config.max_wait))
+            max_per_run=max_per_run, max_wait=float(plugin_config.max_wait),
+            git=parse_git_settings(plugin_config.git, "git"))
     except SyndicateError as exc:
         text = str(exc)
-        raise ConfigError(f"{where}.{text}" if text.startswith(("channels", "max_per_run"))
+        raise ConfigError(f"{where}.{text}" if text.startswith(("channels", "max_per_run", "git"))
                           else f"{where}: {text}") from None
 
 

@@ -44,6 +44,7 @@ class SyndicateConfig(base.Config):
     sandbox = c.Type(bool, default=False)
     channels = c.Type(dict, default={})
     max_wait = c.Type((int, float), default=DEFAULT_MAX_WAIT)
+    git = c.Type(dict, default={})
 
 
 class SyndicatePlugin(BasePlugin[SyndicateConfig]):

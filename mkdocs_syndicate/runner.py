@@ -20,6 +20,7 @@ import tenacity
 
 from . import checkpoints
 from .channels.base import Channel, Found, Kind, Outcome, Verdict
+from .gitstore import StaleLedger
 from .ledger import Ledger, Transition
 from .ledger_format import Record
 from .pacing import PacedHttp
@@ -99,8 +100,10 @@ class Runner:
                         if pairs:
                             group.create_task(self._lane(client, channels[channel_id], pairs))
             except BaseExceptionGroup as group_error:
-                # Surface the first real error (a failed ledger write, a bug) as itself.
-                raise group_error.exceptions[0] from None
+                # Surface the first real error (a failed ledger write, a bug) as itself; a lost
+                # git race first, since the other lanes' errors follow from it.
+                stale = [e for e in group_error.exceptions if isinstance(e, StaleLedger)]
+                raise (stale or group_error.exceptions)[0] from None
             finally:
                 for channel in channels.values():
                     await channel.close()
@@ -278,7 +281,9 @@ class Runner:
                 for key in attempts:
                     attempts[key] += 1
                 checkpoints.hit("before_in_flight_write")
-                self._write_many([(p, Record("in_flight", attempts[p.post.key], self._now())) for p in members])
+                # At-least-once: this in_flight need not be pushed before the ping (a later push carries it).
+                self._write_many([(p, Record("in_flight", attempts[p.post.key], self._now())) for p in members],
+                                 push=channel.settings.delivery == "at_most_once")
                 checkpoints.hit("after_in_flight_write")
                 outcome = await channel.send_batch(http, batch)
                 checkpoints.hit("after_response")
@@ -335,8 +340,8 @@ class Runner:
     def _write(self, pair: PendingPair, record: Record) -> None:
         self.ledger.apply([Transition(pair.ref, pair.channel.id, record)])
 
-    def _write_many(self, items: list[tuple[PendingPair, Record]]) -> None:
-        self.ledger.apply([Transition(p.ref, p.channel.id, r) for p, r in items])
+    def _write_many(self, items: list[tuple[PendingPair, Record]], push: bool = True) -> None:
+        self.ledger.apply([Transition(p.ref, p.channel.id, r) for p, r in items], push=push)
 
     def _clean(self, channel: Channel, text: str | None) -> str:
         return redact(text or "unknown error", channel.secrets())

@@ -19,10 +19,12 @@ import httpx
 from .channels import REGISTRY
 from .channels.base import Channel, Site
 from .errors import ConfigError, SyndicateError
+from .gitstore import GitMirror, GitSettings, StaleLedger
 from .ledger import Ledger
+from .ledger_format import parse
 from .planning import Plan, make_plan
 from .posts import Post, announceable
-from .runner import DEFAULT_MAX_WAIT, Reporter, Runner, RunReport
+from .runner import DEFAULT_MAX_WAIT, PairResult, Reporter, Runner, RunReport
 from .sandbox import SandboxServer, running_sandbox
 from .settings import ChannelSettings, parse_channels, require_credentials, with_options
 from .timeutil import Clock, SystemClock, utcnow
@@ -41,6 +43,7 @@ class Options:
     sandbox_dir: Path | None = None    # default: next to the ledger
     max_wait: float = DEFAULT_MAX_WAIT
     lock_timeout: float = 10.0
+    git: GitSettings = field(default_factory=GitSettings)
     extra: dict = field(default_factory=dict)
 
 
@@ -84,24 +87,89 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
          transport: httpx.AsyncBaseTransport | None = None, verify_only: bool = False) -> RunReport:
     """Send every pending pair (with verify_only: only read back in_flight records). The ledger is
     locked for the whole run and loaded before any call. Ctrl-C raises RunInterrupted, with the
-    ledger consistent: every record on disk is one the protocol wrote."""
+    ledger consistent: every record on disk is one the protocol wrote.
+
+    With git persistence, the pushed ledger is the starting point, and a push lost to another
+    runner (StaleLedger) means: take their ledger, leave the pairs they changed to them, re-plan
+    the rest. Never a send on a stale ledger."""
     clock = clock or SystemClock()
     chosen = select_posts(options, posts, clock) if not verify_only else posts
     with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
+        mirror = _start_mirror(options, ledger)
         with _sandbox(options) as sandbox_url:
             channels = make_channels(options, sandbox_url)
-            the_plan = make_plan(ledger, chosen, channels, None if verify_only else options.max_per_run)
-            if verify_only:
-                the_plan = Plan(lanes={ch: [p for p in pairs if p.needs_verify]
-                                       for ch, pairs in the_plan.lanes.items()})
-            if not the_plan.pairs:
-                return RunReport(deferred=[p.key for p in the_plan.deferred])
-            runner = Runner(ledger, the_plan, clock=clock, reporter=reporter, transport=transport,
-                            max_wait=options.max_wait, verify_only=verify_only)
-            try:
-                return asyncio.run(runner.run())
-            except KeyboardInterrupt:
-                raise RunInterrupted(runner.report, the_plan, ledger) from None
+            report = RunReport()
+            left_to_others: set[tuple[str, str]] = set()
+            for _ in range(REPLAN_ROUNDS):
+                the_plan = make_plan(ledger, chosen, channels, None if verify_only else options.max_per_run)
+                the_plan = Plan(lanes={ch: [p for p in pairs if (p.post.key, ch) not in left_to_others
+                                            and (p.needs_verify or not verify_only)]
+                                       for ch, pairs in the_plan.lanes.items()}, deferred=the_plan.deferred)
+                report.deferred = [p.key for p in the_plan.deferred]
+                if not the_plan.pairs:
+                    break
+                runner = Runner(ledger, the_plan, clock=clock, reporter=reporter, transport=transport,
+                                max_wait=options.max_wait, verify_only=verify_only)
+                try:
+                    result = asyncio.run(runner.run())
+                except KeyboardInterrupt:
+                    raise RunInterrupted(runner.report, the_plan, ledger) from None
+                except StaleLedger as lost:
+                    assert mirror is not None
+                    changed = _changed_pairs(ledger, lost)
+                    planned = {(p.post.key, p.channel.id) for p in the_plan.pairs}
+                    finished = {(r.post_key, r.channel) for r in runner.report.results}
+                    report.results += [r for r in runner.report.results if (r.post_key, r.channel) not in changed]
+                    report.requests += runner.report.requests
+                    for key, channel in sorted((changed & planned) - left_to_others):
+                        if (key, channel) in finished:  # ours went out, but the pushed record is theirs
+                            report.results.append(PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED))
+                        else:
+                            report.results.append(PairResult(key, channel, "not_attempted", OTHER_RUNNER))
+                    left_to_others |= changed
+                    ledger.reset_to(lost.remote_posts)
+                    mirror.adopt_remote(lost.tip)
+                    continue
+                report.results += result.results
+                report.requests += result.requests
+                break
+            if mirror is not None:
+                mirror.push(ledger.posts)
+                mirror.finish()
+            return report
+
+
+REPLAN_ROUNDS = 5
+SENT_BUT_CONTESTED = ("this run finished it, but another run changed the pushed record meanwhile; "
+                      "the next run verifies it")
+OTHER_RUNNER = ("another run changed this pair in the pushed ledger while this run was going; "
+                "left to it (the next run picks up whatever is still pending)")
+
+
+def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
+    if not options.git.enabled:
+        return None
+    mirror = GitMirror(options.ledger_path, options.git)
+    remote_text = mirror.start()
+    if remote_text is not None:
+        # The pushed ledger is the truth: what the local file has beyond it was never sent
+        # (in_flight is pushed before every at-most-once send) or is recovered by verify.
+        ledger.reset_to(parse(remote_text, f"{options.git.remote}/{mirror.branch}:{mirror.rel}"))
+    ledger.mirror = mirror
+    return mirror
+
+
+def _changed_pairs(ledger: Ledger, lost: StaleLedger) -> set[tuple[str, str]]:
+    """Pairs whose pushed record differs from ours: another runner has them."""
+    keys = set(ledger.posts) | set(lost.remote_posts)
+    changed = set()
+    for key in keys:
+        ours = ledger.posts.get(key)
+        theirs = lost.remote_posts.get(key)
+        for channel in set(ours.channels if ours else {}) | set(theirs.channels if theirs else {}):
+            if (ours.channels.get(channel) if ours else None) != (theirs.channels.get(channel) if theirs else None):
+                changed.add((key, channel))
+    return changed
 
 
 class RunInterrupted(SyndicateError):

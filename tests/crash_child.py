@@ -15,6 +15,7 @@ from pathlib import Path
 
 from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.gitstore import parse_git_settings
 from mkdocs_syndicate.posts import Post
 from mkdocs_syndicate.report import PlainReporter
 from mkdocs_syndicate.syndication import parse_options, send
@@ -25,7 +26,8 @@ def main(spec_path: str) -> int:
     site = Site(spec["site_url"], "Crash Site", spec.get("site_dir", ""))
     options = parse_options(spec["channels"], ledger_path=Path(spec["ledger"]), site=site, sandbox=False,
                             sending=True, max_per_run=100,
-                            lock_timeout=float(os.environ.get("CRASH_LOCK_TIMEOUT", "10")))
+                            lock_timeout=float(os.environ.get("CRASH_LOCK_TIMEOUT", "10")),
+                            git=parse_git_settings(spec.get("git")))
     posts = [Post(key=p["key"], url=p["url"], title=p["title"], date=dt.datetime.fromisoformat(p["date"]),
                   source=p["key"], description=p.get("description", "")) for p in spec["posts"]]
     try:
