@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .channels.base import Site
 from .errors import ConfigError, SyndicateError
 from .gitstore import parse_git_settings
+from .liveness import DEFAULT_TIMEOUT
 from .posts import as_datetime
 from .syndication import Options, parse_options, require_site_url
 
@@ -35,11 +36,23 @@ def options_from(config: "MkDocsConfig", plugin_config: Any, *, sending: bool) -
             sandbox=plugin_config.sandbox, sending=sending,
             since=as_datetime(since, "since") if since is not None else None,
             max_per_run=max_per_run, max_wait=float(plugin_config.max_wait),
-            git=parse_git_settings(plugin_config.git, "git"))
+            git=parse_git_settings(plugin_config.git, "git"),
+            wait_until_live=_live_timeout(plugin_config.wait_until_live))
     except SyndicateError as exc:
         text = str(exc)
-        raise ConfigError(f"{where}.{text}" if text.startswith(("channels", "max_per_run", "git"))
+        raise ConfigError(f"{where}.{text}" if text.startswith(("channels", "max_per_run", "git", "wait_until_live"))
                           else f"{where}: {text}") from None
+
+
+def _live_timeout(value: object) -> float | None:
+    """wait_until_live: false | true (600 s) | seconds."""
+    if value is False or value is None:
+        return None
+    if value is True:
+        return DEFAULT_TIMEOUT
+    if isinstance(value, (int, float)) and value > 0:
+        return float(value)
+    raise ConfigError("wait_until_live: true, false, or the seconds to wait (more than 0)")
 
 
 @dataclass

@@ -28,7 +28,7 @@ from .modes import MODES, Decision, decide
 from .manifest import manifest_path, write_manifest
 from .mkdocs_site import options_from
 from .posts import Post
-from .presenting import log_plan, run_with_display, undone_message
+from .presenting import log_plan, run_with_display, stale_pending, undone_message
 from .runner import DEFAULT_MAX_WAIT
 from .syndication import Options, make_channels, plan
 
@@ -45,6 +45,8 @@ class SyndicateConfig(base.Config):
     channels = c.Type(dict, default={})
     max_wait = c.Type((int, float), default=DEFAULT_MAX_WAIT)
     git = c.Type(dict, default={})
+    wait_until_live = c.Type((bool, int, float), default=False)
+    stale_after_hours = c.Type((int, float), default=24)
 
 
 class SyndicatePlugin(BasePlugin[SyndicateConfig]):
@@ -60,6 +62,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
         self.files: Files | None = None
         self.posts: list[Post] | None = None
         self.failed = False
+        self.planned = False
 
     # ------------------------------------------------------------------ events
 
@@ -111,6 +114,13 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
                                dt.datetime.now(dt.timezone.utc))
             except OSError as exc:  # only `mkdocs-syndicate run/plan/adopt` need it; the build goes on
                 log.warning(f"could not save the posts for mkdocs-syndicate run: {exc}")
+        if self.decision.action == "plan" and not self.dirty:
+            # Here, not at shutdown: MkDocs counts this event's warnings for --strict.
+            try:
+                self._plan(self.options, self.posts)
+            except SyndicateError as exc:
+                raise PluginError(f"syndicate: {exc}") from None
+            self.planned = True
 
     def on_shutdown(self) -> None:
         if self.command == "gh-deploy":
@@ -139,7 +149,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
         try:
             if self.decision.sends:
                 self._send(self.options, self.posts)
-            else:
+            elif not self.planned:
                 self._plan(self.options, self.posts)
         except SyndicateError as exc:
             raise PluginError(f"syndicate: {exc}") from None
@@ -152,4 +162,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
             raise PluginError(f"syndicate: {message}")
 
     def _plan(self, options: Options, posts: list[Post]) -> None:
-        log_plan(plan(options, posts), self.decision.reason, log.info)
+        the_plan = plan(options, posts)
+        log_plan(the_plan, self.decision.reason, log.info)
+        hours = self.config.stale_after_hours
+        for line in stale_pending(the_plan, dt.datetime.now(dt.timezone.utc), hours):
+            log.warning(line)

@@ -3,6 +3,7 @@ a live display on a terminal, plain lines in CI logs, then the summary table."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Callable
 
 from rich.console import Console
@@ -55,3 +56,18 @@ def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None]) -> None:
     log(f"plan ({reason}): {len(the_plan.pairs)} pair(s) would be sent; nothing sent")
     for line in plan_lines(the_plan):
         log(line)
+
+
+def stale_pending(the_plan: Plan, now: dt.datetime, hours: float) -> list[str]:
+    """The "deployed but never announced" alarm: pending pairs of posts older than `hours`."""
+    if not hours or hours <= 0:
+        return []
+    by_post: dict[str, list[str]] = {}
+    dates: dict[str, dt.datetime] = {}
+    for pair in the_plan.pairs:
+        if now - pair.post.date > dt.timedelta(hours=hours):
+            by_post.setdefault(pair.post.key, []).append(pair.channel.id)
+            dates[pair.post.key] = pair.post.date
+    return [f"{key} is dated {dates[key]:%Y-%m-%d %H:%M} UTC, more than {hours:g} h ago, and still not "
+            f"announced on {', '.join(channels)}: is the sending step running? (`mkdocs-syndicate status`)"
+            for key, channels in sorted(by_post.items())]

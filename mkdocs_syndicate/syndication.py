@@ -22,7 +22,8 @@ from .errors import ConfigError, SyndicateError
 from .gitstore import GitMirror, GitSettings, StaleLedger
 from .ledger import Ledger
 from .ledger_format import parse
-from .planning import Plan, make_plan
+from .liveness import DEFAULT_INTERVAL, wait_until_live
+from .planning import PendingPair, Plan, make_plan
 from .posts import Post, announceable
 from .runner import DEFAULT_MAX_WAIT, PairResult, Reporter, Runner, RunReport
 from .sandbox import SandboxServer, running_sandbox
@@ -44,6 +45,8 @@ class Options:
     max_wait: float = DEFAULT_MAX_WAIT
     lock_timeout: float = 10.0
     git: GitSettings = field(default_factory=GitSettings)
+    wait_until_live: float | None = None   # seconds to wait for a new post's page to answer 200
+    live_interval: float = DEFAULT_INTERVAL
     extra: dict = field(default_factory=dict)
 
 
@@ -100,6 +103,9 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
             channels = make_channels(options, sandbox_url)
             report = RunReport()
             left_to_others: set[tuple[str, str]] = set()
+            if options.wait_until_live and not verify_only:
+                for pair in _not_live(options, ledger, chosen, channels, reporter, clock, transport, report):
+                    left_to_others.add((pair.post.key, pair.channel.id))
             for _ in range(REPLAN_ROUNDS):
                 the_plan = make_plan(ledger, chosen, channels, None if verify_only else options.max_per_run)
                 the_plan = Plan(lanes={ch: [p for p in pairs if (p.post.key, ch) not in left_to_others
@@ -140,6 +146,28 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
 
 
 REPLAN_ROUNDS = 5
+
+
+def _not_live(options: Options, ledger: Ledger, chosen: list[Post], channels: list[Channel], reporter: Reporter,
+              clock: Clock, transport: httpx.AsyncBaseTransport | None, report: RunReport) -> list[PendingPair]:
+    """Pairs of posts announced for the first time whose page does not answer 200 in time."""
+    pending = make_plan(ledger, chosen, channels, options.max_per_run).pairs
+    fresh = sorted({p.post.url for p in pending if p.post.key not in ledger.posts})
+    if not fresh:
+        return []
+
+    async def sleep(url: str, seconds: float, reason: str) -> None:
+        await reporter.wait("live", seconds, reason, clock)
+
+    assert options.wait_until_live is not None
+    verdicts = asyncio.run(wait_until_live(fresh, timeout=options.wait_until_live, interval=options.live_interval,
+                                           clock=clock, sleep=sleep, transport=transport))
+    late = [p for p in pending if verdicts.get(p.post.url)]
+    for pair in late:
+        result = PairResult(pair.post.key, pair.channel.id, "not_attempted", str(verdicts[pair.post.url]))
+        report.results.append(result)
+        reporter.pair_finished(result)
+    return late
 SENT_BUT_CONTESTED = ("this run finished it, but another run changed the pushed record meanwhile; "
                       "the next run verifies it")
 OTHER_RUNNER = ("another run changed this pair in the pushed ledger while this run was going; "

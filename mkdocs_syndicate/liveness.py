@@ -1,0 +1,47 @@
+"""`wait_until_live`: before a post's first announcement, poll its canonical URL until it answers
+200, so link cards are not built from a 404 while GitHub Pages (or a CDN) is still publishing.
+
+Bounded: a post not live within the timeout is not announced in this run; its pairs stay pending
+and are reported, so the run exits non-zero and the next one tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Awaitable, Callable
+
+import httpx
+
+from .timeutil import Clock
+
+DEFAULT_TIMEOUT = 600.0
+DEFAULT_INTERVAL = 10.0
+
+Sleep = Callable[[str, float, str], Awaitable[None]]   # (url, seconds, reason)
+
+
+async def wait_until_live(urls: list[str], *, timeout: float, interval: float, clock: Clock, sleep: Sleep,
+                          transport: httpx.AsyncBaseTransport | None = None) -> dict[str, str | None]:
+    """For each URL: None once it answered 200, else why it is not live after `timeout` seconds."""
+    async with httpx.AsyncClient(transport=transport, follow_redirects=True, timeout=min(30.0, interval * 3),
+                                 headers={"User-Agent": "mkdocs-syndicate (waiting for the page to go live)"}) as client:
+        results = await asyncio.gather(*(_poll(client, url, timeout, interval, clock, sleep) for url in urls))
+    return dict(zip(urls, results))
+
+
+async def _poll(client: httpx.AsyncClient, url: str, timeout: float, interval: float, clock: Clock,
+                sleep: Sleep) -> str | None:
+    deadline = clock.time() + timeout
+    last = "no answer"
+    while True:
+        try:
+            response = await client.get(url)
+            if response.status_code == 200:
+                return None
+            last = f"answered {response.status_code}"
+        except httpx.HTTPError as exc:
+            last = f"no answer ({type(exc).__name__})"
+        left = deadline - clock.time()
+        if left <= 0:
+            return f"not live after {timeout:.0f} s: {url} {last}; stays pending for the next run"
+        await sleep(url, min(interval, left), f"waiting for {url} to go live ({last})")

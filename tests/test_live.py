@@ -1,0 +1,118 @@
+"""wait_until_live against a real page server on 127.0.0.1, and the stale-pending alarm of plan
+builds (a warning, and a failure under --strict)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import SITE, ListReporter, make_post, mastodon_raw
+from mkdocs_syndicate.ledger import Ledger
+from mkdocs_syndicate.syndication import parse_options, send
+from sites import mkdocs, post, write_site
+
+
+class Pages:
+    """Serves 404 for a page until it has been asked `live_after[path]` times, then 200."""
+
+    def __init__(self) -> None:
+        self.live_after: dict[str, int] = {}
+        self.asked: dict[str, int] = {}
+        pages = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                pages.asked[self.path] = pages.asked.get(self.path, 0) + 1
+                live = pages.asked[self.path] > pages.live_after.get(self.path, 10**9)
+                self.send_response(200 if live else 404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+
+@pytest.fixture
+def pages():
+    server = Pages()
+    yield server
+    server.httpd.shutdown()
+
+
+def run(tmp_path, sandbox, posts, clock, **options):
+    opts = parse_options({"masto": mastodon_raw(sandbox)}, ledger_path=tmp_path / "ledger.yml", site=SITE,
+                         sandbox=False, sending=True, **options)
+    reporter = ListReporter()
+    return send(opts, posts, reporter, clock=clock), reporter
+
+
+def test_a_new_post_waits_for_its_page_and_one_that_never_comes_stays_pending(tmp_path, sandbox, clock, pages):
+    soon = make_post(1, url=pages.url + "/posts/one/")
+    never = make_post(2, url=pages.url + "/posts/two/")
+    pages.live_after["/posts/one/"] = 3   # GitHub Pages still publishing: three 404s, then live
+    report, reporter = run(tmp_path, sandbox, [soon, never], clock, wait_until_live=60.0, live_interval=10.0)
+    states = {r.post_key: (r.state, r.detail) for r in report.results}
+    assert states["blog/post-1/"][0] == "done"
+    assert states["blog/post-2/"][0] == "not_attempted"
+    assert "not live after 60 s" in states["blog/post-2/"][1] and "answered 404" in states["blog/post-2/"][1]
+    assert pages.asked["/posts/one/"] == 4
+    assert [w for w in reporter.waits if w[0] == "live" and "to go live" in w[2]]
+    assert [s["text"].splitlines()[0] for s in sandbox.snapshot()["mastodon"]["statuses"]] == ["Post 1"]
+    assert Ledger.read(tmp_path / "ledger.yml").record("blog/post-2/", "masto") is None  # still pending
+    assert report.undone  # so the build exits non-zero
+
+    pages.live_after["/posts/two/"] = 0
+    report, _ = run(tmp_path, sandbox, [soon, never], clock, wait_until_live=60.0)
+    assert [(r.post_key, r.state) for r in report.results] == [("blog/post-2/", "done")]
+
+
+def test_posts_already_announced_somewhere_are_not_polled(tmp_path, sandbox, clock, pages):
+    page = make_post(1, url=pages.url + "/posts/one/")
+    pages.live_after["/posts/one/"] = 0
+    run(tmp_path, sandbox, [page], clock, wait_until_live=60.0)
+    asked = dict(pages.asked)
+    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 422})
+    # a failed pair of an announced post: no second wait for its page
+    run(tmp_path, sandbox, [page, make_post(2, url=pages.url + "/posts/two/")], clock, wait_until_live=5.0)
+    assert pages.asked["/posts/one/"] == asked["/posts/one/"]
+
+
+def test_without_the_setting_nothing_is_polled(tmp_path, sandbox, clock, pages):
+    report, _ = run(tmp_path, sandbox, [make_post(1, url=pages.url + "/posts/one/")], clock)
+    assert [r.state for r in report.results] == ["done"] and pages.asked == {}
+
+
+# ------------------------------------------------------------------ stale pending
+
+def stale_site(tmp_path, sandbox, **extra):
+    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    return write_site(tmp_path, {"mode": "plan", **extra, "channels": {
+        "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "t"}}},
+        {"old.md": post("Old", "2026-11-01"), "new.md": post("New", today)})
+
+
+def test_a_plan_build_warns_about_old_posts_still_pending(tmp_path, sandbox):
+    result = mkdocs(stale_site(tmp_path, sandbox))
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1, warnings
+    assert "posts/old/ is dated 2026-11-01" in warnings[0] and "still not announced on masto" in warnings[0]
+    assert sandbox.requests() == []
+
+
+def test_under_strict_the_alarm_fails_the_build(tmp_path, sandbox):
+    result = mkdocs(stale_site(tmp_path, sandbox), "build", "--strict")
+    assert result.returncode == 1 and "posts/old/" in result.stderr
+
+
+def test_the_alarm_can_be_turned_off(tmp_path, sandbox):
+    config = stale_site(tmp_path, sandbox, stale_after_hours=0)
+    result = mkdocs(config, "build", "--strict")
+    assert result.returncode == 0, result.stderr
