@@ -264,3 +264,33 @@ def test_two_runners_racing_on_one_ledger_never_post_a_pair_twice(tmp_path, seed
         STATS["git races"] += 1
     finally:
         scenario.close()
+
+
+def test_the_plugin_pushes_the_ledger_from_a_ci_build(repo, sandbox):
+    from sites import mkdocs, post, write_site
+
+    bare, work = repo
+    config = write_site(work, {"git": {"push": True}, "channels": {
+        "masto": mastodon_raw(sandbox), "ping": indexnow_raw(sandbox, key="site-key-1234")}},
+        {"a.md": post("Alpha"), "b.md": post("Beta", "2026-11-21")})
+    sandbox.key_file_root = work / "site"
+    (work / ".gitignore").write_text("site/\n.syndicate-cache/\n*.yml.lock\n")
+    git("add", ".", cwd=work)
+    git("commit", "--quiet", "-m", "site", cwd=work)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=work)
+    result = mkdocs(config, env={"CI": "true", **GIT_ENV})
+    assert result.returncode == 0, result.stderr
+    pushed = parse(remote_ledger(bare), "remote")
+    assert {(k, c): r.state for k, e in pushed.items() for c, r in e.channels.items()} == {
+        ("posts/a/", "masto"): "done", ("posts/a/", "ping"): "done",
+        ("posts/b/", "masto"): "done", ("posts/b/", "ping"): "done"}
+    assert git("status", "--porcelain", cwd=work).strip() == ""
+
+
+def test_a_bad_git_setting_is_named(tmp_path, sandbox):
+    from sites import mkdocs, post, write_site
+
+    config = write_site(tmp_path, {"git": {"push": "yes"}, "channels": {"masto": mastodon_raw(sandbox)}},
+                        {"a.md": post("Alpha")})
+    result = mkdocs(config)
+    assert result.returncode == 1 and "plugins.syndicate.git.push: must be true or false" in result.stderr
