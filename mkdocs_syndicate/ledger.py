@@ -55,6 +55,7 @@ class Ledger:
         self._poisoned: BaseException | None = None
         self.writes = 0
         self.mirror: "GitMirror | None" = None   # git persistence (CI), see gitstore.py
+        self._rendered: dict[str, tuple[PostEntry, str]] = {}   # per-post text of the last write
 
     # -------------------------------------------------------------- opening
 
@@ -118,9 +119,14 @@ class Ledger:
                                    "refusing to continue") from self._poisoned
         batch = list(transitions)
         befores = [self.record(item.post.key, item.channel) for item in batch]
-        staged = {key: replace(entry, channels=dict(entry.channels)) for key, entry in self._posts.items()}
+        # Copy only the entries this batch touches: the others (and their rendered text) are reused.
+        staged = dict(self._posts)
+        copied: set[str] = set()
         for item in batch:
             current = staged.get(item.post.key)
+            if current is not None and item.post.key not in copied:
+                current = staged[item.post.key] = replace(current, channels=dict(current.channels))
+                copied.add(item.post.key)
             before = current.channels.get(item.channel) if current else None
             allowed = (_BY_HAND_FROM if by_hand else _ALLOWED_FROM)[item.record.state]
             if (before.state if before else None) not in allowed:
@@ -128,10 +134,11 @@ class Ledger:
                                  f"{item.record.state} for ({item.post.key}, {item.channel})")
             if current is None:
                 current = staged[item.post.key] = PostEntry(url=item.post.url, title=item.post.title)
+                copied.add(item.post.key)
             current.url, current.title = item.post.url or current.url, item.post.title or current.title
             current.channels[item.channel] = item.record
         try:
-            atomic_write_text(self.path, dump(staged))
+            atomic_write_text(self.path, dump(staged, self._rendered))
         except OSError as exc:
             self._poisoned = exc
             raise LedgerWriteError(str(self.path), f"could not write the ledger ({exc.strerror or exc}); "
@@ -156,12 +163,12 @@ class Ledger:
             self._poisoned = exc
             raise LedgerWriteError(str(self.path), f"{exc}; stopping before any further remote call") from None
         if kept is not staged:  # others' changes merged in on a new remote tip: keep them locally too
-            atomic_write_text(self.path, dump(kept))
+            atomic_write_text(self.path, dump(kept, self._rendered))
         return kept
 
     def reset_to(self, posts: Posts) -> None:
         """Replace this ledger with `posts` (the pushed ledger after a lost race), durably."""
-        atomic_write_text(self.path, dump(posts))
+        atomic_write_text(self.path, dump(posts, self._rendered))
         self._posts = posts
         self._poisoned = None
 

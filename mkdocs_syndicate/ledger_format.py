@@ -8,6 +8,7 @@ the YAML end marker `...`; a file without it is treated as truncated.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -67,6 +68,18 @@ def parse(text: str, path: str) -> Posts:
     if not _ends_with_marker(text):
         raise LedgerError(path, f"no end marker '{END_MARKER}' on the last line: the file is truncated "
                           "or was not written by mkdocs-syndicate. Restore it from git before running again.")
+    from .ledger_fast import parse_canonical
+
+    fast = parse_canonical(text)  # our own layout, read without a YAML parser
+    if fast is not None:
+        return fast
+    return parse_yaml(text, path)
+
+
+def parse_yaml(text: str, path: str) -> Posts:
+    """The full YAML path: hand edits, block style, and every error with its line."""
+    if not _ends_with_marker(text):
+        raise LedgerError(path, f"no end marker '{END_MARKER}' on the last line: the file is truncated")
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
@@ -227,8 +240,10 @@ def _valid_timestamp(value: str) -> bool:
 # ---------------------------------------------------------------- dump
 
 
-def dump(posts: Posts) -> str:
-    """The canonical text of a ledger (deterministic: same data, same bytes)."""
+def dump(posts: Posts, cache: dict[str, tuple[PostEntry, str]] | None = None) -> str:
+    """The canonical text of a ledger (deterministic: same data, same bytes). With `cache`, a
+    post whose entry object is the one rendered last time is not rendered again (the Ledger
+    replaces, never mutates, the entries it changes)."""
     out = [HEADER, f"version: {VERSION}\n"]
     if not posts:
         out.append("posts: {}\n")
@@ -236,19 +251,30 @@ def dump(posts: Posts) -> str:
         out.append("posts:\n")
         for key in sorted(posts):
             entry = posts[key]
-            out.append(f"  {_block_scalar(key)}:\n")
-            out.append(f"    url: {_block_scalar(entry.url)}\n")
-            out.append(f"    title: {_block_scalar(entry.title)}\n")
-            if not entry.channels:
-                out.append("    channels: {}\n")
-                continue
-            out.append("    channels:\n")
-            for channel in sorted(entry.channels):
-                record = entry.channels[channel]
-                body = ", ".join(f"{name}: {_flow_value(value)}" for name, value in record.as_items())
-                out.append(f"      {_flow_scalar(channel)}: {{{body}}}\n")
+            if cache is not None:
+                hit = cache.get(key)
+                if hit is None or hit[0] is not entry:
+                    hit = cache[key] = (entry, render_post(key, entry))
+                out.append(hit[1])
+            else:
+                out.append(render_post(key, entry))
     out.append(END_MARKER + "\n")
     return "".join(out)
+
+
+def render_post(key: str, entry: PostEntry) -> str:
+    lines = [f"  {_block_scalar(key)}:\n    url: {_block_scalar(entry.url)}\n"
+             f"    title: {_block_scalar(entry.title)}\n"]
+    if not entry.channels:
+        lines.append("    channels: {}\n")
+    else:
+        lines.append("    channels:\n")
+        for channel in sorted(entry.channels):
+            record = entry.channels[channel]
+            body = ", ".join(f"{name}: {_flow_value(getattr(record, name))}" for name in RECORD_FIELDS
+                             if getattr(record, name) is not None)
+            lines.append(f"      {_flow_scalar(channel)}: {{{body}}}\n")
+    return "".join(lines)
 
 
 _FLOW_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -265,6 +291,7 @@ def _flow_value(value: Any) -> str:
     return _flow_scalar(str(value))
 
 
+@functools.lru_cache(maxsize=4096)  # states, channel ids and timestamps repeat a lot
 def _flow_scalar(value: str) -> str:
     if _FLOW_PLAIN.fullmatch(value) and _resolves_to_str(value):
         return value
@@ -277,8 +304,13 @@ def _block_scalar(value: str) -> str:
     return _quote(value)
 
 
+_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]')
+
+
 def _quote(value: str) -> str:
     """A YAML double-quoted scalar; escapes whatever YAML would not keep verbatim."""
+    if not _NEEDS_ESCAPE.search(value):
+        return f'"{value}"'
     parts = ['"']
     for ch in value:
         code = ord(ch)

@@ -1,0 +1,175 @@
+"""A fast reader for the canonical ledger layout (what `ledger_format.dump` writes).
+
+A YAML parser takes seconds for 50,000 records; this reads our own layout line by line with one
+pass of one regular expression over all its lines. It accepts only text whose meaning it is sure of — exactly the
+layout, scalars exactly as the dumper writes them — and returns None for anything else (hand
+edits, block style, comments, odd characters), and the caller then uses the full YAML parser,
+which also gives the precise file:line error. So both paths always agree with `yaml.safe_load`
+(tests/test_ledger_fast.py checks that on generated and hand-edited files).
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+
+from .ledger_format import (HEADER, RECORD_FIELDS, STATES, VERSION, PostEntry, Posts, Record, _BLOCK_PLAIN,
+                            _resolves_to_str, _valid_timestamp)
+
+# Characters a YAML reader treats specially or refuses in a stream (and raw tabs, which the dumper
+# escapes) may not appear raw inside a quoted token; plain tokens and the structure are matched
+# exactly, so this is the only place they could hide.
+_ODD = "\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff\\ud800-\\udfff"
+_QUOTED = rf'"[^"\\{_ODD}]*(?:\\[^{_ODD}][^"\\{_ODD}]*)*"'   # unrolled: fast on long strings
+_FLOW_VALUE = rf'(?:{_QUOTED}|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)'
+_BLOCK_VALUE = rf'(?:{_QUOTED}|[^\s"#][^\n]*)'
+# A record line exactly as the dumper writes it: fields in schema order, the state an identifier,
+# attempts a number, `at` quoted (it would read as a timestamp otherwise).
+_RECORD = re.compile(
+    rf'      ({_FLOW_VALUE}): \{{state: ({"|".join(STATES)})(?:, attempts: (0|[1-9][0-9]*))?'
+    rf'(?:, at: ({_QUOTED}))?'
+    + "".join(rf"(?:, {name}: ({_FLOW_VALUE}))?" for name in RECORD_FIELDS[3:])
+    + r"\}")
+_ESCAPE = re.compile(r'\\(["\\nt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})')
+_SIMPLE = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+_MAYBE_NOT_STR = set("yYnNtTfFoO-+0123456789.<~=")   # first letters of YAML 1.1 implicit types
+
+
+class _NotCanonical(Exception):
+    pass
+
+
+# Every line of the posts section is one of these; findall makes one pass in C, and a count of
+# matches equal to the count of lines proves no line was skipped (each alternative spans a line).
+_LINE = re.compile(
+    rf"^(?:  ({_QUOTED}|[^\s\"#][^\n]*?):"           # 1 post key
+    rf"|    url: ({_BLOCK_VALUE})|    title: ({_BLOCK_VALUE})"   # 2 url, 3 title
+    rf"|    (channels:(?: \{{\}})?)"                   # 4 channels header
+    rf"|{_RECORD.pattern})$", re.MULTILINE)              # 5.. a record
+
+
+def parse_canonical(text: str) -> Posts | None:
+    """The posts of a canonical ledger, or None when the text is not exactly canonical."""
+    prefix = f"{HEADER}version: {VERSION}\nposts:"
+    if not text.startswith(prefix) or not text.endswith("\n...\n"):
+        return None
+    if text == prefix + " {}\n...\n":
+        return {}
+    body = text[len(prefix) + 1:-4]   # from the first post key line to the last record's newline
+    if not text[len(prefix)] == "\n" or not body:
+        return None
+    # Tens of thousands of small objects and no cycles: the cyclic GC would only add passes.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        rows = _LINE.findall(body)
+        if len(rows) != body.count("\n"):
+            return None
+        return _posts(rows)
+    except _NotCanonical:
+        return None
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _posts(rows: list[tuple[str, ...]]) -> Posts:
+    posts: Posts = {}
+    plain_ok: dict[str, bool] = {}
+    channels: dict[str, str] = {}
+    stamps: dict[str, str] = {}
+    expect = "key"
+    entry: PostEntry | None = None
+    url = ""
+    for row in rows:
+        key_token, url_token, title_token, header = row[0], row[1], row[2], row[3]
+        if key_token:
+            if expect not in ("key", "record or key"):
+                raise _NotCanonical
+            key = _block(key_token, plain_ok)
+            if key in posts:
+                raise _NotCanonical  # a duplicate: the full parser reports it with its line
+            expect = "url"
+        elif url_token:
+            if expect != "url":
+                raise _NotCanonical
+            url, expect = _block(url_token, plain_ok), "title"
+        elif title_token:
+            if expect != "title":
+                raise _NotCanonical
+            entry = posts[key] = PostEntry(url=url, title=_block(title_token, plain_ok))
+            expect = "channels"
+        elif header:
+            if expect != "channels":
+                raise _NotCanonical
+            expect = "key" if header == "channels: {}" else "record"
+        else:
+            if expect not in ("record", "record or key"):
+                raise _NotCanonical
+            assert entry is not None
+            channel, record = _record(row[4:], plain_ok, channels, stamps)
+            if channel in entry.channels:
+                raise _NotCanonical
+            entry.channels[channel] = record
+            expect = "record or key"
+    if expect not in ("key", "record or key"):
+        raise _NotCanonical
+    return posts
+
+
+def _record(groups: tuple[str, ...], memo: dict, channels: dict, stamps: dict) -> tuple[str, Record]:
+    channel_token, state, attempts_text, at_token, *optional = groups   # "" = field absent
+    # Channel ids and timestamps repeat across records: decode (and check) each token once.
+    channel = channels.get(channel_token)
+    if channel is None:
+        channel = channels[channel_token] = _flow(channel_token, memo)
+    at = ""
+    if at_token:
+        at = stamps.get(at_token)
+        if at is None:
+            at = _unquote(at_token)
+            if at and not _valid_timestamp(at):
+                raise _NotCanonical
+            stamps[at_token] = at
+    values = [None if not v else _unquote(v) if v[0] == '"' else _flow(v, memo) for v in optional]
+    return channel, Record(state, int(attempts_text) if attempts_text else 0, at, *values)
+
+
+def _flow(token: str, plain_ok: dict) -> str:
+    """A token _RECORD matched: quoted, an identifier, or a number (never text in our layout)."""
+    if token[0] == '"':
+        return _unquote(token)
+    if token[0].isdigit() or not _is_str(token, plain_ok):
+        raise _NotCanonical  # a bare number or a YAML keyword where text belongs
+    return token
+
+
+def _block(token: str, plain_ok: dict[str, bool]) -> str:
+    if token.startswith('"'):
+        return _unquote(token)
+    if not _BLOCK_PLAIN.fullmatch(token) or not _is_str(token, plain_ok):
+        raise _NotCanonical
+    return token
+
+
+def _is_str(token: str, plain_ok: dict[str, bool]) -> bool:
+    if token[0] not in _MAYBE_NOT_STR:
+        return True
+    known = plain_ok.get(token)
+    if known is None:
+        known = plain_ok[token] = _resolves_to_str(token)
+    return known
+
+
+def _unquote(token: str) -> str:
+    inner = token[1:-1]
+    if "\\" not in inner:
+        return inner
+    if "\\" in _ESCAPE.sub("", inner):
+        raise _NotCanonical  # an escape the dumper never writes
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        return _SIMPLE[code] if code in _SIMPLE else chr(int(code[1:], 16))
+
+    return _ESCAPE.sub(one, inner)

@@ -1,0 +1,136 @@
+"""The fast reader of the canonical layout agrees with the full YAML parser and with
+yaml.safe_load, on generated ledgers, on hand-edited (block style) files and on near-canonical
+mutations; and it really is used for our own output (no silent fallback)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import yaml
+from hypothesis import given, settings, strategies as st
+
+from mkdocs_syndicate.errors import LedgerError
+from mkdocs_syndicate.ledger_fast import parse_canonical
+from mkdocs_syndicate.ledger_format import PostEntry, Record, STATES, dump, parse, parse_yaml
+
+TRICKY = ["no", "on", "off", "yes", "y", "~", "null", "1e3", "0x10", "12:30", "2026-01-02", "<<", "=",
+          "-", "?", "a: b", "#x", "x #y", "'q'", '"dq"', "back\\slash", "tab\there", "new\nline", "ü", "😀",
+          "\u2028", "\x85", "\x7f", "", " lead", "trail ", "[x]", "{x}", "a,b", "&a", "*a", "!t", "%p", "@a", "`b"]
+text = st.one_of(st.sampled_from(TRICKY), st.text(max_size=30))
+ident = st.one_of(st.sampled_from(["mastodon", "devto", "bsky", "ping", "no", "1", "x-y", "a.b", "on"]), text)
+timestamp = st.sampled_from(["2026-12-02T07:00:02Z", "2026-12-02T07:00:02.123456Z", "2026-12-02T07:00:02+01:00"])
+record = st.builds(Record, state=st.sampled_from(STATES), attempts=st.integers(0, 10**6),
+                   at=st.one_of(st.just(""), timestamp), remote_id=st.one_of(st.none(), text),
+                   remote_url=st.one_of(st.none(), text), error=st.one_of(st.none(), text),
+                   idempotency_key=st.one_of(st.none(), text), created_at=st.one_of(st.none(), timestamp),
+                   message_sha256=st.one_of(st.none(), text), note=st.one_of(st.none(), text))
+entry = st.builds(PostEntry, url=text, title=text, channels=st.dictionaries(ident, record, max_size=4))
+posts = st.dictionaries(text, entry, max_size=5)
+
+
+def as_plain(data) -> dict:
+    """What yaml.safe_load should return for `data`."""
+    return {"version": 1, "posts": {key: {"url": e.url, "title": e.title,
+                                          "channels": {ch: {k: v for k, v in r.as_items()} for ch, r in e.channels.items()}}
+                                    for key, e in data.items()}}
+
+
+def without_empty_at(plain: dict) -> dict:
+    for e in plain["posts"].values():
+        for r in e["channels"].values():
+            if r.get("at") == "":
+                r["at"] = ""
+    return plain
+
+
+@settings(max_examples=300, deadline=None)
+@given(posts)
+def test_our_output_takes_the_fast_path_and_every_reader_agrees(data):
+    text = dump(data)
+    fast = parse_canonical(text)
+    assert fast is not None, "the fast path refused the dumper's own output"
+    assert fast == data == parse_yaml(text, "x")
+    assert yaml.safe_load(text) == without_empty_at(as_plain(data))
+
+
+HAND_EDITED = [
+    """\
+    # edited by hand
+    version: 1
+    posts:
+      blog/a/:
+        url: https://example.com/blog/a/
+        title: A
+        channels:
+          mastodon:
+            state: done
+            attempts: 1
+            at: "2026-12-02T07:00:03Z"
+            remote_id: "1137"
+    ...
+    """,
+    """\
+    version: 1
+    posts:
+      "blog/b/": {url: "https://example.com/blog/b/", title: 'B', channels: {devto: {state: failed, attempts: 2, at: "2026-12-02T07:00:03Z", error: 'no'}}}
+    ...
+    """,
+    """\
+    # mkdocs-syndicate ledger: what was announced where. Commit this file.
+    version: 1
+    posts:
+      blog/c/:
+        url: https://example.com/blog/c/
+        title: C   # a comment
+        channels:
+          ping: {state: done, attempts: 1, at: "2026-12-02T07:00:03Z"}
+    ...
+    """,
+]
+
+
+@pytest.mark.parametrize("source", HAND_EDITED)
+def test_hand_edits_fall_back_to_the_full_parser_with_the_same_meaning(source):
+    text = textwrap.dedent(source)
+    assert parse_canonical(text) is None
+    data = parse(text, "hand.yml")
+    loaded = yaml.safe_load(text)
+    for key, e in data.items():
+        assert loaded["posts"][key]["url"] == e.url and loaded["posts"][key]["title"] == e.title
+        for ch, r in e.channels.items():
+            raw = loaded["posts"][key]["channels"][ch]
+            assert {k: str(v) if k != "attempts" else v for k, v in raw.items()} == dict(r.as_items())
+    assert parse(dump(data), "again") == data  # and the next write is canonical
+
+
+SAMPLE = {"blog/a/": PostEntry("https://example.com/blog/a/", "A title: yes", {
+    "mastodon": Record("done", 1, "2026-12-02T07:00:03Z", remote_id="1137", remote_url="https://m/1",
+                       idempotency_key="k" * 64),
+    "ping": Record("in_flight", 2, "2026-12-02T07:00:02Z")}),
+    "blog/b/": PostEntry("https://example.com/blog/b/", "B", {})}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 200), st.sampled_from(["", "x", '"', "\\", " ", "#", ":", "{", "}", ",", "0", "no", "\t"]),
+       st.integers(0, 80))
+def test_near_canonical_mutations_never_make_the_fast_path_disagree(line_no, insert, column):
+    lines = dump(SAMPLE).split("\n")
+    index = line_no % len(lines)
+    line = lines[index]
+    lines[index] = line[:column] + insert + line[column + 1:]
+    text = "\n".join(lines)
+    fast = parse_canonical(text)
+    try:
+        slow = parse_yaml(text, "m")
+    except LedgerError:
+        slow = None
+    if fast is not None:
+        assert fast == slow, (index, lines[index])
+
+
+def test_a_yaml_keyword_where_text_belongs_is_refused_by_both_paths():
+    text = dump(SAMPLE).replace('remote_id: "1137"', "remote_id: no")
+    assert parse_canonical(text) is None
+    with pytest.raises(LedgerError, match="remote_id must be text"):
+        parse(text, "l.yml")
