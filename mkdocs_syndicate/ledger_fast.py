@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import re
+from typing import Iterator
 
 from .ledger_format import (HEADER, RECORD_FIELDS, STATES, VERSION, PostEntry, Posts, Record, _BLOCK_PLAIN,
                             _resolves_to_str, _valid_timestamp)
@@ -62,10 +63,7 @@ def parse_canonical(text: str) -> Posts | None:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        rows = _LINE.findall(body)
-        if len(rows) != body.count("\n"):
-            return None
-        return _posts(rows)
+        return _posts(body)
     except _NotCanonical:
         return None
     finally:
@@ -73,7 +71,22 @@ def parse_canonical(text: str) -> Posts | None:
             gc.enable()
 
 
-def _posts(rows: list[tuple[str, ...]]) -> Posts:
+_CHUNK = 1 << 20   # characters per findall: its row tuples for a whole 13 MB file would be ~10x that
+
+
+def _chunks(body: str) -> Iterator[list[tuple[str, ...]]]:
+    start = 0
+    while start < len(body):
+        end = body.find("\n", min(start + _CHUNK, len(body) - 1)) + 1 or len(body)
+        chunk = body[start:end]
+        rows = _LINE.findall(chunk)
+        if len(rows) != chunk.count("\n"):
+            raise _NotCanonical  # some line is not in the canonical layout
+        yield rows
+        start = end
+
+
+def _posts(body: str) -> Posts:
     posts: Posts = {}
     plain_ok: dict[str, bool] = {}
     channels: dict[str, str] = {}
@@ -81,37 +94,38 @@ def _posts(rows: list[tuple[str, ...]]) -> Posts:
     expect = "key"
     entry: PostEntry | None = None
     url = ""
-    for row in rows:
-        key_token, url_token, title_token, header = row[0], row[1], row[2], row[3]
-        if key_token:
-            if expect not in ("key", "record or key"):
-                raise _NotCanonical
-            key = _block(key_token, plain_ok)
-            if key in posts:
-                raise _NotCanonical  # a duplicate: the full parser reports it with its line
-            expect = "url"
-        elif url_token:
-            if expect != "url":
-                raise _NotCanonical
-            url, expect = _block(url_token, plain_ok), "title"
-        elif title_token:
-            if expect != "title":
-                raise _NotCanonical
-            entry = posts[key] = PostEntry(url=url, title=_block(title_token, plain_ok))
-            expect = "channels"
-        elif header:
-            if expect != "channels":
-                raise _NotCanonical
-            expect = "key" if header == "channels: {}" else "record"
-        else:
-            if expect not in ("record", "record or key"):
-                raise _NotCanonical
-            assert entry is not None
-            channel, record = _record(row[4:], plain_ok, channels, stamps)
-            if channel in entry.channels:
-                raise _NotCanonical
-            entry.channels[channel] = record
-            expect = "record or key"
+    for rows in _chunks(body):
+        for row in rows:
+            key_token, url_token, title_token, header = row[0], row[1], row[2], row[3]
+            if key_token:
+                if expect not in ("key", "record or key"):
+                    raise _NotCanonical
+                key = _block(key_token, plain_ok)
+                if key in posts:
+                    raise _NotCanonical  # a duplicate: the full parser reports it with its line
+                expect = "url"
+            elif url_token:
+                if expect != "url":
+                    raise _NotCanonical
+                url, expect = _block(url_token, plain_ok), "title"
+            elif title_token:
+                if expect != "title":
+                    raise _NotCanonical
+                entry = posts[key] = PostEntry(url=url, title=_block(title_token, plain_ok))
+                expect = "channels"
+            elif header:
+                if expect != "channels":
+                    raise _NotCanonical
+                expect = "key" if header == "channels: {}" else "record"
+            else:
+                if expect not in ("record", "record or key"):
+                    raise _NotCanonical
+                assert entry is not None
+                channel, record = _record(row[4:], plain_ok, channels, stamps)
+                if channel in entry.channels:
+                    raise _NotCanonical
+                entry.channels[channel] = record
+                expect = "record or key"
     if expect not in ("key", "record or key"):
         raise _NotCanonical
     return posts
@@ -131,7 +145,8 @@ def _record(groups: tuple[str, ...], memo: dict, channels: dict, stamps: dict) -
             if at and not _valid_timestamp(at):
                 raise _NotCanonical
             stamps[at_token] = at
-    values = [None if not v else _unquote(v) if v[0] == '"' else _flow(v, memo) for v in optional]
+    values = [None if not v else (v[1:-1] if "\\" not in v else _unquote(v)) if v[0] == '"' else _flow(v, memo)
+              for v in optional]
     return channel, Record(state, int(attempts_text) if attempts_text else 0, at, *values)
 
 

@@ -112,8 +112,10 @@ def parse_yaml(text: str, path: str) -> Posts:
 
 
 def _ends_with_marker(text: str) -> bool:
-    lines = text.rstrip("\r\n").rsplit("\n", 1)
-    return lines[-1].rstrip() == END_MARKER
+    end = len(text)  # indexes, not copies: a ledger can be many megabytes
+    while end and text[end - 1] in "\r\n":
+        end -= 1
+    return text[text.rfind("\n", 0, end) + 1:end].rstrip() == END_MARKER
 
 
 def _reject_aliases(root: yaml.Node, path: str) -> None:
