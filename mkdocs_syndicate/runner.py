@@ -64,6 +64,21 @@ class Reporter(Protocol):
     async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None: ...
 
 
+class _Lazy(httpx.AsyncBaseTransport):
+    def __init__(self, verify: bool) -> None:
+        self.verify = verify
+        self._inner: httpx.AsyncHTTPTransport | None = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self._inner is None:
+            self._inner = httpx.AsyncHTTPTransport(verify=self.verify)
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        if self._inner is not None:
+            await self._inner.aclose()
+
+
 class _TryAgain(Exception):
     def __init__(self, outcome: Outcome) -> None:
         super().__init__(outcome.error)
@@ -92,7 +107,11 @@ class Runner:
 
     async def run(self) -> RunReport:
         channels = {pair.channel.id: pair.channel for pair in self.plan.pairs}
-        async with httpx.AsyncClient(transport=self.transport, follow_redirects=False,
+        # Transports are made on first use: loading the CA bundle costs more CPU than a whole paced
+        # run against loopback emulators, and plain http (loopback only) never needs it.
+        transport = self.transport or _Lazy(verify=False)
+        mounts = None if self.transport else {"https://": _Lazy(verify=True)}
+        async with httpx.AsyncClient(transport=transport, mounts=mounts, follow_redirects=False,
                                      headers={"User-Agent": "mkdocs-syndicate"}) as client:
             try:
                 async with asyncio.TaskGroup() as group:
