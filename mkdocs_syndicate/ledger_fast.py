@@ -10,25 +10,29 @@ which also gives the precise file:line error. So both paths always agree with `y
 
 from __future__ import annotations
 
+import datetime as _dt
 import gc
 import re
 from typing import Iterator
 
 from .ledger_format import (HEADER, RECORD_FIELDS, STATES, VERSION, PostEntry, Posts, Record, _BLOCK_PLAIN,
-                            _resolves_to_str, _valid_timestamp)
+                            _resolves_to_str)
 
 # Characters a YAML reader treats specially or refuses in a stream (and raw tabs, which the dumper
 # escapes) may not appear raw inside a quoted token; plain tokens and the structure are matched
 # exactly, so this is the only place they could hide.
 _ODD = "\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff\\ud800-\\udfff"
 _QUOTED = rf'"[^"\\{_ODD}]*(?:\\[^{_ODD}][^"\\{_ODD}]*)*"'   # unrolled: fast on long strings
+# `at` as the dumper writes it (quoted UTC seconds, or "" before any transition); other shapes,
+# valid or not, are left to the full parser.
+_STAMP = r'"(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))?"'
 _FLOW_VALUE = rf'(?:{_QUOTED}|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)'
 _BLOCK_VALUE = rf'(?:{_QUOTED}|[^\s"#][^\n]*)'
 # A record line exactly as the dumper writes it: fields in schema order, the state an identifier,
 # attempts a number, `at` quoted (it would read as a timestamp otherwise).
 _RECORD = re.compile(
     rf'      ({_FLOW_VALUE}): \{{state: ({"|".join(STATES)})(?:, attempts: (0|[1-9][0-9]*))?'
-    rf'(?:, at: ({_QUOTED}))?'
+    rf'(?:, at: ({_STAMP}))?'
     + "".join(rf"(?:, {name}: ({_FLOW_VALUE}))?" for name in RECORD_FIELDS[3:])
     + r"\}")
 _ESCAPE = re.compile(r'\\(["\\nt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})')
@@ -141,9 +145,12 @@ def _record(groups: tuple[str, ...], memo: dict, channels: dict, stamps: dict) -
     if at_token:
         at = stamps.get(at_token)
         if at is None:
-            at = _unquote(at_token)
-            if at and not _valid_timestamp(at):
-                raise _NotCanonical
+            at = at_token[1:-1]
+            if at:  # the shape is the regex's; the calendar is fromisoformat's (2026-02-30 is not a date)
+                try:
+                    _dt.datetime.fromisoformat(at)
+                except ValueError:
+                    raise _NotCanonical from None
             stamps[at_token] = at
     values = [None if not v else (v[1:-1] if "\\" not in v else _unquote(v)) if v[0] == '"' else _flow(v, memo)
               for v in optional]

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crashsite import remote  # noqa: F401  (one reading of what each emulator holds)
 from mkdocs_syndicate.ledger import Ledger
 from mkdocs_syndicate.sandbox import SandboxServer
 
@@ -103,17 +104,6 @@ class Scenario:
         for emulator in AT_MOST_ONCE.values():
             titles = [t for _, t in remote(state, emulator)]
             assert len(titles) == len(set(titles)), (emulator, titles)
-
-
-def remote(state: dict, emulator: str) -> list[tuple[str, str]]:
-    if emulator == "mastodon":
-        return [(s["id"], s["text"].splitlines()[0]) for s in state["mastodon"]["statuses"]]
-    if emulator == "forem":
-        return [(str(a["id"]), a["title"]) for a in state["forem"]["articles"]]
-    if emulator == "weibo":
-        return [(s["idstr"], s["original"].split(" ")[0]) for s in state["weibo"]["statuses"]]
-    return [(f"at://did:plc:sandbox0000000000000000/app.bsky.feed.post/{k}", r["value"]["text"].splitlines()[0])
-            for k, r in state["bluesky"]["records"].items()]
 
 
 def checkpoint_names(log: Path) -> list[str]:

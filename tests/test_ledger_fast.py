@@ -134,3 +134,10 @@ def test_a_yaml_keyword_where_text_belongs_is_refused_by_both_paths():
     assert parse_canonical(text) is None
     with pytest.raises(LedgerError, match="remote_id must be text"):
         parse(text, "l.yml")
+
+
+def test_a_timestamp_of_the_right_shape_but_no_such_day_is_refused_by_both_paths():
+    text = dump(SAMPLE).replace('"2026-12-02T07:00:03Z"', '"2026-02-30T07:00:03Z"')
+    assert parse_canonical(text) is None
+    with pytest.raises(LedgerError, match="'at' must be a UTC time"):
+        parse(text, "l.yml")
