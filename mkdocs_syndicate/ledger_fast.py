@@ -90,71 +90,84 @@ def _chunks(body: str) -> Iterator[list[tuple[str, ...]]]:
         start = end
 
 
+_KEY, _URL, _TITLE, _CHANNELS, _RECORDS = range(5)   # what the next line may be
+
+
 def _posts(body: str) -> Posts:
+    """One loop over the rows, records first (most rows are records); the code is inlined and
+    flat on purpose: this loop runs once per line of a ledger that can hold 50,000 records."""
     posts: Posts = {}
-    plain_ok: dict[str, bool] = {}
+    plain_ok: dict = {}
     channels: dict[str, str] = {}
     stamps: dict[str, str] = {}
-    expect = "key"
+    expect = _KEY
     entry: PostEntry | None = None
-    url = ""
+    key = url = ""
     for rows in _chunks(body):
-        for row in rows:
-            key_token, url_token, title_token, header = row[0], row[1], row[2], row[3]
-            if key_token:
-                if expect not in ("key", "record or key"):
+        for (key_token, url_token, title_token, header, channel_token, state, attempts_text, at_token,
+             remote_id, remote_url, error, idempotency_key, created_at, message_sha256, note) in rows:
+            if channel_token:
+                if expect != _RECORDS or entry is None:
+                    raise _NotCanonical
+                # Channel ids and timestamps repeat across records: decode (and check) each once.
+                channel = channels.get(channel_token)
+                if channel is None:
+                    channel = channels[channel_token] = _flow(channel_token, plain_ok)
+                at = stamps.get(at_token) if at_token else ""
+                if at is None:
+                    at = stamps[at_token] = _stamp(at_token)
+                if channel in entry.channels:
+                    raise _NotCanonical
+                entry.channels[channel] = Record(
+                    state, int(attempts_text) if attempts_text else 0, at,
+                    _value(remote_id, plain_ok), _value(remote_url, plain_ok), _value(error, plain_ok),
+                    _value(idempotency_key, plain_ok), _value(created_at, plain_ok),
+                    _value(message_sha256, plain_ok), _value(note, plain_ok))
+            elif key_token:
+                if expect not in (_KEY, _RECORDS) or (expect == _RECORDS and entry is not None and not entry.channels):
                     raise _NotCanonical
                 key = _block(key_token, plain_ok)
                 if key in posts:
                     raise _NotCanonical  # a duplicate: the full parser reports it with its line
-                expect = "url"
+                expect, entry = _URL, None
             elif url_token:
-                if expect != "url":
+                if expect != _URL:
                     raise _NotCanonical
-                url, expect = _block(url_token, plain_ok), "title"
+                url, expect = _block(url_token, plain_ok), _TITLE
             elif title_token:
-                if expect != "title":
+                if expect != _TITLE:
                     raise _NotCanonical
-                entry = posts[key] = PostEntry(url=url, title=_block(title_token, plain_ok))
-                expect = "channels"
+                entry = posts[key] = PostEntry(url, _block(title_token, plain_ok))
+                expect = _CHANNELS
             elif header:
-                if expect != "channels":
+                if expect != _CHANNELS:
                     raise _NotCanonical
-                expect = "key" if header == "channels: {}" else "record"
+                expect = _KEY if header == "channels: {}" else _RECORDS
             else:
-                if expect not in ("record", "record or key"):
-                    raise _NotCanonical
-                assert entry is not None
-                channel, record = _record(row[4:], plain_ok, channels, stamps)
-                if channel in entry.channels:
-                    raise _NotCanonical
-                entry.channels[channel] = record
-                expect = "record or key"
-    if expect not in ("key", "record or key"):
+                raise _NotCanonical
+    if expect == _RECORDS and entry is not None and entry.channels:
+        return posts
+    if expect != _KEY:
         raise _NotCanonical
     return posts
 
 
-def _record(groups: tuple[str, ...], memo: dict, channels: dict, stamps: dict) -> tuple[str, Record]:
-    channel_token, state, attempts_text, at_token, *optional = groups   # "" = field absent
-    # Channel ids and timestamps repeat across records: decode (and check) each token once.
-    channel = channels.get(channel_token)
-    if channel is None:
-        channel = channels[channel_token] = _flow(channel_token, memo)
-    at = ""
-    if at_token:
-        at = stamps.get(at_token)
-        if at is None:
-            at = at_token[1:-1]
-            if at:  # the shape is the regex's; the calendar is fromisoformat's (2026-02-30 is not a date)
-                try:
-                    _dt.datetime.fromisoformat(at)
-                except ValueError:
-                    raise _NotCanonical from None
-            stamps[at_token] = at
-    values = [None if not v else (v[1:-1] if "\\" not in v else _unquote(v)) if v[0] == '"' else _flow(v, memo)
-              for v in optional]
-    return channel, Record(state, int(attempts_text) if attempts_text else 0, at, *values)
+def _stamp(token: str) -> str:
+    at = token[1:-1]
+    if at:  # the shape is the regex's; the calendar is fromisoformat's (2026-02-30 is not a date)
+        try:
+            _dt.datetime.fromisoformat(at)
+        except ValueError:
+            raise _NotCanonical from None
+    return at
+
+
+def _value(token: str, plain_ok: dict) -> str | None:
+    if not token:
+        return None  # "" from findall: the field is absent (a present value is never empty text)
+    if token[0] == '"':
+        return token[1:-1] if "\\" not in token else _unquote(token)
+    return _flow(token, plain_ok)
 
 
 def _flow(token: str, plain_ok: dict) -> str:
