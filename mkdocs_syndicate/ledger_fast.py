@@ -23,6 +23,7 @@ from .ledger_format import (HEADER, RECORD_FIELDS, STATES, VERSION, PostEntry, P
 # exactly, so this is the only place they could hide.
 _ODD = "\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff\\ud800-\\udfff"
 _QUOTED = rf'"[^"\\{_ODD}]*(?:\\[^{_ODD}][^"\\{_ODD}]*)*"'   # unrolled: fast on long strings
+_QCONTENT = rf'(?:[^"\\{_ODD}]|\\[^{_ODD}])[^"\\{_ODD}]*(?:\\[^{_ODD}][^"\\{_ODD}]*)*'  # non-empty
 # `at` as the dumper writes it (quoted UTC seconds, or "" before any transition); other shapes,
 # valid or not, are left to the full parser.
 _STAMP = r'"(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))?"'
@@ -33,7 +34,10 @@ _BLOCK_VALUE = rf'(?:{_QUOTED}|[^\s"#][^\n]*)'
 _RECORD = re.compile(
     rf'      ({_FLOW_VALUE}): \{{state: ({"|".join(STATES)})(?:, attempts: (0|[1-9][0-9]*))?'
     rf'(?:, at: ({_STAMP}))?'
-    + "".join(rf"(?:, {name}: ({_FLOW_VALUE}))?" for name in RECORD_FIELDS[3:])
+    # Optional text fields: group A is the inside of a non-empty quoted value (one string made, not
+    # two), group B an empty quoted value or a plain token; both empty means the field is absent.
+    + "".join(rf'(?:, {name}: (?:"({_QCONTENT})"|(""|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)))?'
+              for name in RECORD_FIELDS[3:])
     + r"\}")
 _ESCAPE = re.compile(r'\\(["\\nt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})')
 _SIMPLE = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
@@ -105,7 +109,7 @@ def _posts(body: str) -> Posts:
     key = url = ""
     for rows in _chunks(body):
         for (key_token, url_token, title_token, header, channel_token, state, attempts_text, at_token,
-             remote_id, remote_url, error, idempotency_key, created_at, message_sha256, note) in rows:
+             q1, p1, q2, p2, q3, p3, q4, p4, q5, p5, q6, p6, q7, p7) in rows:
             if channel_token:
                 if expect != _RECORDS or entry is None:
                     raise _NotCanonical
@@ -120,9 +124,13 @@ def _posts(body: str) -> Posts:
                     raise _NotCanonical
                 entry.channels[channel] = Record(
                     state, int(attempts_text) if attempts_text else 0, at,
-                    _value(remote_id, plain_ok), _value(remote_url, plain_ok), _value(error, plain_ok),
-                    _value(idempotency_key, plain_ok), _value(created_at, plain_ok),
-                    _value(message_sha256, plain_ok), _value(note, plain_ok))
+                    (q1 if "\\" not in q1 else _unescape(q1)) if q1 else _value(p1, plain_ok),
+                    (q2 if "\\" not in q2 else _unescape(q2)) if q2 else _value(p2, plain_ok),
+                    (q3 if "\\" not in q3 else _unescape(q3)) if q3 else _value(p3, plain_ok),
+                    (q4 if "\\" not in q4 else _unescape(q4)) if q4 else _value(p4, plain_ok),
+                    (q5 if "\\" not in q5 else _unescape(q5)) if q5 else _value(p5, plain_ok),
+                    (q6 if "\\" not in q6 else _unescape(q6)) if q6 else _value(p6, plain_ok),
+                    (q7 if "\\" not in q7 else _unescape(q7)) if q7 else _value(p7, plain_ok))
             elif key_token:
                 if expect not in (_KEY, _RECORDS) or (expect == _RECORDS and entry is not None and not entry.channels):
                     raise _NotCanonical
@@ -163,11 +171,16 @@ def _stamp(token: str) -> str:
 
 
 def _value(token: str, plain_ok: dict) -> str | None:
+    """Group B of an optional field: absent, an empty quoted value, or a plain token."""
     if not token:
-        return None  # "" from findall: the field is absent (a present value is never empty text)
-    if token[0] == '"':
-        return token[1:-1] if "\\" not in token else _unquote(token)
+        return None
+    if token == '""':
+        return ""
     return _flow(token, plain_ok)
+
+
+def _unescape(inner: str) -> str:
+    return _unquote(f'"{inner}"')
 
 
 def _flow(token: str, plain_ok: dict) -> str:

@@ -27,7 +27,7 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _resolver = yaml.resolver.Resolver()
 
 
-@dataclass
+@dataclass(slots=True)  # 50,000 of them in a large ledger: no per-object __dict__
 class Record:
     """The state of one (post, channel) pair. Field order is the order written to the file."""
 
@@ -50,7 +50,7 @@ RECORD_FIELDS = tuple(f.name for f in fields(Record))
 _OPTIONAL_STR_FIELDS = RECORD_FIELDS[3:]
 
 
-@dataclass
+@dataclass(slots=True)
 class PostEntry:
     url: str
     title: str
