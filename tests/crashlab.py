@@ -98,6 +98,13 @@ class Scenario:
                 record = book.record(key, channel)
                 assert record is not None and record.state == "done", (key, channel, record)
 
+    def recovers(self) -> None:
+        """After whatever killed the last run: still no duplicate, and one plain run finishes it all."""
+        self.at_most_once_holds()
+        code, output = self.run()
+        assert code == 0, output
+        self.check()
+
     def at_most_once_holds(self) -> None:
         """At any moment, killed or not: never two of the same post on an at-most-once channel."""
         state = self.server.snapshot()

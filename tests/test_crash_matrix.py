@@ -64,10 +64,7 @@ def test_kill_at_every_checkpoint_then_rerun(clean_run, tmp_path):
             code, output = scenario.run(SYNDICATE_CRASH_AT=str(n))
             assert code == -signal.SIGKILL, f"not killed at checkpoint {n}: {output}"
             Ledger.read(scenario.folder / "ledger.yml")  # whole, parseable
-            scenario.at_most_once_holds()
-            code, output = scenario.run()
-            assert code == 0, output
-            scenario.check()
+            scenario.recovers()
         finally:
             scenario.close()
 
@@ -93,10 +90,7 @@ def test_emulator_kills_the_client_around_every_commit(tmp_path):
             scenario.server.add_fault({"channel": emulator, "action": action, "pid": process.pid})
             output = "".join(process.communicate(timeout=120))
             assert process.returncode == -signal.SIGKILL, output
-            scenario.at_most_once_holds()
-            code, output = scenario.run()
-            assert code == 0, output
-            scenario.check()
+            scenario.recovers()
         finally:
             scenario.close()
 
@@ -116,10 +110,7 @@ def test_double_crash_the_recovery_run_is_killed_too(clean_run, tmp_path):
             assert scenario.run(SYNDICATE_CRASH_AT=str(first))[0] == -signal.SIGKILL
             code, output = scenario.run(SYNDICATE_CRASH_AT=str(second))  # may finish before `second`
             assert code in (0, -signal.SIGKILL), output
-            scenario.at_most_once_holds()
-            code, output = scenario.run()
-            assert code == 0, output
-            scenario.check()
+            scenario.recovers()
         finally:
             scenario.close()
 
@@ -140,10 +131,7 @@ def test_random_kill_soak(tmp_path):
             for _ in range(rng.randint(1, 3)):
                 scenario.kill_after(rng.uniform(0.05, 0.8))
                 Ledger.read(scenario.folder / "ledger.yml")
-                scenario.at_most_once_holds()
-            code, output = scenario.run()
-            assert code == 0, output
-            scenario.check()
+                scenario.recovers()
         except AssertionError as exc:
             raise AssertionError(f"seed {seed} (replay: SYNDICATE_SOAK_SEED={seed} SYNDICATE_SOAK_SEEDS=1): {exc}") from None
         finally:
