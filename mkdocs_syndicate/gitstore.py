@@ -150,17 +150,17 @@ class GitMirror:
     # ------------------------------------------------------------------ the hook
 
     def persist(self, batch: list[tuple[Pair, Record | None, Record, str, str]], posts: Posts,
-                needs_push: bool) -> Posts:
+                needs_push: bool, text: str | None = None) -> Posts:
         """Commit `posts` (the ledger after `batch`); push when `needs_push`. Returns the posts to
         keep, which include other writers' changes when a push had to be redone on their tip."""
         self.unpushed.extend(_Pending(pair, before, after, url, title) for pair, before, after, url, title in batch)
         message = _message(batch)
         self.messages.append(message)
+        text = text if text is not None else dump(posts)  # the Ledger passes the text it just wrote
+        self.tip = self._commit(text, self.tip, message)
         if not self.settings.push:
-            self.tip = self._commit(dump(posts), self.tip, message)
             self.unpushed.clear()
             return posts
-        self.tip = self._commit(dump(posts), self.tip, message)
         if not needs_push:
             return posts
         return self.push(posts)

@@ -137,25 +137,27 @@ class Ledger:
                 copied.add(item.post.key)
             current.url, current.title = item.post.url or current.url, item.post.title or current.title
             current.channels[item.channel] = item.record
+        text = dump(staged, self._rendered)
         try:
-            atomic_write_text(self.path, dump(staged, self._rendered))
+            atomic_write_text(self.path, text)
         except OSError as exc:
             self._poisoned = exc
             raise LedgerWriteError(str(self.path), f"could not write the ledger ({exc.strerror or exc}); "
                                    "stopping before any further remote call") from exc
         if self.mirror is not None:
-            staged = self._mirror(batch, befores, staged, push)
+            staged = self._mirror(batch, befores, staged, push, text)
         self._posts = staged
         self.writes += 1
 
-    def _mirror(self, batch: list[Transition], befores: list[Record | None], staged: Posts, push: bool) -> Posts:
+    def _mirror(self, batch: list[Transition], befores: list[Record | None], staged: Posts, push: bool,
+                text: str) -> Posts:
         from .gitstore import GitError, Pair, StaleLedger
 
         assert self.mirror is not None
         items = [(Pair(t.post.key, t.channel), before, t.record, t.post.url, t.post.title)
                  for t, before in zip(batch, befores)]
         try:
-            kept = self.mirror.persist(items, staged, needs_push=push)
+            kept = self.mirror.persist(items, staged, needs_push=push, text=text)
         except StaleLedger as exc:
             self._poisoned = exc
             raise

@@ -288,3 +288,16 @@ def test_a_bad_git_setting_is_named(tmp_path, sandbox):
                         {"a.md": post("Alpha")})
     result = mkdocs(config)
     assert result.returncode == 1 and "plugins.syndicate.git.push: must be true or false" in result.stderr
+
+
+def test_commit_without_push_keeps_every_transition_as_a_local_commit(repo, sandbox):
+    bare, work = repo
+    remote_before = git("rev-parse", "main", cwd=bare)
+    report = run(work, {"masto": mastodon_raw(sandbox)}, [make_post(1)],
+                 git_settings=GitSettings(commit=True, push=False))
+    assert not report.undone
+    log = git("log", "--format=%s", "HEAD", cwd=work).splitlines()
+    assert log[:2] == ["syndicate: masto done for blog/post-1/ [skip ci]",
+                       "syndicate: masto in_flight for blog/post-1/ [skip ci]"]
+    assert git("rev-parse", "main", cwd=bare) == remote_before  # nothing pushed
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=work).strip() == ""
