@@ -30,7 +30,8 @@ from .posts import Post, as_datetime
 from .presenting import run_with_display, undone_message
 from .report import STATE_STYLES
 from .status import human_age, status_view
-from .syndication import Options, RunInterrupted, make_channels, plan as make_the_plan, sandbox_state_dir, select_posts
+from .syndication import (Options, RunInterrupted, make_channels, plan as make_the_plan, sandbox_state_dir,
+                          select_posts, site_sandbox)
 from .timeutil import SystemClock, from_iso, to_iso, utcnow
 
 EXIT_INTERRUPTED = 130
@@ -64,6 +65,14 @@ def _site(config_file: Path | None) -> LoadedSite:
 
 def _built_posts(options: Options) -> tuple[list[Post], dt.datetime]:
     return _guard(lambda: read_manifest(manifest_path(options.ledger_path), options.site.url))
+
+
+def _built_posts_if_any(options: Options) -> list[Post] | None:
+    """The last build's posts, or None when there is no usable saved build (it is optional here)."""
+    try:
+        return read_manifest(manifest_path(options.ledger_path), options.site.url)[0]
+    except SyndicateError:
+        return None
 
 
 def _now() -> dt.datetime:
@@ -120,11 +129,8 @@ def status(config_file: Path | None, as_json: bool, check_: bool) -> None:
     options = _guard(lambda: site.options(sending=False))
     ledger = _guard(lambda: Ledger.read(options.ledger_path))
     now = _now()
-    try:
-        posts: list[Post] | None = select_posts(options, read_manifest(
-            manifest_path(options.ledger_path), options.site.url)[0], SystemClock())
-    except SyndicateError:
-        posts = None
+    built = _built_posts_if_any(options)
+    posts = select_posts(options, built, SystemClock()) if built is not None else None
     view = status_view(ledger, _channel_ids(options), posts, now)
     if as_json:
         click.echo(json.dumps({"ledger": str(options.ledger_path), "build_seen": posts is not None,
@@ -242,10 +248,7 @@ def verify(config_file: Path | None) -> None:
 
 def _posts_for_verify(options: Options, ledger: Ledger) -> list[Post]:
     """The last build's posts where there is one; else what the ledger knows (key, URL, title)."""
-    try:
-        built = {p.key: p for p in read_manifest(manifest_path(options.ledger_path), options.site.url)[0]}
-    except SyndicateError:
-        built = {}
+    built = {p.key: p for p in _built_posts_if_any(options) or []}
     posts = []
     for key, entry in ledger.posts.items():
         if not any(r.state == "in_flight" for r in entry.channels.values()):
@@ -315,11 +318,7 @@ def resolve(config_file: Path | None, post: str, channel: str, done_url: str | N
 
 def _find_post(ledger: Ledger, options: Options, given: str) -> PostRef:
     """A post by ledger key, with or without slashes around it, or by its URL."""
-    built: dict[str, Post] = {}
-    try:
-        built = {p.key: p for p in read_manifest(manifest_path(options.ledger_path), options.site.url)[0]}
-    except SyndicateError:
-        pass
+    built = {p.key: p for p in _built_posts_if_any(options) or []}
     candidates = {given, given.strip("/") + "/", given.lstrip("/")}
     for key, entry in ledger.posts.items():
         if key in candidates or entry.url == given:
@@ -374,16 +373,10 @@ def sandbox(config_file: Path | None, port: int) -> None:
     """Run the loopback emulators in the foreground with a page showing what each received.
 
     Builds of this site with `sandbox: true` send to this server while it runs."""
-    from urllib.parse import urlsplit
-
-    from .sandbox import SandboxServer
-
     site = _site(config_file)
     options = _guard(lambda: site.options(sending=False))
     state_dir = sandbox_state_dir(options)
-    server = SandboxServer(state_dir, port=port, public_base=f"http://127.0.0.1:{port}",
-                           key_file_root=Path(options.site.site_dir) if options.site.site_dir else None)
-    server.emulators["weibo"].safe_domain = urlsplit(options.site.url).hostname  # type: ignore[attr-defined]
+    server = site_sandbox(options, port=port, public_base=f"http://127.0.0.1:{port}")
     if not options.sandbox:
         click.echo("note: mkdocs.yml has no `sandbox: true`, so builds will not send here", err=True)
     click.echo(f"sandbox emulators on http://127.0.0.1:{port}/ (state in {state_dir}); "

@@ -112,8 +112,6 @@ class GitMirror:
     unpushed: list[_Pending] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     started_head: str | None = None
-    commits: int = 0
-    pushes: int = 0
 
     # ------------------------------------------------------------------ setup
 
@@ -175,7 +173,6 @@ class GitMirror:
                 self.pushed = self.tip
                 self.unpushed.clear()
                 self.messages.clear()
-                self.pushes += 1
                 return posts
             output = redact_git(result.stderr + result.stdout)
             if not _NON_FAST_FORWARD.search(output):
@@ -226,7 +223,6 @@ class GitMirror:
             tree = self._git("write-tree", extra_env=index).strip()
         args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
         commit = self._git(*args, extra_env=self._identity()).strip()
-        self.commits += 1
         return commit
 
     def _identity(self) -> dict[str, str]:

@@ -179,10 +179,6 @@ def _value(token: str, plain_ok: dict) -> str | None:
     return _flow(token, plain_ok)
 
 
-def _unescape(inner: str) -> str:
-    return _unquote(f'"{inner}"')
-
-
 def _flow(token: str, plain_ok: dict) -> str:
     """A token _RECORD matched: quoted, an identifier, or a number (never text in our layout)."""
     if token[0] == '"':
@@ -210,7 +206,11 @@ def _is_str(token: str, plain_ok: dict[str, bool]) -> bool:
 
 
 def _unquote(token: str) -> str:
-    inner = token[1:-1]
+    return _unescape(token[1:-1])
+
+
+def _unescape(inner: str) -> str:
+    """The text of a double-quoted scalar's inside, with the dumper's escapes decoded."""
     if "\\" not in inner:
         return inner
     if "\\" in _ESCAPE.sub("", inner):

@@ -3,8 +3,9 @@
 - on_startup: remember the command; hook the end of gh-deploy (on_shutdown runs *before* its push).
 - on_config: reset per-build state (plugin instances are reused), validate every setting.
 - on_files (late): publish the IndexNow key file into the site.
-- on_post_build (late): collect posts with their final URLs; save them for `mkdocs-syndicate run`.
-- on_shutdown / after the gh-deploy push: send (or plan), print the summary, fail on undone work.
+- on_post_build (late): collect posts with their final URLs; save them for `mkdocs-syndicate run`;
+  in plan mode, print the plan (here, so its warnings count for --strict).
+- on_shutdown / after the gh-deploy push: send, print the summary, fail on undone work.
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
         self.files: Files | None = None
         self.posts: list[Post] | None = None
         self.failed = False
-        self.planned = False
 
     # ------------------------------------------------------------------ events
 
@@ -120,7 +120,6 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
                 self._plan(self.options, self.posts)
             except SyndicateError as exc:
                 raise PluginError(f"syndicate: {exc}") from None
-            self.planned = True
 
     def on_shutdown(self) -> None:
         if self.command == "gh-deploy":
@@ -138,6 +137,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
     # ------------------------------------------------------------------ the run
 
     def _announce(self) -> None:
+        """Send, at the end of a build that succeeded (plan mode did its work in on_post_build)."""
         if self.decision.action == "off" or self.options is None:
             return
         if self.failed or self.posts is None:
@@ -146,11 +146,10 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
         if self.dirty:
             log.warning("--dirty build: nothing announced (a partial build cannot see every post)")
             return
+        if not self.decision.sends:
+            return  # plan mode: already printed in on_post_build
         try:
-            if self.decision.sends:
-                self._send(self.options, self.posts)
-            elif not self.planned:
-                self._plan(self.options, self.posts)
+            self._send(self.options, self.posts)
         except SyndicateError as exc:
             raise PluginError(f"syndicate: {exc}") from None
 

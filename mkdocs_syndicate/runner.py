@@ -181,9 +181,7 @@ class Runner:
                 return
             if self.verify_only:  # proved absent: pending again, for the next run to send
                 error = f"verify found no post on {channel.id}; the next run sends it"
-                self._write(pair, Record("failed", record.attempts, self._now(), error=error,
-                                         idempotency_key=record.idempotency_key, created_at=record.created_at,
-                                         message_sha256=record.message_sha256))
+                self._write(pair, self._failed(record, error))
                 self._finish(pair, "pending", error)
                 return
         if self.verify_only:
@@ -270,9 +268,7 @@ class Runner:
             delay = outcome.retry_after if outcome.retry_after is not None else DEFAULT_429_WAIT
             retry_at = self.clock.time() + delay
             error = f"{error}; retry after {to_iso(dt.datetime.fromtimestamp(retry_at, dt.timezone.utc))}"
-        self._write(pair, Record("failed", current.attempts, self._now(), error=error,
-                                 idempotency_key=current.idempotency_key, created_at=current.created_at,
-                                 message_sha256=current.message_sha256))
+        self._write(pair, self._failed(current, error))
         if outcome.kind is Kind.AUTH:
             self._finish(pair, "failed", error)
             raise _LaneStopped(f"{channel.id} refused the credentials ({error})")
@@ -343,9 +339,7 @@ class Runner:
 
     def _conflict(self, pair: PendingPair, current: Record, verdict: Verdict) -> None:
         error = self._clean(pair.channel, verdict.reason)
-        self._write(pair, Record("failed", current.attempts, self._now(), error=error,
-                                 idempotency_key=current.idempotency_key, created_at=current.created_at,
-                                 message_sha256=current.message_sha256))
+        self._write(pair, self._failed(current, error))
         self._finish(pair, "failed", error)
 
     def _now(self) -> str:
@@ -353,6 +347,12 @@ class Runner:
 
     def _done(self, current: Record, remote_id: str | None, remote_url: str | None) -> Record:
         return Record("done", current.attempts, self._now(), remote_id=remote_id, remote_url=remote_url,
+                      idempotency_key=current.idempotency_key, created_at=current.created_at,
+                      message_sha256=current.message_sha256)
+
+    def _failed(self, current: Record, error: str) -> Record:
+        """Failed, keeping what a resend must reuse (the idempotency key, the frozen payload time)."""
+        return Record("failed", current.attempts, self._now(), error=error,
                       idempotency_key=current.idempotency_key, created_at=current.created_at,
                       message_sha256=current.message_sha256)
 

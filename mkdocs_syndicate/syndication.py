@@ -148,6 +148,12 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
 REPLAN_ROUNDS = 5
 
 
+SENT_BUT_CONTESTED = ("this run finished it, but another run changed the pushed record meanwhile; "
+                      "the next run verifies it")
+OTHER_RUNNER = ("another run changed this pair in the pushed ledger while this run was going; "
+                "left to it (the next run picks up whatever is still pending)")
+
+
 def _not_live(options: Options, ledger: Ledger, chosen: list[Post], channels: list[Channel], reporter: Reporter,
               clock: Clock, transport: httpx.AsyncBaseTransport | None, report: RunReport) -> list[PendingPair]:
     """Pairs of posts announced for the first time whose page does not answer 200 in time."""
@@ -168,10 +174,6 @@ def _not_live(options: Options, ledger: Ledger, chosen: list[Post], channels: li
         report.results.append(result)
         reporter.pair_finished(result)
     return late
-SENT_BUT_CONTESTED = ("this run finished it, but another run changed the pushed record meanwhile; "
-                      "the next run verifies it")
-OTHER_RUNNER = ("another run changed this pair in the pushed ledger while this run was going; "
-                "left to it (the next run picks up whatever is still pending)")
 
 
 def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
@@ -232,11 +234,17 @@ def _sandbox(options: Options) -> Iterator[str | None]:
     if running:  # `mkdocs-syndicate sandbox` is serving this state folder: use it
         yield running
         return
-    key_root = Path(options.site.site_dir) if options.site.site_dir else None
-    with SandboxServer(state_dir, key_file_root=key_root) as server:
-        # As a registered Weibo app would be: the site's host is the safe domain.
-        server.emulators["weibo"].safe_domain = urlsplit(options.site.url).hostname  # type: ignore[attr-defined]
+    with site_sandbox(options) as server:
         yield server.url
+
+
+def site_sandbox(options: Options, **server_options: object) -> SandboxServer:
+    """The emulators set up for this site: its built site checked for the IndexNow key file, and
+    its host as Weibo's safe domain (as a registered Weibo app would have it)."""
+    key_root = Path(options.site.site_dir) if options.site.site_dir else None
+    server = SandboxServer(sandbox_state_dir(options), key_file_root=key_root, **server_options)  # type: ignore[arg-type]
+    server.emulators["weibo"].safe_domain = urlsplit(options.site.url).hostname  # type: ignore[attr-defined]
+    return server
 
 
 def require_site_url(site_url: str | None) -> str:
