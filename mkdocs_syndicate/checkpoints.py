@@ -60,6 +60,16 @@ def hit(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def note(text: str) -> None:
+    """A line in the checkpoint log that is not a crash point (what a write recorded), so a test
+    can tell where a kill landed: `-\tnote\t<text>`."""
+    if _log_path is None:
+        return
+    with open(_log_path, "a", encoding="utf-8") as log:
+        log.write(f"-\tnote\t{text}\n")
+        log.flush()
+
+
 def _should_crash(name: str) -> bool:
     assert _crash_spec is not None
     if ":" in _crash_spec:

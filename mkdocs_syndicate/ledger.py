@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Iterable
 
 import filelock
 
+from . import checkpoints
 from .atomicfile import atomic_write_text, sweep_stale_temp_files
 from .errors import LedgerError, LedgerLocked, LedgerWriteError
 from .ledger_format import PostEntry, Posts, Record, dump, parse
@@ -148,6 +149,9 @@ class Ledger:
             staged = self._mirror(batch, befores, staged, push, text)
         self._posts = staged
         self.writes += 1
+        if checkpoints.enabled():
+            for item in batch:
+                checkpoints.note(f"{item.post.key}|{item.channel}|{item.record.state}")
 
     def _mirror(self, batch: list[Transition], befores: list[Record | None], staged: Posts, push: bool,
                 text: str) -> Posts:

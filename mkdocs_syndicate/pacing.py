@@ -1,6 +1,7 @@
 """The per-channel HTTP client: every request of a channel (sends and verify reads alike) waits for
 the channel's pacing, and the lane is sequential, so at most one request is ever in flight per
-channel. Waiting goes through the reporter so long waits show a countdown and the reason."""
+channel. Waiting goes through the reporter so long waits show a countdown and the reason. Every
+request is bounded in total time (`timeout`) and in response size (see bounded.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any, Awaitable, Callable
 
 import httpx
 
+from .bounded import bounded_request
 from .timeutil import Clock
 
 Sleeper = Callable[[float, str], Awaitable[None]]
@@ -58,4 +60,4 @@ class PacedHttp:
         self._next_at, self._next_reason = started + self._min_interval, "pacing"
         self.requests += 1
         kwargs.setdefault("timeout", self._timeout)
-        return await self._client.request(method, url, **kwargs)
+        return await bounded_request(self._client, method, url, total=self._timeout, **kwargs)

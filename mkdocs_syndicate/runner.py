@@ -1,10 +1,12 @@
 """The runner: one lane per channel, all lanes concurrent, the two-phase protocol per pair.
 
-Per pair: [verify if in_flight] → wait for pacing → write in_flight durably → send → write done or
-failed. Ambiguous outcomes (no answer after sending, 5xx) stay in_flight and go to verify. A 429
-is recorded as failed with the time to retry; the lane waits when that is within `max_wait` and
-otherwise stops, leaving the rest of its pairs for the next run. A failed ledger write aborts the
-whole run before any further remote call.
+Per pair: [read back if in_flight] → wait for pacing → write in_flight durably → send → act on the
+outcome. What to do with an outcome is decided by `policy.decide` alone; this module only carries
+it out: write the record, wait, read, send again, or leave the pair in_flight and report it.
+
+A pair that must wait for its settle time before a read can prove it absent goes to the back of
+its lane, so the other posts go out meanwhile. A failed ledger write, a lost git race or a bug in
+one lane stops the others only between pairs: a request already out is finished and recorded.
 """
 
 from __future__ import annotations
@@ -16,21 +18,23 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import httpx
-import tenacity
 
 from . import checkpoints
 from .channels.base import Channel, Found, Kind, Outcome, Verdict
+from .errors import SyndicateError
 from .gitstore import StaleLedger
 from .ledger import Ledger, Transition
 from .ledger_format import Record
 from .pacing import PacedHttp
 from .planning import PendingPair, Plan
+from .policy import Action, Event, Situation, Step, decide
 from .redaction import redact
+from .safety import one_line
 from .timeutil import Clock, from_iso, to_iso, utcnow
 
-DEFAULT_MAX_WAIT = 900.0   # longest server-requested wait we sit through within one run
-DEFAULT_TRIES = 4          # attempts per pair within one run (the first send plus retries)
-DEFAULT_429_WAIT = 60.0    # a 429 without any hint
+DEFAULT_MAX_WAIT = 900.0   # longest wait (server-requested, or a settle time) sat through in one run
+DEFAULT_TRIES = 4          # sends per pair within one run (the first one plus retries)
+ERROR_LENGTH = 300         # characters of an error kept in the ledger and the report
 
 
 @dataclass
@@ -64,6 +68,10 @@ class Reporter(Protocol):
     async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None: ...
 
 
+class LaneCrashed(SyndicateError):
+    """An unexpected error in one lane; the others finished their current pair and stopped."""
+
+
 class _Lazy(httpx.AsyncBaseTransport):
     def __init__(self, verify: bool) -> None:
         self.verify = verify
@@ -79,14 +87,15 @@ class _Lazy(httpx.AsyncBaseTransport):
             await self._inner.aclose()
 
 
-class _TryAgain(Exception):
-    def __init__(self, outcome: Outcome) -> None:
-        super().__init__(outcome.error)
-        self.outcome = outcome
-
-
 class _LaneStopped(Exception):
     """Auth refused or a wait beyond max_wait: the channel takes no more requests this run."""
+
+
+@dataclass
+class _Job:
+    pair: PendingPair
+    read_first: bool             # an in_flight record: read the remote side before anything else
+    not_before: float = 0.0      # a settle wait: the read may not come sooner
 
 
 class Runner:
@@ -104,6 +113,7 @@ class Runner:
         self.rng = rng or random.Random()
         self.verify_only = verify_only   # `mkdocs-syndicate verify`: reads only, never a send
         self.report = RunReport(deferred=[p.key for p in plan.deferred])
+        self._stop: BaseException | None = None   # set by the first lane that fails
 
     async def run(self) -> RunReport:
         channels = {pair.channel.id: pair.channel for pair in self.plan.pairs}
@@ -113,22 +123,34 @@ class Runner:
         mounts = None if self.transport else {"https://": _Lazy(verify=True)}
         async with httpx.AsyncClient(transport=transport, mounts=mounts, follow_redirects=False,
                                      headers={"User-Agent": "mkdocs-syndicate"}) as client:
+            lanes = [self._guarded_lane(client, channels[channel_id], pairs)
+                     for channel_id, pairs in self.plan.lanes.items() if pairs]
             try:
-                async with asyncio.TaskGroup() as group:
-                    for channel_id, pairs in self.plan.lanes.items():
-                        if pairs:
-                            group.create_task(self._lane(client, channels[channel_id], pairs))
-            except BaseExceptionGroup as group_error:
-                # Surface the first real error (a failed ledger write, a bug) as itself; a lost
-                # git race first, since the other lanes' errors follow from it.
-                stale = [e for e in group_error.exceptions if isinstance(e, StaleLedger)]
-                raise (stale or group_error.exceptions)[0] from None
+                # Not a TaskGroup: one lane's failure must not cancel another in the middle of a
+                # request, whose outcome would then go unrecorded.
+                await asyncio.gather(*lanes)
             finally:
                 for channel in channels.values():
                     await channel.close()
+        if self._stop is not None:
+            raise self._stop
         return self.report
 
     # ------------------------------------------------------------------ lanes
+
+    async def _guarded_lane(self, client: httpx.AsyncClient, channel: Channel, pairs: list[PendingPair]) -> None:
+        try:
+            await self._lane(client, channel, pairs)
+        except SyndicateError as error:  # a failed ledger write, a lost git race
+            self._halt(error)
+        except Exception as exc:  # noqa: BLE001 - a bug in one lane: stop the run, name it
+            text = self._clean(channel, f"{type(exc).__name__}: {exc}")
+            self._halt(LaneCrashed(f"unexpected error on channel {channel.id}: {text}"))
+
+    def _halt(self, error: BaseException) -> None:
+        # A lost git race explains the errors that follow it in other lanes: report it first.
+        if self._stop is None or (isinstance(error, StaleLedger) and not isinstance(self._stop, StaleLedger)):
+            self._stop = error
 
     async def _lane(self, client: httpx.AsyncClient, channel: Channel, pairs: list[PendingPair]) -> None:
         settings = channel.settings
@@ -143,18 +165,42 @@ class Runner:
         try:
             if channel.batched:
                 await self._batched(channel, http, pairs)
-            else:
-                remaining = list(pairs)
-                while remaining:
-                    pair = remaining.pop(0)
-                    try:
-                        await self._pair(channel, http, pair)
-                    except _LaneStopped as stop:
-                        for left in remaining:
-                            self._finish(left, "not_attempted", str(stop))
-                        break
+                return
+            jobs = [_Job(pair, read_first=pair.needs_verify) for pair in pairs]
+            while jobs:
+                if self._stop is not None:
+                    for job in jobs:
+                        self._finish(job.pair, "not_attempted", f"the run stopped: {self._stop}")
+                    return
+                job = self._next(jobs)
+                jobs.remove(job)
+                wait = job.not_before - self.clock.time()
+                if wait > 0:
+                    await sleep(wait, "settle: the server may still be working on the last request; "
+                                      "reading again once it must have finished")
+                try:
+                    later = await self._pair(channel, http, job)
+                except _LaneStopped as stop:
+                    for left in jobs:
+                        self._finish(left.pair, "not_attempted", str(stop))
+                    return
+                except Exception as error:
+                    why = f"the run stopped: {self._clean(channel, str(error) or type(error).__name__)}"
+                    state = self._state_of(job.pair)
+                    self._finish(job.pair, state, why, needs_review=state == "in_flight")
+                    for left in jobs:
+                        self._finish(left.pair, "not_attempted", why)
+                    raise
+                if later is not None:
+                    jobs.append(_Job(job.pair, read_first=True, not_before=later))
         finally:
             self.report.requests += http.requests
+
+    def _next(self, jobs: list[_Job]) -> _Job:
+        """The first job that may go now, in plan order; else the one that may go soonest."""
+        now = self.clock.time()
+        ready = [job for job in jobs if job.not_before <= now]
+        return ready[0] if ready else min(jobs, key=lambda job: job.not_before)
 
     def _last_request_at(self, channel_id: str) -> float | None:
         times = [from_iso(entry.channels[channel_id].at).timestamp()
@@ -162,185 +208,225 @@ class Runner:
                  if channel_id in entry.channels and entry.channels[channel_id].state != "skipped"]
         return max(times) if times else None
 
+    def _state_of(self, pair: PendingPair) -> str:
+        record = self.ledger.record(pair.post.key, pair.channel.id)
+        return record.state if record else "not_attempted"
+
     # ------------------------------------------------------------------ one pair
 
-    async def _pair(self, channel: Channel, http: PacedHttp, pair: PendingPair) -> None:
-        record = pair.record
-        if pair.needs_verify:
+    async def _pair(self, channel: Channel, http: PacedHttp, job: _Job) -> float | None:
+        """Carry one pair as far as this run may. Returns a moment to read it again (a settle wait),
+        or None when the pair is finished for this run."""
+        pair = job.pair
+        record = self.ledger.record(pair.post.key, channel.id)
+        sends = 0
+        outcome: Outcome | None = None   # the last send's outcome (its error, for the record)
+        event: Event
+        found: tuple[str | None, str | None] = (None, None)   # remote id and URL from the last read
+        if job.read_first:
             assert record is not None
-            verdict = await self._verify(channel, http, pair, record, None, read_back=self.verify_only)
-            if verdict.found is Found.FOUND:
-                self._write(pair, self._done(record, verdict.remote_id, verdict.remote_url))
-                self._finish(pair, "done", "found by verify (sent by an earlier run)", verdict.remote_url)
-                return
-            if verdict.found is Found.UNKNOWN:
-                self._finish(pair, "in_flight", f"needs review: {verdict.reason}", needs_review=True)
-                return
-            if verdict.found is Found.CONFLICT:
-                self._conflict(pair, record, verdict)
-                return
-            if self.verify_only:  # proved absent: pending again, for the next run to send
-                error = f"verify found no post on {channel.id}; the next run sends it"
-                self._write(pair, self._failed(record, error))
-                self._finish(pair, "pending", error)
-                return
-        if self.verify_only:
-            return
-        await self._send_with_retries(channel, http, pair, record.attempts if record else 0)
+            verdict = await self._read(channel, http, pair, record, None)
+            event, reason, found = verdict.found, verdict.reason, (verdict.remote_id, verdict.remote_url)
+        elif self.verify_only:
+            return None
+        else:
+            outcome = await self._send(channel, http, pair)
+            sends += 1
+            event, reason = outcome.kind, outcome.error or ""
+        while True:
+            current = self.ledger.record(pair.post.key, channel.id)
+            action = decide(event, self._situation(channel, current, sends, outcome))
+            step = action.step
+            if self.verify_only and step in (Step.SEND, Step.READ_LATER):
+                return self._verify_only_ending(pair, current, action, event)
+            if step is Step.DONE:
+                remote_id, remote_url = (outcome.remote_id, outcome.remote_url) if (
+                    event is Kind.DONE and outcome is not None) else found
+                assert current is not None
+                checkpoints.hit("before_done_write")
+                self._write(pair, self._done(current, remote_id, remote_url))
+                checkpoints.hit("after_done_write")
+                how = ("sent" if event is Kind.DONE else
+                       "found by verify (sent by an earlier run)" if sends == 0 else "sent (confirmed by a read)")
+                self._finish(pair, "done", how, remote_url)
+                return None
+            if step in (Step.FAIL, Step.STOP_LANE, Step.RETRY):
+                error = self._error_text(channel, event, reason, action)
+                assert current is not None
+                if current.state == "in_flight":
+                    self._write(pair, self._failed(current, error))
+                if step is Step.FAIL:
+                    self._finish(pair, "failed", error)
+                    return None
+                if step is Step.STOP_LANE:
+                    self._finish(pair, "failed", error)
+                    raise _LaneStopped(f"{channel.id} stopped for this run: {error}")
+                if action.at is not None:
+                    http.hold_until(action.at, "rate limited (server asked to wait)")
+                else:
+                    await http.backoff(self._backoff(sends), "retrying (nothing was sent)")
+                outcome = await self._send(channel, http, pair)
+                sends += 1
+                event, reason = outcome.kind, outcome.error or ""
+                continue
+            if step is Step.SEND:
+                outcome = await self._send(channel, http, pair)
+                sends += 1
+                event, reason = outcome.kind, outcome.error or ""
+                continue
+            if step is Step.READ:
+                assert current is not None
+                verdict = await self._read(channel, http, pair, current, outcome)
+                event, reason, found = verdict.found, verdict.reason, (verdict.remote_id, verdict.remote_url)
+                continue
+            if step is Step.READ_LATER:
+                assert action.at is not None
+                return action.at
+            assert step is Step.LEAVE
+            detail = self._leave_text(channel, outcome, reason, action)
+            self._finish(pair, "in_flight", detail, needs_review=action.needs_review)
+            return None
 
-    async def _verify(self, channel: Channel, http: PacedHttp, pair: PendingPair, record: Record,
-                      after: Outcome | None, read_back: bool = False) -> Verdict:
-        try:
-            if read_back:
-                return await channel.read_back(http, pair.post, record)
-            return await channel.verify(http, pair.post, record, after)
-        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-            return Verdict(Found.UNKNOWN, reason=f"verify failed ({type(exc).__name__})")
+    def _situation(self, channel: Channel, current: Record | None, sends: int,
+                   outcome: Outcome | None) -> Situation:
+        settings = channel.settings
+        return Situation(
+            at_most_once=settings.delivery == "at_most_once", repeat_safe=channel.repeat_safe,
+            last_attempt=from_iso(current.at).timestamp() if current is not None and current.at else None,
+            now=self.clock.time(), settle=settings.settle,
+            max_wait=0.0 if self.verify_only else self.max_wait,
+            sends_left=self.tries - sends,   # verify-only never sends: it stops at the decision
+            retry_after=outcome.retry_after if outcome is not None else None)
 
-    async def _send_with_retries(self, channel: Channel, http: PacedHttp, pair: PendingPair,
-                                 attempts: int) -> None:
-        state = {"attempts": attempts}
-        retrying = tenacity.AsyncRetrying(
-            stop=tenacity.stop_after_attempt(self.tries),
-            retry=tenacity.retry_if_exception_type(_TryAgain),
-            wait=self._backoff,
-            sleep=lambda seconds: http.backoff(seconds, "retrying") if seconds else asyncio.sleep(0),
-            reraise=True)
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    await self._attempt(channel, http, pair, state)
-        except _TryAgain as last:
-            outcome = last.outcome
-            if outcome.kind is Kind.AMBIGUOUS:
-                self._finish(pair, "in_flight", f"needs review: {self._clean(channel, outcome.error)}",
-                             needs_review=channel.settings.delivery == "at_most_once")
-            else:
-                self._finish(pair, "failed", self._clean(channel, outcome.error))
-
-    def _backoff(self, retry_state: tenacity.RetryCallState) -> float:
-        error = retry_state.outcome.exception() if retry_state.outcome else None
-        if isinstance(error, _TryAgain) and error.outcome.kind is Kind.RATE_LIMITED:
-            return 0.0  # the paced client already holds until the server's reset time
-        base = 2.0 ** retry_state.attempt_number
-        return base + self.rng.uniform(0, base / 2)
-
-    async def _attempt(self, channel: Channel, http: PacedHttp, pair: PendingPair, state: dict) -> None:
+    async def _send(self, channel: Channel, http: PacedHttp, pair: PendingPair) -> Outcome:
+        """Phase one (in_flight, durable) and the request itself."""
         await http.wait_turn()
-        state["attempts"] += 1
         previous = self.ledger.record(pair.post.key, channel.id)
         checkpoints.hit("before_in_flight_write")
-        self._write(pair, Record("in_flight", state["attempts"], self._now(),
+        self._write(pair, Record("in_flight", (previous.attempts if previous else 0) + 1, self._now(),
                                  idempotency_key=pair.prepared.idempotency_key,
-                                 created_at=pair.prepared.created_at or (previous.created_at if previous else None),
+                                 created_at=self._created_at(pair, previous),
                                  message_sha256=pair.prepared.sha256))
         checkpoints.hit("after_in_flight_write")
         outcome = await channel.send(http, pair.post, pair.prepared)
         checkpoints.hit("after_response")
-        await self._settle(channel, http, pair, outcome)
+        return outcome
 
-    async def _settle(self, channel: Channel, http: PacedHttp, pair: PendingPair, outcome: Outcome) -> None:
-        current = self.ledger.record(pair.post.key, channel.id)
+    def _created_at(self, pair: PendingPair, previous: Record | None) -> str:
+        """The pair's first attempt, kept while the payload is unchanged: windows and scan bounds
+        are measured from it. A channel that freezes it into the payload (Bluesky) decides."""
+        if pair.prepared.created_at:
+            return pair.prepared.created_at
+        if previous is not None and previous.created_at and previous.message_sha256 == pair.prepared.sha256:
+            return previous.created_at
+        return self._now()
+
+    async def _read(self, channel: Channel, http: PacedHttp, pair: PendingPair, record: Record,
+                    after: Outcome | None) -> Verdict:
+        try:
+            return await channel.verify(http, pair.post, record, after)
+        except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            # Whatever went wrong, nothing was proved: the pair stays in_flight, never resent blind.
+            return Verdict(Found.UNKNOWN, reason=f"the read failed ({type(exc).__name__})")
+
+    def _verify_only_ending(self, pair: PendingPair, current: Record | None, action: Action,
+                            event: Event) -> None:
+        """`mkdocs-syndicate verify` never sends: a proved absence becomes failed (pending again),
+        unless the server may still be at work, which only a later read can tell."""
         assert current is not None
-        if outcome.kind is Kind.DONE:
-            checkpoints.hit("before_done_write")
-            self._write(pair, self._done(current, outcome.remote_id, outcome.remote_url))
-            checkpoints.hit("after_done_write")
-            self._finish(pair, "done", "sent", outcome.remote_url)
-            return
-        if outcome.kind is Kind.AMBIGUOUS:
-            if channel.settings.delivery == "at_most_once":
-                verdict = await self._verify(channel, http, pair, current, outcome)
-                if verdict.found is Found.FOUND:
-                    self._write(pair, self._done(current, verdict.remote_id, verdict.remote_url))
-                    self._finish(pair, "done", "sent (confirmed by verify)", verdict.remote_url)
-                    return
-                if verdict.found is Found.CONFLICT:
-                    self._conflict(pair, current, verdict)
-                    return
-                if verdict.found is Found.UNKNOWN:
-                    self._finish(pair, "in_flight", f"needs review: {self._clean(channel, outcome.error)}; "
-                                 f"{verdict.reason}", needs_review=True)
-                    return
-            raise _TryAgain(outcome)
-        error = self._clean(channel, outcome.error)
-        if outcome.kind is Kind.RATE_LIMITED:
-            delay = outcome.retry_after if outcome.retry_after is not None else DEFAULT_429_WAIT
-            retry_at = self.clock.time() + delay
-            error = f"{error}; retry after {to_iso(dt.datetime.fromtimestamp(retry_at, dt.timezone.utc))}"
-        self._write(pair, self._failed(current, error))
-        if outcome.kind is Kind.AUTH:
-            self._finish(pair, "failed", error)
-            raise _LaneStopped(f"{channel.id} refused the credentials ({error})")
-        if outcome.kind is Kind.RATE_LIMITED:
-            if delay > self.max_wait:
-                self._finish(pair, "failed", error)
-                raise _LaneStopped(f"{channel.id} is rate limited for {delay:.0f} s, "
-                                   f"beyond max_wait {self.max_wait:.0f} s")
-            http.hold_until(retry_at, "rate limited (server asked to wait)")
-            raise _TryAgain(Outcome(Kind.RATE_LIMITED, error=error))
-        if outcome.kind is Kind.NOT_SENT:
-            raise _TryAgain(Outcome(Kind.NOT_SENT, error=error))
-        self._finish(pair, "failed", error)  # REFUSED: a definite no; retrying would be refused again
+        if action.step is Step.SEND and event is Found.ABSENT:
+            error = f"verify found no post on {pair.channel.id} after the settle time; the next run sends it"
+            self._write(pair, self._failed(current, error))
+            self._finish(pair, "pending", error)
+        elif action.step is Step.SEND:  # repeat-safe or at-least-once: the next run resends anyway
+            self._finish(pair, "in_flight", "the next run sends it again (a repeat is harmless here)")
+        else:
+            assert action.at is not None
+            self._finish(pair, "in_flight", f"not found yet, but the last request may still be running; "
+                                            f"verify again after {_clock_time(action.at)} (settle)")
+        return None
+
+    def _backoff(self, sends: int) -> float:
+        base = 2.0 ** max(1, sends)
+        return base + self.rng.uniform(0, base / 2)
+
+    def _error_text(self, channel: Channel, event: Event, reason: str, action: Action) -> str:
+        error = self._clean(channel, reason or action.reason)
+        if event is Kind.RATE_LIMITED and action.at is not None:
+            error = f"{error}; retry after {_clock_time(action.at)}"
+        return error
+
+    def _leave_text(self, channel: Channel, outcome: Outcome | None, reason: str, action: Action) -> str:
+        cause = self._clean(channel, reason)
+        last = self._clean(channel, outcome.error) if outcome is not None and outcome.error else ""
+        text = f"{last}; {cause}" if last and last != cause else cause
+        text = f"{text}; {action.reason}" if action.reason else text
+        if action.at is not None:
+            text += f" (after {_clock_time(action.at)})"
+        return ("needs review: " if action.needs_review else "") + text
 
     # ------------------------------------------------------------------ batched (IndexNow)
 
     async def _batched(self, channel: Channel, http: PacedHttp, pairs: list[PendingPair]) -> None:
+        """At-least-once, one request for many posts: every pair of a batch shares its outcome."""
+        if self.verify_only:
+            return
         by_key = {pair.post.key: pair for pair in pairs}
         for batch in channel.batches([pair.post for pair in pairs]):
             members = [by_key[post.key] for post in batch]
-            attempts = {p.post.key: (p.record.attempts if p.record else 0) for p in members}
+            sends = 0
             outcome: Outcome | None = None
-            for attempt in range(1, self.tries + 1):
+            while True:
                 await http.wait_turn()
-                for key in attempts:
-                    attempts[key] += 1
                 checkpoints.hit("before_in_flight_write")
                 # At-least-once: this in_flight need not be pushed before the ping (a later push carries it).
-                self._write_many([(p, Record("in_flight", attempts[p.post.key], self._now())) for p in members],
+                self._write_many([(p, self._next_in_flight(p)) for p in members],
                                  push=channel.settings.delivery == "at_most_once")
                 checkpoints.hit("after_in_flight_write")
                 outcome = await channel.send_batch(http, batch)
+                sends += 1
                 checkpoints.hit("after_response")
-                if outcome.kind is Kind.DONE:
+                current = self.ledger.record(members[0].post.key, channel.id)
+                action = decide(outcome.kind, self._situation(channel, current, sends, outcome))
+                if action.step is Step.DONE:
                     checkpoints.hit("before_done_write")
-                    self._write_many([(p, Record("done", attempts[p.post.key], self._now())) for p in members])
+                    self._write_many([(p, self._done(self._current(p), None, None)) for p in members])
                     checkpoints.hit("after_done_write")
                     for p in members:
                         self._finish(p, "done", f"pinged with {len(batch)} URL(s)")
                     break
-                error = self._clean(channel, outcome.error)
-                if outcome.kind is Kind.AMBIGUOUS:
-                    # At-least-once: resending is harmless; the records stay in_flight meanwhile.
-                    if attempt < self.tries:
-                        await http.backoff(2.0 ** attempt, "retrying")
-                        continue
+                if action.step is Step.SEND:
+                    await http.backoff(self._backoff(sends), "retrying")
+                    continue
+                if action.step is Step.LEAVE:
                     for p in members:
-                        self._finish(p, "in_flight", f"no answer after {attempt} tries ({error}); "
-                                     "the next run resends")
+                        self._finish(p, "in_flight", f"no answer after {sends} tries "
+                                     f"({self._clean(channel, outcome.error)}); the next run resends")
                     break
-                delay = outcome.retry_after if outcome.retry_after is not None else DEFAULT_429_WAIT
-                if outcome.kind is Kind.RATE_LIMITED:
-                    error += f"; retry after {to_iso(dt.datetime.fromtimestamp(self.clock.time() + delay, dt.timezone.utc))}"
-                self._write_many([(p, Record("failed", attempts[p.post.key], self._now(), error=error))
-                                  for p in members])
-                retry = ((outcome.kind is Kind.RATE_LIMITED and delay <= self.max_wait)
-                         or outcome.kind is Kind.NOT_SENT) and attempt < self.tries
-                if not retry:
-                    for p in members:
-                        self._finish(p, "failed", error)
-                    break
-                if outcome.kind is Kind.RATE_LIMITED:
-                    http.hold_until(self.clock.time() + delay, "rate limited (server asked to wait)")
-                else:
-                    await http.backoff(2.0 ** attempt, "retrying")
+                error = self._error_text(channel, outcome.kind, outcome.error or "", action)
+                self._write_many([(p, self._failed(self._current(p), error)) for p in members])
+                if action.step is Step.RETRY:
+                    if action.at is not None:
+                        http.hold_until(action.at, "rate limited (server asked to wait)")
+                    else:
+                        await http.backoff(self._backoff(sends), "retrying (nothing was sent)")
+                    continue
+                for p in members:
+                    self._finish(p, "failed", error)
+                if action.step is Step.STOP_LANE:
+                    return
+                break
+
+    def _next_in_flight(self, pair: PendingPair) -> Record:
+        previous = self.ledger.record(pair.post.key, pair.channel.id)
+        return Record("in_flight", (previous.attempts if previous else 0) + 1, self._now())
+
+    def _current(self, pair: PendingPair) -> Record:
+        record = self.ledger.record(pair.post.key, pair.channel.id)
+        assert record is not None
+        return record
 
     # ------------------------------------------------------------------ helpers
-
-    def _conflict(self, pair: PendingPair, current: Record, verdict: Verdict) -> None:
-        error = self._clean(pair.channel, verdict.reason)
-        self._write(pair, self._failed(current, error))
-        self._finish(pair, "failed", error)
 
     def _now(self) -> str:
         return to_iso(utcnow(self.clock))
@@ -351,7 +437,7 @@ class Runner:
                       message_sha256=current.message_sha256)
 
     def _failed(self, current: Record, error: str) -> Record:
-        """Failed, keeping what a resend must reuse (the idempotency key, the frozen payload time)."""
+        """Failed, keeping what a resend must reuse (the idempotency key, the first attempt's time)."""
         return Record("failed", current.attempts, self._now(), error=error,
                       idempotency_key=current.idempotency_key, created_at=current.created_at,
                       message_sha256=current.message_sha256)
@@ -363,10 +449,17 @@ class Runner:
         self.ledger.apply([Transition(p.ref, p.channel.id, r) for p, r in items], push=push)
 
     def _clean(self, channel: Channel, text: str | None) -> str:
-        return redact(text or "unknown error", channel.secrets())
+        """Credentials out first, then control characters, then cut: a token cut in half before
+        redaction would leave its prefix behind."""
+        clean = one_line(redact(text or "unknown error", channel.secrets()))
+        return clean if len(clean) <= ERROR_LENGTH else clean[:ERROR_LENGTH - 1] + "…"
 
     def _finish(self, pair: PendingPair, state: str, detail: str, remote_url: str | None = None,
                 needs_review: bool = False) -> None:
         result = PairResult(pair.post.key, pair.channel.id, state, detail, remote_url, needs_review)
         self.report.results.append(result)
         self.reporter.pair_finished(result)
+
+
+def _clock_time(epoch: float) -> str:
+    return to_iso(dt.datetime.fromtimestamp(epoch, dt.timezone.utc))

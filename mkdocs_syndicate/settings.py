@@ -4,6 +4,7 @@ any network call. Errors name the setting as the user wrote it: `channels.<id>.<
 from __future__ import annotations
 
 import ipaddress
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Mapping
 from urllib.parse import urlsplit
@@ -32,6 +33,7 @@ class ChannelSettings:
     delivery: str
     min_interval: float
     timeout: float
+    settle: float            # seconds before an unanswered at-most-once request may be read and resent
     enabled: bool
     template: str | None
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -43,7 +45,9 @@ class ChannelSettings:
         return f"channels.{self.id}.{setting}"
 
 
-COMMON = {"type", "delivery", "min_interval", "template", "timeout", "enabled"}
+COMMON = {"type", "delivery", "min_interval", "template", "timeout", "settle", "enabled"}
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_SETTLE = 600.0
 
 
 def parse_channels(raw: Any, registry: Mapping[str, Any]) -> list[ChannelSettings]:
@@ -54,8 +58,14 @@ def parse_channels(raw: Any, registry: Mapping[str, Any]) -> list[ChannelSetting
         raise ConfigError("channels: must be a mapping of channel id to settings, "
                           f"not {type(raw).__name__}")
     parsed = []
+    seen: dict[str, str] = {}
     for channel_id, values in raw.items():
-        parsed.append(_parse_one(str(channel_id), values, registry))
+        channel_id = str(channel_id)
+        if channel_id.casefold() in seen:
+            raise ConfigError(f"channels.{channel_id}: differs from channels.{seen[channel_id.casefold()]} only "
+                              "by case; channel ids name ledger records, so they must differ in more than that")
+        seen[channel_id.casefold()] = channel_id
+        parsed.append(_parse_one(channel_id, values, registry))
     return parsed
 
 
@@ -79,9 +89,16 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any]) -> Cha
     if delivery not in DELIVERIES:
         raise ConfigError(f"{where}.delivery: must be at_least_once or at_most_once, not {delivery!r}")
     min_interval = _number(values.get("min_interval", cls.default_min_interval), f"{where}.min_interval")
-    timeout = _number(values.get("timeout", 30), f"{where}.timeout")
+    timeout = _number(values.get("timeout", DEFAULT_TIMEOUT), f"{where}.timeout")
     if timeout <= 0:
         raise ConfigError(f"{where}.timeout: must be more than 0 seconds")
+    if "settle" in values:
+        settle = _number(values["settle"], f"{where}.settle")
+        if settle < 2 * timeout:
+            raise ConfigError(f"{where}.settle: {settle:g} s is less than twice the timeout ({timeout:g} s): "
+                              "a request that timed out may still be running on the server for that long")
+    else:
+        settle = max(DEFAULT_SETTLE, 2 * timeout)
     enabled = values.get("enabled", True)
     if not isinstance(enabled, bool):
         raise ConfigError(f"{where}.enabled: must be true or false")
@@ -96,12 +113,17 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any]) -> Cha
     options: dict[str, Any] = {}
     for name, option in spec.items():
         options[name] = _option(values.get(name, option.default), option, f"{where}.{name}")
-    return ChannelSettings(channel_id, type_name, delivery, min_interval, timeout, enabled,
+    return ChannelSettings(channel_id, type_name, delivery, min_interval, timeout, settle, enabled,
                            template, options)
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    return seconds(value, where)
+
+
+def seconds(value: Any, where: str) -> float:
+    """A duration setting: a finite number, 0 or more (nan, inf and negatives are errors)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise ConfigError(f"{where}: must be a number of seconds (0 or more), not {value!r}")
     return float(value)
 
@@ -109,10 +131,10 @@ def _number(value: Any, where: str) -> float:
 def _option(value: Any, option: Option, where: str) -> Any:
     if value is None:
         return None  # `!ENV` of an unset variable: checked by require_credentials in send mode
+    if option.kind == "secret" and value == "":
+        return None  # an empty secret (a fork's pull request gets those) is a missing one
     if option.kind == "secret":
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: must be text (use !ENV NAME to read it from the environment)")
-        return Secret(value)
+        return Secret(check_credential(value, where))
     if option.kind == "url":
         if not isinstance(value, str):
             raise ConfigError(f"{where}: must be a URL")
@@ -126,10 +148,24 @@ def _option(value: Any, option: Option, where: str) -> Any:
             raise ConfigError(f"{where}: must be true or false")
         return value
     if option.kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value > 10**9:
             raise ConfigError(f"{where}: must be a whole number above 0, not {value!r}")
         return value
     return _number(value, where)
+
+
+def check_credential(value: Any, where: str) -> str:
+    """Tokens and passwords: what a service would refuse anyway is refused here, by name, before
+    any request (and never echoed back: the value may be a real secret)."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: must be text (use !ENV NAME to read it from the environment)")
+    if any(ch.isspace() for ch in value):
+        raise ConfigError(f"{where}: contains white space or a line break (copied with a newline?); "
+                          "remove it")
+    if not value.isascii() or not value.isprintable():
+        raise ConfigError(f"{where}: contains characters that are not printable ASCII; tokens and app "
+                          "passwords are plain ASCII")
+    return value
 
 
 def check_url(url: str, where: str) -> str:
@@ -160,7 +196,7 @@ def require_credentials(channels: list[ChannelSettings], registry: Mapping[str, 
         for name, option in registry[channel.type].options.items():
             if option.required and channel.options.get(name) in (None, ""):
                 hint = f" ({option.help})" if option.help else ""
-                raise ConfigError(f"{channel.where(name)}: missing; channel {channel.id!r} cannot send "
+                raise ConfigError(f"{channel.where(name)}: missing (or empty); channel {channel.id!r} cannot send "
                                   f"without it{hint}. Set it, or set 'enabled: false' on the channel.")
 
 

@@ -17,8 +17,13 @@ KEYS = ["posts/one/", "posts/two/", "posts/three/"]
 URLS = [f"https://example.com/{k}" for k in KEYS]
 
 
+# Short timeouts and settle times: a rerun right after a kill reads, and waits the 2 s settle
+# time in the run before a read may prove a post absent.
+TIMING = {"timeout": 1, "settle": 2}
+
+
 def make(folder: Path, sandbox) -> Path:
-    config = write_site(folder, {"mode": "send", "channels": {
+    channels = {
         "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token"},
         "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"},
         "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
@@ -26,7 +31,9 @@ def make(folder: Path, sandbox) -> Path:
         "weibo": {"type": "weibo", "api": sandbox.url + "/weibo/2", "access_token": "sandbox-weibo-access-token"},
         "bsky": {"type": "bluesky", "service": sandbox.url + "/bluesky", "handle": "sandbox.bsky.social",
                  "app_password": "sandbox-bsky-app-password"},
-    }}, POSTS)
+    }
+    config = write_site(folder, {"mode": "send", "channels": {k: {**v, **TIMING} for k, v in channels.items()}},
+                        POSTS)
     sandbox.key_file_root = folder / "site"
     return config
 

@@ -1,10 +1,13 @@
 """Kill anywhere, rerun, nothing lost and nothing doubled (reliability.md §2 and §6).
 
 Each scenario is 3 posts × 5 channels against its own emulator, run in child processes:
-- every checkpoint N of a clean run: SIGKILL at N, then a plain rerun;
+- every checkpoint N of a clean run: SIGKILL at N, then plain reruns after the settle time;
 - the emulator SIGKILLs the client just before and just after committing, for every post and channel;
 - double crashes: the recovery run is killed too (sampled);
-- a random soak: jittered latency and 1-3 kills at random moments per seed.
+- a random soak: jittered latency and 1-3 kills per seed, timed from the child's first checkpoint.
+Every kind of scenario also runs against hostile servers (crashlab.HOSTILE): a Mastodon that
+ignores Idempotency-Key or answers a replayed key with 500, and slow commits, some of them slower
+than the client's timeout.
 """
 
 from __future__ import annotations
@@ -59,7 +62,8 @@ def test_every_declared_checkpoint_is_reached(clean_run):
 
 def test_kill_at_every_checkpoint_then_rerun(clean_run, tmp_path):
     def scenario_at(n):
-        scenario = Scenario(tmp_path / f"n{n}")
+        hostile = crashlab.SAME_PATH[n % len(crashlab.SAME_PATH)]
+        scenario = Scenario(tmp_path / f"n{n}-{hostile}", hostile)
         try:
             code, output = scenario.run(SYNDICATE_CRASH_AT=str(n))
             assert code == -signal.SIGKILL, f"not killed at checkpoint {n}: {output}"
@@ -73,16 +77,17 @@ def test_kill_at_every_checkpoint_then_rerun(clean_run, tmp_path):
     assert not failures, failures[:5]
 
 
-SERVER_KILLS = [(emulator, nth, action)
+SERVER_KILLS = [(emulator, nth, action, hostile)
                 for emulator in ("indexnow", *crashlab.AT_MOST_ONCE.values())
                 for nth in (range(1) if emulator == "indexnow" else range(3))
-                for action in ("kill_before", "kill_after")]
+                for action in ("kill_before", "kill_after")
+                for hostile in ("plain", "masto-ignores-key" if nth % 2 else "slow-commits")]
 
 
 def test_emulator_kills_the_client_around_every_commit(tmp_path):
     def scenario_for(case):
-        emulator, nth, action = case
-        scenario = Scenario(tmp_path / f"{emulator}-{nth}-{action}")
+        emulator, nth, action, hostile = case
+        scenario = Scenario(tmp_path / f"{emulator}-{nth}-{action}-{hostile}", hostile)
         try:
             if nth:
                 scenario.server.add_fault({"channel": emulator, "action": "delay_after", "seconds": 0, "times": nth})
@@ -105,9 +110,11 @@ def test_double_crash_the_recovery_run_is_killed_too(clean_run, tmp_path):
 
     def scenario_for(pair):
         index, first, second = pair
-        scenario = Scenario(tmp_path / f"d{index}-{first}-{second}")
+        hostile = crashlab.SAME_PATH[index % len(crashlab.SAME_PATH)]
+        scenario = Scenario(tmp_path / f"d{index}-{first}-{second}-{hostile}", hostile)
         try:
             assert scenario.run(SYNDICATE_CRASH_AT=str(first))[0] == -signal.SIGKILL
+            scenario.settle()
             code, output = scenario.run(SYNDICATE_CRASH_AT=str(second))  # may finish before `second`
             assert code in (0, -signal.SIGKILL), output
             scenario.recovers()
@@ -121,25 +128,42 @@ def test_double_crash_the_recovery_run_is_killed_too(clean_run, tmp_path):
 
 def test_random_kill_soak(tmp_path):
     seeds = range(SOAK_FIRST_SEED, SOAK_FIRST_SEED + SOAK_SEEDS)
+    variants = list(crashlab.HOSTILE)
+    landings: list[str | None] = []
 
     def scenario_for(seed):
         rng = random.Random(seed)
-        scenario = Scenario(tmp_path / f"s{seed}")
+        hostile = variants[seed % len(variants)]
+        scenario = Scenario(tmp_path / f"s{seed}-{hostile}", hostile)
         jitter = random.Random(seed + 1_000_000)
         scenario.server.latency = lambda: jitter.uniform(0, 0.015)
         try:
             for _ in range(rng.randint(1, 3)):
-                scenario.kill_after(rng.uniform(0.05, 0.8))
+                # Timed from the child's first checkpoint, so the kill lands in the run, not in
+                # the interpreter's start-up; the window covers a clean run's length.
+                landings.append(scenario.kill_after_first_checkpoint(rng.uniform(0.0, SOAK_WINDOW[hostile])))
                 Ledger.read(scenario.folder / "ledger.yml")
                 scenario.recovers()
         except AssertionError as exc:
-            raise AssertionError(f"seed {seed} (replay: SYNDICATE_SOAK_SEED={seed} SYNDICATE_SOAK_SEEDS=1): {exc}") from None
+            raise AssertionError(f"seed {seed} ({hostile}; replay: SYNDICATE_SOAK_SEED={seed} "
+                                 f"SYNDICATE_SOAK_SEEDS=1): {exc}") from None
         finally:
             scenario.close()
 
     failures = parallel(seeds, scenario_for)
     STATS["soak seeds"] += len(seeds)
     assert not failures, failures[:5]
+    kills = [landed for landed in landings if landed is not None]
+    inside = kills.count("in flight")
+    print(f"\nsoak: {len(landings)} kill attempts, {len(kills)} landed, {inside} between an in_flight write "
+          f"and its resolution, {kills.count('between pairs')} between pairs, "
+          f"{len(landings) - len(kills)} after the run had ended")
+    assert inside * 2 > len(kills), "most kills must land inside an in_flight window"
+
+
+# Seconds after the first checkpoint within which a kill is drawn: about a clean run's length.
+SOAK_WINDOW = {"plain": 0.4, "masto-ignores-key": 0.4, "masto-replay-500": 0.4, "slow-commits": 1.2,
+               "commits-after-timeout": 3.3}
 
 
 def _wait_for_lock_holder(scenario: Scenario, process) -> None:

@@ -90,13 +90,15 @@ def test_429_beyond_the_cap_fails_the_pair_with_the_retry_time_and_stops_the_lan
     assert len(sandbox.requests("mastodon")) == 1
 
 
-def test_connection_dropped_after_commit_is_resolved_with_the_same_key(tmp_path, sandbox, clock):
+def test_connection_dropped_after_commit_is_found_by_a_read_not_resent(tmp_path, sandbox, clock):
     sandbox.add_fault({"channel": "mastodon", "action": "drop_after"})
-    report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
-    assert not report.undone
-    assert len(statuses(sandbox)) == 1  # the resend returned the original status
+    transport = RecordingTransport(clock)
+    report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock, transport)
+    assert not report.undone and report.results[0].detail == "sent (confirmed by a read)"
+    assert len(statuses(sandbox)) == 1
+    assert [m for _, m, _ in transport.seen].count("POST") == 1  # the key was never relied on
     record = ledger(tmp_path).record("blog/post-1/", "masto")
-    assert record.state == "done" and record.attempts == 2 and record.remote_id == statuses(sandbox)[0]["id"]
+    assert record.state == "done" and record.attempts == 1 and record.remote_id == statuses(sandbox)[0]["id"]
 
 
 @pytest.mark.parametrize("status", [500, 503])
@@ -123,14 +125,16 @@ def test_bad_token_fails_and_stops_the_lane(tmp_path, sandbox, clock):
     assert len(sandbox.requests("mastodon")) == 1
 
 
-def test_in_flight_inside_the_key_window_is_resent_with_the_stored_key(tmp_path, sandbox, clock):
+def test_in_flight_inside_the_key_window_is_read_back_not_resent(tmp_path, sandbox, clock):
     run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
     first = ledger(tmp_path).record("blog/post-1/", "masto")
     # As if killed after the server committed and before the done write:
     write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record(
         "in_flight", 1, first.at, idempotency_key=first.idempotency_key)})
-    report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
+    transport = RecordingTransport(clock)
+    report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock, transport)
     assert [r.state for r in report.results] == ["done"]
+    assert [m for _, m, _ in transport.seen] == ["GET", "GET"]  # verify_credentials + one page
     assert len(statuses(sandbox)) == 1
     assert ledger(tmp_path).record("blog/post-1/", "masto").remote_id == first.remote_id
 

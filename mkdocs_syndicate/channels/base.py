@@ -90,6 +90,9 @@ class Channel:
     default_min_interval: ClassVar[float] = 0.0
     options: ClassVar[Mapping[str, Option]] = {}
     batched: ClassVar[bool] = False       # one request for all pending posts (IndexNow)
+    # A repeat of the same request is a no-op by construction (Bluesky: deterministic rkey and
+    # byte-identical putRecord), so an unknown outcome may be resent without a read.
+    repeat_safe: ClassVar[bool] = False
     sandbox_prefix: ClassVar[str] = ""
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
@@ -119,14 +122,10 @@ class Channel:
         raise NotImplementedError
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
-        """Read the remote side for an in_flight `record`. `after` is the ambiguous outcome that
-        made us ask (None when resolving an earlier run's record)."""
+        """Read the remote side for an in_flight `record`: always a real read, never an inference
+        (an idempotency key is not a proof). `after` is the ambiguous outcome that made us ask
+        (None when resolving an earlier run's record). Scan bounds come from `record.created_at`."""
         return Verdict(Found.UNKNOWN, reason=f"{self.type_name} has no way to read back a post")
-
-    async def read_back(self, http: Http, post: Post, record: Record) -> Verdict:
-        """A definitive read for `mkdocs-syndicate verify`, which never resends: unlike `verify`,
-        it may not answer "absent" just because a resend would be harmless."""
-        return await self.verify(http, post, record, None)
 
     async def close(self) -> None:
         """End any session opened during the run."""
@@ -158,12 +157,13 @@ def status_outcome(response: httpx.Response, now: float) -> Outcome:
     return Outcome(Kind.REFUSED, error=f"{code} refused{detail}")
 
 
-def error_detail(response: httpx.Response, limit: int = 200) -> str:
-    """': <the service's error message>' from a JSON error body, else a short text excerpt."""
+def error_detail(response: httpx.Response) -> str:
+    """': <the service's error message>' from a JSON error body, else the plain text. Not cut here:
+    the runner redacts credentials first and shortens after (a cut token would leave its prefix)."""
     text = ""
     try:
-        body = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        body = json.loads(response.content)
+    except (ValueError, UnicodeDecodeError):
         body = None
     if isinstance(body, dict):
         for name in ("error", "error_description", "message", "detail"):
@@ -172,5 +172,14 @@ def error_detail(response: httpx.Response, limit: int = 200) -> str:
                 break
     elif response.content and response.headers.get("content-type", "").startswith("text/plain"):
         text = response.text
-    text = " ".join(text.split())[:limit]
+    text = " ".join(text.split())
     return f": {text}" if text else ""
+
+
+def first_attempt(record: Record) -> float:
+    """Epoch seconds of the pair's first attempt (`created_at`; `at` for ledgers written before
+    created_at existed): every scan bound and key window is measured from here, never from `at`,
+    which each attempt rewrites."""
+    from ..timeutil import from_iso
+
+    return from_iso(record.created_at or record.at).timestamp()

@@ -27,6 +27,7 @@ from ..sandbox.bluesky import APP_PASSWORD as SANDBOX_PASSWORD, HANDLE as SANDBO
 from ..settings import Option
 from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail,
                    status_outcome, transport_outcome)
+from .reading import BadAnswer, identifier, json_object, optional_url
 
 COLLECTION = "app.bsky.feed.post"
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
@@ -75,6 +76,7 @@ def facets(text: str) -> list[dict[str, Any]]:
 class BlueskyChannel(Channel):
     type_name = "bluesky"
     sandbox_prefix = "/bluesky"
+    repeat_safe = True   # deterministic rkey + byte-identical putRecord: a repeat is a no-op
     options = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
         "handle": Option("text", required=True, help="e.g. me.bsky.social"),
@@ -153,20 +155,28 @@ class BlueskyChannel(Channel):
             kind = Kind.AUTH if response.status_code in (400, 401) else (
                 Kind.NOT_SENT if failed.kind is Kind.AMBIGUOUS else failed.kind)
             return Outcome(kind, error=f"login: {failed.error}", retry_after=failed.retry_after)
-        body = response.json()
-        self._session = {"did": body["did"], "handle": body.get("handle"),
-                         "access": Secret(body["accessJwt"]), "refresh": Secret(body["refreshJwt"])}
+        try:
+            body = json_object(response)
+            self._session = {"did": identifier(body.get("did"), "did"), "handle": body.get("handle"),
+                             "access": Secret(identifier(body.get("accessJwt"), "accessJwt")),
+                             "refresh": Secret(identifier(body.get("refreshJwt"), "refreshJwt"))}
+        except BadAnswer as exc:
+            return Outcome(Kind.NOT_SENT, error=f"login: unreadable session ({exc}); nothing was posted")
         return None
 
     async def _refresh(self, http: Http) -> bool:
         assert self._session is not None
         response = await http.request("POST", f"{self._xrpc}/com.atproto.server.refreshSession",
                                       headers={"Authorization": f"Bearer {self._session['refresh'].reveal()}"})
-        if response.status_code != 200:
+        try:
+            if response.status_code != 200:
+                raise BadAnswer(f"refreshSession answered {response.status_code}")
+            body = json_object(response)
+            self._session.update(access=Secret(identifier(body.get("accessJwt"), "accessJwt")),
+                                 refresh=Secret(identifier(body.get("refreshJwt"), "refreshJwt")))
+        except BadAnswer:
             self._session = None
             return False
-        body = response.json()
-        self._session.update(access=Secret(body["accessJwt"]), refresh=Secret(body["refreshJwt"]))
         return True
 
     async def _authed(self, http: Http, method: str, name: str, **kwargs: Any) -> httpx.Response:
@@ -198,15 +208,24 @@ class BlueskyChannel(Channel):
                 uploaded = await self._authed(http, "POST", "com.atproto.repo.uploadBlob",
                                               content=thumb.read_bytes(), headers={"Content-Type": mime})
                 if uploaded.status_code == 200:
-                    record["embed"]["external"]["thumb"] = uploaded.json()["blob"]
+                    blob = json_object(uploaded).get("blob")
+                    if isinstance(blob, dict):  # else: the card goes without its thumbnail
+                        record["embed"]["external"]["thumb"] = blob
             response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json={
                 "repo": self._session["did"], "collection": COLLECTION, "rkey": prepared.idempotency_key,
                 "record": record, "swapRecord": None})
         except httpx.TransportError as exc:
             return transport_outcome(exc)
+        except BadAnswer:
+            return Outcome(Kind.NOT_SENT, error="uploadBlob answered unreadably; nothing was posted")
         if response.status_code == 200:
-            return Outcome(Kind.DONE, remote_id=response.json().get("uri"),
-                           remote_url=self._web_url(prepared.idempotency_key))
+            try:
+                uri = optional_url(json_object(response).get("uri"), "uri")
+            except BadAnswer as exc:
+                return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable answer ({exc}); the post may exist")
+            if uri is None:
+                return Outcome(Kind.AMBIGUOUS, error="200 without the record's uri; the post may exist")
+            return Outcome(Kind.DONE, remote_id=uri, remote_url=self._web_url(prepared.idempotency_key))
         detail = error_detail(response)
         if response.status_code == 400 and "InvalidSwap" in response.text:
             return Outcome(Kind.AMBIGUOUS, error=f"400 InvalidSwap{detail}: a different record is at our key")
@@ -226,7 +245,11 @@ class BlueskyChannel(Channel):
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"getRecord failed ({type(exc).__name__})")
         if response.status_code == 200:
-            return Verdict(Found.FOUND, response.json().get("uri"), self._web_url(rkey))
+            try:
+                uri = optional_url(json_object(response).get("uri"), "uri")
+            except BadAnswer as exc:
+                return Verdict(Found.UNKNOWN, reason=f"getRecord: {exc}")
+            return Verdict(Found.FOUND, uri or f"at://{repo}/{COLLECTION}/{rkey}", self._web_url(rkey))
         if response.status_code == 400 and "RecordNotFound" in response.text:
             return Verdict(Found.ABSENT, reason="getRecord: no record at our key")
         return Verdict(Found.UNKNOWN, reason=f"getRecord answered {response.status_code}")

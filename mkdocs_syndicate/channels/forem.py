@@ -20,14 +20,16 @@ from ..posts import Post
 from ..redaction import Secret
 from ..sandbox.forem import API_KEY as SANDBOX_KEY
 from ..settings import Option
-from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail,
+from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail, first_attempt,
                    status_outcome, transport_outcome)
+from .reading import BadAnswer, identifier, json_list, json_object, optional_text, optional_url, timestamp
 
 ACCEPT = "application/vnd.forem.api-v1+json"
 MAX_TAGS = 4
 MAX_TITLE = 128
-PER_PAGE = 1000
-MAX_PAGES = 10
+PER_PAGE = 100            # articles carry their whole body_markdown: keep pages small
+MAX_PAGES = 100
+SCAN_MARGIN = 600.0       # read back to this long before the first attempt (clock skew)
 _TAKEN = re.compile(r"canonical url has already been taken", re.IGNORECASE)
 _TITLE_USED = re.compile(r"title has already been used", re.IGNORECASE)
 
@@ -100,10 +102,11 @@ class ForemChannel(Channel):
             return transport_outcome(exc)
         if response.status_code == 201:
             try:
-                article = response.json()
-                return Outcome(Kind.DONE, remote_id=str(article["id"]), remote_url=article.get("url"))
-            except (ValueError, KeyError, TypeError):
-                return Outcome(Kind.AMBIGUOUS, error="201 with an unreadable body; the article exists")
+                article = json_object(response)
+                return Outcome(Kind.DONE, remote_id=identifier(article.get("id")),
+                               remote_url=optional_url(article.get("url")))
+            except BadAnswer as exc:
+                return Outcome(Kind.AMBIGUOUS, error=f"201 with an unreadable article ({exc}); the article exists")
         if response.status_code == 422:
             detail = error_detail(response)
             if _TAKEN.search(detail) or _TITLE_USED.search(detail):
@@ -111,24 +114,18 @@ class ForemChannel(Channel):
         return status_outcome(response, http.now())
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
+        taken = after is not None and bool(after.error) and bool(_TAKEN.search(after.error or ""))
+        # "Taken" may be our own article from long ago (published by hand): read them all then.
+        oldest = float("-inf") if taken else first_attempt(record) - SCAN_MARGIN
         try:
-            for page in range(1, MAX_PAGES + 1):
-                response = await http.request("GET", f"{self.settings.options['api']}/articles/me/all",
-                                              params={"page": page, "per_page": PER_PAGE},
-                                              headers=self._headers())
-                if response.status_code != 200:
-                    return Verdict(Found.UNKNOWN, reason=f"own-articles listing answered {response.status_code}")
-                articles = response.json()
-                for article in articles:
-                    if same_url(article.get("canonical_url"), post.url):
-                        return Verdict(Found.FOUND, str(article["id"]), article.get("url"))
-                if len(articles) < PER_PAGE:
-                    break
-            else:
-                return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * PER_PAGE} own articles")
+            found = await self._scan(http, post, oldest)
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not list own articles ({type(exc).__name__})")
-        if after is not None and after.error and _TAKEN.search(after.error):
+        except BadAnswer as exc:
+            return Verdict(Found.UNKNOWN, reason=f"could not list own articles: {exc}")
+        if found is not None:
+            return found
+        if taken:
             return Verdict(Found.CONFLICT, reason=(
                 f"DEV says canonical_url {post.url} is already used by a published article that is not "
                 "on this account (an RSS import, or another account?). Unpublish it or remove its "
@@ -137,3 +134,24 @@ class ForemChannel(Channel):
             return Verdict(Found.CONFLICT, reason="another of your articles used this title in the last "
                            "five minutes; run again later")
         return Verdict(Found.ABSENT, reason="not among own articles")
+
+    async def _scan(self, http: Http, post: Post, oldest: float) -> Verdict | None:
+        """Own articles come drafts first, then published ones newest first: stop at the first
+        article published before the first attempt. None: not there."""
+        for page in range(1, MAX_PAGES + 1):
+            response = await http.request("GET", f"{self.settings.options['api']}/articles/me/all",
+                                          params={"page": page, "per_page": PER_PAGE},
+                                          headers=self._headers())
+            if response.status_code != 200:
+                return Verdict(Found.UNKNOWN, reason=f"own-articles listing answered {response.status_code}")
+            articles = json_list(response)
+            reached_oldest = False
+            for article in articles:
+                if same_url(optional_text(article.get("canonical_url"), "canonical_url"), post.url):
+                    return Verdict(Found.FOUND, identifier(article.get("id")), optional_url(article.get("url")))
+                published_at = article.get("published_at")
+                if article.get("published") and published_at is not None:
+                    reached_oldest |= timestamp(published_at, "published_at") < oldest
+            if len(articles) < PER_PAGE or reached_oldest:
+                return None
+        return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * PER_PAGE} own articles since the first attempt")

@@ -1,8 +1,9 @@
 """Mastodon: POST /api/v1/statuses with an Idempotency-Key stored in the record and reused.
 
-Verify: within the key's window (the server keeps it 1 h from creation) a resend with the same key
-returns the original status, so no read is needed. After it, read the account's own statuses back
-to the in_flight time and match the canonical URL in the content or the link card.
+An unknown outcome is resolved by reading the account's own statuses back to the pair's first
+attempt (`created_at`) and matching the canonical URL in the content or the link card, never by
+trusting the key: Mastodon stores the key only after creating the status, with no lock, and other
+servers speaking this API ignore it. Pagination is followed on the instance's own origin only.
 """
 
 from __future__ import annotations
@@ -18,14 +19,12 @@ from ..messages import LengthRule, mastodon_length, render_message
 from ..posts import Post
 from ..sandbox.mastodon import TOKEN as SANDBOX_TOKEN
 from ..settings import Option
-from ..timeutil import from_iso
-from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, status_outcome,
+from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, status_outcome,
                    transport_outcome)
+from .reading import BadAnswer, identifier, json_list, json_object, optional_text, optional_url, same_origin, timestamp
 
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
-KEY_WINDOW = 3600.0       # the server's Idempotency-Key lifetime
-KEY_MARGIN = 300.0        # resend only while well inside it
-SCAN_MARGIN = 600.0       # read statuses back to this long before the in_flight time
+SCAN_MARGIN = 600.0       # read statuses back to this long before the first attempt (clock skew)
 MAX_PAGES = 25            # 25 × 40 statuses
 
 
@@ -78,35 +77,27 @@ class MastodonChannel(Channel):
             return transport_outcome(exc)
         if response.status_code == 200:
             try:
-                status = response.json()
-                return Outcome(Kind.DONE, remote_id=str(status["id"]),
-                               remote_url=status.get("url") or status.get("uri"))
-            except (ValueError, KeyError, TypeError):
-                return Outcome(Kind.AMBIGUOUS, error="200 with an unreadable body; the post may exist")
+                status = json_object(response)
+                return Outcome(Kind.DONE, remote_id=identifier(status.get("id")),
+                               remote_url=optional_url(status.get("url")) or optional_url(status.get("uri")))
+            except BadAnswer as exc:
+                return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
         return status_outcome(response, http.now())
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
-        since = from_iso(record.at).timestamp()
-        if record.idempotency_key and http.now() - since < KEY_WINDOW - KEY_MARGIN:
-            return Verdict(Found.ABSENT, reason="inside the Idempotency-Key window: a resend with "
-                           "the same key returns the original status if there is one")
         try:
-            return await self._scan(http, post, since - SCAN_MARGIN)
+            return await self._scan(http, post, first_attempt(record) - SCAN_MARGIN)
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read own statuses ({type(exc).__name__})")
-
-    async def read_back(self, http: Http, post: Post, record: Record) -> Verdict:
-        try:  # inside the key window too: a proved absence must come from a read
-            return await self._scan(http, post, from_iso(record.at).timestamp() - SCAN_MARGIN)
-        except httpx.TransportError as exc:
-            return Verdict(Found.UNKNOWN, reason=f"could not read own statuses ({type(exc).__name__})")
+        except BadAnswer as exc:
+            return Verdict(Found.UNKNOWN, reason=f"could not read own statuses: {exc}")
 
     async def _scan(self, http: Http, post: Post, oldest: float) -> Verdict:
         me = await http.request("GET", f"{self._base}/api/v1/accounts/verify_credentials",
                                 headers=self._auth())
         if me.status_code != 200:
             return Verdict(Found.UNKNOWN, reason=f"verify_credentials answered {me.status_code}")
-        account_id = me.json()["id"]
+        account_id = identifier(json_object(me).get("id"), "account id")
         href = f'href="{html.escape(post.url, quote=True)}"'
         url: str | None = f"{self._base}/api/v1/accounts/{account_id}/statuses"
         params: dict[str, Any] | None = {"limit": 40, "exclude_reblogs": "true", "exclude_replies": "true"}
@@ -115,14 +106,21 @@ class MastodonChannel(Channel):
             page = await http.request("GET", url, params=params, headers=self._auth())
             if page.status_code != 200:
                 return Verdict(Found.UNKNOWN, reason=f"listing own statuses answered {page.status_code}")
-            statuses = page.json()
+            statuses = json_list(page)
+            reached_oldest = False
             for status in statuses:
-                card = status.get("card") or {}
-                if href in (status.get("content") or "") or card.get("url") == post.url:
-                    return Verdict(Found.FOUND, str(status["id"]), status.get("url") or status.get("uri"))
-            older = [s for s in statuses if from_iso(s["created_at"]).timestamp() < oldest]
+                card = status.get("card") if isinstance(status.get("card"), dict) else {}
+                if href in optional_text(status.get("content"), "content") or card.get("url") == post.url:
+                    return Verdict(Found.FOUND, identifier(status.get("id")),
+                                   optional_url(status.get("url")) or optional_url(status.get("uri")))
+                reached_oldest |= timestamp(status.get("created_at"), "created_at") < oldest
+            if not statuses or reached_oldest:
+                return Verdict(Found.ABSENT, reason="not among own statuses since the first attempt")
             next_link = page.links.get("next", {}).get("url")
-            if not statuses or older or not next_link:
-                return Verdict(Found.ABSENT, reason="not among own statuses since the in_flight time")
+            if not next_link:
+                return Verdict(Found.ABSENT, reason="not among own statuses (all read)")
+            if not same_origin(next_link, self._base):
+                return Verdict(Found.UNKNOWN, reason="the next page of own statuses is on another origin; "
+                               "not followed (the token is only sent to the instance)")
             url, params = next_link, None
-        return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * 40} statuses since the in_flight time")
+        return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * 40} statuses since the first attempt")

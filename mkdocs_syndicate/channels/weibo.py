@@ -23,8 +23,8 @@ from ..posts import Post
 from ..redaction import Secret
 from ..sandbox.weibo import TOKEN as SANDBOX_TOKEN
 from ..settings import Option
-from ..timeutil import from_iso
-from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, transport_outcome)
+from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, transport_outcome)
+from .reading import BadAnswer, identifier, json_object, objects, optional_text
 
 DEFAULT_TEMPLATE = "{{ title }} {{ url }}"
 RATE_CODES = {10022, 10023, 10024, 20016}
@@ -103,13 +103,19 @@ class WeiboChannel(Channel):
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         try:
-            body = response.json()
-        except ValueError:
+            body: Any = json_object(response)
+        except BadAnswer:
             body = None
-        if response.status_code == 200 and isinstance(body, dict) and body.get("idstr"):
-            return Outcome(Kind.DONE, remote_id=body["idstr"],
-                           remote_url=f"{self.settings.options['web_url']}/{body['idstr']}")
+        if response.status_code == 200 and isinstance(body, dict) and "error_code" not in body:
+            try:
+                status_id = identifier(body.get("idstr") or body.get("id"), "idstr")
+            except BadAnswer as exc:
+                return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
+            return Outcome(Kind.DONE, remote_id=status_id,
+                           remote_url=f"{self.settings.options['web_url']}/{status_id}")
         code = error_code(body)
+        if code is None and 200 <= response.status_code < 300:
+            return Outcome(Kind.AMBIGUOUS, error=f"{response.status_code} with an unreadable answer; the post may exist")
         message = f"{response.status_code} error {code}: {body.get('error') if isinstance(body, dict) else ''}".strip()
         if code in RATE_CODES:
             return Outcome(Kind.RATE_LIMITED, error=message, retry_after=RATE_LIMIT_WAIT, code=code)
@@ -117,15 +123,13 @@ class WeiboChannel(Channel):
             return Outcome(Kind.AUTH, error=message, code=code)
         if code in AMBIGUOUS_CODES or (code is None and response.status_code >= 500):
             return Outcome(Kind.AMBIGUOUS, error=message, code=code)
-        if code is None and response.status_code == 200:
-            return Outcome(Kind.AMBIGUOUS, error="200 without a status id; the post may exist")
         return Outcome(Kind.REFUSED, error=message, code=code)
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         code = after.code if after else None
         tag = self._marker(post)
         needle = tag or post.title
-        oldest = from_iso(record.at).timestamp() - SCAN_MARGIN
+        oldest = first_attempt(record) - SCAN_MARGIN
         try:
             for page in range(1, MAX_PAGES + 1):
                 response = await http.request(
@@ -134,18 +138,20 @@ class WeiboChannel(Channel):
                     headers={"Authorization": f"OAuth2 {self._token()}"})
                 if response.status_code != 200:
                     return Verdict(Found.UNKNOWN, reason=f"user_timeline answered {response.status_code}")
-                statuses = response.json().get("statuses") or []
+                statuses = objects(json_object(response).get("statuses"), "statuses")
                 for status in statuses:
-                    if needle and needle in (status.get("text") or ""):
-                        return Verdict(Found.FOUND, status["idstr"],
-                                       f"{self.settings.options['web_url']}/{status['idstr']}")
+                    if needle and needle in optional_text(status.get("text"), "text"):
+                        status_id = identifier(status.get("idstr") or status.get("id"), "idstr")
+                        return Verdict(Found.FOUND, status_id, f"{self.settings.options['web_url']}/{status_id}")
                 older = [s for s in statuses if _weibo_epoch(s.get("created_at")) < oldest]
                 if not statuses or older:
                     break
             else:
                 return Verdict(Found.UNKNOWN, reason="too many posts since the in_flight time")
-        except (httpx.TransportError, ValueError, KeyError) as exc:
+        except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read the user timeline ({type(exc).__name__})")
+        except BadAnswer as exc:
+            return Verdict(Found.UNKNOWN, reason=f"could not read the user timeline: {exc}")
         if code in DUPLICATE_CODES or code == 20032:
             return Verdict(Found.UNKNOWN, reason=f"Weibo answered {code} (duplicate or delayed) but the "
                            "timeline does not show the post; check weibo.com and resolve by hand")

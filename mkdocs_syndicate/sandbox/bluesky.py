@@ -164,7 +164,7 @@ class BlueskyEmulator(Emulator):
             return self.rate_limited({"reset_in": WRITE_WINDOW})
         cid = cid_of(record)
         uri = f"at://{DID}/{COLLECTION}/{rkey}"
-        existing = self.state["records"].get(rkey)
+        existing = self._visible_record(rkey)
         if existing is not None:
             if not put:  # the MST insert throws; the PDS answers a bare 500
                 return self._error(500, "InternalServerError", "Internal Server Error")
@@ -173,9 +173,15 @@ class BlueskyEmulator(Emulator):
             if "swapRecord" in body and body["swapRecord"] != existing["cid"]:  # null: "must not exist"
                 return self._error(400, "InvalidSwap", f"Record was at {existing['cid']}")
         self.state["points"].append({"at": self.server.now(), "cost": 2 if put else 3})
-        self.state["records"][rkey] = {"cid": cid, "value": record, "at": self.server.now()}
+        committed = self.commit_time()
+        self.state["records"][rkey] = {"cid": cid, "value": record, "at": committed, "visible_at": committed}
         return Response(200, {"uri": uri, "cid": cid, "commit": {"cid": cid_of([cid]), "rev": rkey},
-                              "validationStatus": "valid"}, self._rate_headers())
+                              "validationStatus": "valid"}, self._rate_headers(),
+                        hold_until=committed if committed > self.server.now() else None)
+
+    def _visible_record(self, rkey: str) -> dict[str, Any] | None:
+        found = self.state["records"].get(rkey)
+        return found if found is not None and found.get("visible_at", 0) <= self.server.now() else None
 
     def _fresh_tid(self) -> str:
         from ..channels.bluesky import tid
@@ -186,14 +192,15 @@ class BlueskyEmulator(Emulator):
         rkey = request.arg("rkey") or ""
         if request.arg("repo") not in (DID, HANDLE) or request.arg("collection") != COLLECTION:
             return self._error(400, "InvalidRequest", "Could not find repo")
-        found = self.state["records"].get(rkey)
+        found = self._visible_record(rkey)
         uri = f"at://{DID}/{COLLECTION}/{rkey}"
         if found is None:
             return self._error(400, "RecordNotFound", f"Could not locate record: {uri}")
         return Response(200, {"uri": uri, "cid": found["cid"], "value": found["value"]})
 
     def _list_records(self, request: Request) -> Response:
-        keys = sorted(self.state["records"], reverse=request.arg("reverse") != "true")
+        keys = sorted((k for k in self.state["records"] if self._visible_record(k)),
+                      reverse=request.arg("reverse") != "true")
         cursor = request.arg("cursor")
         if cursor:
             keys = [k for k in keys if (k < cursor if request.arg("reverse") != "true" else k > cursor)]

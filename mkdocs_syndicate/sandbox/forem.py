@@ -90,12 +90,13 @@ class ForemEmulator(Emulator):
         if not isinstance(tags, list) or len(tags) > 4:
             problems.append("Tag list exceed the maximum of 4 tags")
         canonical = article.get("canonical_url")
+        committed = self.visible(self.state["articles"])  # Rails validates, then inserts: no lock
         if article.get("published") and canonical:
             if any(a["canonical_url"] == canonical and a["published"] and a["id"] != current_id
-                   for a in self.state["articles"]):
+                   for a in committed):
                 problems.append("Canonical url has already been taken. Email yo@dev.to for further details.")
         if current_id is None and any(a["user"] == USERNAME and a["title"] == article.get("title")
-                                      and now - a["created_epoch"] < 300 for a in self.state["articles"]):
+                                      and now - a["created_epoch"] < 300 for a in committed):
             problems.append("Title has already been used in the last five minutes")
         return " ".join(p if p.endswith(".") else p + "." for p in problems) if problems else None
 
@@ -111,11 +112,12 @@ class ForemEmulator(Emulator):
         problem = self._validate(article)
         if problem:
             return self._error(422, problem)
-        stored = self._store(article, USERNAME)
-        return Response(201, stored, {"Location": stored["url"]})
+        stored = self._store(article, USERNAME, self.commit_time())
+        held = stored["visible_at"] if stored["visible_at"] > now else None
+        return Response(201, stored, {"Location": stored["url"]}, hold_until=held)
 
-    def _store(self, article: dict[str, Any], user: str) -> dict[str, Any]:
-        now = self.server.now()
+    def _store(self, article: dict[str, Any], user: str, visible_at: float = 0.0) -> dict[str, Any]:
+        now = max(self.server.now(), visible_at)
         self.state["next_id"] += 1
         article_id = self.state["next_id"]
         title = str(article.get("title") or "")
@@ -130,12 +132,12 @@ class ForemEmulator(Emulator):
             "description": article.get("description") or "", "tags": list(article.get("tags") or []),
             "tag_list": ", ".join(article.get("tags") or []),
             "body_markdown": article.get("body_markdown") or "", "main_image": article.get("main_image"),
-            "user": user, "created_epoch": now}
+            "user": user, "created_epoch": now, "visible_at": visible_at}
         self.state["articles"].append(stored)
         return stored
 
     def _find(self, article_id: int) -> dict[str, Any] | None:
-        return next((a for a in self.state["articles"] if a["id"] == article_id), None)
+        return next((a for a in self.visible(self.state["articles"]) if a["id"] == article_id), None)
 
     def _update(self, article_id: int, request: Request) -> Response:
         found = self._find(article_id)
@@ -157,7 +159,7 @@ class ForemEmulator(Emulator):
             per_page = min(1000, max(1, int(request.arg("per_page", "30") or 30)))
         except ValueError:
             return self._error(400, "page and per_page must be numbers")
-        mine = [a for a in self.state["articles"] if a["user"] == USERNAME]
+        mine = [a for a in self.visible(self.state["articles"]) if a["user"] == USERNAME]
         unpublished = [a for a in mine if not a["published"]]
         published = sorted((a for a in mine if a["published"]), key=lambda a: a["id"], reverse=True)
         chosen = {"all": unpublished + published, "published": published, "unpublished": unpublished}[which]

@@ -107,10 +107,16 @@ class MastodonEmulator(Emulator):
         return Response(404, {"error": "Record not found"})
 
     def _create(self, request: Request) -> Response:
+        # PostStatusService: GET the key first; create; SETEX the key only after the create is
+        # committed, with no lock. A slow commit (quirk commit_delay) leaves a window in which a
+        # replay with the same key creates a second status, as on a real instance.
         now = self.server.now()
-        key = request.headers.get("idempotency-key")
+        key = None if self.quirks.get("ignore_idempotency_key") else request.headers.get("idempotency-key")
         remembered = self.state["idempotency"].get(key) if key else None
-        if remembered and now - remembered["at"] < self.server.idempotency_ttl:
+        if remembered and remembered["at"] <= now < remembered["at"] + self.server.idempotency_ttl:
+            if self.quirks.get("replay_500"):  # mastodon/mastodon#40399: postprocess_status! on nil
+                return Response(500, b"<!DOCTYPE html><html><body><h1>We're sorry, but something went "
+                                     b"wrong.</h1></body></html>", {"Content-Type": "text/html; charset=utf-8"})
             for status in self.state["statuses"]:
                 if status["id"] == remembered["id"]:
                     return Response(200, self._entity(status), self._rate_headers(now))
@@ -128,11 +134,13 @@ class MastodonEmulator(Emulator):
         if headers["X-RateLimit-Remaining"] == "0":
             return Response(429, {"error": "Too many requests"}, headers)
         self.state["seq"] += 1
-        status_id = str((int(now * 1000) << 16) | (self.state["seq"] & 0xFFFF))
+        committed = self.commit_time()
+        status_id = str((int(committed * 1000) << 16) | (self.state["seq"] & 0xFFFF))
         visibility = fields.get("visibility") or "public"
         if visibility not in ("public", "unlisted", "private", "direct"):
             return Response(422, {"error": "Validation failed: Visibility is not included in the list"})
-        status = {"id": status_id, "created_at": _iso_ms(now), "created_epoch": now,
+        status = {"id": status_id, "created_at": _iso_ms(committed), "created_epoch": committed,
+                  "visible_at": committed,
                   "uri": f"{self._public()}/users/{USERNAME}/statuses/{status_id}",
                   "url": f"{self._public()}/@{USERNAME}/{status_id}", "text": text,
                   "content": _linkify(text), "visibility": visibility,
@@ -140,15 +148,16 @@ class MastodonEmulator(Emulator):
                   "idempotency_key": key}
         self.state["statuses"].append(status)
         if key:
-            self.state["idempotency"][key] = {"id": status_id, "at": now}
-        return Response(200, self._entity(status), self._rate_headers(now))
+            self.state["idempotency"][key] = {"id": status_id, "at": committed}
+        return Response(200, self._entity(status), self._rate_headers(now),
+                        hold_until=committed if committed > now else None)
 
     def _list(self, request: Request) -> Response:
         try:
             limit = min(40, max(1, int(request.arg("limit", "20") or 20)))
         except ValueError:
             limit = 20
-        statuses = sorted(self.state["statuses"], key=lambda s: int(s["id"]), reverse=True)
+        statuses = sorted(self.visible(self.state["statuses"]), key=lambda s: int(s["id"]), reverse=True)
         if request.arg("max_id"):
             statuses = [s for s in statuses if int(s["id"]) < int(request.arg("max_id") or 0)]
         for name in ("min_id", "since_id"):

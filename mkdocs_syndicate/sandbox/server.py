@@ -16,13 +16,25 @@ Fault actions: `status` (answer with that status instead of processing), `drop_b
 `status_after` (commit, then answer with `status` and `body` instead: "sent, but said no"). Each fault
 applies to `times` requests (default 1) whose "METHOD path" contains `match` (default: any
 request that creates something).
+
+Quirks are standing properties of a server, the ways real deployments differ from their docs:
+
+    POST /_sandbox/quirks   {"channel": "mastodon", "commit_delay": 8, "ignore_idempotency_key": true}
+
+`commit_delay` (every emulator that creates posts): a create is accepted at once but becomes
+visible (to listings, uniqueness checks, idempotency keys) only `commit_delay` seconds later on the
+server's clock, and the answer is held until then or until the client gives up: a slow database.
+Mastodon also has `ignore_idempotency_key` (Pixelfed and other servers speaking its API) and
+`replay_500` (a replayed key answered with 500, mastodon/mastodon#40399).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import signal
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -62,6 +74,7 @@ class Response:
     status: int
     body: Any = None              # JSON-serialisable, bytes or None
     headers: dict[str, str] = field(default_factory=dict)
+    hold_until: float | None = None   # server time before which the answer is not sent (slow commit)
 
     def encoded(self) -> tuple[bytes, str]:
         if self.body is None:
@@ -93,6 +106,24 @@ class Emulator:
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         return Response(429, {"error": "Too many requests"})
 
+    # ---------------------------------------------------------------- quirks
+
+    @property
+    def quirks(self) -> dict[str, Any]:
+        return self.server.quirks.setdefault(self.name, {})
+
+    def commit_time(self) -> float:
+        """When a create accepted now becomes visible (now, unless the database is slow)."""
+        return self.server.now() + float(self.quirks.get("commit_delay", 0) or 0)
+
+    def visible(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """What a reader (or a uniqueness check) sees now: creates still being committed are not there."""
+        now = self.server.now()
+        return [item for item in items if item.get("visible_at", 0) <= now]
+
+
+QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500"}
+
 
 class SandboxServer:
     def __init__(self, state_dir: Path, *, port: int = 0, public_base: str = DEFAULT_PUBLIC_BASE,
@@ -115,7 +146,10 @@ class SandboxServer:
             e.name: e for e in (MastodonEmulator(self), IndexNowEmulator(self), ForemEmulator(self),
                                 WeiboEmulator(self), BlueskyEmulator(self))}
         self.faults: list[dict[str, Any]] = []
+        self.quirks: dict[str, dict[str, Any]] = {}
         self.state = self._load()
+        self._busy = threading.Condition()
+        self._active = 0              # requests being handled (a killed client's may still be)
         self._port = port
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -124,6 +158,7 @@ class SandboxServer:
 
     def start(self) -> "SandboxServer":
         self._httpd = _QuietServer(("127.0.0.1", self._port), _handler_for(self))
+        self._httpd.owner = self
         httpd = self._httpd
         self._thread = threading.Thread(target=lambda: httpd.serve_forever(poll_interval=0.05), name="syndicate-sandbox",
                                         daemon=True)
@@ -192,6 +227,30 @@ class SandboxServer:
             raise ValueError(f"unknown channel {fault.get('channel')!r}")
         with self.lock:
             self.faults.append({"times": 1, **fault})
+
+    def wait_idle(self, timeout: float) -> None:
+        """Until no connection is open: whatever a (killed) client sent has been handled."""
+        with self._busy:
+            if not self._busy.wait_for(lambda: self._active == 0, timeout):
+                raise TimeoutError(f"the emulator is still handling {self._active} request(s)")
+
+    def _enter(self) -> None:
+        with self._busy:
+            self._active += 1
+
+    def _leave(self) -> None:
+        with self._busy:
+            self._active -= 1
+            self._busy.notify_all()
+
+    def set_quirks(self, channel: str, **quirks: Any) -> None:
+        if channel not in self.emulators:
+            raise ValueError(f"unknown channel {channel!r}")
+        unknown = set(quirks) - QUIRKS
+        if unknown:
+            raise ValueError(f"unknown quirk {sorted(unknown)[0]!r} (known: {', '.join(sorted(QUIRKS))})")
+        with self.lock:
+            self.quirks.setdefault(channel, {}).update(quirks)
 
     def clear_faults(self) -> None:
         with self.lock:
@@ -263,6 +322,13 @@ class SandboxServer:
             except (ValueError, json.JSONDecodeError) as exc:
                 return Response(400, {"error": str(exc)})
             return Response(204)
+        if request.path == "/quirks" and request.method == "POST":
+            try:
+                body = request.json()
+                self.set_quirks(str(body.pop("channel", "")), **body)
+            except (ValueError, AttributeError, TypeError) as exc:
+                return Response(400, {"error": str(exc)})
+            return Response(204)
         if request.path == "/faults" and request.method == "DELETE":
             self.clear_faults()
             return Response(204)
@@ -291,6 +357,21 @@ def running_sandbox(state_dir: Path) -> str | None:
 
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
+    owner: SandboxServer | None = None
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # Counted from the accepted connection, not the parsed request: a killed client's bytes
+        # may still be on their way into a handler.
+        if self.owner is not None:
+            self.owner._enter()
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        try:
+            super().shutdown_request(request)
+        finally:
+            if self.owner is not None:
+                self.owner._leave()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client killed mid-request resets the connection: expected here, not worth a traceback."""
@@ -325,6 +406,9 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                 response = server.dispatch(prefix, request)
             else:
                 response = Response(404, {"error": f"no emulator at /{prefix}"})
+            if response is not None and response.hold_until is not None:
+                if not self._hold(response.hold_until):
+                    response = None  # the client gave up while the server was still committing
             if response is None:
                 self.close_connection = True
                 try:
@@ -340,6 +424,22 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
+
+        def _hold(self, until: float) -> bool:
+            """Keep the answer until the server's clock reaches `until` (True), or until the client
+            closes the connection or a minute passes (False)."""
+            deadline = time.monotonic() + 60
+            while server.now() < until:
+                if time.monotonic() > deadline:
+                    return False
+                readable, _, _ = select.select([self.connection], [], [], 0.02)
+                if readable:
+                    try:
+                        if not self.connection.recv(1, socket.MSG_PEEK):
+                            return False  # closed by the client
+                    except OSError:
+                        return False
+            return True
 
         do_GET = do_POST = do_PUT = do_DELETE = _serve
 

@@ -88,23 +88,25 @@ class WeiboEmulator(Emulator):
             return self._error(400, 10017, "parameter (status)'s value invalid: it must contain a link "
                                "on the app's safe domain", path)
         now = self.server.now()
-        if len([s for s in self.state["statuses"] if now - s["epoch"] < 3600]) >= POSTS_PER_HOUR:
+        committed = self.visible(self.state["statuses"])
+        if len([s for s in committed if now - s["epoch"] < 3600]) >= POSTS_PER_HOUR:
             return self._error(403, 20016, "out of limit!", path)
-        if any(s["original"] == text and now - s["epoch"] < REPEAT_WINDOW for s in self.state["statuses"]):
+        if any(s["original"] == text and now - s["epoch"] < REPEAT_WINDOW for s in committed):
             return self._error(400, 20019, "Repeat conetnt!", path)
+        now = self.commit_time()
         self.state["next_id"] += 1
         status_id = self.state["next_id"]
         shown = _URL.sub(lambda m: f"http://t.cn/{short_code(m.group(0))}", text)
         status = {"created_at": weibo_time(now), "id": status_id, "idstr": str(status_id),
                   "mid": str(status_id), "text": shown, "source": "mkdocs-syndicate",
                   "user": {"id": UID, "idstr": str(UID), "screen_name": "sandbox"},
-                  "reposts_count": 0, "comments_count": 0, "original": text, "epoch": now}
+                  "reposts_count": 0, "comments_count": 0, "original": text, "epoch": now, "visible_at": now}
         self.state["statuses"].append(status)
-        return Response(200, self._public(status))
+        return Response(200, self._public(status), hold_until=now if now > self.server.now() else None)
 
     @staticmethod
     def _public(status: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in status.items() if k not in ("original", "epoch")}
+        return {k: v for k, v in status.items() if k not in ("original", "epoch", "visible_at")}
 
     def _timeline(self, request: Request) -> Response:
         try:
@@ -112,7 +114,7 @@ class WeiboEmulator(Emulator):
             page = max(1, int(request.arg("page", "1") or 1))
         except ValueError:
             return self._error(400, 10017, "parameter value invalid", request.path)
-        statuses = sorted(self.state["statuses"], key=lambda s: s["id"], reverse=True)
+        statuses = sorted(self.visible(self.state["statuses"]), key=lambda s: s["id"], reverse=True)
         if request.arg("since_id"):
             statuses = [s for s in statuses if s["id"] > int(request.arg("since_id") or 0)]
         if request.arg("max_id"):

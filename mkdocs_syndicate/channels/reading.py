@@ -1,0 +1,110 @@
+"""Reading a service's answer against the fields a channel needs, and nothing more trusting.
+
+Servers answer with HTML error pages, lists where objects belong, `"id": null`, `"url": 5`. Each
+helper either returns a value of the right type or raises BadAnswer, which a channel turns into a
+clear per-pair outcome: ambiguous after a write (the post may exist), unknown after a read. So the
+ledger never gets `remote_id: None` or a number where a URL belongs, and no traceback escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from ..timeutil import from_iso
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+MAX_ID = 512
+MAX_URL = 4096
+
+
+class BadAnswer(ValueError):
+    """The answer does not have the shape the service documents."""
+
+
+def json_of(response: httpx.Response) -> Any:
+    try:
+        return json.loads(response.content)
+    except (ValueError, UnicodeDecodeError):
+        raise BadAnswer(f"{response.status_code} answer is not JSON") from None
+
+
+def json_object(response: httpx.Response) -> dict[str, Any]:
+    body = json_of(response)
+    if not isinstance(body, dict):
+        raise BadAnswer(f"{response.status_code} answer is a JSON {type(body).__name__}, not an object")
+    return body
+
+
+def json_list(response: httpx.Response) -> list[dict[str, Any]]:
+    body = json_of(response)
+    if not isinstance(body, list) or not all(isinstance(item, dict) for item in body):
+        raise BadAnswer(f"{response.status_code} answer is not a list of objects")
+    return body
+
+
+def objects(value: Any, what: str) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise BadAnswer(f"{what} is not a list of objects")
+    return value
+
+
+def identifier(value: Any, what: str = "id") -> str:
+    """A remote id: a non-empty string or a whole number, printable, of sane length."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise BadAnswer(f"{what} is {_shown(value)}, not an identifier")
+    text = str(value)
+    if not text.strip() or len(text) > MAX_ID or _CONTROL.search(text) or text != text.strip():
+        raise BadAnswer(f"{what} is not a usable identifier")
+    return text
+
+
+def optional_url(value: Any, what: str = "url") -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadAnswer(f"{what} is {_shown(value)}, not a URL")
+    parts = urlsplit(value)
+    if (parts.scheme not in ("http", "https", "at") or not parts.netloc or len(value) > MAX_URL
+            or _CONTROL.search(value) or any(ch.isspace() for ch in value)):
+        raise BadAnswer(f"{what} is not an http(s) URL")
+    return value
+
+
+def optional_text(value: Any, what: str) -> str:
+    """Text the channel searches in (content, canonical_url): absent is empty, a non-string is wrong."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BadAnswer(f"{what} is {_shown(value)}, not text")
+    return value
+
+
+def timestamp(value: Any, what: str) -> float:
+    if not isinstance(value, str):
+        raise BadAnswer(f"{what} is {_shown(value)}, not a time")
+    try:
+        return from_iso(value).timestamp()
+    except ValueError:
+        raise BadAnswer(f"{what} is not an ISO 8601 time") from None
+
+
+def same_origin(url: str, base: str) -> bool:
+    """Scheme, host and port equal: where a credential may be sent again (pagination links)."""
+    a, b = urlsplit(url), urlsplit(base)
+    return (a.scheme, a.hostname, a.port or _default_port(a.scheme)) == (
+        b.scheme, b.hostname, b.port or _default_port(b.scheme))
+
+
+def _default_port(scheme: str) -> int | None:
+    return {"http": 80, "https": 443}.get(scheme)
+
+
+def _shown(value: Any) -> str:
+    return "null" if value is None else f"a {type(value).__name__}"

@@ -1,0 +1,120 @@
+"""What to do next with one (post, channel) pair, given what just happened: one pure function.
+
+An event is the outcome of a send (`Kind`) or of a read of the remote side (`Found`). The rule it
+enforces (DESIGN.md, "read before any resend"): an at-most-once request whose outcome is unknown is
+never repeated until a read proves the post absent, and not before `settle` seconds after the last
+attempt, because the server may still be working on it (Mastodon stores its Idempotency-Key only
+after creating the status, with no lock; some servers ignore the key). Only a channel whose repeat
+is a no-op by construction (`repeat_safe`: Bluesky's deterministic rkey + identical putRecord) may
+resend without that. A request that provably never left (NOT_SENT) may be retried at once.
+
+The runner executes the step; it holds no policy of its own.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from .channels.base import Found, Kind
+
+DEFAULT_429_WAIT = 60.0    # a 429 without any usable hint
+MIN_429_WAIT = 1.0         # a hint of "now" or the past must not become a hot loop
+
+Event = Kind | Found
+
+
+class Step(enum.Enum):
+    DONE = "record done"
+    RETRY = "record failed (nothing happened remotely), then send again"
+    FAIL = "record failed; the lane goes on"
+    STOP_LANE = "record failed; the channel takes no more requests this run"
+    SEND = "send again (keeping the in_flight record and its key)"
+    READ = "read the remote side"
+    READ_LATER = "keep in_flight; read again once the settle time has passed"
+    LEAVE = "keep in_flight and report it"
+
+
+@dataclass(frozen=True)
+class Situation:
+    at_most_once: bool
+    repeat_safe: bool          # a repeat is a no-op by construction
+    last_attempt: float | None  # epoch seconds of the last in_flight write (the record's `at`)
+    now: float
+    settle: float
+    max_wait: float            # longest wait sat through inside this run
+    sends_left: int            # how many more sends this run allows for the pair
+    retry_after: float | None = None   # seconds, from a 429's headers
+
+
+@dataclass(frozen=True)
+class Action:
+    step: Step
+    at: float | None = None    # RETRY after a 429 and READ_LATER: not before this moment
+    needs_review: bool = False  # LEAVE: a human (or a later read) must decide
+    reason: str = ""
+
+
+def settled_at(situation: Situation) -> float:
+    """When the server must have finished the last attempt."""
+    return (situation.last_attempt if situation.last_attempt is not None else -math.inf) + situation.settle
+
+
+def decide(event: Event, s: Situation) -> Action:
+    if event is Kind.DONE or event is Found.FOUND:
+        return Action(Step.DONE)
+    if event is Kind.REFUSED or event is Found.CONFLICT:
+        return Action(Step.FAIL)
+    if event is Kind.AUTH:
+        return Action(Step.STOP_LANE, reason="the service refused the credentials")
+    if event is Kind.NOT_SENT:
+        if s.sends_left <= 0:
+            return Action(Step.FAIL, reason="nothing was sent, and no tries are left in this run")
+        return Action(Step.RETRY)
+    if event is Kind.RATE_LIMITED:
+        delay = _rate_limit_wait(s.retry_after)
+        if delay > s.max_wait:
+            return Action(Step.STOP_LANE, at=s.now + delay,
+                          reason=f"rate limited for {delay:.0f} s, beyond max_wait {s.max_wait:.0f} s")
+        if s.sends_left <= 0:
+            return Action(Step.FAIL, at=s.now + delay, reason="rate limited, and no tries are left in this run")
+        return Action(Step.RETRY, at=s.now + delay)
+
+    resend_is_harmless = not s.at_most_once or s.repeat_safe
+    if event is Kind.AMBIGUOUS:
+        if not s.at_most_once:
+            return _send_or_leave(s, "no answer; a resend is harmless on this channel")
+        # Even where a repeat is harmless, a read is cheap and settles it (and finds a record of
+        # ours that a repeat could not overwrite, such as Bluesky's InvalidSwap).
+        return Action(Step.READ, reason="the request may have been carried out: read before anything else")
+    if event is Found.UNKNOWN:
+        if resend_is_harmless:
+            return _send_or_leave(s, "cannot read the remote side; a resend is harmless on this channel")
+        return Action(Step.LEAVE, needs_review=True,
+                      reason="the remote side could not be read, so the post may exist; never resent blind")
+    if event is Found.ABSENT:
+        if resend_is_harmless:
+            return _send_or_leave(s, "not there; a resend is harmless on this channel")
+        ready = settled_at(s)
+        if s.now >= ready:
+            return _send_or_leave(s, "proved absent after the settle time")
+        if ready - s.now <= s.max_wait:
+            return Action(Step.READ_LATER, at=ready,
+                          reason="not there yet, but the server may still be working on the last request")
+        return Action(Step.LEAVE, at=ready,
+                      reason="not there yet, but the server may still be working on the last request; "
+                             "a run after the settle time reads again")
+    raise ValueError(f"unknown event {event!r}")
+
+
+def _send_or_leave(s: Situation, reason: str) -> Action:
+    if s.sends_left <= 0:
+        return Action(Step.LEAVE, reason=f"{reason}, but no tries are left in this run; the next run goes on")
+    return Action(Step.SEND, reason=reason)
+
+
+def _rate_limit_wait(hint: float | None) -> float:
+    if hint is None or not math.isfinite(hint):
+        return DEFAULT_429_WAIT
+    return max(MIN_429_WAIT, hint)

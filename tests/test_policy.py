@@ -1,0 +1,114 @@
+"""The outcome policy, exhaustively: every event × delivery × repeat-safety × time × tries left.
+
+The invariants are the promise itself; the table pins the decisions a reader can check by eye."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from mkdocs_syndicate.channels.base import Found, Kind
+from mkdocs_syndicate.policy import DEFAULT_429_WAIT, Situation, Step, decide
+
+NOW = 1_800_000_000.0
+SETTLE = 600.0
+EVENTS = [*Kind, *Found]
+# (seconds since the last attempt, max_wait): inside settle with the wait allowed, inside settle
+# beyond max_wait, exactly at settle, long after, and a last attempt "in the future" (clock skew).
+TIMES = [(10.0, 900.0), (10.0, 60.0), (SETTLE, 900.0), (86_400.0, 900.0), (-30.0, 900.0)]
+
+
+def situation(*, at_most_once=True, repeat_safe=False, ago=10.0, max_wait=900.0, sends_left=3,
+              retry_after=None) -> Situation:
+    return Situation(at_most_once=at_most_once, repeat_safe=repeat_safe, last_attempt=NOW - ago, now=NOW,
+                     settle=SETTLE, max_wait=max_wait, sends_left=sends_left, retry_after=retry_after)
+
+
+ALL = [(event, situation(at_most_once=amo, repeat_safe=safe, ago=ago, max_wait=mw, sends_left=left, retry_after=ra))
+       for event, amo, safe, (ago, mw), left, ra in itertools.product(
+           EVENTS, (True, False), (True, False), TIMES, (0, 1, 3), (None, 5.0, 5000.0, float("inf")))]
+
+
+@pytest.mark.parametrize("event,s", ALL)
+def test_invariants(event, s):
+    action = decide(event, s)
+    resend = action.step in (Step.SEND, Step.RETRY)
+    if s.at_most_once and not s.repeat_safe and resend:
+        # The rule: an at-most-once request whose outcome is unknown is repeated only after a read
+        # proved the post absent once the settle time passed; otherwise only what never happened.
+        proved_absent = event is Found.ABSENT and s.now >= s.last_attempt + s.settle
+        nothing_happened = event in (Kind.NOT_SENT, Kind.RATE_LIMITED)
+        assert proved_absent or nothing_happened, (event, s, action)
+    if event in (Kind.AMBIGUOUS, Found.UNKNOWN) and s.at_most_once and not s.repeat_safe:
+        assert action.step in (Step.READ, Step.LEAVE)
+    if resend:
+        assert s.sends_left > 0, "never more sends than the run allows"
+    if action.step in (Step.READ_LATER, Step.RETRY) and action.at is not None:
+        assert action.at - s.now <= s.max_wait, "never a wait beyond max_wait"
+    if action.step is Step.READ_LATER:
+        assert action.at == s.last_attempt + s.settle
+    if event in (Kind.DONE, Found.FOUND):
+        assert action.step is Step.DONE
+
+
+@pytest.mark.parametrize("event,expected", [
+    (Kind.DONE, Step.DONE), (Found.FOUND, Step.DONE),
+    (Kind.REFUSED, Step.FAIL), (Found.CONFLICT, Step.FAIL),
+    (Kind.AUTH, Step.STOP_LANE), (Kind.NOT_SENT, Step.RETRY), (Kind.RATE_LIMITED, Step.RETRY),
+    (Kind.AMBIGUOUS, Step.READ), (Found.UNKNOWN, Step.LEAVE), (Found.ABSENT, Step.READ_LATER),
+])
+def test_at_most_once_just_after_an_attempt(event, expected):
+    assert decide(event, situation()).step is expected
+
+
+def test_absent_after_the_settle_time_is_sent_again():
+    assert decide(Found.ABSENT, situation(ago=SETTLE)).step is Step.SEND
+    assert decide(Found.ABSENT, situation(ago=SETTLE - 1)).step is Step.READ_LATER
+
+
+def test_absent_with_a_settle_wait_beyond_max_wait_is_left_for_a_later_run():
+    action = decide(Found.ABSENT, situation(ago=10, max_wait=60))
+    assert action.step is Step.LEAVE and not action.needs_review and action.at == NOW - 10 + SETTLE
+
+
+def test_a_last_attempt_in_the_future_is_not_settled():
+    assert decide(Found.ABSENT, situation(ago=-30)).step is Step.READ_LATER
+
+
+def test_unknown_needs_review():
+    action = decide(Found.UNKNOWN, situation(ago=86_400))
+    assert action.step is Step.LEAVE and action.needs_review
+
+
+@pytest.mark.parametrize("event", [Kind.AMBIGUOUS, Found.UNKNOWN, Found.ABSENT])
+def test_at_least_once_resends(event):
+    assert decide(event, situation(at_most_once=False)).step is Step.SEND
+
+
+def test_repeat_safe_reads_first_then_resends_without_settling():
+    assert decide(Kind.AMBIGUOUS, situation(repeat_safe=True)).step is Step.READ
+    assert decide(Found.ABSENT, situation(repeat_safe=True, ago=1)).step is Step.SEND
+    assert decide(Found.UNKNOWN, situation(repeat_safe=True, ago=1)).step is Step.SEND
+
+
+def test_rate_limit_waits_within_max_wait_and_stops_the_lane_beyond():
+    assert decide(Kind.RATE_LIMITED, situation(retry_after=30)).at == NOW + 30
+    stop = decide(Kind.RATE_LIMITED, situation(retry_after=5000))
+    assert stop.step is Step.STOP_LANE and stop.at == NOW + 5000
+
+
+@pytest.mark.parametrize("hint", [None, float("inf"), float("nan")])
+def test_rate_limit_without_a_usable_hint_waits_the_default(hint):
+    assert decide(Kind.RATE_LIMITED, situation(retry_after=hint)).at == NOW + DEFAULT_429_WAIT
+
+
+def test_a_rate_limit_of_zero_is_not_a_hot_loop():
+    assert decide(Kind.RATE_LIMITED, situation(retry_after=0)).at > NOW
+
+
+def test_no_tries_left():
+    assert decide(Kind.NOT_SENT, situation(sends_left=0)).step is Step.FAIL
+    assert decide(Kind.RATE_LIMITED, situation(sends_left=0, retry_after=5)).step is Step.FAIL
+    assert decide(Found.ABSENT, situation(ago=SETTLE, sends_left=0)).step is Step.LEAVE
+    assert decide(Kind.AMBIGUOUS, situation(at_most_once=False, sends_left=0)).step is Step.LEAVE
