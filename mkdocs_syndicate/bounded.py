@@ -39,8 +39,8 @@ async def bounded_request(client: httpx.AsyncClient, method: str, url: str, *, t
                 await response.aclose()
     except TimeoutError:
         raise httpx.ReadTimeout(f"no complete answer within {total:g} s", request=request) from None
-    kept = [(k, v) for k, v in response.headers.multi_items()
-            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+    kept = [(name, value) for name, value in response.headers.raw   # bytes: any odd header survives
+            if name.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")]
     return httpx.Response(response.status_code, headers=kept, content=body, request=request,
                           extensions=response.extensions)
 

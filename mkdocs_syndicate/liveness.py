@@ -12,6 +12,7 @@ from typing import Awaitable, Callable
 
 import httpx
 
+from .bounded import bounded_request
 from .timeutil import Clock
 
 DEFAULT_TIMEOUT = 600.0
@@ -23,7 +24,7 @@ Sleep = Callable[[str, float, str], Awaitable[None]]   # (url, seconds, reason)
 async def wait_until_live(urls: list[str], *, timeout: float, interval: float, clock: Clock, sleep: Sleep,
                           transport: httpx.AsyncBaseTransport | None = None) -> dict[str, str | None]:
     """For each URL: None once it answered 200, else why it is not live after `timeout` seconds."""
-    async with httpx.AsyncClient(transport=transport, follow_redirects=True, timeout=min(30.0, interval * 3),
+    async with httpx.AsyncClient(transport=transport, follow_redirects=True, max_redirects=5,
                                  headers={"User-Agent": "mkdocs-syndicate (waiting for the page to go live)"}) as client:
         results = await asyncio.gather(*(_poll(client, url, timeout, interval, clock, sleep) for url in urls))
     return dict(zip(urls, results))
@@ -33,9 +34,10 @@ async def _poll(client: httpx.AsyncClient, url: str, timeout: float, interval: f
                 sleep: Sleep) -> str | None:
     deadline = clock.time() + timeout
     last = "no answer"
+    per_poll = min(30.0, interval * 3)   # in total: a page that trickles in is not live
     while True:
         try:
-            response = await client.get(url)
+            response = await bounded_request(client, "GET", url, total=per_poll, timeout=per_poll)
             if response.status_code == 200:
                 return None
             last = f"answered {response.status_code}"

@@ -292,7 +292,8 @@ class Runner:
         settings = channel.settings
         return Situation(
             at_most_once=settings.delivery == "at_most_once", repeat_safe=channel.repeat_safe,
-            last_attempt=from_iso(current.at).timestamp() if current is not None and current.at else None,
+            # `at` is written to the second, truncated: the attempt may have been up to 1 s later.
+            last_attempt=from_iso(current.at).timestamp() + 1.0 if current is not None and current.at else None,
             now=self.clock.time(), settle=settings.settle,
             max_wait=0.0 if self.verify_only else self.max_wait,
             sends_left=self.tries - sends,   # verify-only never sends: it stops at the decision

@@ -187,3 +187,14 @@ def test_a_settle_wait_beyond_max_wait_leaves_the_pair_in_flight_and_fails_the_r
     clock.now += 601  # the next run, after the settle time: read, absent, send
     report = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock, max_wait=60)
     assert [r.state for r in report.results] == ["done"] and len(statuses(sandbox)) == 1
+
+
+def test_the_settle_time_counts_from_the_end_of_the_second_the_ledger_recorded(tmp_path, sandbox, shared_time):
+    """`at` is written in whole seconds: an attempt at 100.9 s reads as 100 s. Counting the settle
+    time from 100 would read (and resend) 0.9 s too early, before a slow commit lands."""
+    clock = shared_time
+    clock.now = float(int(clock.now)) + 0.9
+    sandbox.set_quirks("mastodon", commit_delay=1.5)
+    report = run(tmp_path, {"masto": mastodon_raw(sandbox, timeout=0.2, settle=2)}, [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    assert len(statuses(sandbox)) == 1

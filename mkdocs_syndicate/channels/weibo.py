@@ -41,6 +41,14 @@ def marker(post_key: str, channel_id: str) -> str:
     return "〔mkd·" + hashlib.sha256(f"{post_key}:{channel_id}".encode()).hexdigest()[:6] + "〕"
 
 
+def weibo_id(status: dict[str, Any]) -> str:
+    """A status's id as Weibo gives it: `idstr`, the digits of the 64-bit `id`."""
+    status_id = identifier(status.get("idstr"), "idstr")
+    if not status_id.isdigit() or not status_id.isascii():
+        raise BadAnswer("idstr is not a Weibo status id")
+    return status_id
+
+
 def error_code(body: Any) -> int | None:
     try:
         return int(body.get("error_code"))
@@ -108,7 +116,7 @@ class WeiboChannel(Channel):
             body = None
         if response.status_code == 200 and isinstance(body, dict) and "error_code" not in body:
             try:
-                status_id = identifier(body.get("idstr") or body.get("id"), "idstr")
+                status_id = weibo_id(body)
             except BadAnswer as exc:
                 return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
             return Outcome(Kind.DONE, remote_id=status_id,
@@ -141,7 +149,7 @@ class WeiboChannel(Channel):
                 statuses = objects(json_object(response).get("statuses"), "statuses")
                 for status in statuses:
                     if needle and needle in optional_text(status.get("text"), "text"):
-                        status_id = identifier(status.get("idstr") or status.get("id"), "idstr")
+                        status_id = weibo_id(status)
                         return Verdict(Found.FOUND, status_id, f"{self.settings.options['web_url']}/{status_id}")
                 older = [s for s in statuses if _weibo_epoch(s.get("created_at")) < oldest]
                 if not statuses or older:

@@ -295,7 +295,7 @@ class SandboxServer:
                 self.save()
         if action == "status":
             status = int(fault["status"])
-            if status == 429:
+            if status == 429 and "headers" not in fault:
                 return emulator.rate_limited(fault)
             return Response(status, fault.get("body", {"error": f"injected {status}"}), fault.get("headers", {}))
         if action in ("drop_before", "kill_before"):
