@@ -29,6 +29,7 @@ from .modes import pull_request_reason
 from .posts import Post, as_datetime
 from .presenting import run_with_display, undone_message
 from .report import STATE_STYLES
+from .safety import one_line, printable
 from .status import human_age, status_view
 from .syndication import (Options, RunInterrupted, make_channels, plan as make_the_plan, sandbox_state_dir,
                           select_posts, site_sandbox)
@@ -142,9 +143,9 @@ def status(config_file: Path | None, as_json: bool, check_: bool) -> None:
         for pair in view.pairs:
             when = f"in flight {human_age(pair.age_seconds)}" if pair.age_seconds is not None else (pair.at or "")
             detail = pair.remote_url or pair.error or pair.note or ""
-            table.add_row(Text(pair.post_key), Text(pair.channel),
+            table.add_row(Text(one_line(pair.post_key)), Text(one_line(pair.channel)),
                           Text(pair.state, style=STATE_STYLES.get(pair.state, "")),
-                          str(pair.attempts or ""), when, Text(detail))
+                          str(pair.attempts or ""), when, Text(one_line(detail)))
         console = _out()
         console.print(table)
         console.print(Text("totals: " + (", ".join(f"{n} {s}" for s, n in view.totals.items()) or "nothing yet")))
@@ -182,10 +183,10 @@ def plan(config_file: Path | None) -> None:
             if message is not None and message.limit:
                 unit = "title graphemes" if pair.channel.type_name == "forem" else "characters"
                 length = f" — {message.length}/{message.limit} {unit}"
-            click.echo(f"\n{channel_id} · {pair.post.key} · {verb}{length}")
-            click.echo(_indent(_what_goes_out(pair)))
+            click.echo("\n" + one_line(f"{channel_id} · {pair.post.key} · {verb}{length}"))
+            click.echo(_indent(printable(_what_goes_out(pair))))
     for post in the_plan.deferred:
-        click.echo(f"\ndeferred to a later run (max_per_run {options.max_per_run}): {post.key}")
+        click.echo(f"\ndeferred to a later run (max_per_run {options.max_per_run}): {one_line(post.key)}")
 
 
 def _what_goes_out(pair: Any) -> str:
@@ -204,7 +205,7 @@ def _indent(text: str) -> str:
 # ---------------------------------------------------------------------- run / verify
 
 def _log(text: str) -> None:
-    click.echo(text, err=True)
+    click.echo(printable(text), err=True)
 
 
 @main.command()
@@ -368,7 +369,8 @@ def adopt(config_file: Path | None, before: str | None, by: str | None) -> None:
 
 @main.command()
 @config_file_option
-@click.option("--port", default=8787, show_default=True, help="Port on 127.0.0.1.")
+@click.option("--port", default=8787, show_default=True, type=click.IntRange(1, 65535),
+              help="Port on 127.0.0.1.")
 def sandbox(config_file: Path | None, port: int) -> None:
     """Run the loopback emulators in the foreground with a page showing what each received.
 

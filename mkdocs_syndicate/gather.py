@@ -17,7 +17,7 @@ from mkdocs.structure.pages import Page
 
 from .errors import PostError
 from .markdown_links import Resolver, absolutize
-from .posts import Post, as_datetime, parse_syndicate_meta
+from .posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
 
 try:  # Material's blog is optional
     from material.plugins.blog.structure import Post as MaterialPost
@@ -75,6 +75,8 @@ def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None) -
     key = meta.get("syndicate_id") or page.url
     if not isinstance(key, str) or not key:
         raise PostError(f"{source}: front matter 'syndicate_id' must be text")
+    if "syndicate_id" in meta:
+        check_syndicate_id(key, source)
     is_material = MaterialPost is not None and isinstance(page, MaterialPost)
     if is_material:
         date: dt.datetime = as_datetime(page.config.date.created, source)

@@ -27,6 +27,7 @@ from typing import Mapping
 
 from .errors import ConfigError, SyndicateError
 from .ledger_format import Posts, Record, dump, parse
+from .safety import one_line
 
 PUSH_TRIES = 5
 SKIP_CI = "[skip ci]"
@@ -291,4 +292,5 @@ def _message(batch: list[tuple[Pair, Record | None, Record, str, str]]) -> str:
     states = sorted({after.state for _, _, after, _, _ in batch})
     posts = sorted({pair.post_key for pair, *_ in batch})
     what = posts[0] if len(posts) == 1 else f"{len(posts)} posts"
-    return f"syndicate: {', '.join(channels)} {'/'.join(states)} for {what} {SKIP_CI}"
+    # One line, control characters escaped: a key must not forge trailers or paragraphs.
+    return one_line(f"syndicate: {', '.join(channels)} {'/'.join(states)} for {what} {SKIP_CI}")

@@ -70,15 +70,24 @@ class Ledger:
         """Take the lock, sweep temp files of a killed run, load. Close with `close()`."""
         if not path.parent.is_dir():
             raise LedgerError(str(path), f"folder {path.parent} does not exist")
+        if path.is_dir():
+            raise LedgerError(str(path), "is a folder; `ledger:` must name a file (e.g. ledger.yml)")
         lock = filelock.FileLock(str(path) + ".lock", timeout=lock_timeout)
         try:
             lock.acquire()
         except filelock.Timeout:
             raise LedgerLocked(str(path), f"another mkdocs-syndicate run holds {path.name}.lock; "
                                f"waited {lock_timeout:g} s. Nothing was sent.") from None
+        except OSError as exc:  # a read-only folder, a folder where the lock file goes
+            raise LedgerError(str(path), f"cannot create the lock file {path.name}.lock "
+                              f"({exc.strerror or exc}); is the folder writable? Nothing was sent.") from None
         try:
             sweep_stale_temp_files(path)
             return cls(path, _load(path), lock=lock)
+        except OSError as exc:
+            lock.release()
+            raise LedgerError(str(path), f"cannot clean up next to the ledger ({exc.strerror or exc}); "
+                              "is the folder writable? Nothing was sent.") from None
         except BaseException:
             lock.release()
             raise

@@ -95,7 +95,9 @@ def parse_yaml(text: str, path: str) -> Posts:
     version = top.get("version")
     if version is None:
         raise LedgerError(path, "missing 'version'", _line(root))
-    if _scalar(version[1], path) != VERSION:
+    found_version = _scalar(version[1], path)
+    # Exactly the number 1: not `true`, `1.0`, `"1"` or `0x1`, which only look like it to YAML.
+    if type(found_version) is not int or found_version != VERSION or version[1].value != str(VERSION):
         raise LedgerError(path, f"unknown version {version[1].value!r}; this mkdocs-syndicate reads "
                           f"version {VERSION} (upgrade the plugin)", _line(version[1]))
     unknown = set(top) - {"version", "posts"}
@@ -168,13 +170,18 @@ def _scalar(node: yaml.Node, path: str) -> Any:
         raise LedgerError(path, f"bad value: {exc}", _line(node)) from None
 
 
-def _text(node: yaml.Node, path: str, what: str) -> str:
+def _text(node: yaml.Node, path: str, what: str, *, time: bool = False) -> str:
+    """A text field. A plain (unquoted) value that YAML 1.1 reads as something else is an error,
+    never converted: `0123` would become "83", `1:30` "90", `0x1F` "31". Only the time fields
+    take an unquoted timestamp (block-style hand edits write them so)."""
     value = _scalar(node, path)
-    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
-        raise LedgerError(path, f"{what} must be text", _line(node))
-    if isinstance(value, _dt.datetime):
+    if isinstance(value, _dt.datetime) and time:
         return _iso(value)
-    return str(value)
+    if not isinstance(value, str):
+        shown = "null" if value is None else f"a {type(value).__name__}"
+        raise LedgerError(path, f"{what} must be text, but YAML reads {node.value!r} as {shown}: put it in "
+                          f'quotes ("{node.value}")', _line(node))
+    return value
 
 
 def _iso(value: _dt.datetime) -> str:
@@ -217,11 +224,11 @@ def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
         attempts = _scalar(items["attempts"][1], path)
         if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
             raise LedgerError(path, f"{what}: attempts must be a whole number >= 0", _line(items["attempts"][1]))
-    at = _text(items["at"][1], path, f"{what} at") if "at" in items else ""
+    at = _text(items["at"][1], path, f"{what} at", time=True) if "at" in items else ""
     if at and not _valid_timestamp(at):
         raise LedgerError(path, f"{what}: 'at' must be a UTC time like 2026-12-02T07:00:02Z, not {at!r}",
                           _line(items["at"][1]))
-    extras = {name: _text(items[name][1], path, f"{what} {name}")
+    extras = {name: _text(items[name][1], path, f"{what} {name}", time=name == "created_at")
               for name in _OPTIONAL_STR_FIELDS if name in items and not _is_null(items[name][1])}
     return Record(state=state, attempts=attempts, at=at, **extras)
 

@@ -142,6 +142,8 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
                 date=post.date.date().isoformat(), site_name=site_name))
         except jinja2.TemplateError as exc:
             raise PostError(f"{where}: cannot render for {post.source}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - `{{ 1/0 }}` and the like: a template bug, named
+            raise PostError(f"{where}: cannot render for {post.source}: {type(exc).__name__}: {exc}") from None
 
     text = render(title, description)
     if rule is None:

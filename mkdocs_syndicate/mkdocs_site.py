@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ from .errors import ConfigError, SyndicateError
 from .gitstore import parse_git_settings
 from .liveness import DEFAULT_TIMEOUT
 from .posts import as_datetime
+from .settings import seconds
 from .syndication import Options, parse_options, require_site_url
 
 if TYPE_CHECKING:
@@ -31,17 +33,19 @@ def options_from(config: "MkDocsConfig", plugin_config: Any, *, sending: bool) -
         max_per_run = plugin_config.max_per_run if plugin_config.max_per_run is not None else 10
         if max_per_run < 1:
             raise SyndicateError("max_per_run: must be 1 or more")
+        seconds(plugin_config.stale_after_hours, "stale_after_hours")
         return parse_options(
             plugin_config.channels, ledger_path=ledger_path(config, plugin_config), site=site,
             sandbox=plugin_config.sandbox, sending=sending,
             since=as_datetime(since, "since") if since is not None else None,
-            max_per_run=max_per_run, max_wait=float(plugin_config.max_wait),
+            max_per_run=max_per_run, max_wait=seconds(plugin_config.max_wait, "max_wait"),
             git=parse_git_settings(plugin_config.git, "git"),
             wait_until_live=_live_timeout(plugin_config.wait_until_live))
     except SyndicateError as exc:
         text = str(exc)
-        raise ConfigError(f"{where}.{text}" if text.startswith(("channels", "max_per_run", "git", "wait_until_live"))
-                          else f"{where}: {text}") from None
+        raise ConfigError(f"{where}.{text}" if text.startswith(
+            ("channels", "max_per_run", "git", "wait_until_live", "max_wait", "stale_after_hours"))
+            else f"{where}: {text}") from None
 
 
 def _live_timeout(value: object) -> float | None:
@@ -50,7 +54,7 @@ def _live_timeout(value: object) -> float | None:
         return None
     if value is True:
         return DEFAULT_TIMEOUT
-    if isinstance(value, (int, float)) and value > 0:
+    if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
         return float(value)
     raise ConfigError("wait_until_live: true, false, or the seconds to wait (more than 0)")
 

@@ -151,6 +151,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
         try:
             self._send(self.options, self.posts)
         except SyndicateError as exc:
+            if getattr(exc, "trace", ""):  # a bug: its (redacted) traceback for `mkdocs build -v`
+                log.debug(exc.trace)  # type: ignore[attr-defined]
             raise PluginError(f"syndicate: {exc}") from None
 
     def _send(self, options: Options, posts: list[Post]) -> None:

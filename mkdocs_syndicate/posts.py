@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -61,10 +62,27 @@ def parse_syndicate_meta(value: Any, source: str) -> tuple[bool | None, dict[str
             text = setting.get("text")
             if text is not None and not isinstance(text, str):
                 raise PostError(f"{where}.text must be text")
+            if text is not None and not text.strip():
+                raise PostError(f"{where}.text is empty; write the message, or use "
+                                f"'syndicate: {{{channel}: false}}' to skip this channel")
             overrides[str(channel)] = ChannelOverride(enabled=True, text=text)
         else:
             raise PostError(f"{where} must be false or {{text: ...}}")
     return True, overrides
+
+
+MAX_KEY = 512
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def check_syndicate_id(key: str, source: str) -> str:
+    """A pinned ledger key: one printable line of sane length (it names records, commits, logs)."""
+    if len(key) > MAX_KEY:
+        raise PostError(f"{source}: front matter 'syndicate_id' is {len(key)} characters; at most {MAX_KEY}")
+    if _CONTROL.search(key) or key != key.strip():
+        raise PostError(f"{source}: front matter 'syndicate_id' must be one line without control characters "
+                        "or surrounding spaces")
+    return key
 
 
 def as_datetime(value: Any, source: str) -> dt.datetime:

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from .planning import Plan
 from .runner import PairResult, RunReport
+from .safety import one_line, printable
 from .timeutil import Clock
 
 _TICK = 0.5  # seconds between countdown refreshes
@@ -34,7 +35,7 @@ class PlainReporter:
 
     def pair_finished(self, result: PairResult) -> None:
         where = f" {result.remote_url}" if result.remote_url else ""
-        self.log(f"{result.channel}: {result.post_key} {result.state}{where} ({result.detail})")
+        self.log(one_line(f"{result.channel}: {result.post_key} {result.state}{where} ({result.detail})"))
 
     async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None:
         if seconds >= 1:
@@ -65,7 +66,7 @@ class RichReporter(PlainReporter):
     def pair_finished(self, result: PairResult) -> None:
         task = self._tasks.get(result.channel)
         if task is not None:
-            self.progress.update(task, advance=1, status=f"{result.post_key}: {result.state}")
+            self.progress.update(task, advance=1, status=one_line(f"{result.post_key}: {result.state}"))
 
     async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None:
         """A bar of its own under the channel's line, filling up as the wait runs down."""
@@ -92,16 +93,16 @@ def summary_table(report: RunReport) -> Table:
         table.add_column(column, overflow="fold")
     # Cells are Text, never markup: post keys and server error messages may hold "[...]".
     for result in sorted(report.results, key=lambda r: (r.post_key, r.channel)):
-        table.add_row(Text(result.post_key), Text(result.channel),
+        table.add_row(Text(one_line(result.post_key)), Text(one_line(result.channel)),
                       Text(result.state, style=STATE_STYLES.get(result.state, "")),
-                      Text(result.remote_url if result.ok and result.remote_url else result.detail))
+                      Text(one_line(result.remote_url if result.ok and result.remote_url else result.detail)))
     return table
 
 
 def undone_lines(report: RunReport) -> list[str]:
     lines = []
     for result in report.undone:
-        lines.append(f"({result.post_key}, {result.channel}) {result.state}: {result.detail}")
+        lines.append(one_line(f"({result.post_key}, {result.channel}) {result.state}: {result.detail}"))
     return lines
 
 
@@ -111,13 +112,13 @@ def plan_lines(plan: Plan) -> list[str]:
         for pair in pairs:
             verb = "verify then maybe resend" if pair.needs_verify else (
                 "resend" if pair.record is not None else "send")
-            text = pair.prepared.description.replace("\n", " ⏎ ")
+            text = one_line(printable(pair.prepared.description).replace("\n", " ⏎ "))
             length = ""
             if pair.prepared.message is not None and pair.prepared.message.limit:
                 length = f" [{pair.prepared.message.length}/{pair.prepared.message.limit}]"
-            lines.append(f"{channel_id}: would {verb} {pair.post.key}{length}: {text}")
+            lines.append(f"{channel_id}: would {verb} {one_line(pair.post.key)}{length}: {text}")
     for post in plan.deferred:
-        lines.append(f"deferred to a later run (max_per_run): {post.key}")
+        lines.append(f"deferred to a later run (max_per_run): {one_line(post.key)}")
     return lines
 
 

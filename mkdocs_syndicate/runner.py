@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import random
+import traceback
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -69,7 +70,12 @@ class Reporter(Protocol):
 
 
 class LaneCrashed(SyndicateError):
-    """An unexpected error in one lane; the others finished their current pair and stopped."""
+    """An unexpected error in one lane; the others finished their current pair and stopped.
+    `trace` is its traceback with credentials redacted, for a verbose log."""
+
+    def __init__(self, message: str, trace: str = "") -> None:
+        super().__init__(message)
+        self.trace = trace
 
 
 class _Lazy(httpx.AsyncBaseTransport):
@@ -145,7 +151,8 @@ class Runner:
             self._halt(error)
         except Exception as exc:  # noqa: BLE001 - a bug in one lane: stop the run, name it
             text = self._clean(channel, f"{type(exc).__name__}: {exc}")
-            self._halt(LaneCrashed(f"unexpected error on channel {channel.id}: {text}"))
+            trace = redact("".join(traceback.format_exception(exc)), channel.secrets())
+            self._halt(LaneCrashed(f"unexpected error on channel {channel.id}: {text}", trace))
 
     def _halt(self, error: BaseException) -> None:
         # A lost git race explains the errors that follow it in other lanes: report it first.

@@ -138,12 +138,17 @@ def test_random_kill_soak(tmp_path):
         jitter = random.Random(seed + 1_000_000)
         scenario.server.latency = lambda: jitter.uniform(0, 0.015)
         try:
+            # 1-3 runs killed in a row (each later one is a recovery of the one before; sometimes
+            # after the settle time, sometimes before it), then plain runs finish the work.
             for _ in range(rng.randint(1, 3)):
                 # Timed from the child's first checkpoint, so the kill lands in the run, not in
                 # the interpreter's start-up; the window covers a clean run's length.
                 landings.append(scenario.kill_after_first_checkpoint(rng.uniform(0.0, SOAK_WINDOW[hostile])))
                 Ledger.read(scenario.folder / "ledger.yml")
-                scenario.recovers()
+                scenario.at_most_once_holds()
+                if rng.random() < 0.5:
+                    scenario.settle()
+            scenario.recovers()
         except AssertionError as exc:
             raise AssertionError(f"seed {seed} ({hostile}; replay: SYNDICATE_SOAK_SEED={seed} "
                                  f"SYNDICATE_SOAK_SEEDS=1): {exc}") from None

@@ -51,11 +51,36 @@ posts:
         state: done
         attempts: 1
         at: 2026-12-02T07:00:03Z
-        remote_id: 1234
+        remote_id: "1234"
 ...
 """
     rec = parse(text, "l.yml")["blog/a/"].channels["mastodon"]
     assert rec == Record("done", 1, "2026-12-02T07:00:03Z", remote_id="1234")
+
+
+@pytest.mark.parametrize("field, plain", [
+    ("remote_id", "0123"), ("remote_id", "1234"), ("remote_id", "0x1F"), ("remote_id", "1.5e+3"),
+    ("remote_id", "1_000"), ("error", "1:30"), ("note", "yes"), ("remote_url", "2026-12-02"),
+    ("message_sha256", ".inf"),
+])
+def test_hand_edited_text_that_yaml_reads_as_something_else_is_refused_with_its_line(field, plain):
+    text = ("version: 1\nposts:\n  blog/a/:\n    url: https://example.com/blog/a/\n    title: A\n"
+            f"    channels:\n      mastodon:\n        state: done\n        {field}: {plain}\n...\n")
+    with pytest.raises(LedgerError, match=rf"l.yml:9: .*{field} must be text.*put it in quotes"):
+        parse(text, "l.yml")
+
+
+@pytest.mark.parametrize("plain", ["1:30", "0x1F", "0123", "1.5e+3", "true"])
+def test_a_title_or_url_yaml_reads_as_a_number_is_refused(plain):
+    text = f"version: 1\nposts:\n  blog/a/:\n    url: https://example.com/a/\n    title: {plain}\n...\n"
+    with pytest.raises(LedgerError, match="l.yml:5: .*title must be text"):
+        parse(text, "l.yml")
+
+
+@pytest.mark.parametrize("version", ["true", "1.0", '"1"', "0x1"])
+def test_a_version_that_only_looks_like_1_is_refused(version):
+    with pytest.raises(LedgerError, match="l.yml:1: unknown version"):
+        parse(f"version: {version}\nposts: {{}}\n...\n", "l.yml")
 
 
 @pytest.mark.parametrize("text, fragment, line", [

@@ -27,5 +27,16 @@ def test_server_delay(headers, expected):
         assert delay == pytest.approx(expected, abs=1e-3)
 
 
-def test_past_reset_means_no_wait():
-    assert server_delay({"X-RateLimit-Reset": "2020-01-01T00:00:00Z"}, NOW) == 0.0
+@pytest.mark.parametrize("value", [
+    "inf", "-inf", "nan", "1e400", "²", "١٢٠", "-5", "99999999999999999999999", "0x10", "1_000",
+    "2020-01-01T00:00:00Z",            # a reset already past: stale or skewed, says nothing usable
+    "Thu, 01 Jan 1970 00:00:00 GMT", "Fri, 31 Dec 9999 23:59:59 GMT", "Mon, 99 Foo 2025 99:99:99 GMT",
+])
+@pytest.mark.parametrize("header", ["Retry-After", "X-RateLimit-Reset", "RateLimit-Reset"])
+def test_absurd_values_are_ignored_never_raised(header, value):
+    delay = server_delay({header: value}, NOW)
+    assert delay is None or 0 <= delay <= 7 * 86400, delay
+
+
+def test_a_far_future_reset_is_clamped_to_a_week():
+    assert server_delay({"Retry-After": "999999999999"}, NOW) == 7 * 86400

@@ -47,7 +47,7 @@ def test_http_is_fine_on_loopback():
 
 def test_missing_credentials_fail_in_send_mode_naming_channel_and_setting():
     channels = parse({"masto": {"type": "mastodon", "instance": "https://m.example", "token": None}})
-    with pytest.raises(ConfigError, match=r"channels.masto.token: missing; channel 'masto' cannot send"):
+    with pytest.raises(ConfigError, match=r"channels.masto.token: missing \(or empty\); channel 'masto' cannot send"):
         require_credentials(channels, REGISTRY)
     require_credentials(parse({"masto": {"type": "mastodon", "enabled": False}}), REGISTRY)
 
