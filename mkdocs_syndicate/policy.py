@@ -34,6 +34,7 @@ class Step(enum.Enum):
     READ = "read the remote side"
     READ_LATER = "keep in_flight; read again once the settle time has passed"
     LEAVE = "keep in_flight and report it"
+    AWAIT = "keep in_flight: received, confirmed only later; the next run sends again"
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,9 @@ def decide(event: Event, s: Situation) -> Action:
         return Action(Step.DONE)
     if event is Kind.REFUSED or event is Found.CONFLICT:
         return Action(Step.FAIL)
+    if event is Kind.ACCEPTED:
+        return Action(Step.AWAIT, reason="received; the service confirms only later, so the next run "
+                                         "sends again until it answers 200")
     if event is Kind.AUTH:
         return Action(Step.STOP_LANE, reason="the service refused the credentials")
     if event is Kind.NOT_SENT:

@@ -12,6 +12,7 @@ from .planning import Plan
 from .posts import Post
 from .report import PlainReporter, RichReporter, plan_lines, summary_table, undone_lines
 from .runner import RunReport
+from .safety import one_line
 from .syndication import Options, send
 
 
@@ -38,6 +39,8 @@ def run_with_display(options: Options, posts: list[Post], log: Callable[[str], N
         console.print(summary_table(report))
     for key in report.deferred:
         warn(f"deferred by max_per_run, goes out next run: {key}")
+    for result in report.waiting:
+        warn(one_line(f"({result.post_key}, {result.channel}) not confirmed yet: {result.detail}"))
     return report
 
 

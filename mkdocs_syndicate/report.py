@@ -20,7 +20,7 @@ from .safety import one_line, printable
 from .timeutil import Clock
 
 _TICK = 0.5  # seconds between countdown refreshes
-STATE_STYLES = {"done": "green", "failed": "red", "in_flight": "yellow", "not_attempted": "magenta",
+STATE_STYLES = {"done": "green", "failed": "red", "in_flight": "yellow", "waiting": "yellow", "not_attempted": "magenta",
                 "pending": "cyan", "skipped": "dim", "opted_out": "dim"}
 
 

@@ -15,7 +15,7 @@ import asyncio
 import datetime as dt
 import random
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import httpx
@@ -42,7 +42,7 @@ ERROR_LENGTH = 300         # characters of an error kept in the ledger and the r
 class PairResult:
     post_key: str
     channel: str
-    state: str               # done | failed | in_flight | not_attempted | pending (verify only)
+    state: str               # done | failed | in_flight | waiting | not_attempted | pending (verify only)
     detail: str = ""
     remote_url: str | None = None
     needs_review: bool = False
@@ -60,7 +60,13 @@ class RunReport:
 
     @property
     def undone(self) -> list[PairResult]:
-        return [r for r in self.results if not r.ok]
+        return [r for r in self.results if not r.ok and r.state != "waiting"]
+
+    @property
+    def waiting(self) -> list[PairResult]:
+        """Received but not yet confirmed by the service (IndexNow 202): not a failure of this
+        run, but not done either; the next run sends again."""
+        return [r for r in self.results if r.state == "waiting"]
 
 
 class Reporter(Protocol):
@@ -289,6 +295,12 @@ class Runner:
             if step is Step.READ_LATER:
                 assert action.at is not None
                 return action.at
+            if step is Step.AWAIT:
+                assert current is not None
+                note = f"{self._clean(channel, reason)}; {action.reason}"
+                self._write(pair, replace(current, error=note))
+                self._finish(pair, "waiting", note)
+                return None
             assert step is Step.LEAVE
             detail = self._leave_text(channel, outcome, reason, action)
             self._finish(pair, "in_flight", detail, needs_review=action.needs_review)
@@ -406,6 +418,12 @@ class Runner:
                 if action.step is Step.SEND:
                     await http.backoff(self._backoff(sends), "retrying")
                     continue
+                if action.step is Step.AWAIT:
+                    note = f"{self._clean(channel, outcome.error)}; {action.reason}"
+                    self._write_many([(p, replace(self._current(p), error=note)) for p in members], push=False)
+                    for p in members:
+                        self._finish(p, "waiting", note)
+                    break
                 if action.step is Step.LEAVE:
                     for p in members:
                         self._finish(p, "in_flight", f"no answer after {sends} tries "

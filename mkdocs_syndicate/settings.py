@@ -13,7 +13,7 @@ from .errors import ConfigError
 from .redaction import Secret
 
 DELIVERIES = ("at_least_once", "at_most_once")
-OptionKind = Literal["url", "secret", "text", "int", "float", "bool"]
+OptionKind = Literal["url", "secret", "text", "int", "float", "bool", "ip"]
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,11 @@ def _option(value: Any, option: Option, where: str) -> Any:
         if not isinstance(value, str):
             raise ConfigError(f"{where}: must be text, not {type(value).__name__}")
         return value
+    if option.kind == "ip":
+        try:
+            return str(ipaddress.ip_address(str(value).strip()))
+        except ValueError:
+            raise ConfigError(f"{where}: {value!r} is not an IP address (like 203.0.113.7 or 2001:db8::7)") from None
     if option.kind == "bool":
         if not isinstance(value, bool):
             raise ConfigError(f"{where}: must be true or false")
@@ -188,12 +193,16 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def require_credentials(channels: list[ChannelSettings], registry: Mapping[str, Any]) -> None:
-    """Send mode: every enabled channel needs its required settings; never skip one silently."""
+def require_credentials(channels: list[ChannelSettings], registry: Mapping[str, Any], *,
+                        provided: Mapping[str, set[str]] | None = None) -> None:
+    """Send mode: every enabled channel needs its required settings; never skip one silently.
+    `provided`: per channel type, settings something else supplies (the sandbox's credentials)."""
     for channel in channels:
         if not channel.enabled:
             continue
         for name, option in registry[channel.type].options.items():
+            if provided is not None and name in provided.get(channel.type, set()):
+                continue
             if option.required and channel.options.get(name) in (None, ""):
                 hint = f" ({option.help})" if option.help else ""
                 raise ConfigError(f"{channel.where(name)}: missing (or empty); channel {channel.id!r} cannot send "

@@ -54,8 +54,12 @@ def parse_options(raw_channels: object, *, ledger_path: Path, site: Site, sandbo
                   sending: bool, **rest: object) -> Options:
     """Validate everything a run needs; raises ConfigError naming the setting."""
     channels = parse_channels(raw_channels, REGISTRY)
-    if sending and not sandbox:
-        require_credentials(channels, REGISTRY)
+    if sending:
+        # In the sandbox the emulators' own credentials and addresses replace the real ones, but
+        # every other required setting (Weibo's rip, say) must be there, as it must for real.
+        require_credentials(channels, REGISTRY, provided={
+            name: set(cls.sandbox_options("http://127.0.0.1:1")) for name, cls in REGISTRY.items()}
+            if sandbox else None)
     options = Options(ledger_path=ledger_path, channels=channels, site=site, sandbox=sandbox, **rest)  # type: ignore[arg-type]
     make_channels(options, sandbox_url="http://127.0.0.1:1")  # constructs every channel: checks their settings
     return options

@@ -67,9 +67,14 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+# Keys the tests' IndexNow pings use, validated "long ago" (the key check itself has its own tests).
+TRUSTED_INDEXNOW_KEYS = ("test-key-12345678", "sandbox-indexnow-key-0001", "site-key-1234")
+
+
 @pytest.fixture
 def sandbox(tmp_path: Path):
     with SandboxServer(tmp_path / "sandbox-state") as server:
+        server.emulators["indexnow"].trust(*TRUSTED_INDEXNOW_KEYS)
         yield server
 
 

@@ -42,7 +42,8 @@ def channels(url: str) -> dict:
         "masto": {"type": "mastodon", "instance": url + "/mastodon", "token": "sandbox-mastodon-token", **timing},
         "devto": {"type": "forem", "api": url + "/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0,
                   **timing},
-        "weibo": {"type": "weibo", "api": url + "/weibo/2", "access_token": "sandbox-weibo-access-token", **timing},
+        "weibo": {"type": "weibo", "api": url + "/weibo/2", "access_token": "sandbox-weibo-access-token",
+                  "rip": "203.0.113.7", **timing},
         "bsky": {"type": "bluesky", "service": url + "/bluesky", "handle": "sandbox.bsky.social",
                  "app_password": "sandbox-bsky-app-password", **timing},
     }
@@ -76,6 +77,7 @@ class Scenario:
         self.server.now = lambda: time.time() + self.offset
         for emulator, quirks in HOSTILE[self.hostile].items():
             self.server.set_quirks(emulator, **quirks)
+        self.server.emulators["indexnow"].trust(KEY_FILE)
         self.server.start()
         spec = {"ledger": str(self.folder / "ledger.yml"), "site_url": "https://example.com/",
                 "channels": channels(self.server.url),

@@ -28,7 +28,8 @@ def make(folder: Path, sandbox) -> Path:
         "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"},
         "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
                   "min_interval": 0},
-        "weibo": {"type": "weibo", "api": sandbox.url + "/weibo/2", "access_token": "sandbox-weibo-access-token"},
+        "weibo": {"type": "weibo", "api": sandbox.url + "/weibo/2", "access_token": "sandbox-weibo-access-token",
+                  "rip": "203.0.113.7"},
         "bsky": {"type": "bluesky", "service": sandbox.url + "/bluesky", "handle": "sandbox.bsky.social",
                  "app_password": "sandbox-bsky-app-password"},
     }

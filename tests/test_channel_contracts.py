@@ -34,7 +34,7 @@ SPECS = {
     "forem": Spec("forem", {"api": "{url}/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0},
                   {"api_key": "wrong-key-123"}, "articles/me",
                   {"action": "status", "status": 429, "retry_after": 40}),
-    "weibo": Spec("weibo", {"api": "{url}/weibo/2", "access_token": "sandbox-weibo-access-token"},
+    "weibo": Spec("weibo", {"api": "{url}/weibo/2", "access_token": "sandbox-weibo-access-token", "rip": "203.0.113.7"},
                   {"access_token": "wrong-token-123"}, "user_timeline",
                   {"action": "status", "status": 429, "code": 10023}),
     "bluesky": Spec("bluesky", {"service": "{url}/bluesky", "handle": "sandbox.bsky.social",

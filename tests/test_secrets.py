@@ -40,7 +40,7 @@ def site(tmp_path, sandbox):
               channels:
                 masto: {{type: mastodon, instance: "{url}/mastodon", token: !ENV MASTO_TOKEN}}
                 devto: {{type: forem, api: "{url}/forem/api", api_key: !ENV DEVTO_KEY, min_interval: 0}}
-                weibo: {{type: weibo, api: "{url}/weibo/2", access_token: !ENV WEIBO_TOKEN}}
+                weibo: {{type: weibo, api: "{url}/weibo/2", access_token: !ENV WEIBO_TOKEN, rip: 203.0.113.7}}
                 bsky: {{type: bluesky, service: "{url}/bluesky", handle: sandbox.bsky.social,
                         app_password: !ENV BSKY_PASSWORD}}
         """))

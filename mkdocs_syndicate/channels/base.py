@@ -27,6 +27,7 @@ class Kind(enum.Enum):
     RATE_LIMITED = "rate_limited"  # 429: failed with the time to retry
     AMBIGUOUS = "ambiguous"        # may or may not have happened: stays in_flight, verify
     AUTH = "auth"                  # credentials refused: failed, and the lane stops
+    ACCEPTED = "accepted"          # received, confirmed only later (IndexNow 202): resend next run
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 """IndexNow: one batched POST per host for every pending URL (≤ 10,000 each). At-least-once: a
-resend is harmless and there is nothing to read back, so an in_flight record is simply resent."""
+resend is harmless and there is nothing to read back, so an in_flight record is simply resent.
+Only a 200 is done: a 202 means the engines have not validated the key yet, so the URLs stay
+in_flight (with the 202 noted) and the next run pings them again."""
 
 from __future__ import annotations
 
@@ -71,8 +73,13 @@ class IndexNowChannel(Channel):
                                           headers={"Content-Type": "application/json; charset=utf-8"})
         except httpx.TransportError as exc:
             return transport_outcome(exc)
-        if response.status_code in (200, 202):
+        if response.status_code == 200:
             return Outcome(Kind.DONE)
+        if response.status_code == 202:
+            # "URL received. IndexNow key validation pending": the engines fetch the key file
+            # later, and Yandex says to submit again until the answer is 200.
+            return Outcome(Kind.ACCEPTED, error=f"202 accepted, key validation pending (the engines fetch "
+                                                f"{self.key_location})")
         outcome = status_outcome(response, http.now())
         if response.status_code == 403:
             return Outcome(Kind.REFUSED, error=f"403 key not accepted: {self.key_location} is missing "

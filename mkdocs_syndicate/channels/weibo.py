@@ -63,7 +63,9 @@ class WeiboChannel(Channel):
         "api": Option("url", default="https://api.weibo.com/2"),
         "access_token": Option("secret", required=True,
                                help="an OAuth2 user token of your Weibo app, e.g. !ENV WEIBO_ACCESS_TOKEN"),
-        "rip": Option("text", help="the end user's real IP, which statuses/share may require"),
+        "rip": Option("ip", required=True,
+                      help="the public IP address of the account's owner, which statuses/share requires "
+                           "(Weibo's 'rip'), e.g. !ENV WEIBO_RIP"),
         "marker": Option("bool", default=True, help="append a short marker so verify can find the post"),
         "max_length": Option("int", default=140),
         "web_url": Option("url", default="https://m.weibo.cn/status"),
@@ -102,9 +104,8 @@ class WeiboChannel(Channel):
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         assert prepared.message is not None
-        form = {"access_token": self._token(), "status": prepared.message.text}
-        if self.settings.options.get("rip"):
-            form["rip"] = self.settings.options["rip"]
+        form = {"access_token": self._token(), "status": prepared.message.text,
+                "rip": self.settings.options["rip"]}
         try:
             response = await http.request("POST", f"{self.settings.options['api']}/statuses/share.json",
                                           data=form)

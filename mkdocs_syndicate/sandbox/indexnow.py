@@ -1,6 +1,14 @@
-"""IndexNow emulator (reference: channel-apis.md §4): GET and POST, key format, every URL on the
-request's host (422), the key file checked against the built site when one is given (403), 202 on
-a key's first use and 200 after."""
+"""IndexNow emulator (reference: channel-apis.md §4, indexnow.org/documentation, Yandex's IndexNow
+reference): GET and POST, the key format, every URL on the request's host (422), and the key
+check as the engines do it — asynchronously, over HTTP, from the live site.
+
+A ping with a key the engine has not validated yet is answered 202 ("URL received. IndexNow key
+validation pending"); after answering, the engine fetches the key file (`keyLocation`, else
+`https://<host>/<key>.txt`) and remembers the verdict: later pings with a valid key get 200, with
+an invalid one (file missing, or not holding the key) 403 — and a 403 triggers a fresh check, so
+a key file deployed later is found. The "live site" is whatever answers that URL: a loopback
+server as it is, any other host through the built site the sandbox serves at `/_site/`.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +16,12 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
+
 from .server import Emulator, Request, Response
 
 _KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class IndexNowEmulator(Emulator):
@@ -18,7 +29,13 @@ class IndexNowEmulator(Emulator):
     creating = ("POST /", "GET /")
 
     def initial_state(self) -> dict[str, Any]:
-        return {"pings": [], "keys": []}
+        return {"pings": [], "keys": {}}   # key -> "pending" | "valid" | "invalid"
+
+    def trust(self, *keys: str) -> None:
+        """Tests that are not about the key check: these keys were validated long ago."""
+        with self.server.lock:
+            for key in keys:
+                self.state["keys"][key] = "valid"
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         headers = {"Retry-After": str(int(fault["retry_after"]))} if "retry_after" in fault else {}
@@ -49,20 +66,37 @@ class IndexNowEmulator(Emulator):
             return Response(422, b"URL does not belong to the host")
         if location and urlsplit(location).hostname != host:
             return Response(422, b"Invalid key location")
-        if not self._key_file_ok(key):
-            return Response(403, b"Key not valid: key file not found or content does not match")
-        first_use = key not in self.state["keys"]
-        if first_use:
-            self.state["keys"].append(key)
+        where = location or f"https://{host}/{key}.txt"
+        if isinstance(self.state["keys"], list):  # a state.json from before keys had verdicts
+            self.state["keys"] = {k: "valid" for k in self.state["keys"]}
+        verdict = self.state["keys"].get(key)
+        if verdict == "invalid":
+            return Response(403, b"Key not valid: key file not found or content does not match",
+                            after=lambda: self._check(key, where))
         self.state["pings"].append({"at": self.server.now(), "host": host, "key": key, "urls": urls})
-        return Response(202 if first_use else 200, b"")
+        if verdict == "valid":
+            return Response(200, b"")
+        self.state["keys"][key] = "pending"
+        return Response(202, b"", after=lambda: self._check(key, where))
 
-    def _key_file_ok(self, key: str) -> bool:
-        root = self.server.key_file_root
-        if root is None:
-            return True
-        path = root / f"{key}.txt"
+    def _check(self, key: str, location: str) -> None:
+        """The engine's later fetch of the key file, over HTTP."""
+        url = self._reachable(location)
+        if url is None:
+            return  # the site is nowhere this machine can reach: validation stays pending
         try:
-            return path.read_text(encoding="utf-8").strip() == key
-        except OSError:
-            return False
+            answer = httpx.get(url, timeout=5)
+            valid = answer.status_code == 200 and answer.text.strip() == key
+        except httpx.HTTPError:
+            valid = False
+        with self.server.lock:
+            self.state["keys"][key] = "valid" if valid else "invalid"
+            self.server.save()
+
+    def _reachable(self, location: str) -> str | None:
+        parts = urlsplit(location)
+        if parts.hostname in _LOOPBACK:
+            return location
+        if self.server.key_file_root is not None and self.server.listening:
+            return f"{self.server.url}/_site{parts.path}"
+        return None

@@ -75,6 +75,7 @@ class Response:
     body: Any = None              # JSON-serialisable, bytes or None
     headers: dict[str, str] = field(default_factory=dict)
     hold_until: float | None = None   # server time before which the answer is not sent (slow commit)
+    after: Callable[[], None] | None = None   # work the service does once it has answered
 
     def encoded(self) -> tuple[bytes, str]:
         if self.body is None:
@@ -198,6 +199,21 @@ class SandboxServer:
     def url(self) -> str:
         assert self._httpd is not None, "server not started"
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def listening(self) -> bool:
+        return self._httpd is not None
+
+    def site_file(self, path: str) -> Response:
+        """The built site as if deployed (`GET /_site/<path>`): where the emulated engines fetch
+        the IndexNow key file when the site's own host is not on this machine."""
+        root = self.key_file_root
+        if root is None:
+            return Response(404, b"Not Found")
+        target = (root / path.lstrip("/")).resolve()
+        if root.resolve() not in target.parents or not target.is_file():
+            return Response(404, b"Not Found")
+        return Response(200, target.read_bytes(), {"Content-Type": "text/plain; charset=utf-8"})
 
     # ---------------------------------------------------------------- state
 
@@ -400,6 +416,8 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                               f"http://{host}/{prefix}")
             if prefix == "_sandbox":
                 response: Response | None = server.control(request)
+            elif prefix == "_site" and request.method == "GET":
+                response = server.site_file(request.path)
             elif prefix == "" and request.method == "GET":
                 response = Response(200, page(server.snapshot()), {"Content-Type": "text/html; charset=utf-8"})
             elif prefix in server.emulators:
@@ -424,6 +442,9 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
+            self.wfile.flush()
+            if response.after is not None:
+                response.after()
 
         def _hold(self, until: float) -> bool:
             """Keep the answer until the server's clock reaches `until` (True), or until the client

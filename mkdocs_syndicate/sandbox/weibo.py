@@ -76,6 +76,10 @@ class WeiboEmulator(Emulator):
 
     def _share(self, request: Request, fields: dict[str, list[str]]) -> Response:
         path = request.path
+        # The current statuses/share page lists rip ("the real IP of the end user") as required;
+        # 10016 is Weibo's code for a missing required parameter.
+        if not (fields.get("rip") or [""])[0].strip():
+            return self._error(400, 10016, "miss required parameter (rip) , see doc for more info", path)
         text = (fields.get("status") or [""])[0]
         if not text.strip():
             return self._error(400, 20008, "content is null!", path)
