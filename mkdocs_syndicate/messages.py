@@ -22,7 +22,7 @@ from .posts import Post
 
 _ENV = jinja2.sandbox.SandboxedEnvironment(autoescape=False, keep_trailing_newline=False,
                                            undefined=jinja2.StrictUndefined)
-_URL = re.compile(r"https?://\S+")
+_URL_CANDIDATE = re.compile(r"https?://[^\s<>]+")
 _MENTION = re.compile(r"@(\w+)@[\w.-]+\w")
 _ZWSP = "\u200b"
 ELLIPSIS = "…"
@@ -43,11 +43,47 @@ def grapheme_length(text: str) -> int:
     return len(graphemes(text))
 
 
+# Where a URL ends, per service. Mastodon extracts URLs with twitter-text as its
+# config/initializers/twitter_regex.rb overrides it: a path may not end on any of these (so
+# "(https://example.com/p/)." links only "https://example.com/p/"), except on a ")" that closes
+# a "(" inside the URL (Wikipedia's /Foo_(bar)).
+_MASTODON_NOT_LAST = frozenset("()?!*\"'「」<>;:=,.$%[]~&|@")
+
+
+def mastodon_url_spans(text: str) -> list[tuple[int, int]]:
+    spans = []
+    for match in _URL_CANDIDATE.finditer(text):
+        start, end = match.span()
+        while end > start and text[end - 1] in _MASTODON_NOT_LAST:
+            url = text[start:end]
+            if url[-1] == ")" and url.count("(") >= url.count(")"):
+                break
+            end -= 1
+        spans.append((start, end))
+    return spans
+
+
+def bluesky_url_spans(text: str) -> list[tuple[int, int]]:
+    """The Bluesky app's link detection (@atproto/api RichText.detectFacets): a URL runs to the
+    next white space, then one trailing . , ; : ! or ? is dropped, then a ")" without a "("."""
+    spans = []
+    for match in re.finditer(r"(?:^|(?<=[\s(]))(https?://\S+)", text):
+        start, end = match.span(1)
+        if text[end - 1] in ".,;:!?":
+            end -= 1
+        if text[end - 1] == ")" and "(" not in text[start:end]:
+            end -= 1
+        spans.append((start, end))
+    return spans
+
+
 def mastodon_length(text: str, url_weight: int = 23) -> int:
-    """Mastodon's count: grapheme clusters, every URL as `url_weight`, @user@host as @user."""
+    """Mastodon's count (StatusLengthValidator): grapheme clusters, every URL as `url_weight`,
+    @user@host as @user."""
     text = _MENTION.sub(r"@\1", text)
-    urls = _URL.findall(text)
-    return grapheme_length(_URL.sub("", text)) + url_weight * len(urls)
+    spans = mastodon_url_spans(text)
+    rest = "".join(text[a:b] for a, b in zip([0] + [e for _, e in spans], [s for s, _ in spans] + [len(text)]))
+    return grapheme_length(rest) + url_weight * len(spans)
 
 
 def bluesky_length(text: str) -> int:
@@ -63,10 +99,14 @@ def weibo_length(text: str, url_weight: int = 10) -> int:
     import math
     import unicodedata
 
-    urls = _URL.findall(text)
-    rest = _URL.sub("", text)
+    urls = _WEIBO_URL.findall(text)
+    rest = _WEIBO_URL.sub("", text)
     halves = sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in rest)
     return math.ceil(halves / 2) + url_weight * len(urls)
+
+
+# Weibo shortens what is a URL by RFC 3986's characters (anything else, like "，" or "。", ends it).
+_WEIBO_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
 
 
 def neutralise(text: str) -> str:
@@ -107,6 +147,7 @@ class Message:
     text: str
     length: int
     limit: int | None
+    notes: tuple[str, ...] = ()   # what was changed to fit the channel's rules, for a warning
 
     @property
     def sha256(self) -> str:
@@ -119,7 +160,7 @@ def message_sha256(payload: str) -> str:
 
 def render_message(post: Post, channel_id: str, template_source: str, rule: LengthRule | None,
                    site_name: str, *, where: str, neutraliser: Callable[[str], str] = neutralise,
-                   with_hashtags: bool = True) -> Message:
+                   with_hashtags: bool = True, max_hashtag: int | None = None) -> Message:
     """The exact text for (post, channel); a PostError if it cannot be made to fit."""
     override = post.overrides.get(channel_id)
     if override is not None and override.text is not None:
@@ -132,7 +173,14 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
 
     template = compile_template(template_source, where)
     title, description = neutraliser(post.title), neutraliser(post.description)
-    hashtags = " ".join(h for h in map(hashtag, post.tags) if h) if with_hashtags else ""
+    tags = [h for h in map(hashtag, post.tags) if h] if with_hashtags else []
+    notes: tuple[str, ...] = ()
+    if max_hashtag is not None:
+        too_long = [h for h in tags if grapheme_length(h) - 1 > max_hashtag]
+        tags = [h for h in tags if h not in too_long]
+        notes = tuple(f"{post.source}: hashtag {h[:20]}… is longer than {channel_id}'s {max_hashtag} characters; "
+                      "left out" for h in too_long)
+    hashtags = " ".join(tags)
 
     def render(t: str, d: str) -> str:
         try:
@@ -147,7 +195,7 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
 
     text = render(title, description)
     if rule is None:
-        return Message(text, len(text), None)
+        return Message(text, len(text), None, notes)
     length = rule.measure(text)
     # Shorten the description, then the title, by exactly the overflow; repeat because a template
     # may use a variable twice.
@@ -168,7 +216,7 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
     if length > rule.limit:
         raise PostError(f"{post.source}: the {channel_id} message is {length} {rule.unit} even with "
                         f"title and description removed (limit {rule.limit}); shorten the template")
-    return Message(text, length, rule.limit)
+    return Message(text, length, rule.limit, notes)
 
 
 def _tidy(text: str) -> str:

@@ -39,6 +39,8 @@ def run_with_display(options: Options, posts: list[Post], log: Callable[[str], N
         console.print(summary_table(report))
     for key in report.deferred:
         warn(f"deferred by max_per_run, goes out next run: {key}")
+    for line in report.warnings:
+        warn(one_line(line))
     for result in report.waiting:
         warn(one_line(f"({result.post_key}, {result.channel}) not confirmed yet: {result.detail}"))
     return report

@@ -119,6 +119,8 @@ def plan_lines(plan: Plan) -> list[str]:
             lines.append(f"{channel_id}: would {verb} {one_line(pair.post.key)}{length}: {text}")
     for post in plan.deferred:
         lines.append(f"deferred to a later run (max_per_run): {one_line(post.key)}")
+    for warning in sorted({w for pair in plan.pairs for w in pair.prepared.warnings}):
+        lines.append(f"note: {one_line(warning)}")
     return lines
 
 

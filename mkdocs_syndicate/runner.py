@@ -57,6 +57,7 @@ class RunReport:
     results: list[PairResult] = field(default_factory=list)
     deferred: list[str] = field(default_factory=list)
     requests: int = 0
+    warnings: list[str] = field(default_factory=list)   # messages changed to fit a channel's rules
 
     @property
     def undone(self) -> list[PairResult]:

@@ -116,6 +116,7 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
                                             and (p.needs_verify or not verify_only)]
                                        for ch, pairs in the_plan.lanes.items()}, deferred=the_plan.deferred)
                 report.deferred = [p.key for p in the_plan.deferred]
+                report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
                 if not the_plan.pairs:
                     break
                 runner = Runner(ledger, the_plan, clock=clock, reporter=reporter, transport=transport,

@@ -84,6 +84,10 @@ class Prepared:
     def sha256(self) -> str | None:
         return self.payload_sha256 or (self.message.sha256 if self.message else None)
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.message.notes if self.message else ()
+
 
 class Channel:
     type_name: ClassVar[str]

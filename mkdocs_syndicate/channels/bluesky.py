@@ -20,20 +20,22 @@ from typing import Any
 import httpx
 
 from ..ledger_format import Record
-from ..messages import LengthRule, bluesky_length, message_sha256, render_message
+from ..errors import ConfigError
+from ..messages import LengthRule, bluesky_length, bluesky_url_spans, grapheme_length, message_sha256, render_message
 from ..posts import Post
 from ..redaction import Secret
 from ..sandbox.bluesky import APP_PASSWORD as SANDBOX_PASSWORD, HANDLE as SANDBOX_HANDLE
-from ..settings import Option
-from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail,
+from ..settings import ChannelSettings, Option, check_url
+from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Site, Verdict, error_detail,
                    status_outcome, transport_outcome)
 from .reading import BadAnswer, identifier, json_object, optional_url
+from ..bcp47 import is_language_tag
 
 COLLECTION = "app.bsky.feed.post"
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
 MAX_THUMB = 1_000_000
+MAX_TAG = 64              # app.bsky.richtext.facet#tag: maxGraphemes 64 (maxLength 640 bytes)
 _ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
-_URL = re.compile(rb"https?://[^\s]+")
 _TAG = re.compile(r"(?<![\w#])#([^\W\d_][\w]*)")
 
 
@@ -59,13 +61,20 @@ def iso_ms(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+def _utf8(text: str, index: int) -> int:
+    return len(text[:index].encode("utf-8"))
+
+
 def facets(text: str) -> list[dict[str, Any]]:
-    """Link facets for every URL and tag facets for every #tag, with UTF-8 byte offsets."""
-    data = text.encode("utf-8")
-    found = [{"index": {"byteStart": m.start(), "byteEnd": m.end()},
-              "features": [{"$type": "app.bsky.richtext.facet#link", "uri": m.group(0).decode("utf-8")}]}
-             for m in _URL.finditer(data)]
+    """Link facets for every URL (where the Bluesky app's own detection ends it, not swallowing a
+    trailing "." or ")") and tag facets for every #tag of at most 64 graphemes, with UTF-8 byte
+    offsets."""
+    found = [{"index": {"byteStart": _utf8(text, start), "byteEnd": _utf8(text, end)},
+              "features": [{"$type": "app.bsky.richtext.facet#link", "uri": text[start:end]}]}
+             for start, end in bluesky_url_spans(text)]
     for match in _TAG.finditer(text):
+        if grapheme_length(match.group(1)) > MAX_TAG or len(match.group(1).encode("utf-8")) > 640:
+            continue  # the lexicon's limit: a longer tag stays plain text
         start = len(text[:match.start()].encode("utf-8"))
         end = start + len(match.group(0).encode("utf-8"))
         found.append({"index": {"byteStart": start, "byteEnd": end},
@@ -82,12 +91,16 @@ class BlueskyChannel(Channel):
         "handle": Option("text", required=True, help="e.g. me.bsky.social"),
         "app_password": Option("secret", required=True,
                                help="Settings → Privacy and security → App passwords, e.g. !ENV BLUESKY_APP_PASSWORD"),
-        "language": Option("text"),
+        "language": Option("text", help="a BCP 47 language tag such as en or pt-BR"),
         "web_url": Option("url", default="https://bsky.app"),
     }
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, settings: ChannelSettings, site: Site) -> None:
+        super().__init__(settings, site)
+        language = settings.options.get("language")
+        if language is not None and not is_language_tag(language):
+            raise ConfigError(f"{settings.where('language')}: {language!r} is not a BCP 47 language tag "
+                              "(like en, en-US or zh-Hant; note the hyphen: en_US is refused by Bluesky)")
         self._session: dict[str, Any] | None = None
 
     @classmethod
@@ -128,7 +141,7 @@ class BlueskyChannel(Channel):
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
         message = render_message(post, self.id, self.settings.template or DEFAULT_TEMPLATE,
                                  LengthRule(300, bluesky_length, "graphemes"), self.site.name,
-                                 where=self.settings.where("template"))
+                                 where=self.settings.where("template"), max_hashtag=MAX_TAG)
         frozen = created_at or iso_ms(dt.datetime.now(dt.timezone.utc))
         record = self.record(post, message.text, frozen)
         thumb = self._thumb_file(post)
@@ -157,16 +170,35 @@ class BlueskyChannel(Channel):
             return Outcome(kind, error=f"login: {failed.error}", retry_after=failed.retry_after)
         try:
             body = json_object(response)
-            self._session = {"did": identifier(body.get("did"), "did"), "handle": body.get("handle"),
+            did = identifier(body.get("did"), "did")
+            self._session = {"did": did, "handle": body.get("handle"), "pds": self._pds_of(body.get("didDoc"), did),
                              "access": Secret(identifier(body.get("accessJwt"), "accessJwt")),
                              "refresh": Secret(identifier(body.get("refreshJwt"), "refreshJwt"))}
         except BadAnswer as exc:
             return Outcome(Kind.NOT_SENT, error=f"login: unreadable session ({exc}); nothing was posted")
+        except ConfigError as exc:
+            return Outcome(Kind.REFUSED, error=f"login: {exc}")
         return None
+
+    def _pds_of(self, did_doc: Any, did: str) -> str:
+        """Where the account's repository lives: the `#atproto_pds` service of the DID document
+        createSession returns (as the official SDK reads it), else `service` itself. The access
+        token goes there, so it must be https (http only on loopback)."""
+        services = did_doc.get("service") if isinstance(did_doc, dict) else None
+        for service in services if isinstance(services, list) else []:
+            if (isinstance(service, dict) and service.get("id") in ("#atproto_pds", f"{did}#atproto_pds")
+                    and service.get("type") == "AtprotoPersonalDataServer"
+                    and isinstance(service.get("serviceEndpoint"), str)):
+                return check_url(service["serviceEndpoint"].rstrip("/"), "the PDS in the account's DID document")
+        return str(self.settings.options["service"])
+
+    @property
+    def _pds_xrpc(self) -> str:
+        return f"{self._session['pds'] if self._session else self.settings.options['service']}/xrpc"
 
     async def _refresh(self, http: Http) -> bool:
         assert self._session is not None
-        response = await http.request("POST", f"{self._xrpc}/com.atproto.server.refreshSession",
+        response = await http.request("POST", f"{self._pds_xrpc}/com.atproto.server.refreshSession",
                                       headers={"Authorization": f"Bearer {self._session['refresh'].reveal()}"})
         try:
             if response.status_code != 200:
@@ -184,7 +216,7 @@ class BlueskyChannel(Channel):
         assert self._session is not None
         for attempt in range(2):
             headers = {**kwargs.pop("headers", {}), "Authorization": f"Bearer {self._session['access'].reveal()}"}
-            response = await http.request(method, f"{self._xrpc}/{name}", headers=headers, **kwargs)
+            response = await http.request(method, f"{self._pds_xrpc}/{name}", headers=headers, **kwargs)
             if response.status_code == 400 and "ExpiredToken" in response.text and attempt == 0:
                 if await self._refresh(http):
                     kwargs["headers"] = {k: v for k, v in headers.items() if k != "Authorization"}
@@ -238,9 +270,14 @@ class BlueskyChannel(Channel):
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         rkey = record.idempotency_key or rkey_for(post, self.id)
-        repo = self._session["did"] if self._session else self.settings.options["handle"]
-        try:  # a public, strongly consistent read at the PDS: no session needed
-            response = await http.request("GET", f"{self._xrpc}/com.atproto.repo.getRecord",
+        # A public, strongly consistent read — at the account's PDS, which the session names.
+        failed = await self._login(http)
+        if failed is not None:
+            return Verdict(Found.UNKNOWN, reason=f"cannot find the account's PDS ({failed.error})")
+        assert self._session is not None
+        repo = self._session["did"]
+        try:
+            response = await http.request("GET", f"{self._pds_xrpc}/com.atproto.repo.getRecord",
                                           params={"repo": repo, "collection": COLLECTION, "rkey": rkey})
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"getRecord failed ({type(exc).__name__})")

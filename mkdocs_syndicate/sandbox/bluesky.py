@@ -1,17 +1,31 @@
-"""Bluesky PDS emulator (reference: channel-apis.md §5): createSession / refreshSession with
-expiring access tokens, createRecord (500 on an existing rkey), putRecord (identical bytes are a
-no-op; swapRecord null over different content is InvalidSwap), getRecord (RecordNotFound),
-listRecords, uploadBlob, the TID rule for rkeys, 300 graphemes / 3000 bytes, RateLimit-* headers."""
+"""Bluesky emulator (reference: channel-apis.md §5; bluesky-social/atproto packages/pds and the
+lexicons): an entryway (`/bluesky`, like bsky.social) and the account's PDS (`/bluesky-pds`).
+
+The entryway answers createSession with JWT-shaped access and refresh tokens and a DID document
+whose `#atproto_pds` service names the PDS; repository calls must go to the PDS (the entryway
+answers them MethodNotImplemented), as a client following the DID document does. The PDS serves
+getSession, refreshSession, describeRepo (no auth), createRecord (500 on an existing rkey),
+putRecord (identical bytes are a no-op; swapRecord null over different content is InvalidSwap),
+getRecord (RecordNotFound), listRecords and uploadBlob, and checks what the lexicon and the PDS
+check: the TID syntax of rkeys, 300 graphemes / 3000 bytes of text, facet ranges, #tag facets of
+at most 64 graphemes / 640 bytes, up to 3 `langs` that are BCP 47 tags. CIDs are real CIDv1
+strings (dag-cbor or raw codec, sha2-256), so the official SDK can decode them.
+
+Written from the service's rules, not from the client: its own TIDs, its own grapheme counting.
+"""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
 import secrets as _random
 from typing import Any
 
-from ..messages import grapheme_length
+import regex
+
+from ..bcp47 import is_language_tag
 from .server import Emulator, Request, Response
 
 HANDLE = "sandbox.bsky.social"
@@ -19,19 +33,46 @@ DID = "did:plc:sandbox0000000000000000"
 APP_PASSWORD = "sandbox-bsky-app-password"
 COLLECTION = "app.bsky.feed.post"
 ACCESS_TTL = 7200.0
+REFRESH_TTL = 90 * 86400.0
 WRITE_LIMIT, WRITE_WINDOW = 5000, 3600
 _TID = re.compile(r"[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}")
+_S32 = "234567abcdefghijklmnopqrstuvwxyz"
+_REPO_METHODS = ("com.atproto.repo.",)
+
+
+def _cid(data: bytes, codec: int) -> str:
+    """CIDv1, sha2-256 multihash, base32 lower (multibase 'b'): bafyrei… (dag-cbor), bafkrei… (raw)."""
+    raw = bytes([0x01, codec, 0x12, 0x20]) + hashlib.sha256(data).digest()
+    return "b" + base64.b32encode(raw).decode("ascii").lower().rstrip("=")
 
 
 def cid_of(value: Any) -> str:
+    """The record's CID. A real PDS hashes its DAG-CBOR bytes; canonical JSON stands in here: the
+    same content gives the same CID, other content another one, and the string is a valid CID."""
     canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "bafyrei" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:52]
+    return _cid(canonical.encode("utf-8"), 0x71)
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def _tid(micros: int, clock_id: int) -> str:
+    """A TID as the atproto spec defines it: 0, 53 bits of µs since the epoch, 10 bits of clock id,
+    in base32-sortable, 13 characters."""
+    number = (micros << 10) | clock_id
+    return "".join(_S32[(number >> (5 * i)) & 31] for i in reversed(range(13)))
+
+
+def _graphemes(text: str) -> int:
+    return len(regex.findall(r"\X", text))
 
 
 class BlueskyEmulator(Emulator):
     name = "bluesky"
+    also_at = ("bluesky-pds",)
     app_password = APP_PASSWORD  # what it accepts; tests may set their own (a sentinel)
-    jwt_prefix = ""              # marks the session tokens it hands out
+    jwt_prefix = ""              # tests: a marker inside every token it hands out
     creating = ("POST /xrpc/com.atproto.repo.putRecord", "POST /xrpc/com.atproto.repo.createRecord")
     access_ttl = ACCESS_TTL
     expire_next_login = False   # tests: the next createSession hands out an already expired token
@@ -42,6 +83,18 @@ class BlueskyEmulator(Emulator):
     @staticmethod
     def _error(status: int, name: str, message: str, headers: dict[str, str] | None = None) -> Response:
         return Response(status, {"error": name, "message": message}, headers or {})
+
+    @staticmethod
+    def _pds(request: Request) -> str:
+        """The PDS's address as this client reaches the server (the DID document's endpoint)."""
+        return request.base.rsplit("/", 1)[0] + "/bluesky-pds"
+
+    def did_doc(self, pds: str) -> dict[str, Any]:
+        return {"@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"],
+                "id": DID, "alsoKnownAs": [f"at://{HANDLE}"],
+                "verificationMethod": [{"id": f"{DID}#atproto", "type": "Multikey", "controller": DID,
+                                        "publicKeyMultibase": "zQ3shXjHeiBuRCKmM36cuYnm7YEMzhGnCmCyW92sRJ9pribSF"}],
+                "service": [{"id": "#atproto_pds", "type": "AtprotoPersonalDataServer", "serviceEndpoint": pds}]}
 
     def _rate_headers(self) -> dict[str, str]:
         now = self.server.now()
@@ -59,17 +112,26 @@ class BlueskyEmulator(Emulator):
 
     def handle(self, request: Request) -> Response:
         method = request.path.removeprefix("/xrpc/")
+        at_pds = request.prefix.endswith("-pds")
+        if method.startswith(_REPO_METHODS) and not at_pds and method != "com.atproto.repo.describeRepo":
+            # The entryway is not where the repository lives: follow the DID document to the PDS.
+            return self._error(501, "MethodNotImplemented", f"Method Not Implemented: {method}")
         if method == "com.atproto.server.createSession" and request.method == "POST":
             return self._create_session(request)
+        if method == "com.atproto.server.refreshSession" and request.method == "POST":
+            return self._refresh(request)
         if method == "com.atproto.repo.getRecord" and request.method == "GET":
             return self._get_record(request)
         if method == "com.atproto.repo.listRecords" and request.method == "GET":
             return self._list_records(request)
-        if method == "com.atproto.server.refreshSession" and request.method == "POST":
-            return self._refresh(request)
+        if method == "com.atproto.repo.describeRepo" and request.method == "GET":
+            return self._describe_repo(request)
         problem = self._check_access(request)
         if problem is not None:
             return problem
+        if method == "com.atproto.server.getSession" and request.method == "GET":
+            return Response(200, {"handle": HANDLE, "did": DID, "didDoc": self.did_doc(self._pds(request)),
+                                  "active": True, "emailConfirmed": True})
         if method == "com.atproto.repo.putRecord" and request.method == "POST":
             return self._write(request, put=True)
         if method == "com.atproto.repo.createRecord" and request.method == "POST":
@@ -80,17 +142,30 @@ class BlueskyEmulator(Emulator):
 
     # ---------------------------------------------------------------- sessions
 
-    def _new_tokens(self) -> dict[str, str]:
-        access = f"{self.jwt_prefix}acc-{_random.token_hex(16)}"
-        refresh = f"{self.jwt_prefix}ref-{_random.token_hex(16)}"
+    def _jwt(self, scope: str, ttl: float) -> str:
+        now = int(self.server.now())
+        header = {"typ": "at+jwt" if scope != "com.atproto.refresh" else "refresh+jwt", "alg": "ES256K"}
+        payload = {"scope": scope, "sub": DID, "aud": "did:web:sandbox.bsky.social", "iat": now,
+                   "exp": int(now + ttl), "jti": _random.token_hex(12)}
+        # The test marker leads the signature segment, in plain sight (base64url-safe characters),
+        # padded so the segment still decodes.
+        signature = self.jwt_prefix + _b64url(_random.token_bytes(64))
+        signature += "A" * (-len(signature) % 4)
+        return ".".join((_b64url(json.dumps(header).encode()), _b64url(json.dumps(payload).encode()), signature))
+
+    def _new_tokens(self, request: Request) -> dict[str, Any]:
+        access = self._jwt("com.atproto.appPass", self.access_ttl)
+        refresh = self._jwt("com.atproto.refresh", REFRESH_TTL)
         self.state["sessions"][access] = {"kind": "access", "expires": self.server.now() + self.access_ttl}
-        self.state["sessions"][refresh] = {"kind": "refresh", "expires": self.server.now() + 90 * 86400}
-        return {"accessJwt": access, "refreshJwt": refresh, "handle": HANDLE, "did": DID, "active": True}
+        self.state["sessions"][refresh] = {"kind": "refresh", "expires": self.server.now() + REFRESH_TTL}
+        return {"accessJwt": access, "refreshJwt": refresh, "handle": HANDLE, "did": DID,
+                "didDoc": self.did_doc(self._pds(request)), "email": "sandbox@example.com",
+                "emailConfirmed": True, "active": True}
 
     def _create_session(self, request: Request) -> Response:
         now = self.server.now()
-        logins = [t for t in self.state["logins"] if now - t < 300]
-        if len(logins) >= 30:
+        logins = [t for t in self.state["logins"] if now - t < 86400]
+        if len([t for t in logins if now - t < 300]) >= 30 or len(logins) >= 300:  # 30/5 min and 300/day
             return self.rate_limited({"reset_in": 300})
         self.state["logins"] = logins + [now]
         try:
@@ -99,7 +174,7 @@ class BlueskyEmulator(Emulator):
             return self._error(400, "InvalidRequest", "Input must be JSON")
         if body.get("identifier") not in (HANDLE, DID) or body.get("password") != self.app_password:
             return self._error(401, "AuthenticationRequired", "Invalid identifier or password")
-        tokens = self._new_tokens()
+        tokens = self._new_tokens(request)
         if self.expire_next_login:
             self.expire_next_login = False
             self.state["sessions"][tokens["accessJwt"]]["expires"] = self.server.now()
@@ -113,7 +188,7 @@ class BlueskyEmulator(Emulator):
         if not session or session["kind"] != "refresh":
             return self._error(400, "InvalidToken", "Token could not be verified")
         del self.state["sessions"][self._bearer(request)]
-        return Response(200, self._new_tokens())
+        return Response(200, self._new_tokens(request))
 
     def _check_access(self, request: Request) -> Response | None:
         session = self.state["sessions"].get(self._bearer(request))
@@ -123,24 +198,43 @@ class BlueskyEmulator(Emulator):
             return self._error(400, "ExpiredToken", "Token has expired")
         return None
 
+    def _describe_repo(self, request: Request) -> Response:
+        if request.arg("repo") not in (DID, HANDLE):
+            return self._error(400, "InvalidRequest", "Could not find repo")
+        return Response(200, {"handle": HANDLE, "did": DID, "didDoc": self.did_doc(self._pds(request)),
+                              "collections": [COLLECTION] if self.state["records"] else [],
+                              "handleIsCorrect": True})
+
     # ---------------------------------------------------------------- records
 
     def _validate(self, record: Any) -> str | None:
+        def invalid(why: str) -> str:
+            return f"Invalid app.bsky.feed.post record: {why}"
+
         if not isinstance(record, dict) or record.get("$type") != COLLECTION:
-            return "Invalid app.bsky.feed.post record: Record/$type must be app.bsky.feed.post"
+            return invalid("Record/$type must be app.bsky.feed.post")
         text = record.get("text", "")
-        if not isinstance(text, str) or grapheme_length(text) > 300 or len(text.encode("utf-8")) > 3000:
-            return "Invalid app.bsky.feed.post record: Record/text must not be longer than 300 graphemes"
+        if not isinstance(text, str) or _graphemes(text) > 300 or len(text.encode("utf-8")) > 3000:
+            return invalid("Record/text must not be longer than 300 graphemes")
         if not isinstance(record.get("createdAt"), str):
-            return "Invalid app.bsky.feed.post record: Record must have the property \"createdAt\""
+            return invalid('Record must have the property "createdAt"')
+        langs = record.get("langs")
+        if langs is not None and (not isinstance(langs, list) or len(langs) > 3
+                                  or not all(isinstance(x, str) and is_language_tag(x) for x in langs)):
+            return invalid("Record/langs must be at most 3 valid language tags")
+        size = len(text.encode("utf-8"))
         for facet in record.get("facets") or []:
             index = facet.get("index", {})
-            if not 0 <= index.get("byteStart", -1) < index.get("byteEnd", -1) <= len(text.encode("utf-8")):
-                return "Invalid app.bsky.feed.post record: facet index out of range"
+            if not 0 <= index.get("byteStart", -1) < index.get("byteEnd", -1) <= size:
+                return invalid("facet index out of range")
+            for feature in facet.get("features") or []:
+                tag = feature.get("tag") if feature.get("$type") == "app.bsky.richtext.facet#tag" else None
+                if tag is not None and (_graphemes(tag) > 64 or len(tag.encode("utf-8")) > 640):
+                    return invalid("Record/facets/features/tag must not be longer than 64 graphemes")
         thumb = ((record.get("embed") or {}).get("external") or {}).get("thumb")
         if thumb is not None and (thumb.get("size", 0) > 1_000_000
                                   or thumb.get("ref", {}).get("$link") not in self.state["blobs"]):
-            return "Invalid app.bsky.feed.post record: thumb blob is missing or over 1000000 bytes"
+            return invalid("thumb blob is missing or over 1000000 bytes")
         return None
 
     def _write(self, request: Request, put: bool) -> Response:
@@ -175,7 +269,8 @@ class BlueskyEmulator(Emulator):
         self.state["points"].append({"at": self.server.now(), "cost": 2 if put else 3})
         committed = self.commit_time()
         self.state["records"][rkey] = {"cid": cid, "value": record, "at": committed, "visible_at": committed}
-        return Response(200, {"uri": uri, "cid": cid, "commit": {"cid": cid_of([cid]), "rev": rkey},
+        commit = _cid(f"commit:{rkey}:{cid}".encode(), 0x71)
+        return Response(200, {"uri": uri, "cid": cid, "commit": {"cid": commit, "rev": self._fresh_tid()},
                               "validationStatus": "valid"}, self._rate_headers(),
                         hold_until=committed if committed > self.server.now() else None)
 
@@ -184,9 +279,7 @@ class BlueskyEmulator(Emulator):
         return found if found is not None and found.get("visible_at", 0) <= self.server.now() else None
 
     def _fresh_tid(self) -> str:
-        from ..channels.bluesky import tid
-
-        return tid(int(self.server.now() * 1_000_000), len(self.state["records"]) % 1024)
+        return _tid(int(self.server.now() * 1_000_000), len(self.state["records"]) % 1024)
 
     def _get_record(self, request: Request) -> Response:
         rkey = request.arg("rkey") or ""
@@ -211,7 +304,7 @@ class BlueskyEmulator(Emulator):
         return Response(200, {"records": records, **({"cursor": page[-1]} if len(page) == limit else {})})
 
     def _upload(self, request: Request) -> Response:
-        cid = "bafkrei" + hashlib.sha256(request.body).hexdigest()[:52]
+        cid = _cid(request.body, 0x55)
         mime = request.headers.get("content-type", "application/octet-stream")
         self.state["blobs"][cid] = {"size": len(request.body), "mimeType": mime}
         return Response(200, {"blob": {"$type": "blob", "ref": {"$link": cid}, "mimeType": mime,

@@ -57,6 +57,7 @@ class Request:
     headers: dict[str, str]       # lower-case names
     body: bytes
     base: str                     # scheme://host:port/prefix as the client reached it
+    prefix: str = ""              # the first path segment it came in on (an emulator may have two)
 
     def json(self) -> Any:
         return json.loads(self.body.decode("utf-8"))
@@ -89,6 +90,7 @@ class Emulator:
     """Base class: one service. `state` is a JSON-able dict owned by the server's lock."""
 
     name: str = ""
+    also_at: tuple[str, ...] = ()    # more path prefixes it answers on (a second host of the service)
     creating: tuple[str, ...] = ()   # "METHOD path" prefixes that create something (fault default)
 
     def __init__(self, server: "SandboxServer") -> None:
@@ -146,6 +148,7 @@ class SandboxServer:
         self.emulators: dict[str, Emulator] = {
             e.name: e for e in (MastodonEmulator(self), IndexNowEmulator(self), ForemEmulator(self),
                                 WeiboEmulator(self), BlueskyEmulator(self))}
+        self.routes = {prefix: e.name for e in self.emulators.values() for prefix in (e.name, *e.also_at)}
         self.faults: list[dict[str, Any]] = []
         self.quirks: dict[str, dict[str, Any]] = {}
         self.state = self._load()
@@ -420,8 +423,9 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                 response = server.site_file(request.path)
             elif prefix == "" and request.method == "GET":
                 response = Response(200, page(server.snapshot()), {"Content-Type": "text/html; charset=utf-8"})
-            elif prefix in server.emulators:
-                response = server.dispatch(prefix, request)
+            elif prefix in server.routes:
+                request.prefix = prefix
+                response = server.dispatch(server.routes[prefix], request)
             else:
                 response = Response(404, {"error": f"no emulator at /{prefix}"})
             if response is not None and response.hold_until is not None:
