@@ -181,7 +181,7 @@ def plan(config_file: Path | None) -> None:
                 verb = "send"
             length = ""
             if message is not None and message.limit:
-                unit = "title graphemes" if pair.channel.type_name == "forem" else "characters"
+                unit = "title characters" if pair.channel.type_name == "forem" else "characters"
                 length = f" — {message.length}/{message.limit} {unit}"
             click.echo("\n" + one_line(f"{channel_id} · {pair.post.key} · {verb}{length}"))
             click.echo(_indent(printable(_what_goes_out(pair))))

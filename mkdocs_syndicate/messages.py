@@ -94,14 +94,13 @@ def bluesky_length(text: str) -> int:
 
 
 def weibo_length(text: str, url_weight: int = 10) -> int:
-    """Weibo's count: a CJK (wide) character is 1, two Latin characters are 1, every link counts as
-    its t.cn short form (about 20 Latin characters, so 10)."""
+    """Weibo's count (its composer's rule): a character beyond U+00FF is 1, two of the first 256
+    (ASCII, Latin-1) are 1, every link counts as its t.cn short form (about 20 ASCII, so 10)."""
     import math
-    import unicodedata
 
     urls = _WEIBO_URL.findall(text)
     rest = _WEIBO_URL.sub("", text)
-    halves = sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in rest)
+    halves = sum(2 if ord(ch) > 0xFF else 1 for ch in rest)
     return math.ceil(halves / 2) + url_weight * len(urls)
 
 

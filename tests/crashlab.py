@@ -88,6 +88,8 @@ class Scenario:
 
     def close(self) -> None:
         self.server.stop()
+        from conftest import check_bluesky_records
+        check_bluesky_records(self.server)
 
     def start(self, **env: str) -> subprocess.Popen:
         full = {k: v for k, v in os.environ.items() if not k.startswith("SYNDICATE_")}

@@ -88,3 +88,136 @@ def test_indexnow_key_file_never_deployed_fails_with_403_after_the_202(tmp_path,
     report = run(tmp_path, channels, [make_post(1)], clock)
     assert [r.state for r in report.results] == ["failed"]
     assert "403" in report.results[0].detail and "deploy the site" in report.results[0].detail
+
+
+# ------------------------------------------------------------------ where a URL ends
+
+def test_mastodon_counts_punctuation_after_a_url_as_characters(tmp_path, sandbox, clock):
+    """twitter-text ends "(https://example.com/p/)." before ")."; a client that counted them
+    inside the URL (23) would cut the text 2 characters too long, and Mastodon would refuse it."""
+    from mkdocs_syndicate.messages import mastodon_length
+    from mkdocs_syndicate.sandbox.mastodon import countable_length
+
+    assert mastodon_length("(https://example.com/p/).") == countable_length("(https://example.com/p/).") == 26
+    post = make_post(1, description="word " * 200)
+    raw = {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token",
+           "template": "{{ title }}: {{ description }} ({{ url }})."}
+    report = run(tmp_path, {"masto": raw}, [post], clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    text = sandbox.snapshot()["mastodon"]["statuses"][0]["text"]
+    assert 498 <= countable_length(text) <= 500  # cut to the limit (an ellipsis may end on a space)
+    assert 'href="https://example.com/blog/post-1/"' in sandbox.snapshot()["mastodon"]["statuses"][0]["content"]
+
+
+def test_bluesky_link_facets_end_where_the_app_ends_them(tmp_path, sandbox, clock):
+    raw = {**SPECS["bluesky"].raw(sandbox), "template": "{{ title }} ({{ url }}). More: {{ url }}!"}
+    run(tmp_path, {"bsky": raw}, [make_post(1)], clock)
+    (stored,) = sandbox.snapshot()["bluesky"]["records"].values()
+    record = stored["value"]
+    links = [f for f in record["facets"] if f["features"][0]["$type"].endswith("#link")]
+    assert [f["features"][0]["uri"] for f in links] == ["https://example.com/blog/post-1/"] * 2
+    data = record["text"].encode()
+    assert all(data[f["index"]["byteStart"]:f["index"]["byteEnd"]] == b"https://example.com/blog/post-1/"
+               for f in links)
+
+
+def test_bluesky_hashtags_over_64_graphemes_are_left_out_with_a_warning(tmp_path, sandbox, clock):
+    long_tag = "Ä" * 65
+    report = run(tmp_path, {"bsky": SPECS["bluesky"].raw(sandbox)},
+                 [make_post(1, tags=("short", long_tag))], clock)
+    assert [r.state for r in report.results] == ["done"]
+    assert any("longer than bsky's 64 characters" in w for w in report.warnings), report.warnings
+    (stored,) = sandbox.snapshot()["bluesky"]["records"].values()
+    tags = [f["features"][0]["tag"] for f in stored["value"]["facets"] if "tag" in f["features"][0]]
+    assert tags == ["short"] and long_tag not in stored["value"]["text"]
+
+
+def test_the_bluesky_emulator_refuses_a_tag_facet_over_64_graphemes(sandbox):
+    import httpx
+    entry = f"{sandbox.url}/bluesky/xrpc"
+    session = httpx.post(f"{entry}/com.atproto.server.createSession",
+                         json={"identifier": "sandbox.bsky.social", "password": "sandbox-bsky-app-password"}).json()
+    pds = session["didDoc"]["service"][0]["serviceEndpoint"] + "/xrpc"
+    text = "#" + "a" * 65
+    record = {"$type": "app.bsky.feed.post", "text": text, "createdAt": "2026-12-03T00:00:00.000Z",
+              "facets": [{"index": {"byteStart": 0, "byteEnd": len(text)},
+                          "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": "a" * 65}]}]}
+    answer = httpx.post(f"{pds}/com.atproto.repo.putRecord", headers={"Authorization": f"Bearer {session['accessJwt']}"},
+                        json={"repo": session["did"], "collection": "app.bsky.feed.post", "rkey": "3lenax2ss2227",
+                              "record": record})
+    assert answer.status_code == 400 and "64 graphemes" in answer.json()["message"]
+    record["facets"], record["langs"] = [], ["en_US"]
+    answer = httpx.post(f"{pds}/com.atproto.repo.putRecord", headers={"Authorization": f"Bearer {session['accessJwt']}"},
+                        json={"repo": session["did"], "collection": "app.bsky.feed.post", "rkey": "3lenax2ss2227",
+                              "record": record})
+    assert answer.status_code == 400 and "langs" in answer.json()["message"]
+    sandbox.state["bluesky"]["records"].clear()
+
+
+@pytest.mark.parametrize("language", ["en_US", "english!", "e", "en-"])
+def test_bluesky_language_must_be_a_bcp47_tag(tmp_path, sandbox, language):
+    with pytest.raises(ConfigError, match=r"channels\.bsky\.language: .* is not a BCP 47 language tag"):
+        parse_options({"bsky": SPECS["bluesky"].raw(sandbox, language=language)}, ledger_path=tmp_path / "l.yml",
+                      site=SITE, sandbox=False, sending=False)
+
+
+def test_bluesky_writes_and_reads_at_the_pds_the_did_document_names(tmp_path, sandbox, clock):
+    from conftest import RecordingTransport
+    transport = RecordingTransport(clock)
+    opts = parse_options({"bsky": SPECS["bluesky"].raw(sandbox)}, ledger_path=tmp_path / "ledger.yml", site=SITE,
+                         sandbox=False, sending=True)
+    report = send(opts, [make_post(1)], ListReporter(), clock=clock, transport=transport)
+    assert [r.state for r in report.results] == ["done"]
+    paths = [p for _, _, p in transport.seen]
+    assert paths[0] == "/bluesky/xrpc/com.atproto.server.createSession"           # the entryway
+    assert paths[1:] == ["/bluesky-pds/xrpc/com.atproto.repo.putRecord"]          # the PDS
+
+
+def test_the_bluesky_entryway_does_not_serve_the_repository(sandbox):
+    import httpx
+    answer = httpx.get(f"{sandbox.url}/bluesky/xrpc/com.atproto.repo.getRecord",
+                       params={"repo": "did:plc:sandbox0000000000000000", "collection": "app.bsky.feed.post",
+                               "rkey": "3lenax2ss2227"})
+    assert answer.status_code == 501 and answer.json()["error"] == "MethodNotImplemented"
+
+
+# ------------------------------------------------------------------ Forem
+
+def test_forem_keeps_unicode_tags_and_counts_the_title_in_code_points(tmp_path, sandbox, clock):
+    title = "é" * 100 + "👩‍👩‍👧" * 10          # 110 graphemes, 150 code points: Forem counts 150
+    post = make_post(1, title=title, tags=("Café", "日本語", "Open Source", "C++"))
+    report = run(tmp_path, {"devto": SPECS["forem"].raw(sandbox)}, [post], clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    (article,) = sandbox.snapshot()["forem"]["articles"]
+    assert article["tags"] == ["café", "日本語", "opensource", "c"]
+    assert len(article["title"]) <= 128 and article["title"].endswith("…")
+    assert "‍" not in article["title"][-2:]   # not cut inside the family emoji
+
+
+def test_the_forem_emulator_refuses_tags_forem_refuses(sandbox):
+    import httpx
+    answer = httpx.post(f"{sandbox.url}/forem/api/articles", headers={
+        "api-key": "sandbox-forem-api-key", "Accept": "application/vnd.forem.api-v1+json"},
+        json={"article": {"title": "T", "body_markdown": "b", "published": True, "tags": ["c++", "x" * 31]}})
+    assert answer.status_code == 422
+    assert "c++ contains non-alphanumeric" in answer.json()["error"] and "is too long" in answer.json()["error"]
+
+
+# ------------------------------------------------------------------ emulators stand alone
+
+def test_no_emulator_imports_client_code():
+    """An emulator written from the client would share its bugs: each implements the service's
+    rule itself; only neutral modules (a standard, file writing) may be shared."""
+    import ast
+    from pathlib import Path
+
+    import mkdocs_syndicate.sandbox as sandbox_package
+
+    allowed = {"bcp47", "atomicfile"}
+    for path in Path(sandbox_package.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2:
+                assert (node.module or "").split(".")[0] in allowed, f"{path.name} imports ..{node.module}"
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                assert not any(n.startswith("mkdocs_syndicate") for n in names), path.name

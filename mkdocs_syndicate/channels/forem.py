@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
+
+import regex
 
 import httpx
 
 from ..ledger_format import Record
-from ..messages import Message, graphemes, shorten
+from ..messages import ELLIPSIS, Message, graphemes
 from ..posts import Post
 from ..redaction import Secret
 from ..sandbox.forem import API_KEY as SANDBOX_KEY
@@ -35,13 +38,29 @@ _TITLE_USED = re.compile(r"title has already been used", re.IGNORECASE)
 
 
 def forem_tags(tags: tuple[str, ...]) -> list[str]:
-    """Forem's tag form: lower-case letters and digits only, at most 4, no duplicates."""
+    """Forem's tag rule (Tag#validate_name: at most 30 characters of `[[:alnum:]]`, which in Ruby
+    is Unicode-aware, so café and 日本語 are tags; names are looked up lower-cased), at most 4,
+    no duplicates: `Open Source` → `opensource`, `C++` → `c`."""
     result: list[str] = []
     for tag in tags:
-        clean = re.sub(r"[^0-9a-z]", "", tag.lower())[:30]
+        clean = regex.sub(r"[^\p{Alphabetic}\p{Nd}]", "", unicodedata.normalize("NFC", tag).lower())[:30]
         if clean and clean not in result:
             result.append(clean)
     return result[:MAX_TAGS]
+
+
+def forem_title(title: str) -> str:
+    """At most 128 characters as Forem counts them (Ruby's String#length: code points), cut on a
+    grapheme boundary with an ellipsis."""
+    if len(title) <= MAX_TITLE:
+        return title
+    kept, size = [], 1   # the ellipsis
+    for cluster in graphemes(title):
+        if size + len(cluster) > MAX_TITLE:
+            break
+        kept.append(cluster)
+        size += len(cluster)
+    return "".join(kept).rstrip() + ELLIPSIS
 
 
 def same_url(a: str | None, b: str) -> bool:
@@ -77,7 +96,7 @@ class ForemChannel(Channel):
         return {"api-key": self.settings.options["api_key"].reveal(), "Accept": ACCEPT}
 
     def article(self, post: Post) -> dict[str, Any]:
-        title = post.title if len(graphemes(post.title)) <= MAX_TITLE else shorten(post.title, MAX_TITLE)
+        title = forem_title(post.title)
         article: dict[str, Any] = {
             "title": title, "body_markdown": strip_title_heading(post.body, post.title),
             "published": self.settings.options["published"], "canonical_url": post.url,
@@ -91,7 +110,7 @@ class ForemChannel(Channel):
         body = self.article(post)["article"]
         summary = (f"article {body['title']!r}, canonical {post.url}, tags {body['tags']}, "
                    f"{len(body['body_markdown'])} characters of Markdown")
-        message = Message(payload, len(graphemes(body["title"])), MAX_TITLE)
+        message = Message(payload, len(body["title"]), MAX_TITLE)
         return Prepared(message, description=summary)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:

@@ -10,6 +10,8 @@ import hashlib
 import re
 from typing import Any
 
+import regex
+
 from .server import Emulator, Request, Response
 
 API_KEY = "sandbox-forem-api-key"
@@ -89,6 +91,12 @@ class ForemEmulator(Emulator):
         tags = article.get("tags") or []
         if not isinstance(tags, list) or len(tags) > 4:
             problems.append("Tag list exceed the maximum of 4 tags")
+        for tag in tags if isinstance(tags, list) else []:
+            # Tag#validate_name: /\A[[:alnum:]]+\z/i (Unicode letters and digits), 30 at most.
+            if not isinstance(tag, str) or not regex.fullmatch(r"[[:alnum:]]+", tag, regex.V1):
+                problems.append(f"Tag {tag} contains non-alphanumeric or prohibited unicode characters")
+            elif len(tag) > 30:
+                problems.append(f"Tag {tag} is too long (maximum is 30 characters)")
         canonical = article.get("canonical_url")
         committed = self.visible(self.state["articles"])  # Rails validates, then inserts: no lock
         if article.get("published") and canonical:

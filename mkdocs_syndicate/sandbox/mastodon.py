@@ -10,7 +10,8 @@ import html
 import re
 from typing import Any
 
-from ..messages import mastodon_length
+import regex
+
 from .server import Emulator, Request, Response
 
 TOKEN = "sandbox-mastodon-token"
@@ -19,7 +20,27 @@ USERNAME = "sandbox"
 MAX_CHARACTERS = 500
 STATUS_LIMIT = 300           # the statuses family: 300 per 3 h per account
 WINDOW = 3 * 3600
-_URL = re.compile(r"https?://[^\s<]+")
+
+# URL extraction as Mastodon does it: twitter-text's valid_url with the overrides of Mastodon's
+# config/initializers/twitter_regex.rb (general path characters: anything but white space and
+# <>()?; a path may not end on ()?!*"'「」<>;:=,.$%[]~&|@ unless on balanced parentheses).
+_GENERAL = r"[^\p{White_Space}<>()?]"
+_BALANCED = rf"\((?:{_GENERAL}+|(?:{_GENERAL}*\({_GENERAL}+\){_GENERAL}*))\)"
+_ENDING = rf"(?:[^\p{{White_Space}}()?!*\"'「」<>;:=,.$%\[\]~&|@]|{_BALANCED})"
+_PATH = rf"(?:(?:{_GENERAL}*(?:{_BALANCED}{_GENERAL}*)*{_ENDING})|(?:{_GENERAL}+/))"
+_QUERY = r"(?:\?[a-z0-9!?*'();:&=+$/%#\[\]\-_.,~|@^\u00A0-\uD7FF\uF900-\uFDCF\uFDF0-\uFFEF]*[a-z0-9_&=#/\-])"
+_DOMAIN = r"(?:[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?\.)*[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?"
+_URL = regex.compile(rf"https?://{_DOMAIN}(?::[0-9]+)?(?:/{_PATH}*)?{_QUERY}?", regex.IGNORECASE | regex.V1)
+_MENTION = regex.compile(r"(?<=^|[^\w/])@([a-z0-9_]+(?:[a-z0-9_.\-]+[a-z0-9_]+)?)@[\w.\-]+[\w]", regex.IGNORECASE)
+URL_PLACEHOLDER = "x" * 23
+
+
+def countable_length(text: str) -> int:
+    """StatusLengthValidator: every URL counts as 23 characters, a remote mention @user@host as
+    @user, and the rest in grapheme clusters."""
+    text = _URL.sub(URL_PLACEHOLDER, text)
+    text = _MENTION.sub(r"@\1", text)
+    return len(regex.findall(r"\X", text))
 
 
 def _iso_ms(epoch: float) -> str:
@@ -128,7 +149,7 @@ class MastodonEmulator(Emulator):
         text = str(fields.get("status") or "")
         if not text.strip():
             return Response(422, {"error": "Validation failed: Text can't be blank"})
-        if mastodon_length(text) > MAX_CHARACTERS:
+        if countable_length(text) > MAX_CHARACTERS:
             return Response(422, {"error": f"Validation failed: Text character limit of {MAX_CHARACTERS} exceeded"})
         headers = self._rate_headers(now)
         if headers["X-RateLimit-Remaining"] == "0":

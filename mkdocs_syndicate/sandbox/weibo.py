@@ -11,14 +11,13 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..messages import weibo_length
 from .server import Emulator, Request, Response
 
 TOKEN = "sandbox-weibo-access-token"
 UID = 5000000001
 POSTS_PER_HOUR = 30
 REPEAT_WINDOW = 3600.0
-_URL = re.compile(r"https?://[^\s<>\"]+")
+_URL = re.compile(r"https?://[!#-;=?-~]+")   # printable ASCII but space, " < >
 _TOPIC = re.compile(r"#[^#\s]+#")
 _BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -30,6 +29,12 @@ def short_code(url: str) -> str:
         number, digit = divmod(number, 62)
         code = _BASE62[digit] + code
     return code[:7]
+
+
+def counted_length(shown: str) -> int:
+    """Weibo counts the text as shown (links already t.cn): a character beyond U+00FF is one,
+    two others are one (the composer's `replace(/[^\x00-\xff]/g, "xx").length / 2`)."""
+    return -(-sum(2 if ord(ch) > 0xFF else 1 for ch in shown) // 2)
 
 
 def weibo_time(epoch: float) -> str:
@@ -83,7 +88,8 @@ class WeiboEmulator(Emulator):
         text = (fields.get("status") or [""])[0]
         if not text.strip():
             return self._error(400, 20008, "content is null!", path)
-        if weibo_length(text) > 140:
+        shown = _URL.sub(lambda m: f"http://t.cn/{short_code(m.group(0))}", text)
+        if counted_length(shown) > 140:
             return self._error(400, 20012, "Text too long, please input text less than 140 characters!", path)
         if _TOPIC.search(text):
             return self._error(400, 10017, "parameter (status)'s value invalid: #topic# is not allowed", path)
@@ -100,7 +106,6 @@ class WeiboEmulator(Emulator):
         now = self.commit_time()
         self.state["next_id"] += 1
         status_id = self.state["next_id"]
-        shown = _URL.sub(lambda m: f"http://t.cn/{short_code(m.group(0))}", text)
         status = {"created_at": weibo_time(now), "id": status_id, "idstr": str(status_id),
                   "mid": str(status_id), "text": shown, "source": "mkdocs-syndicate",
                   "user": {"id": UID, "idstr": str(UID), "screen_name": "sandbox"},
