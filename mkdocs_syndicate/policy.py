@@ -68,8 +68,7 @@ def decide(event: Event, s: Situation) -> Action:
     if event is Kind.REFUSED or event is Found.CONFLICT:
         return Action(Step.FAIL)
     if event is Kind.ACCEPTED:
-        return Action(Step.AWAIT, reason="received; the service confirms only later, so the next run "
-                                         "sends again until it answers 200")
+        return Action(Step.AWAIT, reason="sent again by the next run until the service answers 200")
     if event is Kind.AUTH:
         return Action(Step.STOP_LANE, reason="the service refused the credentials")
     if event is Kind.NOT_SENT:

@@ -41,8 +41,12 @@ def run_with_display(options: Options, posts: list[Post], log: Callable[[str], N
         warn(f"deferred by max_per_run, goes out next run: {key}")
     for line in report.warnings:
         warn(one_line(line))
+    waiting: dict[tuple[str, str], list[str]] = {}
     for result in report.waiting:
-        warn(one_line(f"({result.post_key}, {result.channel}) not confirmed yet: {result.detail}"))
+        waiting.setdefault((result.channel, result.detail), []).append(result.post_key)
+    for (channel, detail), keys in waiting.items():
+        which = keys[0] if len(keys) == 1 else f"{len(keys)} posts"
+        warn(one_line(f"{channel}: {which} not confirmed yet: {detail}"))
     return report
 
 

@@ -202,16 +202,25 @@ def test_gh_deploy_announces_only_after_a_successful_push(site, sandbox, tmp_pat
         assert sandbox.requests() == [] and not (repo / "ledger.yml").exists()
 
 
-def test_example_site_runs_twice_with_the_second_run_quiet(tmp_path):
+def test_example_site_as_the_quick_start_says(tmp_path):
+    """First run: everything sent, the IndexNow pings answered 202 (a new key) and kept in_flight;
+    second run: the sandbox engine has checked the key file, the pings are confirmed with 200;
+    third run: nothing to do, no request, the ledger unchanged."""
     site_copy = tmp_path / "example-site"
     shutil.copytree(ROOT / "example-site", site_copy, ignore=shutil.ignore_patterns("site"))
     (tmp_path / "ledger.yml").write_text((ROOT / "ledger.yml").read_text())
     first = mkdocs(site_copy / "mkdocs.yml")
     assert first.returncode == 0, first.stderr
     ledger_text = (tmp_path / "ledger.yml").read_text()
-    assert ledger_text.count("state: done") == 15 and ledger_text.count("remote_id") == 12
+    assert ledger_text.count("state: done") == 12 and ledger_text.count("remote_id") == 12
+    assert ledger_text.count("202 accepted, key validation pending") == 3
+    assert "indexnow: 3 posts not confirmed yet" in first.stderr
     second = mkdocs(site_copy / "mkdocs.yml")
-    assert second.returncode == 0 and "0 requests" in second.stderr
+    assert second.returncode == 0, second.stderr
+    ledger_text = (tmp_path / "ledger.yml").read_text()
+    assert ledger_text.count("state: done") == 15 and "in_flight" not in ledger_text
+    third = mkdocs(site_copy / "mkdocs.yml")
+    assert third.returncode == 0 and "0 requests" in third.stderr
     assert (tmp_path / "ledger.yml").read_text() == ledger_text
 
 
