@@ -43,6 +43,7 @@ config_file_option = click.option(
 
 
 @click.group()
+@click.version_option(package_name="mkdocs-syndicate", prog_name="mkdocs-syndicate")
 def main() -> None:
     """See and steer mkdocs-syndicate: what went out where, and what is left."""
 

@@ -191,13 +191,6 @@ def test_indexnow_in_flight_is_simply_resent(tmp_path, sandbox, clock):
     assert sandbox.snapshot()["indexnow"]["pings"][0]["urls"] == [make_post(1).url, make_post(2).url]
 
 
-def test_indexnow_missing_key_file_fails_with_a_deploy_hint(tmp_path, sandbox, clock):
-    sandbox.key_file_root = tmp_path  # nothing deployed there
-    report, _ = run(tmp_path, {"ping": indexnow_raw(sandbox)}, [make_post(1)], clock)
-    assert [r.state for r in report.results] == ["failed"]
-    assert "deploy the site" in ledger(tmp_path).record("blog/post-1/", "ping").error
-
-
 def test_max_per_run_defers_the_newest_posts(tmp_path, sandbox, clock):
     posts = [make_post(n) for n in (1, 2, 3)]
     report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, posts, clock, max_per_run=2)

@@ -35,3 +35,45 @@ def test_pull_requests_only_build_without_secrets():
 
 def test_the_readme_shows_the_same_workflow():
     assert WORKFLOW.read_text() in (ROOT / "README.md").read_text()
+
+
+WORKFLOWS = [WORKFLOW, ROOT / ".github" / "workflows" / "release.yml"]
+
+
+def tool(name):
+    """A linter installed by the test extra, next to this interpreter (or on PATH)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    found = Path(sys.executable).parent / name
+    path = str(found) if found.exists() else shutil.which(name)
+    if path is None:
+        import pytest
+        pytest.skip(f"{name} is not installed (pip install -e '.[test]')")
+    return path
+
+
+def test_the_workflows_lint_clean_with_actionlint():
+    import subprocess
+    result = subprocess.run([tool("actionlint"), *map(str, WORKFLOWS)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_workflows_have_no_zizmor_findings_even_pedantic():
+    """The one exception is documented where it is: the publish job keeps the checkout's token on
+    purpose (gh-deploy and the ledger push use it) and uploads no artifact (`zizmor: ignore`)."""
+    import subprocess
+    result = subprocess.run([tool("zizmor"), "--offline", "--persona", "pedantic", *map(str, WORKFLOWS)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0 and "No findings to report" in result.stdout, result.stdout + result.stderr
+    ignored = [line for line in WORKFLOW.read_text().splitlines() if "zizmor: ignore" in line]
+    assert len(ignored) == 1 and "artipacked" in ignored[0]
+
+
+def test_actions_are_pinned_by_commit_with_the_version_beside_them():
+    import re
+    for path in WORKFLOWS:
+        for line in path.read_text().splitlines():
+            if "uses:" in line:
+                assert re.search(r"uses: [\w.-]+/[\w.-]+@[0-9a-f]{40}  # v\d+\.\d+\.\d+$", line), line
