@@ -33,18 +33,19 @@ def options_from(config: "MkDocsConfig", plugin_config: Any, *, sending: bool) -
         max_per_run = plugin_config.max_per_run if plugin_config.max_per_run is not None else 10
         if max_per_run < 1:
             raise SyndicateError("max_per_run: must be 1 or more")
-        seconds(plugin_config.stale_after_hours, "stale_after_hours")
+        seconds(plugin_config.stale_after_hours, "stale_after_hours", "hours")
         return parse_options(
             plugin_config.channels, ledger_path=ledger_path(config, plugin_config), site=site,
             sandbox=plugin_config.sandbox, sending=sending,
             since=as_datetime(since, "since") if since is not None else None,
             max_per_run=max_per_run, max_wait=seconds(plugin_config.max_wait, "max_wait"),
             git=parse_git_settings(plugin_config.git, "git"),
-            wait_until_live=_live_timeout(plugin_config.wait_until_live))
+            wait_until_live=_live_timeout(plugin_config.wait_until_live),
+            backlog=plugin_config.backlog, backlog_days=seconds(plugin_config.backlog_days, "backlog_days", "days"))
     except SyndicateError as exc:
         text = str(exc)
         raise ConfigError(f"{where}.{text}" if text.startswith(
-            ("channels", "max_per_run", "git", "wait_until_live", "max_wait", "stale_after_hours"))
+            ("channels", "max_per_run", "git", "wait_until_live", "max_wait", "stale_after_hours", "backlog_days"))
             else f"{where}: {text}") from None
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from .backlog import Adoption
 from .channels.base import Channel, Prepared  # noqa: F401 (Prepared: part of PendingPair)
 from .ledger import Ledger, PostRef
 from .ledger_format import Record
@@ -38,6 +39,7 @@ class PendingPair:
 class Plan:
     lanes: dict[str, list[PendingPair]] = field(default_factory=dict)
     deferred: list[Post] = field(default_factory=list)   # over max_per_run: next run
+    adoption: Adoption | None = None                     # a first run's backlog, adopted not sent
 
     @property
     def pairs(self) -> list[PendingPair]:

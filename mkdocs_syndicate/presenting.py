@@ -32,6 +32,8 @@ def run_with_display(options: Options, posts: list[Post], log: Callable[[str], N
             report = send(options, posts, reporter, verify_only=verify_only)
     else:
         report = send(options, posts, PlainReporter(log), verify_only=verify_only)
+    if report.adoption is not None:
+        log(report.adoption.line())
     if not report.results:
         log("nothing in flight to verify (0 requests)" if verify_only
             else "nothing pending: every post is announced everywhere (0 requests)")
@@ -59,12 +61,17 @@ def undone_message(report: RunReport, options: Options) -> str | None:
 
 
 def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None]) -> None:
+    if the_plan.adoption is not None:
+        log(f"plan ({reason}): the first send will adopt, not announce: " + the_plan.adoption.line())
     if not the_plan.pairs and not the_plan.deferred:
         log(f"plan ({reason}): nothing pending")
         return
     log(f"plan ({reason}): {len(the_plan.pairs)} pair(s) would be sent; nothing sent")
-    for line in plan_lines(the_plan):
+    for line in plan_lines(the_plan, collapse_after=COLLAPSE_AFTER):
         log(line)
+
+
+COLLAPSE_AFTER = 10   # more lines of one kind than this become one line with a count
 
 
 def stale_pending(the_plan: Plan, now: dt.datetime, hours: float) -> list[str]:

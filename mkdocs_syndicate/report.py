@@ -106,8 +106,12 @@ def undone_lines(report: RunReport) -> list[str]:
     return lines
 
 
-def plan_lines(plan: Plan) -> list[str]:
-    lines = []
+def plan_lines(plan: Plan, collapse_after: int | None = None) -> list[str]:
+    """One line per pending pair and per deferred post. With `collapse_after`, a kind of line
+    (sends, resends, verifies, deferred posts) with more lines than that
+    shows its first three and one line counting the rest: a big site's plan stays readable, and
+    `mkdocs-syndicate plan` lists everything."""
+    groups: dict[str, list[str]] = {}
     for channel_id, pairs in plan.lanes.items():
         for pair in pairs:
             verb = "verify then maybe resend" if pair.needs_verify else (
@@ -116,9 +120,18 @@ def plan_lines(plan: Plan) -> list[str]:
             length = ""
             if pair.prepared.message is not None and pair.prepared.message.limit:
                 length = f" [{pair.prepared.message.length}/{pair.prepared.message.limit}]"
-            lines.append(f"{channel_id}: would {verb} {one_line(pair.post.key)}{length}: {text}")
+            groups.setdefault(f"would {verb}", []).append(
+                f"{channel_id}: would {verb} {one_line(pair.post.key)}{length}: {text}")
     for post in plan.deferred:
-        lines.append(f"deferred to a later run (max_per_run): {one_line(post.key)}")
+        groups.setdefault("deferred to a later run (max_per_run)", []).append(
+            f"deferred to a later run (max_per_run): {one_line(post.key)}")
+    lines = []
+    for kind, members in groups.items():
+        if collapse_after is not None and len(members) > collapse_after:
+            lines += members[:3]
+            lines.append(f"{kind}: … and {len(members) - 3} more (`mkdocs-syndicate plan` lists them all)")
+        else:
+            lines += members
     for warning in sorted({w for pair in plan.pairs for w in pair.prepared.warnings}):
         lines.append(f"note: {one_line(warning)}")
     return lines

@@ -21,6 +21,7 @@ from typing import Protocol
 import httpx
 
 from . import checkpoints
+from .backlog import Adoption
 from .channels.base import Channel, Found, Kind, Outcome, Verdict
 from .errors import SyndicateError
 from .gitstore import StaleLedger
@@ -58,6 +59,7 @@ class RunReport:
     deferred: list[str] = field(default_factory=list)
     requests: int = 0
     warnings: list[str] = field(default_factory=list)   # messages changed to fit a channel's rules
+    adoption: Adoption | None = None                     # a first run's backlog, adopted not sent
 
     @property
     def undone(self) -> list[PairResult]:

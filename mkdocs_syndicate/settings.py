@@ -121,10 +121,10 @@ def _number(value: Any, where: str) -> float:
     return seconds(value, where)
 
 
-def seconds(value: Any, where: str) -> float:
+def seconds(value: Any, where: str, unit: str = "seconds") -> float:
     """A duration setting: a finite number, 0 or more (nan, inf and negatives are errors)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ConfigError(f"{where}: must be a number of seconds (0 or more), not {value!r}")
+        raise ConfigError(f"{where}: must be a number of {unit} (0 or more), not {value!r}")
     return float(value)
 
 

@@ -18,6 +18,7 @@ import httpx
 
 from .channels import REGISTRY
 from .channels.base import Channel, Site
+from .backlog import Adoption, adopt, adoption
 from .errors import ConfigError, SyndicateError
 from .gitstore import GitMirror, GitSettings, StaleLedger
 from .ledger import Ledger
@@ -47,6 +48,10 @@ class Options:
     git: GitSettings = field(default_factory=GitSettings)
     wait_until_live: float | None = None   # seconds to wait for a new post's page to answer 200
     live_interval: float = DEFAULT_INTERVAL
+    # First run: "adopt" posts older than backlog_days, or "send" them. The plugin's setting
+    # defaults to adopt; callers of this library say which they want.
+    backlog: str = "send"
+    backlog_days: float = 2.0
     extra: dict = field(default_factory=dict)
 
 
@@ -87,7 +92,18 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     clock = clock or SystemClock()
     ledger = Ledger.read(options.ledger_path)
     channels = make_channels(options, sandbox_url="http://127.0.0.1:8787")
-    return make_plan(ledger, select_posts(options, posts, clock), channels, options.max_per_run)
+    chosen = select_posts(options, posts, clock)
+    adopting = _adoption(options, ledger, chosen, clock)
+    if adopting is not None:
+        adopted = {p.key for p in adopting.posts}
+        chosen = [p for p in chosen if p.key not in adopted]
+    the_plan = make_plan(ledger, chosen, channels, options.max_per_run)
+    the_plan.adoption = adopting
+    return the_plan
+
+
+def _adoption(options: Options, ledger: Ledger, chosen: list[Post], clock: Clock) -> Adoption | None:
+    return adoption(ledger, chosen, backlog=options.backlog, days=options.backlog_days, now=utcnow(clock))
 
 
 def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Clock | None = None,
@@ -106,6 +122,10 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
         with _sandbox(options) as sandbox_url:
             channels = make_channels(options, sandbox_url)
             report = RunReport()
+            adopting = None if verify_only else _adoption(options, ledger, chosen, clock)
+            if adopting is not None:
+                adopt(ledger, adopting, [c.id for c in channels], utcnow(clock))
+                report.adoption = adopting
             left_to_others: set[tuple[str, str]] = set()
             if options.wait_until_live and not verify_only:
                 for pair in _not_live(options, ledger, chosen, channels, reporter, clock, transport, report):

@@ -24,6 +24,9 @@ def write_site(folder: Path, plugin: dict, posts: dict[str, str], *, blog: bool 
         (docs / "blog" / "index.md").write_text("# Blog\n", encoding="utf-8")
     for name, text in posts.items():
         (post_dir / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    # The tests' posts are dated November 2026; a first run would adopt them (backlog: adopt, the
+    # default) — tests of that say so, the others announce them.
+    plugin = {"backlog": "send", **plugin}
     config = {"site_name": "Test Site", "site_url": site_url,
               "theme": {"name": "material"} if blog else {"name": "mkdocs"},
               "plugins": (["blog"] if blog else []) + [{"syndicate": plugin}]}

@@ -37,6 +37,7 @@ def site(tmp_path, sandbox):
         plugins:
           - syndicate:
               mode: send
+              backlog: send
               channels:
                 masto: {{type: mastodon, instance: "{url}/mastodon", token: !ENV MASTO_TOKEN}}
                 devto: {{type: forem, api: "{url}/forem/api", api_key: !ENV DEVTO_KEY, min_interval: 0}}
