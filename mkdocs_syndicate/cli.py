@@ -31,7 +31,7 @@ from .presenting import run_with_display, undone_message
 from .report import STATE_STYLES
 from .safety import one_line, printable
 from .status import human_age, status_view
-from .syndication import (Options, RunInterrupted, make_channels, plan as make_the_plan, sandbox_state_dir,
+from .syndication import (Options, RunInterrupted, plan as make_the_plan, sandbox_state_dir,
                           select_posts, site_sandbox)
 from .timeutil import SystemClock, from_iso, to_iso, utcnow
 
@@ -380,10 +380,11 @@ def sandbox(config_file: Path | None, port: int) -> None:
     options = _guard(lambda: site.options(sending=False))
     state_dir = sandbox_state_dir(options)
     server = site_sandbox(options, port=port, public_base=f"http://127.0.0.1:{port}")
+    server.on_request = lambda line: click.echo(one_line(line), err=True)
     if not options.sandbox:
         click.echo("note: mkdocs.yml has no `sandbox: true`, so builds will not send here", err=True)
     click.echo(f"sandbox emulators on http://127.0.0.1:{port}/ (state in {state_dir}); "
-               f"{', '.join(c.id for c in make_channels(options, 'http://127.0.0.1:1'))} "
+               f"{', '.join(c.id for c in options.channels if c.enabled)} "
                "will send here. Ctrl-C stops.", err=True)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:

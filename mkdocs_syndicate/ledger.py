@@ -17,6 +17,7 @@ from . import checkpoints
 from .atomicfile import atomic_write_text, sweep_stale_temp_files
 from .errors import LedgerError, LedgerLocked, LedgerWriteError
 from .ledger_format import PostEntry, Posts, Record, dump, parse
+from .localdirs import lock_path, private_dir
 
 if TYPE_CHECKING:
     from .gitstore import GitMirror
@@ -72,14 +73,17 @@ class Ledger:
             raise LedgerError(str(path), f"folder {path.parent} does not exist")
         if path.is_dir():
             raise LedgerError(str(path), "is a folder; `ledger:` must name a file (e.g. ledger.yml)")
-        lock = filelock.FileLock(str(path) + ".lock", timeout=lock_timeout)
+        where = lock_path(path)
+        shown = f"{where.parent.name}/{where.name}"
         try:
+            private_dir(where.parent)
+            lock = filelock.FileLock(str(where), timeout=lock_timeout)
             lock.acquire()
         except filelock.Timeout:
-            raise LedgerLocked(str(path), f"another mkdocs-syndicate run holds {path.name}.lock; "
+            raise LedgerLocked(str(path), f"another mkdocs-syndicate run holds {shown}; "
                                f"waited {lock_timeout:g} s. Nothing was sent.") from None
         except OSError as exc:  # a read-only folder, a folder where the lock file goes
-            raise LedgerError(str(path), f"cannot create the lock file {path.name}.lock "
+            raise LedgerError(str(path), f"cannot create the lock file {shown} "
                               f"({exc.strerror or exc}); is the folder writable? Nothing was sent.") from None
         try:
             sweep_stale_temp_files(path)

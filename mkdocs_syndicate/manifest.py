@@ -15,10 +15,10 @@ from typing import Any
 
 from .atomicfile import atomic_write_text
 from .errors import SyndicateError
+from .localdirs import CACHE_DIR, private_dir
 from .posts import ChannelOverride, Post
 from .timeutil import from_iso, to_iso
 
-CACHE_DIR = ".syndicate-cache"
 FORMAT = 1
 
 
@@ -33,7 +33,7 @@ def manifest_path(ledger_path: Path) -> Path:
 def write_manifest(path: Path, posts: list[Post], site_url: str, built_at: dt.datetime) -> None:
     data = {"format": FORMAT, "site_url": site_url, "built_at": to_iso(built_at),
             "posts": [_post_to_json(post) for post in posts]}
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", checkpoint=False)
 
 

@@ -41,7 +41,8 @@ def options_from(config: "MkDocsConfig", plugin_config: Any, *, sending: bool) -
             max_per_run=max_per_run, max_wait=seconds(plugin_config.max_wait, "max_wait"),
             git=parse_git_settings(plugin_config.git, "git"),
             wait_until_live=_live_timeout(plugin_config.wait_until_live),
-            backlog=plugin_config.backlog, backlog_days=seconds(plugin_config.backlog_days, "backlog_days", "days"))
+            backlog=plugin_config.backlog, backlog_days=seconds(plugin_config.backlog_days, "backlog_days", "days"),
+            sandbox_pacing=plugin_config.sandbox_pacing)
     except SyndicateError as exc:
         text = str(exc)
         raise ConfigError(f"{where}.{text}" if text.startswith(

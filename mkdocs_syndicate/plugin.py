@@ -22,7 +22,6 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files
 
-from .channels.indexnow import IndexNowChannel
 from .errors import SyndicateError
 from .gather import gather_posts
 from .backlog import BACKLOGS
@@ -32,7 +31,7 @@ from .mkdocs_site import options_from
 from .posts import Post
 from .presenting import log_plan, run_with_display, stale_pending, undone_message
 from .runner import DEFAULT_MAX_WAIT
-from .syndication import Options, make_channels, plan
+from .syndication import SANDBOX_PACINGS, Options, make_channels, plan, sandbox_note
 
 log = get_plugin_logger("syndicate")
 
@@ -50,6 +49,7 @@ class SyndicateConfig(base.Config):
     wait_until_live = c.Type((bool, int, float), default=False)
     stale_after_hours = c.Type((int, float), default=24)
     backlog = c.Choice(BACKLOGS, default="adopt")
+    sandbox_pacing = c.Choice(SANDBOX_PACINGS, default="fast")
     backlog_days = c.Type((int, float), default=2)
 
 
@@ -92,9 +92,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         self.files = files
         if self.options is not None:
-            for channel in make_channels(self.options, sandbox_url="http://127.0.0.1:8787"):
-                if isinstance(channel, IndexNowChannel) and channel.settings.options.get("key"):
-                    name, content = channel.key_file()
+            for channel in make_channels(self.options):
+                for name, content in channel.site_files():  # e.g. IndexNow's key file
                     if files.get_file_from_path(name) is None:
                         files.append(File.generated(config, name, content=content))
         return files
@@ -159,7 +158,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
             raise PluginError(f"syndicate: {exc}") from None
 
     def _send(self, options: Options, posts: list[Post]) -> None:
-        log.info(f"sending ({self.decision.reason}){' to the sandbox' if options.sandbox else ''}")
+        note = sandbox_note(options)
+        log.info(f"sending ({self.decision.reason}){' ' + note if note else ''}")
         report = run_with_display(options, posts, log.info, log.warning)
         message = undone_message(report, options)
         if message:

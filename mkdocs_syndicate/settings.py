@@ -196,7 +196,9 @@ def is_loopback(host: str) -> bool:
 def require_credentials(channels: list[ChannelSettings], registry: Mapping[str, Any], *,
                         provided: Mapping[str, set[str]] | None = None) -> None:
     """Send mode: every enabled channel needs its required settings; never skip one silently.
-    `provided`: per channel type, settings something else supplies (the sandbox's credentials)."""
+    `provided`: per channel type, settings something else supplies (the sandbox's credentials).
+    Every missing setting is named in the one error, not one per build."""
+    missing = []
     for channel in channels:
         if not channel.enabled:
             continue
@@ -205,8 +207,12 @@ def require_credentials(channels: list[ChannelSettings], registry: Mapping[str, 
                 continue
             if option.required and channel.options.get(name) in (None, ""):
                 hint = f" ({option.help})" if option.help else ""
-                raise ConfigError(f"{channel.where(name)}: missing (or empty); channel {channel.id!r} cannot send "
-                                  f"without it{hint}. Set it, or set 'enabled: false' on the channel.")
+                missing.append(f"{channel.where(name)}: missing (or empty); channel {channel.id!r} cannot send "
+                               f"without it{hint}.")
+    if missing:
+        advice = "Set them, or set 'enabled: false' on those channels." if len(missing) > 1 else \
+            "Set it, or set 'enabled: false' on the channel."
+        raise ConfigError("\n  ".join(missing) + "\n  " + advice if len(missing) > 1 else f"{missing[0]} {advice}")
 
 
 def with_options(channel: ChannelSettings, **changes: Any) -> ChannelSettings:

@@ -9,14 +9,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit
 
 import httpx
 
-from .channels import REGISTRY
 from .channels.base import Channel, Site
 from .backlog import Adoption, adopt, adoption
 from .errors import ConfigError, SyndicateError
@@ -24,14 +23,16 @@ from .gitstore import GitMirror, GitSettings, StaleLedger
 from .ledger import Ledger
 from .ledger_format import parse
 from .liveness import DEFAULT_INTERVAL, wait_until_live
+from .localdirs import SANDBOX_DIR
 from .planning import PendingPair, Plan, make_plan
 from .posts import Post, announceable
 from .runner import DEFAULT_MAX_WAIT, PairResult, Reporter, Runner, RunReport
-from .sandbox import SandboxServer, running_sandbox
+from .redaction import Secret
+from .registry import TYPES, clients
+from .sandbox import DEFAULT_PUBLIC_BASE, SandboxServer, running_sandbox
 from .settings import ChannelSettings, parse_channels, require_credentials, with_options
 from .timeutil import Clock, SystemClock, utcnow
 
-SANDBOX_DIR = ".syndicate-sandbox"
 
 
 @dataclass
@@ -52,35 +53,67 @@ class Options:
     # defaults to adopt; callers of this library say which they want.
     backlog: str = "send"
     backlog_days: float = 2.0
+    sandbox_pacing: str = "fast"           # sandbox only: "fast" (min_interval / 100) or "real"
     extra: dict = field(default_factory=dict)
 
 
 def parse_options(raw_channels: object, *, ledger_path: Path, site: Site, sandbox: bool,
                   sending: bool, **rest: object) -> Options:
     """Validate everything a run needs; raises ConfigError naming the setting."""
-    channels = parse_channels(raw_channels, REGISTRY)
+    registry = clients()
+    channels = parse_channels(raw_channels, registry)
     if sending:
         # In the sandbox the emulators' own credentials and addresses replace the real ones, but
         # every other required setting (Weibo's rip, say) must be there, as it must for real.
-        require_credentials(channels, REGISTRY, provided={
-            name: set(cls.sandbox_options("http://127.0.0.1:1")) for name, cls in REGISTRY.items()}
+        require_credentials(channels, registry, provided={
+            name: set(t.emulator_class().client_options("", "")) for name, t in TYPES.items()}
             if sandbox else None)
     options = Options(ledger_path=ledger_path, channels=channels, site=site, sandbox=sandbox, **rest)  # type: ignore[arg-type]
-    make_channels(options, sandbox_url="http://127.0.0.1:1")  # constructs every channel: checks their settings
+    make_channels(options, Sandbox("http://127.0.0.1:1"))  # constructs every channel: checks their settings
     return options
 
 
-def make_channels(options: Options, sandbox_url: str | None = None) -> list[Channel]:
+@dataclass(frozen=True)
+class Sandbox:
+    """Where the sandbox emulators listen, and where the links they hand out point."""
+
+    url: str
+    public_base: str = DEFAULT_PUBLIC_BASE
+
+
+def make_channels(options: Options, sandbox: Sandbox | None = None) -> list[Channel]:
     channels = []
     for settings in options.channels:
         if not settings.enabled:
             continue
-        cls = REGISTRY[settings.type]
+        kind = TYPES[settings.type]
         if options.sandbox:
             # Real credentials are never sent to the emulators: they get the sandbox's own.
-            settings = with_options(settings, **cls.sandbox_options(sandbox_url or ""))
-        channels.append(cls(settings, options.site))
+            where = sandbox or Sandbox("http://127.0.0.1:8787")
+            given = kind.emulator_class().client_options(where.url, where.public_base)
+            spec = kind.client_class().options
+            settings = with_options(settings, **{name: Secret(value) if spec[name].kind == "secret" else value
+                                                 for name, value in given.items()})
+            if options.sandbox_pacing == "fast":  # a rehearsal need not wait DEV's 75 s per post
+                settings = replace(settings, min_interval=settings.min_interval / SANDBOX_PACING_SCALE)
+        channels.append(kind.client_class()(settings, options.site))
     return channels
+
+
+SANDBOX_PACING_SCALE = 100
+SANDBOX_PACINGS = ("fast", "real")
+
+
+def sandbox_note(options: Options) -> str | None:
+    """What a sandbox run does differently from a real one, said once at its start."""
+    if not options.sandbox:
+        return None
+    paced = [c for c in options.channels if c.enabled and c.min_interval]
+    if options.sandbox_pacing == "real" or not paced:
+        return "to the sandbox (real credentials are not sent there)"
+    scaled = ", ".join(f"{c.id} {c.min_interval:g} s → {c.min_interval / SANDBOX_PACING_SCALE:g} s" for c in paced)
+    return (f"to the sandbox, with pacing {SANDBOX_PACING_SCALE}× faster than configured ({scaled}; "
+            "`sandbox_pacing: real` keeps the real spacing)")
 
 
 def select_posts(options: Options, posts: list[Post], clock: Clock) -> list[Post]:
@@ -91,7 +124,7 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     """What a send would do now: reads the ledger, touches nothing, no network."""
     clock = clock or SystemClock()
     ledger = Ledger.read(options.ledger_path)
-    channels = make_channels(options, sandbox_url="http://127.0.0.1:8787")
+    channels = make_channels(options)
     chosen = select_posts(options, posts, clock)
     adopting = _adoption(options, ledger, chosen, clock)
     if adopting is not None:
@@ -119,8 +152,8 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
     chosen = select_posts(options, posts, clock) if not verify_only else posts
     with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
         mirror = _start_mirror(options, ledger)
-        with _sandbox(options) as sandbox_url:
-            channels = make_channels(options, sandbox_url)
+        with _sandbox(options) as sandbox:
+            channels = make_channels(options, sandbox)
             report = RunReport()
             adopting = None if verify_only else _adoption(options, ledger, chosen, clock)
             if adopting is not None:
@@ -250,17 +283,17 @@ def sandbox_state_dir(options: Options) -> Path:
 
 
 @contextlib.contextmanager
-def _sandbox(options: Options) -> Iterator[str | None]:
+def _sandbox(options: Options) -> Iterator[Sandbox | None]:
     if not options.sandbox:
         yield None
         return
     state_dir = sandbox_state_dir(options)
     running = running_sandbox(state_dir)
     if running:  # `mkdocs-syndicate sandbox` is serving this state folder: use it
-        yield running
+        yield Sandbox(running, running)
         return
     with site_sandbox(options) as server:
-        yield server.url
+        yield Sandbox(server.url, server.public_base)
 
 
 def site_sandbox(options: Options, **server_options: object) -> SandboxServer:
@@ -269,6 +302,8 @@ def site_sandbox(options: Options, **server_options: object) -> SandboxServer:
     key_root = Path(options.site.site_dir) if options.site.site_dir else None
     server = SandboxServer(sandbox_state_dir(options), key_file_root=key_root, **server_options)  # type: ignore[arg-type]
     server.emulators["weibo"].safe_domain = urlsplit(options.site.url).hostname  # type: ignore[attr-defined]
+    for channel in options.channels:
+        server.channel_names.setdefault(channel.type, []).append(channel.id)
     return server
 
 

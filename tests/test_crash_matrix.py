@@ -192,7 +192,7 @@ def test_second_concurrent_run_is_refused_without_touching_the_ledger(tmp_path):
         first = scenario.start()
         _wait_for_lock_holder(scenario, first)
         code, output = scenario.run(CRASH_LOCK_TIMEOUT="0.2")
-        assert code == 2 and "another mkdocs-syndicate run holds ledger.yml.lock" in output, output
+        assert code == 2 and "another mkdocs-syndicate run holds .syndicate-cache/ledger.yml.lock" in output, output
         assert "Nothing was sent" in output
         out, err = first.communicate(timeout=120)
         assert first.returncode == 0, out + err

@@ -118,8 +118,8 @@ def test_a_bad_syndicate_id_is_refused(key, problem):
 # ------------------------------------------------------------------ the ledger's folder
 
 def test_a_folder_where_the_lock_file_goes_is_one_clear_error(tmp_path):
-    (tmp_path / "ledger.yml.lock").mkdir()
-    with pytest.raises(LedgerError, match=r"cannot create the lock file ledger\.yml\.lock \(Is a directory\)"):
+    (tmp_path / ".syndicate-cache" / "ledger.yml.lock").mkdir(parents=True)
+    with pytest.raises(LedgerError, match=r"cannot create the lock file \.syndicate-cache/ledger\.yml\.lock \(Is a directory\)"):
         Ledger.open_for_writing(tmp_path / "ledger.yml")
 
 

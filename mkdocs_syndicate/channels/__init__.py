@@ -1,15 +1,13 @@
-"""Channel types by the name used in `channels.<id>.type`."""
+"""Channel clients, one module per service behind `base.Channel`; `registry.TYPES` names them."""
 
 from __future__ import annotations
 
-from .base import Channel
-from .bluesky import BlueskyChannel
-from .forem import ForemChannel
-from .indexnow import IndexNowChannel
-from .mastodon import MastodonChannel
-from .weibo import WeiboChannel
+from typing import Any
 
-REGISTRY: dict[str, type[Channel]] = {
-    cls.type_name: cls
-    for cls in (IndexNowChannel, MastodonChannel, ForemChannel, WeiboChannel, BlueskyChannel)
-}
+
+def __getattr__(name: str) -> Any:
+    if name == "REGISTRY":  # every client class by type name, loaded on first use
+        from ..registry import clients
+
+        return clients()
+    raise AttributeError(name)

@@ -98,7 +98,6 @@ class Channel:
     # A repeat of the same request is a no-op by construction (Bluesky: deterministic rkey and
     # byte-identical putRecord), so an unknown outcome may be resent without a read.
     repeat_safe: ClassVar[bool] = False
-    sandbox_prefix: ClassVar[str] = ""
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
         self.settings = settings
@@ -108,10 +107,10 @@ class Channel:
     def id(self) -> str:
         return self.settings.id
 
-    # Sandbox: option values that point this channel at the built-in emulator.
-    @classmethod
-    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
-        return {}
+    def site_files(self) -> list[tuple[str, str]]:
+        """Files this channel adds to the built site, as (path in the site, text): they deploy
+        with it (IndexNow's key file)."""
+        return []
 
     def secrets(self) -> list[Any]:
         """Everything to redact from errors: configured credentials, plus any session tokens."""

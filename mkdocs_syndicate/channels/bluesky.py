@@ -24,7 +24,6 @@ from ..errors import ConfigError
 from ..messages import LengthRule, bluesky_length, bluesky_url_spans, grapheme_length, message_sha256, render_message
 from ..posts import Post
 from ..redaction import Secret
-from ..sandbox.bluesky import APP_PASSWORD as SANDBOX_PASSWORD, HANDLE as SANDBOX_HANDLE
 from ..settings import ChannelSettings, Option, check_url
 from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Site, Verdict, error_detail,
                    status_outcome, transport_outcome)
@@ -84,7 +83,6 @@ def facets(text: str) -> list[dict[str, Any]]:
 
 class BlueskyChannel(Channel):
     type_name = "bluesky"
-    sandbox_prefix = "/bluesky"
     repeat_safe = True   # deterministic rkey + byte-identical putRecord: a repeat is a no-op
     options = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
@@ -102,13 +100,6 @@ class BlueskyChannel(Channel):
             raise ConfigError(f"{settings.where('language')}: {language!r} is not a BCP 47 language tag "
                               "(like en, en-US or zh-Hant; note the hyphen: en_US is refused by Bluesky)")
         self._session: dict[str, Any] | None = None
-
-    @classmethod
-    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
-        from ..sandbox import DEFAULT_PUBLIC_BASE
-
-        return {"service": base_url + cls.sandbox_prefix, "handle": SANDBOX_HANDLE,
-                "app_password": Secret(SANDBOX_PASSWORD), "web_url": DEFAULT_PUBLIC_BASE + cls.sandbox_prefix}
 
     def secrets(self) -> list[Any]:
         tokens = [self._session[k] for k in ("access", "refresh")] if self._session else []

@@ -20,8 +20,6 @@ import httpx
 from ..ledger_format import Record
 from ..messages import ELLIPSIS, Message, graphemes
 from ..posts import Post
-from ..redaction import Secret
-from ..sandbox.forem import API_KEY as SANDBOX_KEY
 from ..settings import Option
 from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail, first_attempt,
                    status_outcome, transport_outcome)
@@ -80,17 +78,12 @@ def strip_title_heading(body: str, title: str) -> str:
 class ForemChannel(Channel):
     type_name = "forem"
     default_min_interval = 75.0
-    sandbox_prefix = "/forem"
     options = {
         "api": Option("url", default="https://dev.to/api", help="https://<forem>/api"),
         "api_key": Option("secret", required=True,
                           help="DEV → Settings → Extensions → DEV API Keys, e.g. !ENV DEVTO_API_KEY"),
         "published": Option("bool", default=True),
     }
-
-    @classmethod
-    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
-        return {"api": base_url + cls.sandbox_prefix + "/api", "api_key": Secret(SANDBOX_KEY)}
 
     def _headers(self) -> dict[str, str]:
         return {"api-key": self.settings.options["api_key"].reveal(), "Accept": ACCEPT}

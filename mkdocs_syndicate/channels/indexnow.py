@@ -18,14 +18,12 @@ from .base import Channel, Http, Kind, Outcome, Prepared, Site, status_outcome, 
 
 _KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
 MAX_URLS = 10_000
-SANDBOX_KEY = "sandbox-indexnow-key-0001"
 
 
 class IndexNowChannel(Channel):
     type_name = "indexnow"
     default_delivery = "at_least_once"
     batched = True
-    sandbox_prefix = "/indexnow"
     options = {
         "endpoint": Option("url", default="https://api.indexnow.org/indexnow"),
         "key": Option("text", required=True,
@@ -40,17 +38,13 @@ class IndexNowChannel(Channel):
             raise ConfigError(f"{settings.where('key')}: an IndexNow key is 8-128 characters from "
                               "a-z, A-Z, 0-9 and '-'")
 
-    @classmethod
-    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
-        return {"endpoint": base_url + cls.sandbox_prefix, "key": SANDBOX_KEY}
-
     @property
     def key(self) -> str:
         return self.settings.options["key"]
 
-    def key_file(self) -> tuple[str, str]:
-        """(path in the site, content): served at the site root so the engines can check the key."""
-        return f"{self.key}.txt", self.key
+    def site_files(self) -> list[tuple[str, str]]:
+        """The key file, served at the site root so the engines can check the key."""
+        return [(f"{self.key}.txt", self.key)] if self.settings.options.get("key") else []
 
     @property
     def key_location(self) -> str:

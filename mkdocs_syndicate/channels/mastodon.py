@@ -17,7 +17,6 @@ import httpx
 from ..ledger_format import Record
 from ..messages import LengthRule, mastodon_length, render_message
 from ..posts import Post
-from ..sandbox.mastodon import TOKEN as SANDBOX_TOKEN
 from ..settings import Option
 from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, status_outcome,
                    transport_outcome)
@@ -34,7 +33,6 @@ def idempotency_key(post_key: str, channel_id: str) -> str:
 
 class MastodonChannel(Channel):
     type_name = "mastodon"
-    sandbox_prefix = "/mastodon"
     options = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option("secret", required=True,
@@ -43,12 +41,6 @@ class MastodonChannel(Channel):
         "language": Option("text"),
         "max_characters": Option("int", default=500, help="the instance's status length limit"),
     }
-
-    @classmethod
-    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
-        from ..redaction import Secret
-
-        return {"instance": base_url + cls.sandbox_prefix, "token": Secret(SANDBOX_TOKEN)}
 
     @property
     def _base(self) -> str:

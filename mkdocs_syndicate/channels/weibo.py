@@ -20,8 +20,6 @@ from ..errors import PostError
 from ..ledger_format import Record
 from ..messages import LengthRule, neutralise_weibo, render_message, weibo_length
 from ..posts import Post
-from ..redaction import Secret
-from ..sandbox.weibo import TOKEN as SANDBOX_TOKEN
 from ..settings import Option
 from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, transport_outcome)
 from .reading import BadAnswer, identifier, json_object, objects, optional_text
@@ -58,7 +56,6 @@ def error_code(body: Any) -> int | None:
 
 class WeiboChannel(Channel):
     type_name = "weibo"
-    sandbox_prefix = "/weibo"
     options = {
         "api": Option("url", default="https://api.weibo.com/2"),
         "access_token": Option("secret", required=True,
@@ -70,13 +67,6 @@ class WeiboChannel(Channel):
         "max_length": Option("int", default=140),
         "web_url": Option("url", default="https://m.weibo.cn/status"),
     }
-
-    @classmethod
-    def sandbox_options(cls, base_url: str) -> dict[str, Any]:
-        from ..sandbox import DEFAULT_PUBLIC_BASE
-
-        return {"api": base_url + cls.sandbox_prefix + "/2", "access_token": Secret(SANDBOX_TOKEN),
-                "web_url": DEFAULT_PUBLIC_BASE + cls.sandbox_prefix + "/status"}
 
     def _token(self) -> str:
         return self.settings.options["access_token"].reveal()

@@ -80,6 +80,11 @@ class BlueskyEmulator(Emulator):
     def initial_state(self) -> dict[str, Any]:
         return {"records": {}, "sessions": {}, "blobs": {}, "logins": [], "points": []}
 
+    @classmethod
+    def client_options(cls, url: str, public_base: str) -> dict[str, str]:
+        return {"service": f"{url}/bluesky", "handle": HANDLE, "app_password": APP_PASSWORD,
+                "web_url": f"{public_base}/bluesky"}
+
     @staticmethod
     def _error(status: int, name: str, message: str, headers: dict[str, str] | None = None) -> Response:
         return Response(status, {"error": name, "message": message}, headers or {})

@@ -4,6 +4,7 @@ channel highlighted. For rehearsing a config and its templates with `mkdocs-synd
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import re
 from collections import Counter
@@ -18,21 +19,34 @@ def _first_url(text: str) -> str:
     return match.group(0).rstrip(".,)") if match else ""
 
 
-def received(state: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Per channel: {id, text, announces (the post URL it is about), at, duplicate}."""
+def when(epoch: Any) -> str:
+    """One time format for every emulator (they each answer in their service's own)."""
+    try:
+        return dt.datetime.fromtimestamp(float(epoch), dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (TypeError, ValueError, OverflowError):
+        return ""
+
+
+def received(state: dict[str, Any], public_base: str = "") -> dict[str, list[dict[str, Any]]]:
+    """Per emulator: {id, text, announces (the post URL it is about), at, link (where the received
+    post would be seen), duplicate}."""
+    base = public_base.rstrip("/")
     items: dict[str, list[dict[str, Any]]] = {
         "mastodon": [{"id": s["id"], "text": s["text"], "announces": _first_url(s["text"]),
-                      "at": s.get("created_at", "")} for s in state.get("mastodon", {}).get("statuses", [])],
+                      "at": when(s.get("created_epoch")), "link": s.get("url", "")}
+                     for s in state.get("mastodon", {}).get("statuses", [])],
         "forem": [{"id": str(a["id"]), "text": f"{a['title']}\n\n{a.get('body_markdown', '')[:280]}",
-                   "announces": a.get("canonical_url", ""), "at": a.get("created_at", "")}
+                   "announces": a.get("canonical_url", ""), "at": when(a.get("created_epoch")), "link": a.get("url", "")}
                   for a in state.get("forem", {}).get("articles", []) if a.get("user") != "someone-else"],
         "weibo": [{"id": s["idstr"], "text": s["original"], "announces": _first_url(s["original"]),
-                   "at": s.get("created_at", "")} for s in state.get("weibo", {}).get("statuses", [])],
+                   "at": when(s.get("epoch")), "link": f"{base}/weibo/status/{s['idstr']}"}
+                  for s in state.get("weibo", {}).get("statuses", [])],
         "bluesky": [{"id": rkey, "text": r["value"].get("text", ""),
                      "announces": (r["value"].get("embed") or {}).get("external", {}).get("uri")
-                     or _first_url(r["value"].get("text", "")), "at": r["value"].get("createdAt", "")}
+                     or _first_url(r["value"].get("text", "")), "at": when(r.get("at")),
+                     "link": f"{base}/bluesky/profile/sandbox.bsky.social/post/{rkey}"}
                     for rkey, r in state.get("bluesky", {}).get("records", {}).items()],
-        "indexnow": [{"id": str(n), "text": "\n".join(p["urls"]), "announces": "", "at": p.get("at", "")}
+        "indexnow": [{"id": str(n), "text": "\n".join(p["urls"]), "announces": "", "at": when(p.get("at")), "link": ""}
                      for n, p in enumerate(state.get("indexnow", {}).get("pings", []), 1)],
     }
     for channel in AT_MOST_ONCE:
@@ -44,16 +58,21 @@ def received(state: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return items
 
 
-def page(state: dict[str, Any]) -> bytes:
-    data = received(state)
+def page(state: dict[str, Any], public_base: str = "", names: dict[str, list[str]] | None = None) -> bytes:
+    """`names`: the site's channel ids for each emulator (`masto` for mastodon), for the headings."""
+    data = received(state, public_base)
     columns = []
     for channel, entries in data.items():
         dupes = sum(e["duplicate"] for e in entries)
-        head = f"{html.escape(channel)} <small>{len(entries)} received"
+        ids = (names or {}).get(channel)
+        title = f"{', '.join(ids)} <small>({channel})</small>" if ids else channel
+        head = f"{title} <small>{len(entries)} received"
         head += f", <b class=dup-count>{dupes} duplicate</b>" if dupes else ""
         cards = "".join(
-            f"<article class=\"{'dup' if e['duplicate'] else ''}\"><header>#{html.escape(e['id'])} "
-            f"<time>{html.escape(str(e['at']))}</time>{' <b>DUPLICATE</b>' if e['duplicate'] else ''}</header>"
+            f"<article class=\"{'dup' if e['duplicate'] else ''}\"><header>"
+            + (f"<a href=\"{html.escape(e['link'], quote=True)}\">#{html.escape(e['id'])}</a>" if e["link"]
+               else f"#{html.escape(e['id'])}")
+            + f" <time>{html.escape(e['at'])}</time>{' <b>DUPLICATE</b>' if e['duplicate'] else ''}</header>"
             f"<pre>{html.escape(e['text'])}</pre></article>"
             for e in reversed(entries)) or "<p class=empty>nothing yet</p>"
         columns.append(f"<section data-channel=\"{html.escape(channel)}\"><h2>{head}</small></h2>{cards}</section>")

@@ -36,6 +36,10 @@ class ForemEmulator(Emulator):
     def initial_state(self) -> dict[str, Any]:
         return {"articles": [], "next_id": 1000}
 
+    @classmethod
+    def client_options(cls, url: str, public_base: str) -> dict[str, str]:
+        return {"api": f"{url}/forem/api", "api_key": API_KEY}
+
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         seconds = int(fault.get("retry_after", 30))
         if fault.get("plain"):  # Rack::Attack's throttle answer

@@ -21,6 +21,7 @@ import httpx
 from .server import Emulator, Request, Response
 
 _KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
+KEY = "sandbox-indexnow-key-0001"   # the key sandbox runs ping with
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -30,6 +31,10 @@ class IndexNowEmulator(Emulator):
 
     def initial_state(self) -> dict[str, Any]:
         return {"pings": [], "keys": {}}   # key -> "pending" | "valid" | "invalid"
+
+    @classmethod
+    def client_options(cls, url: str, public_base: str) -> dict[str, str]:
+        return {"endpoint": f"{url}/indexnow", "key": KEY}
 
     def trust(self, *keys: str) -> None:
         """Tests that are not about the key check: these keys were validated long ago."""

@@ -79,6 +79,10 @@ class MastodonEmulator(Emulator):
     def initial_state(self) -> dict[str, Any]:
         return {"statuses": [], "idempotency": {}, "seq": 0}
 
+    @classmethod
+    def client_options(cls, url: str, public_base: str) -> dict[str, str]:
+        return {"instance": f"{url}/mastodon", "token": TOKEN}
+
     # ---------------------------------------------------------------- helpers
 
     def _public(self) -> str:

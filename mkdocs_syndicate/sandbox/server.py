@@ -30,6 +30,7 @@ Mastodon also has `ignore_idempotency_key` (Pixelfed and other servers speaking 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import select
@@ -44,6 +45,7 @@ from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 from ..atomicfile import atomic_write_text
+from ..localdirs import private_dir
 from .dashboard import page, received
 
 DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"
@@ -109,6 +111,13 @@ class Emulator:
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         return Response(429, {"error": "Too many requests"})
 
+    @classmethod
+    def client_options(cls, url: str, public_base: str) -> dict[str, str]:
+        """The channel settings that point a client at this emulator, with its own credentials
+        (a rehearsal never sends the real ones): `url` is where the server listens, `public_base`
+        where the links it hands out point."""
+        return {}
+
     # ---------------------------------------------------------------- quirks
 
     @property
@@ -132,11 +141,7 @@ class SandboxServer:
     def __init__(self, state_dir: Path, *, port: int = 0, public_base: str = DEFAULT_PUBLIC_BASE,
                  key_file_root: Path | None = None, idempotency_ttl: float = 3600.0,
                  latency: Callable[[], float] | None = None) -> None:
-        from .bluesky import BlueskyEmulator
-        from .forem import ForemEmulator
-        from .indexnow import IndexNowEmulator
-        from .mastodon import MastodonEmulator
-        from .weibo import WeiboEmulator
+        from ..registry import emulators
 
         self.state_dir = Path(state_dir)
         self.public_base = public_base.rstrip("/")
@@ -145,10 +150,10 @@ class SandboxServer:
         self.latency = latency
         self.now: Callable[[], float] = time.time   # tests may share their virtual clock
         self.lock = threading.RLock()
-        self.emulators: dict[str, Emulator] = {
-            e.name: e for e in (MastodonEmulator(self), IndexNowEmulator(self), ForemEmulator(self),
-                                WeiboEmulator(self), BlueskyEmulator(self))}
+        self.emulators: dict[str, Emulator] = {e.name: e for e in (cls(self) for cls in emulators())}
         self.routes = {prefix: e.name for e in self.emulators.values() for prefix in (e.name, *e.also_at)}
+        self.channel_names: dict[str, list[str]] = {}     # emulator -> the site's channel ids for it
+        self.on_request: Callable[[str], None] | None = None   # a line per request (foreground)
         self.faults: list[dict[str, Any]] = []
         self.quirks: dict[str, dict[str, Any]] = {}
         self.state = self._load()
@@ -173,7 +178,7 @@ class SandboxServer:
         """Foreground (`mkdocs-syndicate sandbox`): builds with `sandbox: true` and the same state
         folder use this server instead of starting their own, so the page shows their posts."""
         self._httpd = _QuietServer(("127.0.0.1", self._port), _handler_for(self))
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.state_dir)
         atomic_write_text(self.advert_file, json.dumps({"url": self.url, "pid": os.getpid()}), checkpoint=False)
         try:
             self._httpd.serve_forever()
@@ -233,7 +238,7 @@ class SandboxServer:
         return state
 
     def save(self) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.state_dir)
         atomic_write_text(self.state_file, json.dumps(self.state, ensure_ascii=False, indent=1),
                           checkpoint=False)
 
@@ -246,6 +251,14 @@ class SandboxServer:
             raise ValueError(f"unknown channel {fault.get('channel')!r}")
         with self.lock:
             self.faults.append({"times": 1, **fault})
+
+    def tell(self, emulator: str, request: Request, response: Response | None) -> None:
+        if self.on_request is None:
+            return
+        ids = ", ".join(self.channel_names.get(emulator, [])) or emulator
+        answer = "no answer (fault)" if response is None else str(response.status)
+        stamp = dt.datetime.now().strftime("%H:%M:%S")
+        self.on_request(f"{stamp} {ids}: {request.method} {request.path} → {answer}")
 
     def wait_idle(self, timeout: float) -> None:
         """Until no connection is open: whatever a (killed) client sent has been handled."""
@@ -354,7 +367,7 @@ class SandboxServer:
         if request.path == "/state" and request.method == "GET":
             return Response(200, self.snapshot())
         if request.path == "/received" and request.method == "GET":
-            return Response(200, received(self.snapshot()))
+            return Response(200, received(self.snapshot(), self.public_base))
         return Response(404, {"error": "Record not found"})
 
 
@@ -422,10 +435,12 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
             elif prefix == "_site" and request.method == "GET":
                 response = server.site_file(request.path)
             elif prefix == "" and request.method == "GET":
-                response = Response(200, page(server.snapshot()), {"Content-Type": "text/html; charset=utf-8"})
+                response = Response(200, page(server.snapshot(), server.public_base, server.channel_names),
+                                    {"Content-Type": "text/html; charset=utf-8"})
             elif prefix in server.routes:
                 request.prefix = prefix
                 response = server.dispatch(server.routes[prefix], request)
+                server.tell(server.routes[prefix], request, response)
             else:
                 response = Response(404, {"error": f"no emulator at /{prefix}"})
             if response is not None and response.hold_until is not None:

@@ -52,6 +52,10 @@ class WeiboEmulator(Emulator):
     def initial_state(self) -> dict[str, Any]:
         return {"statuses": [], "next_id": 4900000000000000}
 
+    @classmethod
+    def client_options(cls, url: str, public_base: str) -> dict[str, str]:
+        return {"api": f"{url}/weibo/2", "access_token": TOKEN, "web_url": f"{public_base}/weibo/status"}
+
     def _error(self, status: int, code: int, message: str, path: str) -> Response:
         return Response(status, {"request": f"/2{path.removeprefix('/2')}", "error_code": code, "error": message})
 
