@@ -12,12 +12,12 @@ import json
 import os
 import signal
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from .errors import LedgerError, SyndicateError
@@ -31,7 +31,7 @@ from .presenting import run_with_display, undone_message
 from .report import STATE_STYLES
 from .safety import one_line, printable
 from .status import human_age, status_view
-from .syndication import (Options, RunInterrupted, plan as make_the_plan, sandbox_state_dir,
+from .syndication import (Options, RunInterrupted, plan as make_the_plan, sandbox_note, sandbox_state_dir,
                           select_posts, site_sandbox)
 from .timeutil import SystemClock, from_iso, to_iso, utcnow
 
@@ -39,7 +39,7 @@ EXIT_INTERRUPTED = 130
 
 config_file_option = click.option(
     "-f", "--config-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-    help="Provide a specific MkDocs config (default: ./mkdocs.yml).")
+    help="Provide a specific MkDocs config (default: ./mkdocs.yml, else ./properdocs.yml).")
 
 
 @click.group()
@@ -83,7 +83,10 @@ def _now() -> dt.datetime:
 
 def _out() -> Console:
     console = Console()
-    return console if console.is_terminal else Console(width=200)
+    if console.is_terminal:
+        return console
+    # Piped or in CI: no wrapping of keys and URLs, unless the caller says how wide (COLUMNS).
+    return Console(width=int(os.environ.get("COLUMNS") or 200))
 
 
 def _who() -> str:
@@ -125,35 +128,65 @@ def check(ledger: Path) -> None:
 @config_file_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--check", "check_", is_flag=True, help="Exit 1 when any pair is failed or in_flight.")
-def status(config_file: Path | None, as_json: bool, check_: bool) -> None:
-    """Every (post, channel) pair: state, remote URL, attempts, age of in_flight records."""
+@click.option("--all", "show_all", is_flag=True, help="List done and skipped pairs too (they are counted otherwise).")
+@click.option("--state", "states", multiple=True,
+              type=click.Choice([*STATES, "pending", "opted_out"]), help="Only pairs in this state (repeatable).")
+@click.option("--channel", "channel_ids", multiple=True, help="Only this channel id (repeatable).")
+@click.option("--post", "post_text", default=None, help="Only posts whose key or URL contains this.")
+def status(config_file: Path | None, as_json: bool, check_: bool, show_all: bool, states: tuple[str, ...],
+           channel_ids: tuple[str, ...], post_text: str | None) -> None:
+    """Every (post, channel) pair: what is undone first; done ones counted (--all lists them)."""
     site = _site(config_file)
     options = _guard(lambda: site.options(sending=False))
     ledger = _guard(lambda: Ledger.read(options.ledger_path))
     now = _now()
     built = _built_posts_if_any(options)
     posts = select_posts(options, built, SystemClock()) if built is not None else None
-    view = status_view(ledger, _channel_ids(options), posts, now)
+    view = status_view(ledger, _channel_ids(options), posts, now).filtered(
+        states=set(states), channels=set(channel_ids), post=post_text)
     if as_json:
         click.echo(json.dumps({"ledger": str(options.ledger_path), "build_seen": posts is not None,
                                **view.to_json()}, ensure_ascii=False, indent=1))
     else:
-        table = Table(title=f"{options.ledger_path.name}: {len(view.posts)} posts × {len(view.channels)} channels")
-        for column in ("post", "channel", "state", "tries", "when", "remote / error"):
-            table.add_column(column, overflow="fold")
-        for pair in view.pairs:
-            when = f"in flight {human_age(pair.age_seconds)}" if pair.age_seconds is not None else (pair.at or "")
-            detail = pair.remote_url or pair.error or pair.note or ""
-            table.add_row(Text(one_line(pair.post_key)), Text(one_line(pair.channel)),
-                          Text(pair.state, style=STATE_STYLES.get(pair.state, "")),
-                          str(pair.attempts or ""), when, Text(one_line(detail)))
-        console = _out()
-        console.print(table)
-        console.print(Text("totals: " + (", ".join(f"{n} {s}" for s, n in view.totals.items()) or "nothing yet")))
-        if posts is None:
-            console.print("(no saved build: pairs with no record are not shown; run `mkdocs build` to see them)")
+        _print_status(view, options.ledger_path.name, show_all or bool(states), posts is not None)
     if check_ and view.attention:
         sys.exit(1)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+_ORDER = {"failed": 0, "in_flight": 1, "pending": 2, "opted_out": 3, "done": 4, "skipped": 5}
+
+
+def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool) -> None:
+    """Readable at 80 columns: undone pairs first, a line each (state, channel, when, post) and
+    the remote URL or error under it; done and skipped pairs only counted unless asked for. The
+    full text of every field is in `--json`."""
+    console = _out()
+    shown = [p for p in view.pairs if show_all or p.state not in ("done", "skipped")]
+    shown.sort(key=lambda p: (_ORDER.get(p.state, 9), p.post_key, p.channel))
+    console.print(Text(f"{ledger_name}: {len(view.posts)} posts × {len(view.channels)} channels"))
+    width = max(40, console.width)
+    for pair in shown:
+        when = f"{human_age(pair.age_seconds)} ago" if pair.age_seconds is not None else (pair.at or "")[:10]
+        head = f"{pair.state:<10} {one_line(pair.channel):<10} {when:<11} {one_line(pair.post_key)}"
+        line = Text(_cut(head, width))
+        line.stylize(STATE_STYLES.get(pair.state, ""), 0, len(pair.state))
+        console.print(line)
+        detail = " ".join(part for part in (f"(try {pair.attempts})" if pair.attempts > 1 else "",
+                                            pair.remote_url or pair.error or pair.note or "") if part)
+        if detail:
+            console.print(Text(_cut(" " * 11 + one_line(detail), width)))
+    hidden = Counter(p.state for p in view.pairs if p not in shown)
+    totals = ", ".join(f"{n} {state}" for state, n in view.totals.items()) or "nothing yet"
+    console.print(Text(f"totals: {totals}"))
+    if hidden:
+        console.print(Text(f"not listed: {', '.join(f'{n} {s}' for s, n in sorted(hidden.items()))} "
+                           "(--all lists them)"))
+    if not build_seen:
+        console.print("(no saved build: pairs with no record are not shown; run `mkdocs build` to see them)")
 
 
 # ---------------------------------------------------------------------- plan
@@ -224,8 +257,8 @@ def run(config_file: Path | None) -> None:
         return
     options = _guard(lambda: site.options(sending=True))
     posts, built_at = _built_posts(options)
-    _log(f"sending the posts of the build of {to_iso(built_at)}"
-         + (" to the sandbox" if options.sandbox else ""))
+    note = sandbox_note(options)
+    _log(f"sending the posts of the build of {to_iso(built_at)}" + (f" {note}" if note else ""))
     report = _guard(lambda: run_with_display(options, posts, _log, _log))
     message = undone_message(report, options)
     if message:

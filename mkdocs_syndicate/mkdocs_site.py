@@ -78,6 +78,16 @@ class LoadedSite:
         return options_from(self.config, self.plugin_config, sending=sending)
 
 
+CONFIG_NAMES = ("mkdocs.yml", "mkdocs.yaml", "properdocs.yml", "properdocs.yaml")
+
+
+def find_config(folder: Path | None = None) -> Path | None:
+    """The site's config in `folder`: MkDocs' own names first, then ProperDocs' (which continues
+    MkDocs 1.6 with the same format)."""
+    folder = folder or Path.cwd()
+    return next((folder / name for name in CONFIG_NAMES if (folder / name).is_file()), None)
+
+
 def load_site(config_file: Path | None) -> LoadedSite:
     """Load and validate mkdocs.yml as MkDocs does (plugins included), without building."""
     from mkdocs.config import load_config
@@ -85,6 +95,10 @@ def load_site(config_file: Path | None) -> LoadedSite:
 
     from .plugin import SyndicatePlugin
 
+    if config_file is None:
+        config_file = find_config()
+        if config_file is None:
+            raise ConfigError(f"no {', '.join(CONFIG_NAMES)} in {Path.cwd()}; name the config with -f")
     try:
         config = load_config(config_file=str(config_file) if config_file else None)
     except ConfigurationError as exc:

@@ -41,6 +41,16 @@ class StatusView:
     def totals(self) -> dict[str, int]:
         return dict(sorted(Counter(p.state for p in self.pairs).items()))
 
+    def filtered(self, *, states: set[str], channels: set[str], post: str | None) -> "StatusView":
+        """Only the pairs asked for (`mkdocs-syndicate status --state/--channel/--post`)."""
+        def keep(pair: PairStatus) -> bool:
+            return ((not states or pair.state in states) and (not channels or pair.channel in channels)
+                    and (post is None or post in pair.post_key or post in self.posts.get(pair.post_key, "")))
+        pairs = [p for p in self.pairs if keep(p)]
+        kept = {p.post_key for p in pairs}
+        return StatusView(pairs, {k: v for k, v in self.posts.items() if k in kept or not (states or channels or post)},
+                          [c for c in self.channels if not channels or c in channels])
+
     @property
     def attention(self) -> list[PairStatus]:
         return [p for p in self.pairs if p.state in ATTENTION]

@@ -89,11 +89,47 @@ def test_status_check_fails_on_in_flight_and_failed_and_shows_their_age(site, sa
         ("posts/a/", "masto"): Record("in_flight", 1, two_hours_ago, idempotency_key="k" * 64),
         ("posts/b/", "masto"): Record("failed", 2, two_hours_ago, error="422 refused: text too long")})
     result = cli(site, "status")
-    assert "in flight 2 h" in result.output and "422 refused: text too long" in result.output
+    assert "2 h ago" in result.output and "422 refused: text too long" in result.output
     assert cli(site, "status", "--check").exit_code == 1
     data = json.loads(cli(site, "status", "--json").output)
     masto_a = data["posts"][0]["channels"]["masto"]
     assert masto_a["state"] == "in_flight" and 7190 <= masto_a["age_seconds"] <= 7300
+
+
+def test_status_fits_80_columns_lists_undone_first_and_counts_the_done(site, sandbox):
+    long_key = "posts/" + "a-very-long-post-slug-" * 4 + "/"
+    long_error = "422 refused: " + "the server explains at length " * 10
+    write_ledger(site.parent / "ledger.yml", {
+        ("posts/a/", "masto"): Record("done", 1, "2026-12-01T10:00:00Z", remote_url="https://m.example/@me/1"),
+        ("posts/a/", "ping"): Record("done", 1, "2026-12-01T10:00:00Z"),
+        ("posts/b/", "masto"): Record("failed", 2, "2026-12-01T10:00:00Z", error=long_error),
+        (long_key, "masto"): Record("skipped", 0, "2026-12-01T10:00:00Z", note="adopted")})
+    result = cli(site, "status", env={"COLUMNS": "80"})
+    lines = result.output.splitlines()
+    assert all(len(line) <= 80 for line in lines), "\n".join(line for line in lines if len(line) > 80)
+    rows = [line for line in lines if "posts/" in line]
+    assert rows[0].startswith("failed") and "(try 2) 422 refused" in lines[lines.index(rows[0]) + 1]
+    assert not any("done" in row or "skipped" in row for row in rows)    # counted, not listed
+    assert "not listed: 2 done, 1 skipped (--all lists them)" in result.output
+    everything = cli(site, "status", "--all", env={"COLUMNS": "80"})
+    assert "https://m.example/@me/1" in everything.output
+    only = cli(site, "status", "--state", "pending", "--channel", "ping")
+    assert [line.split()[-1] for line in only.output.splitlines() if "posts/" in line] == ["posts/b/", "posts/c/"]
+    assert "posts/a/" not in cli(site, "status", "--post", "posts/b").output
+
+
+def test_the_command_finds_properdocs_yml(tmp_path):
+    config = write_site(tmp_path, {"channels": {}}, {})
+    config.rename(tmp_path / "properdocs.yml")
+    runner = CliRunner()
+    import os
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        result = runner.invoke(main, ["status"], catch_exceptions=False)
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code == 0 and "ledger.yml" in result.output, result.output
 
 
 # ------------------------------------------------------------------ plan
