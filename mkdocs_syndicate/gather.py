@@ -17,6 +17,7 @@ from mkdocs.structure.pages import Page
 
 from .errors import PostError
 from .markdown_links import Resolver, absolutize
+from .portable import excerpt
 from .posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
 
 try:  # Material's blog is optional
@@ -29,7 +30,11 @@ def blog_enabled(config: MkDocsConfig) -> bool:
     return any(name in config.plugins for name in ("material/blog", "blog"))
 
 
-def gather_posts(files: Files, config: MkDocsConfig, globs: list[str] | None) -> list[Post]:
+HASHTAG_SOURCES = ("tags", "categories")
+
+
+def gather_posts(files: Files, config: MkDocsConfig, globs: list[str] | None,
+                 hashtags_from: tuple[str, ...] = ("tags",)) -> list[Post]:
     spec = pathspec.PathSpec.from_lines("gitwildmatch", globs) if globs else None
     use_blog = spec is None and blog_enabled(config)
     posts = []
@@ -45,7 +50,7 @@ def gather_posts(files: Files, config: MkDocsConfig, globs: list[str] | None) ->
         else:
             chosen = meta.get("syndicate") is True or isinstance(meta.get("syndicate"), dict)
         if chosen:
-            posts.append(page_to_post(page, config, files))
+            posts.append(page_to_post(page, config, files, hashtags_from))
     return posts
 
 
@@ -66,7 +71,8 @@ def link_resolver(page: Page, files: Files, site_url: str) -> Resolver:
     return resolve
 
 
-def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None) -> Post:
+def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None,
+                 hashtags_from: tuple[str, ...] = ("tags",)) -> Post:
     source = f"{config.docs_dir}/{page.file.src_uri}"
     meta: dict[str, Any] = page.meta or {}
     enabled, overrides = parse_syndicate_meta(meta.get("syndicate"), source)
@@ -81,14 +87,23 @@ def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None) -
     if is_material:
         date: dt.datetime = as_datetime(page.config.date.created, source)
         draft = bool(page.config.draft)
-        tags = [*page.config.categories, *(meta.get("tags") or [])]
+        categories = list(page.config.categories)
     else:
         date = as_datetime(meta.get("date"), source)
         draft = bool(meta.get("draft"))
-        tags = list(meta.get("tags") or [])
+        categories = list(meta.get("categories") or [])
+    # Which front-matter lists feed `tags`/`hashtags` is the site's choice (hashtags_from).
+    tags = [*(meta.get("tags") or [] if "tags" in hashtags_from else []),
+            *(categories if "categories" in hashtags_from else [])]
     image = meta.get("image")
-    return Post(key=key, url=url, title=str(page.title or meta.get("title") or key), date=date,
-                source=source, description=str(meta.get("description") or ""),
+    title = str(page.title or meta.get("title") or key)
+    description = str(meta.get("description") or "").strip()
+    if not description:  # Material's excerpt (before <!-- more -->), else the first paragraph
+        description = excerpt(page.markdown or "", title)
+    elif description.casefold() == title.casefold():
+        description = ""   # the title is said already
+    return Post(key=key, url=url, title=title, date=date,
+                source=source, description=description,
                 tags=tuple(str(t) for t in tags), draft=draft,
                 body=absolutize(page.markdown or "", link_resolver(page, files, site_url)) if files else (page.markdown or ""),
                 image=urljoin(url, image) if isinstance(image, str) else None,

@@ -23,7 +23,7 @@ from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files
 
 from .errors import SyndicateError
-from .gather import gather_posts
+from .gather import HASHTAG_SOURCES, gather_posts
 from .backlog import BACKLOGS
 from .modes import MODES, Decision, decide, pull_request_reason
 from .manifest import manifest_path, write_manifest
@@ -49,6 +49,7 @@ class SyndicateConfig(base.Config):
     wait_until_live = c.Type((bool, int, float), default=False)
     stale_after_hours = c.Type((int, float), default=24)
     backlog = c.Choice(BACKLOGS, default="adopt")
+    hashtags_from = c.ListOfItems(c.Choice(HASHTAG_SOURCES), default=["tags"])
     sandbox_pacing = c.Choice(SANDBOX_PACINGS, default="fast")
     backlog_days = c.Type((int, float), default=2)
 
@@ -106,7 +107,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
         if self.options is None or self.files is None:
             return
         try:
-            self.posts = gather_posts(self.files, config, self.config.posts)
+            self.posts = gather_posts(self.files, config, self.config.posts, tuple(self.config.hashtags_from))
         except SyndicateError as exc:
             raise PluginError(f"syndicate: {exc}") from None
         if not self.serving and not self.dirty:

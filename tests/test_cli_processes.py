@@ -45,7 +45,8 @@ def wait_for(predicate, what: str, timeout: float = 30) -> None:
 
 def test_sandbox_command_serves_what_each_channel_received(tmp_path):
     config = write_site(tmp_path, {"mode": "send", "sandbox": True, "channels": {
-        "masto": {"type": "mastodon"}, "ping": {"type": "indexnow"}, "bsky": {"type": "bluesky"}}}, POSTS)
+        "masto": {"type": "mastodon"}, "ping": {"type": "indexnow"}, "bsky": {"type": "bluesky"},
+        "wb": {"type": "weibo", "rip": "203.0.113.7"}}}, POSTS)
     port = free_port()
     server = command(config, "sandbox", "--port", str(port))
     advert = tmp_path / ".syndicate-sandbox" / "server.json"
@@ -62,6 +63,16 @@ def test_sandbox_command_serves_what_each_channel_received(tmp_path):
         received = httpx.get(f"http://127.0.0.1:{port}/_sandbox/received").json()
         assert len(received["mastodon"]) == 2 and len(received["bluesky"]) == 2  # the build sent here
 
+        # Every link follows --port (Weibo's and Bluesky's too); the page names the site's channel
+        # ids, gives one time format and links each received post.
+        book = Ledger.read(tmp_path / "ledger.yml")
+        for channel in ("masto", "bsky", "wb"):
+            assert book.record("posts/a/", channel).remote_url.startswith(f"http://127.0.0.1:{port}/"), channel
+        assert "masto <small>(mastodon)</small>" in page.text and "wb <small>(weibo)</small>" in page.text
+        assert f'<a href="http://127.0.0.1:{port}/weibo/status/' in page.text
+        import re
+        assert re.search(r"<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</time>", page.text)
+
         # Something (not us) posts Alpha a second time: the page says so.
         httpx.post(f"http://127.0.0.1:{port}/mastodon/api/v1/statuses",
                    headers={"Authorization": "Bearer sandbox-mastodon-token"},
@@ -73,6 +84,7 @@ def test_sandbox_command_serves_what_each_channel_received(tmp_path):
         out, err = server.communicate(timeout=30)
     assert server.returncode == 0, err
     assert "sandbox stopped" in err and not advert.exists()
+    assert "masto: POST /api/v1/statuses → 200" in err   # a line per request received
 
 
 def test_ctrl_c_during_a_wait_stops_cleanly_and_says_what_is_left(tmp_path, sandbox):

@@ -90,3 +90,57 @@ def test_bad_backlog_days_is_named(tmp_path, value):
     config.write_text(config.read_text().replace("backlog: adopt", f"backlog: adopt\n      backlog_days: {value}"))
     result = mkdocs(config)
     assert result.returncode != 0 and "backlog_days" in result.stderr
+
+
+# ------------------------------------------------------------------ friction
+
+def test_every_missing_credential_is_named_in_one_error(tmp_path):
+    config = write_site(tmp_path, {"mode": "send", "channels": {
+        "masto": {"type": "mastodon", "instance": "https://m.example"},
+        "devto": {"type": "forem"},
+        "bsky": {"type": "bluesky", "handle": "me.bsky.social"}}}, {"a.md": post("A")})
+    result = mkdocs(config)
+    assert result.returncode != 0
+    for setting in ("channels.masto.token", "channels.devto.api_key", "channels.bsky.app_password"):
+        assert setting in result.stderr, setting
+    assert "Set them, or set 'enabled: false' on those channels" in result.stderr
+
+
+def test_git_status_stays_clean_but_for_the_ledger(tmp_path):
+    import subprocess
+    config = write_site(tmp_path, {"mode": "send", "sandbox": True, "channels": {
+        "masto": {"type": "mastodon"}}}, {"a.md": post("A")})
+    (tmp_path / ".gitignore").write_text("site/\n")   # what any MkDocs site ignores already
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env={**env, "PATH": "/usr/bin:/bin"})
+    assert mkdocs(config).returncode == 0
+    for folder in (".syndicate-cache", ".syndicate-sandbox"):
+        assert (tmp_path / folder / ".gitignore").read_text().strip().endswith("*")
+    assert (tmp_path / ".syndicate-cache" / "ledger.yml.lock").exists()
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path,
+                            capture_output=True, text=True, env={**env, "PATH": "/usr/bin:/bin"}).stdout
+    untracked = sorted(line[3:] for line in status.splitlines())
+    assert untracked == [".gitignore", "docs/index.md", "docs/posts/a.md", "ledger.yml", "mkdocs.yml"], untracked
+
+
+def test_sandbox_pacing_is_scaled_down_and_says_so(tmp_path):
+    import time
+    posts = {f"{n}.md": post(f"P{n}", f"2026-11-2{n}") for n in range(1, 4)}
+    config = write_site(tmp_path, {"mode": "send", "sandbox": True, "channels": {"devto": {"type": "forem"}}}, posts)
+    started = time.monotonic()
+    result = mkdocs(config)
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 30          # 2 × 75 s of real DEV spacing would be 150 s
+    assert "pacing 100× faster than configured (devto 75 s → 0.75 s; `sandbox_pacing: real`" in result.stderr
+
+
+def test_sandbox_pacing_real_keeps_the_configured_spacing(tmp_path):
+    from mkdocs_syndicate.channels.base import Site
+    from mkdocs_syndicate.syndication import make_channels, parse_options, sandbox_note
+    for pacing, expected in (("fast", 0.75), ("real", 75.0)):
+        options = parse_options({"devto": {"type": "forem"}}, ledger_path=tmp_path / "l.yml",
+                                site=Site("https://example.com/", "x"), sandbox=True, sending=True,
+                                sandbox_pacing=pacing)
+        (channel,) = make_channels(options)
+        assert channel.settings.min_interval == expected
+        assert ("100× faster" in sandbox_note(options)) == (pacing == "fast")

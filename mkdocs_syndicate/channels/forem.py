@@ -19,6 +19,7 @@ import httpx
 
 from ..ledger_format import Record
 from ..messages import ELLIPSIS, Message, graphemes
+from ..portable import portable_markdown
 from ..posts import Post
 from ..settings import Option
 from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail, first_attempt,
@@ -91,7 +92,7 @@ class ForemChannel(Channel):
     def article(self, post: Post) -> dict[str, Any]:
         title = forem_title(post.title)
         article: dict[str, Any] = {
-            "title": title, "body_markdown": strip_title_heading(post.body, post.title),
+            "title": title, "body_markdown": portable_markdown(strip_title_heading(post.body, post.title)),
             "published": self.settings.options["published"], "canonical_url": post.url,
             "description": post.description, "tags": forem_tags(post.tags)}
         if post.image:

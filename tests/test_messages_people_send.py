@@ -1,0 +1,126 @@
+"""What goes out, as people would write it: a summary when there is no description, no title said
+twice, hashtags only from the lists the site chose, and DEV bodies without MkDocs-only syntax."""
+
+from __future__ import annotations
+
+import textwrap
+
+from mkdocs_syndicate.portable import excerpt, portable_markdown
+from sites import mkdocs, write_site
+
+FRONT = "---\ndate: 2026-11-20\nsyndicate: true\n{extra}---\n\n"
+
+
+def page(body: str, **meta: str) -> str:
+    extra = "".join(f"{k}: {v}\n" for k, v in meta.items())
+    return FRONT.format(extra=extra) + textwrap.dedent(body).lstrip()
+
+
+def sandboxed(folder, **plugin):
+    channels = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"},
+                "devto": {"type": "forem", "api_key": "x-key-12"}}
+    return write_site(folder, {"mode": "send", "sandbox": True, "channels": channels, **plugin}, {})
+
+
+def sent(folder):
+    import json
+    return json.loads((folder / ".syndicate-sandbox" / "state.json").read_text())
+
+
+def test_excerpt_rules():
+    assert excerpt("# T\n\nFirst *para* with [a link](x.md).\n\nSecond.", "T") == "First para with a link."
+    assert excerpt("Before the cut.\n\n<!-- more -->\n\nAfter.", "T") == "Before the cut."
+    assert excerpt("# T\n\n!!! note\n    not this\n\nThis one.", "T") == "This one."
+    assert excerpt("T\n\nmore", "T") == ""                       # only the title again
+    assert excerpt("word " * 200, "T").endswith("…") and len(excerpt("word " * 200, "T")) <= 400
+
+
+def test_a_post_without_description_is_announced_with_its_excerpt_and_the_title_is_not_repeated(tmp_path):
+    config = sandboxed(tmp_path)
+    docs = tmp_path / "docs" / "posts"
+    (docs / "a.md").write_text(page("""\
+        # Alpha
+
+        Why *this* matters, in [one line](b.md).
+
+        <!-- more -->
+
+        The rest.
+        """))
+    (docs / "b.md").write_text(page("# Beta\n\nBody of beta.\n", description="Beta"))
+    result = mkdocs(config)
+    assert result.returncode == 0, result.stderr
+    texts = {s["text"].splitlines()[0]: s["text"] for s in sent(tmp_path)["mastodon"]["statuses"]}
+    assert "Why this matters, in one line." in texts["Alpha"]
+    assert texts["Beta"].count("Beta") == 1   # a description equal to the title is not said twice
+    (article,) = [a for a in sent(tmp_path)["forem"]["articles"] if a["title"] == "Alpha"]
+    assert article["description"] == "Why this matters, in one line."
+
+
+def test_hashtags_come_from_the_lists_the_site_chose(tmp_path):
+    blog_post = page("# Gamma\n\nText.\n", tags="[mkdocs]", categories="[Release Notes]")
+    default = sandboxed(tmp_path / "default")
+    (tmp_path / "default" / "docs" / "posts" / "c.md").write_text(blog_post)
+    assert mkdocs(default).returncode == 0
+    (status,) = sent(tmp_path / "default")["mastodon"]["statuses"]
+    assert "#mkdocs" in status["text"] and "#ReleaseNotes" not in status["text"]
+
+    both = sandboxed(tmp_path / "both", hashtags_from=["tags", "categories"])
+    (tmp_path / "both" / "docs" / "posts" / "c.md").write_text(blog_post)
+    assert mkdocs(both).returncode == 0
+    (status,) = sent(tmp_path / "both")["mastodon"]["statuses"]
+    assert "#mkdocs" in status["text"] and "#ReleaseNotes" in status["text"]
+
+
+MATERIAL = """\
+# Delta
+
+Intro.
+
+<!-- more -->
+
+!!! warning "Mind the gap"
+    Between the train and the platform.
+
+??? info
+    Folded away.
+
+=== "pip"
+
+    ```sh
+    pip install thing
+    ```
+
+=== "uv"
+
+    Use uv.
+
+A claim (1)
+{ .annotate }
+
+1.  The annotation.
+
+[Button](https://example.com/){ .md-button }
+"""
+
+
+def test_dev_bodies_are_portable_markdown(tmp_path):
+    converted = portable_markdown(MATERIAL)
+    assert "<!-- more -->" not in converted
+    assert "> **Mind the gap**\n>\n> Between the train and the platform." in converted
+    assert "> **Info**\n>\n> Folded away." in converted
+    assert "**pip**\n\n```sh\npip install thing\n```" in converted and "**uv**\n\nUse uv." in converted
+    assert "{" not in converted and "A claim (1)" in converted and "1.  The annotation." in converted
+    assert "[Button](https://example.com/)\n" in converted
+
+    config = sandboxed(tmp_path)
+    (tmp_path / "docs" / "posts" / "d.md").write_text(page(MATERIAL))
+    assert mkdocs(config).returncode == 0
+    (article,) = sent(tmp_path)["forem"]["articles"]
+    assert article["body_markdown"].startswith("Intro.\n\n> **Mind the gap**")
+    assert "!!!" not in article["body_markdown"] and "===" not in article["body_markdown"]
+
+
+def test_code_blocks_are_left_alone():
+    code = "```markdown\n!!! note\n    stays\n<!-- more -->\n```\n"
+    assert portable_markdown(code) == code
