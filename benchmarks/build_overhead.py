@@ -24,7 +24,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mkdocs_syndicate.ledger_format import PostEntry, Record, dump  # noqa: E402
+from mkdocs_syndicate.ledger.format import PostEntry, Record, dump  # noqa: E402
 from mkdocs_syndicate.sandbox import SandboxServer  # noqa: E402
 
 BODY = """

@@ -24,8 +24,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mkdocs_syndicate.ledger import Ledger, PostRef, Transition  # noqa: E402
-from mkdocs_syndicate.ledger_format import PostEntry, Record, dump  # noqa: E402
+from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition  # noqa: E402
+from mkdocs_syndicate.ledger.format import PostEntry, Record, dump  # noqa: E402
 
 CHANNELS = ("bluesky", "devto", "indexnow", "mastodon", "weibo")
 
@@ -65,7 +65,7 @@ def timed(action, repeat: int) -> float:
 def load_in_fresh_process(path: Path, repeat: int) -> float:
     """Ledger.read as a run meets it: a fresh process with nothing else on its heap."""
     script = (f"import sys, time; sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})\n"
-              "from pathlib import Path\nfrom mkdocs_syndicate.ledger import Ledger\n"
+              "from pathlib import Path\nfrom mkdocs_syndicate.ledger.store import Ledger\n"
               f"start = time.perf_counter(); Ledger.read(Path({str(path)!r})); print(time.perf_counter() - start)")
     times = [float(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
              for _ in range(repeat)]
@@ -79,10 +79,10 @@ import datetime as dt, json, resource, sys, time
 sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
 from pathlib import Path
 from mkdocs_syndicate.channels.base import Site
-from mkdocs_syndicate.posts import Post
-from mkdocs_syndicate.report import PlainReporter
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.output.reporters import PlainReporter
 from mkdocs_syndicate.sandbox import SandboxServer
-from mkdocs_syndicate.syndication import parse_options, send
+from mkdocs_syndicate.engine.syndication import parse_options, send
 with SandboxServer(Path({str(folder)!r}) / "emulator") as server:
     u = server.url
     channels = {{"indexnow": {{"type": "indexnow", "endpoint": u + "/indexnow", "key": "bench-key-1234"}},

@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mkdocs_syndicate.channels.base import Site  # noqa: E402
-from mkdocs_syndicate.posts import Post  # noqa: E402
-from mkdocs_syndicate.report import PlainReporter  # noqa: E402
-from mkdocs_syndicate.syndication import parse_options, send  # noqa: E402
+from mkdocs_syndicate.content.posts import Post  # noqa: E402
+from mkdocs_syndicate.output.reporters import PlainReporter  # noqa: E402
+from mkdocs_syndicate.engine.syndication import parse_options, send  # noqa: E402
 
 LOG = (lambda line: None)
 

@@ -20,20 +20,20 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from .errors import LedgerError, SyndicateError
-from .ledger import Ledger, PostRef, Transition
-from .ledger_format import STATES, Record
-from .manifest import manifest_path, read_manifest
-from .mkdocs_site import LoadedSite, load_site
-from .modes import pull_request_reason
-from .posts import Post, as_datetime
-from .presenting import run_with_display, undone_message
-from .report import STATE_STYLES
-from .safety import one_line, printable
-from .status import human_age, status_view
-from .syndication import (Options, RunInterrupted, plan as make_the_plan, sandbox_note, sandbox_state_dir,
+from mkdocs_syndicate.errors import LedgerError, SyndicateError
+from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
+from mkdocs_syndicate.ledger.format import STATES, Record
+from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
+from mkdocs_syndicate.sources.mkdocs_config import LoadedSite, load_site
+from mkdocs_syndicate.engine.modes import pull_request_reason
+from mkdocs_syndicate.content.posts import Post, as_datetime
+from mkdocs_syndicate.output.display import run_with_display, undone_message
+from mkdocs_syndicate.output.reporters import STATE_STYLES
+from mkdocs_syndicate.safety import one_line, printable
+from mkdocs_syndicate.output.status import human_age, status_view
+from mkdocs_syndicate.engine.syndication import (Options, RunInterrupted, plan as make_the_plan, sandbox_note, sandbox_state_dir,
                           select_posts, site_sandbox)
-from .timeutil import SystemClock, from_iso, to_iso, utcnow
+from mkdocs_syndicate.timeutil import SystemClock, from_iso, to_iso, utcnow
 
 EXIT_INTERRUPTED = 130
 

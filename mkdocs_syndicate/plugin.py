@@ -22,16 +22,16 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files
 
-from .errors import SyndicateError
-from .gather import HASHTAG_SOURCES, gather_posts
-from .backlog import BACKLOGS
-from .modes import MODES, Decision, decide, pull_request_reason
-from .manifest import manifest_path, write_manifest
-from .mkdocs_site import options_from
-from .posts import Post
-from .presenting import log_plan, run_with_display, stale_pending, undone_message
-from .runner import DEFAULT_MAX_WAIT
-from .syndication import SANDBOX_PACINGS, Options, make_channels, plan, sandbox_note
+from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.sources.mkdocs_build import HASHTAG_SOURCES, gather_posts
+from mkdocs_syndicate.engine.backlog import BACKLOGS
+from mkdocs_syndicate.engine.modes import MODES, Decision, decide, pull_request_reason
+from mkdocs_syndicate.sources.manifest import manifest_path, write_manifest
+from mkdocs_syndicate.sources.mkdocs_config import options_from
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.output.display import log_plan, run_with_display, stale_pending, undone_message
+from mkdocs_syndicate.engine.runner import DEFAULT_MAX_WAIT
+from mkdocs_syndicate.engine.syndication import SANDBOX_PACINGS, Options, make_channels, plan, sandbox_note
 
 log = get_plugin_logger("syndicate")
 

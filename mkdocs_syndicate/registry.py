@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .channels.base import Channel
-    from .sandbox.server import Emulator
+    from mkdocs_syndicate.channels.base import Channel
+    from mkdocs_syndicate.sandbox.server import Emulator
 
 
 @dataclass(frozen=True)

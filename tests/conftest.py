@@ -12,9 +12,9 @@ import pytest
 
 from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.channels.base import Site
-from mkdocs_syndicate.posts import Post
+from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.sandbox import SandboxServer
-from mkdocs_syndicate.settings import parse_channels
+from mkdocs_syndicate.channels.settings import parse_channels
 
 SITE = Site("https://example.com/", "Example")
 
@@ -133,7 +133,7 @@ class ListReporter:
 
 def write_ledger(path: Path, records: dict[tuple[str, str], "Record"]) -> None:
     """A ledger as an earlier (possibly killed) run left it, written in the canonical layout."""
-    from mkdocs_syndicate.ledger_format import PostEntry, dump
+    from mkdocs_syndicate.ledger.format import PostEntry, dump
 
     posts: dict = {}
     for (key, channel), record in records.items():

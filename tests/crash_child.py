@@ -16,10 +16,10 @@ from pathlib import Path
 
 from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.errors import SyndicateError
-from mkdocs_syndicate.gitstore import parse_git_settings
-from mkdocs_syndicate.posts import Post
-from mkdocs_syndicate.report import PlainReporter
-from mkdocs_syndicate.syndication import parse_options, send
+from mkdocs_syndicate.ledger.gitmirror import parse_git_settings
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.output.reporters import PlainReporter
+from mkdocs_syndicate.engine.syndication import parse_options, send
 from mkdocs_syndicate.timeutil import SystemClock
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crashsite import remote  # noqa: F401  (one reading of what each emulator holds)
-from mkdocs_syndicate.ledger import Ledger
+from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.sandbox import SandboxServer
 
 HERE = Path(__file__).resolve().parent

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mkdocs_syndicate.ledger import Ledger
+from mkdocs_syndicate.ledger.store import Ledger
 from sites import post, write_site
 
 POSTS = {"one.md": post("One", "2026-11-20"), "two.md": post("Two", "2026-11-21"),

@@ -13,8 +13,8 @@ from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.channels.bluesky import facets, rkey_for
 from mkdocs_syndicate.errors import PostError
-from mkdocs_syndicate.ledger_format import Record
-from mkdocs_syndicate.settings import parse_channels
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.channels.settings import parse_channels
 from test_channel_contracts import SPECS, record, remote_posts, run
 
 
@@ -175,7 +175,7 @@ def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox,
     (site_dir / "img" / "card.png").write_bytes(b"\x89PNG fake image bytes")
     site = Site("https://example.com/", "Example", str(site_dir))
     settings = parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, REGISTRY)
-    from mkdocs_syndicate.syndication import Options, send
+    from mkdocs_syndicate.engine.syndication import Options, send
     from conftest import ListReporter
     options = Options(ledger_path=tmp_path / "ledger.yml", channels=settings, site=site)
     post = make_post(1, image="https://example.com/img/card.png")

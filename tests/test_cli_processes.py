@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mkdocs_syndicate.ledger import Ledger
+from mkdocs_syndicate.ledger.store import Ledger
 from sites import mkdocs, post, write_site
 
 POSTS = {"a.md": post("Alpha", "2026-11-20"), "b.md": post("Beta", "2026-11-21")}

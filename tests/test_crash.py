@@ -8,7 +8,7 @@ import signal
 import pytest
 
 import crashsite
-from mkdocs_syndicate.ledger import Ledger
+from mkdocs_syndicate.ledger.store import Ledger
 
 
 # 13 in_flight writes: 1 IndexNow batch + 3 posts on each of 4 at-most-once channels.

@@ -22,7 +22,7 @@ import pytest
 import crashlab
 from crashlab import STATS, Scenario, checkpoint_names
 from mkdocs_syndicate.checkpoints import DECLARED
-from mkdocs_syndicate.ledger import Ledger
+from mkdocs_syndicate.ledger.store import Ledger
 
 WORKERS = 4
 SOAK_SEEDS = int(os.environ.get("SYNDICATE_SOAK_SEEDS", "200"))

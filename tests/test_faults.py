@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from conftest import make_post
-from mkdocs_syndicate.ledger import Ledger
+from mkdocs_syndicate.ledger.store import Ledger
 from test_channel_contracts import SPECS, record, remote_posts, run
 
 POSTS = [make_post(1), make_post(2)]

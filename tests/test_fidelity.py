@@ -8,8 +8,8 @@ import pytest
 
 from conftest import SITE, ListReporter, make_post
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger import Ledger
-from mkdocs_syndicate.syndication import parse_options, send
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.engine.syndication import parse_options, send
 from test_channel_contracts import SPECS
 
 
@@ -95,7 +95,7 @@ def test_indexnow_key_file_never_deployed_fails_with_403_after_the_202(tmp_path,
 def test_mastodon_counts_punctuation_after_a_url_as_characters(tmp_path, sandbox, clock):
     """twitter-text ends "(https://example.com/p/)." before ")."; a client that counted them
     inside the URL (23) would cut the text 2 characters too long, and Mastodon would refuse it."""
-    from mkdocs_syndicate.messages import mastodon_length
+    from mkdocs_syndicate.content.messages import mastodon_length
     from mkdocs_syndicate.sandbox.mastodon import countable_length
 
     assert mastodon_length("(https://example.com/p/).") == countable_length("(https://example.com/p/).") == 26
@@ -215,11 +215,12 @@ def test_no_emulator_imports_client_code():
 
     # Neutral modules: a standard (bcp47), file writing, the local folders, and the registry, which
     # names clients and emulators by import path and lets the server load only the emulators.
-    allowed = {"bcp47", "atomicfile", "localdirs", "registry"}
+    allowed = {"mkdocs_syndicate.bcp47", "mkdocs_syndicate.ledger.atomicfile", "mkdocs_syndicate.localdirs",
+               "mkdocs_syndicate.registry"}
     for path in Path(sandbox_package.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level >= 2:
-                assert (node.module or "").split(".")[0] in allowed, f"{path.name} imports ..{node.module}"
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
-                assert not any(n.startswith("mkdocs_syndicate") for n in names), path.name
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom) else
+                     [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            for name in names:
+                if name.startswith("mkdocs_syndicate") and not name.startswith("mkdocs_syndicate.sandbox"):
+                    assert name in allowed, f"{path.name} imports {name}"

@@ -18,10 +18,10 @@ import pytest
 
 from conftest import SITE, ListReporter, make_post, mastodon_raw, write_ledger
 from mkdocs_syndicate.errors import SyndicateError
-from mkdocs_syndicate.ledger import Ledger
-from mkdocs_syndicate.ledger_format import Record
-from mkdocs_syndicate.runner import LaneCrashed
-from mkdocs_syndicate.syndication import parse_options, send
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.engine.runner import LaneCrashed
+from mkdocs_syndicate.engine.syndication import parse_options, send
 from rawserver import RawServer, answer
 from test_channel_contracts import SPECS, remote_posts
 
@@ -102,7 +102,7 @@ def test_wait_until_live_polls_are_bounded_in_total(tmp_path, sandbox, clock):
 
 CHILD = textwrap.dedent("""
     import asyncio, sys, httpx
-    from mkdocs_syndicate.bounded import bounded_request
+    from mkdocs_syndicate.net.bounded import bounded_request
 
     async def main():
         async with httpx.AsyncClient() as client:

@@ -12,14 +12,14 @@ from conftest import SITE, ListReporter, make_post, mastodon_raw
 from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.errors import ConfigError, LedgerError, LedgerWriteError, PostError
-from mkdocs_syndicate.gitstore import Pair, _message
-from mkdocs_syndicate.ledger import Ledger
-from mkdocs_syndicate.ledger_format import Record
-from mkdocs_syndicate.posts import ChannelOverride, check_syndicate_id, parse_syndicate_meta
-from mkdocs_syndicate.report import PlainReporter, summary_table, undone_lines
-from mkdocs_syndicate.runner import PairResult, RunReport
-from mkdocs_syndicate.settings import parse_channels
-from mkdocs_syndicate.syndication import parse_options, plan, send
+from mkdocs_syndicate.ledger.gitmirror import Pair, _message
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.content.posts import ChannelOverride, check_syndicate_id, parse_syndicate_meta
+from mkdocs_syndicate.output.reporters import PlainReporter, summary_table, undone_lines
+from mkdocs_syndicate.engine.runner import PairResult, RunReport
+from mkdocs_syndicate.channels.settings import parse_channels
+from mkdocs_syndicate.engine.syndication import parse_options, plan, send
 from sites import write_site
 
 ESC = "\x1b"

@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
-from mkdocs_syndicate import atomicfile
+from mkdocs_syndicate.ledger import atomicfile
 from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
-from mkdocs_syndicate.ledger import Ledger, PostRef, Transition
-from mkdocs_syndicate.ledger_format import Record
+from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
+from mkdocs_syndicate.ledger.format import Record
 
 POST = PostRef("blog/a/", "https://example.com/blog/a/", "A")
 
@@ -75,7 +75,7 @@ def test_second_writer_is_refused_without_touching_the_ledger(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
-        from mkdocs_syndicate.ledger import Ledger
+        from mkdocs_syndicate.ledger.store import Ledger
         l = Ledger.open_for_writing(Path({str(path)!r}))
         print("locked", flush=True)
         time.sleep(30)

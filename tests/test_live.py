@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from conftest import SITE, ListReporter, make_post, mastodon_raw
-from mkdocs_syndicate.ledger import Ledger
-from mkdocs_syndicate.syndication import parse_options, send
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.engine.syndication import parse_options, send
 from sites import mkdocs, post, write_site
 
 

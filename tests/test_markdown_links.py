@@ -1,5 +1,5 @@
 from mkdocs_syndicate.channels.forem import forem_tags, same_url, strip_title_heading
-from mkdocs_syndicate.markdown_links import absolutize, relative_to
+from mkdocs_syndicate.content.links import absolutize, relative_to
 
 BASE = "https://example.com/blog/post/"
 

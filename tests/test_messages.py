@@ -1,9 +1,9 @@
 import pytest
 
 from mkdocs_syndicate.errors import PostError
-from mkdocs_syndicate.messages import (LengthRule, hashtag, mastodon_length, neutralise,
+from mkdocs_syndicate.content.messages import (LengthRule, hashtag, mastodon_length, neutralise,
                                        render_message)
-from mkdocs_syndicate.posts import ChannelOverride
+from mkdocs_syndicate.content.posts import ChannelOverride
 
 from conftest import make_post
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from mkdocs_syndicate.portable import excerpt, portable_markdown
+from mkdocs_syndicate.content.portable import excerpt, portable_markdown
 from sites import mkdocs, write_site
 
 FRONT = "---\ndate: 2026-11-20\nsyndicate: true\n{extra}---\n\n"

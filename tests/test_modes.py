@@ -1,6 +1,6 @@
 import pytest
 
-from mkdocs_syndicate.modes import decide
+from mkdocs_syndicate.engine.modes import decide
 
 
 @pytest.mark.parametrize("mode, command, serving, env, action", [

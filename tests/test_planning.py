@@ -1,9 +1,9 @@
 from mkdocs_syndicate.channels import REGISTRY
-from mkdocs_syndicate.ledger import Ledger
-from mkdocs_syndicate.ledger_format import Record
-from mkdocs_syndicate.planning import make_plan
-from mkdocs_syndicate.posts import ChannelOverride
-from mkdocs_syndicate.settings import parse_channels
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.engine.plan import make_plan
+from mkdocs_syndicate.content.posts import ChannelOverride
+from mkdocs_syndicate.channels.settings import parse_channels
 
 from conftest import SITE, make_post, write_ledger
 

@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from mkdocs_syndicate.ledger import Ledger
+from mkdocs_syndicate.ledger.store import Ledger
 from sites import ROOT, mkdocs, post, write_site
 
 

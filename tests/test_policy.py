@@ -9,7 +9,7 @@ import itertools
 import pytest
 
 from mkdocs_syndicate.channels.base import Found, Kind
-from mkdocs_syndicate.policy import DEFAULT_429_WAIT, Situation, Step, decide
+from mkdocs_syndicate.engine.policy import DEFAULT_429_WAIT, Situation, Step, decide
 
 NOW = 1_800_000_000.0
 SETTLE = 600.0

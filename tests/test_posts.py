@@ -3,7 +3,7 @@ import datetime as dt
 import pytest
 
 from mkdocs_syndicate.errors import PostError
-from mkdocs_syndicate.posts import ChannelOverride, Post, announceable, as_datetime, parse_syndicate_meta
+from mkdocs_syndicate.content.posts import ChannelOverride, Post, announceable, as_datetime, parse_syndicate_meta
 
 UTC = dt.timezone.utc
 

@@ -1,6 +1,6 @@
 import pytest
 
-from mkdocs_syndicate.ratelimit import server_delay
+from mkdocs_syndicate.net.ratehints import server_delay
 
 NOW = 1_764_658_800.0  # 2025-12-02T07:00:00Z
 

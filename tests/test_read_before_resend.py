@@ -9,9 +9,9 @@ import datetime as dt
 import pytest
 
 from conftest import SITE, ListReporter, RecordingTransport, make_post, mastodon_raw, write_ledger
-from mkdocs_syndicate.ledger import Ledger
-from mkdocs_syndicate.ledger_format import Record
-from mkdocs_syndicate.syndication import parse_options, send
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.engine.syndication import parse_options, send
 from mkdocs_syndicate.timeutil import to_iso
 from test_channel_contracts import SPECS, remote_posts
 

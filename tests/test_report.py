@@ -3,8 +3,8 @@ import io
 
 from rich.console import Console
 
-from mkdocs_syndicate.report import PlainReporter, RichReporter, summary_table, undone_lines
-from mkdocs_syndicate.runner import PairResult, RunReport
+from mkdocs_syndicate.output.reporters import PlainReporter, RichReporter, summary_table, undone_lines
+from mkdocs_syndicate.engine.runner import PairResult, RunReport
 
 from conftest import FakeClock
 

@@ -8,11 +8,11 @@ import pytest
 
 from conftest import (SITE, FakeClock, ListReporter, RecordingTransport, RefusingTransport,
                       indexnow_raw, make_post, mastodon_raw, write_ledger)
-from mkdocs_syndicate import atomicfile
+from mkdocs_syndicate.ledger import atomicfile
 from mkdocs_syndicate.errors import LedgerError, LedgerWriteError
-from mkdocs_syndicate.ledger import Ledger
-from mkdocs_syndicate.ledger_format import Record
-from mkdocs_syndicate.syndication import parse_options, send
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.engine.syndication import parse_options, send
 from mkdocs_syndicate.timeutil import to_iso
 
 
@@ -215,7 +215,7 @@ def test_failed_done_write_stops_every_further_request(tmp_path, sandbox, clock,
                 raise OSError(28, "No space left on device")
         return real(path, text, *args, **kwargs)
 
-    monkeypatch.setattr("mkdocs_syndicate.ledger.atomic_write_text", flaky)
+    monkeypatch.setattr("mkdocs_syndicate.ledger.store.atomic_write_text", flaky)
     with pytest.raises(LedgerWriteError):
         run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1), make_post(2)], clock)
     assert len(sandbox.requests("mastodon")) == 1

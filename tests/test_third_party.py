@@ -15,9 +15,9 @@ import time
 import pytest
 
 from conftest import SITE, ListReporter, make_post
-from mkdocs_syndicate.ledger import Ledger
-from mkdocs_syndicate.ledger_format import Record
-from mkdocs_syndicate.syndication import parse_options, send
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.engine.syndication import parse_options, send
 from test_channel_contracts import SPECS
 
 BSKY = SPECS["bluesky"]

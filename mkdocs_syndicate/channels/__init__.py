@@ -7,7 +7,7 @@ from typing import Any
 
 def __getattr__(name: str) -> Any:
     if name == "REGISTRY":  # every client class by type name, loaded on first use
-        from ..registry import clients
+        from mkdocs_syndicate.registry import clients
 
         return clients()
     raise AttributeError(name)

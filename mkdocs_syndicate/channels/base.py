@@ -13,11 +13,11 @@ from typing import Any, ClassVar, Mapping, Protocol
 
 import httpx
 
-from ..ledger_format import Record
-from ..messages import Message
-from ..posts import Post
-from ..ratelimit import server_delay
-from ..settings import ChannelSettings, Option
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.content.messages import Message
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.net.ratehints import server_delay
+from mkdocs_syndicate.channels.settings import ChannelSettings, Option
 
 
 class Kind(enum.Enum):
@@ -184,6 +184,6 @@ def first_attempt(record: Record) -> float:
     """Epoch seconds of the pair's first attempt (`created_at`; `at` for ledgers written before
     created_at existed): every scan bound and key window is measured from here, never from `at`,
     which each attempt rewrites."""
-    from ..timeutil import from_iso
+    from mkdocs_syndicate.timeutil import from_iso
 
     return from_iso(record.created_at or record.at).timestamp()

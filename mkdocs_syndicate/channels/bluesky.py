@@ -19,16 +19,16 @@ from typing import Any
 
 import httpx
 
-from ..ledger_format import Record
-from ..errors import ConfigError
-from ..messages import LengthRule, bluesky_length, bluesky_url_spans, grapheme_length, message_sha256, render_message
-from ..posts import Post
-from ..redaction import Secret
-from ..settings import ChannelSettings, Option, check_url
-from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Site, Verdict, error_detail,
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.content.messages import LengthRule, bluesky_length, bluesky_url_spans, grapheme_length, message_sha256, render_message
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.redaction import Secret
+from mkdocs_syndicate.channels.settings import ChannelSettings, Option, check_url
+from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome, Prepared, Site, Verdict, error_detail,
                    status_outcome, transport_outcome)
-from .reading import BadAnswer, identifier, json_object, optional_url
-from ..bcp47 import is_language_tag
+from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, optional_url
+from mkdocs_syndicate.bcp47 import is_language_tag
 
 COLLECTION = "app.bsky.feed.post"
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"

@@ -17,14 +17,14 @@ import regex
 
 import httpx
 
-from ..ledger_format import Record
-from ..messages import ELLIPSIS, Message, graphemes
-from ..portable import portable_markdown
-from ..posts import Post
-from ..settings import Option
-from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail, first_attempt,
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.content.messages import ELLIPSIS, Message, graphemes
+from mkdocs_syndicate.content.portable import portable_markdown
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.channels.settings import Option
+from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail, first_attempt,
                    status_outcome, transport_outcome)
-from .reading import BadAnswer, identifier, json_list, json_object, optional_text, optional_url, timestamp
+from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_list, json_object, optional_text, optional_url, timestamp
 
 ACCEPT = "application/vnd.forem.api-v1+json"
 MAX_TAGS = 4

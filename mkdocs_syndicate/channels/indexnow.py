@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import ConfigError
-from ..posts import Post
-from ..settings import ChannelSettings, Option
-from .base import Channel, Http, Kind, Outcome, Prepared, Site, status_outcome, transport_outcome
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.channels.settings import ChannelSettings, Option
+from mkdocs_syndicate.channels.base import Channel, Http, Kind, Outcome, Prepared, Site, status_outcome, transport_outcome
 
 _KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
 MAX_URLS = 10_000

@@ -14,13 +14,13 @@ from typing import Any
 
 import httpx
 
-from ..ledger_format import Record
-from ..messages import LengthRule, mastodon_length, render_message
-from ..posts import Post
-from ..settings import Option
-from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, status_outcome,
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.content.messages import LengthRule, mastodon_length, render_message
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.channels.settings import Option
+from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, status_outcome,
                    transport_outcome)
-from .reading import BadAnswer, identifier, json_list, json_object, optional_text, optional_url, same_origin, timestamp
+from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_list, json_object, optional_text, optional_url, same_origin, timestamp
 
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
 SCAN_MARGIN = 600.0       # read statuses back to this long before the first attempt (clock skew)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..timeutil import from_iso
+from mkdocs_syndicate.timeutil import from_iso
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MAX_ID = 512

@@ -16,13 +16,13 @@ from typing import Any
 
 import httpx
 
-from ..errors import PostError
-from ..ledger_format import Record
-from ..messages import LengthRule, neutralise_weibo, render_message, weibo_length
-from ..posts import Post
-from ..settings import Option
-from .base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, transport_outcome)
-from .reading import BadAnswer, identifier, json_object, objects, optional_text
+from mkdocs_syndicate.errors import PostError
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.content.messages import LengthRule, neutralise_weibo, render_message, weibo_length
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.channels.settings import Option
+from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, transport_outcome)
+from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, objects, optional_text
 
 DEFAULT_TEMPLATE = "{{ title }} {{ url }}"
 RATE_CODES = {10022, 10023, 10024, 20016}

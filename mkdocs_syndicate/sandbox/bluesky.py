@@ -25,8 +25,8 @@ from typing import Any
 
 import regex
 
-from ..bcp47 import is_language_tag
-from .server import Emulator, Request, Response
+from mkdocs_syndicate.bcp47 import is_language_tag
+from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
 
 HANDLE = "sandbox.bsky.social"
 DID = "did:plc:sandbox0000000000000000"

@@ -12,7 +12,7 @@ from typing import Any
 
 import regex
 
-from .server import Emulator, Request, Response
+from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
 
 API_KEY = "sandbox-forem-api-key"
 ACCEPT = "application/vnd.forem.api-v1+json"

@@ -12,7 +12,7 @@ from typing import Any
 
 import regex
 
-from .server import Emulator, Request, Response
+from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
 
 TOKEN = "sandbox-mastodon-token"
 ACCOUNT_ID = "1"

@@ -44,9 +44,9 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
-from ..atomicfile import atomic_write_text
-from ..localdirs import private_dir
-from .dashboard import page, received
+from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
+from mkdocs_syndicate.localdirs import private_dir
+from mkdocs_syndicate.sandbox.dashboard import page, received
 
 DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"
 
@@ -141,7 +141,7 @@ class SandboxServer:
     def __init__(self, state_dir: Path, *, port: int = 0, public_base: str = DEFAULT_PUBLIC_BASE,
                  key_file_root: Path | None = None, idempotency_ttl: float = 3600.0,
                  latency: Callable[[], float] | None = None) -> None:
-        from ..registry import emulators
+        from mkdocs_syndicate.registry import emulators
 
         self.state_dir = Path(state_dir)
         self.public_base = public_base.rstrip("/")

@@ -11,7 +11,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from .server import Emulator, Request, Response
+from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
 
 TOKEN = "sandbox-weibo-access-token"
 UID = 5000000001

@@ -11,10 +11,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from .ledger import Ledger, PostRef, Transition
-from .ledger_format import Record
-from .posts import Post
-from .timeutil import to_iso
+from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.timeutil import to_iso
 
 BACKLOGS = ("adopt", "send")
 NOTE = "adopted: existed before syndication started (backlog: adopt)"

@@ -16,22 +16,22 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .channels.base import Channel, Site
-from .backlog import Adoption, adopt, adoption
-from .errors import ConfigError, SyndicateError
-from .gitstore import GitMirror, GitSettings, StaleLedger
-from .ledger import Ledger
-from .ledger_format import parse
-from .liveness import DEFAULT_INTERVAL, wait_until_live
-from .localdirs import SANDBOX_DIR
-from .planning import PendingPair, Plan, make_plan
-from .posts import Post, announceable
-from .runner import DEFAULT_MAX_WAIT, PairResult, Reporter, Runner, RunReport
-from .redaction import Secret
-from .registry import TYPES, clients
-from .sandbox import DEFAULT_PUBLIC_BASE, SandboxServer, running_sandbox
-from .settings import ChannelSettings, parse_channels, require_credentials, with_options
-from .timeutil import Clock, SystemClock, utcnow
+from mkdocs_syndicate.channels.base import Channel, Site
+from mkdocs_syndicate.engine.backlog import Adoption, adopt, adoption
+from mkdocs_syndicate.errors import ConfigError, SyndicateError
+from mkdocs_syndicate.ledger.gitmirror import GitMirror, GitSettings, StaleLedger
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.ledger.format import parse
+from mkdocs_syndicate.net.liveness import DEFAULT_INTERVAL, wait_until_live
+from mkdocs_syndicate.localdirs import SANDBOX_DIR
+from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan
+from mkdocs_syndicate.content.posts import Post, announceable
+from mkdocs_syndicate.engine.runner import DEFAULT_MAX_WAIT, PairResult, Reporter, Runner, RunReport
+from mkdocs_syndicate.redaction import Secret
+from mkdocs_syndicate.registry import TYPES, clients
+from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE, SandboxServer, running_sandbox
+from mkdocs_syndicate.channels.settings import ChannelSettings, parse_channels, require_credentials, with_options
+from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
 
 
 

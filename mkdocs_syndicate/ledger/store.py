@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Iterable
 
 import filelock
 
-from . import checkpoints
-from .atomicfile import atomic_write_text, sweep_stale_temp_files
-from .errors import LedgerError, LedgerLocked, LedgerWriteError
-from .ledger_format import PostEntry, Posts, Record, dump, parse
-from .localdirs import lock_path, private_dir
+from mkdocs_syndicate import checkpoints
+from mkdocs_syndicate.ledger.atomicfile import atomic_write_text, sweep_stale_temp_files
+from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
+from mkdocs_syndicate.ledger.format import PostEntry, Posts, Record, dump, parse
+from mkdocs_syndicate.localdirs import lock_path, private_dir
 
 if TYPE_CHECKING:
-    from .gitstore import GitMirror
+    from mkdocs_syndicate.ledger.gitmirror import GitMirror
 
 # Which states the runner may move a record from, for each target state.
 _ALLOWED_FROM = {
@@ -168,7 +168,7 @@ class Ledger:
 
     def _mirror(self, batch: list[Transition], befores: list[Record | None], staged: Posts, push: bool,
                 text: str) -> Posts:
-        from .gitstore import GitError, Pair, StaleLedger
+        from mkdocs_syndicate.ledger.gitmirror import GitError, Pair, StaleLedger
 
         assert self.mirror is not None
         items = [(Pair(t.post.key, t.channel), before, t.record, t.post.url, t.post.title)

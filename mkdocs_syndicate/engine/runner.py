@@ -20,19 +20,19 @@ from typing import Protocol
 
 import httpx
 
-from . import checkpoints
-from .backlog import Adoption
-from .channels.base import Channel, Found, Kind, Outcome, Verdict
-from .errors import SyndicateError
-from .gitstore import StaleLedger
-from .ledger import Ledger, Transition
-from .ledger_format import Record
-from .pacing import PacedHttp
-from .planning import PendingPair, Plan
-from .policy import Action, Event, Situation, Step, decide
-from .redaction import redact
-from .safety import one_line
-from .timeutil import Clock, from_iso, to_iso, utcnow
+from mkdocs_syndicate import checkpoints
+from mkdocs_syndicate.engine.backlog import Adoption
+from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
+from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.ledger.gitmirror import StaleLedger
+from mkdocs_syndicate.ledger.store import Ledger, Transition
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.engine.pacing import PacedHttp
+from mkdocs_syndicate.engine.plan import PendingPair, Plan
+from mkdocs_syndicate.engine.policy import Action, Event, Situation, Step, decide
+from mkdocs_syndicate.redaction import redact
+from mkdocs_syndicate.safety import one_line
+from mkdocs_syndicate.timeutil import Clock, from_iso, to_iso, utcnow
 
 DEFAULT_MAX_WAIT = 900.0   # longest wait (server-requested, or a settle time) sat through in one run
 DEFAULT_TRIES = 4          # sends per pair within one run (the first one plus retries)

@@ -17,8 +17,8 @@ import jinja2
 import jinja2.sandbox
 import regex
 
-from .errors import ConfigError, PostError
-from .posts import Post
+from mkdocs_syndicate.errors import ConfigError, PostError
+from mkdocs_syndicate.content.posts import Post
 
 _ENV = jinja2.sandbox.SandboxedEnvironment(autoescape=False, keep_trailing_newline=False,
                                            undefined=jinja2.StrictUndefined)

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from .errors import LedgerError
+from mkdocs_syndicate.errors import LedgerError
 
 VERSION = 1
 HEADER = "# mkdocs-syndicate ledger: what was announced where. Commit this file.\n"
@@ -68,7 +68,7 @@ def parse(text: str, path: str) -> Posts:
     if not _ends_with_marker(text):
         raise LedgerError(path, f"no end marker '{END_MARKER}' on the last line: the file is truncated "
                           "or was not written by mkdocs-syndicate. Restore it from git before running again.")
-    from .ledger_fast import parse_canonical
+    from mkdocs_syndicate.ledger.fast import parse_canonical
 
     fast = parse_canonical(text)  # our own layout, read without a YAML parser
     if fast is not None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .backlog import Adoption
-from .channels.base import Channel, Prepared  # noqa: F401 (Prepared: part of PendingPair)
-from .ledger import Ledger, PostRef
-from .ledger_format import Record
-from .posts import Post
+from mkdocs_syndicate.engine.backlog import Adoption
+from mkdocs_syndicate.channels.base import Channel, Prepared  # noqa: F401 (Prepared: part of PendingPair)
+from mkdocs_syndicate.ledger.store import Ledger, PostRef
+from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.content.posts import Post
 
 PENDING_STATES = (None, "failed", "in_flight")
 

@@ -12,8 +12,8 @@ from typing import Awaitable, Callable
 
 import httpx
 
-from .bounded import bounded_request
-from .timeutil import Clock
+from mkdocs_syndicate.net.bounded import bounded_request
+from mkdocs_syndicate.timeutil import Clock
 
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_INTERVAL = 10.0

@@ -15,7 +15,7 @@ import gc
 import re
 from typing import Iterator
 
-from .ledger_format import (HEADER, RECORD_FIELDS, STATES, VERSION, PostEntry, Posts, Record, _BLOCK_PLAIN,
+from mkdocs_syndicate.ledger.format import (HEADER, RECORD_FIELDS, STATES, VERSION, PostEntry, Posts, Record, _BLOCK_PLAIN,
                             _resolves_to_str)
 
 # Characters a YAML reader treats specially or refuses in a stream (and raw tabs, which the dumper

@@ -9,8 +9,8 @@ from typing import Any, Awaitable, Callable
 
 import httpx
 
-from .bounded import bounded_request
-from .timeutil import Clock
+from mkdocs_syndicate.net.bounded import bounded_request
+from mkdocs_syndicate.timeutil import Clock
 
 Sleeper = Callable[[float, str], Awaitable[None]]
 

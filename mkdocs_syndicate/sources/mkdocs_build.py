@@ -15,10 +15,10 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
-from .errors import PostError
-from .markdown_links import Resolver, absolutize
-from .portable import excerpt
-from .posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
+from mkdocs_syndicate.errors import PostError
+from mkdocs_syndicate.content.links import Resolver, absolutize
+from mkdocs_syndicate.content.portable import excerpt
+from mkdocs_syndicate.content.posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
 
 try:  # Material's blog is optional
     from material.plugins.blog.structure import Post as MaterialPost

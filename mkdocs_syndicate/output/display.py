@@ -8,12 +8,12 @@ from typing import Callable
 
 from rich.console import Console
 
-from .planning import Plan
-from .posts import Post
-from .report import PlainReporter, RichReporter, plan_lines, summary_table, undone_lines
-from .runner import RunReport
-from .safety import one_line
-from .syndication import Options, send
+from mkdocs_syndicate.engine.plan import Plan
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.output.reporters import PlainReporter, RichReporter, plan_lines, summary_table, undone_lines
+from mkdocs_syndicate.engine.runner import RunReport
+from mkdocs_syndicate.safety import one_line
+from mkdocs_syndicate.engine.syndication import Options, send
 
 
 def stderr_console() -> Console:

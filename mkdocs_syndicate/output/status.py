@@ -10,9 +10,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .ledger import Ledger
-from .posts import Post
-from .timeutil import from_iso
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.timeutil import from_iso
 
 ATTENTION = ("failed", "in_flight")
 

@@ -12,7 +12,7 @@ import math
 import re
 from typing import Mapping
 
-from .timeutil import from_iso
+from mkdocs_syndicate.timeutil import from_iso
 
 _EPOCH_THRESHOLD = 1e9  # larger numbers are epoch seconds, smaller ones seconds-until
 MAX_DELAY = 7 * 86400.0  # a week: anything longer is the same answer ("not in this run")

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .errors import PostError
-from .timeutil import from_iso
+from mkdocs_syndicate.errors import PostError
+from mkdocs_syndicate.timeutil import from_iso
 
 
 @dataclass(frozen=True)

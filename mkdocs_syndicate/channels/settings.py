@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Mapping
 from urllib.parse import urlsplit
 
-from .errors import ConfigError
-from .redaction import Secret
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.redaction import Secret
 
 DELIVERIES = ("at_least_once", "at_most_once")
 OptionKind = Literal["url", "secret", "text", "int", "float", "bool", "ip"]
@@ -106,7 +106,7 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any]) -> Cha
     if template is not None:
         if not isinstance(template, str):
             raise ConfigError(f"{where}.template: must be text (a Jinja2 template)")
-        from .messages import compile_template  # late: messages imports nothing from here
+        from mkdocs_syndicate.content.messages import compile_template  # late: messages imports nothing from here
 
         compile_template(template, f"{where}.template")
 

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .channels.base import Site
-from .errors import ConfigError, SyndicateError
-from .gitstore import parse_git_settings
-from .liveness import DEFAULT_TIMEOUT
-from .posts import as_datetime
-from .settings import seconds
-from .syndication import Options, parse_options, require_site_url
+from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.errors import ConfigError, SyndicateError
+from mkdocs_syndicate.ledger.gitmirror import parse_git_settings
+from mkdocs_syndicate.net.liveness import DEFAULT_TIMEOUT
+from mkdocs_syndicate.content.posts import as_datetime
+from mkdocs_syndicate.channels.settings import seconds
+from mkdocs_syndicate.engine.syndication import Options, parse_options, require_site_url
 
 if TYPE_CHECKING:
     from mkdocs.config.defaults import MkDocsConfig
@@ -93,7 +93,7 @@ def load_site(config_file: Path | None) -> LoadedSite:
     from mkdocs.config import load_config
     from mkdocs.exceptions import ConfigurationError
 
-    from .plugin import SyndicatePlugin
+    from mkdocs_syndicate.plugin import SyndicatePlugin
 
     if config_file is None:
         config_file = find_config()

@@ -13,11 +13,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .atomicfile import atomic_write_text
-from .errors import SyndicateError
-from .localdirs import CACHE_DIR, private_dir
-from .posts import ChannelOverride, Post
-from .timeutil import from_iso, to_iso
+from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
+from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
+from mkdocs_syndicate.content.posts import ChannelOverride, Post
+from mkdocs_syndicate.timeutil import from_iso, to_iso
 
 FORMAT = 1
 

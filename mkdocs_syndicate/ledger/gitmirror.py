@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from .errors import ConfigError, SyndicateError
-from .ledger_format import Posts, Record, dump, parse
-from .safety import one_line
+from mkdocs_syndicate.errors import ConfigError, SyndicateError
+from mkdocs_syndicate.ledger.format import Posts, Record, dump, parse
+from mkdocs_syndicate.safety import one_line
 
 PUSH_TRIES = 5
 SKIP_CI = "[skip ci]"
@@ -276,7 +276,7 @@ def _record(posts: Posts, pair: Pair) -> Record | None:
 def _reapply(remote: Posts, pending: list[_Pending]) -> Posts:
     from dataclasses import replace
 
-    from .ledger_format import PostEntry
+    from mkdocs_syndicate.ledger.format import PostEntry
 
     merged = {key: replace(entry, channels=dict(entry.channels)) for key, entry in remote.items()}
     for item in pending:

@@ -14,10 +14,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 from rich.text import Text
 
-from .planning import Plan
-from .runner import PairResult, RunReport
-from .safety import one_line, printable
-from .timeutil import Clock
+from mkdocs_syndicate.engine.plan import Plan
+from mkdocs_syndicate.engine.runner import PairResult, RunReport
+from mkdocs_syndicate.safety import one_line, printable
+from mkdocs_syndicate.timeutil import Clock
 
 _TICK = 0.5  # seconds between countdown refreshes
 STATE_STYLES = {"done": "green", "failed": "red", "in_flight": "yellow", "waiting": "yellow", "not_attempted": "magenta",

@@ -17,7 +17,7 @@ import enum
 import math
 from dataclasses import dataclass
 
-from .channels.base import Found, Kind
+from mkdocs_syndicate.channels.base import Found, Kind
 
 DEFAULT_429_WAIT = 60.0    # a 429 without any usable hint
 MIN_429_WAIT = 1.0         # a hint of "now" or the past must not become a hot loop

@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from . import checkpoints
+from mkdocs_syndicate import checkpoints
 
 
 def temp_prefix(path: Path) -> str:

@@ -1,0 +1,1 @@
+"""Posts and what is said about them: the Post model, messages, portable Markdown, links."""

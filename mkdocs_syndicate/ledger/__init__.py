@@ -1,0 +1,1 @@
+"""The ledger: schema v1 (format, fast reader), durable transitions under a lock, the git mirror for CI."""

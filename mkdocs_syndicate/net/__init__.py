@@ -1,0 +1,1 @@
+"""HTTP bounded in time and size, servers' wait hints, waiting for a page to go live."""

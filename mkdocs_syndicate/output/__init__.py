@@ -1,0 +1,1 @@
+"""What people see: reporters, the summary table, the status view, the plan."""

@@ -1,0 +1,1 @@
+"""Where posts come from: a built MkDocs site, the saved manifest of the last build."""
