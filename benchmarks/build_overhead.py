@@ -24,7 +24,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mkdocs_syndicate.ledger.format import PostEntry, Record, dump  # noqa: E402
+from mkdocs_syndicate.ledger.format import dump  # noqa: E402
+from mkdocs_syndicate.ledger.schema import PostEntry, Record
 from mkdocs_syndicate.sandbox import SandboxServer  # noqa: E402
 
 BODY = """
@@ -56,7 +57,7 @@ def make_site(folder: Path, posts: int, sandbox_url: str) -> tuple[Path, Path]:
         "ping": {"type": "indexnow", "endpoint": u + "/indexnow", "key": "bench-key-1234"},
         "masto": {"type": "mastodon", "instance": u + "/mastodon", "token": "sandbox-mastodon-token"},
         "devto": {"type": "forem", "api": u + "/forem/api", "api_key": "sandbox-forem-api-key"},
-        "weibo": {"type": "weibo", "api": u + "/weibo/2", "access_token": "sandbox-weibo-access-token"},
+        "weibo": {"type": "weibo", "api": u + "/weibo/2", "access_token": "sandbox-weibo-access-token", "rip": "203.0.113.7"},
         "bsky": {"type": "bluesky", "service": u + "/bluesky", "handle": "sandbox.bsky.social",
                  "app_password": "sandbox-bsky-app-password"}}}}
     with_plugin, without = folder / "with.yml", folder / "without.yml"

@@ -25,7 +25,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition  # noqa: E402
-from mkdocs_syndicate.ledger.format import PostEntry, Record, dump  # noqa: E402
+from mkdocs_syndicate.ledger.format import dump  # noqa: E402
+from mkdocs_syndicate.ledger.schema import PostEntry, Record
 
 CHANNELS = ("bluesky", "devto", "indexnow", "mastodon", "weibo")
 
@@ -88,7 +89,7 @@ with SandboxServer(Path({str(folder)!r}) / "emulator") as server:
     channels = {{"indexnow": {{"type": "indexnow", "endpoint": u + "/indexnow", "key": "bench-key-1234"}},
         "mastodon": {{"type": "mastodon", "instance": u + "/mastodon", "token": "sandbox-mastodon-token"}},
         "devto": {{"type": "forem", "api": u + "/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0}},
-        "weibo": {{"type": "weibo", "api": u + "/weibo/2", "access_token": "sandbox-weibo-access-token"}},
+        "weibo": {{"type": "weibo", "api": u + "/weibo/2", "access_token": "sandbox-weibo-access-token", "rip": "203.0.113.7"}},
         "bluesky": {{"type": "bluesky", "service": u + "/bluesky", "handle": "sandbox.bsky.social",
                     "app_password": "sandbox-bsky-app-password"}}}}
     server.emulators["weibo"].safe_domain = "example.com"

@@ -76,7 +76,7 @@ def one_run(posts: int, scale: float) -> tuple[float, float, float, int]:
                 "devto": {"type": "forem", "api": url + "/forem/api", "api_key": "sandbox-forem-api-key",
                           "min_interval": forem},
                 "weibo": {"type": "weibo", "api": url + "/weibo/2", "access_token": "sandbox-weibo-access-token",
-                          "min_interval": paced},
+                          "rip": "203.0.113.7", "min_interval": paced},
                 "bsky": {"type": "bluesky", "service": url + "/bluesky", "handle": "sandbox.bsky.social",
                          "app_password": "sandbox-bsky-app-password", "min_interval": paced},
             }

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from mkdocs_syndicate.errors import LedgerError, SyndicateError
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
-from mkdocs_syndicate.ledger.format import STATES, Record
+from mkdocs_syndicate.ledger.schema import STATES, Record
 from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
 from mkdocs_syndicate.sources.mkdocs_config import LoadedSite, load_site
 from mkdocs_syndicate.engine.modes import pull_request_reason

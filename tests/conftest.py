@@ -133,7 +133,8 @@ class ListReporter:
 
 def write_ledger(path: Path, records: dict[tuple[str, str], "Record"]) -> None:
     """A ledger as an earlier (possibly killed) run left it, written in the canonical layout."""
-    from mkdocs_syndicate.ledger.format import PostEntry, dump
+    from mkdocs_syndicate.ledger.format import dump
+    from mkdocs_syndicate.ledger.schema import PostEntry
 
     posts: dict = {}
     for (key, channel), record in records.items():

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import SITE, ListReporter, RecordingTransport, make_post, write_ledger
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.engine.syndication import parse_options, send
 
 

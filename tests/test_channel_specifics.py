@@ -13,7 +13,7 @@ from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.channels.bluesky import facets, rkey_for
 from mkdocs_syndicate.errors import PostError
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.channels.settings import parse_channels
 from test_channel_contracts import SPECS, record, remote_posts, run
 

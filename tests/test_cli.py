@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from conftest import write_ledger
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.format import Record, dump
+from mkdocs_syndicate.ledger.format import dump
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.timeutil import to_iso
 from sites import mkdocs, post, write_site
 

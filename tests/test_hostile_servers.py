@@ -19,7 +19,7 @@ import pytest
 from conftest import SITE, ListReporter, make_post, mastodon_raw, write_ledger
 from mkdocs_syndicate.errors import SyndicateError
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.engine.runner import LaneCrashed
 from mkdocs_syndicate.engine.syndication import parse_options, send
 from rawserver import RawServer, answer

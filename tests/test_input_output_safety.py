@@ -14,7 +14,7 @@ from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.errors import ConfigError, LedgerError, LedgerWriteError, PostError
 from mkdocs_syndicate.ledger.gitmirror import Pair, _message
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.content.posts import ChannelOverride, check_syndicate_id, parse_syndicate_meta
 from mkdocs_syndicate.output.reporters import PlainReporter, summary_table, undone_lines
 from mkdocs_syndicate.engine.runner import PairResult, RunReport

@@ -3,7 +3,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mkdocs_syndicate.errors import LedgerError
-from mkdocs_syndicate.ledger.format import PostEntry, Record, dump, parse
+from mkdocs_syndicate.ledger.format import dump, parse
+from mkdocs_syndicate.ledger.schema import PostEntry, Record
 
 SAMPLE = {
     "blog/2026/11/28/idempotency/": PostEntry(

@@ -9,7 +9,7 @@ import pytest
 from mkdocs_syndicate.ledger import atomicfile
 from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 
 POST = PostRef("blog/a/", "https://example.com/blog/a/", "A")
 

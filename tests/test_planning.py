@@ -1,6 +1,6 @@
 from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.engine.plan import make_plan
 from mkdocs_syndicate.content.posts import ChannelOverride
 from mkdocs_syndicate.channels.settings import parse_channels

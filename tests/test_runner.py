@@ -11,7 +11,7 @@ from conftest import (SITE, FakeClock, ListReporter, RecordingTransport, Refusin
 from mkdocs_syndicate.ledger import atomicfile
 from mkdocs_syndicate.errors import LedgerError, LedgerWriteError
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.engine.syndication import parse_options, send
 from mkdocs_syndicate.timeutil import to_iso
 

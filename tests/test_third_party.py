@@ -16,7 +16,7 @@ import pytest
 
 from conftest import SITE, ListReporter, make_post
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.engine.syndication import parse_options, send
 from test_channel_contracts import SPECS
 

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Mapping, Protocol
 
 import httpx
 
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.content.messages import Message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.net.ratehints import server_delay

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.content.messages import LengthRule, bluesky_length, bluesky_url_spans, grapheme_length, message_sha256, render_message
 from mkdocs_syndicate.content.posts import Post

@@ -17,7 +17,7 @@ import regex
 
 import httpx
 
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.content.messages import ELLIPSIS, Message, graphemes
 from mkdocs_syndicate.content.portable import portable_markdown
 from mkdocs_syndicate.content.posts import Post

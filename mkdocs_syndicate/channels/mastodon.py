@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.content.messages import LengthRule, mastodon_length, render_message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.channels.settings import Option

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from mkdocs_syndicate.errors import PostError
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.content.messages import LengthRule, neutralise_weibo, render_message, weibo_length
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.channels.settings import Option

@@ -12,7 +12,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.timeutil import to_iso
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.channels.base import Channel, Prepared  # noqa: F401 (Prepared: part of PendingPair)
 from mkdocs_syndicate.ledger.store import Ledger, PostRef
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.content.posts import Post
 
 PENDING_STATES = (None, "failed", "in_flight")

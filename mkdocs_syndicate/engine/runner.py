@@ -26,7 +26,7 @@ from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdic
 from mkdocs_syndicate.errors import SyndicateError
 from mkdocs_syndicate.ledger.gitmirror import StaleLedger
 from mkdocs_syndicate.ledger.store import Ledger, Transition
-from mkdocs_syndicate.ledger.format import Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.engine.policy import Action, Event, Situation, Step, decide

@@ -15,8 +15,8 @@ import gc
 import re
 from typing import Iterator
 
-from mkdocs_syndicate.ledger.format import (HEADER, RECORD_FIELDS, STATES, VERSION, PostEntry, Posts, Record, _BLOCK_PLAIN,
-                            _resolves_to_str)
+from mkdocs_syndicate.ledger.schema import (BLOCK_PLAIN, HEADER, STATES, TEXT_FIELDS, VERSION, PostEntry, Posts, Record,
+                                            resolves_to_str)
 
 # Characters a YAML reader treats specially or refuses in a stream (and raw tabs, which the dumper
 # escapes) may not appear raw inside a quoted token; plain tokens and the structure are matched
@@ -37,7 +37,7 @@ _RECORD = re.compile(
     # Optional text fields: group A is the inside of a non-empty quoted value (one string made, not
     # two), group B an empty quoted value or a plain token; both empty means the field is absent.
     + "".join(rf'(?:, {name}: (?:"({_QCONTENT})"|(""|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)))?'
-              for name in RECORD_FIELDS[3:])
+              for name in TEXT_FIELDS)
     + r"\}")
 _ESCAPE = re.compile(r'\\(["\\nt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})')
 _SIMPLE = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
@@ -108,8 +108,8 @@ def _posts(body: str) -> Posts:
     entry: PostEntry | None = None
     key = url = ""
     for rows in _chunks(body):
-        for (key_token, url_token, title_token, header, channel_token, state, attempts_text, at_token,
-             q1, p1, q2, p2, q3, p3, q4, p4, q5, p5, q6, p6, q7, p7) in rows:
+        for row in rows:
+            key_token, url_token, title_token, header, channel_token, state, attempts_text, at_token = row[:8]
             if channel_token:
                 if expect != _RECORDS or entry is None:
                     raise _NotCanonical
@@ -122,15 +122,12 @@ def _posts(body: str) -> Posts:
                     at = stamps[at_token] = _stamp(at_token)
                 if channel in entry.channels:
                     raise _NotCanonical
+                # The text fields, in schema order: each a pair of groups (quoted inside, plain).
+                texts = row[8:]
                 entry.channels[channel] = Record(
                     state, int(attempts_text) if attempts_text else 0, at,
-                    (q1 if "\\" not in q1 else _unescape(q1)) if q1 else _value(p1, plain_ok),
-                    (q2 if "\\" not in q2 else _unescape(q2)) if q2 else _value(p2, plain_ok),
-                    (q3 if "\\" not in q3 else _unescape(q3)) if q3 else _value(p3, plain_ok),
-                    (q4 if "\\" not in q4 else _unescape(q4)) if q4 else _value(p4, plain_ok),
-                    (q5 if "\\" not in q5 else _unescape(q5)) if q5 else _value(p5, plain_ok),
-                    (q6 if "\\" not in q6 else _unescape(q6)) if q6 else _value(p6, plain_ok),
-                    (q7 if "\\" not in q7 else _unescape(q7)) if q7 else _value(p7, plain_ok))
+                    *[(q if "\\" not in q else _unescape(q)) if q else _value(p, plain_ok)
+                      for q, p in zip(texts[::2], texts[1::2])])
             elif key_token:
                 if expect not in (_KEY, _RECORDS) or (expect == _RECORDS and entry is not None and not entry.channels):
                     raise _NotCanonical
@@ -191,7 +188,7 @@ def _flow(token: str, plain_ok: dict) -> str:
 def _block(token: str, plain_ok: dict[str, bool]) -> str:
     if token.startswith('"'):
         return _unquote(token)
-    if not _BLOCK_PLAIN.fullmatch(token) or not _is_str(token, plain_ok):
+    if not BLOCK_PLAIN.fullmatch(token) or not _is_str(token, plain_ok):
         raise _NotCanonical
     return token
 
@@ -201,7 +198,7 @@ def _is_str(token: str, plain_ok: dict[str, bool]) -> bool:
         return True
     known = plain_ok.get(token)
     if known is None:
-        known = plain_ok[token] = _resolves_to_str(token)
+        known = plain_ok[token] = resolves_to_str(token)
     return known
 
 

@@ -10,54 +10,15 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import re
-from dataclasses import dataclass, field, fields
 from typing import Any
 
 import yaml
 
 from mkdocs_syndicate.errors import LedgerError
-
-VERSION = 1
-HEADER = "# mkdocs-syndicate ledger: what was announced where. Commit this file.\n"
-END_MARKER = "..."
-STATES = ("in_flight", "done", "failed", "skipped")
+from mkdocs_syndicate.ledger.schema import (BLOCK_PLAIN, END_MARKER, FIELD_NAMES, FIELDS, FLOW_PLAIN, HEADER, STATES,
+                                            VERSION, PostEntry, Posts, Record, resolves_to_str)
 
 _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_STR_TAG = "tag:yaml.org,2002:str"
-_resolver = yaml.resolver.Resolver()
-
-
-@dataclass(slots=True)  # 50,000 of them in a large ledger: no per-object __dict__
-class Record:
-    """The state of one (post, channel) pair. Field order is the order written to the file."""
-
-    state: str
-    attempts: int = 0
-    at: str = ""
-    remote_id: str | None = None
-    remote_url: str | None = None
-    error: str | None = None
-    idempotency_key: str | None = None
-    created_at: str | None = None
-    message_sha256: str | None = None
-    note: str | None = None
-
-    def as_items(self) -> list[tuple[str, Any]]:
-        return [(f.name, getattr(self, f.name)) for f in fields(self) if getattr(self, f.name) is not None]
-
-
-RECORD_FIELDS = tuple(f.name for f in fields(Record))
-_OPTIONAL_STR_FIELDS = RECORD_FIELDS[3:]
-
-
-@dataclass(slots=True)
-class PostEntry:
-    url: str
-    title: str
-    channels: dict[str, Record] = field(default_factory=dict)
-
-
-Posts = dict[str, PostEntry]
 
 
 # ---------------------------------------------------------------- parse
@@ -68,7 +29,7 @@ def parse(text: str, path: str) -> Posts:
     if not _ends_with_marker(text):
         raise LedgerError(path, f"no end marker '{END_MARKER}' on the last line: the file is truncated "
                           "or was not written by mkdocs-syndicate. Restore it from git before running again.")
-    from mkdocs_syndicate.ledger.fast import parse_canonical
+    from mkdocs_syndicate.ledger.fast import parse_canonical  # late: the fast reader is only for reading
 
     fast = parse_canonical(text)  # our own layout, read without a YAML parser
     if fast is not None:
@@ -208,29 +169,39 @@ def _parse_post(post_key: str, key_node: yaml.Node, node: yaml.Node, path: str) 
 
 def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
     items = _mapping(node, path, what)
-    unknown = set(items) - set(RECORD_FIELDS)
+    unknown = set(items) - set(FIELD_NAMES)
     if unknown:
         key = sorted(unknown)[0]
-        raise LedgerError(path, f"unknown field {key!r} in {what} (known: {', '.join(RECORD_FIELDS)})",
+        raise LedgerError(path, f"unknown field {key!r} in {what} (known: {', '.join(FIELD_NAMES)})",
                           _line(items[key][0]))
     if "state" not in items:
         raise LedgerError(path, f"{what} has no 'state'", _line(node))
-    state = _text(items["state"][1], path, f"{what} state")
-    if state not in STATES:
-        raise LedgerError(path, f"{what}: unknown state {state!r} (one of {', '.join(STATES)})",
-                          _line(items["state"][1]))
-    attempts = 0
-    if "attempts" in items:
-        attempts = _scalar(items["attempts"][1], path)
-        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
-            raise LedgerError(path, f"{what}: attempts must be a whole number >= 0", _line(items["attempts"][1]))
-    at = _text(items["at"][1], path, f"{what} at", time=True) if "at" in items else ""
-    if at and not _valid_timestamp(at):
-        raise LedgerError(path, f"{what}: 'at' must be a UTC time like 2026-12-02T07:00:02Z, not {at!r}",
-                          _line(items["at"][1]))
-    extras = {name: _text(items[name][1], path, f"{what} {name}", time=name == "created_at")
-              for name in _OPTIONAL_STR_FIELDS if name in items and not _is_null(items[name][1])}
-    return Record(state=state, attempts=attempts, at=at, **extras)
+    values: dict[str, Any] = {}
+    for spec in FIELDS:  # the schema says what each field may hold
+        if spec.name not in items or (spec.kind == "text" and _is_null(items[spec.name][1])):
+            continue
+        value_node = items[spec.name][1]
+        label = f"{what} {spec.name}"
+        if spec.kind == "state":
+            state = _text(value_node, path, label)
+            if state not in STATES:
+                raise LedgerError(path, f"{what}: unknown state {state!r} (one of {', '.join(STATES)})",
+                                  _line(value_node))
+            values["state"] = state
+        elif spec.kind == "count":
+            count = _scalar(value_node, path)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise LedgerError(path, f"{what}: {spec.name} must be a whole number >= 0", _line(value_node))
+            values[spec.name] = count
+        elif spec.kind == "time":
+            stamp = _text(value_node, path, label, time=True)
+            if stamp and not _valid_timestamp(stamp):
+                raise LedgerError(path, f"{what}: '{spec.name}' must be a UTC time like 2026-12-02T07:00:02Z, "
+                                  f"not {stamp!r}", _line(value_node))
+            values[spec.name] = stamp
+        else:
+            values[spec.name] = _text(value_node, path, label, time=spec.plain_time_ok)
+    return Record(**values)
 
 
 _TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
@@ -280,18 +251,9 @@ def render_post(key: str, entry: PostEntry) -> str:
         lines.append("    channels:\n")
         for channel in sorted(entry.channels):
             record = entry.channels[channel]
-            body = ", ".join(f"{name}: {_flow_value(getattr(record, name))}" for name in RECORD_FIELDS
-                             if getattr(record, name) is not None)
+            body = ", ".join(f"{name}: {_flow_value(value)}" for name, value in record.as_items())
             lines.append(f"      {_flow_scalar(channel)}: {{{body}}}\n")
     return "".join(lines)
-
-
-_FLOW_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
-_BLOCK_PLAIN = re.compile(r"[A-Za-z0-9_/.][A-Za-z0-9_./~+%=?&@-]*(?::[A-Za-z0-9_./~+%=?&@-]+)*")
-
-
-def _resolves_to_str(value: str) -> bool:
-    return _resolver.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
 
 
 def _flow_value(value: Any) -> str:
@@ -302,13 +264,13 @@ def _flow_value(value: Any) -> str:
 
 @functools.lru_cache(maxsize=4096)  # states, channel ids and timestamps repeat a lot
 def _flow_scalar(value: str) -> str:
-    if _FLOW_PLAIN.fullmatch(value) and _resolves_to_str(value):
+    if FLOW_PLAIN.fullmatch(value) and resolves_to_str(value):
         return value
     return _quote(value)
 
 
 def _block_scalar(value: str) -> str:
-    if _BLOCK_PLAIN.fullmatch(value) and _resolves_to_str(value):
+    if BLOCK_PLAIN.fullmatch(value) and resolves_to_str(value):
         return value
     return _quote(value)
 

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Mapping
 
 from mkdocs_syndicate.errors import ConfigError, SyndicateError
-from mkdocs_syndicate.ledger.format import Posts, Record, dump, parse
+from mkdocs_syndicate.ledger.format import dump, parse
+from mkdocs_syndicate.ledger.schema import Posts, Record
 from mkdocs_syndicate.safety import one_line
 
 PUSH_TRIES = 5
@@ -276,7 +277,7 @@ def _record(posts: Posts, pair: Pair) -> Record | None:
 def _reapply(remote: Posts, pending: list[_Pending]) -> Posts:
     from dataclasses import replace
 
-    from mkdocs_syndicate.ledger.format import PostEntry
+    from mkdocs_syndicate.ledger.schema import PostEntry
 
     merged = {key: replace(entry, channels=dict(entry.channels)) for key, entry in remote.items()}
     for item in pending:

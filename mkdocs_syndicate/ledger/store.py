@@ -16,7 +16,8 @@ import filelock
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text, sweep_stale_temp_files
 from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
-from mkdocs_syndicate.ledger.format import PostEntry, Posts, Record, dump, parse
+from mkdocs_syndicate.ledger.format import dump, parse
+from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record
 from mkdocs_syndicate.localdirs import lock_path, private_dir
 
 if TYPE_CHECKING:

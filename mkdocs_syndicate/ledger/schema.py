@@ -1,0 +1,90 @@
+"""Ledger schema v1, declared once: the record's fields in file order with their kinds, the
+states, the header and end marker, and which plain scalars read back as text. The full parser,
+the fast reader and the dumper are all derived from these declarations (DESIGN.md, "Ledger
+schema v1"), so a field added here is parsed, read fast and written alike."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+import yaml
+
+VERSION = 1
+HEADER = "# mkdocs-syndicate ledger: what was announced where. Commit this file.\n"
+END_MARKER = "..."
+STATES = ("in_flight", "done", "failed", "skipped")
+
+FieldKind = Literal["state", "count", "time", "text"]
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    kind: FieldKind
+    plain_time_ok: bool = False   # a hand edit may write it as an unquoted YAML timestamp
+
+
+FIELDS: tuple[FieldSpec, ...] = (
+    FieldSpec("state", "state"),
+    FieldSpec("attempts", "count"),
+    FieldSpec("at", "time", plain_time_ok=True),     # UTC, last transition
+    FieldSpec("remote_id", "text"),
+    FieldSpec("remote_url", "text"),
+    FieldSpec("error", "text"),
+    FieldSpec("idempotency_key", "text"),
+    FieldSpec("created_at", "text", plain_time_ok=True),  # the first attempt: windows and scan bounds
+    FieldSpec("message_sha256", "text"),
+    FieldSpec("note", "text"),
+)
+FIELD_NAMES = tuple(spec.name for spec in FIELDS)
+TEXT_FIELDS = tuple(spec.name for spec in FIELDS if spec.kind == "text")   # optional, in file order
+
+
+@dataclass(slots=True)  # 50,000 of them in a large ledger: no per-object __dict__
+class Record:
+    """The state of one (post, channel) pair: the fields of FIELDS, in their order."""
+
+    state: str
+    attempts: int = 0
+    at: str = ""
+    remote_id: str | None = None
+    remote_url: str | None = None
+    error: str | None = None
+    idempotency_key: str | None = None
+    created_at: str | None = None
+    message_sha256: str | None = None
+    note: str | None = None
+
+    def as_items(self) -> list[tuple[str, Any]]:
+        return [(name, getattr(self, name)) for name in FIELD_NAMES if getattr(self, name) is not None]
+
+
+if tuple(f.name for f in fields(Record)) != FIELD_NAMES:  # pragma: no cover - a declaration out of step
+    raise AssertionError("Record's fields must be FIELDS, in the same order")
+
+
+@dataclass(slots=True)
+class PostEntry:
+    url: str
+    title: str
+    channels: dict[str, Record] = field(default_factory=dict)
+
+
+Posts = dict[str, PostEntry]
+
+# ---------------------------------------------------------------- plain scalars
+
+FLOW_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")          # unquoted in a flow mapping
+BLOCK_PLAIN = re.compile(r"[A-Za-z0-9_/.][A-Za-z0-9_./~+%=?&@-]*(?::[A-Za-z0-9_./~+%=?&@-]+)*")
+_STR_TAG = "tag:yaml.org,2002:str"
+_resolver = yaml.resolver.Resolver()
+
+
+@functools.lru_cache(maxsize=4096)  # states, channel ids and timestamps repeat a lot
+def resolves_to_str(value: str) -> bool:
+    """Whether YAML 1.1 reads this plain scalar back as the same text (not a number, a date, a
+    boolean...): only then may it stand unquoted."""
+    return _resolver.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
