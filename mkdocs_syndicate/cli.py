@@ -215,21 +215,11 @@ def plan(config_file: Path | None) -> None:
                 verb = "send"
             length = ""
             if message is not None and message.limit:
-                unit = "title characters" if pair.channel.type_name == "forem" else "characters"
-                length = f" — {message.length}/{message.limit} {unit}"
+                length = f" — {message.length}/{message.limit} {message.unit}"
             click.echo("\n" + one_line(f"{channel_id} · {pair.post.key} · {verb}{length}"))
-            click.echo(_indent(printable(_what_goes_out(pair))))
+            click.echo(_indent(printable(pair.channel.preview(pair.post, pair.prepared))))
     for post in the_plan.deferred:
         click.echo(f"\ndeferred to a later run (max_per_run {options.max_per_run}): {one_line(post.key)}")
-
-
-def _what_goes_out(pair: Any) -> str:
-    if pair.channel.type_name == "forem":
-        article = pair.channel.article(pair.post)["article"]
-        head = (f"title: {article['title']}\ntags: {', '.join(article['tags'])}\n"
-                f"canonical_url: {article['canonical_url']}\npublished: {article['published']}\n")
-        return head + "---\n" + article["body_markdown"].strip()
-    return pair.prepared.description
 
 
 def _indent(text: str) -> str:

@@ -70,3 +70,8 @@ def test_redact_removes_plain_and_url_encoded_forms():
     token = Secret("s3cr/t+value")
     text = "GET /x?access_token=s3cr%2Ft%2Bvalue failed; header s3cr/t+value"
     assert redact(text, [token]) == "GET /x?access_token=*** failed; header ***"
+
+
+def test_enumerations_are_checked():
+    with pytest.raises(ConfigError, match=r"channels\.m\.visibility: must be one of public, unlisted, private, direct"):
+        parse({"m": {"type": "mastodon", "visibility": "followers"}})

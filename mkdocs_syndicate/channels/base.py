@@ -90,13 +90,26 @@ class Prepared:
 
 
 class Channel:
+    """One service. A channel turns a post into a request and an answer into an Outcome, and reads
+    the remote side when asked; it never touches the ledger and never sleeps (the runner does).
+
+    Declared per type (class attributes):
+      type_name          what `channels.<id>.type` says
+      options            its settings, beside the common ones (type, delivery, min_interval, ...)
+      default_delivery   "at_most_once" (public posts) or "at_least_once" (pings)
+      default_min_interval  seconds between two of its requests
+      batched            one request carries many posts (IndexNow): send_batch/batches, not send
+      repeat_safe        a repeat of a request is a no-op by construction (Bluesky)
+
+    Methods a type overrides: prepare (always), send or send_batch (+ batches), verify (for
+    at-most-once), and as needed preview, site_files, secrets, close.
+    """
+
     type_name: ClassVar[str]
     default_delivery: ClassVar[str] = "at_most_once"
     default_min_interval: ClassVar[float] = 0.0
     options: ClassVar[Mapping[str, Option]] = {}
-    batched: ClassVar[bool] = False       # one request for all pending posts (IndexNow)
-    # A repeat of the same request is a no-op by construction (Bluesky: deterministic rkey and
-    # byte-identical putRecord), so an unknown outcome may be resent without a read.
+    batched: ClassVar[bool] = False
     repeat_safe: ClassVar[bool] = False
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
@@ -107,6 +120,18 @@ class Channel:
     def id(self) -> str:
         return self.settings.id
 
+    # ---------------------------------------------------------------- without network
+
+    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+        """The exact payload for this post, computed without any network (so plan mode shows it and
+        a post that cannot be sent fails the run before the first request). `created_at`: the
+        pair's first attempt, for channels that freeze it into the payload."""
+        raise NotImplementedError
+
+    def preview(self, post: Post, prepared: Prepared) -> str:
+        """What `mkdocs-syndicate plan` shows of the payload (the message, by default)."""
+        return prepared.description
+
     def site_files(self) -> list[tuple[str, str]]:
         """Files this channel adds to the built site, as (path in the site, text): they deploy
         with it (IndexNow's key file)."""
@@ -116,13 +141,18 @@ class Channel:
         """Everything to redact from errors: configured credentials, plus any session tokens."""
         return list(self.settings.secrets())
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
-        raise NotImplementedError
+    # ---------------------------------------------------------------- over the network
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
+        """One request for one post (unless `batched`)."""
         raise NotImplementedError
 
+    def batches(self, posts: list[Post]) -> list[list[Post]]:
+        """`batched` channels: how pending posts are grouped into requests."""
+        return [posts]
+
     async def send_batch(self, http: Http, posts: list[Post]) -> Outcome:
+        """`batched` channels: one request for the posts of a batch, one outcome for them all."""
         raise NotImplementedError
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:

@@ -104,8 +104,15 @@ class ForemChannel(Channel):
         body = self.article(post)["article"]
         summary = (f"article {body['title']!r}, canonical {post.url}, tags {body['tags']}, "
                    f"{len(body['body_markdown'])} characters of Markdown")
-        message = Message(payload, len(body["title"]), MAX_TITLE)
+        message = Message(payload, len(body["title"]), MAX_TITLE, unit="title characters")
         return Prepared(message, description=summary)
+
+    def preview(self, post: Post, prepared: Prepared) -> str:
+        """The whole article as DEV would get it: its front fields, then the Markdown body."""
+        article = self.article(post)["article"]
+        head = (f"title: {article['title']}\ntags: {', '.join(article['tags'])}\n"
+                f"canonical_url: {article['canonical_url']}\npublished: {article['published']}\n")
+        return head + "---\n" + article["body_markdown"].strip()
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         try:

@@ -37,7 +37,7 @@ class MastodonChannel(Channel):
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option("secret", required=True,
                         help="an access token with write:statuses and read:statuses, e.g. !ENV MASTODON_TOKEN"),
-        "visibility": Option("text", default="public"),
+        "visibility": Option("choice", default="public", choices=("public", "unlisted", "private", "direct")),
         "language": Option("text"),
         "max_characters": Option("int", default=500, help="the instance's status length limit"),
     }

@@ -13,7 +13,7 @@ from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.redaction import Secret
 
 DELIVERIES = ("at_least_once", "at_most_once")
-OptionKind = Literal["url", "secret", "text", "int", "float", "bool", "ip"]
+OptionKind = Literal["url", "secret", "text", "int", "float", "bool", "ip", "choice"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Option:
     required: bool = False
     default: Any = None
     help: str = ""
+    choices: tuple[str, ...] = ()   # kind "choice": the values the service accepts
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,10 @@ def _option(value: Any, option: Option, where: str) -> Any:
     if option.kind == "text":
         if not isinstance(value, str):
             raise ConfigError(f"{where}: must be text, not {type(value).__name__}")
+        return value
+    if option.kind == "choice":
+        if value not in option.choices:
+            raise ConfigError(f"{where}: must be one of {', '.join(option.choices)}, not {value!r}")
         return value
     if option.kind == "ip":
         try:

@@ -147,6 +147,7 @@ class Message:
     length: int
     limit: int | None
     notes: tuple[str, ...] = ()   # what was changed to fit the channel's rules, for a warning
+    unit: str = "characters"      # what `length` counts, as people read it
 
     @property
     def sha256(self) -> str:

@@ -301,7 +301,8 @@ def site_sandbox(options: Options, **server_options: object) -> SandboxServer:
     its host as Weibo's safe domain (as a registered Weibo app would have it)."""
     key_root = Path(options.site.site_dir) if options.site.site_dir else None
     server = SandboxServer(sandbox_state_dir(options), key_file_root=key_root, **server_options)  # type: ignore[arg-type]
-    server.emulators["weibo"].safe_domain = urlsplit(options.site.url).hostname  # type: ignore[attr-defined]
+    for emulator in server.emulators.values():  # e.g. Weibo's safe domain: the site's host
+        emulator.configure_for_site(options.site.url)
     for channel in options.channels:
         server.channel_names.setdefault(channel.type, []).append(channel.id)
     return server

@@ -26,7 +26,7 @@ from typing import Any
 import regex
 
 from mkdocs_syndicate.bcp47 import is_language_tag
-from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
+from mkdocs_syndicate.sandbox.server import Emulator, Request, Response, first_url
 
 HANDLE = "sandbox.bsky.social"
 DID = "did:plc:sandbox0000000000000000"
@@ -84,6 +84,13 @@ class BlueskyEmulator(Emulator):
     def client_options(cls, url: str, public_base: str) -> dict[str, str]:
         return {"service": f"{url}/bluesky", "handle": HANDLE, "app_password": APP_PASSWORD,
                 "web_url": f"{public_base}/bluesky"}
+
+    def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
+        def announces(record: dict[str, Any]) -> str:
+            return (record.get("embed") or {}).get("external", {}).get("uri") or first_url(record.get("text", ""))
+        return [{"id": rkey, "text": r["value"].get("text", ""), "announces": announces(r["value"]), "at": r.get("at"),
+                 "link": f"{public_base}/bluesky/profile/{HANDLE}/post/{rkey}"}
+                for rkey, r in state.get("records", {}).items()]
 
     @staticmethod
     def _error(status: int, name: str, message: str, headers: dict[str, str] | None = None) -> Response:

@@ -6,18 +6,11 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import re
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
 
-_URL = re.compile(r"https?://[^\s<>\"]+")
-AT_MOST_ONCE = ("mastodon", "forem", "weibo", "bluesky")
-
-
-def _first_url(text: str) -> str:
-    match = _URL.search(text or "")
-    return match.group(0).rstrip(".,)") if match else ""
-
+if TYPE_CHECKING:
+    from mkdocs_syndicate.sandbox.server import Emulator
 
 def when(epoch: Any) -> str:
     """One time format for every emulator (they each answer in their service's own)."""
@@ -27,40 +20,23 @@ def when(epoch: Any) -> str:
         return ""
 
 
-def received(state: dict[str, Any], public_base: str = "") -> dict[str, list[dict[str, Any]]]:
-    """Per emulator: {id, text, announces (the post URL it is about), at, link (where the received
-    post would be seen), duplicate}."""
-    base = public_base.rstrip("/")
-    items: dict[str, list[dict[str, Any]]] = {
-        "mastodon": [{"id": s["id"], "text": s["text"], "announces": _first_url(s["text"]),
-                      "at": when(s.get("created_epoch")), "link": s.get("url", "")}
-                     for s in state.get("mastodon", {}).get("statuses", [])],
-        "forem": [{"id": str(a["id"]), "text": f"{a['title']}\n\n{a.get('body_markdown', '')[:280]}",
-                   "announces": a.get("canonical_url", ""), "at": when(a.get("created_epoch")), "link": a.get("url", "")}
-                  for a in state.get("forem", {}).get("articles", []) if a.get("user") != "someone-else"],
-        "weibo": [{"id": s["idstr"], "text": s["original"], "announces": _first_url(s["original"]),
-                   "at": when(s.get("epoch")), "link": f"{base}/weibo/status/{s['idstr']}"}
-                  for s in state.get("weibo", {}).get("statuses", [])],
-        "bluesky": [{"id": rkey, "text": r["value"].get("text", ""),
-                     "announces": (r["value"].get("embed") or {}).get("external", {}).get("uri")
-                     or _first_url(r["value"].get("text", "")), "at": when(r.get("at")),
-                     "link": f"{base}/bluesky/profile/sandbox.bsky.social/post/{rkey}"}
-                    for rkey, r in state.get("bluesky", {}).get("records", {}).items()],
-        "indexnow": [{"id": str(n), "text": "\n".join(p["urls"]), "announces": "", "at": when(p.get("at")), "link": ""}
-                     for n, p in enumerate(state.get("indexnow", {}).get("pings", []), 1)],
-    }
-    for channel in AT_MOST_ONCE:
-        counts = Counter(item["announces"] for item in items[channel] if item["announces"])
-        for item in items[channel]:
-            item["duplicate"] = counts[item["announces"]] > 1
-    for item in items["indexnow"]:
-        item["duplicate"] = False  # re-pinging is harmless (at-least-once)
+def received(emulators: Iterable["Emulator"], state: dict[str, Any], public_base: str) -> dict[str, list[dict[str, Any]]]:
+    """Per emulator, what it received (its own `received`), with one time format and, where a
+    second copy of a post is a fault, duplicates marked."""
+    items: dict[str, list[dict[str, Any]]] = {}
+    for emulator in emulators:
+        entries = [{**item, "at": when(item.get("at"))}
+                   for item in emulator.received(state.get(emulator.name, {}), public_base.rstrip("/"))]
+        counts = Counter(item["announces"] for item in entries if item["announces"])
+        for item in entries:
+            item["duplicate"] = emulator.duplicates_matter and counts[item["announces"]] > 1
+        items[emulator.name] = entries
     return items
 
 
-def page(state: dict[str, Any], public_base: str = "", names: dict[str, list[str]] | None = None) -> bytes:
-    """`names`: the site's channel ids for each emulator (`masto` for mastodon), for the headings."""
-    data = received(state, public_base)
+def page(data: dict[str, list[dict[str, Any]]], names: dict[str, list[str]] | None = None) -> bytes:
+    """`data`: what `received` gives; `names`: the site's channel ids for each emulator (`masto`
+    for mastodon), for the headings."""
     columns = []
     for channel, entries in data.items():
         dupes = sum(e["duplicate"] for e in entries)

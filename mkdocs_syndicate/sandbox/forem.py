@@ -40,6 +40,11 @@ class ForemEmulator(Emulator):
     def client_options(cls, url: str, public_base: str) -> dict[str, str]:
         return {"api": f"{url}/forem/api", "api_key": API_KEY}
 
+    def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
+        return [{"id": str(a["id"]), "text": f"{a['title']}\n\n{a.get('body_markdown', '')[:280]}",
+                 "announces": a.get("canonical_url", ""), "at": a.get("created_epoch"), "link": a.get("url", "")}
+                for a in state.get("articles", []) if a.get("user") == USERNAME]
+
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         seconds = int(fault.get("retry_after", 30))
         if fault.get("plain"):  # Rack::Attack's throttle answer

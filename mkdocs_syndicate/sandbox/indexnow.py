@@ -36,6 +36,12 @@ class IndexNowEmulator(Emulator):
     def client_options(cls, url: str, public_base: str) -> dict[str, str]:
         return {"endpoint": f"{url}/indexnow", "key": KEY}
 
+    duplicates_matter = False   # pinging a URL again is harmless (at-least-once)
+
+    def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
+        return [{"id": str(n), "text": "\n".join(p["urls"]), "announces": "", "at": p.get("at"), "link": ""}
+                for n, p in enumerate(state.get("pings", []), 1)]
+
     def trust(self, *keys: str) -> None:
         """Tests that are not about the key check: these keys were validated long ago."""
         with self.server.lock:

@@ -12,7 +12,7 @@ from typing import Any
 
 import regex
 
-from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
+from mkdocs_syndicate.sandbox.server import Emulator, Request, Response, first_url
 
 TOKEN = "sandbox-mastodon-token"
 ACCOUNT_ID = "1"
@@ -82,6 +82,10 @@ class MastodonEmulator(Emulator):
     @classmethod
     def client_options(cls, url: str, public_base: str) -> dict[str, str]:
         return {"instance": f"{url}/mastodon", "token": TOKEN}
+
+    def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
+        return [{"id": s["id"], "text": s["text"], "announces": first_url(s["text"]), "at": s.get("created_epoch"),
+                 "link": s.get("url", "")} for s in state.get("statuses", [])]
 
     # ---------------------------------------------------------------- helpers
 

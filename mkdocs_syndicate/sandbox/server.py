@@ -33,6 +33,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -88,6 +89,15 @@ class Response:
         return json.dumps(self.body, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8"
 
 
+_URL = re.compile(r"https?://[^\s<>\"]+")
+
+
+def first_url(text: str) -> str:
+    """The first link in a text: what a received post announces."""
+    match = _URL.search(text or "")
+    return match.group(0).rstrip(".,)") if match else ""
+
+
 class Emulator:
     """Base class: one service. `state` is a JSON-able dict owned by the server's lock."""
 
@@ -110,6 +120,16 @@ class Emulator:
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         return Response(429, {"error": "Too many requests"})
+
+    duplicates_matter: bool = True   # a post received twice is a duplicate (not so for pings)
+
+    def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
+        """What it received, for the dashboard: {id, text, announces (the post URL it is about),
+        at (epoch seconds), link (where it would be seen)} each, oldest first."""
+        return []
+
+    def configure_for_site(self, site_url: str) -> None:
+        """Set up as a real account for this site would be (Weibo: the app's safe domain)."""
 
     @classmethod
     def client_options(cls, url: str, public_base: str) -> dict[str, str]:
@@ -367,7 +387,7 @@ class SandboxServer:
         if request.path == "/state" and request.method == "GET":
             return Response(200, self.snapshot())
         if request.path == "/received" and request.method == "GET":
-            return Response(200, received(self.snapshot(), self.public_base))
+            return Response(200, received(self.emulators.values(), self.snapshot(), self.public_base))
         return Response(404, {"error": "Record not found"})
 
 
@@ -380,7 +400,7 @@ def running_sandbox(state_dir: Path) -> str | None:
         os.kill(int(advert["pid"]), 0)
         url = str(advert["url"])
         answer = httpx.get(f"{url}/_sandbox/received", timeout=2)
-        if answer.status_code == 200 and "mastodon" in answer.json():
+        if answer.status_code == 200 and isinstance(answer.json(), dict):
             return url
     except (OSError, ValueError, KeyError, TypeError, httpx.HTTPError):
         pass
@@ -435,7 +455,8 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
             elif prefix == "_site" and request.method == "GET":
                 response = server.site_file(request.path)
             elif prefix == "" and request.method == "GET":
-                response = Response(200, page(server.snapshot(), server.public_base, server.channel_names),
+                response = Response(200, page(received(server.emulators.values(), server.snapshot(), server.public_base),
+                                              server.channel_names),
                                     {"Content-Type": "text/html; charset=utf-8"})
             elif prefix in server.routes:
                 request.prefix = prefix

@@ -11,7 +11,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
+from mkdocs_syndicate.sandbox.server import Emulator, Request, Response, first_url
 
 TOKEN = "sandbox-weibo-access-token"
 UID = 5000000001
@@ -55,6 +55,13 @@ class WeiboEmulator(Emulator):
     @classmethod
     def client_options(cls, url: str, public_base: str) -> dict[str, str]:
         return {"api": f"{url}/weibo/2", "access_token": TOKEN, "web_url": f"{public_base}/weibo/status"}
+
+    def configure_for_site(self, site_url: str) -> None:
+        self.safe_domain = urlsplit(site_url).hostname   # a registered app's safe domain is the site's host
+
+    def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
+        return [{"id": s["idstr"], "text": s["original"], "announces": first_url(s["original"]), "at": s.get("epoch"),
+                 "link": f"{public_base}/weibo/status/{s['idstr']}"} for s in state.get("statuses", [])]
 
     def _error(self, status: int, code: int, message: str, path: str) -> Response:
         return Response(status, {"request": f"/2{path.removeprefix('/2')}", "error_code": code, "error": message})
