@@ -83,7 +83,8 @@ from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.output.reporters import PlainReporter
 from mkdocs_syndicate.sandbox import SandboxServer
-from mkdocs_syndicate.engine.syndication import parse_options, send
+from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.engine.syndication import send
 with SandboxServer(Path({str(folder)!r}) / "emulator") as server:
     u = server.url
     channels = {{"indexnow": {{"type": "indexnow", "endpoint": u + "/indexnow", "key": "bench-key-1234"}},

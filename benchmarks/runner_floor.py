@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT))
 from mkdocs_syndicate.channels.base import Site  # noqa: E402
 from mkdocs_syndicate.content.posts import Post  # noqa: E402
 from mkdocs_syndicate.output.reporters import PlainReporter  # noqa: E402
-from mkdocs_syndicate.engine.syndication import parse_options, send  # noqa: E402
+from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.engine.syndication import send  # noqa: E402
 
 LOG = (lambda line: None)
 

@@ -31,8 +31,8 @@ from mkdocs_syndicate.output.display import run_with_display, undone_message
 from mkdocs_syndicate.output.reporters import STATE_STYLES
 from mkdocs_syndicate.safety import one_line, printable
 from mkdocs_syndicate.output.status import human_age, status_view
-from mkdocs_syndicate.engine.syndication import (Options, RunInterrupted, plan as make_the_plan, sandbox_note, sandbox_state_dir,
-                          select_posts, site_sandbox)
+from mkdocs_syndicate.engine.options import Options, plan as make_the_plan, sandbox_note, sandbox_state_dir, select_posts
+from mkdocs_syndicate.engine.syndication import RunInterrupted, site_sandbox
 from mkdocs_syndicate.timeutil import SystemClock, from_iso, to_iso, utcnow
 
 EXIT_INTERRUPTED = 130

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 from mkdocs.config import base
@@ -22,36 +23,37 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files
 
+from mkdocs_syndicate import config as settings
+from mkdocs_syndicate.engine.modes import Decision, decide, pull_request_reason
 from mkdocs_syndicate.errors import SyndicateError
-from mkdocs_syndicate.sources.mkdocs_build import HASHTAG_SOURCES, gather_posts
-from mkdocs_syndicate.engine.backlog import BACKLOGS
-from mkdocs_syndicate.engine.modes import MODES, Decision, decide, pull_request_reason
-from mkdocs_syndicate.sources.manifest import manifest_path, write_manifest
-from mkdocs_syndicate.sources.mkdocs_config import options_from
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.output.display import log_plan, run_with_display, stale_pending, undone_message
-from mkdocs_syndicate.engine.runner import DEFAULT_MAX_WAIT
-from mkdocs_syndicate.engine.syndication import SANDBOX_PACINGS, Options, make_channels, plan, sandbox_note
+
+if TYPE_CHECKING:
+    from mkdocs_syndicate.content.posts import Post
+    from mkdocs_syndicate.engine.options import Options
+
+# Importing this module (every `mkdocs` command does, `serve` too) loads only what it needs to
+# know the settings: the rest is imported by the events that use it, and HTTP, the terminal UI,
+# templates, the sandbox and git only by a build that sends.
 
 log = get_plugin_logger("syndicate")
 
 
 class SyndicateConfig(base.Config):
-    ledger = c.Type(str, default="ledger.yml")
-    mode = c.Choice(MODES, default="auto")
+    ledger = c.Type(str, default=settings.DEFAULT_LEDGER)
+    mode = c.Choice(settings.MODES, default="auto")
     posts = c.Optional(c.ListOfItems(c.Type(str)))
     since = c.Optional(c.Type((dt.date, str)))
     max_per_run = c.Optional(c.Type(int))
     sandbox = c.Type(bool, default=False)
     channels = c.Type(dict, default={})
-    max_wait = c.Type((int, float), default=DEFAULT_MAX_WAIT)
+    max_wait = c.Type((int, float), default=settings.DEFAULT_MAX_WAIT)
     git = c.Type(dict, default={})
     wait_until_live = c.Type((bool, int, float), default=False)
-    stale_after_hours = c.Type((int, float), default=24)
-    backlog = c.Choice(BACKLOGS, default="adopt")
-    hashtags_from = c.ListOfItems(c.Choice(HASHTAG_SOURCES), default=["tags"])
-    sandbox_pacing = c.Choice(SANDBOX_PACINGS, default="fast")
-    backlog_days = c.Type((int, float), default=2)
+    stale_after_hours = c.Type((int, float), default=settings.DEFAULT_STALE_AFTER_HOURS)
+    backlog = c.Choice(settings.BACKLOGS, default=settings.DEFAULT_BACKLOG)
+    backlog_days = c.Type((int, float), default=settings.DEFAULT_BACKLOG_DAYS)
+    hashtags_from = c.ListOfItems(c.Choice(settings.HASHTAG_SOURCES), default=list(settings.DEFAULT_HASHTAGS_FROM))
+    sandbox_pacing = c.Choice(settings.SANDBOX_PACINGS, default="fast")
 
 
 class SyndicatePlugin(BasePlugin[SyndicateConfig]):
@@ -83,6 +85,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
         self.decision = decide(self.config.mode, self.command, self.serving, os.environ)
         if self.config.mode == "off":
             return config
+        from mkdocs_syndicate.sources.mkdocs_config import options_from
+
         try:
             self.options = options_from(config, self.config, sending=self.decision.sends)
         except SyndicateError as exc:
@@ -93,6 +97,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         self.files = files
         if self.options is not None:
+            from mkdocs_syndicate.engine.options import make_channels
+
             for channel in make_channels(self.options):
                 for name, content in channel.site_files():  # e.g. IndexNow's key file
                     if files.get_file_from_path(name) is None:
@@ -106,6 +112,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         if self.options is None or self.files is None:
             return
+        from mkdocs_syndicate.sources.manifest import manifest_path, write_manifest
+        from mkdocs_syndicate.sources.mkdocs_build import gather_posts
+
         try:
             self.posts = gather_posts(self.files, config, self.config.posts, tuple(self.config.hashtags_from))
         except SyndicateError as exc:
@@ -159,6 +168,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
             raise PluginError(f"syndicate: {exc}") from None
 
     def _send(self, options: Options, posts: list[Post]) -> None:
+        from mkdocs_syndicate.engine.options import sandbox_note
+        from mkdocs_syndicate.output.display import run_with_display, undone_message  # loads HTTP and rich
+
         note = sandbox_note(options)
         log.info(f"sending ({self.decision.reason}){' ' + note if note else ''}")
         report = run_with_display(options, posts, log.info, log.warning)
@@ -167,6 +179,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
             raise PluginError(f"syndicate: {message}")
 
     def _plan(self, options: Options, posts: list[Post]) -> None:
+        from mkdocs_syndicate.engine.options import plan
+        from mkdocs_syndicate.output.plan import log_plan, stale_pending
+
         the_plan = plan(options, posts)
         log_plan(the_plan, self.decision.reason, log.info)
         hours = self.config.stale_after_hours

@@ -175,7 +175,8 @@ def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox,
     (site_dir / "img" / "card.png").write_bytes(b"\x89PNG fake image bytes")
     site = Site("https://example.com/", "Example", str(site_dir))
     settings = parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, REGISTRY)
-    from mkdocs_syndicate.engine.syndication import Options, send
+    from mkdocs_syndicate.engine.options import Options
+    from mkdocs_syndicate.engine.syndication import send
     from conftest import ListReporter
     options = Options(ledger_path=tmp_path / "ledger.yml", channels=settings, site=site)
     post = make_post(1, image="https://example.com/img/card.png")

@@ -9,7 +9,8 @@ import pytest
 from conftest import SITE, ListReporter, make_post
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.engine.syndication import parse_options, send
+from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.engine.syndication import send
 from test_channel_contracts import SPECS
 
 

@@ -136,7 +136,7 @@ def test_sandbox_pacing_is_scaled_down_and_says_so(tmp_path):
 
 def test_sandbox_pacing_real_keeps_the_configured_spacing(tmp_path):
     from mkdocs_syndicate.channels.base import Site
-    from mkdocs_syndicate.engine.syndication import make_channels, parse_options, sandbox_note
+    from mkdocs_syndicate.engine.options import make_channels, parse_options, sandbox_note
     for pacing, expected in (("fast", 0.75), ("real", 75.0)):
         options = parse_options({"devto": {"type": "forem"}}, ledger_path=tmp_path / "l.yml",
                                 site=Site("https://example.com/", "x"), sandbox=True, sending=True,

@@ -19,10 +19,11 @@ import pytest
 from conftest import SITE, ListReporter, make_post, mastodon_raw, indexnow_raw
 from crashlab import STATS, Scenario
 from mkdocs_syndicate.errors import LedgerWriteError
-from mkdocs_syndicate.ledger.gitmirror import GitSettings
+from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.ledger.format import parse
-from mkdocs_syndicate.engine.syndication import parse_options, send
+from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.engine.syndication import send
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "t@example.com",

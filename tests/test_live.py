@@ -11,7 +11,8 @@ import pytest
 
 from conftest import SITE, ListReporter, make_post, mastodon_raw
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.engine.syndication import parse_options, send
+from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.engine.syndication import send
 from sites import mkdocs, post, write_site
 
 

@@ -3,8 +3,9 @@ import io
 
 from rich.console import Console
 
-from mkdocs_syndicate.output.reporters import PlainReporter, RichReporter, summary_table, undone_lines
-from mkdocs_syndicate.engine.runner import PairResult, RunReport
+from mkdocs_syndicate.output.progress import RichReporter, summary_table
+from mkdocs_syndicate.output.reporters import PlainReporter, undone_lines
+from mkdocs_syndicate.engine.results import PairResult, RunReport
 
 from conftest import FakeClock
 

@@ -12,7 +12,8 @@ from mkdocs_syndicate.ledger import atomicfile
 from mkdocs_syndicate.errors import LedgerError, LedgerWriteError
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.ledger.schema import Record
-from mkdocs_syndicate.engine.syndication import parse_options, send
+from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.timeutil import to_iso
 
 

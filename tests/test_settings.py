@@ -4,7 +4,7 @@ from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.redaction import Secret, redact
 from mkdocs_syndicate.channels.settings import parse_channels, require_credentials
-from mkdocs_syndicate.engine.syndication import parse_options
+from mkdocs_syndicate.engine.options import parse_options
 
 from conftest import SITE
 

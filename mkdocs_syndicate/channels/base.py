@@ -9,15 +9,16 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol
 
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.content.messages import Message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.net.ratehints import server_delay
 from mkdocs_syndicate.channels.settings import ChannelSettings, Option
+
+if TYPE_CHECKING:  # HTTP is loaded only when something is sent: a plan imports none of it
+    import httpx
 
 
 class Kind(enum.Enum):
@@ -169,6 +170,8 @@ class Channel:
 
 def transport_outcome(exc: httpx.TransportError) -> Outcome:
     """A connect failure proves nothing left; anything after connecting may have reached the server."""
+    import httpx
+
     name = type(exc).__name__
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)):
         return Outcome(Kind.NOT_SENT, error=f"could not connect ({name}); nothing was sent")

@@ -15,9 +15,8 @@ import json
 import mimetypes
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.errors import ConfigError
@@ -29,6 +28,9 @@ from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome,
                    status_outcome, transport_outcome)
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, optional_url
 from mkdocs_syndicate.bcp47 import is_language_tag
+
+if TYPE_CHECKING:
+    import httpx
 
 COLLECTION = "app.bsky.feed.post"
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
@@ -115,7 +117,7 @@ class BlueskyChannel(Channel):
         record: dict[str, Any] = {"$type": COLLECTION, "text": text, "createdAt": created_at,
                                   "facets": facets(text),
                                   "embed": {"$type": "app.bsky.embed.external", "external": {
-                                      "uri": post.url, "title": post.title, "description": post.description}}}
+                                      "uri": post.url, "title": post.title, "description": post.summary}}}
         if self.settings.options.get("language"):
             record["langs"] = [self.settings.options["language"]]
         return record
@@ -145,6 +147,8 @@ class BlueskyChannel(Channel):
 
     async def _login(self, http: Http) -> Outcome | None:
         """Open the run's one session; an Outcome when that fails (nothing was posted)."""
+        import httpx
+
         if self._session is not None:
             return None
         try:
@@ -218,6 +222,8 @@ class BlueskyChannel(Channel):
     # ---------------------------------------------------------------- send / verify
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
+        import httpx
+
         assert prepared.message is not None and prepared.created_at and prepared.idempotency_key
         failed = await self._login(http)
         if failed is not None:
@@ -260,6 +266,8 @@ class BlueskyChannel(Channel):
         return f"{self.settings.options['web_url']}/profile/{self.settings.options['handle']}/post/{rkey}"
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
+        import httpx
+
         rkey = record.idempotency_key or rkey_for(post, self.id)
         # A public, strongly consistent read — at the account's PDS, which the session names.
         failed = await self._login(http)

@@ -11,11 +11,8 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import regex
-
-import httpx
 
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.content.messages import ELLIPSIS, Message, graphemes
@@ -25,6 +22,9 @@ from mkdocs_syndicate.channels.settings import Option
 from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail, first_attempt,
                    status_outcome, transport_outcome)
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_list, json_object, optional_text, optional_url, timestamp
+
+if TYPE_CHECKING:
+    import httpx
 
 ACCEPT = "application/vnd.forem.api-v1+json"
 MAX_TAGS = 4
@@ -40,6 +40,8 @@ def forem_tags(tags: tuple[str, ...]) -> list[str]:
     """Forem's tag rule (Tag#validate_name: at most 30 characters of `[[:alnum:]]`, which in Ruby
     is Unicode-aware, so café and 日本語 are tags; names are looked up lower-cased), at most 4,
     no duplicates: `Open Source` → `opensource`, `C++` → `c`."""
+    import regex  # Unicode letter classes, loaded when an article is made
+
     result: list[str] = []
     for tag in tags:
         clean = regex.sub(r"[^\p{Alphabetic}\p{Nd}]", "", unicodedata.normalize("NFC", tag).lower())[:30]
@@ -94,7 +96,7 @@ class ForemChannel(Channel):
         article: dict[str, Any] = {
             "title": title, "body_markdown": portable_markdown(strip_title_heading(post.body, post.title)),
             "published": self.settings.options["published"], "canonical_url": post.url,
-            "description": post.description, "tags": forem_tags(post.tags)}
+            "description": post.summary, "tags": forem_tags(post.tags)}
         if post.image:
             article["main_image"] = post.image
         return {"article": article}
@@ -115,6 +117,8 @@ class ForemChannel(Channel):
         return head + "---\n" + article["body_markdown"].strip()
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
+        import httpx
+
         try:
             response = await http.request("POST", f"{self.settings.options['api']}/articles",
                                           json=self.article(post), headers=self._headers())
@@ -134,6 +138,8 @@ class ForemChannel(Channel):
         return status_outcome(response, http.now())
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
+        import httpx
+
         taken = after is not None and bool(after.error) and bool(_TAKEN.search(after.error or ""))
         # "Taken" may be our own article from long ago (published by hand): read them all then.
         oldest = float("-inf") if taken else first_attempt(record) - SCAN_MARGIN

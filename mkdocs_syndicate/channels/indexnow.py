@@ -6,15 +6,17 @@ in_flight (with the 202 noted) and the next run pings them again."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpx
 
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.channels.settings import ChannelSettings, Option
 from mkdocs_syndicate.channels.base import Channel, Http, Kind, Outcome, Prepared, Site, status_outcome, transport_outcome
+
+if TYPE_CHECKING:
+    import httpx
 
 _KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
 MAX_URLS = 10_000
@@ -60,6 +62,8 @@ class IndexNowChannel(Channel):
         return [group[i:i + MAX_URLS] for group in by_host.values() for i in range(0, len(group), MAX_URLS)]
 
     async def send_batch(self, http: Http, posts: list[Post]) -> Outcome:
+        import httpx
+
         body = {"host": urlsplit(posts[0].url).hostname, "key": self.key,
                 "keyLocation": self.key_location, "urlList": [p.url for p in posts]}
         try:

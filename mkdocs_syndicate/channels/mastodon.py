@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.content.messages import LengthRule, mastodon_length, render_message
@@ -21,6 +20,9 @@ from mkdocs_syndicate.channels.settings import Option
 from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, status_outcome,
                    transport_outcome)
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_list, json_object, optional_text, optional_url, same_origin, timestamp
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
 SCAN_MARGIN = 600.0       # read statuses back to this long before the first attempt (clock skew)
@@ -57,6 +59,8 @@ class MastodonChannel(Channel):
                         description=message.text)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
+        import httpx
+
         assert prepared.message is not None
         form = {"status": prepared.message.text, "visibility": self.settings.options["visibility"]}
         if self.settings.options.get("language"):
@@ -77,6 +81,8 @@ class MastodonChannel(Channel):
         return status_outcome(response, http.now())
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
+        import httpx
+
         try:
             return await self._scan(http, post, first_attempt(record) - SCAN_MARGIN)
         except httpx.TransportError as exc:

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import httpx
-
 from mkdocs_syndicate.timeutil import from_iso
+
+if TYPE_CHECKING:
+    import httpx
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MAX_ID = 512

@@ -51,7 +51,7 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_SETTLE = 600.0
 
 
-def parse_channels(raw: Any, registry: Mapping[str, Any]) -> list[ChannelSettings]:
+def parse_channels(raw: Any, registry: Mapping[str, Any], *, check_templates: bool = True) -> list[ChannelSettings]:
     """`channels:` mapping → settings, in the order written. `registry` maps type → channel class."""
     if raw is None:
         return []
@@ -66,11 +66,11 @@ def parse_channels(raw: Any, registry: Mapping[str, Any]) -> list[ChannelSetting
             raise ConfigError(f"channels.{channel_id}: differs from channels.{seen[channel_id.casefold()]} only "
                               "by case; channel ids name ledger records, so they must differ in more than that")
         seen[channel_id.casefold()] = channel_id
-        parsed.append(_parse_one(channel_id, values, registry))
+        parsed.append(_parse_one(channel_id, values, registry, check_templates))
     return parsed
 
 
-def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any]) -> ChannelSettings:
+def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any], check_templates: bool) -> ChannelSettings:
     where = f"channels.{channel_id}"
     if not isinstance(values, dict):
         raise ConfigError(f"{where}: must be a mapping of settings (at least 'type')")
@@ -107,9 +107,10 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any]) -> Cha
     if template is not None:
         if not isinstance(template, str):
             raise ConfigError(f"{where}.template: must be text (a Jinja2 template)")
-        from mkdocs_syndicate.content.messages import compile_template  # late: messages imports nothing from here
+        if check_templates:  # a build that sends nothing need not load the template engine
+            from mkdocs_syndicate.content.messages import compile_template
 
-        compile_template(template, f"{where}.template")
+            compile_template(template, f"{where}.template")
 
     options: dict[str, Any] = {}
     for name, option in spec.items():

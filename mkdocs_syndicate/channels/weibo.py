@@ -12,9 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.ledger.schema import Record
@@ -23,6 +22,9 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.channels.settings import Option
 from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, transport_outcome)
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, objects, optional_text
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_TEMPLATE = "{{ title }} {{ url }}"
 RATE_CODES = {10022, 10023, 10024, 20016}
@@ -93,6 +95,8 @@ class WeiboChannel(Channel):
         return Prepared(message, description=message.text)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
+        import httpx
+
         assert prepared.message is not None
         form = {"access_token": self._token(), "status": prepared.message.text,
                 "rip": self.settings.options["rip"]}
@@ -125,6 +129,8 @@ class WeiboChannel(Channel):
         return Outcome(Kind.REFUSED, error=message, code=code)
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
+        import httpx
+
         code = after.code if after else None
         tag = self._marker(post)
         needle = tag or post.title

@@ -8,34 +8,46 @@ space after them) so a title like "Why #1 matters to @bob" creates no hashtag an
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Callable
-
-import jinja2
-import jinja2.sandbox
-import regex
+from typing import TYPE_CHECKING, Any, Callable
 
 from mkdocs_syndicate.errors import ConfigError, PostError
 from mkdocs_syndicate.content.posts import Post
 
-_ENV = jinja2.sandbox.SandboxedEnvironment(autoescape=False, keep_trailing_newline=False,
-                                           undefined=jinja2.StrictUndefined)
 _URL_CANDIDATE = re.compile(r"https?://[^\s<>]+")
 _MENTION = re.compile(r"@(\w+)@[\w.-]+\w")
 _ZWSP = "\u200b"
 ELLIPSIS = "…"
 
 
-def compile_template(source: str, where: str) -> jinja2.Template:
+if TYPE_CHECKING:
+    import jinja2
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> Any:
+    # Templates are loaded only when a message is made: a build that sends nothing imports none of it.
+    import jinja2.sandbox
+
+    return jinja2.sandbox.SandboxedEnvironment(autoescape=False, keep_trailing_newline=False,
+                                               undefined=jinja2.StrictUndefined)
+
+
+def compile_template(source: str, where: str) -> "jinja2.Template":
+    import jinja2
+
     try:
-        return _ENV.from_string(source)
+        return _environment().from_string(source)
     except jinja2.TemplateSyntaxError as exc:
         raise ConfigError(f"{where}: template error on line {exc.lineno}: {exc.message}") from None
 
 
 def graphemes(text: str) -> list[str]:
+    import regex  # Unicode grapheme clusters, loaded when a message is measured
+
     return regex.findall(r"\X", text)
 
 
@@ -119,6 +131,8 @@ def neutralise_weibo(text: str) -> str:
 
 def hashtag(tag: str) -> str:
     """'Open Source' → '#OpenSource'; '' when nothing usable is left."""
+    import regex
+
     words = regex.findall(r"[\p{L}\p{N}_]+", tag)
     joined = "".join(w[:1].upper() + w[1:] if len(words) > 1 else w for w in words)
     return f"#{joined}" if joined else ""
@@ -171,8 +185,10 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
                             f"{rule.unit}, over {channel_id}'s limit of {rule.limit}")
         return Message(text, length, rule.limit if rule else None)
 
+    from jinja2 import TemplateError
+
     template = compile_template(template_source, where)
-    title, description = neutraliser(post.title), neutraliser(post.description)
+    title, description = neutraliser(post.title), neutraliser(post.summary)
     tags = [h for h in map(hashtag, post.tags) if h] if with_hashtags else []
     notes: tuple[str, ...] = ()
     if max_hashtag is not None:
@@ -188,7 +204,7 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
                 title=t, description=d, url=post.url, tags=list(post.tags),
                 hashtags=hashtags,
                 date=post.date.date().isoformat(), site_name=site_name))
-        except jinja2.TemplateError as exc:
+        except TemplateError as exc:
             raise PostError(f"{where}: cannot render for {post.source}: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - `{{ 1/0 }}` and the like: a template bug, named
             raise PostError(f"{where}: cannot render for {post.source}: {type(exc).__name__}: {exc}") from None

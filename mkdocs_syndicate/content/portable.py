@@ -90,9 +90,18 @@ def excerpt(markdown: str, title: str, limit: int = 400) -> str:
     """The post's summary as plain text: the part before `<!-- more -->` (Material's excerpt),
     else the first paragraph; its Markdown and HTML reduced to text, whitespace collapsed, and
     nothing when it only repeats the title."""
+    return excerpt_text(excerpt_markdown(markdown), title, limit)
+
+
+def excerpt_markdown(markdown: str) -> str:
+    """The Markdown of the excerpt (cheap: no rendering)."""
     split = MORE.search(markdown)
     part = markdown[:split.start()] if split else _first_paragraph(markdown)
-    text = markdown_to_text("\n".join(line for line in part.splitlines() if not _HEADING.match(line)))
+    return "\n".join(line for line in part.splitlines() if not _HEADING.match(line)).strip()
+
+
+def excerpt_text(part: str, title: str, limit: int = 400) -> str:
+    text = markdown_to_text(part) if part else ""
     if not text or text.casefold().strip(" .:") == title.casefold().strip(" .:"):
         return ""
     if len(text) > limit:

@@ -33,6 +33,17 @@ class Post:
     image: str | None = None      # absolute URL of the post's image, if any
     opted_out: bool = False       # front matter `syndicate: false`
     overrides: dict[str, ChannelOverride] = field(default_factory=dict)
+    excerpt_source: str = ""      # without a description: the Markdown of its excerpt (made text on use)
+
+    @property
+    def summary(self) -> str:
+        """What messages say about the post: its description, else its excerpt as plain text
+        (converted only for posts that are announced, not for every post of every build)."""
+        if self.description or not self.excerpt_source:
+            return self.description
+        from mkdocs_syndicate.content.portable import excerpt_text
+
+        return excerpt_text(self.excerpt_source, self.title)
 
     def wants(self, channel_id: str) -> bool:
         if self.opted_out:

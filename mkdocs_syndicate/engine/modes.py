@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-MODES = ("auto", "send", "plan", "off")
+from mkdocs_syndicate.config import MODES  # noqa: F401 (the modes decide() understands)
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,11 @@ import asyncio
 import datetime as dt
 import random
 import traceback
-from dataclasses import dataclass, field, replace
-from typing import Protocol
+from dataclasses import dataclass, replace
 
 import httpx
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
 from mkdocs_syndicate.errors import SyndicateError
 from mkdocs_syndicate.ledger.gitmirror import StaleLedger
@@ -29,53 +27,13 @@ from mkdocs_syndicate.ledger.store import Ledger, Transition
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
-from mkdocs_syndicate.engine.policy import Action, Event, Situation, Step, decide
+from mkdocs_syndicate.engine.policy import DEFAULT_MAX_WAIT, DEFAULT_TRIES, Action, Event, Situation, Step, decide
+from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.redaction import redact
 from mkdocs_syndicate.safety import one_line
 from mkdocs_syndicate.timeutil import Clock, from_iso, to_iso, utcnow
 
-DEFAULT_MAX_WAIT = 900.0   # longest wait (server-requested, or a settle time) sat through in one run
-DEFAULT_TRIES = 4          # sends per pair within one run (the first one plus retries)
 ERROR_LENGTH = 300         # characters of an error kept in the ledger and the report
-
-
-@dataclass
-class PairResult:
-    post_key: str
-    channel: str
-    state: str               # done | failed | in_flight | waiting | not_attempted | pending (verify only)
-    detail: str = ""
-    remote_url: str | None = None
-    needs_review: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.state == "done"
-
-
-@dataclass
-class RunReport:
-    results: list[PairResult] = field(default_factory=list)
-    deferred: list[str] = field(default_factory=list)
-    requests: int = 0
-    warnings: list[str] = field(default_factory=list)   # messages changed to fit a channel's rules
-    adoption: Adoption | None = None                     # a first run's backlog, adopted not sent
-
-    @property
-    def undone(self) -> list[PairResult]:
-        return [r for r in self.results if not r.ok and r.state != "waiting"]
-
-    @property
-    def waiting(self) -> list[PairResult]:
-        """Received but not yet confirmed by the service (IndexNow 202): not a failure of this
-        run, but not done either; the next run sends again."""
-        return [r for r in self.results if r.state == "waiting"]
-
-
-class Reporter(Protocol):
-    def lane_started(self, channel_id: str, total: int) -> None: ...
-    def pair_finished(self, result: PairResult) -> None: ...
-    async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None: ...
 
 
 class LaneCrashed(SyndicateError):

@@ -1,4 +1,5 @@
-"""One syndication run, without MkDocs: channels from settings, the ledger, the plan, the runner.
+"""One syndication run, without MkDocs: the ledger locked, the plan, the runner, the sandbox and
+the git mirror when asked for.
 
 The plugin and the `mkdocs-syndicate` command both come through here, so a run from either is the
 same code path, and a resumed run is the same code path as a fresh one.
@@ -8,135 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Iterator
 
-import httpx
-
-from mkdocs_syndicate.channels.base import Channel, Site
-from mkdocs_syndicate.engine.backlog import Adoption, adopt, adoption
-from mkdocs_syndicate.errors import ConfigError, SyndicateError
-from mkdocs_syndicate.ledger.gitmirror import GitMirror, GitSettings, StaleLedger
-from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.format import parse
-from mkdocs_syndicate.net.liveness import DEFAULT_INTERVAL, wait_until_live
-from mkdocs_syndicate.localdirs import SANDBOX_DIR
+from mkdocs_syndicate.channels.base import Channel
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.engine.backlog import adopt
+from mkdocs_syndicate.engine.options import (Options, Sandbox, first_run_adoption, make_channels, sandbox_state_dir,
+                                             select_posts)
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan
-from mkdocs_syndicate.content.posts import Post, announceable
-from mkdocs_syndicate.engine.runner import DEFAULT_MAX_WAIT, PairResult, Reporter, Runner, RunReport
-from mkdocs_syndicate.redaction import Secret
-from mkdocs_syndicate.registry import TYPES, clients
-from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE, SandboxServer, running_sandbox
-from mkdocs_syndicate.channels.settings import ChannelSettings, parse_channels, require_credentials, with_options
+from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
+from mkdocs_syndicate.engine.runner import Runner
+from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.ledger.format import parse
+from mkdocs_syndicate.ledger.gitmirror import GitMirror, StaleLedger
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.net.liveness import wait_until_live
+from mkdocs_syndicate.sandbox import SandboxServer, running_sandbox
 from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
 
-
-
-@dataclass
-class Options:
-    ledger_path: Path
-    channels: list[ChannelSettings]
-    site: Site
-    since: dt.datetime | None = None
-    max_per_run: int | None = 10
-    sandbox: bool = False
-    sandbox_dir: Path | None = None    # default: next to the ledger
-    max_wait: float = DEFAULT_MAX_WAIT
-    lock_timeout: float = 10.0
-    git: GitSettings = field(default_factory=GitSettings)
-    wait_until_live: float | None = None   # seconds to wait for a new post's page to answer 200
-    live_interval: float = DEFAULT_INTERVAL
-    # First run: "adopt" posts older than backlog_days, or "send" them. The plugin's setting
-    # defaults to adopt; callers of this library say which they want.
-    backlog: str = "send"
-    backlog_days: float = 2.0
-    sandbox_pacing: str = "fast"           # sandbox only: "fast" (min_interval / 100) or "real"
-    extra: dict = field(default_factory=dict)
-
-
-def parse_options(raw_channels: object, *, ledger_path: Path, site: Site, sandbox: bool,
-                  sending: bool, **rest: object) -> Options:
-    """Validate everything a run needs; raises ConfigError naming the setting."""
-    registry = clients()
-    channels = parse_channels(raw_channels, registry)
-    if sending:
-        # In the sandbox the emulators' own credentials and addresses replace the real ones, but
-        # every other required setting (Weibo's rip, say) must be there, as it must for real.
-        require_credentials(channels, registry, provided={
-            name: set(t.emulator_class().client_options("", "")) for name, t in TYPES.items()}
-            if sandbox else None)
-    options = Options(ledger_path=ledger_path, channels=channels, site=site, sandbox=sandbox, **rest)  # type: ignore[arg-type]
-    make_channels(options, Sandbox("http://127.0.0.1:1"))  # constructs every channel: checks their settings
-    return options
-
-
-@dataclass(frozen=True)
-class Sandbox:
-    """Where the sandbox emulators listen, and where the links they hand out point."""
-
-    url: str
-    public_base: str = DEFAULT_PUBLIC_BASE
-
-
-def make_channels(options: Options, sandbox: Sandbox | None = None) -> list[Channel]:
-    channels = []
-    for settings in options.channels:
-        if not settings.enabled:
-            continue
-        kind = TYPES[settings.type]
-        if options.sandbox:
-            # Real credentials are never sent to the emulators: they get the sandbox's own.
-            where = sandbox or Sandbox("http://127.0.0.1:8787")
-            given = kind.emulator_class().client_options(where.url, where.public_base)
-            spec = kind.client_class().options
-            settings = with_options(settings, **{name: Secret(value) if spec[name].kind == "secret" else value
-                                                 for name, value in given.items()})
-            if options.sandbox_pacing == "fast":  # a rehearsal need not wait DEV's 75 s per post
-                settings = replace(settings, min_interval=settings.min_interval / SANDBOX_PACING_SCALE)
-        channels.append(kind.client_class()(settings, options.site))
-    return channels
-
-
-SANDBOX_PACING_SCALE = 100
-SANDBOX_PACINGS = ("fast", "real")
-
-
-def sandbox_note(options: Options) -> str | None:
-    """What a sandbox run does differently from a real one, said once at its start."""
-    if not options.sandbox:
-        return None
-    paced = [c for c in options.channels if c.enabled and c.min_interval]
-    if options.sandbox_pacing == "real" or not paced:
-        return "to the sandbox (real credentials are not sent there)"
-    scaled = ", ".join(f"{c.id} {c.min_interval:g} s → {c.min_interval / SANDBOX_PACING_SCALE:g} s" for c in paced)
-    return (f"to the sandbox, with pacing {SANDBOX_PACING_SCALE}× faster than configured ({scaled}; "
-            "`sandbox_pacing: real` keeps the real spacing)")
-
-
-def select_posts(options: Options, posts: list[Post], clock: Clock) -> list[Post]:
-    return announceable(posts, utcnow(clock), options.since)
-
-
-def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Plan:
-    """What a send would do now: reads the ledger, touches nothing, no network."""
-    clock = clock or SystemClock()
-    ledger = Ledger.read(options.ledger_path)
-    channels = make_channels(options)
-    chosen = select_posts(options, posts, clock)
-    adopting = _adoption(options, ledger, chosen, clock)
-    if adopting is not None:
-        adopted = {p.key for p in adopting.posts}
-        chosen = [p for p in chosen if p.key not in adopted]
-    the_plan = make_plan(ledger, chosen, channels, options.max_per_run)
-    the_plan.adoption = adopting
-    return the_plan
-
-
-def _adoption(options: Options, ledger: Ledger, chosen: list[Post], clock: Clock) -> Adoption | None:
-    return adoption(ledger, chosen, backlog=options.backlog, days=options.backlog_days, now=utcnow(clock))
+if TYPE_CHECKING:
+    import httpx
 
 
 def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Clock | None = None,
@@ -155,7 +48,7 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
         with _sandbox(options) as sandbox:
             channels = make_channels(options, sandbox)
             report = RunReport()
-            adopting = None if verify_only else _adoption(options, ledger, chosen, clock)
+            adopting = None if verify_only else first_run_adoption(options, ledger, chosen, clock)
             if adopting is not None:
                 adopt(ledger, adopting, [c.id for c in channels], utcnow(clock))
                 report.adoption = adopting
@@ -278,10 +171,6 @@ class RunInterrupted(SyndicateError):
                          f"next run (the ledger is consistent):\n  " + "\n  ".join(self.left))
 
 
-def sandbox_state_dir(options: Options) -> Path:
-    return options.sandbox_dir or options.ledger_path.parent / SANDBOX_DIR
-
-
 @contextlib.contextmanager
 def _sandbox(options: Options) -> Iterator[Sandbox | None]:
     if not options.sandbox:
@@ -308,8 +197,3 @@ def site_sandbox(options: Options, **server_options: object) -> SandboxServer:
     return server
 
 
-def require_site_url(site_url: str | None) -> str:
-    if not site_url:
-        raise ConfigError("site_url: required by the syndicate plugin (posts are announced by their "
-                          "public URL)")
-    return site_url if site_url.endswith("/") else site_url + "/"

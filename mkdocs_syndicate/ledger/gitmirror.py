@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Mapping
 
 from mkdocs_syndicate.errors import ConfigError, SyndicateError
+from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.format import dump, parse
 from mkdocs_syndicate.ledger.schema import Posts, Record
 from mkdocs_syndicate.safety import one_line
@@ -39,37 +40,6 @@ _USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 
 class GitError(SyndicateError):
     """git failed in a way that is not a race; the run stops before any further remote call."""
-
-
-@dataclass(frozen=True)
-class GitSettings:
-    commit: bool = False
-    push: bool = False
-    remote: str = "origin"
-    branch: str | None = None     # default: $GITHUB_REF_NAME, else the checked-out branch
-
-    @property
-    def enabled(self) -> bool:
-        return self.commit or self.push
-
-
-def parse_git_settings(raw: object, where: str = "git") -> GitSettings:
-    if raw in (None, {}, False):
-        return GitSettings()
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: expected a mapping like {{commit: true, push: true}}")
-    unknown = set(raw) - {"commit", "push", "remote", "branch"}
-    if unknown:
-        raise ConfigError(f"{where}.{sorted(unknown)[0]}: unknown setting (commit, push, remote, branch)")
-    for name in ("commit", "push"):
-        if name in raw and not isinstance(raw[name], bool):
-            raise ConfigError(f"{where}.{name}: must be true or false")
-    for name in ("remote", "branch"):
-        if name in raw and raw[name] is not None and not (isinstance(raw[name], str) and raw[name].strip()):
-            raise ConfigError(f"{where}.{name}: must be a name")
-    push = bool(raw.get("push", False))
-    return GitSettings(commit=bool(raw.get("commit", push)) or push, push=push,
-                       remote=str(raw.get("remote") or "origin"), branch=raw.get("branch"))
 
 
 @dataclass(frozen=True)

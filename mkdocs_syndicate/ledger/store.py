@@ -11,8 +11,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-import filelock
-
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text, sweep_stale_temp_files
 from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
@@ -21,6 +19,8 @@ from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record
 from mkdocs_syndicate.localdirs import lock_path, private_dir
 
 if TYPE_CHECKING:
+    import filelock
+
     from mkdocs_syndicate.ledger.gitmirror import GitMirror
 
 # Which states the runner may move a record from, for each target state.
@@ -51,7 +51,7 @@ class Transition:
 
 
 class Ledger:
-    def __init__(self, path: Path, posts: Posts, lock: filelock.BaseFileLock | None) -> None:
+    def __init__(self, path: Path, posts: Posts, lock: "filelock.BaseFileLock | None") -> None:
         self.path = path
         self._posts = posts
         self._lock = lock
@@ -74,6 +74,8 @@ class Ledger:
             raise LedgerError(str(path), f"folder {path.parent} does not exist")
         if path.is_dir():
             raise LedgerError(str(path), "is a folder; `ledger:` must name a file (e.g. ledger.yml)")
+        import filelock  # only a run that writes takes the lock
+
         where = lock_path(path)
         shown = f"{where.parent.name}/{where.name}"
         try:

@@ -7,13 +7,12 @@ and are reported, so the run exits non-zero and the next one tries again.
 
 from __future__ import annotations
 
-import asyncio
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
-import httpx
-
-from mkdocs_syndicate.net.bounded import bounded_request
 from mkdocs_syndicate.timeutil import Clock
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_INTERVAL = 10.0
@@ -24,6 +23,10 @@ Sleep = Callable[[str, float, str], Awaitable[None]]   # (url, seconds, reason)
 async def wait_until_live(urls: list[str], *, timeout: float, interval: float, clock: Clock, sleep: Sleep,
                           transport: httpx.AsyncBaseTransport | None = None) -> dict[str, str | None]:
     """For each URL: None once it answered 200, else why it is not live after `timeout` seconds."""
+    import asyncio
+
+    import httpx
+
     async with httpx.AsyncClient(transport=transport, follow_redirects=True, max_redirects=5,
                                  headers={"User-Agent": "mkdocs-syndicate (waiting for the page to go live)"}) as client:
         results = await asyncio.gather(*(_poll(client, url, timeout, interval, clock, sleep) for url in urls))
@@ -32,6 +35,10 @@ async def wait_until_live(urls: list[str], *, timeout: float, interval: float, c
 
 async def _poll(client: httpx.AsyncClient, url: str, timeout: float, interval: float, clock: Clock,
                 sleep: Sleep) -> str | None:
+    import httpx
+
+    from mkdocs_syndicate.net.bounded import bounded_request
+
     deadline = clock.time() + timeout
     last = "no answer"
     per_poll = min(30.0, interval * 3)   # in total: a page that trickles in is not live

@@ -8,12 +8,13 @@ from typing import Callable
 
 from rich.console import Console
 
-from mkdocs_syndicate.engine.plan import Plan
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.output.reporters import PlainReporter, RichReporter, plan_lines, summary_table, undone_lines
-from mkdocs_syndicate.engine.runner import RunReport
+from mkdocs_syndicate.output.progress import RichReporter, summary_table
+from mkdocs_syndicate.output.reporters import PlainReporter, undone_lines
+from mkdocs_syndicate.engine.results import RunReport
 from mkdocs_syndicate.safety import one_line
-from mkdocs_syndicate.engine.syndication import Options, send
+from mkdocs_syndicate.engine.options import Options
+from mkdocs_syndicate.engine.syndication import send
 
 
 def stderr_console() -> Console:
@@ -60,30 +61,3 @@ def undone_message(report: RunReport, options: Options) -> str | None:
             + "\n  ".join(undone))
 
 
-def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None]) -> None:
-    if the_plan.adoption is not None:
-        log(f"plan ({reason}): the first send will adopt, not announce: " + the_plan.adoption.line())
-    if not the_plan.pairs and not the_plan.deferred:
-        log(f"plan ({reason}): nothing pending")
-        return
-    log(f"plan ({reason}): {len(the_plan.pairs)} pair(s) would be sent; nothing sent")
-    for line in plan_lines(the_plan, collapse_after=COLLAPSE_AFTER):
-        log(line)
-
-
-COLLAPSE_AFTER = 10   # more lines of one kind than this become one line with a count
-
-
-def stale_pending(the_plan: Plan, now: dt.datetime, hours: float) -> list[str]:
-    """The "deployed but never announced" alarm: pending pairs of posts older than `hours`."""
-    if not hours or hours <= 0:
-        return []
-    by_post: dict[str, list[str]] = {}
-    dates: dict[str, dt.datetime] = {}
-    for pair in the_plan.pairs:
-        if now - pair.post.date > dt.timedelta(hours=hours):
-            by_post.setdefault(pair.post.key, []).append(pair.channel.id)
-            dates[pair.post.key] = pair.post.date
-    return [f"{key} is dated {dates[key]:%Y-%m-%d %H:%M} UTC, more than {hours:g} h ago, and still not "
-            f"announced on {', '.join(channels)}: is the sending step running? (`mkdocs-syndicate status`)"
-            for key, channels in sorted(by_post.items())]

@@ -1,5 +1,20 @@
-"""Loopback emulators of the channel APIs, for `sandbox: true`, the tests, and rehearsals."""
+"""Loopback emulators of the channel APIs, for `sandbox: true`, the tests, and rehearsals.
 
-from mkdocs_syndicate.sandbox.server import DEFAULT_PUBLIC_BASE, Request, Response, SandboxServer, running_sandbox
+Loaded on first use: naming the default address costs nothing, the server only when it runs."""
 
-__all__ = ["DEFAULT_PUBLIC_BASE", "Request", "Response", "SandboxServer", "running_sandbox"]
+from __future__ import annotations
+
+from typing import Any
+
+DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"   # where the links the emulators hand out point
+_LAZY = ("Request", "Response", "SandboxServer", "running_sandbox")
+
+__all__ = ["DEFAULT_PUBLIC_BASE", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from mkdocs_syndicate.sandbox import server
+
+        return getattr(server, name)
+    raise AttributeError(name)

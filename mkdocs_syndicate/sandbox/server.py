@@ -49,7 +49,7 @@ from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
 from mkdocs_syndicate.sandbox.dashboard import page, received
 
-DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"
+from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
 
 
 @dataclass

@@ -58,7 +58,8 @@ def read_manifest(path: Path, site_url: str) -> tuple[list[Post], dt.datetime]:
 
 def _post_to_json(post: Post) -> dict[str, Any]:
     return {"key": post.key, "url": post.url, "title": post.title, "date": post.date.isoformat(),
-            "source": post.source, "description": post.description, "tags": list(post.tags),
+            "source": post.source, "description": post.description, "excerpt_source": post.excerpt_source,
+            "tags": list(post.tags),
             "draft": post.draft, "body": post.body, "image": post.image, "opted_out": post.opted_out,
             "overrides": {k: {"enabled": o.enabled, "text": o.text} for k, o in post.overrides.items()}}
 
@@ -66,6 +67,7 @@ def _post_to_json(post: Post) -> dict[str, Any]:
 def _post_from_json(item: dict[str, Any]) -> Post:
     return Post(key=item["key"], url=item["url"], title=item["title"],
                 date=dt.datetime.fromisoformat(item["date"]), source=item["source"],
-                description=item["description"], tags=tuple(item["tags"]), draft=item["draft"],
+                description=item["description"], excerpt_source=item.get("excerpt_source", ""),
+                tags=tuple(item["tags"]), draft=item["draft"],
                 body=item["body"], image=item["image"], opted_out=item["opted_out"],
                 overrides={k: ChannelOverride(bool(o["enabled"]), o["text"]) for k, o in item["overrides"].items()})

@@ -17,7 +17,7 @@ from mkdocs.structure.pages import Page
 
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.content.links import Resolver, absolutize
-from mkdocs_syndicate.content.portable import excerpt
+from mkdocs_syndicate.content.portable import excerpt_markdown
 from mkdocs_syndicate.content.posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
 
 try:  # Material's blog is optional
@@ -30,7 +30,6 @@ def blog_enabled(config: MkDocsConfig) -> bool:
     return any(name in config.plugins for name in ("material/blog", "blog"))
 
 
-HASHTAG_SOURCES = ("tags", "categories")
 
 
 def gather_posts(files: Files, config: MkDocsConfig, globs: list[str] | None,
@@ -98,13 +97,13 @@ def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None,
     image = meta.get("image")
     title = str(page.title or meta.get("title") or key)
     description = str(meta.get("description") or "").strip()
-    if not description:  # Material's excerpt (before <!-- more -->), else the first paragraph
-        description = excerpt(page.markdown or "", title)
-    elif description.casefold() == title.casefold():
+    if description.casefold() == title.casefold():
         description = ""   # the title is said already
+    # Without one: Material's excerpt (before <!-- more -->), else the first paragraph.
+    excerpt_source = "" if description else excerpt_markdown(page.markdown or "")
     return Post(key=key, url=url, title=title, date=date,
                 source=source, description=description,
                 tags=tuple(str(t) for t in tags), draft=draft,
                 body=absolutize(page.markdown or "", link_resolver(page, files, site_url)) if files else (page.markdown or ""),
                 image=urljoin(url, image) if isinstance(image, str) else None,
-                opted_out=enabled is False, overrides=overrides)
+                opted_out=enabled is False, overrides=overrides, excerpt_source=excerpt_source)

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.errors import ConfigError, SyndicateError
-from mkdocs_syndicate.ledger.gitmirror import parse_git_settings
+from mkdocs_syndicate.ledger.gitsettings import parse_git_settings
 from mkdocs_syndicate.net.liveness import DEFAULT_TIMEOUT
 from mkdocs_syndicate.content.posts import as_datetime
 from mkdocs_syndicate.channels.settings import seconds
-from mkdocs_syndicate.engine.syndication import Options, parse_options, require_site_url
+from mkdocs_syndicate.engine.options import Options, parse_options, require_site_url
 
 if TYPE_CHECKING:
     from mkdocs.config.defaults import MkDocsConfig

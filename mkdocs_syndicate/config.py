@@ -1,0 +1,18 @@
+"""The site-level settings' allowed values and defaults, declared once: the MkDocs plugin's config
+schema and every module that acts on a setting take them from here (and nothing heavy is
+imported to know them)."""
+
+from __future__ import annotations
+
+MODES = ("auto", "send", "plan", "off")
+BACKLOGS = ("adopt", "send")              # a first run: adopt old posts (skipped) or announce them
+SANDBOX_PACINGS = ("fast", "real")        # sandbox: min_interval / 100, or as configured
+HASHTAG_SOURCES = ("tags", "categories")  # front-matter lists that may feed `tags`/`hashtags`
+
+DEFAULT_LEDGER = "ledger.yml"
+DEFAULT_MAX_PER_RUN = 10
+DEFAULT_MAX_WAIT = 900.0        # longest wait (server-requested, or a settle time) sat through in one run
+DEFAULT_BACKLOG = "adopt"
+DEFAULT_BACKLOG_DAYS = 2
+DEFAULT_STALE_AFTER_HOURS = 24
+DEFAULT_HASHTAGS_FROM = ("tags",)

@@ -1,0 +1,71 @@
+"""The plan, rendered for a build's log: a line per pending pair, long runs of one kind collapsed,
+what a first run will adopt, and the alarm for posts deployed but never announced. No terminal
+UI here: a plan build loads none."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Callable
+
+from mkdocs_syndicate.engine.plan import Plan
+from mkdocs_syndicate.safety import one_line, printable
+
+
+def plan_lines(plan: Plan, collapse_after: int | None = None) -> list[str]:
+    """One line per pending pair and per deferred post. With `collapse_after`, a kind of line
+    (sends, resends, verifies, deferred posts) with more lines than that
+    shows its first three and one line counting the rest: a big site's plan stays readable, and
+    `mkdocs-syndicate plan` lists everything."""
+    groups: dict[str, list[str]] = {}
+    for channel_id, pairs in plan.lanes.items():
+        for pair in pairs:
+            verb = "verify then maybe resend" if pair.needs_verify else (
+                "resend" if pair.record is not None else "send")
+            text = one_line(printable(pair.prepared.description).replace("\n", " ⏎ "))
+            length = ""
+            if pair.prepared.message is not None and pair.prepared.message.limit:
+                length = f" [{pair.prepared.message.length}/{pair.prepared.message.limit}]"
+            groups.setdefault(f"would {verb}", []).append(
+                f"{channel_id}: would {verb} {one_line(pair.post.key)}{length}: {text}")
+    for post in plan.deferred:
+        groups.setdefault("deferred to a later run (max_per_run)", []).append(
+            f"deferred to a later run (max_per_run): {one_line(post.key)}")
+    lines = []
+    for kind, members in groups.items():
+        if collapse_after is not None and len(members) > collapse_after:
+            lines += members[:3]
+            lines.append(f"{kind}: … and {len(members) - 3} more (`mkdocs-syndicate plan` lists them all)")
+        else:
+            lines += members
+    for warning in sorted({w for pair in plan.pairs for w in pair.prepared.warnings}):
+        lines.append(f"note: {one_line(warning)}")
+    return lines
+
+
+def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None]) -> None:
+    if the_plan.adoption is not None:
+        log(f"plan ({reason}): the first send will adopt, not announce: " + the_plan.adoption.line())
+    if not the_plan.pairs and not the_plan.deferred:
+        log(f"plan ({reason}): nothing pending")
+        return
+    log(f"plan ({reason}): {len(the_plan.pairs)} pair(s) would be sent; nothing sent")
+    for line in plan_lines(the_plan, collapse_after=COLLAPSE_AFTER):
+        log(line)
+
+
+COLLAPSE_AFTER = 10   # more lines of one kind than this become one line with a count
+
+
+def stale_pending(the_plan: Plan, now: dt.datetime, hours: float) -> list[str]:
+    """The "deployed but never announced" alarm: pending pairs of posts older than `hours`."""
+    if not hours or hours <= 0:
+        return []
+    by_post: dict[str, list[str]] = {}
+    dates: dict[str, dt.datetime] = {}
+    for pair in the_plan.pairs:
+        if now - pair.post.date > dt.timedelta(hours=hours):
+            by_post.setdefault(pair.post.key, []).append(pair.channel.id)
+            dates[pair.post.key] = pair.post.date
+    return [f"{key} is dated {dates[key]:%Y-%m-%d %H:%M} UTC, more than {hours:g} h ago, and still not "
+            f"announced on {', '.join(channels)}: is the sending step running? (`mkdocs-syndicate status`)"
+            for key, channels in sorted(by_post.items())]
