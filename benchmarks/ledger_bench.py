@@ -24,9 +24,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition  # noqa: E402
-from mkdocs_syndicate.ledger.format import dump  # noqa: E402
+from mkdocs_syndicate.ledger.format import dump
 from mkdocs_syndicate.ledger.schema import PostEntry, Record
+from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 
 CHANNELS = ("bluesky", "devto", "indexnow", "mastodon", "weibo")
 
@@ -90,7 +90,8 @@ with SandboxServer(Path({str(folder)!r}) / "emulator") as server:
     channels = {{"indexnow": {{"type": "indexnow", "endpoint": u + "/indexnow", "key": "bench-key-1234"}},
         "mastodon": {{"type": "mastodon", "instance": u + "/mastodon", "token": "sandbox-mastodon-token"}},
         "devto": {{"type": "forem", "api": u + "/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0}},
-        "weibo": {{"type": "weibo", "api": u + "/weibo/2", "access_token": "sandbox-weibo-access-token", "rip": "203.0.113.7"}},
+        "weibo": {{"type": "weibo", "api": u + "/weibo/2", "access_token": "sandbox-weibo-access-token",
+                   "rip": "203.0.113.7"}},
         "bluesky": {{"type": "bluesky", "service": u + "/bluesky", "handle": "sandbox.bsky.social",
                     "app_password": "sandbox-bsky-app-password"}}}}
     server.emulators["weibo"].safe_domain = "example.com"
@@ -149,8 +150,8 @@ def main() -> None:
                 key = keys[(n * 7919) % len(keys)]
                 current = ledger.record(key, "newchannel")
                 state = "in_flight" if current is None or current.state != "in_flight" else "done"
-                ledger.apply([Transition(PostRef(key, posts[key].url, posts[key].title), "newchannel",
-                                         Record(state, 1, "2026-12-03T07:00:01Z", remote_id="1" if state == "done" else None))])
+                record = Record(state, 1, "2026-12-03T07:00:01Z", remote_id="1" if state == "done" else None)
+                ledger.apply([Transition(PostRef(key, posts[key].url, posts[key].title), "newchannel", record)])
 
             transition = timed(one_transition, args.repeat * 4)
         first_write_note = "(after the first write of the run, which renders every post once)"

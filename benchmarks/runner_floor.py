@@ -25,13 +25,15 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mkdocs_syndicate.channels.base import Site  # noqa: E402
-from mkdocs_syndicate.content.posts import Post  # noqa: E402
-from mkdocs_syndicate.output.reporters import PlainReporter  # noqa: E402
+from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.options import parse_options
-from mkdocs_syndicate.engine.syndication import send  # noqa: E402
+from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.output.reporters import PlainReporter
 
-LOG = (lambda line: None)
+
+def LOG(line: str) -> None:
+    pass
 
 SERVER = """
 import sys
@@ -85,7 +87,7 @@ def one_run(posts: int, scale: float) -> tuple[float, float, float, int]:
                                     site=Site("https://example.com/", "Bench"), sandbox=False, sending=True,
                                     max_per_run=posts)
             items = [Post(key=f"blog/p{n}/", url=f"https://example.com/blog/p{n}/", title=f"Post {n}",
-                          date=dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc) + dt.timedelta(hours=n),
+                          date=dt.datetime(2026, 11, 1, tzinfo=dt.UTC) + dt.timedelta(hours=n),
                           description=f"About post {n}.") for n in range(posts)]
             wall_start, cpu_start = time.perf_counter(), time.process_time()
             report = send(options, items, PlainReporter(LOG))

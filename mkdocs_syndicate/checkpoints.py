@@ -10,8 +10,11 @@ The kill is a real SIGKILL: no finally blocks, no atexit, exactly like a CI time
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 # Every checkpoint the code declares; tests fail if one is never reached.
 DECLARED = (
@@ -27,52 +30,68 @@ DECLARED = (
     "after_done_write",
 )
 
-_log_path = os.environ.get("SYNDICATE_CHECKPOINT_LOG") or None
-_crash_spec = os.environ.get("SYNDICATE_CRASH_AT") or None
-_crash_how = os.environ.get("SYNDICATE_CRASH_HOW", "kill")
-
 
 class InjectedCrash(RuntimeError):
     """A test asked for an unexpected error at this checkpoint."""
-_count = 0
-_per_name: dict[str, int] = {}
+
+
+@dataclass
+class _Settings:
+    log_path: str | None = None
+    crash_spec: str | None = None
+    crash_how: str = "kill"
+    counter: Iterator[int] = field(default_factory=lambda: itertools.count(1))  # hits so far
+    per_name: dict[str, int] = field(default_factory=dict)
+
+
+_now = _Settings()
+
+
+def configure_from_environment() -> None:
+    """Read the variables above and start counting from zero. Done at import; a test child forked
+    from a process that imported everything already (tests/forkserver.py) calls it again."""
+    global _now  # noqa: PLW0603 - one swap of the whole settings object
+    _now = _Settings(os.environ.get("SYNDICATE_CHECKPOINT_LOG") or None,
+                     os.environ.get("SYNDICATE_CRASH_AT") or None,
+                     os.environ.get("SYNDICATE_CRASH_HOW", "kill"))
+
+
+configure_from_environment()
 
 
 def enabled() -> bool:
-    return _log_path is not None or _crash_spec is not None
+    return _now.log_path is not None or _now.crash_spec is not None
 
 
 def hit(name: str) -> None:
     """Record a checkpoint; kill the process if this is the one the test asked for."""
-    if _log_path is None and _crash_spec is None:
+    if not enabled():
         return
-    global _count
-    _count += 1
-    _per_name[name] = _per_name.get(name, 0) + 1
-    if _log_path is not None:
-        with open(_log_path, "a", encoding="utf-8") as log:
-            log.write(f"{_count}\t{name}\n")
+    count = next(_now.counter)
+    _now.per_name[name] = _now.per_name.get(name, 0) + 1
+    if _now.log_path is not None:
+        with open(_now.log_path, "a", encoding="utf-8") as log:
+            log.write(f"{count}\t{name}\n")
             log.flush()
             os.fsync(log.fileno())
-    if _crash_spec is not None and _should_crash(name):
-        if _crash_how == "raise":
-            raise InjectedCrash(f"injected crash at checkpoint {_count} ({name})")
+    if _now.crash_spec is not None and _should_crash(_now.crash_spec, name, count):
+        if _now.crash_how == "raise":
+            raise InjectedCrash(f"injected crash at checkpoint {count} ({name})")
         os.kill(os.getpid(), signal.SIGKILL)
 
 
 def note(text: str) -> None:
     """A line in the checkpoint log that is not a crash point (what a write recorded), so a test
     can tell where a kill landed: `-\tnote\t<text>`."""
-    if _log_path is None:
+    if _now.log_path is None:
         return
-    with open(_log_path, "a", encoding="utf-8") as log:
+    with open(_now.log_path, "a", encoding="utf-8") as log:
         log.write(f"-\tnote\t{text}\n")
         log.flush()
 
 
-def _should_crash(name: str) -> bool:
-    assert _crash_spec is not None
-    if ":" in _crash_spec:
-        wanted, _, nth = _crash_spec.rpartition(":")
-        return wanted == name and _per_name[name] == int(nth)
-    return _count == int(_crash_spec)
+def _should_crash(spec: str, name: str, count: int) -> bool:
+    if ":" in spec:
+        wanted, _, nth = spec.rpartition(":")
+        return wanted == name and _now.per_name[name] == int(nth)
+    return count == int(spec)

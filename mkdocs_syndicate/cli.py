@@ -13,26 +13,29 @@ import os
 import signal
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.text import Text
 
+from mkdocs_syndicate.content.posts import Post, as_datetime
+from mkdocs_syndicate.engine.modes import pull_request_reason
+from mkdocs_syndicate.engine.options import Options, sandbox_note, sandbox_state_dir, select_posts
+from mkdocs_syndicate.engine.options import plan as make_the_plan
+from mkdocs_syndicate.engine.syndication import RunInterrupted, site_sandbox
 from mkdocs_syndicate.errors import LedgerError, SyndicateError
-from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 from mkdocs_syndicate.ledger.schema import STATES, Record
+from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
+from mkdocs_syndicate.output.display import run_with_display, undone_message
+from mkdocs_syndicate.output.plan import full_plan_lines
+from mkdocs_syndicate.output.reporters import STATE_STYLES
+from mkdocs_syndicate.output.status import human_age, status_view
+from mkdocs_syndicate.safety import one_line, printable
 from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
 from mkdocs_syndicate.sources.mkdocs_config import LoadedSite, load_site
-from mkdocs_syndicate.engine.modes import pull_request_reason
-from mkdocs_syndicate.content.posts import Post, as_datetime
-from mkdocs_syndicate.output.display import run_with_display, undone_message
-from mkdocs_syndicate.output.reporters import STATE_STYLES
-from mkdocs_syndicate.safety import one_line, printable
-from mkdocs_syndicate.output.status import human_age, status_view
-from mkdocs_syndicate.engine.options import Options, plan as make_the_plan, sandbox_note, sandbox_state_dir, select_posts
-from mkdocs_syndicate.engine.syndication import RunInterrupted, site_sandbox
 from mkdocs_syndicate.timeutil import SystemClock, from_iso, to_iso, utcnow
 
 EXIT_INTERRUPTED = 130
@@ -50,7 +53,10 @@ def main() -> None:
 
 # ---------------------------------------------------------------------- helpers
 
-def _guard(action: Callable[[], Any]) -> Any:
+T = TypeVar("T")
+
+
+def _guard(action: Callable[[], T]) -> T:
     """Our errors become one clear line and exit 1, never a traceback."""
     try:
         return action()
@@ -199,31 +205,8 @@ def plan(config_file: Path | None) -> None:
     options = _guard(lambda: site.options(sending=False))
     posts, built_at = _built_posts(options)
     the_plan = _guard(lambda: make_the_plan(options, posts))
-    verifies = [p for p in the_plan.pairs if p.needs_verify]
-    click.echo(f"plan from the build of {to_iso(built_at)}: {len(the_plan.pairs)} pair(s) would be sent"
-               + (f", {len(verifies)} after a verify read" if verifies else "") + "; nothing sent")
-    for channel_id, pairs in the_plan.lanes.items():
-        for pair in pairs:
-            message = pair.prepared.message
-            if pair.needs_verify:
-                assert pair.record is not None
-                verb = (f"verify first (in_flight since {pair.record.at}: reads {channel_id} to see whether "
-                        "it went out), then send only if it is proved absent")
-            elif pair.record is not None:
-                verb = f"send again (was {pair.record.state}: {pair.record.error or ''})"
-            else:
-                verb = "send"
-            length = ""
-            if message is not None and message.limit:
-                length = f" — {message.length}/{message.limit} {message.unit}"
-            click.echo("\n" + one_line(f"{channel_id} · {pair.post.key} · {verb}{length}"))
-            click.echo(_indent(printable(pair.channel.preview(pair.post, pair.prepared))))
-    for post in the_plan.deferred:
-        click.echo(f"\ndeferred to a later run (max_per_run {options.max_per_run}): {one_line(post.key)}")
-
-
-def _indent(text: str) -> str:
-    return "\n".join("    " + line for line in text.splitlines())
+    for line in full_plan_lines(the_plan, built_at, options.max_per_run):
+        click.echo(line)
 
 
 # ---------------------------------------------------------------------- run / verify

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 log = get_plugin_logger("syndicate")
 
 
-class SyndicateConfig(base.Config):
+class SyndicateConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' __init_subclass__
     ledger = c.Type(str, default=settings.DEFAULT_LEDGER)
     mode = c.Choice(settings.MODES, default="auto")
     posts = c.Optional(c.ListOfItems(c.Type(str)))
@@ -56,7 +56,7 @@ class SyndicateConfig(base.Config):
     sandbox_pacing = c.Choice(settings.SANDBOX_PACINGS, default="fast")
 
 
-class SyndicatePlugin(BasePlugin[SyndicateConfig]):
+class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-call]
     def __init__(self) -> None:
         self.command = "build"
         self.dirty = False
@@ -123,7 +123,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
             # For `mkdocs-syndicate run/plan/adopt`, which work from the last build's posts.
             try:
                 write_manifest(manifest_path(self.options.ledger_path), self.posts, self.options.site.url,
-                               dt.datetime.now(dt.timezone.utc))
+                               dt.datetime.now(dt.UTC))
             except OSError as exc:  # only `mkdocs-syndicate run/plan/adopt` need it; the build goes on
                 log.warning(f"could not save the posts for mkdocs-syndicate run: {exc}")
         if self.decision.action == "plan" and not self.dirty:
@@ -188,5 +188,5 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):
         # A pull request cannot announce anything: old pending posts are news for its author, not
         # a fault of the change, so they do not fail `mkdocs build --strict` there.
         report = log.info if pull_request_reason(os.environ) else log.warning
-        for line in stale_pending(the_plan, dt.datetime.now(dt.timezone.utc), hours):
+        for line in stale_pending(the_plan, dt.datetime.now(dt.UTC), hours):
             report(line)

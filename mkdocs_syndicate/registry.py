@@ -22,11 +22,13 @@ class ChannelType:
     client: str        # "module:Class" of the Channel
     emulator: str      # "module:Class" of its sandbox Emulator
 
-    def client_class(self) -> type["Channel"]:
-        return _load(self.client)
+    def client_class(self) -> type[Channel]:
+        loaded: type[Channel] = _load(self.client)
+        return loaded
 
-    def emulator_class(self) -> type["Emulator"]:
-        return _load(self.emulator)
+    def emulator_class(self) -> type[Emulator]:
+        loaded: type[Emulator] = _load(self.emulator)
+        return loaded
 
 
 def _load(spec: str) -> Any:
@@ -53,10 +55,10 @@ def register(channel_type: ChannelType) -> None:
     TYPES[channel_type.name] = channel_type
 
 
-def clients() -> dict[str, type["Channel"]]:
+def clients() -> dict[str, type[Channel]]:
     """Every client class by type name (imports them)."""
     return {name: t.client_class() for name, t in TYPES.items()}
 
 
-def emulators() -> list[type["Emulator"]]:
+def emulators() -> list[type[Emulator]]:
     return [t.emulator_class() for t in TYPES.values()]

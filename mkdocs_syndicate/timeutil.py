@@ -1,4 +1,4 @@
-"""UTC timestamps in the ledger's format, and a clock that tests can replace."""
+"""Every timestamp the tool writes or shows, in one place (all UTC), and a clock tests can replace."""
 
 from __future__ import annotations
 
@@ -7,17 +7,37 @@ import time
 from typing import Protocol
 
 
-def to_iso(moment: dt.datetime) -> str:
-    """2026-12-02T07:00:02Z (seconds, UTC)."""
+def _utc(moment: dt.datetime) -> dt.datetime:
+    """A naive time is taken as UTC (the ledger's and the front matter's convention)."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC)
+
+
+def to_iso(moment: dt.datetime) -> str:
+    """2026-12-02T07:00:02Z: the ledger's `at` and `created_at` (whole seconds)."""
+    return _utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def epoch_to_iso(seconds: float) -> str:
+    """An epoch time (a clock's reading) in the ledger's format."""
+    return to_iso(dt.datetime.fromtimestamp(seconds, dt.UTC))
+
+
+def to_iso_ms(moment: dt.datetime) -> str:
+    """2026-12-02T07:00:02.000Z: milliseconds, as AT Protocol records carry `createdAt`."""
+    return _utc(moment).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def to_display(moment: dt.datetime) -> str:
+    """2026-12-02 07:00 UTC: a post's date in messages to people."""
+    return _utc(moment).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def from_iso(text: str) -> dt.datetime:
     moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
+        moment = moment.replace(tzinfo=dt.UTC)
     return moment
 
 
@@ -42,4 +62,4 @@ class SystemClock:
 
 def utcnow(clock: Clock | None = None) -> dt.datetime:
     seconds = clock.time() if clock is not None else time.time()
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
+    return dt.datetime.fromtimestamp(seconds, dt.UTC)

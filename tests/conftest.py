@@ -12,9 +12,10 @@ import pytest
 
 from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.channels.base import Site
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.sandbox import SandboxServer
 from mkdocs_syndicate.channels.settings import parse_channels
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.sandbox import SandboxServer
 
 SITE = Site("https://example.com/", "Example")
 
@@ -97,7 +98,7 @@ def check_bluesky_records(server: SandboxServer) -> None:
 
 def make_post(n: int, **changes) -> Post:
     fields = dict(key=f"blog/post-{n}/", url=f"https://example.com/blog/post-{n}/",
-                  title=f"Post {n}", date=dt.datetime(2026, 11, n, tzinfo=dt.timezone.utc),
+                  title=f"Post {n}", date=dt.datetime(2026, 11, n, tzinfo=dt.UTC),
                   source=f"docs/blog/post-{n}.md", description=f"About {n}.")
     fields.update(changes)
     return Post(**fields)
@@ -131,7 +132,7 @@ class ListReporter:
         await clock.sleep(seconds)
 
 
-def write_ledger(path: Path, records: dict[tuple[str, str], "Record"]) -> None:
+def write_ledger(path: Path, records: dict[tuple[str, str], Record]) -> None:
     """A ledger as an earlier (possibly killed) run left it, written in the canonical layout."""
     from mkdocs_syndicate.ledger.format import dump
     from mkdocs_syndicate.ledger.schema import PostEntry
@@ -143,12 +144,67 @@ def write_ledger(path: Path, records: dict[tuple[str, str], "Record"]) -> None:
     path.write_text(dump(posts), encoding="utf-8")
 
 
+# ---------------------------------------------------------------- kinds of test
+
+# Every test is one kind, by the heaviest thing it does (a module sets its default with
+# `pytestmark`, a test may raise its own). The developer loop is `pytest -m "not crash"`.
+KINDS = ("unit", "http", "process", "crash")
+
+
+def kind_of(item: pytest.Item) -> str | None:
+    found = [k for k in KINDS if item.get_closest_marker(k) is not None]
+    return found[-1] if found else None
+
+
+def pytest_collection_modifyitems(config, items):
+    unmarked = [item.nodeid for item in items if kind_of(item) is None]
+    if unmarked:
+        raise pytest.UsageError(f"tests without a kind ({', '.join(KINDS)}): {unmarked[:5]}")
+
+
+@pytest.fixture(autouse=True)
+def _kinds_keep_their_word(request, monkeypatch):
+    """A unit test opens no socket and starts no process; an http test starts no process. Checked,
+    so the markers can be trusted when a subset is run."""
+    import socket
+    import subprocess
+
+    kind = kind_of(request.node)
+    if kind in ("unit", "http"):
+        def no_process(self, *args, **kwargs):
+            raise AssertionError(f"a test marked {kind} started a process: mark it process")
+
+        monkeypatch.setattr(subprocess.Popen, "_execute_child", no_process)
+    if kind == "unit":
+        def no_socket(self, *args, **kwargs):
+            raise AssertionError("a test marked unit opened a connection: mark it http")
+
+        monkeypatch.setattr(socket.socket, "connect", no_socket)
+        monkeypatch.setattr(socket.socket, "connect_ex", no_socket)
+
+
+# ---------------------------------------------------------------- crash-safety counts
+
+def pytest_sessionfinish(session):
+    """Under pytest-xdist each worker counts its own: hand them to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        from crashlab import STATS
+
+        workeroutput["crash_stats"] = dict(STATS)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_testnodedown(node, error):
+    from crashlab import STATS
+
+    STATS.update(getattr(node, "workeroutput", {}).get("crash_stats", {}))
+
+
 def pytest_terminal_summary(terminalreporter):
     """The crash tests' counts (checkpoints K, scenarios, seeds), for the README and the log."""
-    try:
-        from crashlab import STATS
-    except ImportError:
-        return
+    from crashlab import STATS
+
     if STATS:
         terminalreporter.write_sep("-", "crash-safety counts")
         for name, value in sorted(STATS.items()):

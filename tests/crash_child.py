@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 from mkdocs_syndicate.channels.base import Site
-from mkdocs_syndicate.errors import SyndicateError
-from mkdocs_syndicate.ledger.gitsettings import parse_git_settings
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.output.reporters import PlainReporter
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.ledger.gitsettings import parse_git_settings
+from mkdocs_syndicate.output.reporters import PlainReporter
 from mkdocs_syndicate.timeutil import SystemClock
 
 

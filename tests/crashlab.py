@@ -13,13 +13,14 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crashsite import remote  # noqa: F401  (one reading of what each emulator holds)
+from crashsite import remote
+from forkserver import ForkedChild
+
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.sandbox import SandboxServer
 
@@ -91,13 +92,12 @@ class Scenario:
         from conftest import check_bluesky_records
         check_bluesky_records(self.server)
 
-    def start(self, **env: str) -> subprocess.Popen:
+    def start(self, **env: str) -> ForkedChild:
         full = {k: v for k, v in os.environ.items() if not k.startswith("SYNDICATE_")}
         full["CRASH_CLOCK_OFFSET"] = repr(self.offset)
         full.update(env)
         STATS["child processes"] += 1
-        return subprocess.Popen([sys.executable, str(HERE / "crash_child.py"), str(self.folder / "spec.json")],
-                                env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return ForkedChild(self.folder / "spec.json", full)
 
     def run(self, **env: str) -> tuple[int, str]:
         process = self.start(**env)
@@ -116,13 +116,14 @@ class Scenario:
             time.sleep(0.002)
         try:
             process.wait(timeout=seconds)
-            landed = None
         except subprocess.TimeoutExpired:
             process.send_signal(signal.SIGKILL)
-            STATS["random kills"] += 1
-            landed = "in flight" if open_in_flight(log) else "between pairs"
-            STATS[f"random kills landing {landed}"] += 1
         process.communicate(timeout=60)
+        if process.returncode != -signal.SIGKILL:
+            return None  # the run ended before the kill
+        STATS["random kills"] += 1
+        landed = "in flight" if open_in_flight(log) else "between pairs"
+        STATS[f"random kills landing {landed}"] += 1
         return landed
 
     # ---------------------------------------------------------------- time

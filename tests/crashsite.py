@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mkdocs_syndicate.ledger.store import Ledger
 from sites import post, write_site
+
+from mkdocs_syndicate.ledger.store import Ledger
 
 POSTS = {"one.md": post("One", "2026-11-20"), "two.md": post("Two", "2026-11-21"),
          "three.md": post("Three", "2026-11-22")}

@@ -3,10 +3,11 @@ bombs, foreign pagination links. For what no well-behaved emulator would do."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import socketserver
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 Respond = Callable[[socket.socket, bytes], None]   # (connection, request head) -> writes an answer
 
@@ -33,10 +34,8 @@ class RawServer:
                 while len(rest) < length:
                     rest += self.request.recv(65536)
                 outer.seen.append(head.split(b"\r\n", 1)[0].decode())
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     respond(self.request, head)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
 
         self._server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -46,7 +45,7 @@ class RawServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> "RawServer":
+    def __enter__(self) -> RawServer:
         self._thread.start()
         return self
 

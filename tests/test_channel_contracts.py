@@ -7,12 +7,14 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from conftest import SITE, ListReporter, RecordingTransport, make_post, write_ledger
-from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.schema import Record
+
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.http
 
 
 @dataclasses.dataclass

@@ -3,19 +3,18 @@ Bluesky's sessions, frozen createdAt, facets and link card."""
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-
 import pytest
+from conftest import RecordingTransport, make_post, write_ledger
+from test_channel_contracts import SPECS, record, remote_posts, run
 
-from conftest import SITE, RecordingTransport, make_post, write_ledger
 from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.channels.bluesky import facets, rkey_for
+from mkdocs_syndicate.channels.settings import parse_channels
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.ledger.schema import Record
-from mkdocs_syndicate.channels.settings import parse_channels
-from test_channel_contracts import SPECS, record, remote_posts, run
+
+pytestmark = pytest.mark.http
 
 
 @pytest.fixture(autouse=True)
@@ -165,7 +164,7 @@ def test_bluesky_facets_use_utf8_byte_offsets():
     data = text.encode("utf-8")
     link, tag = found
     assert data[link["index"]["byteStart"]:link["index"]["byteEnd"]] == b"https://example.com/p/"
-    assert data[tag["index"]["byteStart"]:tag["index"]["byteEnd"]] == "#python".encode()
+    assert data[tag["index"]["byteStart"]:tag["index"]["byteEnd"]] == b"#python"
     assert link["index"]["byteStart"] == len("幂等性 ".encode())
 
 
@@ -175,9 +174,10 @@ def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox,
     (site_dir / "img" / "card.png").write_bytes(b"\x89PNG fake image bytes")
     site = Site("https://example.com/", "Example", str(site_dir))
     settings = parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, REGISTRY)
+    from conftest import ListReporter
+
     from mkdocs_syndicate.engine.options import Options
     from mkdocs_syndicate.engine.syndication import send
-    from conftest import ListReporter
     options = Options(ledger_path=tmp_path / "ledger.yml", channels=settings, site=site)
     post = make_post(1, image="https://example.com/img/card.png")
     send(options, [post], ListReporter(), clock=clock)

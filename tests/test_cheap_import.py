@@ -9,9 +9,13 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+from sites import post, write_site
+
 from mkdocs_syndicate.ledger.format import dump
 from mkdocs_syndicate.ledger.schema import PostEntry, Record
-from sites import post, write_site
+
+pytestmark = pytest.mark.process
 
 HEAVY = ("httpx", "httpcore", "rich", "jinja2.sandbox", "regex", "filelock", "mkdocs_syndicate.sandbox.server",
          "mkdocs_syndicate.ledger.gitmirror", "mkdocs_syndicate.engine.runner", "mkdocs_syndicate.engine.syndication",

@@ -9,14 +9,16 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import write_ledger
+from sites import mkdocs, post, write_site
+
 from mkdocs_syndicate.cli import main
-from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.ledger.format import dump
 from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import to_iso
-from sites import mkdocs, post, write_site
+
+pytestmark = pytest.mark.http
 
 KEYS = ["posts/a/", "posts/b/", "posts/c/"]
 
@@ -85,7 +87,7 @@ def test_status_of_a_fresh_site_shows_every_pair_pending(site, sandbox):
 
 
 def test_status_check_fails_on_in_flight_and_failed_and_shows_their_age(site, sandbox):
-    two_hours_ago = to_iso(dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2))
+    two_hours_ago = to_iso(dt.datetime.now(dt.UTC) - dt.timedelta(hours=2))
     write_ledger(site.parent / "ledger.yml", {
         ("posts/a/", "masto"): Record("in_flight", 1, two_hours_ago, idempotency_key="k" * 64),
         ("posts/b/", "masto"): Record("failed", 2, two_hours_ago, error="422 refused: text too long")})
@@ -198,7 +200,7 @@ def _in_flight_copy(site, sandbox, key="posts/a/", age=dt.timedelta(hours=2)):
     """Send everything, then turn one done record back into the in_flight it was, `age` ago."""
     assert cli(site, "run").exit_code == 0
     done = ledger(site).record(key, "masto")
-    long_ago = to_iso(dt.datetime.now(dt.timezone.utc) - age)
+    long_ago = to_iso(dt.datetime.now(dt.UTC) - age)
     posts = ledger(site).posts
     posts[key].channels["masto"] = Record("in_flight", 1, long_ago, idempotency_key=done.idempotency_key,
                                           message_sha256=done.message_sha256)

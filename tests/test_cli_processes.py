@@ -14,9 +14,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from sites import mkdocs, post, write_site
 
 from mkdocs_syndicate.ledger.store import Ledger
-from sites import mkdocs, post, write_site
+
+pytestmark = pytest.mark.process
 
 POSTS = {"a.md": post("Alpha", "2026-11-20"), "b.md": post("Beta", "2026-11-21")}
 
@@ -81,7 +83,7 @@ def test_sandbox_command_serves_what_each_channel_received(tmp_path):
         assert page.count("DUPLICATE") == 2 and "2 duplicate" in page
     finally:
         server.send_signal(signal.SIGTERM)
-        out, err = server.communicate(timeout=30)
+        _, err = server.communicate(timeout=30)
     assert server.returncode == 0, err
     assert "sandbox stopped" in err and not advert.exists()
     assert "masto: POST /api/v1/statuses → 200" in err   # a line per request received
@@ -98,7 +100,7 @@ def test_ctrl_c_during_a_wait_stops_cleanly_and_says_what_is_left(tmp_path, sand
         wait_for(lambda: ledger.exists() and "state: done" in ledger.read_text(), "the first post to go out")
         time.sleep(0.3)  # now waiting out the 60 s pacing before the second
         run.send_signal(signal.SIGINT)
-        out, err = run.communicate(timeout=30)
+        _, err = run.communicate(timeout=30)
     finally:
         if run.poll() is None:
             run.kill()

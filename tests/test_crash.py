@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import signal
 
+import crashsite
 import pytest
 
-import crashsite
 from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.crash
 
 
 # 13 in_flight writes: 1 IndexNow batch + 3 posts on each of 4 at-most-once channels.

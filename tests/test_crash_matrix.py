@@ -17,12 +17,14 @@ import random
 import signal
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
-
 import crashlab
+import pytest
 from crashlab import STATS, Scenario, checkpoint_names
+
 from mkdocs_syndicate.checkpoints import DECLARED
 from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.crash
 
 WORKERS = 4
 SOAK_SEEDS = int(os.environ.get("SYNDICATE_SOAK_SEEDS", "200"))
@@ -35,7 +37,7 @@ def parallel(items, job):
         try:
             job(item)
             return None
-        except Exception as exc:  # noqa: BLE001 - reported with the item that failed
+        except Exception as exc:
             return item, f"{type(exc).__name__}: {exc}"
     with ThreadPoolExecutor(WORKERS) as pool:
         return [r for r in pool.map(guarded, items) if r is not None]

@@ -5,13 +5,15 @@ emulator, and an emulator that drifts fails here."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import SITE, ListReporter, make_post
-from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger.store import Ledger
+from test_channel_contracts import SPECS
+
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
-from test_channel_contracts import SPECS
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.http
 
 
 def run(folder, channels, posts, clock, **options):

@@ -7,11 +7,13 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
-from mkdocs_syndicate.ledger.store import Ledger
 from sites import mkdocs, post, write_site
 
-NOW = dt.datetime.now(dt.timezone.utc)
+from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.process
+
+NOW = dt.datetime.now(dt.UTC)
 
 
 def big_site(folder, **plugin):

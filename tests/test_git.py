@@ -15,15 +15,17 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-from conftest import SITE, ListReporter, make_post, mastodon_raw, indexnow_raw
+from conftest import SITE, ListReporter, indexnow_raw, make_post, mastodon_raw
 from crashlab import STATS, Scenario
-from mkdocs_syndicate.errors import LedgerWriteError
-from mkdocs_syndicate.ledger.gitsettings import GitSettings
-from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.format import parse
+
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.errors import LedgerWriteError
+from mkdocs_syndicate.ledger.format import parse
+from mkdocs_syndicate.ledger.gitsettings import GitSettings
+from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.process
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "t@example.com",
@@ -204,6 +206,7 @@ CONTAINER_DEATHS = ["ledger.replaced:1", "after_in_flight_write:1", "after_in_fl
                     "after_in_flight_write:9", "after_response:11"]
 
 
+@pytest.mark.crash
 @pytest.mark.parametrize("kill_at", CONTAINER_DEATHS)
 def test_container_death_then_a_fresh_clone_reruns_with_no_duplicate_and_no_miss(tmp_path, kill_at):
     scenario = GitScenario(tmp_path / "s")
@@ -218,6 +221,7 @@ def test_container_death_then_a_fresh_clone_reruns_with_no_duplicate_and_no_miss
         scenario.close()
 
 
+@pytest.mark.crash
 @pytest.mark.parametrize("action", ["kill_before", "kill_after"])
 def test_container_death_around_the_servers_commit(tmp_path, action):
     scenario = GitScenario(tmp_path / "s")
@@ -233,6 +237,7 @@ def test_container_death_around_the_servers_commit(tmp_path, action):
         scenario.close()
 
 
+@pytest.mark.crash
 @pytest.mark.parametrize("seed", range(4))
 def test_two_runners_racing_on_one_ledger_never_post_a_pair_twice(tmp_path, seed):
     scenario = GitScenario(tmp_path / "s")
@@ -244,11 +249,10 @@ def test_two_runners_racing_on_one_ledger_never_post_a_pair_twice(tmp_path, seed
         spec["ledger"] = str(second / "ledger.yml")
         (scenario.folder / "racer.json").write_text(json.dumps(spec))
         first = scenario.start()
-        import sys
-        from crashlab import HERE
+        from forkserver import ForkedChild
+
         env = {k: v for k, v in os.environ.items() if not k.startswith("SYNDICATE_")}
-        racer = subprocess.Popen([sys.executable, str(HERE / "crash_child.py"), str(scenario.folder / "racer.json")],
-                                 env={**env, **GIT_ENV}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        racer = ForkedChild(scenario.folder / "racer.json", {**env, **GIT_ENV})
         outputs = [p.communicate(timeout=120) for p in (first, racer)]
         assert {first.returncode, racer.returncode} <= {0, 1}, outputs
         if any(out.count(" pending\n") > 5 for out, _ in outputs):  # lanes started again: a re-plan

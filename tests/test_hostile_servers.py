@@ -15,16 +15,18 @@ import time
 import zlib
 
 import pytest
-
 from conftest import SITE, ListReporter, make_post, mastodon_raw, write_ledger
-from mkdocs_syndicate.errors import SyndicateError
-from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.schema import Record
-from mkdocs_syndicate.engine.runner import LaneCrashed
-from mkdocs_syndicate.engine.options import parse_options
-from mkdocs_syndicate.engine.syndication import send
 from rawserver import RawServer, answer
 from test_channel_contracts import SPECS, remote_posts
+
+from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.engine.runner import LaneCrashed
+from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.http
 
 TOKEN = "hostile-test-token-1234"
 
@@ -45,7 +47,7 @@ def in_flight_2h_ago(folder, clock):
 
     from mkdocs_syndicate.timeutil import to_iso
     folder.mkdir(parents=True, exist_ok=True)
-    at = to_iso(dt.datetime.fromtimestamp(clock.now - 7200, dt.timezone.utc))
+    at = to_iso(dt.datetime.fromtimestamp(clock.now - 7200, dt.UTC))
     write_ledger(folder / "ledger.yml", {("blog/post-1/", "masto"): Record("in_flight", 1, at, created_at=at)})
 
 
@@ -135,6 +137,7 @@ def deflate_bomb(conn, head):
     conn.sendall(answer(200, zlib.compress(b"\0" * 200_000_000, 9), {"Content-Encoding": "deflate"}))
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("respond", [flood, bomb, deflate_bomb], ids=["200MB", "gzip-bomb", "deflate-bomb"])
 def test_huge_or_bombed_bodies_are_refused_with_bounded_memory(respond):
     with RawServer(respond) as server:
@@ -208,7 +211,7 @@ def test_a_bug_in_one_lane_lets_the_others_finish_their_request(tmp_path, sandbo
     sandbox.add_fault({"channel": "mastodon", "action": "delay_after", "seconds": 0.5})  # mid-request when weibo fails
     channels = {"masto": mastodon_raw(sandbox), "weibo": SPECS["weibo"].raw(sandbox)}
     opts = parse_options(channels, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True)
-    with pytest.raises(LaneCrashed, match="weibo.*RuntimeError: a bug in the weibo channel"):
+    with pytest.raises(LaneCrashed, match=r"weibo.*RuntimeError: a bug in the weibo channel"):
         send(opts, [make_post(1), make_post(2)], ListReporter(), clock=clock)
     book = Ledger.read(tmp_path / "ledger.yml")
     assert book.record("blog/post-1/", "masto").state == "done"   # finished and recorded

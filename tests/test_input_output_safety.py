@@ -7,22 +7,24 @@ import re
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import SITE, ListReporter, make_post, mastodon_raw
+from sites import write_site
+
 from mkdocs_syndicate.channels import REGISTRY
+from mkdocs_syndicate.channels.settings import parse_channels
 from mkdocs_syndicate.cli import main
+from mkdocs_syndicate.content.posts import ChannelOverride, check_syndicate_id, parse_syndicate_meta
+from mkdocs_syndicate.engine.options import parse_options, plan
+from mkdocs_syndicate.engine.results import PairResult, RunReport
+from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import ConfigError, LedgerError, LedgerWriteError, PostError
 from mkdocs_syndicate.ledger.gitmirror import Pair, _message
-from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.ledger.schema import Record
-from mkdocs_syndicate.content.posts import ChannelOverride, check_syndicate_id, parse_syndicate_meta
+from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.output.progress import summary_table
 from mkdocs_syndicate.output.reporters import PlainReporter, undone_lines
-from mkdocs_syndicate.engine.results import PairResult, RunReport
-from mkdocs_syndicate.channels.settings import parse_channels
-from mkdocs_syndicate.engine.options import parse_options, plan
-from mkdocs_syndicate.engine.syndication import send
-from sites import write_site
+
+pytestmark = pytest.mark.http
 
 ESC = "\x1b"
 

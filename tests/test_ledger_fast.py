@@ -8,12 +8,15 @@ import textwrap
 
 import pytest
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mkdocs_syndicate.errors import LedgerError
 from mkdocs_syndicate.ledger.fast import parse_canonical
 from mkdocs_syndicate.ledger.format import dump, parse, parse_yaml
-from mkdocs_syndicate.ledger.schema import PostEntry, Record, STATES
+from mkdocs_syndicate.ledger.schema import STATES, PostEntry, Record
+
+pytestmark = pytest.mark.unit
 
 TRICKY = ["no", "on", "off", "yes", "y", "~", "null", "1e3", "0x10", "12:30", "2026-01-02", "<<", "=",
           "-", "?", "a: b", "#x", "x #y", "'q'", '"dq"', "back\\slash", "tab\there", "new\nline", "ü", "😀",

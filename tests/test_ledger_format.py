@@ -1,10 +1,13 @@
-import yaml
 import pytest
-from hypothesis import given, settings, strategies as st
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mkdocs_syndicate.errors import LedgerError
 from mkdocs_syndicate.ledger.format import dump, parse
 from mkdocs_syndicate.ledger.schema import PostEntry, Record
+
+pytestmark = pytest.mark.unit
 
 SAMPLE = {
     "blog/2026/11/28/idempotency/": PostEntry(
@@ -74,13 +77,13 @@ def test_hand_edited_text_that_yaml_reads_as_something_else_is_refused_with_its_
 @pytest.mark.parametrize("plain", ["1:30", "0x1F", "0123", "1.5e+3", "true"])
 def test_a_title_or_url_yaml_reads_as_a_number_is_refused(plain):
     text = f"version: 1\nposts:\n  blog/a/:\n    url: https://example.com/a/\n    title: {plain}\n...\n"
-    with pytest.raises(LedgerError, match="l.yml:5: .*title must be text"):
+    with pytest.raises(LedgerError, match=r"l.yml:5: .*title must be text"):
         parse(text, "l.yml")
 
 
 @pytest.mark.parametrize("version", ["true", "1.0", '"1"', "0x1"])
 def test_a_version_that_only_looks_like_1_is_refused(version):
-    with pytest.raises(LedgerError, match="l.yml:1: unknown version"):
+    with pytest.raises(LedgerError, match=r"l.yml:1: unknown version"):
         parse(f"version: {version}\nposts: {{}}\n...\n", "l.yml")
 
 

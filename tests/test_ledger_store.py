@@ -6,10 +6,12 @@ import textwrap
 
 import pytest
 
-from mkdocs_syndicate.ledger import atomicfile
 from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
-from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
+from mkdocs_syndicate.ledger import atomicfile
 from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger, PostRef
+
+pytestmark = pytest.mark.http
 
 POST = PostRef("blog/a/", "https://example.com/blog/a/", "A")
 
@@ -26,9 +28,8 @@ def test_transitions_are_written_and_reloaded(tmp_path):
 
 
 def test_illegal_transition_is_a_bug_guard(tmp_path):
-    with Ledger.open_for_writing(tmp_path / "l.yml") as ledger:
-        with pytest.raises(ValueError):
-            ledger.set(POST, "m", Record("done", 1, "2026-12-02T07:00:01Z"))
+    with Ledger.open_for_writing(tmp_path / "l.yml") as ledger, pytest.raises(ValueError):
+        ledger.set(POST, "m", Record("done", 1, "2026-12-02T07:00:01Z"))
 
 
 def test_write_order_is_fsync_replace_then_folder_fsync(tmp_path, monkeypatch):
@@ -70,6 +71,7 @@ def test_stale_temp_file_is_swept(tmp_path):
     assert not stale.exists()
 
 
+@pytest.mark.process
 def test_second_writer_is_refused_without_touching_the_ledger(tmp_path):
     path = tmp_path / "l.yml"
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""

@@ -8,12 +8,14 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
 from conftest import SITE, ListReporter, make_post, mastodon_raw
-from mkdocs_syndicate.ledger.store import Ledger
+from sites import mkdocs, post, write_site
+
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
-from sites import mkdocs, post, write_site
+from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.http
 
 
 class Pages:
@@ -93,12 +95,13 @@ def test_without_the_setting_nothing_is_polled(tmp_path, sandbox, clock, pages):
 # ------------------------------------------------------------------ stale pending
 
 def stale_site(tmp_path, sandbox, **extra):
-    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    today = dt.datetime.now(dt.UTC).date().isoformat()
     return write_site(tmp_path, {"mode": "plan", **extra, "channels": {
         "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "t"}}},
         {"old.md": post("Old", "2026-11-01"), "new.md": post("New", today)})
 
 
+@pytest.mark.process
 def test_a_plan_build_warns_about_old_posts_still_pending(tmp_path, sandbox):
     result = mkdocs(stale_site(tmp_path, sandbox))
     assert result.returncode == 0, result.stderr
@@ -108,11 +111,13 @@ def test_a_plan_build_warns_about_old_posts_still_pending(tmp_path, sandbox):
     assert sandbox.requests() == []
 
 
+@pytest.mark.process
 def test_under_strict_the_alarm_fails_the_build(tmp_path, sandbox):
     result = mkdocs(stale_site(tmp_path, sandbox), "build", "--strict")
     assert result.returncode == 1 and "posts/old/" in result.stderr
 
 
+@pytest.mark.process
 def test_the_alarm_can_be_turned_off(tmp_path, sandbox):
     config = stale_site(tmp_path, sandbox, stale_after_hours=0)
     result = mkdocs(config, "build", "--strict")

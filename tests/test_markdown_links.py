@@ -1,5 +1,9 @@
+import pytest
+
 from mkdocs_syndicate.channels.forem import forem_tags, same_url, strip_title_heading
 from mkdocs_syndicate.content.links import absolutize, relative_to
+
+pytestmark = pytest.mark.unit
 
 BASE = "https://example.com/blog/post/"
 

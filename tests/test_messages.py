@@ -1,11 +1,11 @@
 import pytest
-
-from mkdocs_syndicate.errors import PostError
-from mkdocs_syndicate.content.messages import (LengthRule, hashtag, mastodon_length, neutralise,
-                                       render_message)
-from mkdocs_syndicate.content.posts import ChannelOverride
-
 from conftest import make_post
+
+from mkdocs_syndicate.content.messages import LengthRule, hashtag, mastodon_length, neutralise, render_message
+from mkdocs_syndicate.content.posts import ChannelOverride
+from mkdocs_syndicate.errors import PostError
+
+pytestmark = pytest.mark.unit
 
 TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
 
@@ -32,7 +32,7 @@ def test_too_long_shortens_description_then_title_never_the_url():
 
 def test_cannot_fit_is_a_post_error_naming_the_source():
     post = make_post(1)
-    with pytest.raises(PostError, match="docs/blog/post-1.md"):
+    with pytest.raises(PostError, match=r"docs/blog/post-1.md"):
         render(post, limit=10, template="{{ url }} {{ url }} fixed text here")
 
 
@@ -52,7 +52,7 @@ def test_front_matter_text_overrides_the_template_and_is_checked():
     post = make_post(1, overrides={"masto": ChannelOverride(text="Custom https://example.com/x")})
     assert render(post).text == "Custom https://example.com/x"
     long = make_post(1, overrides={"masto": ChannelOverride(text="x" * 501)})
-    with pytest.raises(PostError, match="syndicate.masto.text"):
+    with pytest.raises(PostError, match=r"syndicate.masto.text"):
         render(long)
 
 

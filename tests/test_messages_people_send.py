@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import textwrap
 
-from mkdocs_syndicate.content.portable import excerpt, portable_markdown
+import pytest
 from sites import mkdocs, write_site
+
+from mkdocs_syndicate.content.portable import excerpt, portable_markdown
+
+pytestmark = pytest.mark.http
 
 FRONT = "---\ndate: 2026-11-20\nsyndicate: true\n{extra}---\n\n"
 
@@ -35,6 +39,7 @@ def test_excerpt_rules():
     assert excerpt("word " * 200, "T").endswith("…") and len(excerpt("word " * 200, "T")) <= 400
 
 
+@pytest.mark.process
 def test_a_post_without_description_is_announced_with_its_excerpt_and_the_title_is_not_repeated(tmp_path):
     config = sandboxed(tmp_path)
     docs = tmp_path / "docs" / "posts"
@@ -57,6 +62,7 @@ def test_a_post_without_description_is_announced_with_its_excerpt_and_the_title_
     assert article["description"] == "Why this matters, in one line."
 
 
+@pytest.mark.process
 def test_hashtags_come_from_the_lists_the_site_chose(tmp_path):
     blog_post = page("# Gamma\n\nText.\n", tags="[mkdocs]", categories="[Release Notes]")
     default = sandboxed(tmp_path / "default")
@@ -104,6 +110,7 @@ A claim (1)
 """
 
 
+@pytest.mark.process
 def test_dev_bodies_are_portable_markdown(tmp_path):
     converted = portable_markdown(MATERIAL)
     assert "<!-- more -->" not in converted

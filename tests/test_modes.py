@@ -2,6 +2,8 @@ import pytest
 
 from mkdocs_syndicate.engine.modes import decide
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize("mode, command, serving, env, action", [
     ("auto", "build", False, {}, "plan"),

@@ -1,11 +1,14 @@
-from mkdocs_syndicate.channels import REGISTRY
-from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.schema import Record
-from mkdocs_syndicate.engine.plan import make_plan
-from mkdocs_syndicate.content.posts import ChannelOverride
-from mkdocs_syndicate.channels.settings import parse_channels
-
+import pytest
 from conftest import SITE, make_post, write_ledger
+
+from mkdocs_syndicate.channels import REGISTRY
+from mkdocs_syndicate.channels.settings import parse_channels
+from mkdocs_syndicate.content.posts import ChannelOverride
+from mkdocs_syndicate.engine.plan import make_plan
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.unit
 
 
 def channels():

@@ -10,9 +10,11 @@ import time
 
 import httpx
 import pytest
+from sites import ROOT, mkdocs, post, write_site
 
 from mkdocs_syndicate.ledger.store import Ledger
-from sites import ROOT, mkdocs, post, write_site
+
+pytestmark = pytest.mark.process
 
 
 def channels(sandbox, **masto):
@@ -147,8 +149,9 @@ def _free_port() -> int:
 def test_serve_never_sends_nor_writes(site, sandbox):
     config = site({"mode": "send"})
     port = _free_port()
-    from sites import mkdocs as _unused  # noqa: F401  (same environment rules as builds)
     import os
+
+    from sites import mkdocs as _unused  # noqa: F401  (same environment rules as builds)
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "CI": "true"}
     process = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "--clean", "-f", str(config),
                                 "-a", f"127.0.0.1:{port}", "--no-livereload"],

@@ -11,6 +11,8 @@ import pytest
 from mkdocs_syndicate.channels.base import Found, Kind
 from mkdocs_syndicate.engine.policy import DEFAULT_429_WAIT, Situation, Step, decide
 
+pytestmark = pytest.mark.unit
+
 NOW = 1_800_000_000.0
 SETTLE = 600.0
 EVENTS = [*Kind, *Found]

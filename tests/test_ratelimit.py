@@ -2,6 +2,8 @@ import pytest
 
 from mkdocs_syndicate.net.ratehints import server_delay
 
+pytestmark = pytest.mark.unit
+
 NOW = 1_764_658_800.0  # 2025-12-02T07:00:00Z
 
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
 from conftest import SITE, ListReporter, RecordingTransport, make_post, mastodon_raw, write_ledger
-from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.schema import Record
+from test_channel_contracts import SPECS, remote_posts
+
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import to_iso
-from test_channel_contracts import SPECS, remote_posts
+
+pytestmark = pytest.mark.http
 
 
 def run(folder, channels, posts, clock, transport=None, **options):
@@ -126,7 +128,7 @@ def test_verify_scans_back_to_the_first_attempt_not_the_last(tmp_path, sandbox, 
     for n in range(45):
         _status_at(sandbox, clock, t0 + 35 * 60 + n * 10, f"newer {n}")
     clock.now = t0 + 80 * 60
-    iso = lambda epoch: to_iso(dt.datetime.fromtimestamp(epoch, dt.timezone.utc))  # noqa: E731
+    iso = lambda epoch: to_iso(dt.datetime.fromtimestamp(epoch, dt.UTC))  # noqa: E731
     (tmp_path / "third").mkdir()
     write_ledger(tmp_path / "third" / "ledger.yml", {
         ("blog/post-1/", "masto"): Record("in_flight", 2, iso(t0 + 30 * 60), idempotency_key=sent.idempotency_key,

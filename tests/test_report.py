@@ -1,13 +1,15 @@
 import asyncio
 import io
 
+import pytest
+from conftest import FakeClock
 from rich.console import Console
 
+from mkdocs_syndicate.engine.results import PairResult, RunReport
 from mkdocs_syndicate.output.progress import RichReporter, summary_table
 from mkdocs_syndicate.output.reporters import PlainReporter, undone_lines
-from mkdocs_syndicate.engine.results import PairResult, RunReport
 
-from conftest import FakeClock
+pytestmark = pytest.mark.unit
 
 
 def test_rich_countdown_shows_the_reason_and_the_seconds_left():

@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 
 import pytest
+from conftest import (
+    SITE,
+    FakeClock,
+    ListReporter,
+    RecordingTransport,
+    RefusingTransport,
+    indexnow_raw,
+    make_post,
+    mastodon_raw,
+    write_ledger,
+)
 
-from conftest import (SITE, FakeClock, ListReporter, RecordingTransport, RefusingTransport,
-                      indexnow_raw, make_post, mastodon_raw, write_ledger)
-from mkdocs_syndicate.ledger import atomicfile
-from mkdocs_syndicate.errors import LedgerError, LedgerWriteError
-from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.errors import LedgerError, LedgerWriteError
+from mkdocs_syndicate.ledger import atomicfile
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import to_iso
+
+pytestmark = pytest.mark.http
 
 
 def run(tmp_path, channels, posts, clock, transport=None, **options):
@@ -57,12 +69,12 @@ def test_pacing_spaces_every_request_of_a_channel(tmp_path, sandbox, clock):
     run(tmp_path, {"masto": mastodon_raw(sandbox, min_interval=75)}, posts, clock, transport)
     times = [t for t, method, _ in transport.seen if method == "POST"]
     assert len(times) == 3
-    assert [round(b - a) for a, b in zip(times, times[1:])] == [75, 75]
+    assert [round(b - a) for a, b in itertools.pairwise(times)] == [75, 75]
 
 
 def test_pacing_carries_over_from_the_previous_run(tmp_path, sandbox, clock):
     write_ledger(tmp_path / "ledger.yml", {("old/", "masto"): Record(
-        "done", 1, to_iso(dt.datetime.fromtimestamp(clock.now - 10, dt.timezone.utc)))})
+        "done", 1, to_iso(dt.datetime.fromtimestamp(clock.now - 10, dt.UTC)))})
     reporter_waits = run(tmp_path, {"masto": mastodon_raw(sandbox, min_interval=75)}, [make_post(1)], clock)[1].waits
     assert [round(w[1]) for w in reporter_waits] == [65]  # 75 s since the last run's request, not 0
 
@@ -141,7 +153,7 @@ def test_in_flight_inside_the_key_window_is_read_back_not_resent(tmp_path, sandb
 
 
 def _in_flight_hours_ago(tmp_path, clock, hours):
-    at = to_iso(dt.datetime.fromtimestamp(clock.now - hours * 3600, dt.timezone.utc))
+    at = to_iso(dt.datetime.fromtimestamp(clock.now - hours * 3600, dt.UTC))
     write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record(
         "in_flight", 1, at, idempotency_key="k" * 64)})
 
@@ -201,7 +213,7 @@ def test_max_per_run_defers_the_newest_posts(tmp_path, sandbox, clock):
 
 def test_corrupt_ledger_stops_before_any_request(tmp_path, sandbox, clock):
     (tmp_path / "ledger.yml").write_text("version: 1\nposts: {}\n")  # no end marker: truncated
-    with pytest.raises(LedgerError, match="ledger.yml"):
+    with pytest.raises(LedgerError, match=r"ledger.yml"):
         run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock, RefusingTransport())
 
 
@@ -224,7 +236,6 @@ def test_failed_done_write_stops_every_further_request(tmp_path, sandbox, clock,
 
 
 def test_lanes_run_concurrently(tmp_path, sandbox):
-    clock = FakeClock()
     real_sleeps: list[float] = []
     import time as _time
 

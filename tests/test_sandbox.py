@@ -7,6 +7,8 @@ import pytest
 
 from mkdocs_syndicate.sandbox import SandboxServer
 
+pytestmark = pytest.mark.http
+
 AUTH = {"Authorization": "Bearer sandbox-mastodon-token"}
 
 

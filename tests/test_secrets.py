@@ -9,8 +9,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from sites import mkdocs, post
+
+pytestmark = pytest.mark.process
 
 SENTINELS = {name: f"SENTINEL{secrets.token_hex(12)}" for name in
              ("MASTO_TOKEN", "DEVTO_KEY", "WEIBO_TOKEN", "BSKY_PASSWORD")}

@@ -1,12 +1,13 @@
 import pytest
+from conftest import SITE
 
 from mkdocs_syndicate.channels import REGISTRY
-from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.redaction import Secret, redact
 from mkdocs_syndicate.channels.settings import parse_channels, require_credentials
 from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.redaction import Secret, redact
 
-from conftest import SITE
+pytestmark = pytest.mark.unit
 
 
 def parse(raw):
@@ -61,7 +62,7 @@ def test_sandbox_needs_no_credentials_and_plan_mode_does_not_check_them(tmp_path
 
 
 def test_indexnow_key_format_is_checked_up_front(tmp_path):
-    with pytest.raises(ConfigError, match="channels.ping.key: an IndexNow key is 8-128"):
+    with pytest.raises(ConfigError, match=r"channels.ping.key: an IndexNow key is 8-128"):
         parse_options({"ping": {"type": "indexnow", "key": "short"}}, ledger_path=tmp_path / "l.yml",
                       site=SITE, sandbox=False, sending=True)
 

@@ -13,13 +13,15 @@ import sys
 import time
 
 import pytest
-
 from conftest import SITE, ListReporter, make_post
-from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.ledger.schema import Record
+from test_channel_contracts import SPECS
+
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
-from test_channel_contracts import SPECS
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.http
 
 BSKY = SPECS["bluesky"]
 
@@ -121,6 +123,7 @@ def mock_statuses(url: str) -> list[dict]:
     return httpx.get(f"{url}/api/v1/accounts/{me['id']}/statuses", params={"limit": 40}, headers=headers).json()
 
 
+@pytest.mark.process
 def test_a_second_mastodon_server_mastodon_mock(tmp_path, mastodon_mock, clock):
     """Where mastodon-mock differs from real Mastodon (noted, and allowed for here): it keeps
     Idempotency-Keys forever instead of for an hour, it counts length as raw len() rather than

@@ -5,13 +5,15 @@ the dashboard, a crash-free rerun."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import SITE, ListReporter, make_post
+
 from mkdocs_syndicate import registry
 from mkdocs_syndicate.engine.options import parse_options, plan
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.sandbox import SandboxServer
+
+pytestmark = pytest.mark.http
 
 
 @pytest.fixture

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
-
 from sites import ROOT
+
+pytestmark = pytest.mark.process
 
 WORKFLOW = ROOT / "docs" / "github-actions-publish.yml"
 

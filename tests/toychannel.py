@@ -4,9 +4,19 @@ uses it would fail."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Prepared, Verdict, status_outcome, transport_outcome
+from mkdocs_syndicate.channels.base import (
+    Channel,
+    Found,
+    Kind,
+    Outcome,
+    Prepared,
+    Verdict,
+    status_outcome,
+    transport_outcome,
+)
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_list, json_object
 from mkdocs_syndicate.channels.settings import Option
 from mkdocs_syndicate.content.messages import LengthRule, render_message
@@ -15,7 +25,8 @@ from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
 
 class ToyChannel(Channel):
     type_name = "toy"
-    options = {"endpoint": Option("url", required=True), "token": Option("secret", required=True)}
+    options: ClassVar[Mapping[str, Option]] = {"endpoint": Option("url", required=True),
+                                               "token": Option("secret", required=True)}
 
     def prepare(self, post: Any, created_at: str | None = None) -> Prepared:
         message = render_message(post, self.id, "{{ title }} {{ url }}", LengthRule(100, len), self.site.name,

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.channels.settings import ChannelSettings, Option
 from mkdocs_syndicate.content.messages import Message
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.net.ratehints import server_delay
-from mkdocs_syndicate.channels.settings import ChannelSettings, Option
 
 if TYPE_CHECKING:  # HTTP is loaded only when something is sent: a plan imports none of it
     import httpx

@@ -14,20 +14,39 @@ import hashlib
 import json
 import mimetypes
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-
-from mkdocs_syndicate.ledger.schema import Record
-from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.content.messages import LengthRule, bluesky_length, bluesky_url_spans, grapheme_length, message_sha256, render_message
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.redaction import Secret
-from mkdocs_syndicate.channels.settings import ChannelSettings, Option, check_url
-from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome, Prepared, Site, Verdict, error_detail,
-                   status_outcome, transport_outcome)
-from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, optional_url
 from mkdocs_syndicate.bcp47 import is_language_tag
+from mkdocs_syndicate.channels.base import (
+    Channel,
+    Found,
+    Http,
+    Kind,
+    Outcome,
+    Prepared,
+    Site,
+    Verdict,
+    error_detail,
+    status_outcome,
+    transport_outcome,
+)
+from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, optional_url
+from mkdocs_syndicate.channels.settings import ChannelSettings, Option, check_url
+from mkdocs_syndicate.content.messages import (
+    LengthRule,
+    bluesky_length,
+    bluesky_url_spans,
+    grapheme_length,
+    message_sha256,
+    render_message,
+)
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.redaction import Secret
+from mkdocs_syndicate.timeutil import to_iso_ms
 
 if TYPE_CHECKING:
     import httpx
@@ -58,10 +77,6 @@ def rkey_for(post: Post, channel_id: str) -> str:
     return tid(micros, (digest >> 20) % 1024)
 
 
-def iso_ms(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
 def _utf8(text: str, index: int) -> int:
     return len(text[:index].encode("utf-8"))
 
@@ -86,7 +101,7 @@ def facets(text: str) -> list[dict[str, Any]]:
 class BlueskyChannel(Channel):
     type_name = "bluesky"
     repeat_safe = True   # deterministic rkey + byte-identical putRecord: a repeat is a no-op
-    options = {
+    options: ClassVar[Mapping[str, Option]] = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
         "handle": Option("text", required=True, help="e.g. me.bsky.social"),
         "app_password": Option("secret", required=True,
@@ -135,7 +150,7 @@ class BlueskyChannel(Channel):
         message = render_message(post, self.id, self.settings.template or DEFAULT_TEMPLATE,
                                  LengthRule(300, bluesky_length, "graphemes"), self.site.name,
                                  where=self.settings.where("template"), max_hashtag=MAX_TAG)
-        frozen = created_at or iso_ms(dt.datetime.now(dt.timezone.utc))
+        frozen = created_at or to_iso_ms(dt.datetime.now(dt.UTC))
         record = self.record(post, message.text, frozen)
         thumb = self._thumb_file(post)
         fingerprint = json.dumps(record, sort_keys=True, ensure_ascii=False) + (
@@ -157,7 +172,9 @@ class BlueskyChannel(Channel):
                 "password": self.settings.options["app_password"].reveal()})
         except httpx.TransportError as exc:
             outcome = transport_outcome(exc)
-            return Outcome(Kind.NOT_SENT, error=f"login: {outcome.error}") if outcome.kind is Kind.AMBIGUOUS else outcome
+            if outcome.kind is Kind.AMBIGUOUS:  # a login creates nothing: no post can exist
+                return Outcome(Kind.NOT_SENT, error=f"login: {outcome.error}")
+            return outcome
         if response.status_code != 200:
             failed = status_outcome(response, http.now())
             kind = Kind.AUTH if response.status_code in (400, 401) else (
@@ -212,8 +229,8 @@ class BlueskyChannel(Channel):
         for attempt in range(2):
             headers = {**kwargs.pop("headers", {}), "Authorization": f"Bearer {self._session['access'].reveal()}"}
             response = await http.request(method, f"{self._pds_xrpc}/{name}", headers=headers, **kwargs)
-            if response.status_code == 400 and "ExpiredToken" in response.text and attempt == 0:
-                if await self._refresh(http):
+            if (response.status_code == 400 and "ExpiredToken" in response.text and attempt == 0
+                    and await self._refresh(http)):
                     kwargs["headers"] = {k: v for k, v in headers.items() if k != "Authorization"}
                     continue
             return response

@@ -11,20 +11,39 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
-
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.channels.base import (
+    Channel,
+    Found,
+    Http,
+    Kind,
+    Outcome,
+    Prepared,
+    Verdict,
+    error_detail,
+    first_attempt,
+    status_outcome,
+    transport_outcome,
+)
+from mkdocs_syndicate.channels.reading import (
+    BadAnswer,
+    identifier,
+    json_list,
+    json_object,
+    optional_text,
+    optional_url,
+    timestamp,
+)
+from mkdocs_syndicate.channels.settings import Option
 from mkdocs_syndicate.content.messages import ELLIPSIS, Message, graphemes
 from mkdocs_syndicate.content.portable import portable_markdown
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.channels.settings import Option
-from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, error_detail, first_attempt,
-                   status_outcome, transport_outcome)
-from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_list, json_object, optional_text, optional_url, timestamp
+from mkdocs_syndicate.ledger.schema import Record
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 ACCEPT = "application/vnd.forem.api-v1+json"
 MAX_TAGS = 4
@@ -81,7 +100,7 @@ def strip_title_heading(body: str, title: str) -> str:
 class ForemChannel(Channel):
     type_name = "forem"
     default_min_interval = 75.0
-    options = {
+    options: ClassVar[Mapping[str, Option]] = {
         "api": Option("url", default="https://dev.to/api", help="https://<forem>/api"),
         "api_key": Option("secret", required=True,
                           help="DEV → Settings → Extensions → DEV API Keys, e.g. !ENV DEVTO_API_KEY"),
@@ -114,7 +133,7 @@ class ForemChannel(Channel):
         article = self.article(post)["article"]
         head = (f"title: {article['title']}\ntags: {', '.join(article['tags'])}\n"
                 f"canonical_url: {article['canonical_url']}\npublished: {article['published']}\n")
-        return head + "---\n" + article["body_markdown"].strip()
+        return head + "---\n" + str(article["body_markdown"]).strip()
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         import httpx

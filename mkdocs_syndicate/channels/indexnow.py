@@ -6,17 +6,26 @@ in_flight (with the 202 noted) and the next run pings them again."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
 
-
-from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.channels.base import (
+    Channel,
+    Http,
+    Kind,
+    Outcome,
+    Prepared,
+    Site,
+    status_outcome,
+    transport_outcome,
+)
 from mkdocs_syndicate.channels.settings import ChannelSettings, Option
-from mkdocs_syndicate.channels.base import Channel, Http, Kind, Outcome, Prepared, Site, status_outcome, transport_outcome
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.errors import ConfigError
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 _KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
 MAX_URLS = 10_000
@@ -26,7 +35,7 @@ class IndexNowChannel(Channel):
     type_name = "indexnow"
     default_delivery = "at_least_once"
     batched = True
-    options = {
+    options: ClassVar[Mapping[str, Option]] = {
         "endpoint": Option("url", default="https://api.indexnow.org/indexnow"),
         "key": Option("text", required=True,
                       help="8-128 letters, digits or '-'; the plugin publishes it as <key>.txt"),
@@ -42,7 +51,7 @@ class IndexNowChannel(Channel):
 
     @property
     def key(self) -> str:
-        return self.settings.options["key"]
+        return str(self.settings.options["key"])
 
     def site_files(self) -> list[tuple[str, str]]:
         """The key file, served at the site root so the engines can check the key."""
@@ -83,7 +92,7 @@ class IndexNowChannel(Channel):
             return Outcome(Kind.REFUSED, error=f"403 key not accepted: {self.key_location} is missing "
                            "or does not contain the key (deploy the site, then run again)")
         if response.status_code == 422:
-            return Outcome(Kind.REFUSED, error=f"422 {outcome.error.removeprefix('422 refused')}"
+            return Outcome(Kind.REFUSED, error=f"422 {(outcome.error or '').removeprefix('422 refused')}"
                            .rstrip() + " (a URL is not on the key's host, or the key is malformed)")
         return outcome
 

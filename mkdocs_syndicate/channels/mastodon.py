@@ -10,19 +10,38 @@ from __future__ import annotations
 
 import hashlib
 import html
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
-
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.channels.base import (
+    Channel,
+    Found,
+    Http,
+    Kind,
+    Outcome,
+    Prepared,
+    Verdict,
+    first_attempt,
+    status_outcome,
+    transport_outcome,
+)
+from mkdocs_syndicate.channels.reading import (
+    BadAnswer,
+    identifier,
+    json_list,
+    json_object,
+    optional_text,
+    optional_url,
+    same_origin,
+    timestamp,
+)
+from mkdocs_syndicate.channels.settings import Option
 from mkdocs_syndicate.content.messages import LengthRule, mastodon_length, render_message
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.channels.settings import Option
-from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, status_outcome,
-                   transport_outcome)
-from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_list, json_object, optional_text, optional_url, same_origin, timestamp
+from mkdocs_syndicate.ledger.schema import Record
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
 SCAN_MARGIN = 600.0       # read statuses back to this long before the first attempt (clock skew)
@@ -35,7 +54,7 @@ def idempotency_key(post_key: str, channel_id: str) -> str:
 
 class MastodonChannel(Channel):
     type_name = "mastodon"
-    options = {
+    options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option("secret", required=True,
                         help="an access token with write:statuses and read:statuses, e.g. !ENV MASTODON_TOKEN"),
@@ -46,7 +65,7 @@ class MastodonChannel(Channel):
 
     @property
     def _base(self) -> str:
-        return self.settings.options["instance"]
+        return str(self.settings.options["instance"])
 
     def _auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.settings.options['token'].reveal()}"}
@@ -107,7 +126,8 @@ class MastodonChannel(Channel):
             statuses = json_list(page)
             reached_oldest = False
             for status in statuses:
-                card = status.get("card") if isinstance(status.get("card"), dict) else {}
+                card = status.get("card")
+                card = card if isinstance(card, dict) else {}
                 if href in optional_text(status.get("content"), "content") or card.get("url") == post.url:
                     return Verdict(Found.FOUND, identifier(status.get("id")),
                                    optional_url(status.get("url")) or optional_url(status.get("uri")))

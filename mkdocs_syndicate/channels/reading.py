@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from mkdocs_syndicate.timeutil import from_iso

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import ipaddress
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from mkdocs_syndicate.errors import ConfigError
@@ -60,8 +61,8 @@ def parse_channels(raw: Any, registry: Mapping[str, Any], *, check_templates: bo
                           f"not {type(raw).__name__}")
     parsed = []
     seen: dict[str, str] = {}
-    for channel_id, values in raw.items():
-        channel_id = str(channel_id)
+    for key, values in raw.items():
+        channel_id = str(key)
         if channel_id.casefold() in seen:
             raise ConfigError(f"channels.{channel_id}: differs from channels.{seen[channel_id.casefold()]} only "
                               "by case; channel ids name ledger records, so they must differ in more than that")
@@ -75,7 +76,7 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any], check_
     if not isinstance(values, dict):
         raise ConfigError(f"{where}: must be a mapping of settings (at least 'type')")
     type_name = values.get("type")
-    if type_name not in registry:
+    if not isinstance(type_name, str) or type_name not in registry:
         known = ", ".join(sorted(registry))
         raise ConfigError(f"{where}.type: unknown channel type {type_name!r} (known: {known})")
     cls = registry[type_name]

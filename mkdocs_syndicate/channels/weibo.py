@@ -12,19 +12,29 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
-
-from mkdocs_syndicate.errors import PostError
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.channels.base import (
+    Channel,
+    Found,
+    Http,
+    Kind,
+    Outcome,
+    Prepared,
+    Verdict,
+    first_attempt,
+    transport_outcome,
+)
+from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, objects, optional_text
+from mkdocs_syndicate.channels.settings import Option
 from mkdocs_syndicate.content.messages import LengthRule, neutralise_weibo, render_message, weibo_length
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.channels.settings import Option
-from mkdocs_syndicate.channels.base import (Channel, Found, Http, Kind, Outcome, Prepared, Verdict, first_attempt, transport_outcome)
-from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, objects, optional_text
+from mkdocs_syndicate.errors import PostError
+from mkdocs_syndicate.ledger.schema import Record
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 DEFAULT_TEMPLATE = "{{ title }} {{ url }}"
 RATE_CODES = {10022, 10023, 10024, 20016}
@@ -58,7 +68,7 @@ def error_code(body: Any) -> int | None:
 
 class WeiboChannel(Channel):
     type_name = "weibo"
-    options = {
+    options: ClassVar[Mapping[str, Option]] = {
         "api": Option("url", default="https://api.weibo.com/2"),
         "access_token": Option("secret", required=True,
                                help="an OAuth2 user token of your Weibo app, e.g. !ENV WEIBO_ACCESS_TOKEN"),
@@ -71,7 +81,7 @@ class WeiboChannel(Channel):
     }
 
     def _token(self) -> str:
-        return self.settings.options["access_token"].reveal()
+        return str(self.settings.options["access_token"].reveal())
 
     def _marker(self, post: Post) -> str:
         return marker(post.key, self.id) if self.settings.options["marker"] else ""
@@ -118,7 +128,8 @@ class WeiboChannel(Channel):
                            remote_url=f"{self.settings.options['web_url']}/{status_id}")
         code = error_code(body)
         if code is None and 200 <= response.status_code < 300:
-            return Outcome(Kind.AMBIGUOUS, error=f"{response.status_code} with an unreadable answer; the post may exist")
+            return Outcome(Kind.AMBIGUOUS,
+                           error=f"{response.status_code} with an unreadable answer; the post may exist")
         message = f"{response.status_code} error {code}: {body.get('error') if isinstance(body, dict) else ''}".strip()
         if code in RATE_CODES:
             return Outcome(Kind.RATE_LIMITED, error=message, retry_after=RATE_LIMIT_WAIT, code=code)

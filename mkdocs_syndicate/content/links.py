@@ -5,7 +5,7 @@ Fenced code blocks are left alone."""
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 from urllib.parse import urljoin, urlsplit
 
 Resolver = Callable[[str], str]

@@ -11,11 +11,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from mkdocs_syndicate.errors import ConfigError, PostError
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.errors import ConfigError, PostError
 
 _URL_CANDIDATE = re.compile(r"https?://[^\s<>]+")
 _MENTION = re.compile(r"@(\w+)@[\w.-]+\w")
@@ -36,19 +37,21 @@ def _environment() -> Any:
                                                undefined=jinja2.StrictUndefined)
 
 
-def compile_template(source: str, where: str) -> "jinja2.Template":
+def compile_template(source: str, where: str) -> jinja2.Template:
     import jinja2
 
     try:
-        return _environment().from_string(source)
+        template: jinja2.Template = _environment().from_string(source)
     except jinja2.TemplateSyntaxError as exc:
         raise ConfigError(f"{where}: template error on line {exc.lineno}: {exc.message}") from None
+    return template
 
 
 def graphemes(text: str) -> list[str]:
     import regex  # Unicode grapheme clusters, loaded when a message is measured
 
-    return regex.findall(r"\X", text)
+    found: list[str] = regex.findall(r"\X", text)
+    return found
 
 
 def grapheme_length(text: str) -> int:
@@ -94,7 +97,8 @@ def mastodon_length(text: str, url_weight: int = 23) -> int:
     @user@host as @user."""
     text = _MENTION.sub(r"@\1", text)
     spans = mastodon_url_spans(text)
-    rest = "".join(text[a:b] for a, b in zip([0] + [e for _, e in spans], [s for s, _ in spans] + [len(text)]))
+    starts, ends = [0, *(e for _, e in spans)], [*(s for s, _ in spans), len(text)]
+    rest = "".join(text[a:b] for a, b in zip(starts, ends, strict=True))
     return grapheme_length(rest) + url_weight * len(spans)
 
 
@@ -206,7 +210,7 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
                 date=post.date.date().isoformat(), site_name=site_name))
         except TemplateError as exc:
             raise PostError(f"{where}: cannot render for {post.source}: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - `{{ 1/0 }}` and the like: a template bug, named
+        except Exception as exc:
             raise PostError(f"{where}: cannot render for {post.source}: {type(exc).__name__}: {exc}") from None
 
     text = render(title, description)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.timeutil import from_iso
@@ -106,9 +107,9 @@ def as_datetime(value: Any, source: str) -> dt.datetime:
         except ValueError:
             raise PostError(f"{source}: front matter date {value!r} is not an ISO date") from None
     if isinstance(value, dt.datetime):
-        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
     if isinstance(value, dt.date):
-        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
+        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
     raise PostError(f"{source}: a post needs a date (front matter 'date: 2026-11-28')")
 
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
-from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.timeutil import to_iso
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
+from mkdocs_syndicate.timeutil import to_display, to_iso
 
-from mkdocs_syndicate.config import BACKLOGS  # noqa: F401 (what `backlog:` may say)
 NOTE = "adopted: existed before syndication started (backlog: adopt)"
 
 
@@ -26,7 +25,7 @@ class Adoption:
     cut: dt.datetime          # posts dated before this are adopted
 
     def line(self) -> str:
-        return (f"backlog: {len(self.posts)} post(s) dated before {self.cut:%Y-%m-%d %H:%M} UTC existed before "
+        return (f"backlog: {len(self.posts)} post(s) dated before {to_display(self.cut)} existed before "
                 f"syndication started: marked skipped, not announced (`backlog: send` announces them)")
 
 

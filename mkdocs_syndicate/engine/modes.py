@@ -6,8 +6,8 @@ otherwise plan. serve never sends and never writes the ledger.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from mkdocs_syndicate.config import MODES  # noqa: F401 (the modes decide() understands)
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from mkdocs_syndicate.channels.base import Channel, Site
 from mkdocs_syndicate.channels.settings import ChannelSettings, parse_channels, require_credentials, with_options
+from mkdocs_syndicate.config import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.content.posts import Post, announceable
 from mkdocs_syndicate.engine.backlog import Adoption, adoption
 from mkdocs_syndicate.engine.plan import Plan, make_plan
-from mkdocs_syndicate.engine.policy import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.store import Ledger
@@ -74,9 +74,10 @@ class Sandbox:
 
 def make_channels(options: Options, sandbox: Sandbox | None = None) -> list[Channel]:
     channels = []
-    for settings in options.channels:
-        if not settings.enabled:
+    for declared in options.channels:
+        if not declared.enabled:
             continue
+        settings = declared
         kind = TYPES[settings.type]
         if options.sandbox:
             # Real credentials are never sent to the emulators: they get the sandbox's own.

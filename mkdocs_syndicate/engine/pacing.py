@@ -5,7 +5,8 @@ request is bounded in total time (`timeout`) and in response size (see bounded.p
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import httpx
 

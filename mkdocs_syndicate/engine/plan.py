@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from mkdocs_syndicate.engine.backlog import Adoption
-from mkdocs_syndicate.channels.base import Channel, Prepared  # noqa: F401 (Prepared: part of PendingPair)
-from mkdocs_syndicate.ledger.store import Ledger, PostRef
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.channels.base import Channel, Prepared
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.engine.backlog import Adoption
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger, PostRef
 
 PENDING_STATES = (None, "failed", "in_flight")
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from mkdocs_syndicate.channels.base import Found, Kind
 
-from mkdocs_syndicate.config import DEFAULT_MAX_WAIT  # noqa: F401 (the runner's default cap on waits)
 DEFAULT_TRIES = 4          # sends per pair within one run (the first one plus retries)
 DEFAULT_429_WAIT = 60.0    # a 429 without any usable hint
 MIN_429_WAIT = 1.0         # a hint of "now" or the past must not become a hot loop

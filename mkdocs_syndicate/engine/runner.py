@@ -12,7 +12,6 @@ one lane stops the others only between pairs: a request already out is finished 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import random
 import traceback
 from dataclasses import dataclass, replace
@@ -21,17 +20,18 @@ import httpx
 
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
-from mkdocs_syndicate.errors import SyndicateError
-from mkdocs_syndicate.ledger.gitmirror import StaleLedger
-from mkdocs_syndicate.ledger.store import Ledger, Transition
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.config import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
-from mkdocs_syndicate.engine.policy import DEFAULT_MAX_WAIT, DEFAULT_TRIES, Action, Event, Situation, Step, decide
+from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Event, Situation, Step, decide
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
+from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.ledger.gitmirror import StaleLedger
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger, Transition
 from mkdocs_syndicate.redaction import redact
 from mkdocs_syndicate.safety import one_line
-from mkdocs_syndicate.timeutil import Clock, from_iso, to_iso, utcnow
+from mkdocs_syndicate.timeutil import Clock, epoch_to_iso, from_iso, to_iso, utcnow
 
 ERROR_LENGTH = 300         # characters of an error kept in the ledger and the report
 
@@ -116,7 +116,7 @@ class Runner:
             await self._lane(client, channel, pairs)
         except SyndicateError as error:  # a failed ledger write, a lost git race
             self._halt(error)
-        except Exception as exc:  # noqa: BLE001 - a bug in one lane: stop the run, name it
+        except Exception as exc:
             text = self._clean(channel, f"{type(exc).__name__}: {exc}")
             trace = redact("".join(traceback.format_exception(exc)), channel.secrets())
             self._halt(LaneCrashed(f"unexpected error on channel {channel.id}: {text}", trace))
@@ -212,7 +212,8 @@ class Runner:
             action = decide(event, self._situation(channel, current, sends, outcome))
             step = action.step
             if self.verify_only and step in (Step.SEND, Step.READ_LATER):
-                return self._verify_only_ending(pair, current, action, event)
+                self._verify_only_ending(pair, current, action, event)
+                return None
             if step is Step.DONE:
                 remote_id, remote_url = (outcome.remote_id, outcome.remote_url) if (
                     event is Kind.DONE and outcome is not None) else found
@@ -324,7 +325,7 @@ class Runner:
         else:
             assert action.at is not None
             self._finish(pair, "in_flight", f"not found yet, but the last request may still be running; "
-                                            f"verify again after {_clock_time(action.at)} (settle)")
+                                            f"verify again after {epoch_to_iso(action.at)} (settle)")
         return None
 
     def _backoff(self, sends: int) -> float:
@@ -334,7 +335,7 @@ class Runner:
     def _error_text(self, channel: Channel, event: Event, reason: str, action: Action) -> str:
         error = self._clean(channel, reason or action.reason)
         if event is Kind.RATE_LIMITED and action.at is not None:
-            error = f"{error}; retry after {_clock_time(action.at)}"
+            error = f"{error}; retry after {epoch_to_iso(action.at)}"
         return error
 
     def _leave_text(self, channel: Channel, outcome: Outcome | None, reason: str, action: Action) -> str:
@@ -343,7 +344,7 @@ class Runner:
         text = f"{last}; {cause}" if last and last != cause else cause
         text = f"{text}; {action.reason}" if action.reason else text
         if action.at is not None:
-            text += f" (after {_clock_time(action.at)})"
+            text += f" (after {epoch_to_iso(action.at)})"
         return ("needs review: " if action.needs_review else "") + text
 
     # ------------------------------------------------------------------ batched (IndexNow)
@@ -446,7 +447,3 @@ class Runner:
         result = PairResult(pair.post.key, pair.channel.id, state, detail, remote_url, needs_review)
         self.report.results.append(result)
         self.reporter.pair_finished(result)
-
-
-def _clock_time(epoch: float) -> str:
-    return to_iso(dt.datetime.fromtimestamp(epoch, dt.timezone.utc))

@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.channels.base import Channel
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import adopt
-from mkdocs_syndicate.engine.options import (Options, Sandbox, first_run_adoption, make_channels, sandbox_state_dir,
-                                             select_posts)
+from mkdocs_syndicate.engine.options import (
+    Options,
+    Sandbox,
+    first_run_adoption,
+    make_channels,
+    sandbox_state_dir,
+    select_posts,
+)
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
@@ -189,7 +196,7 @@ def site_sandbox(options: Options, **server_options: object) -> SandboxServer:
     """The emulators set up for this site: its built site checked for the IndexNow key file, and
     its host as Weibo's safe domain (as a registered Weibo app would have it)."""
     key_root = Path(options.site.site_dir) if options.site.site_dir else None
-    server = SandboxServer(sandbox_state_dir(options), key_file_root=key_root, **server_options)  # type: ignore[arg-type]
+    server = SandboxServer(sandbox_state_dir(options), key_file_root=key_root, **server_options)
     for emulator in server.emulators.values():  # e.g. Weibo's safe domain: the site's host
         emulator.configure_for_site(options.site.url)
     for channel in options.channels:

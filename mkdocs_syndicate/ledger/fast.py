@@ -13,10 +13,19 @@ from __future__ import annotations
 import datetime as _dt
 import gc
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
-from mkdocs_syndicate.ledger.schema import (BLOCK_PLAIN, HEADER, STATES, TEXT_FIELDS, VERSION, PostEntry, Posts, Record,
-                                            resolves_to_str)
+from mkdocs_syndicate.ledger.schema import (
+    BLOCK_PLAIN,
+    HEADER,
+    STATES,
+    TEXT_FIELDS,
+    VERSION,
+    PostEntry,
+    Posts,
+    Record,
+    resolves_to_str,
+)
 
 # Characters a YAML reader treats specially or refuses in a stream (and raw tabs, which the dumper
 # escapes) may not appear raw inside a quoted token; plain tokens and the structure are matched
@@ -65,7 +74,7 @@ def parse_canonical(text: str) -> Posts | None:
     if text == prefix + " {}\n...\n":
         return {}
     body = text[len(prefix) + 1:-4]   # from the first post key line to the last record's newline
-    if not text[len(prefix)] == "\n" or not body:
+    if text[len(prefix)] != "\n" or not body:
         return None
     # Tens of thousands of small objects and no cycles: the cyclic GC would only add passes.
     collecting = gc.isenabled()
@@ -101,7 +110,7 @@ def _posts(body: str) -> Posts:
     """One loop over the rows, records first (most rows are records); the code is inlined and
     flat on purpose: this loop runs once per line of a ledger that can hold 50,000 records."""
     posts: Posts = {}
-    plain_ok: dict = {}
+    plain_ok: dict[str, bool] = {}
     channels: dict[str, str] = {}
     stamps: dict[str, str] = {}
     expect = _KEY
@@ -127,7 +136,7 @@ def _posts(body: str) -> Posts:
                 entry.channels[channel] = Record(
                     state, int(attempts_text) if attempts_text else 0, at,
                     *[(q if "\\" not in q else _unescape(q)) if q else _value(p, plain_ok)
-                      for q, p in zip(texts[::2], texts[1::2])])
+                      for q, p in zip(texts[::2], texts[1::2], strict=True)])
             elif key_token:
                 if expect not in (_KEY, _RECORDS) or (expect == _RECORDS and entry is not None and not entry.channels):
                     raise _NotCanonical
@@ -167,7 +176,7 @@ def _stamp(token: str) -> str:
     return at
 
 
-def _value(token: str, plain_ok: dict) -> str | None:
+def _value(token: str, plain_ok: dict[str, bool]) -> str | None:
     """Group B of an optional field: absent, an empty quoted value, or a plain token."""
     if not token:
         return None
@@ -176,7 +185,7 @@ def _value(token: str, plain_ok: dict) -> str | None:
     return _flow(token, plain_ok)
 
 
-def _flow(token: str, plain_ok: dict) -> str:
+def _flow(token: str, plain_ok: dict[str, bool]) -> str:
     """A token _RECORD matched: quoted, an identifier, or a number (never text in our layout)."""
     if token[0] == '"':
         return _unquote(token)

@@ -15,8 +15,21 @@ from typing import Any
 import yaml
 
 from mkdocs_syndicate.errors import LedgerError
-from mkdocs_syndicate.ledger.schema import (BLOCK_PLAIN, END_MARKER, FIELD_NAMES, FIELDS, FLOW_PLAIN, HEADER, STATES,
-                                            VERSION, PostEntry, Posts, Record, resolves_to_str)
+from mkdocs_syndicate.ledger.schema import (
+    BLOCK_PLAIN,
+    END_MARKER,
+    FIELD_NAMES,
+    FIELDS,
+    FLOW_PLAIN,
+    HEADER,
+    STATES,
+    VERSION,
+    PostEntry,
+    Posts,
+    Record,
+    resolves_to_str,
+)
+from mkdocs_syndicate.timeutil import to_iso
 
 _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -137,18 +150,12 @@ def _text(node: yaml.Node, path: str, what: str, *, time: bool = False) -> str:
     take an unquoted timestamp (block-style hand edits write them so)."""
     value = _scalar(node, path)
     if isinstance(value, _dt.datetime) and time:
-        return _iso(value)
+        return to_iso(value)
     if not isinstance(value, str):
         shown = "null" if value is None else f"a {type(value).__name__}"
         raise LedgerError(path, f"{what} must be text, but YAML reads {node.value!r} as {shown}: put it in "
                           f'quotes ("{node.value}")', _line(node))
     return value
-
-
-def _iso(value: _dt.datetime) -> str:
-    if value.tzinfo is not None:
-        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _parse_post(post_key: str, key_node: yaml.Node, node: yaml.Node, path: str) -> PostEntry:

@@ -21,13 +21,14 @@ import re
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any
 
 from mkdocs_syndicate.errors import ConfigError, SyndicateError
-from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.format import dump, parse
+from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.schema import Posts, Record
 from mkdocs_syndicate.safety import one_line
 
@@ -221,19 +222,19 @@ class GitMirror:
         return result.stdout if result.returncode == 0 else None
 
     def _run(self, *args: str, input: str | None = None, cwd: Path | None = None,
-             extra_env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+             extra_env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         env = {**self.env, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(extra_env or {})}
         try:
             return subprocess.run(["git", *args], cwd=cwd or getattr(self, "root", self.ledger_path.parent),
-                                  input=input, capture_output=True, text=True, env=env, timeout=120)
+                                  input=input, capture_output=True, text=True, env=env, timeout=120, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GitError(f"git {args[0]} could not run: {exc}") from None
 
-    def _git(self, *args: str, **kwargs) -> str:
+    def _git(self, *args: str, **kwargs: Any) -> str:
         result = self._run(*args, **kwargs)
         if result.returncode != 0:
             raise GitError(f"git {args[0]} failed: {redact_git(result.stderr).strip()[-400:]}")
-        return result.stdout
+        return str(result.stdout)
 
 
 _EMPTY = "version: 1\nposts: {}\n...\n"

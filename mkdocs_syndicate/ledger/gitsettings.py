@@ -3,8 +3,8 @@ from the mirror itself, so that reading the configuration loads no git machinery
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from mkdocs_syndicate.errors import ConfigError
 

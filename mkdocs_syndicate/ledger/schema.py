@@ -87,4 +87,5 @@ _resolver = yaml.resolver.Resolver()
 def resolves_to_str(value: str) -> bool:
     """Whether YAML 1.1 reads this plain scalar back as the same text (not a number, a date, a
     boolean...): only then may it stand unquoted."""
-    return _resolver.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
+    tag: str = _resolver.resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
+    return tag == _STR_TAG

@@ -7,13 +7,14 @@ runner cannot make a remote call it could not record.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.ledger.atomicfile import atomic_write_text, sweep_stale_temp_files
 from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
+from mkdocs_syndicate.ledger.atomicfile import atomic_write_text, sweep_stale_temp_files
 from mkdocs_syndicate.ledger.format import dump, parse
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record
 from mkdocs_syndicate.localdirs import lock_path, private_dir
@@ -24,14 +25,14 @@ if TYPE_CHECKING:
     from mkdocs_syndicate.ledger.gitmirror import GitMirror
 
 # Which states the runner may move a record from, for each target state.
-_ALLOWED_FROM = {
+_ALLOWED_FROM: dict[str, set[str | None]] = {
     "in_flight": {None, "failed", "in_flight"},
     "done": {"in_flight"},
     "failed": {"in_flight"},
     "skipped": {None, "failed", "in_flight"},
 }
 # A human's decision (`mkdocs-syndicate resolve`) may also say a failed pair did go out.
-_BY_HAND_FROM = {**_ALLOWED_FROM, "done": {"in_flight", "failed"}}
+_BY_HAND_FROM: dict[str, set[str | None]] = {**_ALLOWED_FROM, "done": {"in_flight", "failed"}}
 
 
 @dataclass(frozen=True)
@@ -51,24 +52,24 @@ class Transition:
 
 
 class Ledger:
-    def __init__(self, path: Path, posts: Posts, lock: "filelock.BaseFileLock | None") -> None:
+    def __init__(self, path: Path, posts: Posts, lock: filelock.BaseFileLock | None) -> None:
         self.path = path
         self._posts = posts
         self._lock = lock
         self._poisoned: BaseException | None = None
         self.writes = 0
-        self.mirror: "GitMirror | None" = None   # git persistence (CI), see gitstore.py
+        self.mirror: GitMirror | None = None   # git persistence (CI), see gitstore.py
         self._rendered: dict[str, tuple[PostEntry, str]] = {}   # per-post text of the last write
 
     # -------------------------------------------------------------- opening
 
     @classmethod
-    def read(cls, path: Path) -> "Ledger":
+    def read(cls, path: Path) -> Ledger:
         """Load without the lock, for plan mode and status: never writes."""
         return cls(path, _load(path), lock=None)
 
     @classmethod
-    def open_for_writing(cls, path: Path, lock_timeout: float = 10.0) -> "Ledger":
+    def open_for_writing(cls, path: Path, lock_timeout: float = 10.0) -> Ledger:
         """Take the lock, sweep temp files of a killed run, load. Close with `close()`."""
         if not path.parent.is_dir():
             raise LedgerError(str(path), f"folder {path.parent} does not exist")
@@ -104,7 +105,7 @@ class Ledger:
             self._lock.release()
             self._lock = None
 
-    def __enter__(self) -> "Ledger":
+    def __enter__(self) -> Ledger:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -175,7 +176,7 @@ class Ledger:
 
         assert self.mirror is not None
         items = [(Pair(t.post.key, t.channel), before, t.record, t.post.url, t.post.title)
-                 for t, before in zip(batch, befores)]
+                 for t, before in zip(batch, befores, strict=True)]
         try:
             kept = self.mirror.persist(items, staged, needs_push=push, text=text)
         except StaleLedger as exc:

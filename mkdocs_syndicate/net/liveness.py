@@ -7,7 +7,8 @@ and are reported, so the run exits non-zero and the next one tries again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.timeutil import Clock
 
@@ -27,10 +28,11 @@ async def wait_until_live(urls: list[str], *, timeout: float, interval: float, c
 
     import httpx
 
+    headers = {"User-Agent": "mkdocs-syndicate (waiting for the page to go live)"}
     async with httpx.AsyncClient(transport=transport, follow_redirects=True, max_redirects=5,
-                                 headers={"User-Agent": "mkdocs-syndicate (waiting for the page to go live)"}) as client:
+                                 headers=headers) as client:
         results = await asyncio.gather(*(_poll(client, url, timeout, interval, clock, sleep) for url in urls))
-    return dict(zip(urls, results))
+    return dict(zip(urls, results, strict=True))
 
 
 async def _poll(client: httpx.AsyncClient, url: str, timeout: float, interval: float, clock: Clock,

@@ -10,7 +10,7 @@ import datetime as dt
 import email.utils
 import math
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from mkdocs_syndicate.timeutil import from_iso
 
@@ -54,7 +54,7 @@ def _retry_after(value: str, now: float) -> float | None:
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
+        when = when.replace(tzinfo=dt.UTC)
     return _until(when.timestamp(), now)
 
 

@@ -3,18 +3,17 @@ a live display on a terminal, plain lines in CI logs, then the summary table."""
 
 from __future__ import annotations
 
-import datetime as dt
-from typing import Callable
+from collections.abc import Callable
 
 from rich.console import Console
 
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.engine.options import Options
+from mkdocs_syndicate.engine.results import RunReport
+from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.output.progress import RichReporter, summary_table
 from mkdocs_syndicate.output.reporters import PlainReporter, undone_lines
-from mkdocs_syndicate.engine.results import RunReport
 from mkdocs_syndicate.safety import one_line
-from mkdocs_syndicate.engine.options import Options
-from mkdocs_syndicate.engine.syndication import send
 
 
 def stderr_console() -> Console:

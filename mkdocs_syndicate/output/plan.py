@@ -1,14 +1,15 @@
-"""The plan, rendered for a build's log: a line per pending pair, long runs of one kind collapsed,
-what a first run will adopt, and the alarm for posts deployed but never announced. No terminal
-UI here: a plan build loads none."""
+"""The plan, rendered: for a build's log (a line per pending pair, long runs of one kind collapsed,
+what a first run will adopt, the alarm for posts deployed but never announced) and in full for
+`mkdocs-syndicate plan` (each pair's exact message). No terminal UI here: a plan build loads none."""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable
+from collections.abc import Callable
 
-from mkdocs_syndicate.engine.plan import Plan
+from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.safety import one_line, printable
+from mkdocs_syndicate.timeutil import to_display, to_iso
 
 
 def plan_lines(plan: Plan, collapse_after: int | None = None) -> list[str]:
@@ -19,12 +20,10 @@ def plan_lines(plan: Plan, collapse_after: int | None = None) -> list[str]:
     groups: dict[str, list[str]] = {}
     for channel_id, pairs in plan.lanes.items():
         for pair in pairs:
-            verb = "verify then maybe resend" if pair.needs_verify else (
-                "resend" if pair.record is not None else "send")
+            verb = _verb(pair)
             text = one_line(printable(pair.prepared.description).replace("\n", " ⏎ "))
-            length = ""
-            if pair.prepared.message is not None and pair.prepared.message.limit:
-                length = f" [{pair.prepared.message.length}/{pair.prepared.message.limit}]"
+            message = pair.prepared.message
+            length = f" [{message.length}/{message.limit}]" if message is not None and message.limit else ""
             groups.setdefault(f"would {verb}", []).append(
                 f"{channel_id}: would {verb} {one_line(pair.post.key)}{length}: {text}")
     for post in plan.deferred:
@@ -40,6 +39,38 @@ def plan_lines(plan: Plan, collapse_after: int | None = None) -> list[str]:
     for warning in sorted({w for pair in plan.pairs for w in pair.prepared.warnings}):
         lines.append(f"note: {one_line(warning)}")
     return lines
+
+
+def full_plan_lines(plan: Plan, built_at: dt.datetime, max_per_run: int | None) -> list[str]:
+    """`mkdocs-syndicate plan`: every pending pair with why it is pending and, indented, exactly
+    what the channel would receive."""
+    verifies = [p for p in plan.pairs if p.needs_verify]
+    lines = [f"plan from the build of {to_iso(built_at)}: {len(plan.pairs)} pair(s) would be sent"
+             + (f", {len(verifies)} after a verify read" if verifies else "") + "; nothing sent"]
+    for channel_id, pairs in plan.lanes.items():
+        for pair in pairs:
+            message = pair.prepared.message
+            length = ""
+            if message is not None and message.limit:
+                length = f" — {message.length}/{message.limit} {message.unit}"
+            lines += ["", one_line(f"{channel_id} · {pair.post.key} · {_verb(pair, why=True)}{length}")]
+            preview = printable(pair.channel.preview(pair.post, pair.prepared))
+            lines += ["    " + line for line in preview.splitlines()]
+    for post in plan.deferred:
+        lines += ["", f"deferred to a later run (max_per_run {max_per_run}): {one_line(post.key)}"]
+    return lines
+
+
+def _verb(pair: PendingPair, why: bool = False) -> str:
+    """What the run would do with this pair; with `why`, the record that makes it so."""
+    record = pair.record
+    if pair.needs_verify:
+        assert record is not None
+        return (f"verify first (in_flight since {record.at}: reads {pair.channel.id} to see whether it went "
+                "out), then send only if it is proved absent") if why else "verify then maybe resend"
+    if record is not None:
+        return f"send again (was {record.state}: {record.error or ''})" if why else "resend"
+    return "send"
 
 
 def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None]) -> None:
@@ -66,6 +97,6 @@ def stale_pending(the_plan: Plan, now: dt.datetime, hours: float) -> list[str]:
         if now - pair.post.date > dt.timedelta(hours=hours):
             by_post.setdefault(pair.post.key, []).append(pair.channel.id)
             dates[pair.post.key] = pair.post.date
-    return [f"{key} is dated {dates[key]:%Y-%m-%d %H:%M} UTC, more than {hours:g} h ago, and still not "
+    return [f"{key} is dated {to_display(dates[key])}, more than {hours:g} h ago, and still not "
             f"announced on {', '.join(channels)}: is the sending step running? (`mkdocs-syndicate status`)"
             for key, channels in sorted(by_post.items())]

@@ -3,7 +3,7 @@ summary table at the end (rich). Loaded only when something is sent."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
@@ -28,7 +28,7 @@ class RichReporter(PlainReporter):
                                  console=console, transient=False)
         self._tasks: dict[str, TaskID] = {}
 
-    def __enter__(self) -> "RichReporter":
+    def __enter__(self) -> RichReporter:
         self.progress.start()
         return self
 

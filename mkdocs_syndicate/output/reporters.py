@@ -4,14 +4,14 @@ The terminal's live display is in progress.py. Only redacted text ever reaches h
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from mkdocs_syndicate.engine.results import PairResult, RunReport
 from mkdocs_syndicate.safety import one_line
 from mkdocs_syndicate.timeutil import Clock
 
-STATE_STYLES = {"done": "green", "failed": "red", "in_flight": "yellow", "waiting": "yellow", "not_attempted": "magenta",
-                "pending": "cyan", "skipped": "dim", "opted_out": "dim"}
+STATE_STYLES = {"done": "green", "failed": "red", "in_flight": "yellow", "waiting": "yellow",
+                "not_attempted": "magenta", "pending": "cyan", "skipped": "dim", "opted_out": "dim"}
 
 
 class PlainReporter:

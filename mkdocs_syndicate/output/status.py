@@ -10,8 +10,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import from_iso
 
 ATTENTION = ("failed", "in_flight")
@@ -41,7 +41,7 @@ class StatusView:
     def totals(self) -> dict[str, int]:
         return dict(sorted(Counter(p.state for p in self.pairs).items()))
 
-    def filtered(self, *, states: set[str], channels: set[str], post: str | None) -> "StatusView":
+    def filtered(self, *, states: set[str], channels: set[str], post: str | None) -> StatusView:
         """Only the pairs asked for (`mkdocs-syndicate status --state/--channel/--post`)."""
         def keep(pair: PairStatus) -> bool:
             return ((not states or pair.state in states) and (not channels or pair.channel in channels)

@@ -9,7 +9,7 @@ from typing import Any
 DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"   # where the links the emulators hand out point
 _LAZY = ("Request", "Response", "SandboxServer", "running_sandbox")
 
-__all__ = ["DEFAULT_PUBLIC_BASE", *_LAZY]
+__all__ = ["DEFAULT_PUBLIC_BASE", "Request", "Response", "SandboxServer", "running_sandbox"]
 
 
 def __getattr__(name: str) -> Any:

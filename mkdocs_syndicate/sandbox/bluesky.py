@@ -179,7 +179,7 @@ class BlueskyEmulator(Emulator):
         logins = [t for t in self.state["logins"] if now - t < 86400]
         if len([t for t in logins if now - t < 300]) >= 30 or len(logins) >= 300:  # 30/5 min and 300/day
             return self.rate_limited({"reset_in": 300})
-        self.state["logins"] = logins + [now]
+        self.state["logins"] = [*logins, now]
         try:
             body = request.json()
         except ValueError:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import datetime as dt
 import html
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.sandbox.server import Emulator
@@ -15,12 +16,12 @@ if TYPE_CHECKING:
 def when(epoch: Any) -> str:
     """One time format for every emulator (they each answer in their service's own)."""
     try:
-        return dt.datetime.fromtimestamp(float(epoch), dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return dt.datetime.fromtimestamp(float(epoch), dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (TypeError, ValueError, OverflowError):
         return ""
 
 
-def received(emulators: Iterable["Emulator"], state: dict[str, Any], public_base: str) -> dict[str, list[dict[str, Any]]]:
+def received(emulators: Iterable[Emulator], state: dict[str, Any], public_base: str) -> dict[str, list[dict[str, Any]]]:
     """Per emulator, what it received (its own `received`), with one time format and, where a
     second copy of a post is a fault, duplicates marked."""
     items: dict[str, list[dict[str, Any]]] = {}

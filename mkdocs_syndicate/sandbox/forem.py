@@ -21,7 +21,7 @@ CREATE_LIMIT, CREATE_WINDOW = 9, 30.0     # published_article_creation: 9 per 30
 
 
 def _iso(epoch: float) -> str:
-    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _slug(title: str) -> str:
@@ -108,10 +108,9 @@ class ForemEmulator(Emulator):
                 problems.append(f"Tag {tag} is too long (maximum is 30 characters)")
         canonical = article.get("canonical_url")
         committed = self.visible(self.state["articles"])  # Rails validates, then inserts: no lock
-        if article.get("published") and canonical:
-            if any(a["canonical_url"] == canonical and a["published"] and a["id"] != current_id
-                   for a in committed):
-                problems.append("Canonical url has already been taken. Email yo@dev.to for further details.")
+        if article.get("published") and canonical and any(
+                a["canonical_url"] == canonical and a["published"] and a["id"] != current_id for a in committed):
+            problems.append("Canonical url has already been taken. Email yo@dev.to for further details.")
         if current_id is None and any(a["user"] == USERNAME and a["title"] == article.get("title")
                                       and now - a["created_epoch"] < 300 for a in committed):
             problems.append("Title has already been used in the last five minutes")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import re
 from typing import Any
 
 import regex
@@ -44,16 +43,16 @@ def countable_length(text: str) -> int:
 
 
 def _iso_ms(epoch: float) -> str:
-    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _iso_us(epoch: float) -> str:
-    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _linkify(text: str) -> str:
     """Mastodon's HTML: paragraphs, and links as <a href> with the scheme in an invisible span."""
-    def link(match: re.Match[str]) -> str:
+    def link(match: regex.Match[str]) -> str:
         url = match.group(0)
         scheme, _, rest = url.partition("://")
         return (f'<a href="{html.escape(url, quote=True)}" rel="nofollow noopener" target="_blank">'

@@ -30,6 +30,7 @@ Mastodon also has `ignore_idempotency_key` (Pixelfed and other servers speaking 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -39,17 +40,17 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
-from mkdocs_syndicate.sandbox.dashboard import page, received
-
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
+from mkdocs_syndicate.sandbox.dashboard import page, received
 
 
 @dataclass
@@ -105,7 +106,7 @@ class Emulator:
     also_at: tuple[str, ...] = ()    # more path prefixes it answers on (a second host of the service)
     creating: tuple[str, ...] = ()   # "METHOD path" prefixes that create something (fault default)
 
-    def __init__(self, server: "SandboxServer") -> None:
+    def __init__(self, server: SandboxServer) -> None:
         self.server = server
 
     def initial_state(self) -> dict[str, Any]:
@@ -113,7 +114,8 @@ class Emulator:
 
     @property
     def state(self) -> dict[str, Any]:
-        return self.server.state[self.name]
+        mine: dict[str, Any] = self.server.state[self.name]
+        return mine
 
     def handle(self, request: Request) -> Response:
         raise NotImplementedError
@@ -185,12 +187,12 @@ class SandboxServer:
 
     # ---------------------------------------------------------------- lifecycle
 
-    def start(self) -> "SandboxServer":
+    def start(self) -> SandboxServer:
         self._httpd = _QuietServer(("127.0.0.1", self._port), _handler_for(self))
         self._httpd.owner = self
         httpd = self._httpd
-        self._thread = threading.Thread(target=lambda: httpd.serve_forever(poll_interval=0.05), name="syndicate-sandbox",
-                                        daemon=True)
+        self._thread = threading.Thread(target=lambda: httpd.serve_forever(poll_interval=0.05),
+                                        name="syndicate-sandbox", daemon=True)
         self._thread.start()
         return self
 
@@ -217,7 +219,7 @@ class SandboxServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "SandboxServer":
+    def __enter__(self) -> SandboxServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -250,7 +252,7 @@ class SandboxServer:
         return self.state_dir / "state.json"
 
     def _load(self) -> dict[str, Any]:
-        state = {name: e.initial_state() for name, e in self.emulators.items()}
+        state: dict[str, Any] = {name: e.initial_state() for name, e in self.emulators.items()}
         state["requests"] = []
         if self.state_file.exists():
             saved = json.loads(self.state_file.read_text(encoding="utf-8"))
@@ -264,7 +266,8 @@ class SandboxServer:
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
-            return json.loads(json.dumps(self.state))
+            copied: dict[str, Any] = json.loads(json.dumps(self.state))
+            return copied
 
     def add_fault(self, fault: dict[str, Any]) -> None:
         if fault.get("channel") not in self.emulators:
@@ -337,11 +340,11 @@ class SandboxServer:
         emulator = self.emulators[channel]
         if self.latency is not None:
             time.sleep(self.latency())
-        fault = self._take_fault(channel, request)
+        fault = self._take_fault(channel, request) or {}
         with self.lock:
             self.state["requests"].append({"channel": channel, "method": request.method,
                                            "path": request.path, "at": self.now()})
-        action = fault["action"] if fault else None
+        action = fault.get("action")
         if action is not None and not action.endswith("_after"):
             with self.lock:
                 self.save()
@@ -455,8 +458,8 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
             elif prefix == "_site" and request.method == "GET":
                 response = server.site_file(request.path)
             elif prefix == "" and request.method == "GET":
-                response = Response(200, page(received(server.emulators.values(), server.snapshot(), server.public_base),
-                                              server.channel_names),
+                seen = received(server.emulators.values(), server.snapshot(), server.public_base)
+                response = Response(200, page(seen, server.channel_names),
                                     {"Content-Type": "text/html; charset=utf-8"})
             elif prefix in server.routes:
                 request.prefix = prefix
@@ -464,15 +467,12 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                 server.tell(server.routes[prefix], request, response)
             else:
                 response = Response(404, {"error": f"no emulator at /{prefix}"})
-            if response is not None and response.hold_until is not None:
-                if not self._hold(response.hold_until):
-                    response = None  # the client gave up while the server was still committing
+            if response is not None and response.hold_until is not None and not self._hold(response.hold_until):
+                response = None  # the client gave up while the server was still committing
             if response is None:
                 self.close_connection = True
-                try:
+                with contextlib.suppress(OSError):
                     self.connection.shutdown(2)
-                except OSError:
-                    pass
                 return
             payload, content_type = response.encoded()
             self.send_response(response.status)

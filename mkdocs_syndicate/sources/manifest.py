@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
-from mkdocs_syndicate.errors import SyndicateError
-from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 from mkdocs_syndicate.content.posts import ChannelOverride, Post
+from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
+from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 from mkdocs_syndicate.timeutil import from_iso, to_iso
 
 FORMAT = 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urljoin
 
@@ -15,15 +16,15 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
-from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.content.links import Resolver, absolutize
 from mkdocs_syndicate.content.portable import excerpt_markdown
 from mkdocs_syndicate.content.posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
+from mkdocs_syndicate.errors import PostError
 
 try:  # Material's blog is optional
     from material.plugins.blog.structure import Post as MaterialPost
 except ImportError:  # pragma: no cover - material not installed
-    MaterialPost = None  # type: ignore[assignment,misc]
+    MaterialPost = None
 
 
 def blog_enabled(config: MkDocsConfig) -> bool:
@@ -73,7 +74,7 @@ def link_resolver(page: Page, files: Files, site_url: str) -> Resolver:
 def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None,
                  hashtags_from: tuple[str, ...] = ("tags",)) -> Post:
     source = f"{config.docs_dir}/{page.file.src_uri}"
-    meta: dict[str, Any] = page.meta or {}
+    meta: Mapping[str, Any] = page.meta or {}
     enabled, overrides = parse_syndicate_meta(meta.get("syndicate"), source)
     site_url = config.site_url or ""
     url = page.canonical_url or urljoin(site_url, page.url)
@@ -84,9 +85,10 @@ def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None,
         check_syndicate_id(key, source)
     is_material = MaterialPost is not None and isinstance(page, MaterialPost)
     if is_material:
-        date: dt.datetime = as_datetime(page.config.date.created, source)
-        draft = bool(page.config.draft)
-        categories = list(page.config.categories)
+        blog: Any = page.config  # type: ignore[attr-defined]  # Material's blog metadata (untyped)
+        date: dt.datetime = as_datetime(blog.date.created, source)
+        draft = bool(blog.draft)
+        categories = list(blog.categories)
     else:
         date = as_datetime(meta.get("date"), source)
         draft = bool(meta.get("draft"))
@@ -100,10 +102,11 @@ def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None,
     if description.casefold() == title.casefold():
         description = ""   # the title is said already
     # Without one: Material's excerpt (before <!-- more -->), else the first paragraph.
-    excerpt_source = "" if description else excerpt_markdown(page.markdown or "")
+    markdown = page.markdown or ""
+    excerpt_source = "" if description else excerpt_markdown(markdown)
     return Post(key=key, url=url, title=title, date=date,
                 source=source, description=description,
                 tags=tuple(str(t) for t in tags), draft=draft,
-                body=absolutize(page.markdown or "", link_resolver(page, files, site_url)) if files else (page.markdown or ""),
+                body=absolutize(markdown, link_resolver(page, files, site_url)) if files else markdown,
                 image=urljoin(url, image) if isinstance(image, str) else None,
                 opted_out=enabled is False, overrides=overrides, excerpt_source=excerpt_source)

@@ -9,22 +9,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.channels.settings import seconds
+from mkdocs_syndicate.content.posts import as_datetime
+from mkdocs_syndicate.engine.options import Options, parse_options, require_site_url
 from mkdocs_syndicate.errors import ConfigError, SyndicateError
 from mkdocs_syndicate.ledger.gitsettings import parse_git_settings
 from mkdocs_syndicate.net.liveness import DEFAULT_TIMEOUT
-from mkdocs_syndicate.content.posts import as_datetime
-from mkdocs_syndicate.channels.settings import seconds
-from mkdocs_syndicate.engine.options import Options, parse_options, require_site_url
 
 if TYPE_CHECKING:
     from mkdocs.config.defaults import MkDocsConfig
 
 
-def ledger_path(config: "MkDocsConfig", plugin_config: Any) -> Path:
-    return (Path(config.config_file_path).parent / plugin_config.ledger).resolve()
+def ledger_path(config: MkDocsConfig, plugin_config: Any) -> Path:
+    return (Path(config.config_file_path).parent / str(plugin_config.ledger)).resolve()
 
 
-def options_from(config: "MkDocsConfig", plugin_config: Any, *, sending: bool) -> Options:
+def options_from(config: MkDocsConfig, plugin_config: Any, *, sending: bool) -> Options:
     """Validate the plugin's settings; a ConfigError names `mkdocs.yml: plugins.syndicate.<setting>`."""
     where = f"{config.config_file_path}: plugins.syndicate"
     try:
@@ -63,7 +63,7 @@ def _live_timeout(value: object) -> float | None:
 
 @dataclass
 class LoadedSite:
-    config: "MkDocsConfig"
+    config: MkDocsConfig
     plugin_config: Any
 
     @property
