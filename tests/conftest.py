@@ -160,6 +160,9 @@ def pytest_collection_modifyitems(config, items):
     unmarked = [item.nodeid for item in items if kind_of(item) is None]
     if unmarked:
         raise pytest.UsageError(f"tests without a kind ({', '.join(KINDS)}): {unmarked[:5]}")
+    # The long crash runs first: under pytest-xdist they start at once and the short tests fill the
+    # other workers around them, instead of one soak running alone at the end.
+    items.sort(key=lambda item: kind_of(item) != "crash")
 
 
 @pytest.fixture(autouse=True)

@@ -84,7 +84,9 @@ def test_429_with_reset_header_waits_and_then_succeeds(tmp_path, sandbox, clock)
     report, reporter = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
     assert not report.undone
     waits = [w for w in reporter.waits if "rate limited" in w[2]]
-    assert len(waits) == 1 and 28 <= waits[0][1] <= 31
+    # The reset is the server's real time + 30 s; the fake clock started at a whole second before
+    # the request, which a busy machine can delay by a few more: the hint, not the 60 s default.
+    assert len(waits) == 1 and 28 <= waits[0][1] <= 35
     record = ledger(tmp_path).record("blog/post-1/", "masto")
     assert record.state == "done" and record.attempts == 2
     assert len(statuses(sandbox)) == 1

@@ -146,3 +146,25 @@ def test_indexnow_rejections(api, sandbox, tmp_path):
     assert ping(api, key="short").status_code == 422
     assert ping(api, urlList=["https://other.example/a/"]).status_code == 422
     assert api.post("/indexnow", content=b"not json").status_code == 400
+
+
+def test_stopping_the_sandbox_lets_the_engine_finish_checking_the_key(tmp_path, monkeypatch):
+    """Regression: a build stopped its sandbox right after the last ping; on a busy machine the
+    key fetch had not happened yet, so the next build got 202 again instead of 200."""
+    import time
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "abcdefgh1.txt").write_text("abcdefgh1")
+    with SandboxServer(tmp_path / "state", key_file_root=site) as server:
+        engine = server.emulators["indexnow"]
+        slow_check = engine._check
+
+        def busy_machine(key: str, location: str) -> None:
+            time.sleep(0.5)
+            slow_check(key, location)
+
+        monkeypatch.setattr(engine, "_check", busy_machine)
+        with httpx.Client(base_url=server.url) as client:
+            assert ping(client).status_code == 202
+    assert json.loads((tmp_path / "state" / "state.json").read_text())["indexnow"]["keys"]["abcdefgh1"] == "valid"

@@ -181,6 +181,7 @@ class SandboxServer:
         self.state = self._load()
         self._busy = threading.Condition()
         self._active = 0              # requests being handled (a killed client's may still be)
+        self._later = 0               # work a service does after answering (IndexNow's key fetch)
         self._port = port
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -214,6 +215,11 @@ class SandboxServer:
         return self.state_dir / "server.json"
 
     def stop(self) -> None:
+        # What the service does after answering is part of what it was sent: a build that stops
+        # its sandbox right after the last ping still leaves the key checked, however busy the
+        # machine (bounded: a stuck fetch must not hang the build).
+        with self._busy:
+            self._busy.wait_for(lambda: self._later == 0, timeout=15)
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -474,17 +480,27 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                 with contextlib.suppress(OSError):
                     self.connection.shutdown(2)
                 return
-            payload, content_type = response.encoded()
-            self.send_response(response.status)
-            headers = {"Content-Type": content_type, **response.headers}
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-            self.wfile.flush()
-            if response.after is not None:
-                response.after()
+            if response.after is not None:  # counted before the client can see the answer
+                with server._busy:
+                    server._later += 1
+            try:
+                payload, content_type = response.encoded()
+                self.send_response(response.status)
+                headers = {"Content-Type": content_type, **response.headers}
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                self.wfile.flush()
+            finally:  # the service does it whether or not the client read the answer
+                if response.after is not None:
+                    try:
+                        response.after()
+                    finally:
+                        with server._busy:
+                            server._later -= 1
+                            server._busy.notify_all()
 
         def _hold(self, until: float) -> bool:
             """Keep the answer until the server's clock reaches `until` (True), or until the client
