@@ -6,7 +6,7 @@ emulator checks the records it receives with it, so this one module serves both.
 
 from __future__ import annotations
 
-import re
+from mkdocs_syndicate.lazyre import lazy_compile
 
 _GRANDFATHERED = (r"en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|i-pwn|"
                   r"i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|no-nyn|"
@@ -17,7 +17,7 @@ _LANGTAG = (r"(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}(?:-[A-Za-z]{3}){0,2})?|[A-Za-z]{4}
             r"(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*"                          # variants
             r"(?:-[0-9A-WY-Za-wy-z](?:-[A-Za-z0-9]{2,8})+)*"                          # extensions
             r"(?:-x(?:-[A-Za-z0-9]{1,8})+)?")                                         # private use
-_TAG = re.compile(rf"(?:{_GRANDFATHERED})|(?:{_LANGTAG})|x(?:-[A-Za-z0-9]{{1,8}})+")
+_TAG = lazy_compile(rf"(?:{_GRANDFATHERED})|(?:{_LANGTAG})|x(?:-[A-Za-z0-9]{{1,8}})+")
 
 
 def is_language_tag(value: str) -> bool:

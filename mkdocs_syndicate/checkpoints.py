@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
-import signal
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 # Every checkpoint the code declares; tests fail if one is never reached.
 DECLARED = (
@@ -35,13 +33,11 @@ class InjectedCrash(RuntimeError):
     """A test asked for an unexpected error at this checkpoint."""
 
 
-@dataclass
 class _Settings:
-    log_path: str | None = None
-    crash_spec: str | None = None
-    crash_how: str = "kill"
-    counter: Iterator[int] = field(default_factory=lambda: itertools.count(1))  # hits so far
-    per_name: dict[str, int] = field(default_factory=dict)
+    def __init__(self, log_path: str | None = None, crash_spec: str | None = None, crash_how: str = "kill") -> None:
+        self.log_path, self.crash_spec, self.crash_how = log_path, crash_spec, crash_how
+        self.counter: Iterator[int] = itertools.count(1)   # checkpoints hit so far
+        self.per_name: dict[str, int] = {}
 
 
 _now = _Settings()
@@ -77,6 +73,8 @@ def hit(name: str) -> None:
     if _now.crash_spec is not None and _should_crash(_now.crash_spec, name, count):
         if _now.crash_how == "raise":
             raise InjectedCrash(f"injected crash at checkpoint {count} ({name})")
+        import signal
+
         os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -1,8 +1,10 @@
 """The MkDocs glue: when to run, what to hand over, how to fail the build. Nothing else lives here.
 
 - on_startup: remember the command; hook the end of gh-deploy (on_shutdown runs *before* its push).
-- on_config: reset per-build state (plugin instances are reused), validate every setting.
-- on_files (late): publish the IndexNow key file into the site.
+- on_config: reset per-build state (plugin instances are reused), validate every setting (a plan
+  build whose settings a previous one validated, and found nothing pending, reuses that verdict
+  if the ledger and the posts are unchanged too: sources/plan_snapshot.py).
+- on_files (late): publish the files channels add to the site (the IndexNow key file).
 - on_post_build (late): collect posts with their final URLs; save them for `mkdocs-syndicate run`;
   in plan mode, print the plan (here, so its warnings count for --strict).
 - on_shutdown / after the gh-deploy push: send, print the summary, fail on undone work.
@@ -10,10 +12,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from mkdocs.config import base
@@ -66,6 +69,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
     def _reset(self) -> None:
         self.decision = Decision("off", "not configured")
         self.options: Options | None = None
+        self.snapshot: dict[str, Any] | None = None   # a previous plan build's "nothing pending"
+        self.site_url: str | None = None
+        self.site_files: list[tuple[str, str]] = []
         self.files: Files | None = None
         self.posts: list[Post] | None = None
         self.failed = False
@@ -82,27 +88,37 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self._reset()
+        self.site_url = config.site_url
         self.decision = decide(self.config.mode, self.command, self.serving, os.environ)
         if self.config.mode == "off":
             return config
+        if not self.decision.sends:
+            self.snapshot = self._quiet_snapshot(config)
+            if self.snapshot is not None:
+                return config  # settings validated by an earlier build, unchanged since
+        self._validate(config)
+        return config
+
+    def _validate(self, config: MkDocsConfig) -> None:
         from mkdocs_syndicate.sources.mkdocs_config import options_from
 
         try:
             self.options = options_from(config, self.config, sending=self.decision.sends)
         except SyndicateError as exc:
             raise PluginError(str(exc)) from None
-        return config
 
     @event_priority(-100)
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         self.files = files
-        if self.options is not None:
+        if self.snapshot is not None:
+            self.site_files = [(name, content) for name, content in self.snapshot["site_files"]]
+        elif self.options is not None:
             from mkdocs_syndicate.engine.options import make_channels
 
-            for channel in make_channels(self.options):
-                for name, content in channel.site_files():  # e.g. IndexNow's key file
-                    if files.get_file_from_path(name) is None:
-                        files.append(File.generated(config, name, content=content))
+            self.site_files = [f for channel in make_channels(self.options) for f in channel.site_files()]
+        for name, content in self.site_files:  # e.g. IndexNow's key file
+            if files.get_file_from_path(name) is None:
+                files.append(File.generated(config, name, content=content))
         return files
 
     def on_build_error(self, *, error: Exception) -> None:
@@ -110,7 +126,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
 
     @event_priority(-100)
     def on_post_build(self, *, config: MkDocsConfig) -> None:
-        if self.options is None or self.files is None:
+        if (self.options is None and self.snapshot is None) or self.files is None:
             return
         from mkdocs_syndicate.sources.manifest import manifest_path, write_manifest
         from mkdocs_syndicate.sources.mkdocs_build import gather_posts
@@ -119,6 +135,12 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             self.posts = gather_posts(self.files, config, self.config.posts, tuple(self.config.hashtags_from))
         except SyndicateError as exc:
             raise PluginError(f"syndicate: {exc}") from None
+        if self.snapshot is not None:
+            if self._still_quiet(config, self.posts):
+                log.info(f"plan ({self.decision.reason}): nothing pending")
+                return
+            self._validate(config)  # something changed: the whole work after all
+        assert self.options is not None
         if not self.serving and not self.dirty:
             # For `mkdocs-syndicate run/plan/adopt`, which work from the last build's posts.
             try:
@@ -184,9 +206,59 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
 
         the_plan = plan(options, posts)
         log_plan(the_plan, self.decision.reason, log.info)
+        self._remember_if_quiet(options, posts, the_plan)
         hours = self.config.stale_after_hours
         # A pull request cannot announce anything: old pending posts are news for its author, not
         # a fault of the change, so they do not fail `mkdocs build --strict` there.
         report = log.info if pull_request_reason(os.environ) else log.warning
         for line in stale_pending(the_plan, dt.datetime.now(dt.UTC), hours):
             report(line)
+
+    # ------------------------------------------------------------------ a plan build's shortcut
+
+    def _quiet_snapshot(self, config: MkDocsConfig) -> dict[str, Any] | None:
+        """The last plan build's "nothing pending", if the settings are exactly what it validated."""
+        from mkdocs_syndicate.sources import plan_snapshot
+        from mkdocs_syndicate.sources.locations import ledger_path
+
+        snapshot = plan_snapshot.load(plan_snapshot.snapshot_path(ledger_path(config, self.config)))
+        if snapshot is None:
+            return None
+        settings_now = plan_snapshot.settings_fingerprint(dict(self.config), config.site_url, self.decision.action,
+                                                          snapshot["secret_names"])
+        return snapshot if settings_now is not None and settings_now == snapshot.get("settings") else None
+
+    def _still_quiet(self, config: MkDocsConfig, posts: list[Post]) -> bool:
+        from mkdocs_syndicate.sources import plan_snapshot
+        from mkdocs_syndicate.sources.locations import ledger_path
+        from mkdocs_syndicate.sources.manifest import manifest_path, post_to_json
+
+        assert self.snapshot is not None
+        path = ledger_path(config, self.config)
+        inputs = plan_snapshot.inputs_fingerprint(path, [post_to_json(p) for p in posts])
+        return (plan_snapshot.still_quiet(self.snapshot, inputs, dt.datetime.now(dt.UTC))
+                and (self.serving or self.dirty or manifest_path(path).exists()))
+
+    def _remember_if_quiet(self, options: Options, posts: list[Post], the_plan: Any) -> None:
+        """After a plan that found nothing to do, nothing to adopt and nothing to warn about."""
+        from mkdocs_syndicate.registry import TYPES
+        from mkdocs_syndicate.sources import plan_snapshot
+        from mkdocs_syndicate.sources.manifest import post_to_json
+
+        path = plan_snapshot.snapshot_path(options.ledger_path)
+        quiet = not the_plan.pairs and not the_plan.deferred and the_plan.adoption is None
+        if not quiet or self.dirty:
+            plan_snapshot.forget(path)
+            return
+        secret_names = {name: [key for key, option in kind.client_class().options.items() if option.kind == "secret"]
+                        for name, kind in TYPES.items()}
+        settings_now = plan_snapshot.settings_fingerprint(dict(self.config), self.site_url,
+                                                          self.decision.action, secret_names)
+        if settings_now is None:
+            return
+        with contextlib.suppress(OSError):  # only a shortcut for the next build
+            plan_snapshot.save(path, settings=settings_now,
+                               inputs=plan_snapshot.inputs_fingerprint(options.ledger_path,
+                                                                       [post_to_json(p) for p in posts]),
+                               secret_names=secret_names, site_files=self.site_files,
+                               due=plan_snapshot.next_due([p.date for p in posts], dt.datetime.now(dt.UTC)))

@@ -3,6 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
+
+
+def credential_problem(value: Any) -> str | None:
+    """What is wrong with a token or password a service would refuse anyway (never quoting it:
+    the value may be a real secret), or None."""
+    if not isinstance(value, str):
+        return "must be text (use !ENV NAME to read it from the environment)"
+    if any(ch.isspace() for ch in value):
+        return "contains white space or a line break (copied with a newline?); remove it"
+    if not value.isascii() or not value.isprintable():
+        return "contains characters that are not printable ASCII; tokens and app passwords are plain ASCII"
+    return None
 
 
 class Secret:

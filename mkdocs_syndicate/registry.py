@@ -8,16 +8,14 @@ loaded on first use, so a build that sends nothing does not import HTTP clients 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.channels.base import Channel
     from mkdocs_syndicate.sandbox.server import Emulator
 
 
-@dataclass(frozen=True)
-class ChannelType:
+class ChannelType(NamedTuple):  # cheaper to define than a dataclass: every build imports this
     name: str          # what `channels.<id>.type` says
     client: str        # "module:Class" of the Channel
     emulator: str      # "module:Class" of its sandbox Emulator

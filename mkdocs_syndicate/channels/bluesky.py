@@ -13,7 +13,6 @@ import datetime as dt
 import hashlib
 import json
 import mimetypes
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -44,6 +43,7 @@ from mkdocs_syndicate.content.messages import (
 )
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.redaction import Secret
 from mkdocs_syndicate.timeutil import to_iso_ms
@@ -56,7 +56,7 @@ DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags
 MAX_THUMB = 1_000_000
 MAX_TAG = 64              # app.bsky.richtext.facet#tag: maxGraphemes 64 (maxLength 640 bytes)
 _ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
-_TAG = re.compile(r"(?<![\w#])#([^\W\d_][\w]*)")
+_TAG = lazy_compile(r"(?<![\w#])#([^\W\d_][\w]*)")
 
 
 def tid(micros: int, clock_id: int) -> str:

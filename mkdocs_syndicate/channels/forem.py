@@ -40,6 +40,7 @@ from mkdocs_syndicate.channels.settings import Option
 from mkdocs_syndicate.content.messages import ELLIPSIS, Message, graphemes
 from mkdocs_syndicate.content.portable import portable_markdown
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.ledger.schema import Record
 
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ MAX_TITLE = 128
 PER_PAGE = 100            # articles carry their whole body_markdown: keep pages small
 MAX_PAGES = 100
 SCAN_MARGIN = 600.0       # read back to this long before the first attempt (clock skew)
-_TAKEN = re.compile(r"canonical url has already been taken", re.IGNORECASE)
-_TITLE_USED = re.compile(r"title has already been used", re.IGNORECASE)
+_TAKEN = lazy_compile(r"canonical url has already been taken", re.IGNORECASE)
+_TITLE_USED = lazy_compile(r"title has already been used", re.IGNORECASE)
 
 
 def forem_tags(tags: tuple[str, ...]) -> list[str]:

@@ -5,7 +5,6 @@ in_flight (with the 202 noted) and the next run pings them again."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
@@ -23,11 +22,12 @@ from mkdocs_syndicate.channels.base import (
 from mkdocs_syndicate.channels.settings import ChannelSettings, Option
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.lazyre import lazy_compile
 
 if TYPE_CHECKING:
     pass
 
-_KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
+_KEY = lazy_compile(r"[A-Za-z0-9-]{8,128}")
 MAX_URLS = 10_000
 
 

@@ -9,16 +9,16 @@ ledger never gets `remote_id: None` or a number where a URL belongs, and no trac
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.timeutil import from_iso
 
 if TYPE_CHECKING:
     import httpx
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = lazy_compile(r"[\x00-\x1f\x7f-\x9f]")
 MAX_ID = 512
 MAX_URL = 4096
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.redaction import Secret
+from mkdocs_syndicate.redaction import Secret, credential_problem
 
 DELIVERIES = ("at_least_once", "at_most_once")
 OptionKind = Literal["url", "secret", "text", "int", "float", "bool", "ip", "choice"]
@@ -169,15 +169,10 @@ def _option(value: Any, option: Option, where: str) -> Any:
 def check_credential(value: Any, where: str) -> str:
     """Tokens and passwords: what a service would refuse anyway is refused here, by name, before
     any request (and never echoed back: the value may be a real secret)."""
-    if not isinstance(value, str):
-        raise ConfigError(f"{where}: must be text (use !ENV NAME to read it from the environment)")
-    if any(ch.isspace() for ch in value):
-        raise ConfigError(f"{where}: contains white space or a line break (copied with a newline?); "
-                          "remove it")
-    if not value.isascii() or not value.isprintable():
-        raise ConfigError(f"{where}: contains characters that are not printable ASCII; tokens and app "
-                          "passwords are plain ASCII")
-    return value
+    problem = credential_problem(value)
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
+    return str(value)
 
 
 def check_url(url: str, where: str) -> str:

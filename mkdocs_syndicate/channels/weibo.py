@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -31,6 +30,7 @@ from mkdocs_syndicate.channels.settings import Option
 from mkdocs_syndicate.content.messages import LengthRule, neutralise_weibo, render_message, weibo_length
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import PostError
+from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.ledger.schema import Record
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ DUPLICATE_CODES = {20017, 20019, 20111}
 RATE_LIMIT_WAIT = 300.0   # Weibo gives no reset time; its posting limit is per hour
 SCAN_MARGIN = 600.0
 MAX_PAGES = 10
-_TOPIC = re.compile(r"#[^#\s]+#")
+_TOPIC = lazy_compile(r"#[^#\s]+#")
 
 
 def marker(post_key: str, channel_id: str) -> str:

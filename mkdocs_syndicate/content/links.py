@@ -8,12 +8,14 @@ import re
 from collections.abc import Callable
 from urllib.parse import urljoin, urlsplit
 
+from mkdocs_syndicate.lazyre import lazy_compile
+
 Resolver = Callable[[str], str]
 
-_INLINE = re.compile(r"(!?\[(?:[^\]\\]|\\.)*\]\(\s*<?)([^)\s>]+)(>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\))")
-_REFERENCE = re.compile(r"^( {0,3}\[[^\]]+\]:\s*<?)(\S+?)(>?(?:\s+.*)?)$", re.MULTILINE)
-_HTML_ATTR = re.compile(r"(\b(?:src|href)\s*=\s*[\"'])([^\"']+)([\"'])", re.IGNORECASE)
-_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,}).*?^\1\2[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
+_INLINE = lazy_compile(r"(!?\[(?:[^\]\\]|\\.)*\]\(\s*<?)([^)\s>]+)(>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\))")
+_REFERENCE = lazy_compile(r"^( {0,3}\[[^\]]+\]:\s*<?)(\S+?)(>?(?:\s+.*)?)$", re.MULTILINE)
+_HTML_ATTR = lazy_compile(r"(\b(?:src|href)\s*=\s*[\"'])([^\"']+)([\"'])", re.IGNORECASE)
+_FENCE = lazy_compile(r"^( {0,3})(`{3,}|~{3,}).*?^\1\2[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
 def is_relative(target: str) -> bool:

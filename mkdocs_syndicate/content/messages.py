@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import ConfigError, PostError
+from mkdocs_syndicate.lazyre import lazy_compile
 
-_URL_CANDIDATE = re.compile(r"https?://[^\s<>]+")
-_MENTION = re.compile(r"@(\w+)@[\w.-]+\w")
+_URL_CANDIDATE = lazy_compile(r"https?://[^\s<>]+")
+_MENTION = lazy_compile(r"@(\w+)@[\w.-]+\w")
 _ZWSP = "\u200b"
 ELLIPSIS = "…"
 
@@ -121,7 +122,7 @@ def weibo_length(text: str, url_weight: int = 10) -> int:
 
 
 # Weibo shortens what is a URL by RFC 3986's characters (anything else, like "，" or "。", ends it).
-_WEIBO_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
+_WEIBO_URL = lazy_compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
 
 
 def neutralise(text: str) -> str:

@@ -19,12 +19,14 @@ import html
 import re
 from html.parser import HTMLParser
 
-MORE = re.compile(r"^[ \t]*<!--\s*more\s*-->[ \t]*\n?", re.MULTILINE | re.IGNORECASE)
-_FENCE_START = re.compile(r"^( {0,3})(`{3,}|~{3,})")
-_BLOCK = re.compile(r'^(?P<indent>[ \t]*)(?P<mark>!!!|\?\?\?\+?)[ \t]+(?P<type>[\w-]+)(?P<classes>(?:[ \t]+[\w-]+)*)'
+from mkdocs_syndicate.lazyre import lazy_compile
+
+MORE = lazy_compile(r"^[ \t]*<!--\s*more\s*-->[ \t]*\n?", re.MULTILINE | re.IGNORECASE)
+_FENCE_START = lazy_compile(r"^( {0,3})(`{3,}|~{3,})")
+_BLOCK = lazy_compile(r'^(?P<indent>[ \t]*)(?P<mark>!!!|\?\?\?\+?)[ \t]+(?P<type>[\w-]+)(?P<classes>(?:[ \t]+[\w-]+)*)'
                     r'(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
-_TAB = re.compile(r'^(?P<indent>[ \t]*)===\+?[ \t]+"(?P<title>[^"]*)"[ \t]*$')
-_ATTR_LIST = re.compile(r"[ \t]*\{:?[ \t]*(?:[.#][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+))"
+_TAB = lazy_compile(r'^(?P<indent>[ \t]*)===\+?[ \t]+"(?P<title>[^"]*)"[ \t]*$')
+_ATTR_LIST = lazy_compile(r"[ \t]*\{:?[ \t]*(?:[.#][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+))"
                         r"(?:[ \t]+(?:[.#][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+)))*[ \t]*\}")
 
 
@@ -83,7 +85,7 @@ def _indented(lines: list[str], start: int, width: int) -> tuple[list[str], int]
 
 # ---------------------------------------------------------------- excerpt
 
-_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+.*$")
+_HEADING = lazy_compile(r"^ {0,3}#{1,6}[ \t]+.*$")
 
 
 def excerpt(markdown: str, title: str, limit: int = 400) -> str:

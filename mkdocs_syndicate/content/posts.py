@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mkdocs_syndicate.errors import PostError
+from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.timeutil import from_iso
 
 
@@ -84,7 +84,7 @@ def parse_syndicate_meta(value: Any, source: str) -> tuple[bool | None, dict[str
 
 
 MAX_KEY = 512
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = lazy_compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def check_syndicate_id(key: str, source: str) -> str:

@@ -15,12 +15,15 @@ def temp_prefix(path: Path) -> str:
     return f".{path.name}."
 
 
-def atomic_write_text(path: Path, text: str, mode: int = 0o644, *, checkpoint: bool = True) -> None:
+def atomic_write_text(path: Path, text: str, mode: int = 0o644, *, checkpoint: bool = True,
+                      durable: bool = True) -> None:
     """Replace `path` with `text` so that a crash leaves either the old or the new file, whole.
 
     Any OSError (EIO, ENOSPC, a failed fsync) propagates: fsync failures are never retried,
     because Linux may have dropped the dirty pages already (fsyncgate). `checkpoint=False` keeps
     the crash-test checkpoints for the ledger's own writes (the sandbox writes its state too).
+    `durable=False` skips both fsyncs, for a cache whose reader rejects a torn or empty file: the
+    rename still makes it whole or absent for every other process.
     """
     hit = checkpoints.hit if checkpoint else _no_checkpoint
     folder = path.parent
@@ -30,7 +33,8 @@ def atomic_write_text(path: Path, text: str, mode: int = 0o644, *, checkpoint: b
             handle.write(text)
             handle.flush()
             hit("ledger.tmp_written")
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         hit("ledger.tmp_fsynced")
         os.chmod(tmp_name, mode)  # mkstemp makes 0600; a committed file should be 0644
         os.replace(tmp_name, path)
@@ -38,7 +42,8 @@ def atomic_write_text(path: Path, text: str, mode: int = 0o644, *, checkpoint: b
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
-    _fsync_folder(folder)
+    if durable:
+        _fsync_folder(folder)
     hit("ledger.replaced")
 
 

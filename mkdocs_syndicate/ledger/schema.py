@@ -6,11 +6,12 @@ schema v1"), so a field added here is parsed, read fast and written alike."""
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import yaml
+
+from mkdocs_syndicate.lazyre import lazy_compile
 
 VERSION = 1
 HEADER = "# mkdocs-syndicate ledger: what was announced where. Commit this file.\n"
@@ -20,8 +21,7 @@ STATES = ("in_flight", "done", "failed", "skipped")
 FieldKind = Literal["state", "count", "time", "text"]
 
 
-@dataclass(frozen=True)
-class FieldSpec:
+class FieldSpec(NamedTuple):  # a NamedTuple, not a dataclass: cheaper to define on every import
     name: str
     kind: FieldKind
     plain_time_ok: bool = False   # a hand edit may write it as an unquoted YAML timestamp
@@ -77,8 +77,8 @@ Posts = dict[str, PostEntry]
 
 # ---------------------------------------------------------------- plain scalars
 
-FLOW_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")          # unquoted in a flow mapping
-BLOCK_PLAIN = re.compile(r"[A-Za-z0-9_/.][A-Za-z0-9_./~+%=?&@-]*(?::[A-Za-z0-9_./~+%=?&@-]+)*")
+FLOW_PLAIN = lazy_compile(r"[A-Za-z_][A-Za-z0-9_.-]*")          # unquoted in a flow mapping
+BLOCK_PLAIN = lazy_compile(r"[A-Za-z0-9_/.][A-Za-z0-9_./~+%=?&@-]*(?::[A-Za-z0-9_./~+%=?&@-]+)*")
 _STR_TAG = "tag:yaml.org,2002:str"
 _resolver = yaml.resolver.Resolver()
 

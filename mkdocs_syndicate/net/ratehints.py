@@ -9,15 +9,15 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import math
-import re
 from collections.abc import Mapping
 
+from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.timeutil import from_iso
 
 _EPOCH_THRESHOLD = 1e9  # larger numbers are epoch seconds, smaller ones seconds-until
 MAX_DELAY = 7 * 86400.0  # a week: anything longer is the same answer ("not in this run")
-_DIGITS = re.compile(r"[0-9]{1,12}")           # ASCII only: str.isdigit() accepts '²'
-_NUMBER = re.compile(r"[0-9]{1,20}(\.[0-9]{1,9})?")
+_DIGITS = lazy_compile(r"[0-9]{1,12}")           # ASCII only: str.isdigit() accepts '²'
+_NUMBER = lazy_compile(r"[0-9]{1,20}(\.[0-9]{1,9})?")
 
 
 def server_delay(headers: Mapping[str, str], now: float) -> float | None:

@@ -32,9 +32,11 @@ def manifest_path(ledger_path: Path) -> Path:
 
 def write_manifest(path: Path, posts: list[Post], site_url: str, built_at: dt.datetime) -> None:
     data = {"format": FORMAT, "site_url": site_url, "built_at": to_iso(built_at),
-            "posts": [_post_to_json(post) for post in posts]}
+            "posts": [post_to_json(post) for post in posts]}
     private_dir(path.parent)
-    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", checkpoint=False)
+    # A cache: read_manifest refuses a torn file, and a build writes it again (no fsync: builds stay fast).
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", checkpoint=False,
+                      durable=False)
 
 
 def read_manifest(path: Path, site_url: str) -> tuple[list[Post], dt.datetime]:
@@ -56,7 +58,7 @@ def read_manifest(path: Path, site_url: str) -> tuple[list[Post], dt.datetime]:
     return posts, built_at
 
 
-def _post_to_json(post: Post) -> dict[str, Any]:
+def post_to_json(post: Post) -> dict[str, Any]:
     return {"key": post.key, "url": post.url, "title": post.title, "date": post.date.isoformat(),
             "source": post.source, "description": post.description, "excerpt_source": post.excerpt_source,
             "tags": list(post.tags),

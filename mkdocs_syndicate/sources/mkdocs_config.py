@@ -15,13 +15,10 @@ from mkdocs_syndicate.engine.options import Options, parse_options, require_site
 from mkdocs_syndicate.errors import ConfigError, SyndicateError
 from mkdocs_syndicate.ledger.gitsettings import parse_git_settings
 from mkdocs_syndicate.net.liveness import DEFAULT_TIMEOUT
+from mkdocs_syndicate.sources.locations import ledger_path
 
 if TYPE_CHECKING:
     from mkdocs.config.defaults import MkDocsConfig
-
-
-def ledger_path(config: MkDocsConfig, plugin_config: Any) -> Path:
-    return (Path(config.config_file_path).parent / str(plugin_config.ledger)).resolve()
 
 
 def options_from(config: MkDocsConfig, plugin_config: Any, *, sending: bool) -> Options:
