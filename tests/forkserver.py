@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import subprocess
@@ -27,6 +28,11 @@ from mkdocs_syndicate.registry import TYPES
 PRELOAD = ["crash_child", *sorted({kind.client.partition(":")[0] for kind in TYPES.values()}), "jinja2", "regex"]
 _context_lock = threading.Lock()
 _context: multiprocessing.context.ForkServerContext | None = None
+# multiprocessing is not thread-safe here: Process.start() polls every earlier child, and a poll
+# *reads* the exit code the fork server sent; two threads polling one child race for those bytes
+# and the loser records 255 (EOF). Every call that may poll goes through this lock; waiting is a
+# select on the child's sentinel, outside it.
+_poll_lock = threading.Lock()
 
 
 def _fork_context() -> multiprocessing.context.ForkServerContext:
@@ -68,18 +74,21 @@ class ForkedChild:
         self._out, self._err = os.path.join(self._folder, "out"), os.path.join(self._folder, "err")
         self._process = _fork_context().Process(target=_child, args=(str(spec), env, self._out, self._err),
                                                 daemon=False)
-        self._process.start()
+        with _poll_lock:
+            self._process.start()
         self.pid = self._process.pid
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
-        if self.returncode is None and not self._process.is_alive():
-            self._process.join()
-            self.returncode = self._process.exitcode
+        if self.returncode is None:
+            with _poll_lock:
+                if not self._process.is_alive():
+                    self._process.join()
+                    self.returncode = self._process.exitcode
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        self._process.join(timeout)
+        multiprocessing.connection.wait([self._process.sentinel], timeout)
         if self.poll() is None:
             raise subprocess.TimeoutExpired("crash_child", timeout or 0)
         assert self.returncode is not None

@@ -33,7 +33,15 @@ def command(config: Path, *args: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
     env["NO_MKDOCS_2_WARNING"] = "1"
     return subprocess.Popen([sys.executable, "-m", "mkdocs_syndicate.cli", args[0], "-f", str(config), *args[1:]],
-                            cwd=config.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=config.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_like_a_terminal_job)  # noqa: PLW1509 (signal.signal only)
+
+
+def _like_a_terminal_job() -> None:
+    """A shell without job control starts background commands (a CI step run with `&`, say) with
+    Ctrl-C ignored, and children inherit that; a command in a terminal gets it. Tests of Ctrl-C
+    would otherwise wait out a 60 s pause on such a machine."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for(predicate, what: str, timeout: float = 30) -> None:
