@@ -27,6 +27,9 @@ DECLARED = (
     "before_done_write",
     "after_done_write",
 )
+# With the ledger in git (engine/groupcommit.py): a group's commit is made, then pushed. A kill
+# between them after responses came back leaves `done` records unpushed (the next run reads).
+DECLARED_GIT = ("git.committed", "git.pushed")
 
 
 class InjectedCrash(RuntimeError):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -21,7 +22,7 @@ from crashlab import STATS, Scenario
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import LedgerWriteError
-from mkdocs_syndicate.ledger.format import parse
+from mkdocs_syndicate.ledger.format import dump, parse
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.store import Ledger
 
@@ -81,53 +82,121 @@ def repo(tmp_path, monkeypatch):
     return bare, clone(bare, tmp_path / "work")
 
 
+CREATES = {"masto": "/api/v1/statuses", "devto": "/api/articles", "weibo": "/statuses/share.json",
+           "bsky": "com.atproto.repo.putRecord"}
+
+
+def every_channel(sandbox) -> dict:
+    return {"ping": indexnow_raw(sandbox), "masto": mastodon_raw(sandbox),
+            "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
+                      "min_interval": 0},
+            "weibo": {"type": "weibo", "api": sandbox.url + "/weibo/2",
+                      "access_token": "sandbox-weibo-access-token", "rip": "203.0.113.7"},
+            "bsky": {"type": "bluesky", "service": sandbox.url + "/bluesky", "handle": "sandbox.bsky.social",
+                     "app_password": "sandbox-bsky-app-password"}}
+
+
+def count_pushes(bare: Path) -> Path:
+    """A hook on the remote that counts the pushes it receives (ours, not our own bookkeeping)."""
+    counter = bare / "pushes"
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\ncat >/dev/null\necho push >> '{counter}'\n")
+    hook.chmod(0o755)
+    return counter
+
+
+def pushes(counter: Path) -> int:
+    return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+
 class PushedBeforeSend(httpx.AsyncBaseTransport):
-    """Real HTTP; on every create, the pushed ledger must already hold that post in_flight."""
+    """Real HTTP; before every create on an at-most-once channel, the pushed ledger must hold one
+    more record of that channel (in_flight or beyond) than there were creates before it."""
 
     def __init__(self, bare: Path) -> None:
         self.bare = bare
         self.inner = httpx.AsyncHTTPTransport()
-        self.checked: list[str] = []
+        self.creates: dict[str, int] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method == "POST" and request.url.path.endswith("/api/v1/statuses"):
+        channel = next((c for c, path in CREATES.items()
+                        if request.method == "POST" and request.url.path.endswith(path)), None)
+        if channel is not None:
             text = remote_ledger(self.bare)
-            assert text is not None, "nothing pushed before the POST"
-            posts = parse(text, "remote")
-            in_flight = [k for k, e in posts.items() if e.channels.get("masto") and
-                         e.channels["masto"].state == "in_flight"]
-            assert len(in_flight) == 1, posts
-            self.checked.append(in_flight[0])
+            assert text is not None, "nothing pushed before the request"
+            pushed = [k for k, e in parse(text, "remote").items() if channel in e.channels]
+            self.creates[channel] = self.creates.get(channel, 0) + 1
+            assert len(pushed) >= self.creates[channel], (channel, pushed)
         return await self.inner.handle_async_request(request)
 
 
-def test_in_flight_is_pushed_before_each_post_and_every_transition_is_a_commit(repo, sandbox):
+def test_in_flight_is_pushed_before_every_at_most_once_request_and_lanes_share_pushes(repo, sandbox):
     bare, work = repo
     config_before = (work / ".git" / "config").read_bytes()
+    counter = count_pushes(bare)
     transport = PushedBeforeSend(bare)
-    posts = [make_post(1), make_post(2)]
-    report = run(work, {"masto": mastodon_raw(sandbox), "ping": indexnow_raw(sandbox)}, posts,
-                 transport=transport)
+    report = run(work, every_channel(sandbox), [make_post(1), make_post(2), make_post(3)], transport=transport)
     assert not report.undone, report.results
-    assert transport.checked == ["blog/post-1/", "blog/post-2/"]
+    assert transport.creates == {"masto": 3, "devto": 3, "weibo": 3, "bsky": 3}
+    # Lanes that move together share each push: a round of in_flight records per post (the
+    # previous post's done records riding along) and the last done records: 3 + 1, never 2 per post.
+    assert pushes(counter) <= 2 * 3 + 2, pushes(counter)
     assert remote_ledger(bare) == (work / "ledger.yml").read_text()
     log = git("log", "--format=%s", "main", cwd=bare).splitlines()
-    assert log[0].startswith("syndicate: masto done for blog/post-2/") and all("[skip ci]" in m for m in log[:-1])
-    assert "syndicate: masto in_flight for blog/post-1/ [skip ci]" in log
+    assert log[0] == "syndicate: bsky, devto, masto, weibo done for blog/post-3/ [skip ci]", log
+    assert all("[skip ci]" in m for m in log[:-1]) and len(log) - 1 == pushes(counter)
     assert (work / ".git" / "config").read_bytes() == config_before  # no credential, no remote change
     # the checkout followed: HEAD is the pushed tip and the ledger is clean
     assert git("rev-parse", "HEAD", cwd=work) == git("rev-parse", "main", cwd=bare)
     assert git("status", "--porcelain", "--untracked-files=no", cwd=work).strip() == ""
 
 
-def test_a_stale_checkout_starts_from_the_pushed_ledger(repo, sandbox, tmp_path):
+def test_one_post_on_five_channels_takes_two_pushes(repo, sandbox):
+    """The in_flight records of the four at-most-once lanes go out in one push, their done records
+    (and the ping's) in the run's last one."""
+    bare, work = repo
+    counter = count_pushes(bare)
+    report = run(work, every_channel(sandbox), [make_post(1)])
+    assert not report.undone, report.results
+    assert pushes(counter) <= 3, pushes(counter)   # 2 unless a lane lags behind the linger
+    log = git("log", "--format=%s", "main", cwd=bare).splitlines()
+    assert any(re.search(r"bsky, devto, masto, (ping, )?weibo in_flight for blog/post-1/", m) for m in log), log
+    assert log[0] == "syndicate: bsky, devto, masto, weibo done for blog/post-1/ [skip ci]", log
+
+
+def test_a_commit_and_push_is_two_git_processes(repo):
+    """Fewer processes per push: fast-import writes blob, tree and commit; then one push. Nothing is
+    fetched while pushes succeed."""
+    from mkdocs_syndicate.ledger.gitmirror import GitMirror
+    from mkdocs_syndicate.ledger.schema import PostEntry, Record
+
+    bare, work = repo
+    mirror = GitMirror(work / "ledger.yml", GIT)
+    mirror.start()
+    for n in range(3):
+        posts = {"blog/x/": PostEntry("https://example.com/blog/x/", "X",
+                                      {"masto": Record("in_flight", n + 1, "2026-12-03T00:00:00Z")})}
+        before = mirror.processes
+        text = dump(posts)
+        mirror.persist(posts, text, [("blog/x/", "masto", "in_flight")], push=True)
+        assert mirror.processes - before == 2
+        assert remote_ledger(bare) == text
+    assert git("for-each-ref", "refs/syndicate", cwd=work).strip() == ""   # no scratch ref left behind
+
+
+def test_a_stale_checkout_loses_its_first_push_and_takes_the_pushed_ledger_sending_nothing(repo, sandbox, tmp_path):
+    """No fetch at the start: the checkout's view of the remote is trusted until a push says
+    otherwise, and the first push comes before the first at-most-once request."""
     bare, work = repo
     stale = clone(bare, tmp_path / "stale")
     posts = [make_post(1)]
     assert not run(work, {"masto": mastodon_raw(sandbox)}, posts).undone
+    requests = len(sandbox.requests())
     report = run(stale, {"masto": mastodon_raw(sandbox)}, posts)
-    assert report.results == [] and len(sandbox.snapshot()["mastodon"]["statuses"]) == 1
+    assert report.results == [] and not report.undone   # the other run finished it: nothing to say
+    assert len(sandbox.requests()) == requests and len(sandbox.snapshot()["mastodon"]["statuses"]) == 1
     assert Ledger.read(stale / "ledger.yml").record("blog/post-1/", "masto").state == "done"
+    assert git("rev-parse", "HEAD", cwd=stale) == git("rev-parse", "main", cwd=bare)
 
 
 def test_a_push_refused_for_another_reason_stops_before_any_remote_call(repo, sandbox):
@@ -139,6 +208,27 @@ def test_a_push_refused_for_another_reason_stops_before_any_remote_call(repo, sa
         run(work, {"masto": mastodon_raw(sandbox)}, [make_post(1), make_post(2)])
     assert "git push to origin/main failed" in str(caught.value) and "s3cret" not in str(caught.value)
     assert sandbox.requests() == []
+
+
+def test_a_push_refused_mid_run_sends_nothing_further(repo, sandbox):
+    """The remote starts refusing at the second push (done for post 1, in_flight for post 2): the
+    lanes waiting for it send nothing, and no lane sends anything after it."""
+    bare, work = repo
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\ncat >/dev/null\necho push >> '{bare}/pushes'\n"
+                    f"[ $(wc -l < '{bare}/pushes') -ge 2 ] && {{ echo 'protected branch' >&2; exit 1; }}\nexit 0\n")
+    hook.chmod(0o755)
+    with pytest.raises(LedgerWriteError) as caught:
+        run(work, every_channel(sandbox), [make_post(1), make_post(2), make_post(3)])
+    assert "protected branch" in str(caught.value)
+    state = sandbox.snapshot()
+    from crashsite import remote
+    for emulator in ("mastodon", "forem", "weibo", "bluesky"):
+        assert len(remote(state, emulator)) == 1, emulator    # post 1 only
+    pushed = parse(remote_ledger(bare), "remote")
+    assert {c: r.state for c, r in pushed["blog/post-1/"].channels.items() if c != "ping"} == {
+        "masto": "in_flight", "devto": "in_flight", "weibo": "in_flight", "bsky": "in_flight"}
+    assert all(set(pushed[k].channels) <= {"ping"} for k in ("blog/post-2/", "blog/post-3/") if k in pushed)
 
 
 def test_a_push_race_on_other_pairs_is_reapplied_on_the_new_tip(repo, sandbox, tmp_path):
@@ -166,6 +256,42 @@ def test_a_push_race_on_other_pairs_is_reapplied_on_the_new_tip(repo, sandbox, t
     assert pushed["blog/post-1/"].channels["masto"].state == "done"
     assert pushed["blog/post-9/"].channels["ping"].state == "done"
     assert parse((work / "ledger.yml").read_text(), "local") == pushed
+
+
+def test_another_run_taking_a_pair_of_this_plan_makes_the_plan_stale(repo, sandbox, tmp_path):
+    """Regression: a push merged onto another run's ledger brought in their record of a pair that a
+    lane of ours was about to send (its in_flight not written yet, DEV's pacing), and the lane then
+    built on their record. A pair of this run's plan that they changed makes the plan stale: the
+    run re-plans and leaves the pair to them."""
+    bare, work = repo
+    other = clone(bare, tmp_path / "other")
+    first = True
+    devto = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
+             "min_interval": 0.5}
+
+    class Interloper(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request):
+            nonlocal first
+            if first and request.method == "POST" and request.url.path.endswith("/api/v1/statuses"):
+                first = False   # while our DEV lane waits out its pacing, they send post 2 to DEV
+                import concurrent.futures
+                with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                    other_run = pool.submit(run, other, {"devto": {**devto, "min_interval": 0}}, [make_post(2)])
+                    assert not other_run.result().undone
+            # A connection pool per request: the re-planned round runs on a new event loop.
+            async with httpx.AsyncHTTPTransport() as inner:
+                response = await inner.handle_async_request(request)
+                body = await response.aread()
+            return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(body))
+
+    report = run(work, {"masto": mastodon_raw(sandbox), "devto": devto}, [make_post(1), make_post(2)],
+                 transport=Interloper())
+    assert not any("unexpected error" in r.detail for r in report.results), report.results
+    assert sorted(a["title"] for a in sandbox.snapshot()["forem"]["articles"]) == ["Post 1", "Post 2"]
+    pushed = parse(remote_ledger(bare), "remote")
+    assert {(k, c): r.state for k, e in pushed.items() for c, r in e.channels.items()} == {
+        ("blog/post-1/", "masto"): "done", ("blog/post-2/", "masto"): "done",
+        ("blog/post-1/", "devto"): "done", ("blog/post-2/", "devto"): "done"}
 
 
 # ------------------------------------------------------------------ real processes
@@ -201,8 +327,10 @@ class GitScenario(Scenario):
         super().check()
 
 
-CONTAINER_DEATHS = ["ledger.replaced:1", "after_in_flight_write:1", "after_in_flight_write:3",
-                    "after_response:2", "before_done_write:4", "after_done_write:5", "ledger.tmp_fsynced:7",
+# A clean run of this scenario (3 posts × 5 channels) pushes 4 groups: the in_flight records of
+# post one; done(one) with in_flight(two); done(two) with in_flight(three); done(three).
+CONTAINER_DEATHS = ["ledger.replaced:1", "git.committed:1", "after_in_flight_write:1", "after_in_flight_write:3",
+                    "after_response:2", "before_done_write:4", "after_done_write:5", "ledger.tmp_fsynced:2",
                     "after_in_flight_write:9", "after_response:11"]
 
 
@@ -217,6 +345,62 @@ def test_container_death_then_a_fresh_clone_reruns_with_no_duplicate_and_no_miss
         scenario.fresh_clone()
         scenario.recovers()
         STATS["git container deaths"] += 1
+    finally:
+        scenario.close()
+
+
+def pushed_in_flight(scenario: GitScenario) -> tuple[list[str], list[str]]:
+    """The at-most-once pairs the pushed ledger holds in_flight, split into those whose post the
+    emulator has (the request went out) and those it has not."""
+    from crashlab import AT_MOST_ONCE, TITLES
+    from crashsite import remote
+
+    text = remote_ledger(scenario.bare)
+    assert text is not None
+    state = scenario.server.snapshot()
+    sent, unsent = [], []
+    for key, entry in parse(text, "remote").items():
+        for channel, record in entry.channels.items():
+            if channel in AT_MOST_ONCE and record.state == "in_flight":
+                held = [title for _, title in remote(state, AT_MOST_ONCE[channel])]
+                (sent if TITLES[key] in held else unsent).append(f"({key}, {channel})")
+    return sent, unsent
+
+
+@pytest.mark.crash
+@pytest.mark.parametrize("group", [1, 2, 3])
+def test_container_death_between_a_groups_push_and_its_first_request(tmp_path, group):
+    """Killed right after the push of a group's in_flight records: none of their requests left;
+    the rerun reads (after the settle time), finds nothing and sends each exactly once."""
+    scenario = GitScenario(tmp_path / "s")
+    try:
+        code, output = scenario.run(SYNDICATE_CRASH_AT=f"git.pushed:{group}")
+        assert code == -signal.SIGKILL, output
+        sent, unsent = pushed_in_flight(scenario)
+        assert unsent and not sent, (sent, unsent)   # where the kill landed
+        print(f"killed after push {group}: in_flight pushed, request not sent: {', '.join(unsent)}")
+        scenario.fresh_clone()
+        scenario.recovers()
+        STATS["git kills between a group's push and its requests"] += 1
+    finally:
+        scenario.close()
+
+
+@pytest.mark.crash
+@pytest.mark.parametrize("group", [2, 3, 4])
+def test_container_death_between_the_responses_and_the_groups_done_push(tmp_path, group):
+    """Killed with a group committed but not pushed: requests went out, their done records did not
+    reach the remote. The rerun reads each back and sends none again."""
+    scenario = GitScenario(tmp_path / "s")
+    try:
+        code, output = scenario.run(SYNDICATE_CRASH_AT=f"git.committed:{group}")
+        assert code == -signal.SIGKILL, output
+        sent, unsent = pushed_in_flight(scenario)
+        assert sent and not unsent, (sent, unsent)   # where the kill landed
+        print(f"killed before push {group}: sent, done not pushed: {', '.join(sent)}")
+        scenario.fresh_clone()
+        scenario.recovers()
+        STATS["git kills between responses and their done push"] += 1
     finally:
         scenario.close()
 

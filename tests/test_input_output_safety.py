@@ -18,8 +18,7 @@ from mkdocs_syndicate.engine.options import parse_options, plan
 from mkdocs_syndicate.engine.results import PairResult, RunReport
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import ConfigError, LedgerError, LedgerWriteError, PostError
-from mkdocs_syndicate.ledger.gitmirror import Pair, _message
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.gitmirror import commit_message
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.output.progress import summary_table
 from mkdocs_syndicate.output.reporters import PlainReporter, undone_lines
@@ -180,8 +179,7 @@ def test_server_text_with_control_characters_is_escaped_everywhere_it_is_shown()
 
 
 def test_a_commit_message_is_one_line_whatever_the_key():
-    message = _message([(Pair("posts/x/\n\nSigned-off-by: mallory <m@x>", "masto"), None,
-                         Record("in_flight", 1, "2026-12-03T00:00:00Z"), "https://example.com/x/", "X")])
+    message = commit_message([("posts/x/\n\nSigned-off-by: mallory <m@x>", "masto", "in_flight")])
     assert "\n" not in message and message.endswith("[skip ci]")
 
 

@@ -104,7 +104,7 @@ class Channel:
       repeat_safe        a repeat of a request is a no-op by construction (Bluesky)
 
     Methods a type overrides: prepare (always), send or send_batch (+ batches), verify (for
-    at-most-once), and as needed preview, site_files, secrets, close.
+    at-most-once), and as needed preview, site_files, secrets, warm_up, close.
     """
 
     type_name: ClassVar[str]
@@ -144,6 +144,10 @@ class Channel:
         return list(self.settings.secrets())
 
     # ---------------------------------------------------------------- over the network
+
+    async def warm_up(self, http: Http) -> None:
+        """Whatever a send needs first and that changes nothing remote (a session), fetched while
+        the pair's in_flight record is being pushed; never raises (the send reports failures)."""
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         """One request for one post (unless `batched`)."""

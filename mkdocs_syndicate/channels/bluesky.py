@@ -117,6 +117,7 @@ class BlueskyChannel(Channel):
             raise ConfigError(f"{settings.where('language')}: {language!r} is not a BCP 47 language tag "
                               "(like en, en-US or zh-Hant; note the hyphen: en_US is refused by Bluesky)")
         self._session: dict[str, Any] | None = None
+        self._failed_login: Outcome | None = None   # from warm_up, for the send that follows
 
     def secrets(self) -> list[Any]:
         tokens = [self._session[k] for k in ("access", "refresh")] if self._session else []
@@ -236,13 +237,19 @@ class BlueskyChannel(Channel):
             return response
         return response
 
+    async def warm_up(self, http: Http) -> None:
+        """Log in while the in_flight record is pushed: a session creates nothing. A failed login
+        is kept, and the send reports it without a second try."""
+        if self._session is None and self._failed_login is None:
+            self._failed_login = await self._login(http)
+
     # ---------------------------------------------------------------- send / verify
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         import httpx
 
         assert prepared.message is not None and prepared.created_at and prepared.idempotency_key
-        failed = await self._login(http)
+        failed, self._failed_login = self._failed_login or await self._login(http), None
         if failed is not None:
             return failed
         assert self._session is not None

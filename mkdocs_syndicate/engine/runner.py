@@ -21,6 +21,7 @@ import httpx
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
 from mkdocs_syndicate.config import DEFAULT_MAX_WAIT
+from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, LedgerWriter
 from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Event, Situation, Step, decide
@@ -87,6 +88,7 @@ class Runner:
         self.verify_only = verify_only   # `mkdocs-syndicate verify`: reads only, never a send
         self.report = RunReport(deferred=[p.key for p in plan.deferred])
         self._stop: BaseException | None = None   # set by the first lane that fails
+        self._writer: LedgerWriter = DirectWriter(ledger)
 
     async def run(self) -> RunReport:
         channels = {pair.channel.id: pair.channel for pair in self.plan.pairs}
@@ -98,6 +100,8 @@ class Runner:
                                      headers={"User-Agent": "mkdocs-syndicate"}) as client:
             lanes = [self._guarded_lane(client, channels[channel_id], pairs)
                      for channel_id, pairs in self.plan.lanes.items() if pairs]
+            if self.ledger.mirror is not None:
+                self._writer = GroupCommitter(self.ledger, len(lanes), self._halt)
             try:
                 # Not a TaskGroup: one lane's failure must not cancel another in the middle of a
                 # request, whose outcome would then go unrecorded.
@@ -105,6 +109,10 @@ class Runner:
             finally:
                 for channel in channels.values():
                     await channel.close()
+                try:
+                    await self._writer.close()   # with git: the run's last push
+                except SyndicateError as error:
+                    self._halt(error)
         if self._stop is not None:
             raise self._stop
         return self.report
@@ -120,6 +128,8 @@ class Runner:
             text = self._clean(channel, f"{type(exc).__name__}: {exc}")
             trace = redact("".join(traceback.format_exception(exc)), channel.secrets())
             self._halt(LaneCrashed(f"unexpected error on channel {channel.id}: {text}", trace))
+        finally:
+            self._writer.lane_done()
 
     def _halt(self, error: BaseException) -> None:
         # A lost git race explains the errors that follow it in other lanes: report it first.
@@ -212,14 +222,14 @@ class Runner:
             action = decide(event, self._situation(channel, current, sends, outcome))
             step = action.step
             if self.verify_only and step in (Step.SEND, Step.READ_LATER):
-                self._verify_only_ending(pair, current, action, event)
+                await self._verify_only_ending(pair, current, action, event)
                 return None
             if step is Step.DONE:
                 remote_id, remote_url = (outcome.remote_id, outcome.remote_url) if (
                     event is Kind.DONE and outcome is not None) else found
                 assert current is not None
                 checkpoints.hit("before_done_write")
-                self._write(pair, self._done(current, remote_id, remote_url))
+                await self._write(pair, self._done(current, remote_id, remote_url))
                 checkpoints.hit("after_done_write")
                 how = ("sent" if event is Kind.DONE else
                        "found by verify (sent by an earlier run)" if sends == 0 else "sent (confirmed by a read)")
@@ -229,7 +239,7 @@ class Runner:
                 error = self._error_text(channel, event, reason, action)
                 assert current is not None
                 if current.state == "in_flight":
-                    self._write(pair, self._failed(current, error))
+                    await self._write(pair, self._failed(current, error))
                 if step is Step.FAIL:
                     self._finish(pair, "failed", error)
                     return None
@@ -260,7 +270,7 @@ class Runner:
             if step is Step.AWAIT:
                 assert current is not None
                 note = f"{self._clean(channel, reason)}; {action.reason}"
-                self._write(pair, replace(current, error=note))
+                await self._write(pair, replace(current, error=note))
                 self._finish(pair, "waiting", note)
                 return None
             assert step is Step.LEAVE
@@ -285,10 +295,18 @@ class Runner:
         await http.wait_turn()
         previous = self.ledger.record(pair.post.key, channel.id)
         checkpoints.hit("before_in_flight_write")
-        self._write(pair, Record("in_flight", (previous.attempts if previous else 0) + 1, self._now(),
-                                 idempotency_key=pair.prepared.idempotency_key,
-                                 created_at=self._created_at(pair, previous),
-                                 message_sha256=pair.prepared.sha256))
+        record = Record("in_flight", (previous.attempts if previous else 0) + 1, self._now(),
+                        idempotency_key=pair.prepared.idempotency_key, created_at=self._created_at(pair, previous),
+                        message_sha256=pair.prepared.sha256)
+        # What a send needs and changes nothing (a session) is fetched while the record is pushed.
+        warming = asyncio.ensure_future(channel.warm_up(http))
+        try:
+            await self._write(pair, record, before_request=channel.settings.delivery == "at_most_once")
+        except BaseException:
+            warming.cancel()   # the record is not durable: no request of this pair leaves
+            raise
+        finally:
+            await asyncio.gather(warming, return_exceptions=True)
         checkpoints.hit("after_in_flight_write")
         outcome = await channel.send(http, pair.post, pair.prepared)
         checkpoints.hit("after_response")
@@ -311,14 +329,14 @@ class Runner:
             # Whatever went wrong, nothing was proved: the pair stays in_flight, never resent blind.
             return Verdict(Found.UNKNOWN, reason=f"the read failed ({type(exc).__name__})")
 
-    def _verify_only_ending(self, pair: PendingPair, current: Record | None, action: Action,
+    async def _verify_only_ending(self, pair: PendingPair, current: Record | None, action: Action,
                             event: Event) -> None:
         """`mkdocs-syndicate verify` never sends: a proved absence becomes failed (pending again),
         unless the server may still be at work, which only a later read can tell."""
         assert current is not None
         if action.step is Step.SEND and event is Found.ABSENT:
             error = f"verify found no post on {pair.channel.id} after the settle time; the next run sends it"
-            self._write(pair, self._failed(current, error))
+            await self._write(pair, self._failed(current, error))
             self._finish(pair, "pending", error)
         elif action.step is Step.SEND:  # repeat-safe or at-least-once: the next run resends anyway
             self._finish(pair, "in_flight", "the next run sends it again (a repeat is harmless here)")
@@ -362,8 +380,8 @@ class Runner:
                 await http.wait_turn()
                 checkpoints.hit("before_in_flight_write")
                 # At-least-once: this in_flight need not be pushed before the ping (a later push carries it).
-                self._write_many([(p, self._next_in_flight(p)) for p in members],
-                                 push=channel.settings.delivery == "at_most_once")
+                await self._write_many([(p, self._next_in_flight(p)) for p in members],
+                                       before_request=channel.settings.delivery == "at_most_once")
                 checkpoints.hit("after_in_flight_write")
                 outcome = await channel.send_batch(http, batch)
                 sends += 1
@@ -372,7 +390,7 @@ class Runner:
                 action = decide(outcome.kind, self._situation(channel, current, sends, outcome))
                 if action.step is Step.DONE:
                     checkpoints.hit("before_done_write")
-                    self._write_many([(p, self._done(self._current(p), None, None)) for p in members])
+                    await self._write_many([(p, self._done(self._current(p), None, None)) for p in members])
                     checkpoints.hit("after_done_write")
                     for p in members:
                         self._finish(p, "done", f"pinged with {len(batch)} URL(s)")
@@ -382,7 +400,7 @@ class Runner:
                     continue
                 if action.step is Step.AWAIT:
                     note = f"{self._clean(channel, outcome.error)}; {action.reason}"
-                    self._write_many([(p, replace(self._current(p), error=note)) for p in members], push=False)
+                    await self._write_many([(p, replace(self._current(p), error=note)) for p in members])
                     for p in members:
                         self._finish(p, "waiting", note)
                     break
@@ -392,7 +410,7 @@ class Runner:
                                      f"({self._clean(channel, outcome.error)}); the next run resends")
                     break
                 error = self._error_text(channel, outcome.kind, outcome.error or "", action)
-                self._write_many([(p, self._failed(self._current(p), error)) for p in members])
+                await self._write_many([(p, self._failed(self._current(p), error)) for p in members])
                 if action.step is Step.RETRY:
                     if action.at is not None:
                         http.hold_until(action.at, "rate limited (server asked to wait)")
@@ -430,11 +448,12 @@ class Runner:
                       idempotency_key=current.idempotency_key, created_at=current.created_at,
                       message_sha256=current.message_sha256)
 
-    def _write(self, pair: PendingPair, record: Record) -> None:
-        self.ledger.apply([Transition(pair.ref, pair.channel.id, record)])
+    async def _write(self, pair: PendingPair, record: Record, *, before_request: bool = False) -> None:
+        await self._writer.write([Transition(pair.ref, pair.channel.id, record)], before_request=before_request)
 
-    def _write_many(self, items: list[tuple[PendingPair, Record]], push: bool = True) -> None:
-        self.ledger.apply([Transition(p.ref, p.channel.id, r) for p, r in items], push=push)
+    async def _write_many(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None:
+        await self._writer.write([Transition(p.ref, p.channel.id, r) for p, r in items],
+                                 before_request=before_request)
 
     def _clean(self, channel: Channel, text: str | None) -> str:
         """Credentials out first, then control characters, then cut: a token cut in half before

@@ -29,7 +29,13 @@ from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
 from mkdocs_syndicate.errors import SyndicateError
 from mkdocs_syndicate.ledger.format import parse
-from mkdocs_syndicate.ledger.gitmirror import GitMirror, StaleLedger
+from mkdocs_syndicate.ledger.gitmirror import (
+    GitMirror,
+    StaleLedger,
+    changed_pairs,
+    merge,
+    without_unpushed_in_flight,
+)
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.net.liveness import wait_until_live
 from mkdocs_syndicate.sandbox import SandboxServer, running_sandbox
@@ -72,6 +78,8 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
                 report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
                 if not the_plan.pairs:
                     break
+                if mirror is not None:   # their change to a pair of this plan makes the plan stale
+                    mirror.claimed = {(p.post.key, p.channel.id) for p in the_plan.pairs}
                 runner = Runner(ledger, the_plan, clock=clock, reporter=reporter, transport=transport,
                                 max_wait=options.max_wait, verify_only=verify_only)
                 try:
@@ -80,25 +88,30 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
                     raise RunInterrupted(runner.report, the_plan, ledger) from None
                 except StaleLedger as lost:
                     assert mirror is not None
-                    changed = _changed_pairs(ledger, lost)
+                    # What they changed since our base is theirs; what only we changed (records of
+                    # requests that went out) goes on top of their ledger, pushed by the next round.
+                    changed = changed_pairs(lost.base, lost.remote_posts)
                     planned = {(p.post.key, p.channel.id) for p in the_plan.pairs}
-                    finished = {(r.post_key, r.channel) for r in runner.report.results}
+                    went_out = {(r.post_key, r.channel) for r in runner.report.results if r.state != "not_attempted"}
                     report.results += [r for r in runner.report.results if (r.post_key, r.channel) not in changed]
                     report.requests += runner.report.requests
                     for key, channel in sorted((changed & planned) - left_to_others):
-                        if (key, channel) in finished:  # ours went out, but the pushed record is theirs
+                        theirs = lost.remote_posts.get(key)
+                        record = theirs.channels.get(channel) if theirs else None
+                        if (key, channel) in went_out:  # ours went out, but the pushed record is theirs
                             report.results.append(PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED))
-                        else:
+                        elif record is None or record.state not in ("done", "skipped"):  # theirs is not finished
                             report.results.append(PairResult(key, channel, "not_attempted", OTHER_RUNNER))
                     left_to_others |= changed
-                    ledger.reset_to(lost.remote_posts)
-                    mirror.adopt_remote(lost.tip)
+                    ours = without_unpushed_in_flight(ledger.abandoned or ledger.posts, lost.base)
+                    ledger.reset_to(merge(lost.base, ours, lost.remote_posts))
+                    mirror.adopt_remote(lost.tip, lost.remote_posts)
                     continue
                 report.results += result.results
                 report.requests += result.requests
                 break
             if mirror is not None:
-                mirror.push(ledger.posts)
+                ledger.push_if_ahead()
                 mirror.finish()
             return report
 
@@ -145,19 +158,6 @@ def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
         ledger.reset_to(parse(remote_text, f"{options.git.remote}/{mirror.branch}:{mirror.rel}"))
     ledger.mirror = mirror
     return mirror
-
-
-def _changed_pairs(ledger: Ledger, lost: StaleLedger) -> set[tuple[str, str]]:
-    """Pairs whose pushed record differs from ours: another runner has them."""
-    keys = set(ledger.posts) | set(lost.remote_posts)
-    changed = set()
-    for key in keys:
-        ours = ledger.posts.get(key)
-        theirs = lost.remote_posts.get(key)
-        for channel in set(ours.channels if ours else {}) | set(theirs.channels if theirs else {}):
-            if (ours.channels.get(channel) if ours else None) != (theirs.channels.get(channel) if theirs else None):
-                changed.add((key, channel))
-    return changed
 
 
 class RunInterrupted(SyndicateError):

@@ -1,13 +1,16 @@
 """The ledger kept in git, for CI: a working tree dies with its container, so "durable" means
 "pushed" (reliability.md §0.3, §3.5).
 
-Every transition becomes a commit of the ledger file alone, built with git plumbing on top of the
-remote branch's tip, so the user's index and working tree are never touched (except that the
-ledger file is written). For at-most-once channels the `in_flight` commit is pushed *before* the
-remote call. A push rejected as non-fast-forward is a compare-and-swap failure: fetch, and if
-another writer changed none of our pairs, reapply our transitions to their ledger and push again
-(bounded); if they changed one of ours, raise StaleLedger: the caller re-reads and re-plans, and
-never sends on a stale ledger. Any other push failure stops the run before further remote calls.
+A flush of the ledger (one group of transitions, see engine/groupcommit.py) becomes one commit of
+the ledger file alone, written by a single `git fast-import` on top of the remote branch's tip,
+so the user's index and working tree are never touched (except that the ledger file is written),
+and one `git push`. The run starts from the remote branch as the checkout last fetched it and
+does not fetch again while its pushes succeed: a push is a compare-and-swap, so a remote that
+moved meanwhile refuses it. Then, and only then: fetch, and merge three ways per pair (the last
+pushed ledger is the base): if the other writer changed none of the pairs this run changed,
+our records go on top of theirs and the push is retried (bounded); if they changed one of ours,
+raise StaleLedger: the caller takes their ledger and re-plans, and never sends on a stale one.
+Any other push failure stops the run before further remote calls.
 
 Credentials are the remote's business (the CI checkout's helper or extraheader): nothing here
 writes to `.git/config` or builds a URL, and git's own output is redacted before it is shown.
@@ -19,24 +22,28 @@ import os
 import random
 import re
 import subprocess
-import tempfile
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.errors import ConfigError, SyndicateError
 from mkdocs_syndicate.ledger.format import dump, parse
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
-from mkdocs_syndicate.ledger.schema import Posts, Record
+from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record
 from mkdocs_syndicate.safety import one_line
 
 PUSH_TRIES = 5
 SKIP_CI = "[skip ci]"
-_BOT = ("mkdocs-syndicate", "mkdocs-syndicate@users.noreply.github.com")
+_BOT = "mkdocs-syndicate <mkdocs-syndicate@users.noreply.github.com>"
 _NON_FAST_FORWARD = re.compile(r"non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref", re.I)
 _USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+# fast-import needs a ref to build on; it is deleted again in the same stream (null sha), so a
+# commit stays unreferenced until the push names it and nothing is left in the user's refs.
+_SCRATCH_REF = "refs/syndicate/ledger"
+_NULL = "0" * 40
 
 
 class GitError(SyndicateError):
@@ -50,12 +57,13 @@ class Pair:
 
 
 class StaleLedger(SyndicateError):
-    """Another writer changed pairs this run was about to send: re-read, re-plan, never send."""
+    """Another writer changed pairs this run changed too: take theirs, re-plan, never send."""
 
-    def __init__(self, contested: list[Pair], remote_posts: Posts, tip: str) -> None:
+    def __init__(self, contested: list[Pair], remote_posts: Posts, tip: str, base: Posts) -> None:
         self.contested = contested
         self.remote_posts = remote_posts
         self.tip = tip
+        self.base = base     # the ledger this run last pushed (or started from): what "changed" means
         names = ", ".join(f"({p.post_key}, {p.channel})" for p in contested[:5])
         super().__init__(f"another run changed {names} in the pushed ledger; re-planning")
 
@@ -65,44 +73,44 @@ def redact_git(text: str) -> str:
 
 
 @dataclass
-class _Pending:
-    pair: Pair
-    before: Record | None
-    after: Record
-    url: str
-    title: str
-
-
-@dataclass
 class GitMirror:
-    """Commits (and pushes) each ledger transition. One per run; `start()` before any transition."""
+    """Commits (and pushes) the ledger, a group of transitions at a time. One per run; `start()`
+    before the first flush. Counts what it did, for the run summary and the benchmark."""
 
     ledger_path: Path
     settings: GitSettings
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     tip: str | None = None                       # the commit our next commit builds on
     pushed: str | None = None                    # the last commit known to be on the remote
-    unpushed: list[_Pending] = field(default_factory=list)
-    messages: list[str] = field(default_factory=list)
+    base: Posts = field(default_factory=dict)    # the ledger in `pushed` (the three-way merge's base)
     started_head: str | None = None
+    claimed: set[tuple[str, str]] = field(default_factory=set)   # the pairs this run's plan works on
+    pushes: int = 0                              # push attempts, refused ones included
+    commits: int = 0
+    processes: int = 0                           # git processes started
 
     # ------------------------------------------------------------------ setup
 
     def start(self) -> str | None:
-        """Find the repository and the branch; with push, fetch it. Returns the ledger text the
-        run must start from (the remote's, when it differs from the file), or None."""
+        """Find the repository, the branch and our identity; with push, start from the remote
+        branch as last fetched (fetching only when the checkout never did). Returns the ledger text
+        the run must start from (the remote's, when it differs from the file), or None."""
         self.root = Path(self._git("rev-parse", "--show-toplevel", cwd=self.ledger_path.parent).strip())
         self.rel = self.ledger_path.resolve().relative_to(self.root.resolve()).as_posix()
         self.branch = self._branch()
         self.started_head = self._git("rev-parse", "HEAD").strip()
+        self.identity = self._identity()
+        local_text = self.ledger_path.read_text(encoding="utf-8") if self.ledger_path.exists() else None
         if not self.settings.push:
             self.tip = self.pushed = self.started_head
             return None
-        self._fetch()
         remote_tip = self._remote_tip()
+        if remote_tip is None:
+            self._fetch()
+            remote_tip = self._remote_tip()
         self.tip = self.pushed = remote_tip or self.started_head
         remote_text = self._show(self.tip)
-        local_text = self.ledger_path.read_text(encoding="utf-8") if self.ledger_path.exists() else None
+        self.base = parse(remote_text, self._where()) if remote_text is not None else {}
         if remote_text is not None and remote_text != local_text:
             return remote_text  # the pushed ledger is the truth (see module docstring)
         return None
@@ -118,34 +126,38 @@ class GitMirror:
             raise ConfigError("git.branch: required, because HEAD is detached (no branch to push the "
                               "ledger to)") from None
 
-    # ------------------------------------------------------------------ the hook
+    def _identity(self) -> str:
+        """The user's git identity when they set one (config or environment); otherwise a bot's,
+        rather than whatever git would guess from the host name."""
+        if not (self.env.get("GIT_COMMITTER_EMAIL") or self._run("config", "user.email").stdout.strip()):
+            return _BOT
+        ident = self._git("var", "GIT_COMMITTER_IDENT").strip()
+        return ident.rsplit(" ", 2)[0]   # "Name <email> 1700000000 +0000" without the time
 
-    def persist(self, batch: list[tuple[Pair, Record | None, Record, str, str]], posts: Posts,
-                needs_push: bool, text: str | None = None) -> Posts:
-        """Commit `posts` (the ledger after `batch`); push when `needs_push`. Returns the posts to
-        keep, which include other writers' changes when a push had to be redone on their tip."""
-        self.unpushed.extend(_Pending(pair, before, after, url, title) for pair, before, after, url, title in batch)
-        message = _message(batch)
-        self.messages.append(message)
-        text = text if text is not None else dump(posts)  # the Ledger passes the text it just wrote
-        self.tip = self._commit(text, self.tip, message)
-        if not self.settings.push:
-            self.unpushed.clear()
-            return posts
-        if not needs_push:
+    # ------------------------------------------------------------------ a flush
+
+    def persist(self, posts: Posts, text: str, changes: list[tuple[str, str, str]], push: bool) -> Posts:
+        """Commit `posts` (whose text is `text`) and, with `push` and push enabled, push it.
+        `changes` are the (post, channel, state) transitions since the last commit, for the
+        message. Returns the posts to keep: other writers' changes are in them when a push had to
+        be redone on their tip."""
+        self.tip = self._commit(text, self.tip, commit_message(changes))
+        checkpoints.hit("git.committed")
+        if not (self.settings.push and push):
             return posts
         return self.push(posts)
 
     def push(self, posts: Posts) -> Posts:
-        """Push our commits; on a race, rebuild them on the new remote tip (see module docstring)."""
+        """Push our commits; on a race, merge onto the new remote tip (see module docstring)."""
         if not self.settings.push or self.tip == self.pushed:
             return posts
         for attempt in range(1, PUSH_TRIES + 1):
+            self.pushes += 1
             result = self._run("push", "--porcelain", self.settings.remote, f"{self.tip}:refs/heads/{self.branch}")
             if result.returncode == 0:
+                checkpoints.hit("git.pushed")
                 self.pushed = self.tip
-                self.unpushed.clear()
-                self.messages.clear()
+                self.base = posts
                 return posts
             output = redact_git(result.stderr + result.stdout)
             if not _NON_FAST_FORWARD.search(output):
@@ -153,28 +165,26 @@ class GitMirror:
             self._fetch()
             remote_tip = self._remote_tip()
             assert remote_tip is not None
-            remote_posts = parse(self._show(remote_tip) or _EMPTY, f"{self.settings.remote}/{self.branch}:{self.rel}")
-            contested = [p.pair for p in self.unpushed
-                         if _record(remote_posts, p.pair) != p.before]
+            theirs = parse(self._show(remote_tip) or _EMPTY, self._where())
+            contested = contested_pairs(self.base, posts, theirs, self.claimed)
             if contested:
-                raise StaleLedger(contested, remote_posts, remote_tip)
-            posts = _reapply(remote_posts, self.unpushed)
-            message = "; ".join(self.messages)
-            self.tip = self._commit(dump(posts), remote_tip, message)
-            self.pushed = remote_tip
+                raise StaleLedger(contested, theirs, remote_tip, self.base)
+            posts = merge(self.base, posts, theirs)
+            self.tip = self._commit(dump(posts), remote_tip, f"syndicate: this run's records on top of "
+                                                             f"another run's {SKIP_CI}")
+            self.pushed, self.base = remote_tip, theirs
             time.sleep(random.uniform(0.05, 0.3) * attempt)
         raise GitError(f"git push to {self.settings.remote}/{self.branch} was rejected {PUSH_TRIES} times "
                        "in a row (others keep pushing); stopping")
 
-    def adopt_remote(self, tip: str) -> None:
-        """After StaleLedger: the remote's tip is our new base; our unpushed transitions are void."""
+    def adopt_remote(self, tip: str, posts: Posts) -> None:
+        """After StaleLedger: the remote's tip and ledger are our new base."""
         self.tip = self.pushed = tip
-        self.unpushed.clear()
-        self.messages.clear()
+        self.base = posts
 
     def finish(self) -> None:
-        """Push what is left (at-least-once transitions), then bring the checkout along when only
-        the ledger changed: move HEAD to our tip and refresh the index entry of the ledger."""
+        """Bring the checkout along when only the ledger changed: move HEAD to our tip and
+        refresh the index entry of the ledger."""
         if self.tip is None or self.started_head is None or self.tip == self.started_head:
             return
         changed = self._git("diff", "--name-only", self.started_head, self.tip).split()
@@ -187,24 +197,24 @@ class GitMirror:
     # ------------------------------------------------------------------ plumbing
 
     def _commit(self, text: str, parent: str | None, message: str) -> str:
-        blob = self._git("hash-object", "-w", "--stdin", input=text).strip()
-        with tempfile.TemporaryDirectory() as scratch:
-            index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-            if parent:
-                self._git("read-tree", parent, extra_env=index)
-            self._git("update-index", "--add", "--cacheinfo", f"100644,{blob},{self.rel}", extra_env=index)
-            tree = self._git("write-tree", extra_env=index).strip()
-        args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
-        commit = self._git(*args, extra_env=self._identity()).strip()
+        """One process: blob, tree and commit by `git fast-import`, which prints the commit id."""
+        data, subject = text.encode("utf-8"), message.encode("utf-8")
+        ident = self.identity.encode("utf-8")
+        stream = b"".join([
+            b"reset %s\ncommit %s\nmark :1\n" % (_SCRATCH_REF.encode(), _SCRATCH_REF.encode()),
+            b"author %s now\ncommitter %s now\n" % (ident, ident),
+            b"data %d\n%s\n" % (len(subject), subject),
+            b"from %s\n" % parent.encode() if parent else b"",
+            b"M 100644 inline %s\ndata %d\n%s\n\n" % (_quoted(self.rel), len(data), data),
+            b"get-mark :1\n",
+            b"reset %s\nfrom %s\n\n" % (_SCRATCH_REF.encode(), _NULL.encode()),
+        ])
+        result = self._run("fast-import", "--quiet", "--date-format=now", "--force", input_bytes=stream)
+        commit = result.stdout.strip()
+        if result.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40,64}", commit):
+            raise GitError(f"git fast-import failed: {redact_git(result.stderr).strip()[-400:]}")
+        self.commits += 1
         return commit
-
-    def _identity(self) -> dict[str, str]:
-        """The user's git identity when they have one; otherwise a bot's, for this command only."""
-        if self._run("config", "user.email").stdout.strip():
-            return {}
-        name, email = _BOT
-        return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
-                "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
 
     def _fetch(self) -> None:
         result = self._run("fetch", "--quiet", self.settings.remote,
@@ -221,14 +231,21 @@ class GitMirror:
         result = self._run("show", f"{commit}:{self.rel}")
         return result.stdout if result.returncode == 0 else None
 
-    def _run(self, *args: str, input: str | None = None, cwd: Path | None = None,
-             extra_env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        env = {**self.env, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(extra_env or {})}
+    def _where(self) -> str:
+        return f"{self.settings.remote}/{self.branch}:{self.rel}"
+
+    def _run(self, *args: str, input_bytes: bytes | None = None,
+             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        env = {**self.env, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+        self.processes += 1
         try:
-            return subprocess.run(["git", *args], cwd=cwd or getattr(self, "root", self.ledger_path.parent),
-                                  input=input, capture_output=True, text=True, env=env, timeout=120, check=False)
+            result = subprocess.run(["git", *args], cwd=cwd or getattr(self, "root", self.ledger_path.parent),
+                                    input=input_bytes, capture_output=True, env=env, timeout=120, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GitError(f"git {args[0]} could not run: {exc}") from None
+        return subprocess.CompletedProcess(result.args, result.returncode,
+                                           result.stdout.decode("utf-8", "replace"),
+                                           result.stderr.decode("utf-8", "replace"))
 
     def _git(self, *args: str, **kwargs: Any) -> str:
         result = self._run(*args, **kwargs)
@@ -240,29 +257,78 @@ class GitMirror:
 _EMPTY = "version: 1\nposts: {}\n...\n"
 
 
-def _record(posts: Posts, pair: Pair) -> Record | None:
-    entry = posts.get(pair.post_key)
-    return entry.channels.get(pair.channel) if entry else None
+def _quoted(path: str) -> bytes:
+    """A path in fast-import's C-style quotes (spaces, quotes, backslashes and all)."""
+    escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'.encode()
 
 
-def _reapply(remote: Posts, pending: list[_Pending]) -> Posts:
-    from dataclasses import replace
+def _record(posts: Posts, key: str, channel: str) -> Record | None:
+    entry = posts.get(key)
+    return entry.channels.get(channel) if entry else None
 
-    from mkdocs_syndicate.ledger.schema import PostEntry
 
-    merged = {key: replace(entry, channels=dict(entry.channels)) for key, entry in remote.items()}
-    for item in pending:
-        entry = merged.get(item.pair.post_key)
+def _pairs(*ledgers: Posts) -> Iterable[tuple[str, str]]:
+    seen: set[tuple[str, str]] = set()
+    for posts in ledgers:
+        for key, entry in posts.items():
+            for channel in entry.channels:
+                if (key, channel) not in seen:
+                    seen.add((key, channel))
+                    yield key, channel
+
+
+def changed_pairs(base: Posts, other: Posts) -> set[tuple[str, str]]:
+    """Pairs whose record in `other` differs from `base`."""
+    return {(k, c) for k, c in _pairs(base, other) if _record(base, k, c) != _record(other, k, c)}
+
+
+def contested_pairs(base: Posts, ours: Posts, theirs: Posts, claimed: set[tuple[str, str]]) -> list[Pair]:
+    """Pairs both sides changed since `base` (differently), and pairs of our plan they changed:
+    a lane may be about to send one of those on what it planned from, so the plan is stale."""
+    mine = changed_pairs(base, ours)
+    return [Pair(k, c) for k, c in sorted(changed_pairs(base, theirs) & (mine | claimed))
+            if (k, c) not in mine or _record(ours, k, c) != _record(theirs, k, c)]
+
+
+def merge(base: Posts, ours: Posts, theirs: Posts) -> Posts:
+    """Theirs, with every pair that only we changed since `base` taken from ours."""
+    merged = {key: replace(entry, channels=dict(entry.channels)) for key, entry in theirs.items()}
+    for key, channel in sorted(changed_pairs(base, ours) - changed_pairs(base, theirs)):
+        record = _record(ours, key, channel)
+        entry = merged.get(key)
         if entry is None:
-            entry = merged[item.pair.post_key] = PostEntry(url=item.url, title=item.title)
-        entry.channels[item.pair.channel] = item.after
+            entry = merged[key] = PostEntry(url=ours[key].url, title=ours[key].title)
+        if record is None:
+            entry.channels.pop(channel, None)
+        else:
+            entry.channels[channel] = record
     return merged
 
 
-def _message(batch: list[tuple[Pair, Record | None, Record, str, str]]) -> str:
-    channels = sorted({pair.channel for pair, *_ in batch})
-    states = sorted({after.state for _, _, after, _, _ in batch})
-    posts = sorted({pair.post_key for pair, *_ in batch})
+def without_unpushed_in_flight(ours: Posts, base: Posts) -> Posts:
+    """Our ledger as a failed push left it, minus in_flight records the push did not carry: their
+    at-most-once requests waited for that push and never left (an at-least-once one is sent again)."""
+    kept = {key: replace(entry, channels=dict(entry.channels)) for key, entry in ours.items()}
+    for key, channel in _pairs(ours):
+        record = _record(ours, key, channel)
+        if record is not None and record.state == "in_flight" and record != _record(base, key, channel):
+            previous = _record(base, key, channel)
+            if previous is None:
+                del kept[key].channels[channel]
+            else:
+                kept[key].channels[channel] = previous
+    return {key: entry for key, entry in kept.items() if entry.channels or key in base}
+
+
+def commit_message(changes: list[tuple[str, str, str]]) -> str:
+    """One line: what moved where, e.g. `syndicate: masto, bsky in_flight for blog/x/ [skip ci]`,
+    or a count when a group holds many posts."""
+    states: dict[str, set[str]] = {}
+    for _, channel, state in changes:
+        states.setdefault(state, set()).add(channel)
+    posts = sorted({key for key, _, _ in changes})
     what = posts[0] if len(posts) == 1 else f"{len(posts)} posts"
+    parts = "; ".join(f"{', '.join(sorted(channels))} {state}" for state, channels in sorted(states.items()))
     # One line, control characters escaped: a key must not forge trailers or paragraphs.
-    return one_line(f"syndicate: {', '.join(channels)} {'/'.join(states)} for {what} {SKIP_CI}")
+    return one_line(f"syndicate: {parts} for {what} {SKIP_CI}")

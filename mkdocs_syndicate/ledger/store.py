@@ -57,8 +57,11 @@ class Ledger:
         self._posts = posts
         self._lock = lock
         self._poisoned: BaseException | None = None
+        self._durable = posts                  # the last state on disk (and in git)
+        self._staged: list[Transition] = []    # applied in memory, not yet flushed
+        self.abandoned: Posts | None = None     # the view in memory when a flush failed
         self.writes = 0
-        self.mirror: GitMirror | None = None   # git persistence (CI), see gitstore.py
+        self.mirror: GitMirror | None = None   # git persistence (CI), see gitmirror.py
         self._rendered: dict[str, tuple[PostEntry, str]] = {}   # per-post text of the last write
 
     # -------------------------------------------------------------- opening
@@ -127,17 +130,23 @@ class Ledger:
     # -------------------------------------------------------------- transitions
 
     def apply(self, transitions: Iterable[Transition], *, by_hand: bool = False, push: bool = True) -> None:
-        """Apply transitions and make them durable in one atomic write (or raise, changing nothing).
-        With a git mirror they are also committed, and pushed unless `push` is False (an
-        at-least-once in_flight, which a later push carries)."""
+        """Apply transitions and make them durable in one atomic write (or raise, keeping the last
+        durable state). With a git mirror they are also committed, and pushed unless `push` is
+        False (a later push carries them)."""
+        self.stage(transitions, by_hand=by_hand)
+        self.flush(push=push)
+
+    def stage(self, transitions: Iterable[Transition], *, by_hand: bool = False) -> None:
+        """Check and apply transitions in memory; `flush` makes them durable. A group commit
+        stages the transitions of several lanes and flushes them together (engine/groupcommit.py)."""
         if self._lock is None:
             raise LedgerError(str(self.path), "opened read-only; cannot record a transition")
         if self._poisoned is not None:
             raise LedgerWriteError(str(self.path), f"an earlier write failed ({self._poisoned}); "
                                    "refusing to continue") from self._poisoned
         batch = list(transitions)
-        befores = [self.record(item.post.key, item.channel) for item in batch]
-        # Copy only the entries this batch touches: the others (and their rendered text) are reused.
+        # Copy only the entries this batch touches: the others (and their rendered text) are
+        # reused, and a flush in progress keeps the mapping it took, unchanged.
         staged = dict(self._posts)
         copied: set[str] = set()
         for item in batch:
@@ -155,48 +164,124 @@ class Ledger:
                 copied.add(item.post.key)
             current.url, current.title = item.post.url or current.url, item.post.title or current.title
             current.channels[item.channel] = item.record
-        text = dump(staged, self._rendered)
+        self._posts = staged
+        self._staged.extend(batch)
+
+    @property
+    def has_staged(self) -> bool:
+        return bool(self._staged)
+
+    def flush(self, push: bool = True) -> None:
+        """Make everything staged durable: the file, and with a mirror a commit (and a push)."""
+        pending = self.begin_flush()
+        if pending is None:
+            return
+        try:
+            kept = self.write_flush(pending, push)
+        except BaseException as exc:
+            self.fail_flush(exc)
+            raise
+        self.end_flush(pending, kept)
+
+    def begin_flush(self) -> Flush | None:
+        """Take what is staged (in the event loop's thread); `write_flush` may then run in another."""
+        if not self._staged:
+            return None
+        pending = Flush(self._posts, self._staged)
+        self._staged = []
+        return pending
+
+    def write_flush(self, pending: Flush, push: bool) -> Posts:
+        """The slow part, safe to run in a worker thread: nothing here touches state that staging
+        changes. Returns the posts that are now durable (with other writers' records merged in
+        when a git push had to be redone on their tip)."""
+        text = dump(pending.posts, self._rendered)
         try:
             atomic_write_text(self.path, text)
         except OSError as exc:
-            self._poisoned = exc
             raise LedgerWriteError(str(self.path), f"could not write the ledger ({exc.strerror or exc}); "
                                    "stopping before any further remote call") from exc
-        if self.mirror is not None:
-            staged = self._mirror(batch, befores, staged, push, text)
-        self._posts = staged
-        self.writes += 1
-        if checkpoints.enabled():
-            for item in batch:
-                checkpoints.note(f"{item.post.key}|{item.channel}|{item.record.state}")
+        if self.mirror is None:
+            return pending.posts
+        from mkdocs_syndicate.ledger.gitmirror import GitError
 
-    def _mirror(self, batch: list[Transition], befores: list[Record | None], staged: Posts, push: bool,
-                text: str) -> Posts:
-        from mkdocs_syndicate.ledger.gitmirror import GitError, Pair, StaleLedger
-
-        assert self.mirror is not None
-        items = [(Pair(t.post.key, t.channel), before, t.record, t.post.url, t.post.title)
-                 for t, before in zip(batch, befores, strict=True)]
+        changes = [(t.post.key, t.channel, t.record.state) for t in pending.transitions]
         try:
-            kept = self.mirror.persist(items, staged, needs_push=push, text=text)
-        except StaleLedger as exc:
-            self._poisoned = exc
-            raise
+            kept = self.mirror.persist(pending.posts, text, changes, push)
         except GitError as exc:
-            self._poisoned = exc
             raise LedgerWriteError(str(self.path), f"{exc}; stopping before any further remote call") from None
-        if kept is not staged:  # others' changes merged in on a new remote tip: keep them locally too
+        if kept is not pending.posts:  # others' records merged in on a new remote tip: keep them locally too
             atomic_write_text(self.path, dump(kept, self._rendered))
         return kept
+
+    def end_flush(self, pending: Flush, kept: Posts) -> None:
+        """Back in the event loop's thread: what was flushed is durable."""
+        if kept is not pending.posts:
+            # Others' records came in under ours; what was staged meanwhile goes on top again.
+            self._posts = _overlay(kept, self._staged)
+        self._durable = kept
+        self.writes += 1
+        if checkpoints.enabled():
+            for item in pending.transitions:
+                checkpoints.note(f"{item.post.key}|{item.channel}|{item.record.state}")
+
+    def fail_flush(self, error: BaseException) -> None:
+        """A flush failed: refuse every later transition, and show the last durable state (what
+        was staged never became a record anyone can rely on)."""
+        self._poisoned = error
+        self.abandoned = self._posts
+        self._posts = self._durable
+        self._staged = []
+
+    def push_if_ahead(self) -> None:
+        """With git push: commit and push the ledger when it holds records the remote lacks (ours,
+        merged onto another run's ledger after a lost race, with no round left to carry them)."""
+        mirror = self.mirror
+        if mirror is None or not mirror.settings.push:
+            return
+        from mkdocs_syndicate.ledger.gitmirror import changed_pairs
+
+        ahead = sorted(changed_pairs(mirror.base, self._posts))
+        if not ahead and mirror.tip == mirror.pushed:
+            return
+        records = [(key, channel, self.record(key, channel)) for key, channel in ahead]
+        changes = [(key, channel, record.state if record else "removed") for key, channel, record in records]
+        text = dump(self._posts, self._rendered)
+        atomic_write_text(self.path, text)
+        kept = mirror.persist(self._posts, text, changes, push=True)
+        if kept is not self._posts:
+            atomic_write_text(self.path, dump(kept, self._rendered))
+            self._posts = self._durable = kept
 
     def reset_to(self, posts: Posts) -> None:
         """Replace this ledger with `posts` (the pushed ledger after a lost race), durably."""
         atomic_write_text(self.path, dump(posts, self._rendered))
-        self._posts = posts
+        self._posts = self._durable = posts
+        self._staged = []
         self._poisoned = None
+        self.abandoned = None
 
     def set(self, post: PostRef, channel: str, record: Record) -> None:
         self.apply([Transition(post, channel, record)])
+
+
+@dataclass(frozen=True)
+class Flush:
+    """A group of staged transitions on its way to disk (and git)."""
+
+    posts: Posts
+    transitions: list[Transition]
+
+
+def _overlay(posts: Posts, transitions: list[Transition]) -> Posts:
+    merged = dict(posts)
+    for item in transitions:
+        entry = merged.get(item.post.key)
+        entry = replace(entry, channels=dict(entry.channels)) if entry else PostEntry(url=item.post.url,
+                                                                                     title=item.post.title)
+        entry.channels[item.channel] = item.record
+        merged[item.post.key] = entry
+    return merged
 
 
 def _load(path: Path) -> Posts:
