@@ -169,3 +169,22 @@ def test_the_flush_runs_outside_the_event_loop(ledger):
 
     assert asyncio.run(main()) == 10
     assert threads and threads[0] != threading.main_thread().name
+
+
+def test_the_linger_runs_from_the_first_waiter_not_from_an_earlier_record(ledger):
+    """Regression: a ping's done record staged first started the linger clock, so lanes answering
+    a few milliseconds after the first waiter missed its push (10 pushes for 5 posts, not 6)."""
+    async def main():
+        committer = GroupCommitter(ledger, lanes=3, on_failure=pytest.fail, linger=0.2, idle_flush=5.0)
+        await committer.write([in_flight(1, "ping")], before_request=False)
+        await asyncio.sleep(0.15)
+        first = asyncio.ensure_future(committer.write([in_flight(2)], before_request=True))
+        await asyncio.sleep(0.1)   # 0.25 s after the ping's record, 0.1 s after the first waiter
+        second = asyncio.ensure_future(committer.write([in_flight(3)], before_request=True))
+        await asyncio.gather(first, second)
+        for _ in range(3):
+            committer.lane_done()
+        await committer.close()
+
+    asyncio.run(main())
+    assert ledger.flushed == [["blog/p1/|ping", "blog/p2/|masto", "blog/p3/|masto"]]

@@ -74,6 +74,7 @@ class GroupCommitter:
         self._closing = False
         self._failure: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
+        self._first_wait_at: float | None = None   # loop time the group's first waiter came
 
     async def write(self, transitions: list[Transition], *, before_request: bool) -> None:
         self.ledger.stage(transitions)   # raises at once after a failed flush: nothing further is sent
@@ -118,16 +119,20 @@ class GroupCommitter:
             await self._flush()
 
     async def _gather(self) -> None:
-        """Wait until the group is worth pushing: every running lane waits for it, or the linger
-        has passed (staged records without a waiter linger longer: they are in no hurry)."""
+        """Wait until the group is worth pushing: every running lane waits for it, or the first
+        waiter has lingered long enough (records without a waiter linger longer: no one needs
+        them before the run's end, and a waiter may come for them to ride with)."""
         loop = asyncio.get_running_loop()
-        started = loop.time()
+        staged_at = loop.time()
         while not self._closing:
             waiting = len(self._waiters)
             if waiting and waiting >= self.lanes:
                 return
-            limit = self.linger if waiting else self.idle_flush
-            left = started + limit - loop.time()
+            if waiting:
+                self._first_wait_at = self._first_wait_at or loop.time()
+                left = self._first_wait_at + self.linger - loop.time()
+            else:
+                left = staged_at + self.idle_flush - loop.time()
             if left <= 0:
                 return
             self._wake.clear()
@@ -138,6 +143,7 @@ class GroupCommitter:
 
     async def _flush(self) -> None:
         waiters, self._waiters = self._waiters, []
+        self._first_wait_at = None
         pending = self.ledger.begin_flush()
         if pending is None:
             for waiter in waiters:

@@ -61,6 +61,11 @@ class _Lazy(httpx.AsyncBaseTransport):
             await self._inner.aclose()
 
 
+def _waits_for_push(channel: Channel) -> bool:
+    """An at-most-once request leaves only once its in_flight record is durable (pushed, in git)."""
+    return channel.settings.delivery == "at_most_once"
+
+
 class _LaneStopped(Exception):
     """Auth refused or a wait beyond max_wait: the channel takes no more requests this run."""
 
@@ -98,10 +103,17 @@ class Runner:
         mounts = None if self.transport else {"https://": _Lazy(verify=True)}
         async with httpx.AsyncClient(transport=transport, mounts=mounts, follow_redirects=False,
                                      headers={"User-Agent": "mkdocs-syndicate"}) as client:
-            lanes = [self._guarded_lane(client, channels[channel_id], pairs)
-                     for channel_id, pairs in self.plan.lanes.items() if pairs]
+            # Lanes that wait for a push start first: their in_flight records are staged (and
+            # the push under way) before another lane's first request sets up its connection.
+            order = sorted((channel_id for channel_id, pairs in self.plan.lanes.items() if pairs),
+                           key=lambda channel_id: not _waits_for_push(channels[channel_id]))
+            lanes = [self._guarded_lane(client, channels[channel_id], self.plan.lanes[channel_id])
+                     for channel_id in order]
             if self.ledger.mirror is not None:
-                self._writer = GroupCommitter(self.ledger, len(lanes), self._halt)
+                # Only at-most-once lanes ever wait for a push: a group is complete once they all do.
+                waiting_kind = sum(1 for channel_id, pairs in self.plan.lanes.items()
+                                   if pairs and _waits_for_push(channels[channel_id]))
+                self._writer = GroupCommitter(self.ledger, waiting_kind, self._halt)
             try:
                 # Not a TaskGroup: one lane's failure must not cancel another in the middle of a
                 # request, whose outcome would then go unrecorded.
@@ -121,6 +133,10 @@ class Runner:
 
     async def _guarded_lane(self, client: httpx.AsyncClient, channel: Channel, pairs: list[PendingPair]) -> None:
         try:
+            if isinstance(self._writer, GroupCommitter) and not _waits_for_push(channel):
+                # One turn of the loop first, so the committer starts the push of the other lanes'
+                # in_flight records before this lane's first request sets up its connection.
+                await asyncio.sleep(0)
             await self._lane(client, channel, pairs)
         except SyndicateError as error:  # a failed ledger write, a lost git race
             self._halt(error)
@@ -129,7 +145,8 @@ class Runner:
             trace = redact("".join(traceback.format_exception(exc)), channel.secrets())
             self._halt(LaneCrashed(f"unexpected error on channel {channel.id}: {text}", trace))
         finally:
-            self._writer.lane_done()
+            if _waits_for_push(channel):
+                self._writer.lane_done()
 
     def _halt(self, error: BaseException) -> None:
         # A lost git race explains the errors that follow it in other lanes: report it first.
@@ -301,7 +318,7 @@ class Runner:
         # What a send needs and changes nothing (a session) is fetched while the record is pushed.
         warming = asyncio.ensure_future(channel.warm_up(http))
         try:
-            await self._write(pair, record, before_request=channel.settings.delivery == "at_most_once")
+            await self._write(pair, record, before_request=_waits_for_push(channel))
         except BaseException:
             warming.cancel()   # the record is not durable: no request of this pair leaves
             raise
@@ -381,7 +398,7 @@ class Runner:
                 checkpoints.hit("before_in_flight_write")
                 # At-least-once: this in_flight need not be pushed before the ping (a later push carries it).
                 await self._write_many([(p, self._next_in_flight(p)) for p in members],
-                                       before_request=channel.settings.delivery == "at_most_once")
+                                       before_request=_waits_for_push(channel))
                 checkpoints.hit("after_in_flight_write")
                 outcome = await channel.send_batch(http, batch)
                 sends += 1

@@ -85,6 +85,7 @@ class GitMirror:
     base: Posts = field(default_factory=dict)    # the ledger in `pushed` (the three-way merge's base)
     started_head: str | None = None
     claimed: set[tuple[str, str]] = field(default_factory=set)   # the pairs this run's plan works on
+    foreign: bool = False                        # the tip holds others' commits, not only ours
     pushes: int = 0                              # push attempts, refused ones included
     commits: int = 0
     processes: int = 0                           # git processes started
@@ -95,21 +96,25 @@ class GitMirror:
         """Find the repository, the branch and our identity; with push, start from the remote
         branch as last fetched (fetching only when the checkout never did). Returns the ledger text
         the run must start from (the remote's, when it differs from the file), or None."""
-        self.root = Path(self._git("rev-parse", "--show-toplevel", cwd=self.ledger_path.parent).strip())
+        top, head, self.head_ref = self._git("rev-parse", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD",
+                                             cwd=self.ledger_path.parent).split("\n")[:3]
+        self.root = Path(top)
         self.rel = self.ledger_path.resolve().relative_to(self.root.resolve()).as_posix()
         self.branch = self._branch()
-        self.started_head = self._git("rev-parse", "HEAD").strip()
+        self.started_head = head
         self.identity = self._identity()
         local_text = self.ledger_path.read_text(encoding="utf-8") if self.ledger_path.exists() else None
         if not self.settings.push:
             self.tip = self.pushed = self.started_head
             return None
-        remote_tip = self._remote_tip()
+        remote_tip, remote_text = self._remote_ledger()
         if remote_tip is None:
             self._fetch()
-            remote_tip = self._remote_tip()
+            remote_tip, remote_text = self._remote_ledger()
         self.tip = self.pushed = remote_tip or self.started_head
-        remote_text = self._show(self.tip)
+        if remote_tip is None:
+            remote_text = self._show(self.tip)
+        self.foreign = self.tip != self.started_head   # commits beyond ours between HEAD and the tip
         self.base = parse(remote_text, self._where()) if remote_text is not None else {}
         if remote_text is not None and remote_text != local_text:
             return remote_text  # the pushed ledger is the truth (see module docstring)
@@ -129,10 +134,10 @@ class GitMirror:
     def _identity(self) -> str:
         """The user's git identity when they set one (config or environment); otherwise a bot's,
         rather than whatever git would guess from the host name."""
-        if not (self.env.get("GIT_COMMITTER_EMAIL") or self._run("config", "user.email").stdout.strip()):
+        result = self._run("-c", "user.useConfigOnly=true", "var", "GIT_COMMITTER_IDENT")
+        if result.returncode != 0:
             return _BOT
-        ident = self._git("var", "GIT_COMMITTER_IDENT").strip()
-        return ident.rsplit(" ", 2)[0]   # "Name <email> 1700000000 +0000" without the time
+        return result.stdout.strip().rsplit(" ", 2)[0]   # "Name <email> 1700000000 +0000" without the time
 
     # ------------------------------------------------------------------ a flush
 
@@ -170,6 +175,7 @@ class GitMirror:
             if contested:
                 raise StaleLedger(contested, theirs, remote_tip, self.base)
             posts = merge(self.base, posts, theirs)
+            self.foreign = True
             self.tip = self._commit(dump(posts), remote_tip, f"syndicate: this run's records on top of "
                                                              f"another run's {SKIP_CI}")
             self.pushed, self.base = remote_tip, theirs
@@ -181,17 +187,18 @@ class GitMirror:
         """After StaleLedger: the remote's tip and ledger are our new base."""
         self.tip = self.pushed = tip
         self.base = posts
+        self.foreign = True
 
     def finish(self) -> None:
         """Bring the checkout along when only the ledger changed: move HEAD to our tip and
         refresh the index entry of the ledger."""
         if self.tip is None or self.started_head is None or self.tip == self.started_head:
             return
-        changed = self._git("diff", "--name-only", self.started_head, self.tip).split()
-        if changed != [self.rel]:
-            return  # others changed more than the ledger: leave the checkout as it was
-        head_ref = self._run("symbolic-ref", "-q", "HEAD").stdout.strip() or "HEAD"
-        self._git("update-ref", head_ref, self.tip, self.started_head)
+        if self.foreign:   # others' commits came in between: look before moving the checkout
+            changed = self._git("diff", "--name-only", self.started_head, self.tip).split()
+            if changed != [self.rel]:
+                return  # others changed more than the ledger: leave the checkout as it was
+        self._git("update-ref", self.head_ref, self.tip, self.started_head)
         self._git("add", "--", self.rel)
 
     # ------------------------------------------------------------------ plumbing
@@ -209,7 +216,9 @@ class GitMirror:
             b"get-mark :1\n",
             b"reset %s\nfrom %s\n\n" % (_SCRATCH_REF.encode(), _NULL.encode()),
         ])
-        result = self._run("fast-import", "--quiet", "--date-format=now", "--force", input_bytes=stream)
+        # With push, the commit is durable once pushed: fsyncing the local pack first only delays it.
+        fsync = ("-c", "core.fsync=none") if self.settings.push else ()
+        result = self._run(*fsync, "fast-import", "--quiet", "--date-format=now", "--force", input_bytes=stream)
         commit = result.stdout.strip()
         if result.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40,64}", commit):
             raise GitError(f"git fast-import failed: {redact_git(result.stderr).strip()[-400:]}")
@@ -222,6 +231,25 @@ class GitMirror:
         if result.returncode != 0 and "couldn't find remote ref" not in result.stderr:
             raise GitError(f"git fetch {self.settings.remote} {self.branch} failed: "
                            f"{redact_git(result.stderr).strip()[-400:]}")
+
+    def _remote_ledger(self) -> tuple[str | None, str | None]:
+        """The remote-tracking tip and the ledger in it, in one process (None, None: no such ref)."""
+        ref = f"refs/remotes/{self.settings.remote}/{self.branch}"
+        out = self._run_bytes("cat-file", "--batch", input_bytes=f"{ref}\n{ref}:{self.rel}\n".encode())
+        objects: list[tuple[str, str, bytes]] = []   # (name, type, content) or (name, "missing", b"")
+        while out:
+            header, _, out = out.partition(b"\n")
+            fields = header.decode("utf-8", "replace").split(" ")
+            if len(fields) != 3:
+                objects.append((fields[0], "missing", b""))
+                continue
+            size = int(fields[2])
+            objects.append((fields[0], fields[1], out[:size]))
+            out = out[size + 1:]
+        if not objects or objects[0][1] != "commit":
+            return None, None
+        ledger = objects[1] if len(objects) > 1 and objects[1][1] == "blob" else None
+        return objects[0][0], ledger[2].decode("utf-8") if ledger else None
 
     def _remote_tip(self) -> str | None:
         result = self._run("rev-parse", "--verify", "-q", f"refs/remotes/{self.settings.remote}/{self.branch}")
@@ -246,6 +274,16 @@ class GitMirror:
         return subprocess.CompletedProcess(result.args, result.returncode,
                                            result.stdout.decode("utf-8", "replace"),
                                            result.stderr.decode("utf-8", "replace"))
+
+    def _run_bytes(self, *args: str, input_bytes: bytes) -> bytes:
+        env = {**self.env, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+        self.processes += 1
+        try:
+            result = subprocess.run(["git", *args], cwd=self.root, input=input_bytes, capture_output=True, env=env,
+                                    timeout=120, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GitError(f"git {args[0]} could not run: {exc}") from None
+        return result.stdout if result.returncode == 0 else b""
 
     def _git(self, *args: str, **kwargs: Any) -> str:
         result = self._run(*args, **kwargs)

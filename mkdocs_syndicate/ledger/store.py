@@ -196,8 +196,11 @@ class Ledger:
         changes. Returns the posts that are now durable (with other writers' records merged in
         when a git push had to be redone on their tip)."""
         text = dump(pending.posts, self._rendered)
+        # With push, durable means pushed: the file is the checkout's copy, and a run starts from
+        # the remote's ledger whenever the two differ, so its fsyncs would only delay the push.
+        pushed = self.mirror is not None and self.mirror.settings.push
         try:
-            atomic_write_text(self.path, text)
+            atomic_write_text(self.path, text, durable=not pushed)
         except OSError as exc:
             raise LedgerWriteError(str(self.path), f"could not write the ledger ({exc.strerror or exc}); "
                                    "stopping before any further remote call") from exc
@@ -211,7 +214,7 @@ class Ledger:
         except GitError as exc:
             raise LedgerWriteError(str(self.path), f"{exc}; stopping before any further remote call") from None
         if kept is not pending.posts:  # others' records merged in on a new remote tip: keep them locally too
-            atomic_write_text(self.path, dump(kept, self._rendered))
+            atomic_write_text(self.path, dump(kept, self._rendered), durable=not pushed)
         return kept
 
     def end_flush(self, pending: Flush, kept: Posts) -> None:
