@@ -42,7 +42,11 @@ EXIT_INTERRUPTED = 130
 
 config_file_option = click.option(
     "-f", "--config-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-    help="Provide a specific MkDocs config (default: ./mkdocs.yml, else ./properdocs.yml).")
+    help="Provide a specific MkDocs config, or a syndicate.yml (default: ./mkdocs.yml, else "
+         "./properdocs.yml, else ./syndicate.yml).")
+feed_option = click.option(
+    "--feed", "feed", default=None, metavar="PATH_OR_URL",
+    help="Take the posts from this RSS, Atom or JSON feed instead of the last MkDocs build.")
 
 
 @click.group()
@@ -71,16 +75,30 @@ def _site(config_file: Path | None) -> LoadedSite:
     return _guard(lambda: load_site(config_file))
 
 
-def _built_posts(options: Options) -> tuple[list[Post], dt.datetime]:
+def _built_posts(options: Options, feed: str | None = None) -> tuple[list[Post], dt.datetime]:
+    """The posts of the last MkDocs build, or of the feed when one is given (read now)."""
+    if feed is not None:
+        from mkdocs_syndicate.sources.feed import read_feed
+
+        return _guard(lambda: read_feed(feed, options.site.url)), _now()
     return _guard(lambda: read_manifest(manifest_path(options.ledger_path), options.site.url))
 
 
-def _built_posts_if_any(options: Options) -> list[Post] | None:
-    """The last build's posts, or None when there is no usable saved build (it is optional here)."""
+def _built_posts_if_any(options: Options, feed: str | None = None) -> list[Post] | None:
+    """The last build's posts (the feed's, when given: then it must be readable), or None when
+    there is no usable saved build (it is optional here)."""
+    if feed is not None:
+        return _built_posts(options, feed)[0]
     try:
         return read_manifest(manifest_path(options.ledger_path), options.site.url)[0]
     except SyndicateError:
         return None
+
+
+def _source(feed: str | None, built_at: dt.datetime) -> str:
+    if feed:
+        return f"the posts of the feed {feed} (read {to_iso(built_at)})"
+    return f"the posts of the build of {to_iso(built_at)}"
 
 
 def _now() -> dt.datetime:
@@ -139,14 +157,15 @@ def check(ledger: Path) -> None:
               type=click.Choice([*STATES, "pending", "opted_out"]), help="Only pairs in this state (repeatable).")
 @click.option("--channel", "channel_ids", multiple=True, help="Only this channel id (repeatable).")
 @click.option("--post", "post_text", default=None, help="Only posts whose key or URL contains this.")
+@feed_option
 def status(config_file: Path | None, as_json: bool, check_: bool, show_all: bool, states: tuple[str, ...],
-           channel_ids: tuple[str, ...], post_text: str | None) -> None:
+           channel_ids: tuple[str, ...], post_text: str | None, feed: str | None) -> None:
     """Every (post, channel) pair: what is undone first; done ones counted (--all lists them)."""
     site = _site(config_file)
     options = _guard(lambda: site.options(sending=False))
     ledger = _guard(lambda: Ledger.read(options.ledger_path))
     now = _now()
-    built = _built_posts_if_any(options)
+    built = _built_posts_if_any(options, feed)
     posts = select_posts(options, built, SystemClock()) if built is not None else None
     view = status_view(ledger, _channel_ids(options), posts, now).filtered(
         states=set(states), channels=set(channel_ids), post=post_text)
@@ -199,13 +218,14 @@ def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool)
 
 @main.command()
 @config_file_option
-def plan(config_file: Path | None) -> None:
+@feed_option
+def plan(config_file: Path | None, feed: str | None) -> None:
     """What a send would do now, with no network: each pending pair and exactly what would go out."""
     site = _site(config_file)
     options = _guard(lambda: site.options(sending=False))
-    posts, built_at = _built_posts(options)
+    posts, built_at = _built_posts(options, feed)
     the_plan = _guard(lambda: make_the_plan(options, posts))
-    for line in full_plan_lines(the_plan, built_at, options.max_per_run):
+    for line in full_plan_lines(the_plan, built_at, options.max_per_run, feed):
         click.echo(line)
 
 
@@ -217,8 +237,10 @@ def _log(text: str) -> None:
 
 @main.command()
 @config_file_option
-def run(config_file: Path | None) -> None:
-    """Send the pending pairs of the last build, without rebuilding (same code path as the plugin)."""
+@feed_option
+def run(config_file: Path | None, feed: str | None) -> None:
+    """Send the pending pairs of the last build (or of --feed), without rebuilding (same code path
+    as the plugin)."""
     site = _site(config_file)
     if site.mode == "off":
         click.echo("mode: off — nothing sent", err=True)
@@ -229,9 +251,9 @@ def run(config_file: Path | None) -> None:
                    err=True)
         return
     options = _guard(lambda: site.options(sending=True))
-    posts, built_at = _built_posts(options)
+    posts, built_at = _built_posts(options, feed)
     note = sandbox_note(options)
-    _log(f"sending the posts of the build of {to_iso(built_at)}" + (f" {note}" if note else ""))
+    _log(f"sending {_source(feed, built_at)}" + (f" {note}" if note else ""))
     report = _guard(lambda: run_with_display(options, posts, _log, _log))
     message = undone_message(report, options)
     if message:
@@ -240,12 +262,13 @@ def run(config_file: Path | None) -> None:
 
 @main.command()
 @config_file_option
-def verify(config_file: Path | None) -> None:
+@feed_option
+def verify(config_file: Path | None, feed: str | None) -> None:
     """Resolve in_flight records by reading the remote side only; sends nothing."""
     site = _site(config_file)
     options = _guard(lambda: site.options(sending=True))
     ledger = _guard(lambda: Ledger.read(options.ledger_path))
-    posts = _posts_for_verify(options, ledger)
+    posts = _posts_for_verify(options, ledger, feed)
     report = _guard(lambda: run_with_display(options, posts, _log, _log, verify_only=True))
     review = [r for r in report.results if r.state in ("in_flight", "failed")]
     if review:
@@ -254,9 +277,9 @@ def verify(config_file: Path | None) -> None:
             + "\n  ".join(f"({r.post_key}, {r.channel}) {r.state}: {r.detail}" for r in review))
 
 
-def _posts_for_verify(options: Options, ledger: Ledger) -> list[Post]:
-    """The last build's posts where there is one; else what the ledger knows (key, URL, title)."""
-    built = {p.key: p for p in _built_posts_if_any(options) or []}
+def _posts_for_verify(options: Options, ledger: Ledger, feed: str | None = None) -> list[Post]:
+    """The last build's (or the feed's) posts where there is one; else what the ledger knows."""
+    built = {p.key: p for p in _built_posts_if_any(options, feed) or []}
     posts = []
     for key, entry in ledger.posts.items():
         if not any(r.state == "in_flight" for r in entry.channels.values()):
@@ -344,12 +367,13 @@ def _find_post(ledger: Ledger, options: Options, given: str) -> PostRef:
 @click.option("--before", default=None, metavar="DATE",
               help="Only posts dated before DATE (default: every post of the last build).")
 @click.option("--by", default=None, help="Who decided (default: $GIT_AUTHOR_NAME, $GITHUB_ACTOR or $USER).")
-def adopt(config_file: Path | None, before: str | None, by: str | None) -> None:
+@feed_option
+def adopt(config_file: Path | None, before: str | None, by: str | None, feed: str | None) -> None:
     """First run on a site that already has posts: mark every existing pair skipped, so nothing
     old is announced. Pairs that already have a record are left as they are."""
     site = _site(config_file)
     options = _guard(lambda: site.options(sending=False))
-    posts, built_at = _built_posts(options)
+    posts, built_at = _built_posts(options, feed)
     cutoff = _guard(lambda: as_datetime(before, "--before")) if before else _now()
 
     def mark() -> str:
@@ -367,7 +391,7 @@ def adopt(config_file: Path | None, before: str | None, by: str | None) -> None:
         return (f"adopted {len({t.post.key for t in batch})} post(s): {len(batch)} pair(s) marked skipped"
                 + (f", {kept} pair(s) already recorded left as they are" if kept else "")
                 + (f"; {later} post(s) dated {to_iso(cutoff)} or later stay pending" if later else "")
-                + f" (build of {to_iso(built_at)})")
+                + f" ({_source(feed, built_at).removeprefix('the posts of ')})")
 
     click.echo(_guard(mark))
 

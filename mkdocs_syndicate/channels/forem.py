@@ -40,6 +40,7 @@ from mkdocs_syndicate.channels.settings import Option
 from mkdocs_syndicate.content.messages import ELLIPSIS, Message, graphemes
 from mkdocs_syndicate.content.portable import portable_markdown
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.ledger.schema import Record
 
@@ -122,6 +123,12 @@ class ForemChannel(Channel):
         return {"article": article}
 
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+        if not post.body.strip():
+            # A feed entry with a summary only: DEV publishes the whole article, and an empty one
+            # is not a cross-post.
+            raise PostError(f"{post.source or post.key}: channel {self.id} ({self.type_name}) needs the post's "
+                            "body, and there is none (a feed entry without its full content?); give the feed "
+                            "full content, or opt the post out of this channel")
         payload = json.dumps(self.article(post), ensure_ascii=False, sort_keys=True)
         body = self.article(post)["article"]
         summary = (f"article {body['title']!r}, canonical {post.url}, tags {body['tags']}, "

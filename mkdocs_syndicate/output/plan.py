@@ -41,11 +41,12 @@ def plan_lines(plan: Plan, collapse_after: int | None = None) -> list[str]:
     return lines
 
 
-def full_plan_lines(plan: Plan, built_at: dt.datetime, max_per_run: int | None) -> list[str]:
+def full_plan_lines(plan: Plan, built_at: dt.datetime, max_per_run: int | None, feed: str | None = None) -> list[str]:
     """`mkdocs-syndicate plan`: every pending pair with why it is pending and, indented, exactly
     what the channel would receive."""
     verifies = [p for p in plan.pairs if p.needs_verify]
-    lines = [f"plan from the build of {to_iso(built_at)}: {len(plan.pairs)} pair(s) would be sent"
+    source = f"the feed {feed} (read {to_iso(built_at)})" if feed else f"the build of {to_iso(built_at)}"
+    lines = [f"plan from {source}: {len(plan.pairs)} pair(s) would be sent"
              + (f", {len(verifies)} after a verify read" if verifies else "") + "; nothing sent"]
     for channel_id, pairs in plan.lanes.items():
         for pair in pairs:

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 def options_from(config: MkDocsConfig, plugin_config: Any, *, sending: bool) -> Options:
     """Validate the plugin's settings; a ConfigError names `mkdocs.yml: plugins.syndicate.<setting>`."""
-    where = f"{config.config_file_path}: plugins.syndicate"
+    # In mkdocs.yml the settings are `plugins.syndicate.<key>`; in syndicate.yml just `<key>`.
+    where = f"{config.config_file_path}: plugins.syndicate" if hasattr(config, "plugins") else None
     try:
         site = Site(require_site_url(config.site_url), config.site_name or "", config.site_dir)
         since = plugin_config.since
@@ -42,6 +43,8 @@ def options_from(config: MkDocsConfig, plugin_config: Any, *, sending: bool) -> 
             sandbox_pacing=plugin_config.sandbox_pacing)
     except SyndicateError as exc:
         text = str(exc)
+        if where is None:
+            raise ConfigError(f"{config.config_file_path}: {text}") from None
         raise ConfigError(f"{where}.{text}" if text.startswith(
             ("channels", "max_per_run", "git", "wait_until_live", "max_wait", "stale_after_hours", "backlog_days"))
             else f"{where}: {text}") from None
@@ -60,7 +63,7 @@ def _live_timeout(value: object) -> float | None:
 
 @dataclass
 class LoadedSite:
-    config: MkDocsConfig
+    config: MkDocsConfig   # or, for syndicate.yml, a StandaloneConfig with the same few fields
     plugin_config: Any
 
     @property
@@ -86,16 +89,23 @@ def find_config(folder: Path | None = None) -> Path | None:
 
 
 def load_site(config_file: Path | None) -> LoadedSite:
-    """Load and validate mkdocs.yml as MkDocs does (plugins included), without building."""
+    """Load and validate mkdocs.yml as MkDocs does (plugins included), without building; or a
+    standalone syndicate.yml (named with -f, or found when there is no MkDocs config)."""
     from mkdocs.config import load_config
     from mkdocs.exceptions import ConfigurationError
 
     from mkdocs_syndicate.plugin import SyndicatePlugin
+    from mkdocs_syndicate.sources.standalone import STANDALONE_NAMES, is_standalone, load_standalone
 
     if config_file is None:
-        config_file = find_config()
+        config_file = find_config() or next(
+            (Path.cwd() / name for name in STANDALONE_NAMES if (Path.cwd() / name).is_file()), None)
         if config_file is None:
-            raise ConfigError(f"no {', '.join(CONFIG_NAMES)} in {Path.cwd()}; name the config with -f")
+            raise ConfigError(f"no {', '.join(CONFIG_NAMES + STANDALONE_NAMES)} in {Path.cwd()}; "
+                              "name the config with -f")
+    if is_standalone(config_file):
+        standalone, settings = load_standalone(config_file)
+        return LoadedSite(standalone, settings)  # type: ignore[arg-type]  # the fields options_from reads
     try:
         config = load_config(config_file=str(config_file) if config_file else None)
     except ConfigurationError as exc:

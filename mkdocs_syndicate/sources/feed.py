@@ -1,0 +1,197 @@
+"""Posts from a site's feed (RSS 2.0, Atom or JSON Feed), for sites MkDocs does not build: Zensical,
+Hugo, any generator. Read with feedparser (RSS, Atom) or as JSON (JSON Feed); each entry becomes
+the same Post the plugin makes from a page, under the same key (the URL path relative to
+`site_url`), so a site that leaves MkDocs keeps its ledger.
+
+The body DEV needs comes from the entry's full content, HTML converted to Markdown (markdownify);
+an entry with a summary only leaves it empty, and DEV's channel then refuses the post by name.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.safety import one_line
+
+MAX_FEED_BYTES = 20_000_000
+FETCH_TIMEOUT = 30.0
+
+
+class FeedError(SyndicateError):
+    """A feed that cannot be read or an entry that cannot be announced; nothing is sent."""
+
+
+def read_feed(source: str, site_url: str) -> list[Post]:
+    """Every entry of the feed at `source` (a path or an http(s) URL) as a Post."""
+    raw = _load(source)
+    name = f"feed {source}"
+    entries = _json_feed_entries(raw, name) if _is_json(raw) else _xml_feed_entries(raw, name)
+    posts = [_post(entry, site_url, name) for entry in entries]
+    seen: dict[str, str] = {}
+    for post in posts:
+        if post.key in seen:
+            raise FeedError(f"{name}: two entries have the link {post.url} ({seen[post.key]!r} and {post.title!r})")
+        seen[post.key] = post.title
+    return posts
+
+
+# ---------------------------------------------------------------------- loading
+
+def _load(source: str) -> bytes:
+    if urlsplit(source).scheme in ("http", "https"):
+        import httpx
+
+        try:
+            response = httpx.get(source, timeout=FETCH_TIMEOUT, follow_redirects=True,
+                                 headers={"User-Agent": "mkdocs-syndicate"})
+        except httpx.HTTPError as exc:
+            raise FeedError(f"feed {source}: cannot fetch it ({type(exc).__name__}); nothing was sent") from None
+        if response.status_code != 200:
+            raise FeedError(f"feed {source}: the server answered {response.status_code}; nothing was sent")
+        if len(response.content) > MAX_FEED_BYTES:
+            raise FeedError(f"feed {source}: larger than {MAX_FEED_BYTES} bytes")
+        return response.content
+    try:
+        return Path(source).read_bytes()
+    except FileNotFoundError:
+        raise FeedError(f"feed {source}: no such file (build the site first?); nothing was sent") from None
+    except OSError as exc:
+        raise FeedError(f"feed {source}: cannot read it ({exc.strerror or exc}); nothing was sent") from None
+
+
+def _is_json(raw: bytes) -> bool:
+    return raw.lstrip()[:1] == b"{"
+
+
+# ---------------------------------------------------------------------- the formats
+
+class _Entry:
+    """What the formats have in common, before it becomes a Post."""
+
+    def __init__(self, where: str, link: Any, title: Any, date: dt.datetime | None, summary_html: str,
+                 content_html: str, tags: list[str], image: str | None) -> None:
+        self.where, self.link, self.title, self.date = where, link, title, date
+        self.summary_html, self.content_html, self.tags, self.image = summary_html, content_html, tags, image
+
+
+def _xml_feed_entries(raw: bytes, name: str) -> list[_Entry]:
+    import feedparser
+
+    parsed = feedparser.parse(raw)
+    if parsed.bozo and not parsed.entries:
+        reason = one_line(str(parsed.get("bozo_exception") or "not a feed"))
+        raise FeedError(f"{name}: not an RSS, Atom or JSON feed ({reason})")
+    if not parsed.get("version") and not parsed.entries:
+        raise FeedError(f"{name}: not an RSS, Atom or JSON feed")
+    entries = []
+    for number, item in enumerate(parsed.entries, 1):
+        when = item.get("published_parsed") or item.get("updated_parsed")
+        date = dt.datetime.fromtimestamp(calendar.timegm(when), dt.UTC) if when else None
+        contents = [c for c in item.get("content", []) if "html" in c.get("type", "") or c.get("value")]
+        images = [e.get("href") for e in item.get("enclosures", []) if str(e.get("type", "")).startswith("image/")]
+        images += [m.get("url") for m in item.get("media_content", []) if str(m.get("medium", "")) == "image"]
+        entries.append(_Entry(
+            where=f"{name}: entry {number} ({one_line(str(item.get('link') or item.get('title') or '?'))})",
+            link=item.get("link"), title=item.get("title"), date=date,
+            summary_html=str(item.get("summary") or ""),
+            content_html=str(contents[0].get("value") or "") if contents else "",
+            tags=[str(t.get("term")) for t in item.get("tags", []) if t.get("term")],
+            image=next((i for i in images if i), None)))
+    return entries
+
+
+def _json_feed_entries(raw: bytes, name: str) -> list[_Entry]:
+    """JSON Feed 1.0/1.1 (https://www.jsonfeed.org/version/1.1/)."""
+    try:
+        feed = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise FeedError(f"{name}: not valid JSON ({exc})") from None
+    if not isinstance(feed, dict) or not str(feed.get("version", "")).startswith("https://jsonfeed.org/version/"):
+        raise FeedError(f"{name}: JSON without a JSON Feed `version`")
+    items = feed.get("items")
+    if not isinstance(items, list):
+        raise FeedError(f"{name}: `items` must be a list")
+    entries = []
+    for number, item in enumerate(items, 1):
+        if not isinstance(item, dict):
+            raise FeedError(f"{name}: item {number} is not an object")
+        link = item.get("url") or item.get("external_url")
+        stamp = item.get("date_published") or item.get("date_modified")
+        date = None
+        if isinstance(stamp, str):
+            try:
+                date = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            except ValueError:
+                raise FeedError(f"{name}: item {number} ({link}): date {stamp!r} is not RFC 3339") from None
+        html = item.get("content_html")
+        text = item.get("content_text")
+        entries.append(_Entry(
+            where=f"{name}: item {number} ({one_line(str(link or item.get('title') or '?'))})",
+            link=link, title=item.get("title"), date=date,
+            summary_html=str(item.get("summary") or ""),
+            content_html=str(html) if isinstance(html, str) else (_escape(text) if isinstance(text, str) else ""),
+            tags=[str(t) for t in item.get("tags") or [] if isinstance(t, str)],
+            image=item.get("image") or item.get("banner_image")))
+    return entries
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return "".join(f"<p>{html.escape(p)}</p>" for p in text.split("\n\n"))
+
+
+# ---------------------------------------------------------------------- entry → Post
+
+def _post(entry: _Entry, site_url: str, name: str) -> Post:
+    if not isinstance(entry.link, str) or not entry.link.strip():
+        raise FeedError(f"{entry.where}: no link; every announced entry needs its page's URL")
+    url = entry.link.strip()
+    if not url.startswith(site_url):
+        raise FeedError(f"{entry.where}: the link {url} is outside site_url {site_url}")
+    key = url[len(site_url):].split("#")[0]
+    if not key:
+        raise FeedError(f"{entry.where}: the link is the site's home page, not a post")
+    if entry.date is None:
+        raise FeedError(f"{entry.where}: no date (published or updated); the backlog and `since` rules need one")
+    date = entry.date if entry.date.tzinfo else entry.date.replace(tzinfo=dt.UTC)
+    title = one_line(str(entry.title or "").strip()) or key
+    summary = _text(entry.summary_html)
+    if summary.casefold() == title.casefold():
+        summary = ""
+    body = _markdown(entry.content_html) if entry.content_html.strip() else ""
+    image = urljoin(url, entry.image) if isinstance(entry.image, str) and entry.image else None
+    return Post(key=key, url=url, title=title, date=date, source=entry.where, description=summary,
+                tags=tuple(entry.tags), body=body, image=image)
+
+
+def _text(html_text: str, limit: int = 400) -> str:
+    """A summary's HTML reduced to one line of text, cut at a word."""
+    from html.parser import HTMLParser
+
+    parts: list[str] = []
+
+    class Collect(HTMLParser):
+        def handle_data(self, data: str) -> None:
+            parts.append(data)
+
+    collector = Collect(convert_charrefs=True)
+    collector.feed(html_text)
+    collector.close()
+    text = " ".join(" ".join(parts).split())
+    if len(text) > limit:
+        text = text[:limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return text
+
+
+def _markdown(html_text: str) -> str:
+    from markdownify import markdownify
+
+    return str(markdownify(html_text, heading_style="ATX", bullets="-", strip=["script", "style"])).strip() + "\n"

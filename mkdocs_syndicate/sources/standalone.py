@@ -1,0 +1,69 @@
+"""`syndicate.yml`: the plugin's settings for a site MkDocs does not build (Zensical, Hugo, ...).
+
+The same keys as `plugins.syndicate` in mkdocs.yml, checked by the same schema, plus the site's
+own: `site_url` (required: keys are URL paths relative to it), `site_name`, and `site_dir` (where
+the built site is, for files a channel adds to it such as IndexNow's key file). `!ENV` works as in
+mkdocs.yml. Paths (the ledger) are relative to the file's folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mkdocs_syndicate.errors import ConfigError
+
+STANDALONE_NAMES = ("syndicate.yml", "syndicate.yaml")
+SITE_KEYS = ("site_url", "site_name", "site_dir")
+
+
+@dataclass
+class StandaloneConfig:
+    """What the settings need of an MkDocs config, for a site without one."""
+
+    config_file_path: str
+    site_url: str | None
+    site_name: str
+    site_dir: str
+
+
+def is_standalone(path: Path) -> bool:
+    return path.name in STANDALONE_NAMES
+
+
+def load_standalone(path: Path) -> tuple[StandaloneConfig, Any]:
+    """Read and check `syndicate.yml` → (site, plugin settings); a ConfigError names the file."""
+    from mkdocs.utils.yaml import yaml_load
+
+    from mkdocs_syndicate.plugin import SyndicateConfig
+
+    try:
+        with open(path, "rb") as handle:
+            raw = yaml_load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror or exc}") from None
+    except Exception as exc:  # yaml's errors, an unset !ENV variable: name the file
+        raise ConfigError(f"{path}: {' '.join(str(exc).split())}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected the settings as a mapping (site_url: ..., channels: ...)")
+    for key in SITE_KEYS:
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ConfigError(f"{path}: {key}: must be text")
+    if not raw.get("site_url"):
+        raise ConfigError(f"{path}: site_url: required (posts are announced by their public URL)")
+    settings = SyndicateConfig(config_file_path=str(path))
+    settings.load_dict({k: v for k, v in raw.items() if k not in SITE_KEYS})
+    errors, _warnings = settings.validate()
+    if errors:
+        name, error = errors[0]
+        raise ConfigError(f"{path}: {name}: {error}")
+    folder = path.resolve().parent
+    site = StandaloneConfig(config_file_path=str(path.resolve()), site_url=raw["site_url"],
+                            site_name=str(raw.get("site_name") or ""),
+                            site_dir=str((folder / str(raw.get("site_dir") or "site")).resolve()))
+    return site, settings

@@ -1,0 +1,247 @@
+"""Announcing from a feed (`--feed`) instead of an MkDocs build: RSS from mkdocs-rss-plugin on a
+Material blog, hand-written Atom and JSON Feed, a standalone syndicate.yml, a site that switches
+from the plugin to its own feed, and a feed-driven run killed mid-way."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from sites import mkdocs, post, write_site
+
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.sources.feed import FeedError, read_feed
+
+SITE = "https://example.com/"
+
+ATOM = """<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom">
+  <title>A Zensical site</title>
+  <link href="https://example.com/"/>
+  <updated>2026-11-22T10:00:00Z</updated>
+  <id>https://example.com/</id>
+  <entry>
+    <title>Group commits</title>
+    <link href="https://example.com/blog/group-commits/"/>
+    <id>https://example.com/blog/group-commits/</id>
+    <published>2026-11-21T09:30:00+01:00</published>
+    <updated>2026-11-22T10:00:00Z</updated>
+    <summary type="html">&lt;p&gt;Why &lt;em&gt;one&lt;/em&gt; push for many records.&lt;/p&gt;</summary>
+    <content type="html">&lt;h2&gt;The idea&lt;/h2&gt;&lt;p&gt;Push &lt;strong&gt;once&lt;/strong&gt;, see &lt;a href="https://git-scm.com/"&gt;git&lt;/a&gt;.&lt;/p&gt;&lt;ul&gt;&lt;li&gt;one&lt;/li&gt;&lt;li&gt;two&lt;/li&gt;&lt;/ul&gt;</content>
+    <category term="git"/>
+    <category term="ci"/>
+  </entry>
+  <entry>
+    <title>Summary only</title>
+    <link href="https://example.com/blog/summary-only/"/>
+    <id>https://example.com/blog/summary-only/</id>
+    <updated>2026-11-20T08:00:00Z</updated>
+    <summary>Just a summary.</summary>
+  </entry>
+</feed>
+"""
+
+JSON_FEED = {
+    "version": "https://jsonfeed.org/version/1.1", "title": "A Hugo site", "home_page_url": SITE,
+    "items": [{"id": "1", "url": "https://example.com/posts/hello/", "title": "Hello",
+               "content_html": "<p>Hello <code>world</code>.</p>", "summary": "A greeting.",
+               "date_published": "2026-11-19T12:00:00Z", "tags": ["intro"],
+               "image": "/images/hello.png"}]}
+
+
+@pytest.mark.unit
+def test_atom_entries_become_posts_keyed_by_their_path_under_site_url(tmp_path):
+    feed = tmp_path / "atom.xml"
+    feed.write_text(ATOM, encoding="utf-8")
+    first, second = read_feed(str(feed), SITE)
+    assert (first.key, first.url, first.title) == ("blog/group-commits/", "https://example.com/blog/group-commits/",
+                                                   "Group commits")
+    assert first.date.isoformat() == "2026-11-21T08:30:00+00:00"   # published, in UTC
+    assert first.description == "Why one push for many records."    # HTML reduced to text
+    assert first.tags == ("git", "ci")
+    assert "## The idea" in first.body and "**once**" in first.body and "[git](https://git-scm.com/)" in first.body
+    assert second.date.isoformat() == "2026-11-20T08:00:00+00:00"   # updated, when nothing was published
+    assert second.body == "" and second.description == "Just a summary."
+
+
+@pytest.mark.unit
+def test_json_feed_items_become_posts(tmp_path):
+    feed = tmp_path / "feed.json"
+    feed.write_text(json.dumps(JSON_FEED), encoding="utf-8")
+    (hello,) = read_feed(str(feed), SITE)
+    assert (hello.key, hello.title, hello.description, hello.tags) == ("posts/hello/", "Hello", "A greeting.",
+                                                                      ("intro",))
+    assert hello.body.strip() == "Hello `world`." and hello.image == "https://example.com/images/hello.png"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("change", "message"), [
+    ({"url": None}, "item 1 (Hello): no link"),
+    ({"date_published": None}, "item 1 (https://example.com/posts/hello/): no date"),
+    ({"url": "https://elsewhere.org/posts/hello/"}, "the link https://elsewhere.org/posts/hello/ is outside site_url"),
+    ({"date_published": "yesterday"}, "date 'yesterday' is not RFC 3339"),
+])
+def test_an_entry_that_cannot_be_announced_is_named(tmp_path, change, message):
+    feed = tmp_path / "feed.json"
+    item = {**JSON_FEED["items"][0], **change}
+    feed.write_text(json.dumps({**JSON_FEED, "items": [item]}), encoding="utf-8")
+    with pytest.raises(FeedError) as caught:
+        read_feed(str(feed), SITE)
+    assert f"feed {feed}" in str(caught.value) and message in str(caught.value)
+
+
+@pytest.mark.unit
+def test_a_missing_or_unreadable_feed_is_named(tmp_path):
+    with pytest.raises(FeedError, match=r"feed .*nope\.xml: no such file"):
+        read_feed(str(tmp_path / "nope.xml"), SITE)
+    (tmp_path / "page.html").write_text("<html><body>not a feed</body></html>")
+    with pytest.raises(FeedError, match="not an RSS, Atom or JSON feed"):
+        read_feed(str(tmp_path / "page.html"), SITE)
+
+
+# ---------------------------------------------------------------------- real commands
+
+def cli(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
+    full.update(NO_MKDOCS_2_WARNING="1", **env)
+    return subprocess.run([sys.executable, "-m", "mkdocs_syndicate.cli", *args], cwd=folder, env=full,
+                          capture_output=True, text=True, timeout=120)
+
+
+def channels(sandbox) -> dict:
+    return {"masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token"},
+            "bsky": {"type": "bluesky", "service": sandbox.url + "/bluesky", "handle": "sandbox.bsky.social",
+                     "app_password": "sandbox-bsky-app-password"},
+            "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
+                      "min_interval": 0}}
+
+
+def standalone_site(folder: Path, sandbox, **extra) -> Path:
+    """A site some other generator built: its Atom feed and a syndicate.yml, no mkdocs.yml."""
+    (folder / "public").mkdir(parents=True)
+    (folder / "public" / "atom.xml").write_text(ATOM, encoding="utf-8")
+    settings = {"site_url": SITE, "site_name": "Zensical site", "mode": "send", "backlog": "send",
+                "channels": channels(sandbox), **extra}
+    (folder / "syndicate.yml").write_text(yaml.safe_dump(settings, sort_keys=False), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.process
+def test_a_site_without_mkdocs_announces_from_its_feed_and_a_second_run_sends_nothing(tmp_path, sandbox):
+    site = standalone_site(tmp_path, sandbox)
+    plan = cli(site, "plan", "--feed", "public/atom.xml")
+    assert plan.returncode == 1 and "feed public/atom.xml: entry 2 (https://example.com/blog/summary-only/): " \
+        "channel devto (forem) needs the post's body" in plan.stderr
+    # DEV needs the whole article: the entry with a summary only is refused by name; with its
+    # content in the feed, it goes.
+    atom = ATOM.replace("<summary>Just a summary.</summary>",
+                        "<summary>Just a summary.</summary><content type=\"html\">&lt;p&gt;Now whole.&lt;/p&gt;"
+                        "</content>")
+    (site / "public" / "atom.xml").write_text(atom, encoding="utf-8")
+    first = cli(site, "run", "--feed", "public/atom.xml")
+    assert first.returncode == 0, first.stderr
+    assert "sending the posts of the feed public/atom.xml" in first.stderr
+    book = Ledger.read(site / "ledger.yml")
+    for key in ("blog/group-commits/", "blog/summary-only/"):
+        for channel in ("masto", "bsky", "devto"):
+            assert book.record(key, channel).state == "done", (key, channel)
+    article = next(a for a in sandbox.snapshot()["forem"]["articles"] if a["title"] == "Group commits")
+    assert "**once**" in article["body_markdown"] and article["canonical_url"] == "https://example.com/blog/group-commits/"
+    requests = len(sandbox.requests())
+    again = cli(site, "run", "--feed", "public/atom.xml")
+    assert again.returncode == 0, again.stderr
+    assert len(sandbox.requests()) == requests
+    status = cli(site, "status", "--feed", "public/atom.xml", "--json")
+    assert status.returncode == 0 and json.loads(status.stdout)["build_seen"] is True
+
+
+@pytest.mark.process
+def test_a_bad_standalone_setting_is_named_with_its_file(tmp_path, sandbox):
+    site = standalone_site(tmp_path, sandbox, mode="sometimes")
+    result = cli(site, "plan", "--feed", "public/atom.xml")
+    assert result.returncode == 1 and "syndicate.yml: mode:" in result.stderr
+    (site / "syndicate.yml").write_text("channels: {}\n")
+    result = cli(site, "plan", "--feed", "public/atom.xml")
+    assert result.returncode == 1 and "syndicate.yml: site_url: required" in result.stderr
+
+
+def rss_blog(folder: Path, sandbox, mode: str = "send") -> Path:
+    """A Material blog that also publishes its feed with mkdocs-rss-plugin, as Material documents."""
+    config = write_site(folder, {"mode": mode, "channels": {k: v for k, v in channels(sandbox).items()
+                                                            if k != "devto"}},
+                        {"a.md": post("Alpha", dt.date(2026, 11, 20), description="About alpha.",
+                                      categories=["Python"]),
+                         "b.md": post("Beta", dt.date(2026, 11, 21), description="About beta.")}, blog=True)
+    data = yaml.safe_load(config.read_text())
+    data["plugins"].insert(1, {"rss": {"match_path": "blog/posts/.*", "date_from_meta": {"as_creation": "date"},
+                                       "categories": ["categories"], "use_git": False}})
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    return config
+
+
+@pytest.mark.process
+def test_a_site_that_switches_from_the_plugin_to_its_feed_keeps_every_record(tmp_path, sandbox):
+    config = rss_blog(tmp_path, sandbox)
+    build = mkdocs(config)
+    assert build.returncode == 0, build.stderr
+    book = Ledger.read(tmp_path / "ledger.yml")
+    keys = sorted(book.posts)
+    assert keys == ["blog/2026/11/20/alpha/", "blog/2026/11/21/beta/"]
+    requests = len(sandbox.requests())
+    # Later the site moves to a generator without plugins: the same settings, posts from the feed.
+    feed = tmp_path / "site" / "feed_rss_created.xml"
+    for command in ("plan", "run"):
+        result = cli(tmp_path, command, "-f", str(config), "--feed", str(feed))
+        assert result.returncode == 0, result.stderr
+    assert f"plan from the feed {feed}" in cli(tmp_path, "plan", "-f", str(config), "--feed", str(feed)).stdout
+    assert ": 0 pair(s) would be sent" in cli(tmp_path, "plan", "-f", str(config), "--feed", str(feed)).stdout
+    assert len(sandbox.requests()) == requests   # zero requests on the first feed run
+    assert Ledger.read(tmp_path / "ledger.yml").text() == book.text()
+    json_feed = tmp_path / "site" / "feed_json_created.json"
+    assert sorted(p.key for p in read_feed(str(json_feed), SITE)) == keys
+
+
+@pytest.mark.process
+def test_a_fresh_blog_announced_only_through_its_rss_feed(tmp_path, sandbox):
+    config = rss_blog(tmp_path, sandbox, mode="plan")   # the build announces nothing
+    assert mkdocs(config).returncode == 0
+    assert not (tmp_path / "ledger.yml").exists()
+    result = cli(tmp_path, "run", "-f", str(config), "--feed", str(tmp_path / "site" / "feed_rss_created.xml"))
+    assert result.returncode == 0, result.stderr
+    book = Ledger.read(tmp_path / "ledger.yml")
+    assert {(k, c): r.state for k, e in book.posts.items() for c, r in e.channels.items()} == {
+        (k, c): "done" for k in ("blog/2026/11/20/alpha/", "blog/2026/11/21/beta/") for c in ("masto", "bsky")}
+    status = sandbox.snapshot()["mastodon"]["statuses"]
+    assert len(status) == 2 and any("About alpha." in s["text"] for s in status)
+
+
+@pytest.mark.crash
+@pytest.mark.parametrize("kill_at", ["after_in_flight_write:2", "after_response:3", "ledger.replaced:5"])
+def test_a_feed_driven_run_killed_mid_way_finishes_on_the_next_without_a_duplicate(tmp_path, sandbox, kill_at):
+    from crashlab import STATS
+    from crashsite import remote
+
+    site = standalone_site(tmp_path, sandbox, channels={k: {**v, "timeout": 1, "settle": 2}
+                                                         for k, v in channels(sandbox).items() if k != "devto"})
+    killed = cli(site, "run", "--feed", "public/atom.xml", SYNDICATE_CRASH_AT=kill_at)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    Ledger.read(site / "ledger.yml")   # whole, parseable
+    sandbox.wait_idle(timeout=30)
+    for _ in range(3):
+        rerun = cli(site, "run", "--feed", "public/atom.xml")
+        if rerun.returncode == 0:
+            break
+    assert rerun.returncode == 0, rerun.stderr
+    state = sandbox.snapshot()
+    for emulator in ("mastodon", "bluesky"):
+        titles = sorted(title for _, title in remote(state, emulator))
+        assert titles == ["Group commits", "Summary only"], (emulator, titles)
+    print(f"feed run killed at {kill_at}: each post once after the rerun")
+    STATS["feed-driven runs killed"] += 1
