@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import socket
 import subprocess
@@ -224,6 +226,17 @@ def test_example_site_as_the_quick_start_says(tmp_path):
     assert ledger_text.count("state: done") == 15 and "in_flight" not in ledger_text
     third = mkdocs(site_copy / "mkdocs.yml")
     assert third.returncode == 0 and "0 requests" in third.stderr
+    assert (tmp_path / "ledger.yml").read_text() == ledger_text
+    # The site leaves MkDocs' plugins behind: the same settings, the posts from its own RSS feed.
+    sandbox_state = tmp_path / ".syndicate-sandbox" / "state.json"
+    requests = len(json.loads(sandbox_state.read_text())["requests"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
+    switched = subprocess.run([sys.executable, "-m", "mkdocs_syndicate.cli", "run", "-f", "example-site/mkdocs.yml",
+                               "--feed", "example-site/site/feed_rss_created.xml"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+    assert switched.returncode == 0, switched.stderr
+    assert "sending the posts of the feed example-site/site/feed_rss_created.xml" in switched.stderr
+    assert len(json.loads(sandbox_state.read_text())["requests"]) == requests   # zero requests
     assert (tmp_path / "ledger.yml").read_text() == ledger_text
 
 
