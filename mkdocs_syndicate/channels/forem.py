@@ -123,7 +123,7 @@ class ForemChannel(Channel):
         return {"article": article}
 
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
-        if not post.body.strip():
+        if post.body_missing:
             # A feed entry with a summary only: DEV publishes the whole article, and an empty one
             # is not a cross-post.
             raise PostError(f"{post.source or post.key}: channel {self.id} ({self.type_name}) needs the post's "

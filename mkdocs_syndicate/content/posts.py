@@ -35,6 +35,7 @@ class Post:
     opted_out: bool = False       # front matter `syndicate: false`
     overrides: dict[str, ChannelOverride] = field(default_factory=dict)
     excerpt_source: str = ""      # without a description: the Markdown of its excerpt (made text on use)
+    body_missing: bool = False    # the source has no body to give (a feed entry with a summary only)
 
     @property
     def summary(self) -> str:

@@ -169,7 +169,7 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
     body = _markdown(entry.content_html) if entry.content_html.strip() else ""
     image = urljoin(url, entry.image) if isinstance(entry.image, str) and entry.image else None
     return Post(key=key, url=url, title=title, date=date, source=entry.where, description=summary,
-                tags=tuple(entry.tags), body=body, image=image)
+                tags=tuple(entry.tags), body=body, image=image, body_missing=not body)
 
 
 def _text(html_text: str, limit: int = 400) -> str:
