@@ -245,3 +245,32 @@ def test_a_feed_driven_run_killed_mid_way_finishes_on_the_next_without_a_duplica
         assert titles == ["Group commits", "Summary only"], (emulator, titles)
     print(f"feed run killed at {kill_at}: each post once after the rerun")
     STATS["feed-driven runs killed"] += 1
+
+
+@pytest.mark.http
+def test_a_feed_is_fetched_by_url_and_an_error_status_is_named():
+    import http.server
+    import threading
+
+    class Feed(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = ATOM.encode() if self.path == "/atom.xml" else b"gone"
+            self.send_response(200 if self.path == "/atom.xml" else 404)
+            self.send_header("Content-Type", "application/atom+xml")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Feed)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        assert [p.key for p in read_feed(base + "/atom.xml", SITE)] == ["blog/group-commits/", "blog/summary-only/"]
+        with pytest.raises(FeedError, match=r"feed http://127\.0\.0\.1:\d+/old\.xml: the server answered 404"):
+            read_feed(base + "/old.xml", SITE)
+    finally:
+        server.shutdown()
+        server.server_close()
