@@ -274,3 +274,45 @@ def test_a_feed_is_fetched_by_url_and_an_error_status_is_named():
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.process
+def test_zensical_builds_the_example_site_and_its_feed_which_announces_every_post(tmp_path):
+    """Zensical builds mkdocs.yml sites and runs no MkDocs plugin (no ledger, nothing announced),
+    but it writes the blog's feed itself from the same `rss:` settings: `--feed` on it announces
+    every post, with the settings of the same mkdocs.yml."""
+    import shutil
+
+    from sites import ROOT
+
+    site = tmp_path / "example-site"
+    shutil.copytree(ROOT / "example-site", site, ignore=shutil.ignore_patterns("site"))
+    # The feed carries summaries, not whole articles: DEV, which publishes the article, sits out.
+    config = site / "mkdocs.yml"
+    config.write_text(config.read_text().replace("devto: {type: forem,", "devto: {enabled: false, type: forem,"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
+    env["NO_MKDOCS_2_WARNING"] = "1"
+    build = subprocess.run([sys.executable, "-m", "zensical", "build", "-f", "mkdocs.yml"], cwd=site, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert build.returncode == 0, build.stdout + build.stderr
+    feed = site / "site" / "feed_rss_created.xml"
+    assert feed.exists() and "Zensical" in feed.read_text()
+    assert not (tmp_path / "ledger.yml").exists()   # the plugin did not run
+    run = subprocess.run([sys.executable, "-m", "mkdocs_syndicate.cli", "run", "-f", "example-site/mkdocs.yml",
+                          "--feed", "example-site/site/feed_rss_created.xml"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    # Every at-most-once pair done; IndexNow answers 202 for a key it has not checked yet (waiting).
+    assert run.returncode == 0, run.stderr
+    book = Ledger.read(tmp_path / "ledger.yml")
+    assert len(book.posts) == 3 and all(key.startswith("blog/2026/11/") for key in book.posts)
+    # The keys are the ones the plugin gives these pages under MkDocs: a site moving to Zensical
+    # keeps its ledger.
+    from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
+
+    planned = mkdocs(config, env={"SYNDICATE_MODE": "plan"})
+    assert planned.returncode == 0, planned.stderr
+    plugin_keys = sorted(p.key for p in read_manifest(manifest_path(tmp_path / "ledger.yml"), SITE)[0])
+    assert sorted(book.posts) == plugin_keys
+    states = {(k, c): r.state for k, e in book.posts.items() for c, r in e.channels.items()}
+    assert {c for (k, c), state in states.items() if state != "done"} <= {"indexnow"}
+    assert sum(state == "done" for state in states.values()) >= 9, states   # mastodon, weibo, bluesky
