@@ -69,6 +69,28 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
             if options.wait_until_live and not verify_only:
                 for pair in _not_live(options, ledger, chosen, channels, reporter, clock, transport, report):
                     left_to_others.add((pair.post.key, pair.channel.id))
+            def take_theirs(lost: StaleLedger, the_plan: Plan, run_report: RunReport) -> None:
+                """A push lost to another writer: what they changed since our base is theirs;
+                what only we changed (records of requests that went out) goes on top of their
+                ledger, pushed by the next round."""
+                assert mirror is not None
+                changed = changed_pairs(lost.base, lost.remote_posts)
+                planned = {(p.post.key, p.channel.id) for p in the_plan.pairs}
+                went_out = {(r.post_key, r.channel) for r in run_report.results if r.state != "not_attempted"}
+                report.results += [r for r in run_report.results if (r.post_key, r.channel) not in changed]
+                report.requests += run_report.requests
+                for key, channel in sorted((changed & planned) - left_to_others):
+                    theirs = lost.remote_posts.get(key)
+                    record = theirs.channels.get(channel) if theirs else None
+                    if (key, channel) in went_out:  # ours went out, but the pushed record is theirs
+                        report.results.append(PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED))
+                    elif record is None or record.state not in ("done", "skipped"):  # theirs is not finished
+                        report.results.append(PairResult(key, channel, "not_attempted", OTHER_RUNNER))
+                left_to_others.update(changed)
+                ours = without_unpushed_in_flight(ledger.abandoned or ledger.posts, lost.base)
+                ledger.reset_to(merge(lost.base, ours, lost.remote_posts))
+                mirror.adopt_remote(lost.tip, lost.remote_posts)
+
             for _ in range(REPLAN_ROUNDS):
                 the_plan = make_plan(ledger, chosen, channels, None if verify_only else options.max_per_run)
                 the_plan = Plan(lanes={ch: [p for p in pairs if (p.post.key, ch) not in left_to_others
@@ -76,10 +98,19 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
                                        for ch, pairs in the_plan.lanes.items()}, deferred=the_plan.deferred)
                 report.deferred = [p.key for p in the_plan.deferred]
                 report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
-                if not the_plan.pairs:
-                    break
                 if mirror is not None:   # their change to a pair of this plan makes the plan stale
                     mirror.claimed = {(p.post.key, p.channel.id) for p in the_plan.pairs}
+                if not the_plan.pairs:
+                    if mirror is None:
+                        break
+                    # Nothing to send; records merged onto another run's ledger may still need
+                    # their push, which can lose a race like any other (regression: it escaped).
+                    try:
+                        ledger.push_if_ahead()
+                    except StaleLedger as lost:
+                        take_theirs(lost, the_plan, RunReport())
+                        continue
+                    break
                 runner = Runner(ledger, the_plan, clock=clock, reporter=reporter, transport=transport,
                                 max_wait=options.max_wait, verify_only=verify_only)
                 try:
@@ -87,25 +118,7 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
                 except KeyboardInterrupt:
                     raise RunInterrupted(runner.report, the_plan, ledger) from None
                 except StaleLedger as lost:
-                    assert mirror is not None
-                    # What they changed since our base is theirs; what only we changed (records of
-                    # requests that went out) goes on top of their ledger, pushed by the next round.
-                    changed = changed_pairs(lost.base, lost.remote_posts)
-                    planned = {(p.post.key, p.channel.id) for p in the_plan.pairs}
-                    went_out = {(r.post_key, r.channel) for r in runner.report.results if r.state != "not_attempted"}
-                    report.results += [r for r in runner.report.results if (r.post_key, r.channel) not in changed]
-                    report.requests += runner.report.requests
-                    for key, channel in sorted((changed & planned) - left_to_others):
-                        theirs = lost.remote_posts.get(key)
-                        record = theirs.channels.get(channel) if theirs else None
-                        if (key, channel) in went_out:  # ours went out, but the pushed record is theirs
-                            report.results.append(PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED))
-                        elif record is None or record.state not in ("done", "skipped"):  # theirs is not finished
-                            report.results.append(PairResult(key, channel, "not_attempted", OTHER_RUNNER))
-                    left_to_others |= changed
-                    ours = without_unpushed_in_flight(ledger.abandoned or ledger.posts, lost.base)
-                    ledger.reset_to(merge(lost.base, ours, lost.remote_posts))
-                    mirror.adopt_remote(lost.tip, lost.remote_posts)
+                    take_theirs(lost, the_plan, runner.report)
                     continue
                 report.results += result.results
                 report.requests += result.requests
