@@ -27,9 +27,8 @@ DECLARED = (
     "before_done_write",
     "after_done_write",
 )
-# With the ledger in git (engine/groupcommit.py): a group's commit is made, then pushed. A kill
-# between them after responses came back leaves `done` records unpushed (the next run reads).
-DECLARED_GIT = ("git.committed", "git.pushed")
+# With the ledger in git, ledger/gitmirror.py also hits "git.committed" and "git.pushed" around
+# each group's push (tests/test_git.py kills there); a run without git never reaches them.
 
 
 class InjectedCrash(RuntimeError):

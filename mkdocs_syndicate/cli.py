@@ -96,9 +96,8 @@ def _built_posts_if_any(options: Options, feed: str | None = None) -> list[Post]
 
 
 def _source(feed: str | None, built_at: dt.datetime) -> str:
-    if feed:
-        return f"the posts of the feed {feed} (read {to_iso(built_at)})"
-    return f"the posts of the build of {to_iso(built_at)}"
+    """Where the posts came from, for messages: the last build, or the feed as read now."""
+    return f"the feed {feed} (read {to_iso(built_at)})" if feed else f"the build of {to_iso(built_at)}"
 
 
 def _now() -> dt.datetime:
@@ -225,7 +224,7 @@ def plan(config_file: Path | None, feed: str | None) -> None:
     options = _guard(lambda: site.options(sending=False))
     posts, built_at = _built_posts(options, feed)
     the_plan = _guard(lambda: make_the_plan(options, posts))
-    for line in full_plan_lines(the_plan, built_at, options.max_per_run, feed):
+    for line in full_plan_lines(the_plan, _source(feed, built_at), options.max_per_run):
         click.echo(line)
 
 
@@ -253,7 +252,7 @@ def run(config_file: Path | None, feed: str | None) -> None:
     options = _guard(lambda: site.options(sending=True))
     posts, built_at = _built_posts(options, feed)
     note = sandbox_note(options)
-    _log(f"sending {_source(feed, built_at)}" + (f" {note}" if note else ""))
+    _log(f"sending the posts of {_source(feed, built_at)}" + (f" {note}" if note else ""))
     report = _guard(lambda: run_with_display(options, posts, _log, _log))
     message = undone_message(report, options)
     if message:
@@ -391,7 +390,7 @@ def adopt(config_file: Path | None, before: str | None, by: str | None, feed: st
         return (f"adopted {len({t.post.key for t in batch})} post(s): {len(batch)} pair(s) marked skipped"
                 + (f", {kept} pair(s) already recorded left as they are" if kept else "")
                 + (f"; {later} post(s) dated {to_iso(cutoff)} or later stay pending" if later else "")
-                + f" ({_source(feed, built_at).removeprefix('the posts of ')})")
+                + f" ({_source(feed, built_at).removeprefix('the ')})")
 
     click.echo(_guard(mark))
 

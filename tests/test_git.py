@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import SITE, ListReporter, indexnow_raw, make_post, mastodon_raw
-from crashlab import STATS, Scenario
+from crashlab import SAME_PATH, STATS, Scenario
 
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
@@ -335,9 +335,12 @@ CONTAINER_DEATHS = ["ledger.replaced:1", "git.committed:1", "after_in_flight_wri
 
 
 @pytest.mark.crash
-@pytest.mark.parametrize("kill_at", CONTAINER_DEATHS)
-def test_container_death_then_a_fresh_clone_reruns_with_no_duplicate_and_no_miss(tmp_path, kill_at):
-    scenario = GitScenario(tmp_path / "s")
+@pytest.mark.parametrize(("kill_at", "hostile"), [(kill_at, SAME_PATH[n % len(SAME_PATH)])
+                                                 for n, kill_at in enumerate(CONTAINER_DEATHS)])
+def test_container_death_then_a_fresh_clone_reruns_with_no_duplicate_and_no_miss(tmp_path, kill_at, hostile):
+    """Against plain servers and hostile ones in turn: a Mastodon that ignores the idempotency key,
+    one that answers a replayed key with 500, and slow commits."""
+    scenario = GitScenario(tmp_path / "s", hostile)
     try:
         code, output = scenario.run(SYNDICATE_CRASH_AT=kill_at)
         assert code == -signal.SIGKILL, output
@@ -367,40 +370,30 @@ def pushed_in_flight(scenario: GitScenario) -> tuple[list[str], list[str]]:
     return sent, unsent
 
 
-@pytest.mark.crash
-@pytest.mark.parametrize("group", [1, 2, 3])
-def test_container_death_between_a_groups_push_and_its_first_request(tmp_path, group):
-    """Killed right after the push of a group's in_flight records: none of their requests left;
-    the rerun reads (after the settle time), finds nothing and sends each exactly once."""
-    scenario = GitScenario(tmp_path / "s")
-    try:
-        code, output = scenario.run(SYNDICATE_CRASH_AT=f"git.pushed:{group}")
-        assert code == -signal.SIGKILL, output
-        sent, unsent = pushed_in_flight(scenario)
-        assert unsent and not sent, (sent, unsent)   # where the kill landed
-        print(f"killed after push {group}: in_flight pushed, request not sent: {', '.join(unsent)}")
-        scenario.fresh_clone()
-        scenario.recovers()
-        STATS["git kills between a group's push and its requests"] += 1
-    finally:
-        scenario.close()
+# Kills at the two git checkpoints, each checked for where it landed: right after a group's push
+# (its in_flight records are on the remote, none of their requests left: the rerun reads after the
+# settle time, finds nothing and sends each once), and with a group committed but not pushed (the
+# requests went out, their done records did not reach the remote: the rerun reads each back).
+GROUP_KILLS = [("git.pushed", group, "pushed, request not sent", "between a group's push and its requests")
+               for group in (1, 2, 3)] + \
+              [("git.committed", group, "sent, done not pushed", "between responses and their done push")
+               for group in (2, 3, 4)]
 
 
 @pytest.mark.crash
-@pytest.mark.parametrize("group", [2, 3, 4])
-def test_container_death_between_the_responses_and_the_groups_done_push(tmp_path, group):
-    """Killed with a group committed but not pushed: requests went out, their done records did not
-    reach the remote. The rerun reads each back and sends none again."""
+@pytest.mark.parametrize(("checkpoint", "group", "landing", "window"), GROUP_KILLS)
+def test_container_death_around_a_groups_push(tmp_path, checkpoint, group, landing, window):
     scenario = GitScenario(tmp_path / "s")
     try:
-        code, output = scenario.run(SYNDICATE_CRASH_AT=f"git.committed:{group}")
+        code, output = scenario.run(SYNDICATE_CRASH_AT=f"{checkpoint}:{group}")
         assert code == -signal.SIGKILL, output
         sent, unsent = pushed_in_flight(scenario)
-        assert sent and not unsent, (sent, unsent)   # where the kill landed
-        print(f"killed before push {group}: sent, done not pushed: {', '.join(sent)}")
+        landed, other = (unsent, sent) if checkpoint == "git.pushed" else (sent, unsent)
+        assert landed and not other, (sent, unsent)   # where the kill landed
+        print(f"killed at {checkpoint}:{group}: in_flight {landing}: {', '.join(landed)}")
         scenario.fresh_clone()
         scenario.recovers()
-        STATS["git kills between responses and their done push"] += 1
+        STATS[f"git kills {window}"] += 1
     finally:
         scenario.close()
 

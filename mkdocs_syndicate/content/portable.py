@@ -106,6 +106,11 @@ def excerpt_text(part: str, title: str, limit: int = 400) -> str:
     text = markdown_to_text(part) if part else ""
     if not text or text.casefold().strip(" .:") == title.casefold().strip(" .:"):
         return ""
+    return shorten(text, limit)
+
+
+def shorten(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a word, with an ellipsis when cut."""
     if len(text) > limit:
         text = text[:limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
     return text

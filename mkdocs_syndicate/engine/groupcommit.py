@@ -94,10 +94,8 @@ class GroupCommitter:
     async def close(self) -> None:
         self._closing = True
         self._wake.set()
-        if self._task is not None:
+        if self._task is not None:   # started by the first write: nothing is staged without it
             await self._task
-        elif self.ledger.has_staged and self._failure is None:
-            await self._flush()
         if self._failure is not None:
             raise self._failure
 

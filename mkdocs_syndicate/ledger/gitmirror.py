@@ -168,9 +168,9 @@ class GitMirror:
             if not _NON_FAST_FORWARD.search(output):
                 raise GitError(f"git push to {self.settings.remote}/{self.branch} failed: {output.strip()[-400:]}")
             self._fetch()
-            remote_tip = self._remote_tip()
+            remote_tip, remote_text = self._remote_ledger()
             assert remote_tip is not None
-            theirs = parse(self._show(remote_tip) or _EMPTY, self._where())
+            theirs = parse(remote_text or _EMPTY, self._where())
             contested = contested_pairs(self.base, posts, theirs, self.claimed)
             if contested:
                 raise StaleLedger(contested, theirs, remote_tip, self.base)
@@ -251,10 +251,6 @@ class GitMirror:
         ledger = objects[1] if len(objects) > 1 and objects[1][1] == "blob" else None
         return objects[0][0], ledger[2].decode("utf-8") if ledger else None
 
-    def _remote_tip(self) -> str | None:
-        result = self._run("rev-parse", "--verify", "-q", f"refs/remotes/{self.settings.remote}/{self.branch}")
-        return result.stdout.strip() or None
-
     def _show(self, commit: str) -> str | None:
         result = self._run("show", f"{commit}:{self.rel}")
         return result.stdout if result.returncode == 0 else None
@@ -264,26 +260,25 @@ class GitMirror:
 
     def _run(self, *args: str, input_bytes: bytes | None = None,
              cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        env = {**self.env, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-        self.processes += 1
-        try:
-            result = subprocess.run(["git", *args], cwd=cwd or getattr(self, "root", self.ledger_path.parent),
-                                    input=input_bytes, capture_output=True, env=env, timeout=120, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise GitError(f"git {args[0]} could not run: {exc}") from None
+        result = self._spawn(args, input_bytes, cwd)
         return subprocess.CompletedProcess(result.args, result.returncode,
                                            result.stdout.decode("utf-8", "replace"),
                                            result.stderr.decode("utf-8", "replace"))
 
     def _run_bytes(self, *args: str, input_bytes: bytes) -> bytes:
+        """stdout as bytes (object sizes count bytes); empty when git failed."""
+        result = self._spawn(args, input_bytes, None)
+        return result.stdout if result.returncode == 0 else b""
+
+    def _spawn(self, args: tuple[str, ...], input_bytes: bytes | None,
+               cwd: Path | None) -> subprocess.CompletedProcess[bytes]:
         env = {**self.env, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
         self.processes += 1
         try:
-            result = subprocess.run(["git", *args], cwd=self.root, input=input_bytes, capture_output=True, env=env,
-                                    timeout=120, check=False)
+            return subprocess.run(["git", *args], cwd=cwd or getattr(self, "root", self.ledger_path.parent),
+                                  input=input_bytes, capture_output=True, env=env, timeout=120, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GitError(f"git {args[0]} could not run: {exc}") from None
-        return result.stdout if result.returncode == 0 else b""
 
     def _git(self, *args: str, **kwargs: Any) -> str:
         result = self._run(*args, **kwargs)

@@ -195,7 +195,12 @@ class Ledger:
         """The slow part, safe to run in a worker thread: nothing here touches state that staging
         changes. Returns the posts that are now durable (with other writers' records merged in
         when a git push had to be redone on their tip)."""
-        text = dump(pending.posts, self._rendered)
+        changes = [(t.post.key, t.channel, t.record.state) for t in pending.transitions]
+        return self._write(pending.posts, changes, push)
+
+    def _write(self, posts: Posts, changes: list[tuple[str, str, str]], push: bool) -> Posts:
+        """The file, then with a mirror the commit (and push) whose message lists `changes`."""
+        text = dump(posts, self._rendered)
         # With push, durable means pushed: the file is the checkout's copy, and a run starts from
         # the remote's ledger whenever the two differ, so its fsyncs would only delay the push.
         pushed = self.mirror is not None and self.mirror.settings.push
@@ -205,15 +210,14 @@ class Ledger:
             raise LedgerWriteError(str(self.path), f"could not write the ledger ({exc.strerror or exc}); "
                                    "stopping before any further remote call") from exc
         if self.mirror is None:
-            return pending.posts
+            return posts
         from mkdocs_syndicate.ledger.gitmirror import GitError
 
-        changes = [(t.post.key, t.channel, t.record.state) for t in pending.transitions]
         try:
-            kept = self.mirror.persist(pending.posts, text, changes, push)
+            kept = self.mirror.persist(posts, text, changes, push)
         except GitError as exc:
             raise LedgerWriteError(str(self.path), f"{exc}; stopping before any further remote call") from None
-        if kept is not pending.posts:  # others' records merged in on a new remote tip: keep them locally too
+        if kept is not posts:  # others' records merged in on a new remote tip: keep them locally too
             atomic_write_text(self.path, dump(kept, self._rendered), durable=not pushed)
         return kept
 
@@ -249,12 +253,7 @@ class Ledger:
             return
         records = [(key, channel, self.record(key, channel)) for key, channel in ahead]
         changes = [(key, channel, record.state if record else "removed") for key, channel, record in records]
-        text = dump(self._posts, self._rendered)
-        atomic_write_text(self.path, text)
-        kept = mirror.persist(self._posts, text, changes, push=True)
-        if kept is not self._posts:
-            atomic_write_text(self.path, dump(kept, self._rendered))
-            self._posts = self._durable = kept
+        self._posts = self._durable = self._write(self._posts, changes, push=True)
 
     def reset_to(self, posts: Posts) -> None:
         """Replace this ledger with `posts` (the pushed ledger after a lost race), durably."""

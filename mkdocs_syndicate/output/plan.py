@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.safety import one_line, printable
-from mkdocs_syndicate.timeutil import to_display, to_iso
+from mkdocs_syndicate.timeutil import to_display
 
 
 def plan_lines(plan: Plan, collapse_after: int | None = None) -> list[str]:
@@ -41,11 +41,10 @@ def plan_lines(plan: Plan, collapse_after: int | None = None) -> list[str]:
     return lines
 
 
-def full_plan_lines(plan: Plan, built_at: dt.datetime, max_per_run: int | None, feed: str | None = None) -> list[str]:
+def full_plan_lines(plan: Plan, source: str, max_per_run: int | None) -> list[str]:
     """`mkdocs-syndicate plan`: every pending pair with why it is pending and, indented, exactly
-    what the channel would receive."""
+    what the channel would receive. `source`: where the posts came from ("the build of …")."""
     verifies = [p for p in plan.pairs if p.needs_verify]
-    source = f"the feed {feed} (read {to_iso(built_at)})" if feed else f"the build of {to_iso(built_at)}"
     lines = [f"plan from {source}: {len(plan.pairs)} pair(s) would be sent"
              + (f", {len(verifies)} after a verify read" if verifies else "") + "; nothing sent"]
     for channel_id, pairs in plan.lanes.items():

@@ -12,15 +12,18 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from mkdocs_syndicate.content.portable import html_to_text, shorten
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import SyndicateError
 from mkdocs_syndicate.safety import one_line
 
 MAX_FEED_BYTES = 20_000_000
+SUMMARY_LENGTH = 400       # characters of an entry's summary kept as the description, as for excerpts
 FETCH_TIMEOUT = 30.0
 
 
@@ -72,13 +75,18 @@ def _is_json(raw: bytes) -> bool:
 
 # ---------------------------------------------------------------------- the formats
 
+@dataclass(frozen=True)
 class _Entry:
     """What the formats have in common, before it becomes a Post."""
 
-    def __init__(self, where: str, link: Any, title: Any, date: dt.datetime | None, summary_html: str,
-                 content_html: str, tags: list[str], image: str | None) -> None:
-        self.where, self.link, self.title, self.date = where, link, title, date
-        self.summary_html, self.content_html, self.tags, self.image = summary_html, content_html, tags, image
+    where: str                 # "feed <source>: entry <n> (<link>)", for error messages
+    link: Any
+    title: Any
+    date: dt.datetime | None
+    summary_html: str
+    content_html: str
+    tags: list[str]
+    image: Any
 
 
 def _xml_feed_entries(raw: bytes, name: str) -> list[_Entry]:
@@ -163,32 +171,13 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
         raise FeedError(f"{entry.where}: no date (published or updated); the backlog and `since` rules need one")
     date = entry.date if entry.date.tzinfo else entry.date.replace(tzinfo=dt.UTC)
     title = one_line(str(entry.title or "").strip()) or key
-    summary = _text(entry.summary_html)
+    summary = shorten(html_to_text(entry.summary_html), SUMMARY_LENGTH)
     if summary.casefold() == title.casefold():
         summary = ""
     body = _markdown(entry.content_html) if entry.content_html.strip() else ""
     image = urljoin(url, entry.image) if isinstance(entry.image, str) and entry.image else None
     return Post(key=key, url=url, title=title, date=date, source=entry.where, description=summary,
                 tags=tuple(entry.tags), body=body, image=image, body_missing=not body)
-
-
-def _text(html_text: str, limit: int = 400) -> str:
-    """A summary's HTML reduced to one line of text, cut at a word."""
-    from html.parser import HTMLParser
-
-    parts: list[str] = []
-
-    class Collect(HTMLParser):
-        def handle_data(self, data: str) -> None:
-            parts.append(data)
-
-    collector = Collect(convert_charrefs=True)
-    collector.feed(html_text)
-    collector.close()
-    text = " ".join(" ".join(parts).split())
-    if len(text) > limit:
-        text = text[:limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-    return text
 
 
 def _markdown(html_text: str) -> str:
