@@ -483,3 +483,21 @@ def test_commit_without_push_keeps_every_transition_as_a_local_commit(repo, sand
                        "syndicate: masto in_flight for blog/post-1/ [skip ci]"]
     assert git("rev-parse", "main", cwd=bare) == remote_before  # nothing pushed
     assert git("status", "--porcelain", "--untracked-files=no", cwd=work).strip() == ""
+
+
+@pytest.mark.parametrize("body", [b"<html>gateway</html>", b'{"did": 42}', b""])
+def test_a_garbage_login_while_the_in_flight_is_pushed_posts_nothing_then_retries_once(repo, sandbox, body):
+    """Bluesky logs in while its in_flight record is being pushed (warm_up). A login answered with
+    200 and garbage proves nothing was posted: the pair is failed as never sent, retried in the
+    run with a fresh login, and posted exactly once."""
+    bare, work = repo
+    bsky = every_channel(sandbox)["bsky"]
+    sandbox.add_fault({"channel": "bluesky", "action": "status", "status": 200, "body": body.decode(),
+                       "match": "createSession"})
+    report = run(work, {"bsky": bsky}, [make_post(1)])
+    assert not report.undone, report.results
+    assert len(sandbox.snapshot()["bluesky"]["records"]) == 1
+    assert [r["path"].rsplit("/", 1)[1] for r in sandbox.requests("bluesky")] == [
+        "com.atproto.server.createSession", "com.atproto.server.createSession", "com.atproto.repo.putRecord"]
+    record = parse(remote_ledger(bare), "remote")["blog/post-1/"].channels["bsky"]
+    assert record.state == "done" and record.attempts == 2
