@@ -184,6 +184,29 @@ def test_a_commit_and_push_is_two_git_processes(repo):
     assert git("for-each-ref", "refs/syndicate", cwd=work).strip() == ""   # no scratch ref left behind
 
 
+def test_commits_carry_the_users_identity_when_set_else_the_bots(repo, monkeypatch):
+    """Never an identity git guessed from the host name: the user's when configured (environment
+    or config), otherwise a bot's."""
+    from mkdocs_syndicate.ledger.gitmirror import GitMirror
+
+    bare, work = repo
+    posts: dict = {}
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    bot = GitMirror(work / "ledger.yml", GIT)
+    bot.start()
+    bot.persist(posts, dump(posts), [], push=True)
+    git("config", "user.name", "Ada Lovelace", cwd=work)
+    git("config", "user.email", "ada@example.com", cwd=work)
+    user = GitMirror(work / "ledger.yml", GIT)
+    user.start()
+    user.persist(posts, dump(posts) + "# again\n", [], push=True)
+    authors = git("log", "-2", "--format=%an <%ae>|%cn <%ce>", "main", cwd=bare).splitlines()
+    assert authors == ["Ada Lovelace <ada@example.com>|Ada Lovelace <ada@example.com>",
+                       "mkdocs-syndicate <mkdocs-syndicate@users.noreply.github.com>|"
+                       "mkdocs-syndicate <mkdocs-syndicate@users.noreply.github.com>"], authors
+
+
 def test_a_stale_checkout_loses_its_first_push_and_takes_the_pushed_ledger_sending_nothing(repo, sandbox, tmp_path):
     """No fetch at the start: the checkout's view of the remote is trusted until a push says
     otherwise, and the first push comes before the first at-most-once request."""

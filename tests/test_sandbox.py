@@ -168,3 +168,23 @@ def test_stopping_the_sandbox_lets_the_engine_finish_checking_the_key(tmp_path, 
         with httpx.Client(base_url=server.url) as client:
             assert ping(client).status_code == 202
     assert json.loads((tmp_path / "state" / "state.json").read_text())["indexnow"]["keys"]["abcdefgh1"] == "valid"
+
+
+def test_answers_are_not_held_back_by_nagle(tmp_path, monkeypatch):
+    """Regression: headers and body leave as two writes; with Nagle's algorithm on, the body
+    waited for the client's delayed ACK (40 ms on Linux) on some answers, a stall no service adds
+    and one that made every benchmark against the emulators slower than its stated latency."""
+    import socket
+    import socketserver
+
+    nodelay = []
+    setup = socketserver.StreamRequestHandler.setup
+
+    def watched(handler):
+        setup(handler)
+        nodelay.append(handler.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+    monkeypatch.setattr(socketserver.StreamRequestHandler, "setup", watched)
+    with SandboxServer(tmp_path / "s") as server, httpx.Client(base_url=server.url) as client:
+        assert post_status(client).status_code == 200
+    assert nodelay and all(nodelay), nodelay
