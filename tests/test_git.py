@@ -12,6 +12,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import httpx
@@ -315,6 +316,113 @@ def test_another_run_taking_a_pair_of_this_plan_makes_the_plan_stale(repo, sandb
     assert {(k, c): r.state for k, e in pushed.items() for c, r in e.channels.items()} == {
         ("blog/post-1/", "masto"): "done", ("blog/post-2/", "masto"): "done",
         ("blog/post-1/", "devto"): "done", ("blog/post-2/", "devto"): "done"}
+
+
+def test_two_runs_claiming_a_pair_with_identical_in_flight_records_send_it_once(repo, sandbox, tmp_path):
+    """Regression: the three-way merge took two equal in_flight records (same second, same text,
+    no key: DEV) for one change, so the run whose push was refused merged, pushed and sent too: a
+    duplicate article. Two in_flight records are two claims; only the pushed one sends."""
+    import concurrent.futures
+
+    from conftest import FakeClock
+
+    bare, work = repo
+    other = clone(bare, tmp_path / "other")
+    devto = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
+             "min_interval": 0}
+    start = float(int(time.time()))
+    b_report = None
+
+    class OtherRunFirst(httpx.AsyncBaseTransport):
+        """A's in_flight is pushed and its create is leaving: B (same second, same post) runs now."""
+
+        async def handle_async_request(self, request):
+            nonlocal b_report
+            if b_report is None and request.method == "POST":
+                with concurrent.futures.ThreadPoolExecutor(1) as pool:   # its own event loop
+                    b_report = pool.submit(run, other, {"devto": devto}, [make_post(1)], FakeClock(start)).result()
+            async with httpx.AsyncHTTPTransport() as inner:
+                response = await inner.handle_async_request(request)
+                body = await response.aread()
+            return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(body))
+
+    report = run(work, {"devto": devto}, [make_post(1)], FakeClock(start), transport=OtherRunFirst())
+    assert b_report is not None
+    assert len(sandbox.snapshot()["forem"]["articles"]) == 1, sandbox.snapshot()["forem"]["articles"]
+    assert [(r.post_key, r.state) for r in report.results] == [("blog/post-1/", "done")], report.results
+    assert not any(r.detail == "sent" for r in b_report.results), b_report.results
+    assert parse(remote_ledger(bare), "remote")["blog/post-1/"].channels["devto"].state == "done"
+
+
+def test_the_end_of_run_push_that_loses_a_race_takes_theirs_like_any_other(repo, sandbox, tmp_path, monkeypatch):
+    """Regression (found by the racing test, about every other run): run A loses a race to run B
+    (B took post 2 of A's plan), takes B's ledger and re-plans: nothing left to send. A's records
+    (post 1 done) still need their push, and B pushes its post 2 `done` just before it. That push
+    raised StaleLedger out of the run (exit 2): the empty round still claimed the first round's
+    pairs, and the push sat outside the race handling. Now it merges and pushes."""
+    import concurrent.futures
+    import threading
+
+    from mkdocs_syndicate import checkpoints
+
+    bare, work = repo
+    other = clone(bare, tmp_path / "other")
+    masto = mastodon_raw(sandbox, min_interval=0)
+    b_sent, release_b = threading.Event(), threading.Event()
+    pool = concurrent.futures.ThreadPoolExecutor(1)   # B: its own thread, its own event loop
+    b_run: concurrent.futures.Future | None = None
+    main = threading.current_thread()
+    final_push_raced = []
+
+    class HeldB(httpx.AsyncBaseTransport):
+        """B's create leaves only when A's last push is about to go."""
+
+        async def handle_async_request(self, request):
+            if request.method == "POST":
+                b_sent.set()
+                release_b.wait(30)
+            async with httpx.AsyncHTTPTransport() as inner:
+                response = await inner.handle_async_request(request)
+                body = await response.aread()
+            return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(body))
+
+    class StartsB(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request):
+            nonlocal b_run
+            if b_run is None and request.method == "POST":   # A's post 1 is out: B takes post 2
+                b_run = pool.submit(run, other, {"masto": masto}, [make_post(2)], transport=HeldB())
+                assert b_sent.wait(30), "B never sent"
+            async with httpx.AsyncHTTPTransport() as inner:
+                response = await inner.handle_async_request(request)
+                body = await response.aread()
+            return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(body))
+
+    hit = checkpoints.hit
+
+    def at_checkpoint(name: str) -> None:
+        # A's end-of-run push is the only commit made in the test's own thread (group flushes run
+        # in worker threads, B in its own): B finishes first, so that push loses the race.
+        if name == "git.committed" and threading.current_thread() is main and b_run is not None:
+            release_b.set()
+            assert not b_run.result(30).undone
+            final_push_raced.append(True)
+        hit(name)
+
+    monkeypatch.setattr(checkpoints, "hit", at_checkpoint)
+    try:
+        report = run(work, {"masto": masto}, [make_post(1), make_post(2)], transport=StartsB())
+    finally:
+        release_b.set()
+        pool.shutdown()
+    assert final_push_raced, "the end-of-run push never happened"
+    statuses = sandbox.snapshot()["mastodon"]["statuses"]
+    assert len(statuses) == 2, statuses   # post 1 by A, post 2 by B: none twice
+    pushed = parse(remote_ledger(bare), "remote")
+    assert {k: e.channels["masto"].state for k, e in pushed.items()} == {"blog/post-1/": "done",
+                                                                        "blog/post-2/": "done"}
+    log = git("log", "--format=%s", "main", cwd=bare).splitlines()
+    assert "on top of another run's" in log[0], log
+    assert {(r.post_key, r.state) for r in report.results} >= {("blog/post-1/", "done")}, report.results
 
 
 # ------------------------------------------------------------------ real processes

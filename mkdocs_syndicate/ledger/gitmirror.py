@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import secrets
 import subprocess
 import time
 from collections.abc import Iterable, Mapping
@@ -89,6 +90,7 @@ class GitMirror:
     pushes: int = 0                              # push attempts, refused ones included
     commits: int = 0
     processes: int = 0                           # git processes started
+    run_id: str = field(default_factory=lambda: secrets.token_hex(8))   # makes our commits ours alone
 
     # ------------------------------------------------------------------ setup
 
@@ -208,8 +210,11 @@ class GitMirror:
     # ------------------------------------------------------------------ plumbing
 
     def _commit(self, text: str, parent: str | None, message: str) -> str:
-        """One process: blob, tree and commit by `git fast-import`, which prints the commit id."""
-        data, subject = text.encode("utf-8"), message.encode("utf-8")
+        """One process: blob, tree and commit by `git fast-import`, which prints the commit id.
+        The message ends with this run's id: two runs committing the same ledger on the same
+        parent in the same second would otherwise make the same commit, and the second push
+        would succeed as a no-op, both runs believing their in_flight pushed (regression)."""
+        data, subject = text.encode("utf-8"), f"{message}\n\nSyndicate-Run: {self.run_id}".encode()
         ident = self.identity.encode("utf-8")
         stream = b"".join([
             b"reset %s\ncommit %s\nmark :1\n" % (_SCRATCH_REF.encode(), _SCRATCH_REF.encode()),
@@ -344,11 +349,19 @@ def changed_pairs(base: Posts, other: Posts) -> set[tuple[str, str]]:
 
 
 def contested_pairs(base: Posts, ours: Posts, theirs: Posts, claimed: set[tuple[str, str]]) -> list[Pair]:
-    """Pairs both sides changed since `base` (differently), and pairs of our plan they changed:
-    a lane may be about to send one of those on what it planned from, so the plan is stale."""
+    """Pairs both sides changed since `base` (differently, or both to in_flight), and pairs of our
+    plan they changed: a lane may be about to send one of those on what it planned from, so the
+    plan is stale. Two in_flight records are two claims on one send even when they are equal
+    byte for byte (same second, same key, same text: regression), and only the pushed one may
+    send; equal finished records merge."""
     mine = changed_pairs(base, ours)
     return [Pair(k, c) for k, c in sorted(changed_pairs(base, theirs) & (mine | claimed))
-            if (k, c) not in mine or _record(ours, k, c) != _record(theirs, k, c)]
+            if (k, c) not in mine or _record(ours, k, c) != _record(theirs, k, c) or _claims(ours, k, c)]
+
+
+def _claims(posts: Posts, key: str, channel: str) -> bool:
+    record = _record(posts, key, channel)
+    return record is not None and record.state == "in_flight"
 
 
 def merge(base: Posts, ours: Posts, theirs: Posts) -> Posts:
