@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -49,3 +50,19 @@ def mkdocs(config: Path, *args: str, env: dict | None = None, timeout: float = 1
     command = [sys.executable, "-m", "mkdocs", *(args or ("build",)), "-f", str(config)]
     return subprocess.run(command, cwd=config.parent, env=full_env, capture_output=True, text=True,
                           timeout=timeout)
+
+
+def command(config: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """`mkdocs-syndicate <args>` as a process started like a terminal's job (Ctrl-C reaches it)."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))},
+           "NO_MKDOCS_2_WARNING": "1", **(env or {})}
+    return subprocess.Popen([sys.executable, "-m", "mkdocs_syndicate.cli", args[0], "-f", str(config), *args[1:]],
+                            cwd=config.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_like_a_terminal_job)  # noqa: PLW1509 (signal.signal only)
+
+
+def _like_a_terminal_job() -> None:
+    """A shell without job control starts background commands (a CI step run with `&`, say) with
+    Ctrl-C ignored, and children inherit that; a command in a terminal gets it. Tests of Ctrl-C
+    would otherwise wait out a 60 s pause on such a machine."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -4,17 +4,13 @@ during a pacing wait."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
-from sites import mkdocs, post, write_site
+from sites import command, mkdocs, post, write_site
 
 from mkdocs_syndicate.ledger.store import Ledger
 
@@ -27,21 +23,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def command(config: Path, *args: str) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
-    env["NO_MKDOCS_2_WARNING"] = "1"
-    return subprocess.Popen([sys.executable, "-m", "mkdocs_syndicate.cli", args[0], "-f", str(config), *args[1:]],
-                            cwd=config.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_like_a_terminal_job)  # noqa: PLW1509 (signal.signal only)
-
-
-def _like_a_terminal_job() -> None:
-    """A shell without job control starts background commands (a CI step run with `&`, say) with
-    Ctrl-C ignored, and children inherit that; a command in a terminal gets it. Tests of Ctrl-C
-    would otherwise wait out a 60 s pause on such a machine."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for(predicate, what: str, timeout: float = 30) -> None:

@@ -606,6 +606,59 @@ def test_the_plugin_pushes_the_ledger_from_a_ci_build(repo, sandbox):
     assert git("status", "--porcelain", cwd=work).strip() == ""
 
 
+def test_ctrl_c_while_the_in_flight_is_pushed_records_that_nothing_was_sent(repo, sandbox):
+    """GitHub cancels a job with SIGINT first. Lanes interrupted while their in_flight was on its
+    way to the remote never sent: the run records `failed` (pushed), not a bare in_flight that
+    would cost the next run a settle wait and a read. The next run sends them, reading nothing."""
+    from sites import command, mkdocs, post, write_site
+
+    bare, work = repo
+    config = write_site(work, {"mode": "plan", "git": {"push": True}, "channels": {
+        "masto": mastodon_raw(sandbox, min_interval=0),
+        "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
+                  "min_interval": 0}}}, {"a.md": post("Alpha")})
+    (work / ".gitignore").write_text("site/\n.syndicate-cache/\n*.yml.lock\n")
+    git("add", ".", cwd=work)
+    git("commit", "--quiet", "-m", "site", cwd=work)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=work)
+    assert mkdocs(config, env=GIT_ENV).returncode == 0   # plan: saves the posts for `run`
+    started = bare / "push-started"
+    hook = bare / "hooks" / "pre-receive"   # the first push hangs, as a slow remote would
+    finished = bare / "push-finished"
+    hook.write_text(f"#!/bin/sh\ncat >/dev/null\n"
+                    f"if [ ! -e '{started}' ]; then touch '{started}'; sleep 3; touch '{finished}'; fi\n")
+    hook.chmod(0o755)
+    run_ = command(config, "run", env=GIT_ENV)
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert started.exists(), "the first push never started"
+        run_.send_signal(signal.SIGINT)
+        landed = not finished.exists()
+        print(f"SIGINT landed {'during' if landed else 'AFTER'} the first (in_flight) push")
+        assert landed
+        _, err = run_.communicate(timeout=60)
+    finally:
+        if run_.poll() is None:
+            run_.kill()
+    assert run_.returncode == 130, err
+    assert "(posts/a/, masto) failed" in err and "(posts/a/, devto) failed" in err, err
+    state = sandbox.snapshot()
+    assert state["mastodon"]["statuses"] == [] and state["forem"]["articles"] == []
+    pushed = parse(remote_ledger(bare), "remote")["posts/a/"].channels
+    assert {c: (r.state, r.error) for c, r in pushed.items()} == {
+        c: ("failed", "interrupted before the request was sent (the next run sends it)") for c in ("masto", "devto")}
+
+    requests = len(sandbox.requests())
+    again = command(config, "run", env=GIT_ENV)
+    _, err = again.communicate(timeout=60)
+    assert again.returncode == 0, err
+    assert [r["method"] for r in sandbox.requests()[requests:]] == ["POST", "POST"]   # no read first
+    assert {c: r.state for c, r in parse(remote_ledger(bare), "remote")["posts/a/"].channels.items()} == {
+        "masto": "done", "devto": "done"}
+
+
 def test_a_bad_git_setting_is_named(tmp_path, sandbox):
     from sites import mkdocs, post, write_site
 

@@ -12,6 +12,7 @@ one lane stops the others only between pairs: a request already out is finished 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import traceback
 from dataclasses import dataclass, replace
@@ -35,6 +36,7 @@ from mkdocs_syndicate.safety import one_line
 from mkdocs_syndicate.timeutil import Clock, epoch_to_iso, from_iso, to_iso, utcnow
 
 ERROR_LENGTH = 300         # characters of an error kept in the ledger and the report
+INTERRUPTED_BEFORE_SENDING = "interrupted before the request was sent (the next run sends it)"
 
 
 class LaneCrashed(SyndicateError):
@@ -318,12 +320,20 @@ class Runner:
         # What a send needs and changes nothing (a session) is fetched while the record is pushed.
         warming = asyncio.ensure_future(channel.warm_up(http))
         try:
-            await self._write(pair, record, before_request=_waits_for_push(channel))
-        except BaseException:
-            warming.cancel()   # the record is not durable: no request of this pair leaves
+            try:
+                await self._write(pair, record, before_request=_waits_for_push(channel))
+            except BaseException:
+                warming.cancel()   # the record is not durable: no request of this pair leaves
+                raise
+            finally:
+                await asyncio.gather(warming, return_exceptions=True)
+        except asyncio.CancelledError:
+            # Ctrl-C (or CI cancelling the job) while the record was on its way to the remote:
+            # the request never left. Say so, or the pushed in_flight would cost the next run a
+            # settle wait and a read before it may send.
+            with contextlib.suppress(SyndicateError):   # a failed flush already says why
+                await self._write(pair, self._failed(record, INTERRUPTED_BEFORE_SENDING))
             raise
-        finally:
-            await asyncio.gather(warming, return_exceptions=True)
         checkpoints.hit("after_in_flight_write")
         outcome = await channel.send(http, pair.post, pair.prepared)
         checkpoints.hit("after_response")
