@@ -110,6 +110,15 @@ def pushes(counter: Path) -> int:
     return len(counter.read_text().splitlines()) if counter.exists() else 0
 
 
+async def forward(request: httpx.Request) -> httpx.Response:
+    """Send over real HTTP with a connection pool of its own: a re-planned round, or another run
+    in its own thread, is on another event loop, where a shared pool's connections cannot go."""
+    async with httpx.AsyncHTTPTransport() as inner:
+        response = await inner.handle_async_request(request)
+        body = await response.aread()
+    return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(body))
+
+
 class PushedBeforeSend(httpx.AsyncBaseTransport):
     """Real HTTP; before every create on an at-most-once channel, the pushed ledger must hold one
     more record of that channel (in_flight or beyond) than there were creates before it."""
@@ -302,11 +311,7 @@ def test_another_run_taking_a_pair_of_this_plan_makes_the_plan_stale(repo, sandb
                 with concurrent.futures.ThreadPoolExecutor(1) as pool:
                     other_run = pool.submit(run, other, {"devto": {**devto, "min_interval": 0}}, [make_post(2)])
                     assert not other_run.result().undone
-            # A connection pool per request: the re-planned round runs on a new event loop.
-            async with httpx.AsyncHTTPTransport() as inner:
-                response = await inner.handle_async_request(request)
-                body = await response.aread()
-            return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(body))
+            return await forward(request)
 
     report = run(work, {"masto": mastodon_raw(sandbox), "devto": devto}, [make_post(1), make_post(2)],
                  transport=Interloper())
@@ -341,10 +346,7 @@ def test_two_runs_claiming_a_pair_with_identical_in_flight_records_send_it_once(
             if b_report is None and request.method == "POST":
                 with concurrent.futures.ThreadPoolExecutor(1) as pool:   # its own event loop
                     b_report = pool.submit(run, other, {"devto": devto}, [make_post(1)], FakeClock(start)).result()
-            async with httpx.AsyncHTTPTransport() as inner:
-                response = await inner.handle_async_request(request)
-                body = await response.aread()
-            return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(body))
+            return await forward(request)
 
     report = run(work, {"devto": devto}, [make_post(1)], FakeClock(start), transport=OtherRunFirst())
     assert b_report is not None
@@ -381,10 +383,7 @@ def test_the_end_of_run_push_that_loses_a_race_takes_theirs_like_any_other(repo,
             if request.method == "POST":
                 b_sent.set()
                 release_b.wait(30)
-            async with httpx.AsyncHTTPTransport() as inner:
-                response = await inner.handle_async_request(request)
-                body = await response.aread()
-            return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(body))
+            return await forward(request)
 
     class StartsB(httpx.AsyncBaseTransport):
         async def handle_async_request(self, request):
@@ -392,10 +391,7 @@ def test_the_end_of_run_push_that_loses_a_race_takes_theirs_like_any_other(repo,
             if b_run is None and request.method == "POST":   # A's post 1 is out: B takes post 2
                 b_run = pool.submit(run, other, {"masto": masto}, [make_post(2)], transport=HeldB())
                 assert b_sent.wait(30), "B never sent"
-            async with httpx.AsyncHTTPTransport() as inner:
-                response = await inner.handle_async_request(request)
-                body = await response.aread()
-            return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(body))
+            return await forward(request)
 
     hit = checkpoints.hit
 
