@@ -38,7 +38,8 @@ from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
 from mkdocs_syndicate.sources.mkdocs_config import LoadedSite, load_site
 from mkdocs_syndicate.timeutil import SystemClock, from_iso, to_iso, utcnow
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130   # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+EXIT_TERMINATED = 143    # 128 + SIGTERM
 
 config_file_option = click.option(
     "-f", "--config-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -66,7 +67,7 @@ def _guard(action: Callable[[], T]) -> T:
         return action()
     except RunInterrupted as exc:
         click.echo(str(exc), err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_TERMINATED if exc.by == "SIGTERM" else EXIT_INTERRUPTED)
     except SyndicateError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -1,11 +1,14 @@
 """`mkdocs-syndicate` as real processes: the foreground sandbox and its page over HTTP, and Ctrl-C
-during a pacing wait."""
+or SIGTERM during a pacing wait (the command's and a build's)."""
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 
 import httpx
@@ -78,7 +81,12 @@ def test_sandbox_command_serves_what_each_channel_received(tmp_path):
     assert "masto: POST /api/v1/statuses → 200" in err   # a line per request received
 
 
-def test_ctrl_c_during_a_wait_stops_cleanly_and_says_what_is_left(tmp_path, sandbox):
+STOPS = [pytest.param(signal.SIGINT, 130, "interrupted (Ctrl-C)", id="ctrl-c"),
+         pytest.param(signal.SIGTERM, 143, "terminated (SIGTERM)", id="sigterm")]   # docker stop, eviction
+
+
+@pytest.mark.parametrize(("signum", "code", "said"), STOPS)
+def test_ctrl_c_during_a_wait_stops_cleanly_and_says_what_is_left(tmp_path, sandbox, signum, code, said):
     config = write_site(tmp_path, {"mode": "plan", "channels": {
         "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token",
                   "min_interval": 60}}}, POSTS)
@@ -88,14 +96,39 @@ def test_ctrl_c_during_a_wait_stops_cleanly_and_says_what_is_left(tmp_path, sand
     try:
         wait_for(lambda: ledger.exists() and "state: done" in ledger.read_text(), "the first post to go out")
         time.sleep(0.3)  # now waiting out the 60 s pacing before the second
-        run.send_signal(signal.SIGINT)
+        run.send_signal(signum)
         _, err = run.communicate(timeout=30)
     finally:
         if run.poll() is None:
             run.kill()
-    assert run.returncode == 130, err
-    assert "interrupted (Ctrl-C): 1 pair(s) finished, 1 left for the next run" in err
+    assert run.returncode == code, err
+    assert f"{said}: 1 pair(s) finished, 1 left for the next run" in err
     assert "(posts/b/, masto) pending" in err and "Traceback" not in err
     book = Ledger.read(ledger)
     assert book.record("posts/a/", "masto").state == "done" and book.record("posts/b/", "masto") is None
     assert len(sandbox.snapshot()["mastodon"]["statuses"]) == 1
+
+
+def test_sigterm_during_a_builds_run_fails_the_build_saying_what_is_left(tmp_path, sandbox):
+    """The plugin's run (the end of `mkdocs build` in CI) stops on SIGTERM as the command's does;
+    MkDocs reports it as the build's error (exit 1)."""
+    config = write_site(tmp_path, {"mode": "send", "channels": {
+        "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token",
+                  "min_interval": 60}}}, POSTS)
+    ledger = tmp_path / "ledger.yml"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
+    build = subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "-f", str(config)], cwd=tmp_path,
+                             env={**env, "NO_MKDOCS_2_WARNING": "1"}, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: ledger.exists() and "state: done" in ledger.read_text(), "the first post to go out")
+        time.sleep(0.3)  # now waiting out the 60 s pacing before the second
+        build.send_signal(signal.SIGTERM)
+        _, err = build.communicate(timeout=30)
+    finally:
+        if build.poll() is None:
+            build.kill()
+    assert build.returncode == 1, err
+    assert "terminated (SIGTERM): 1 pair(s) finished, 1 left for the next run" in err
+    assert "(posts/b/, masto) pending" in err and "Traceback" not in err
+    assert Ledger.read(ledger).record("posts/a/", "masto").state == "done"

@@ -602,8 +602,10 @@ def test_the_plugin_pushes_the_ledger_from_a_ci_build(repo, sandbox):
     assert git("status", "--porcelain", cwd=work).strip() == ""
 
 
-def test_ctrl_c_while_the_in_flight_is_pushed_records_that_nothing_was_sent(repo, sandbox):
-    """GitHub cancels a job with SIGINT first. Lanes interrupted while their in_flight was on its
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_while_the_in_flight_is_pushed_records_that_nothing_was_sent(repo, sandbox, signum, code):
+    """GitHub cancels a job with SIGINT first (docker and Kubernetes send SIGTERM); the run stops
+    the same way for both. Lanes interrupted while their in_flight was on its
     way to the remote never sent: the run records `failed` (pushed), not a bare in_flight that
     would cost the next run a settle wait and a read. The next run sends them, reading nothing."""
     from sites import command, mkdocs, post, write_site
@@ -630,15 +632,15 @@ def test_ctrl_c_while_the_in_flight_is_pushed_records_that_nothing_was_sent(repo
         while not started.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert started.exists(), "the first push never started"
-        run_.send_signal(signal.SIGINT)
+        run_.send_signal(signum)
         landed = not finished.exists()
-        print(f"SIGINT landed {'during' if landed else 'AFTER'} the first (in_flight) push")
+        print(f"{signal.Signals(signum).name} landed {'during' if landed else 'AFTER'} the first (in_flight) push")
         assert landed
         _, err = run_.communicate(timeout=60)
     finally:
         if run_.poll() is None:
             run_.kill()
-    assert run_.returncode == 130, err
+    assert run_.returncode == code, err
     assert "(posts/a/, masto) failed" in err and "(posts/a/, devto) failed" in err, err
     state = sandbox.snapshot()
     assert state["mastodon"]["statuses"] == [] and state["forem"]["articles"] == []

@@ -14,7 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import signal
+import threading
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import httpx
@@ -63,6 +66,34 @@ class _Lazy(httpx.AsyncBaseTransport):
             await self._inner.aclose()
 
 
+@contextlib.contextmanager
+def _terminated_like_ctrl_c(runner: Runner) -> Iterator[None]:
+    """SIGTERM (a container stopped or evicted, a CI system cancelling) stops the run the way
+    Ctrl-C does: the run's task is cancelled, lanes record what never left, and the last push
+    carries it. Only a shorter window for the next run, never what safety rests on: SIGKILL
+    gets no say (reliability.md §4.1). A second SIGTERM terminates at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield   # signal handlers belong to the main thread (a run inside a test's worker thread)
+        return
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def terminate() -> None:
+        runner.terminated = True
+        loop.remove_signal_handler(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if task is not None:
+            task.cancel()
+
+    loop.add_signal_handler(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
 def _waits_for_push(channel: Channel) -> bool:
     """An at-most-once request leaves only once its in_flight record is durable (pushed, in git)."""
     return channel.settings.delivery == "at_most_once"
@@ -96,8 +127,13 @@ class Runner:
         self.report = RunReport(deferred=[p.key for p in plan.deferred])
         self._stop: BaseException | None = None   # set by the first lane that fails
         self._writer: LedgerWriter = DirectWriter(ledger)
+        self.terminated = False   # SIGTERM arrived: the run was cancelled as Ctrl-C cancels it
 
     async def run(self) -> RunReport:
+        with _terminated_like_ctrl_c(self):
+            return await self._run()
+
+    async def _run(self) -> RunReport:
         channels = {pair.channel.id: pair.channel for pair in self.plan.pairs}
         # Transports are made on first use: loading the CA bundle costs more CPU than a whole paced
         # run against loopback emulators, and plain http (loopback only) never needs it.

@@ -117,6 +117,10 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
                     result = asyncio.run(runner.run())
                 except KeyboardInterrupt:
                     raise RunInterrupted(runner.report, the_plan, ledger) from None
+                except asyncio.CancelledError:
+                    if not runner.terminated:
+                        raise
+                    raise RunInterrupted(runner.report, the_plan, ledger, by="SIGTERM") from None
                 except StaleLedger as lost:
                     take_theirs(lost, the_plan, runner.report)
                     continue
@@ -174,11 +178,12 @@ def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
 
 
 class RunInterrupted(SyndicateError):
-    """Ctrl-C during a run: says what finished and what is left for the next run."""
+    """Ctrl-C (or SIGTERM) during a run: says what finished and what is left for the next run."""
 
-    def __init__(self, report: RunReport, the_plan: Plan, ledger: Ledger) -> None:
+    def __init__(self, report: RunReport, the_plan: Plan, ledger: Ledger, by: str = "Ctrl-C") -> None:
         finished = {(r.post_key, r.channel) for r in report.results}
         self.report = report
+        self.by = by
         self.left = []
         for pair in the_plan.pairs:
             if (pair.post.key, pair.channel.id) in finished:
@@ -187,7 +192,8 @@ class RunInterrupted(SyndicateError):
             state = record.state if record else "pending"
             note = " (a request may be out: the next run verifies it)" if state == "in_flight" else ""
             self.left.append(f"({pair.post.key}, {pair.channel.id}) {state}{note}")
-        super().__init__(f"interrupted (Ctrl-C): {len(finished)} pair(s) finished, {len(self.left)} left for the "
+        stopped = "terminated" if by == "SIGTERM" else "interrupted"
+        super().__init__(f"{stopped} ({by}): {len(finished)} pair(s) finished, {len(self.left)} left for the "
                          f"next run (the ledger is consistent):\n  " + "\n  ".join(self.left))
 
 
