@@ -396,6 +396,35 @@ def adopt(config_file: Path | None, before: str | None, by: str | None, feed: st
     click.echo(_guard(mark))
 
 
+# ---------------------------------------------------------------------- site-files
+
+@main.command("site-files")
+@config_file_option
+@click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The built site (default: the config's site_dir).")
+def site_files(config_file: Path | None, site_dir: Path | None) -> None:
+    """Write the files the channels need served with the site (IndexNow's key file) into the built
+    site. The plugin does it during `mkdocs build`; a site built without it (Zensical, a feed)
+    runs this between the build and the deploy."""
+    from mkdocs_syndicate.engine.options import make_channels
+
+    site = _site(config_file)
+    options = _guard(lambda: site.options(sending=False))
+    target = site_dir or Path(options.site.site_dir)
+    if not target.is_dir():
+        raise click.ClickException(f"site dir {target}: no such folder (build the site first, or give --site-dir)")
+    files = [f for channel in _guard(lambda: make_channels(options)) for f in channel.site_files()]
+    if not files:
+        click.echo("no channel needs a file on the site", err=True)
+    for name, content in files:
+        path = target / name
+        try:
+            path.write_text(content, encoding="utf-8")
+        except OSError as exc:
+            raise click.ClickException(f"{path}: could not write ({exc.strerror or exc})") from None
+        click.echo(f"wrote {path}", err=True)
+
+
 # ---------------------------------------------------------------------- sandbox
 
 @main.command()

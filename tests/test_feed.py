@@ -163,6 +163,21 @@ def test_a_site_without_mkdocs_announces_from_its_feed_and_a_second_run_sends_no
 
 
 @pytest.mark.process
+def test_site_files_writes_the_indexnow_key_file_into_a_site_built_without_the_plugin(tmp_path, sandbox):
+    site = standalone_site(tmp_path, sandbox, site_dir="public")
+    missing = cli(site, "site-files", "--site-dir", "nowhere")
+    assert missing.returncode == 1 and "site dir nowhere: no such folder" in missing.stderr
+    assert cli(site, "site-files").stderr.strip() == "no channel needs a file on the site"
+    settings = yaml.safe_load((site / "syndicate.yml").read_text())
+    settings["channels"]["ping"] = {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "feed-key-1234"}
+    (site / "syndicate.yml").write_text(yaml.safe_dump(settings), encoding="utf-8")
+    written = cli(site, "site-files")
+    assert written.returncode == 0, written.stderr
+    assert (site / "public" / "feed-key-1234.txt").read_text() == "feed-key-1234"
+    assert f"wrote {site / 'public' / 'feed-key-1234.txt'}" in written.stderr
+
+
+@pytest.mark.process
 def test_a_bad_standalone_setting_is_named_with_its_file(tmp_path, sandbox):
     site = standalone_site(tmp_path, sandbox, mode="sometimes")
     result = cli(site, "plan", "--feed", "public/atom.xml")
@@ -298,9 +313,16 @@ def test_zensical_builds_the_example_site_and_its_feed_which_announces_every_pos
     feed = site / "site" / "feed_rss_created.xml"
     assert feed.exists() and "Zensical" in feed.read_text()
     assert not (tmp_path / "ledger.yml").exists()   # the plugin did not run
-    run = subprocess.run([sys.executable, "-m", "mkdocs_syndicate.cli", "run", "-f", "example-site/mkdocs.yml",
-                          "--feed", "example-site/site/feed_rss_created.xml"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+
+    def syndicate(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "mkdocs_syndicate.cli", *args, "-f", "example-site/mkdocs.yml"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    # What the plugin would have put in the site (IndexNow's key file), between build and deploy.
+    placed = syndicate("site-files")
+    assert placed.returncode == 0, placed.stderr
+    assert (site / "site" / "sandbox-indexnow-key-0001.txt").read_text() == "sandbox-indexnow-key-0001"
+    run = syndicate("run", "--feed", "example-site/site/feed_rss_created.xml")
     # Every at-most-once pair done; IndexNow answers 202 for a key it has not checked yet (waiting).
     assert run.returncode == 0, run.stderr
     book = Ledger.read(tmp_path / "ledger.yml")
@@ -316,3 +338,9 @@ def test_zensical_builds_the_example_site_and_its_feed_which_announces_every_pos
     states = {(k, c): r.state for k, e in book.posts.items() for c, r in e.channels.items()}
     assert {c for (k, c), state in states.items() if state != "done"} <= {"indexnow"}
     assert sum(state == "done" for state in states.values()) >= 9, states   # mastodon, weibo, bluesky
+    # The sandbox engine has fetched the key file from the built site by now: the next run's
+    # ping is answered 200, as on the plugin's path.
+    again = syndicate("run", "--feed", "example-site/site/feed_rss_created.xml")
+    assert again.returncode == 0, again.stderr
+    book = Ledger.read(tmp_path / "ledger.yml")
+    assert {r.state for e in book.posts.values() for r in e.channels.values()} == {"done"}
