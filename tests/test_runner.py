@@ -257,3 +257,28 @@ def test_lanes_run_concurrently(tmp_path, sandbox):
     elapsed = _time.monotonic() - start
     assert not report.undone
     assert elapsed < 0.75  # two lanes each waiting 0.4 s once: concurrent, not 0.8 s in sequence
+
+
+def test_a_run_restores_sigterm_and_runs_where_the_loop_has_no_signal_handlers(tmp_path, sandbox, clock,
+                                                                               monkeypatch):
+    """The SIGTERM handler lives only while a run does (a build's other code keeps its own), and a
+    loop without signal support (Windows') runs without one instead of failing."""
+    import asyncio
+    import signal
+
+    def mine(signum, frame):
+        pass
+
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
+        assert not report.undone and signal.getsignal(signal.SIGTERM) is mine
+
+        def unsupported(self, *args):
+            raise NotImplementedError
+
+        monkeypatch.setattr(asyncio.SelectorEventLoop, "add_signal_handler", unsupported)
+        report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(2)], clock)
+        assert not report.undone and signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
