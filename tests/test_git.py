@@ -217,6 +217,30 @@ def test_commits_carry_the_users_identity_when_set_else_the_bots(repo, monkeypat
                        "mkdocs-syndicate <mkdocs-syndicate@users.noreply.github.com>"], authors
 
 
+def test_a_shallow_checkout_pushes_and_handles_a_race(repo, sandbox, tmp_path):
+    """actions/checkout clones one commit deep unless told otherwise: the ledger's commits build on
+    that tip, and a lost race fetches and merges onto the new tip just the same."""
+    bare, work = repo
+    for n in range(3):   # some history the shallow clones do not have
+        (work / f"page-{n}.md").write_text(f"# {n}\n")
+        git("add", ".", cwd=work)
+        git("commit", "--quiet", "-m", f"page {n}", cwd=work)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=work)
+    first, second = (tmp_path / "shallow-1", tmp_path / "shallow-2")
+    for target in (first, second):
+        git("clone", "--quiet", "--depth", "1", "-b", "main", f"file://{bare}", str(target), cwd=tmp_path)
+        assert git("rev-parse", "--is-shallow-repository", cwd=target).strip() == "true"
+    assert not run(first, {"masto": mastodon_raw(sandbox)}, [make_post(1)]).undone
+    # The second checkout is stale: its first push is refused, it fetches (shallow) and merges.
+    assert not run(second, {"ping": indexnow_raw(sandbox)}, [make_post(2)]).undone
+    pushed = parse(remote_ledger(bare), "remote")
+    assert {(k, c): r.state for k, e in pushed.items() for c, r in e.channels.items()} == {
+        ("blog/post-1/", "masto"): "done", ("blog/post-2/", "ping"): "done"}
+    assert len(sandbox.snapshot()["mastodon"]["statuses"]) == 1
+    log = git("log", "--format=%s", "main", cwd=bare)
+    assert "syndicate: this run's records on top of another run's" in log, log   # the race was lost, then merged
+
+
 def test_a_stale_checkout_loses_its_first_push_and_takes_the_pushed_ledger_sending_nothing(repo, sandbox, tmp_path):
     """No fetch at the start: the checkout's view of the remote is trusted until a push says
     otherwise, and the first push comes before the first at-most-once request."""
