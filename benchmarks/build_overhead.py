@@ -82,23 +82,11 @@ def build(config: Path) -> float:
 def plugin_seconds(config: Path) -> tuple[float, float]:
     """One in-process build with the plugin's event handlers timed: (plugin seconds, build seconds)."""
     os.environ["NO_MKDOCS_2_WARNING"] = "1"
+    from handler_timing import time_plugin_handlers
     from mkdocs.commands.build import build as mkdocs_build
     from mkdocs.config import load_config
 
-    from mkdocs_syndicate.plugin import SyndicatePlugin
-
-    spent = [0.0]
-    for name in ("on_startup", "on_config", "on_files", "on_post_build", "on_shutdown"):
-        original = getattr(SyndicatePlugin, name)
-
-        def timed(self, *args, _original=original, **kwargs):
-            start = time.perf_counter()
-            try:
-                return _original(self, *args, **kwargs)
-            finally:
-                spent[0] += time.perf_counter() - start
-
-        setattr(SyndicatePlugin, name, timed)
+    spent = time_plugin_handlers()
     config = load_config(config_file=str(config))
     start = time.perf_counter()
     config.plugins.on_startup(command="build", dirty=False)

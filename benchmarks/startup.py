@@ -45,27 +45,6 @@ IMPORT_PROBE = (MKDOCS_BASELINE + "\nimport time\nstart = time.perf_counter()\ni
                 "print(time.perf_counter() - start)")
 
 
-# One build in a fresh interpreter with the plugin's event handlers timed (imports they trigger
-# included): the plugin's own cost, free of the run-to-run noise of whole builds.
-HANDLER_PROBE = """
-import sys, time
-from mkdocs_syndicate.plugin import SyndicatePlugin
-spent = [0.0]
-for name in ("on_startup", "on_config", "on_files", "on_post_build", "on_shutdown"):
-    original = getattr(SyndicatePlugin, name)
-    def timed(self, *args, _original=original, **kwargs):
-        start = time.perf_counter()
-        try:
-            return _original(self, *args, **kwargs)
-        finally:
-            spent[0] += time.perf_counter() - start
-    setattr(SyndicatePlugin, name, timed)
-from mkdocs.__main__ import cli
-try:
-    cli(["build", "-q", "-f", sys.argv[1]], standalone_mode=False)
-finally:
-    print(spent[0])
-"""
 
 
 def make_site(folder: Path, posts: int, material_blog: bool) -> tuple[Path, Path]:
@@ -130,8 +109,9 @@ def import_seconds() -> float:
 
 
 def handler_seconds(config: Path) -> float:
-    out = subprocess.run([sys.executable, "-c", HANDLER_PROBE, str(config)], cwd=config.parent, env=quiet_env(),
-                         capture_output=True, text=True, check=True).stdout
+    # One build in a fresh interpreter with the plugin's event handlers timed.
+    out = subprocess.run([sys.executable, str(Path(__file__).parent / "handler_timing.py"), str(config)],
+                         cwd=config.parent, env=quiet_env(), capture_output=True, text=True, check=True).stdout
     return float(out.split()[-1])
 
 
