@@ -56,6 +56,13 @@ def test_equal_in_flight_records_are_two_claims_and_contested():
         Pair("blog/a/", "devto")]
 
 
+def test_equal_in_flight_records_of_an_at_least_once_channel_merge():
+    """A second IndexNow ping is harmless: two equal claims on it need no winner."""
+    both = ledger(a__ping=flight())
+    assert contested_pairs({}, both, ledger(a__ping=flight()), set(), exclusive={"masto"}) == []
+    assert contested_pairs({}, both, ledger(a__ping=flight()), set(), exclusive={"ping"}) == [Pair("blog/a/", "ping")]
+
+
 def test_their_change_to_a_pair_of_our_plan_is_contested():
     assert contested_pairs({}, {}, ledger(a__devto=flight()), {("blog/a/", "devto")}) == [Pair("blog/a/", "devto")]
 

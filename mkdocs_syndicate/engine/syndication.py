@@ -167,7 +167,8 @@ def _not_live(options: Options, ledger: Ledger, chosen: list[Post], channels: li
 def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
     if not options.git.enabled:
         return None
-    mirror = GitMirror(options.ledger_path, options.git)
+    mirror = GitMirror(options.ledger_path, options.git,
+                       exclusive={c.id for c in options.channels if c.delivery == "at_most_once"})
     remote_text = mirror.start()
     if remote_text is not None:
         # The pushed ledger is the truth: what the local file has beyond it was never sent

@@ -91,6 +91,7 @@ class GitMirror:
     commits: int = 0
     processes: int = 0                           # git processes started
     run_id: str = field(default_factory=lambda: secrets.token_hex(8))   # makes our commits ours alone
+    exclusive: set[str] | None = None            # at-most-once channel ids (None: treat every one so)
 
     # ------------------------------------------------------------------ setup
 
@@ -173,7 +174,7 @@ class GitMirror:
             remote_tip, remote_text = self._remote_ledger()
             assert remote_tip is not None
             theirs = parse(remote_text or _EMPTY, self._where())
-            contested = contested_pairs(self.base, posts, theirs, self.claimed)
+            contested = contested_pairs(self.base, posts, theirs, self.claimed, self.exclusive)
             if contested:
                 raise StaleLedger(contested, theirs, remote_tip, self.base)
             posts = merge(self.base, posts, theirs)
@@ -348,15 +349,19 @@ def changed_pairs(base: Posts, other: Posts) -> set[tuple[str, str]]:
     return {(k, c) for k, c in _pairs(base, other) if _record(base, k, c) != _record(other, k, c)}
 
 
-def contested_pairs(base: Posts, ours: Posts, theirs: Posts, claimed: set[tuple[str, str]]) -> list[Pair]:
-    """Pairs both sides changed since `base` (differently, or both to in_flight), and pairs of our
-    plan they changed: a lane may be about to send one of those on what it planned from, so the
-    plan is stale. Two in_flight records are two claims on one send even when they are equal
-    byte for byte (same second, same key, same text: regression), and only the pushed one may
-    send; equal finished records merge."""
+def contested_pairs(base: Posts, ours: Posts, theirs: Posts, claimed: set[tuple[str, str]],
+                    exclusive: set[str] | None = None) -> list[Pair]:
+    """Pairs both sides changed since `base` (differently, or both to in_flight on an at-most-once
+    channel), and pairs of our plan they changed: a lane may be about to send one of those on what
+    it planned from, so the plan is stale. Two in_flight records of an at-most-once pair are two
+    claims on one send even when they are equal byte for byte (same second, same text:
+    regression), and only the pushed one may send; equal finished records merge, and so do equal
+    in_flight records of an at-least-once channel (`exclusive`: the at-most-once channel ids;
+    None treats every channel as one), where a second send is harmless."""
     mine = changed_pairs(base, ours)
     return [Pair(k, c) for k, c in sorted(changed_pairs(base, theirs) & (mine | claimed))
-            if (k, c) not in mine or _record(ours, k, c) != _record(theirs, k, c) or _claims(ours, k, c)]
+            if (k, c) not in mine or _record(ours, k, c) != _record(theirs, k, c)
+            or (_claims(ours, k, c) and (exclusive is None or c in exclusive))]
 
 
 def _claims(posts: Posts, key: str, channel: str) -> bool:
