@@ -41,13 +41,16 @@ def post(title: str, date: str = "2026-11-20", **front) -> str:
     return "---\n" + yaml.safe_dump(meta, sort_keys=False) + f"---\n\n# {title}\n\nBody of {title}.\n"
 
 
-def mkdocs(config: Path, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def mkdocs(config: Path, *args: str, env: dict | None = None, timeout: float = 120,
+           program: str = "mkdocs") -> subprocess.CompletedProcess:
+    """`mkdocs <args>` (default: build) on `config`; `program="properdocs"` runs ProperDocs, MkDocs
+    1.6's continuation, the same way."""
     full_env = {k: v for k, v in os.environ.items()
                 if k not in ("CI", "GITHUB_EVENT_NAME", "CI_MERGE_REQUEST_IID", "CI_PIPELINE_SOURCE",
                              "SYNDICATE_MODE")}
     full_env.update({"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"})
     full_env.update(env or {})
-    command = [sys.executable, "-m", "mkdocs", *(args or ("build",)), "-f", str(config)]
+    command = [sys.executable, "-m", program, *(args or ("build",)), "-f", str(config)]
     return subprocess.run(command, cwd=config.parent, env=full_env, capture_output=True, text=True,
                           timeout=timeout)
 

@@ -207,6 +207,37 @@ def test_gh_deploy_announces_only_after_a_successful_push(site, sandbox, tmp_pat
         assert sandbox.requests() == [] and not (repo / "ledger.yml").exists()
 
 
+def test_properdocs_runs_the_plugin_in_its_builds_and_after_its_gh_deploy_push(site, sandbox, tmp_path):
+    """ProperDocs continues MkDocs 1.6 (same configuration, same events, plugins found under
+    `mkdocs.plugins`): a CI build sends and writes the key file; gh-deploy announces after its push."""
+    config = site({"mode": "auto"})
+    built = mkdocs(config, env={"CI": "true"}, program="properdocs")
+    assert built.returncode == 0, built.stderr
+    book = Ledger.read(config.parent / "ledger.yml")
+    assert {r.state for e in book.posts.values() for r in e.channels.values()} == {"done"}
+    assert len(statuses(sandbox)) == 2
+    assert (config.parent / "site" / "site-key-1234.txt").read_text() == "site-key-1234"
+
+    (config.parent / "docs" / "posts" / "c.md").write_text(post("Third", "2026-11-22"))
+    repo, remote = config.parent, tmp_path / "remote.git"
+    _git("init", "-q", "--bare", str(remote), cwd=tmp_path)
+    hook = remote / "hooks" / "post-receive"
+    hook.write_text(f"#!/bin/sh\ndate +%s.%N > {tmp_path / 'pushed_at'}\n")
+    hook.chmod(0o755)
+    _git("init", "-q", cwd=repo)
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-qm", "site", cwd=repo)
+    _git("remote", "add", "origin", str(remote), cwd=repo)
+    requests = len(sandbox.requests())
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    deployed = mkdocs(config, "gh-deploy", "--force", env=env, program="properdocs")
+    assert deployed.returncode == 0, deployed.stderr
+    assert [s["text"].splitlines()[0] for s in statuses(sandbox)] == ["First", "Second", "Third"]
+    pushed_at = float((tmp_path / "pushed_at").read_text())
+    assert pushed_at < min(r["at"] for r in sandbox.requests()[requests:])   # announced after the push
+
+
 def test_example_site_as_the_quick_start_says(tmp_path):
     """First run: everything sent, the IndexNow pings answered 202 (a new key) and kept in_flight;
     second run: the sandbox engine has checked the key file, the pings are confirmed with 200;
