@@ -194,6 +194,28 @@ def test_a_commit_and_push_is_two_git_processes(repo):
     assert git("for-each-ref", "refs/syndicate", cwd=work).strip() == ""   # no scratch ref left behind
 
 
+def test_a_start_takes_the_ledgers_posts_when_the_pushed_ledger_is_the_same_file(repo):
+    """The ledger was read once when the run opened it: an unchanged pushed ledger is not parsed
+    again, and a different one is parsed once, for both the run and the merge base."""
+    from mkdocs_syndicate.ledger.gitmirror import GitMirror
+    from mkdocs_syndicate.ledger.schema import PostEntry, Record
+
+    _, work = repo
+    posts = {"blog/x/": PostEntry("https://example.com/blog/x/", "X",
+                                  {"masto": Record("done", 1, "2026-12-03T00:00:00Z", remote_id="1")})}
+    (work / "ledger.yml").write_text(dump(posts))
+    git("add", "ledger.yml", cwd=work)
+    git("commit", "--quiet", "-m", "ledger", cwd=work)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=work)
+    local = parse((work / "ledger.yml").read_text(), "local")
+    same = GitMirror(work / "ledger.yml", GIT)
+    assert same.start(local) is None and same.base is local
+    (work / "ledger.yml").write_text(dump({}))   # the checkout's file lags behind the remote
+    behind = GitMirror(work / "ledger.yml", GIT)
+    remote = behind.start({})
+    assert remote == posts and behind.base is remote
+
+
 def test_commits_carry_the_users_identity_when_set_else_the_bots(repo, monkeypatch):
     """Never an identity git guessed from the host name: the user's when configured (environment
     or config), otherwise a bot's."""

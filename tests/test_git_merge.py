@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mkdocs_syndicate.ledger.gitmirror import Pair, contested_pairs, merge, without_unpushed_in_flight
+from mkdocs_syndicate.ledger.gitmirror import Pair, changed_pairs, contested_pairs, merge, without_unpushed_in_flight
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record
 
 pytestmark = pytest.mark.unit
@@ -72,3 +72,15 @@ def test_an_unpushed_in_flight_is_dropped_and_a_pushed_one_kept():
     ours = ledger(a__masto=flight(), b__masto=flight(), c__masto=done())
     assert without_unpushed_in_flight(ours, base) == ledger(a__masto=flight("2026-12-03T09:00:00Z"),
                                                            c__masto=done())
+
+
+def test_changed_pairs_compares_by_value_and_skips_shared_entries():
+    """Entries are copied on write, so one both ledgers hold is unchanged; a copy equal in value is
+    unchanged too, and one changed record in it is found."""
+    base = ledger(a__masto=done(), b__masto=flight())
+    shared = dict(base)
+    assert changed_pairs(base, shared) == set()
+    copied = ledger(a__masto=done(), b__masto=flight())
+    assert changed_pairs(base, copied) == set()
+    copied["blog/b/"].channels["masto"] = done("9")
+    assert changed_pairs(base, copied) == {("blog/b/", "masto")}

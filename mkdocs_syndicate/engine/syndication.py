@@ -28,7 +28,6 @@ from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
 from mkdocs_syndicate.errors import SyndicateError
-from mkdocs_syndicate.ledger.format import parse
 from mkdocs_syndicate.ledger.gitmirror import (
     GitMirror,
     StaleLedger,
@@ -169,11 +168,11 @@ def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
         return None
     mirror = GitMirror(options.ledger_path, options.git,
                        exclusive={c.id for c in options.channels if c.delivery == "at_most_once"})
-    remote_text = mirror.start()
-    if remote_text is not None:
+    remote_posts = mirror.start(ledger.posts)
+    if remote_posts is not None:
         # The pushed ledger is the truth: what the local file has beyond it was never sent
         # (in_flight is pushed before every at-most-once send) or is recovered by verify.
-        ledger.reset_to(parse(remote_text, f"{options.git.remote}/{mirror.branch}:{mirror.rel}"))
+        ledger.reset_to(remote_posts)
     ledger.mirror = mirror
     return mirror
 

@@ -95,10 +95,11 @@ class GitMirror:
 
     # ------------------------------------------------------------------ setup
 
-    def start(self) -> str | None:
+    def start(self, local: Posts | None = None) -> Posts | None:
         """Find the repository, the branch and our identity; with push, start from the remote
-        branch as last fetched (fetching only when the checkout never did). Returns the ledger text
-        the run must start from (the remote's, when it differs from the file), or None."""
+        branch as last fetched (fetching only when the checkout never did). Returns the ledger the
+        run must start from (the remote's, when it differs from the file), or None. `local`: the
+        file's posts as the ledger read them, so an unchanged ledger is not parsed a second time."""
         here = self.ledger_path.parent
         located, identity = self._together(
             ("rev-parse", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD"),
@@ -126,10 +127,15 @@ class GitMirror:
         if remote_tip is None:
             remote_text = self._show(self.tip)
         self.foreign = self.tip != self.started_head   # commits beyond ours between HEAD and the tip
-        self.base = parse(remote_text, self._where()) if remote_text is not None else {}
-        if remote_text is not None and remote_text != local_text:
-            return remote_text  # the pushed ledger is the truth (see module docstring)
-        return None
+        if remote_text is None:
+            self.base = {}
+            return None
+        if remote_text == local_text and local is not None:
+            self.base = local
+            return None
+        self.base = parse(remote_text, self._where())
+        # The pushed ledger is the truth (see module docstring).
+        return self.base if remote_text != local_text else None
 
     def _branch(self) -> str:
         if self.settings.branch:
@@ -345,8 +351,16 @@ def _pairs(*ledgers: Posts) -> Iterable[tuple[str, str]]:
 
 
 def changed_pairs(base: Posts, other: Posts) -> set[tuple[str, str]]:
-    """Pairs whose record in `other` differs from `base`."""
-    return {(k, c) for k, c in _pairs(base, other) if _record(base, k, c) != _record(other, k, c)}
+    """Pairs whose record in `other` differs from `base`. Entries are copied on write (the
+    ledger's staging, `merge`), so an entry both share is unchanged: skipped without comparing
+    (every run compares its whole ledger with the pushed one)."""
+    return {(k, c) for k, c in _pairs(*_unshared(base, other)) if _record(base, k, c) != _record(other, k, c)}
+
+
+def _unshared(base: Posts, other: Posts) -> tuple[Posts, Posts]:
+    """The entries of each that the other does not hold as the very same object."""
+    return ({k: e for k, e in base.items() if other.get(k) is not e},
+            {k: e for k, e in other.items() if base.get(k) is not e})
 
 
 def contested_pairs(base: Posts, ours: Posts, theirs: Posts, claimed: set[tuple[str, str]],
