@@ -68,7 +68,6 @@ class GroupCommitter:
         self.lanes = lanes
         self.on_failure = on_failure
         self.linger, self.idle_flush = linger, idle_flush
-        self.groups = 0
         self._waiters: list[asyncio.Future[None]] = []
         self._wake = asyncio.Event()
         self._closing = False
@@ -162,7 +161,6 @@ class GroupCommitter:
                 raise
             return
         self.ledger.end_flush(pending, kept)
-        self.groups += 1
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)

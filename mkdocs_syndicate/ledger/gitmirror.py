@@ -76,7 +76,7 @@ def redact_git(text: str) -> str:
 @dataclass
 class GitMirror:
     """Commits (and pushes) the ledger, a group of transitions at a time. One per run; `start()`
-    before the first flush. Counts what it did, for the run summary and the benchmark."""
+    before the first flush."""
 
     ledger_path: Path
     settings: GitSettings
@@ -87,9 +87,7 @@ class GitMirror:
     started_head: str | None = None
     claimed: set[tuple[str, str]] = field(default_factory=set)   # the pairs this run's plan works on
     foreign: bool = False                        # the tip holds others' commits, not only ours
-    pushes: int = 0                              # push attempts, refused ones included
-    commits: int = 0
-    processes: int = 0                           # git processes started
+    processes: int = 0                           # git processes started (tests count them per push)
     run_id: str = field(default_factory=lambda: secrets.token_hex(8))   # makes our commits ours alone
     exclusive: set[str] | None = None            # at-most-once channel ids (None: treat every one so)
 
@@ -105,7 +103,7 @@ class GitMirror:
             ("rev-parse", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD"),
             ("-c", "user.useConfigOnly=true", "var", "GIT_COMMITTER_IDENT"), cwd=here)
         if located.returncode != 0:
-            raise GitError(f"git rev-parse failed: {redact_git(located.stderr).strip()[-400:]}")
+            raise _failed("rev-parse", located)
         top, head, self.head_ref = located.stdout.split("\n")[:3]
         self.root = Path(top)
         self.rel = self.ledger_path.resolve().relative_to(self.root.resolve()).as_posix()
@@ -166,7 +164,6 @@ class GitMirror:
         if not self.settings.push or self.tip == self.pushed:
             return posts
         for attempt in range(1, PUSH_TRIES + 1):
-            self.pushes += 1
             result = self._run("push", "--porcelain", self.settings.remote, f"{self.tip}:refs/heads/{self.branch}")
             if result.returncode == 0:
                 checkpoints.hit("git.pushed")
@@ -212,7 +209,7 @@ class GitMirror:
         moved = self._together(("update-ref", self.head_ref, self.tip, self.started_head), ("add", "--", self.rel))
         for result in moved:
             if result.returncode != 0:
-                raise GitError(f"git {result.args[1]} failed: {redact_git(result.stderr).strip()[-400:]}")
+                raise _failed(result.args[1], result)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -238,16 +235,14 @@ class GitMirror:
         result = self._run(*quick, "fast-import", "--quiet", "--date-format=now", "--force", input_bytes=stream)
         commit = result.stdout.strip()
         if result.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40,64}", commit):
-            raise GitError(f"git fast-import failed: {redact_git(result.stderr).strip()[-400:]}")
-        self.commits += 1
+            raise _failed("fast-import", result)
         return commit
 
     def _fetch(self) -> None:
         result = self._run("fetch", "--quiet", self.settings.remote,
                            f"+refs/heads/{self.branch}:refs/remotes/{self.settings.remote}/{self.branch}")
         if result.returncode != 0 and "couldn't find remote ref" not in result.stderr:
-            raise GitError(f"git fetch {self.settings.remote} {self.branch} failed: "
-                           f"{redact_git(result.stderr).strip()[-400:]}")
+            raise _failed(f"fetch {self.settings.remote} {self.branch}", result)
 
     def _remote_ledger(self) -> tuple[str | None, str | None]:
         """The remote-tracking tip and the ledger in it, in one process (None, None: no such ref)."""
@@ -277,10 +272,7 @@ class GitMirror:
 
     def _run(self, *args: str, input_bytes: bytes | None = None,
              cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        result = self._spawn(args, input_bytes, cwd)
-        return subprocess.CompletedProcess(result.args, result.returncode,
-                                           result.stdout.decode("utf-8", "replace"),
-                                           result.stderr.decode("utf-8", "replace"))
+        return _decoded(self._spawn(args, input_bytes, cwd))
 
     def _run_bytes(self, *args: str, input_bytes: bytes) -> bytes:
         """stdout as bytes (object sizes count bytes); empty when git failed."""
@@ -295,9 +287,7 @@ class GitMirror:
     def _together(self, *commands: tuple[str, ...], cwd: Path | None = None) -> list[subprocess.CompletedProcess[str]]:
         """Independent git commands run side by side (each start costs milliseconds)."""
         processes = [self._popen(args, cwd) for args in commands]
-        done = [self._wait(process, args, None) for process, args in zip(processes, commands, strict=True)]
-        return [subprocess.CompletedProcess(result.args, result.returncode, result.stdout.decode("utf-8", "replace"),
-                                            result.stderr.decode("utf-8", "replace")) for result in done]
+        return [_decoded(self._wait(process, args, None)) for process, args in zip(processes, commands, strict=True)]
 
     def _popen(self, args: tuple[str, ...], cwd: Path | None) -> subprocess.Popen[bytes]:
         env = {**self.env, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
@@ -322,11 +312,21 @@ class GitMirror:
     def _git(self, *args: str, **kwargs: Any) -> str:
         result = self._run(*args, **kwargs)
         if result.returncode != 0:
-            raise GitError(f"git {args[0]} failed: {redact_git(result.stderr).strip()[-400:]}")
+            raise _failed(args[0], result)
         return str(result.stdout)
 
 
 _EMPTY = "version: 1\nposts: {}\n...\n"
+
+
+def _decoded(result: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProcess[str]:
+    return subprocess.CompletedProcess(result.args, result.returncode, result.stdout.decode("utf-8", "replace"),
+                                       result.stderr.decode("utf-8", "replace"))
+
+
+def _failed(what: str, result: subprocess.CompletedProcess[str]) -> GitError:
+    """`git <what> failed: <the end of its stderr>`, credentials in URLs redacted."""
+    return GitError(f"git {what} failed: {redact_git(result.stderr).strip()[-400:]}")
 
 
 def _quoted(path: str) -> bytes:
