@@ -40,6 +40,11 @@ class ChannelSettings:
     template: str | None
     options: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def at_most_once(self) -> bool:
+        """Public posts: a duplicate can't be unsent (pings are at-least-once)."""
+        return self.delivery == "at_most_once"
+
     def secrets(self) -> list[Secret]:
         return [v for v in self.options.values() if isinstance(v, Secret)]
 

@@ -28,7 +28,7 @@ class PendingPair:
     def needs_verify(self) -> bool:
         """An in_flight record of an at-most-once channel is read back before anything is resent."""
         return (self.record is not None and self.record.state == "in_flight"
-                and self.channel.settings.delivery == "at_most_once")
+                and self.channel.settings.at_most_once)
 
     @property
     def ref(self) -> PostRef:

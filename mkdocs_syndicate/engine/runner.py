@@ -100,7 +100,7 @@ def _terminated_like_ctrl_c(runner: Runner) -> Iterator[None]:
 
 def _waits_for_push(channel: Channel) -> bool:
     """An at-most-once request leaves only once its in_flight record is durable (pushed, in git)."""
-    return channel.settings.delivery == "at_most_once"
+    return channel.settings.at_most_once
 
 
 class _LaneStopped(Exception):
@@ -153,8 +153,7 @@ class Runner:
                      for channel_id in order]
             if self.ledger.mirror is not None:
                 # Only at-most-once lanes ever wait for a push: a group is complete once they all do.
-                waiting_kind = sum(1 for channel_id, pairs in self.plan.lanes.items()
-                                   if pairs and _waits_for_push(channels[channel_id]))
+                waiting_kind = sum(1 for channel_id in order if _waits_for_push(channels[channel_id]))
                 self._writer = GroupCommitter(self.ledger, waiting_kind, self._halt)
             try:
                 # Not a TaskGroup: one lane's failure must not cancel another in the middle of a
@@ -341,7 +340,7 @@ class Runner:
                    outcome: Outcome | None) -> Situation:
         settings = channel.settings
         return Situation(
-            at_most_once=settings.delivery == "at_most_once", repeat_safe=channel.repeat_safe,
+            at_most_once=settings.at_most_once, repeat_safe=channel.repeat_safe,
             # `at` is written to the second, truncated: the attempt may have been up to 1 s later.
             last_attempt=from_iso(current.at).timestamp() + 1.0 if current is not None and current.at else None,
             now=self.clock.time(), settle=settings.settle,
@@ -516,7 +515,7 @@ class Runner:
                       message_sha256=current.message_sha256)
 
     async def _write(self, pair: PendingPair, record: Record, *, before_request: bool = False) -> None:
-        await self._writer.write([Transition(pair.ref, pair.channel.id, record)], before_request=before_request)
+        await self._write_many([(pair, record)], before_request=before_request)
 
     async def _write_many(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None:
         await self._writer.write([Transition(p.ref, p.channel.id, r) for p, r in items],

@@ -167,7 +167,7 @@ def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
     if not options.git.enabled:
         return None
     mirror = GitMirror(options.ledger_path, options.git,
-                       exclusive={c.id for c in options.channels if c.delivery == "at_most_once"})
+                       exclusive={c.id for c in options.channels if c.at_most_once})
     remote_posts = mirror.start(ledger.posts)
     if remote_posts is not None:
         # The pushed ledger is the truth: what the local file has beyond it was never sent
