@@ -70,6 +70,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         self.decision = Decision("off", "not configured")
         self.options: Options | None = None
         self.snapshot: dict[str, Any] | None = None   # a previous plan build's "nothing pending"
+        self.inputs: str | None = None   # this build's ledger and posts, digested (plan builds only)
         self.site_url: str | None = None
         self.site_files: list[tuple[str, str]] = []
         self.files: Files | None = None
@@ -235,8 +236,10 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
 
         assert self.snapshot is not None
         path = ledger_path(config, self.config)
-        inputs = plan_snapshot.inputs_fingerprint(path, [post_to_json(p) for p in posts])
-        return (plan_snapshot.still_quiet(self.snapshot, inputs, dt.datetime.now(dt.UTC))
+        # Kept: when something did change, the plan that follows writes nothing, and a new
+        # snapshot rests on the same digest.
+        self.inputs = plan_snapshot.inputs_fingerprint(path, [post_to_json(p) for p in posts])
+        return (plan_snapshot.still_quiet(self.snapshot, self.inputs, dt.datetime.now(dt.UTC))
                 and (self.serving or self.dirty or manifest_path(path).exists()))
 
     def _remember_if_quiet(self, options: Options, posts: list[Post], the_plan: Any) -> None:
@@ -258,7 +261,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             return
         with contextlib.suppress(OSError):  # only a shortcut for the next build
             plan_snapshot.save(path, settings=settings_now,
-                               inputs=plan_snapshot.inputs_fingerprint(options.ledger_path,
-                                                                       [post_to_json(p) for p in posts]),
+                               inputs=self.inputs or plan_snapshot.inputs_fingerprint(
+                                   options.ledger_path, [post_to_json(p) for p in posts]),
                                secret_names=secret_names, site_files=self.site_files,
                                due=plan_snapshot.next_due([p.date for p in posts], dt.datetime.now(dt.UTC)))
