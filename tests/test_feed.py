@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -263,15 +264,31 @@ def test_a_feed_driven_run_killed_mid_way_finishes_on_the_next_without_a_duplica
 
 
 @pytest.mark.http
-def test_a_feed_is_fetched_by_url_and_an_error_status_is_named():
+def test_a_feed_is_fetched_by_url_and_an_error_status_is_named(monkeypatch):
+    import gzip
     import http.server
     import threading
 
+    from mkdocs_syndicate.sources import feed
+
     class Feed(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
+            if self.path == "/slow.xml":   # a byte now and then: each read is quick, the whole is not
+                self.send_response(200)
+                self.send_header("Content-Length", "20")
+                self.end_headers()
+                for _ in range(20):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.25)
+                return
             body = ATOM.encode() if self.path == "/atom.xml" else b"gone"
-            self.send_response(200 if self.path == "/atom.xml" else 404)
+            if self.path == "/bomb.xml":   # small on the wire, too big once decompressed
+                body = gzip.compress(ATOM.encode() + b" " * 100_000)
+            self.send_response(404 if self.path == "/old.xml" else 200)
             self.send_header("Content-Type", "application/atom+xml")
+            if self.path == "/bomb.xml":
+                self.send_header("Content-Encoding", "gzip")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -286,6 +303,12 @@ def test_a_feed_is_fetched_by_url_and_an_error_status_is_named():
         assert [p.key for p in read_feed(base + "/atom.xml", SITE)] == ["blog/group-commits/", "blog/summary-only/"]
         with pytest.raises(FeedError, match=r"feed http://127\.0\.0\.1:\d+/old\.xml: the server answered 404"):
             read_feed(base + "/old.xml", SITE)
+        monkeypatch.setattr(feed, "MAX_FEED_BYTES", 50_000)
+        with pytest.raises(FeedError, match=r"feed http://127\.0\.0\.1:\d+/bomb\.xml: larger than 50000 bytes"):
+            read_feed(base + "/bomb.xml", SITE)
+        monkeypatch.setattr(feed, "FETCH_TIMEOUT", 1.0)
+        with pytest.raises(FeedError, match=r"feed http://127\.0\.0\.1:\d+/slow\.xml: cannot fetch it \(ReadTimeout\)"):
+            read_feed(base + "/slow.xml", SITE)
     finally:
         server.shutdown()
         server.server_close()

@@ -49,17 +49,26 @@ def read_feed(source: str, site_url: str) -> list[Post]:
 
 def _load(source: str) -> bytes:
     if urlsplit(source).scheme in ("http", "https"):
+        import asyncio
+
         import httpx
 
+        from mkdocs_syndicate.net.bounded import ResponseTooLarge, bounded_request
+
+        async def fetch() -> httpx.Response:
+            # Bounded as every other request: one deadline for the whole answer, and the body
+            # refused past the limit while it is decompressed, not after.
+            async with httpx.AsyncClient(follow_redirects=True, headers={"User-Agent": "mkdocs-syndicate"}) as client:
+                return await bounded_request(client, "GET", source, total=FETCH_TIMEOUT, max_bytes=MAX_FEED_BYTES)
+
         try:
-            response = httpx.get(source, timeout=FETCH_TIMEOUT, follow_redirects=True,
-                                 headers={"User-Agent": "mkdocs-syndicate"})
+            response = asyncio.run(fetch())
+        except ResponseTooLarge:
+            raise FeedError(f"feed {source}: larger than {MAX_FEED_BYTES} bytes; nothing was sent") from None
         except httpx.HTTPError as exc:
             raise FeedError(f"feed {source}: cannot fetch it ({type(exc).__name__}); nothing was sent") from None
         if response.status_code != 200:
             raise FeedError(f"feed {source}: the server answered {response.status_code}; nothing was sent")
-        if len(response.content) > MAX_FEED_BYTES:
-            raise FeedError(f"feed {source}: larger than {MAX_FEED_BYTES} bytes")
         return response.content
     try:
         return Path(source).read_bytes()
