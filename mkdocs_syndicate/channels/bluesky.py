@@ -249,7 +249,8 @@ class BlueskyChannel(Channel):
         import httpx
 
         assert prepared.message is not None and prepared.created_at and prepared.idempotency_key
-        failed, self._failed_login = self._failed_login or await self._login(http), None
+        failed = self._failed_login or await self._login(http)   # warm_up's verdict is used once
+        self._failed_login = None
         if failed is not None:
             return failed
         assert self._session is not None
