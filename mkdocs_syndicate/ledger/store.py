@@ -145,26 +145,7 @@ class Ledger:
             raise LedgerWriteError(str(self.path), f"an earlier write failed ({self._poisoned}); "
                                    "refusing to continue") from self._poisoned
         batch = list(transitions)
-        # Copy only the entries this batch touches: the others (and their rendered text) are
-        # reused, and a flush in progress keeps the mapping it took, unchanged.
-        staged = dict(self._posts)
-        copied: set[str] = set()
-        for item in batch:
-            current = staged.get(item.post.key)
-            if current is not None and item.post.key not in copied:
-                current = staged[item.post.key] = replace(current, channels=dict(current.channels))
-                copied.add(item.post.key)
-            before = current.channels.get(item.channel) if current else None
-            allowed = (_BY_HAND_FROM if by_hand else _ALLOWED_FROM)[item.record.state]
-            if (before.state if before else None) not in allowed:
-                raise ValueError(f"illegal transition {before.state if before else 'pending'} -> "
-                                 f"{item.record.state} for ({item.post.key}, {item.channel})")
-            if current is None:
-                current = staged[item.post.key] = PostEntry(url=item.post.url, title=item.post.title)
-                copied.add(item.post.key)
-            current.url, current.title = item.post.url or current.url, item.post.title or current.title
-            current.channels[item.channel] = item.record
-        self._posts = staged
+        self._posts = _with_transitions(self._posts, batch, _BY_HAND_FROM if by_hand else _ALLOWED_FROM)
         self._staged.extend(batch)
 
     @property
@@ -225,7 +206,7 @@ class Ledger:
         """Back in the event loop's thread: what was flushed is durable."""
         if kept is not pending.posts:
             # Others' records came in under ours; what was staged meanwhile goes on top again.
-            self._posts = _overlay(kept, self._staged)
+            self._posts = _with_transitions(kept, self._staged)
         self._durable = kept
         self.writes += 1
         if checkpoints.enabled():
@@ -275,15 +256,28 @@ class Flush:
     transitions: list[Transition]
 
 
-def _overlay(posts: Posts, transitions: list[Transition]) -> Posts:
-    merged = dict(posts)
+def _with_transitions(posts: Posts, transitions: list[Transition],
+                      allowed_from: dict[str, set[str | None]] | None = None) -> Posts:
+    """`posts` with `transitions` applied (each checked against `allowed_from` when given). Only
+    the entries they touch are copied: the others (and their rendered text) are reused, and a
+    flush in progress keeps the mapping it took, unchanged."""
+    result = dict(posts)
+    copied: set[str] = set()
     for item in transitions:
-        entry = merged.get(item.post.key)
-        entry = replace(entry, channels=dict(entry.channels)) if entry else PostEntry(url=item.post.url,
-                                                                                     title=item.post.title)
-        entry.channels[item.channel] = item.record
-        merged[item.post.key] = entry
-    return merged
+        current = result.get(item.post.key)
+        if current is not None and item.post.key not in copied:
+            current = result[item.post.key] = replace(current, channels=dict(current.channels))
+            copied.add(item.post.key)
+        before = current.channels.get(item.channel) if current else None
+        if allowed_from is not None and (before.state if before else None) not in allowed_from[item.record.state]:
+            raise ValueError(f"illegal transition {before.state if before else 'pending'} -> "
+                             f"{item.record.state} for ({item.post.key}, {item.channel})")
+        if current is None:
+            current = result[item.post.key] = PostEntry(url=item.post.url, title=item.post.title)
+            copied.add(item.post.key)
+        current.url, current.title = item.post.url or current.url, item.post.title or current.title
+        current.channels[item.channel] = item.record
+    return result
 
 
 def _load(path: Path) -> Posts:
