@@ -5,6 +5,7 @@ refused credentials. Virtual time is shared with the emulator."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
 import pytest
 from conftest import SITE, ListReporter, RecordingTransport, make_post, write_ledger
@@ -12,7 +13,7 @@ from conftest import SITE, ListReporter, RecordingTransport, make_post, write_le
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.schema import Record
-from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 
 pytestmark = pytest.mark.http
 
@@ -60,6 +61,17 @@ def run(folder, raw, posts, clock, transport=None, **options):
                          sending=True, **options)
     reporter = ListReporter()
     return send(opts, posts, reporter, clock=clock, transport=transport), reporter
+
+
+def retry_by_hand(folder):
+    """What `mkdocs-syndicate resolve POST CHANNEL --retry` writes: failed, pending again."""
+    ledger = Ledger.read(folder / "ledger.yml")
+    (key, entry), = ledger.posts.items()
+    current = entry.channels["ch"]
+    with Ledger.open_for_writing(folder / "ledger.yml") as writable:
+        writable.apply([Transition(PostRef(key, entry.url, entry.title), "ch",
+                                   replace(current, state="failed", error="resolved by hand: send again"))],
+                       by_hand=True)
 
 
 @pytest.fixture(params=sorted(SPECS))

@@ -9,7 +9,7 @@ import itertools
 import pytest
 
 from mkdocs_syndicate.channels.base import Found, Kind
-from mkdocs_syndicate.engine.policy import DEFAULT_429_WAIT, Situation, Step, decide
+from mkdocs_syndicate.engine.policy import DEFAULT_429_WAIT, MAX_UNCERTAIN_SENDS, Situation, Step, decide
 
 pytestmark = pytest.mark.unit
 
@@ -22,19 +22,22 @@ TIMES = [(10.0, 900.0), (10.0, 60.0), (SETTLE, 900.0), (86_400.0, 900.0), (-30.0
 
 
 def situation(*, at_most_once=True, repeat_safe=False, ago=10.0, max_wait=900.0, sends_left=3,
-              retry_after=None) -> Situation:
+              retry_after=None, attempts=1) -> Situation:
     return Situation(at_most_once=at_most_once, repeat_safe=repeat_safe, last_attempt=NOW - ago, now=NOW,
-                     settle=SETTLE, max_wait=max_wait, sends_left=sends_left, retry_after=retry_after)
+                     settle=SETTLE, max_wait=max_wait, sends_left=sends_left, retry_after=retry_after,
+                     attempts=attempts)
 
 
-ALL = [(event, situation(at_most_once=amo, repeat_safe=safe, ago=ago, max_wait=mw, sends_left=left, retry_after=ra))
-       for event, amo, safe, (ago, mw), left, ra in itertools.product(
-           EVENTS, (True, False), (True, False), TIMES, (0, 1, 3), (None, 5.0, 5000.0, float("inf")))]
+ATTEMPTS = (1, MAX_UNCERTAIN_SENDS - 1, MAX_UNCERTAIN_SENDS, MAX_UNCERTAIN_SENDS + 4)
+ALL = [(event, situation(at_most_once=amo, repeat_safe=safe, ago=ago, max_wait=mw, sends_left=left, retry_after=ra,
+                         attempts=attempts))
+       for event, amo, safe, (ago, mw), left, ra, attempts in itertools.product(
+           EVENTS, (True, False), (True, False), TIMES, (0, 1, 3), (None, 5.0, 5000.0, float("inf")), ATTEMPTS)]
 
 
 def test_invariants_hold_for_every_combination():
-    """Every event × delivery × repeat-safety × time × max_wait × tries left × wait hint."""
-    assert len(ALL) == len(EVENTS) * 2 * 2 * len(TIMES) * 3 * 4
+    """Every event × delivery × repeat-safety × time × max_wait × tries left × wait hint × attempts."""
+    assert len(ALL) == len(EVENTS) * 2 * 2 * len(TIMES) * 3 * 4 * len(ATTEMPTS)
     for event, s in ALL:
         check_invariants(event, s)
 
@@ -45,17 +48,23 @@ def check_invariants(event, s):
     if s.at_most_once and not s.repeat_safe and resend:
         # The rule: an at-most-once request whose outcome is unknown is repeated only after a read
         # proved the post absent once the settle time passed; otherwise only what never happened.
+        # A 429 is not proof that nothing happened (servers have answered it after committing).
         proved_absent = event is Found.ABSENT and s.now >= s.last_attempt + s.settle
-        nothing_happened = event in (Kind.NOT_SENT, Kind.RATE_LIMITED)
+        nothing_happened = event is Kind.NOT_SENT
         assert proved_absent or nothing_happened, (event, s, action)
-    if event in (Kind.AMBIGUOUS, Found.UNKNOWN) and s.at_most_once and not s.repeat_safe:
-        assert action.step in (Step.READ, Step.LEAVE)
+        if proved_absent:   # the retry budget: counted in the ledger, across waits and runs
+            assert s.attempts < MAX_UNCERTAIN_SENDS, (event, s, action)
+    if event in (Kind.AMBIGUOUS, Found.UNKNOWN, Kind.RATE_LIMITED) and s.at_most_once and not s.repeat_safe:
+        assert action.step in (Step.READ, Step.LEAVE, Step.STOP_LANE)
+        assert action.step is not Step.STOP_LANE or action.keep_in_flight, "an unknown outcome stays in_flight"
+    if event is Kind.GONE:  # made, then deleted by its author: never again
+        assert action.step is Step.SKIP
     if resend:
         assert s.sends_left > 0, "never more sends than the run allows"
     if action.step in (Step.READ_LATER, Step.RETRY) and action.at is not None:
         assert action.at - s.now <= s.max_wait, "never a wait beyond max_wait"
     if action.step is Step.READ_LATER:
-        assert action.at == s.last_attempt + s.settle
+        assert action.at >= s.last_attempt + s.settle
     if event in (Kind.DONE, Found.FOUND):
         assert action.step is Step.DONE
     if event is Kind.ACCEPTED:  # received, confirmed later (IndexNow 202): kept for the next run
@@ -65,7 +74,8 @@ def check_invariants(event, s):
 @pytest.mark.parametrize("event,expected", [
     (Kind.DONE, Step.DONE), (Found.FOUND, Step.DONE),
     (Kind.REFUSED, Step.FAIL), (Found.CONFLICT, Step.FAIL),
-    (Kind.AUTH, Step.STOP_LANE), (Kind.NOT_SENT, Step.RETRY), (Kind.RATE_LIMITED, Step.RETRY),
+    (Kind.AUTH, Step.STOP_LANE), (Kind.NOT_SENT, Step.RETRY), (Kind.RATE_LIMITED, Step.READ),
+    (Kind.GONE, Step.SKIP),
     (Kind.AMBIGUOUS, Step.READ), (Found.UNKNOWN, Step.LEAVE), (Found.ABSENT, Step.READ_LATER),
 ])
 def test_at_most_once_just_after_an_attempt(event, expected):
@@ -102,10 +112,29 @@ def test_repeat_safe_reads_first_then_resends_without_settling():
     assert decide(Found.UNKNOWN, situation(repeat_safe=True, ago=1)).step is Step.SEND
 
 
-def test_rate_limit_waits_within_max_wait_and_stops_the_lane_beyond():
-    assert decide(Kind.RATE_LIMITED, situation(retry_after=30)).at == NOW + 30
-    stop = decide(Kind.RATE_LIMITED, situation(retry_after=5000))
+@pytest.mark.parametrize("at_most_once", [False, True])
+def test_rate_limit_waits_within_max_wait_and_stops_the_lane_beyond(at_most_once):
+    wait = decide(Kind.RATE_LIMITED, situation(at_most_once=at_most_once, retry_after=30))
+    assert wait.at == NOW + 30 and wait.step is (Step.READ if at_most_once else Step.RETRY)
+    stop = decide(Kind.RATE_LIMITED, situation(at_most_once=at_most_once, retry_after=5000))
     assert stop.step is Step.STOP_LANE and stop.at == NOW + 5000
+    assert stop.keep_in_flight is at_most_once
+
+
+def test_a_429_on_an_at_most_once_channel_is_read_back_and_resent_only_after_settle():
+    """A 429 after the server committed (with the key ignored) made a second status: it is an
+    unknown outcome like any other."""
+    assert decide(Kind.RATE_LIMITED, situation(retry_after=30)).step is Step.READ
+    later = decide(Found.ABSENT, situation(ago=10, retry_after=30))
+    assert later.step is Step.READ_LATER and later.at == NOW - 10 + SETTLE
+    # The server's wait counts too, when it is the longer one.
+    assert decide(Found.ABSENT, situation(ago=SETTLE, retry_after=300)).at == NOW + 300
+
+
+def test_the_retry_budget_is_counted_across_runs():
+    assert decide(Found.ABSENT, situation(ago=SETTLE, attempts=MAX_UNCERTAIN_SENDS - 1)).step is Step.SEND
+    cap = decide(Found.ABSENT, situation(ago=SETTLE, attempts=MAX_UNCERTAIN_SENDS))
+    assert cap.step is Step.LEAVE and cap.needs_review and f"sent {MAX_UNCERTAIN_SENDS} times" in cap.reason
 
 
 @pytest.mark.parametrize("hint", [None, float("inf"), float("nan")])
@@ -119,6 +148,6 @@ def test_a_rate_limit_of_zero_is_not_a_hot_loop():
 
 def test_no_tries_left():
     assert decide(Kind.NOT_SENT, situation(sends_left=0)).step is Step.FAIL
-    assert decide(Kind.RATE_LIMITED, situation(sends_left=0, retry_after=5)).step is Step.FAIL
+    assert decide(Kind.RATE_LIMITED, situation(repeat_safe=True, sends_left=0, retry_after=5)).step is Step.FAIL
     assert decide(Found.ABSENT, situation(ago=SETTLE, sends_left=0)).step is Step.LEAVE
     assert decide(Kind.AMBIGUOUS, situation(at_most_once=False, sends_left=0)).step is Step.LEAVE

@@ -30,6 +30,7 @@ class Kind(enum.Enum):
     AMBIGUOUS = "ambiguous"        # may or may not have happened: stays in_flight, verify
     AUTH = "auth"                  # credentials refused: failed, and the lane stops
     ACCEPTED = "accepted"          # received, confirmed only later (IndexNow 202): resend next run
+    GONE = "gone"                  # it was made, and its author deleted it: skipped, never resent
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class Prepared:
     created_at: str | None = None
     description: str = ""
     payload_sha256: str | None = None   # when the payload is more than the message text
+    replay: bool = False                # the key was sent before, by a request whose outcome is unknown
 
     @property
     def sha256(self) -> str | None:
@@ -196,6 +198,11 @@ def status_outcome(response: httpx.Response, now: float) -> Outcome:
         return Outcome(Kind.AUTH, error=f"{code} credentials refused{detail}")
     if code >= 500 or code == 408:
         return Outcome(Kind.AMBIGUOUS, error=f"{code} from the server{detail}; the post may exist")
+    if code < 400:
+        # Not the documented success, and not a documented refusal (a 200 HTML page where 201 is
+        # documented, a redirect to a login page): nothing proves the post was not made.
+        return Outcome(Kind.AMBIGUOUS, error=f"{code}, an answer the service does not document{detail}; "
+                       "the post may exist")
     return Outcome(Kind.REFUSED, error=f"{code} refused{detail}")
 
 
@@ -216,6 +223,17 @@ def error_detail(response: httpx.Response) -> str:
         text = response.text
     text = " ".join(text.split())
     return f": {text}" if text else ""
+
+
+SKEW_MARGIN = 24 * 3600.0
+"""How far before the pair's first attempt a read of the account's own posts goes. The service
+stamps posts with its own clock, which may be hours off ours: "absent" is decided only once the
+read has covered everything since `created_at` minus this margin, else the read is inconclusive."""
+
+
+def scan_bound(record: Record) -> float:
+    """The oldest server timestamp a read must reach before it may call a post absent."""
+    return first_attempt(record) - SKEW_MARGIN
 
 
 def first_attempt(record: Record) -> float:

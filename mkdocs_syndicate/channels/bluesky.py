@@ -1,9 +1,10 @@
 """Bluesky: `putRecord` at a deterministic TID record key with a frozen `createdAt`.
 
-The rkey is derived from the post key and stored in the record before the call, and `createdAt`
-is frozen in the ledger at in_flight time, so a retry sends byte-identical content: the PDS
+The rkey is derived from the post's canonical URL and channel id and stored in the record before
+the call, and `createdAt` is frozen in the ledger at in_flight time, so a retry sends byte-identical content: the PDS
 answers it as a no-op, and never makes a second post. `swapRecord: null` refuses to overwrite
-different content (InvalidSwap), which goes to verify. Verify is an exact `getRecord` by rkey.
+different content (InvalidSwap), which goes to verify. Verify is an exact `getRecord` by rkey, and
+what it finds counts only if it links to this post (two sites on one account).
 One session per run, opened only when Bluesky has work; its tokens live in memory only.
 """
 
@@ -33,6 +34,7 @@ from mkdocs_syndicate.channels.base import (
 )
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, optional_url
 from mkdocs_syndicate.channels.settings import ChannelSettings, Option, check_url
+from mkdocs_syndicate.content.identity import client_id
 from mkdocs_syndicate.content.messages import (
     LengthRule,
     bluesky_length,
@@ -70,9 +72,9 @@ def tid(micros: int, clock_id: int) -> str:
 
 
 def rkey_for(post: Post, channel_id: str) -> str:
-    """Deterministic per (post, channel): the post's date in µs plus a hash-derived offset (so
-    posts of the same day differ) and a hash-derived clock id."""
-    digest = int(hashlib.sha256(f"{post.key}:{channel_id}".encode()).hexdigest(), 16)
+    """Deterministic per (site, post, channel): the post's date in µs plus an offset and a clock
+    id derived from its full canonical URL (two sites on one account never share a key)."""
+    digest = int(client_id(post.url, channel_id, "bluesky-rkey"), 16)
     micros = int(post.date.timestamp()) * 1_000_000 + digest % 1_000_000
     return tid(micros, (digest >> 20) % 1024)
 
@@ -307,9 +309,14 @@ class BlueskyChannel(Channel):
             return Verdict(Found.UNKNOWN, reason=f"getRecord failed ({type(exc).__name__})")
         if response.status_code == 200:
             try:
-                uri = optional_url(json_object(response).get("uri"), "uri")
+                body = json_object(response)
+                uri = optional_url(body.get("uri"), "uri")
             except BadAnswer as exc:
                 return Verdict(Found.UNKNOWN, reason=f"getRecord: {exc}")
+            if not _links_to(body.get("value"), post.url):
+                return Verdict(Found.CONFLICT, reason=(
+                    f"the record at our key {rkey} does not link to {post.url}: it is another post's "
+                    "(another site on this account?); the next run sends under a fresh key"))
             return Verdict(Found.FOUND, uri or f"at://{repo}/{COLLECTION}/{rkey}", self._web_url(rkey))
         if response.status_code == 400 and "RecordNotFound" in response.text:
             return Verdict(Found.ABSENT, reason="getRecord: no record at our key")
@@ -317,3 +324,19 @@ class BlueskyChannel(Channel):
 
     async def close(self) -> None:
         self._session = None
+
+
+def _links_to(value: Any, url: str) -> bool:
+    """Whether a post record is about `url`: its link card, a link facet, or the URL in its text."""
+    if not isinstance(value, dict):
+        return False
+    embed = value.get("embed")
+    external = embed.get("external") if isinstance(embed, dict) else None
+    if isinstance(external, dict) and external.get("uri") == url:
+        return True
+    for facet in value.get("facets") or []:
+        features = facet.get("features") if isinstance(facet, dict) else None
+        if any(isinstance(f, dict) and f.get("uri") == url for f in features or []):
+            return True
+    text = value.get("text")
+    return isinstance(text, str) and url in text

@@ -23,7 +23,7 @@ from mkdocs_syndicate.channels.base import (
     Prepared,
     Verdict,
     error_detail,
-    first_attempt,
+    scan_bound,
     status_outcome,
     transport_outcome,
 )
@@ -52,7 +52,6 @@ MAX_TAGS = 4
 MAX_TITLE = 128
 PER_PAGE = 100            # articles carry their whole body_markdown: keep pages small
 MAX_PAGES = 100
-SCAN_MARGIN = 600.0       # read back to this long before the first attempt (clock skew)
 _TAKEN = lazy_compile(r"canonical url has already been taken", re.IGNORECASE)
 _TITLE_USED = lazy_compile(r"title has already been used", re.IGNORECASE)
 
@@ -169,7 +168,7 @@ class ForemChannel(Channel):
 
         taken = after is not None and bool(after.error) and bool(_TAKEN.search(after.error or ""))
         # "Taken" may be our own article from long ago (published by hand): read them all then.
-        oldest = float("-inf") if taken else first_attempt(record) - SCAN_MARGIN
+        oldest = float("-inf") if taken else scan_bound(record)
         try:
             found = await self._scan(http, post, oldest)
         except httpx.TransportError as exc:

@@ -8,8 +8,6 @@ servers speaking this API ignore it. Pagination is followed on the instance's ow
 
 from __future__ import annotations
 
-import hashlib
-import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -21,7 +19,7 @@ from mkdocs_syndicate.channels.base import (
     Outcome,
     Prepared,
     Verdict,
-    first_attempt,
+    scan_bound,
     status_outcome,
     transport_outcome,
 )
@@ -36,6 +34,8 @@ from mkdocs_syndicate.channels.reading import (
     timestamp,
 )
 from mkdocs_syndicate.channels.settings import Option
+from mkdocs_syndicate.content.identity import client_id, post_key_of
+from mkdocs_syndicate.content.links import hrefs
 from mkdocs_syndicate.content.messages import LengthRule, mastodon_length, render_message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.ledger.schema import Record
@@ -44,12 +44,13 @@ if TYPE_CHECKING:
     pass
 
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
-SCAN_MARGIN = 600.0       # read statuses back to this long before the first attempt (clock skew)
 MAX_PAGES = 25            # 25 × 40 statuses
 
 
-def idempotency_key(post_key: str, channel_id: str) -> str:
-    return hashlib.sha256(f"mkdocs-syndicate:{post_key}:{channel_id}".encode()).hexdigest()
+def idempotency_key(post_url: str, channel_id: str) -> str:
+    """Unique per (site, post, channel): from the full canonical URL, never the post key alone
+    (two sites on one account share keys; the server would answer site B with site A's status)."""
+    return client_id(post_url, channel_id, "mastodon-idempotency")
 
 
 class MastodonChannel(Channel):
@@ -74,7 +75,7 @@ class MastodonChannel(Channel):
         rule = LengthRule(self.settings.options["max_characters"], mastodon_length)
         message = render_message(post, self.id, self.settings.template or DEFAULT_TEMPLATE, rule,
                                  self.site.name, where=self.settings.where("template"))
-        return Prepared(message, idempotency_key=idempotency_key(post.key, self.id),
+        return Prepared(message, idempotency_key=idempotency_key(post.url, self.id),
                         description=message.text)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
@@ -93,17 +94,39 @@ class MastodonChannel(Channel):
         if response.status_code == 200:
             try:
                 status = json_object(response)
+                if post.url in prepared.message.text and not self._links_to(status, post.url):
+                    # A replayed key can answer with another post's status (a key collision):
+                    # recording it as ours would lose this post.
+                    return Outcome(Kind.AMBIGUOUS, error="200 with a status that does not link to this post "
+                                   "(another post's Idempotency-Key?); the post may exist")
                 return Outcome(Kind.DONE, remote_id=identifier(status.get("id")),
                                remote_url=optional_url(status.get("url")) or optional_url(status.get("uri")))
             except BadAnswer as exc:
                 return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
+        if response.status_code in (404, 410) and prepared.replay:
+            # Mastodon answers a replayed Idempotency-Key whose status was deleted with 404: it
+            # existed, and its author removed it. Never post it again.
+            return Outcome(Kind.GONE, error=f"{response.status_code} for a replayed Idempotency-Key: the "
+                           "status was made and then deleted on the instance; not sent again")
         return status_outcome(response, http.now())
+
+    def _links_to(self, status: dict[str, Any], url: str) -> bool:
+        """Whether a status links to `url`: its card, or an <a href> of its content, read the way
+        the instance writes them (HTML-escaped by Rails: ' is &#39;), compared after unescaping
+        and as a page of this site (a query string or trailing slash does not make it another)."""
+        card = status.get("card")
+        card_url = card.get("url") if isinstance(card, dict) else None
+        links: list[str] = [card_url] if isinstance(card_url, str) else []
+        links += hrefs(optional_text(status.get("content"), "content"))
+        page = post_key_of(url, self.site.url)
+        return any(link == url or (page is not None and post_key_of(link, self.site.url) == page)
+                   for link in links)
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx
 
         try:
-            return await self._scan(http, post, first_attempt(record) - SCAN_MARGIN)
+            return await self._scan(http, post, scan_bound(record))
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read own statuses ({type(exc).__name__})")
         except BadAnswer as exc:
@@ -115,7 +138,6 @@ class MastodonChannel(Channel):
         if me.status_code != 200:
             return Verdict(Found.UNKNOWN, reason=f"verify_credentials answered {me.status_code}")
         account_id = identifier(json_object(me).get("id"), "account id")
-        href = f'href="{html.escape(post.url, quote=True)}"'
         url: str | None = f"{self._base}/api/v1/accounts/{account_id}/statuses"
         params: dict[str, Any] | None = {"limit": 40, "exclude_reblogs": "true", "exclude_replies": "true"}
         for _ in range(MAX_PAGES):
@@ -126,9 +148,7 @@ class MastodonChannel(Channel):
             statuses = json_list(page)
             reached_oldest = False
             for status in statuses:
-                card = status.get("card")
-                card = card if isinstance(card, dict) else {}
-                if href in optional_text(status.get("content"), "content") or card.get("url") == post.url:
+                if self._links_to(status, post.url):
                     return Verdict(Found.FOUND, identifier(status.get("id")),
                                    optional_url(status.get("url")) or optional_url(status.get("uri")))
                 reached_oldest |= timestamp(status.get("created_at"), "created_at") < oldest

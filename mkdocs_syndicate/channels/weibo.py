@@ -1,7 +1,7 @@
 """Weibo: statuses/share.json with the post URL (on the app's safe domain) in the text.
 
 Weibo has no idempotency key and rewrites links to t.cn, so each message carries a short marker
-derived from the post key (e.g. 〔mkd·3f9a1c〕) that the user timeline can be searched for. Its
+derived from the post's URL and channel id (e.g. 〔mkd·3f9a1c〕) that the user timeline can be searched for. Its
 duplicate-text errors (20019, 20017, 20111) and "sent, server slow" (20032) are ambiguous: they go
 to verify, and when the timeline cannot show the post the pair is left for a human. The token goes
 in the form body or the Authorization header, never in a URL.
@@ -22,11 +22,12 @@ from mkdocs_syndicate.channels.base import (
     Outcome,
     Prepared,
     Verdict,
-    first_attempt,
+    scan_bound,
     transport_outcome,
 )
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, objects, optional_text
 from mkdocs_syndicate.channels.settings import Option
+from mkdocs_syndicate.content.identity import client_id
 from mkdocs_syndicate.content.messages import LengthRule, neutralise_weibo, render_message, weibo_length
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import PostError
@@ -42,12 +43,17 @@ AUTH_CODES = {21301, 21314, 21315, 21316, 21317, 21319, 21327, 21332, 10006}
 AMBIGUOUS_CODES = {20017, 20019, 20111, 20032, 10001, 10002, 10009}
 DUPLICATE_CODES = {20017, 20019, 20111}
 RATE_LIMIT_WAIT = 300.0   # Weibo gives no reset time; its posting limit is per hour
-SCAN_MARGIN = 600.0
 MAX_PAGES = 10
 _TOPIC = lazy_compile(r"#[^#\s]+#")
 
 
-def marker(post_key: str, channel_id: str) -> str:
+def marker(post_url: str, channel_id: str) -> str:
+    """Unique per (site, post, channel): from the post's full canonical URL."""
+    return "〔mkd·" + client_id(post_url, channel_id, "weibo-marker")[:6] + "〕"
+
+
+def legacy_marker(post_key: str, channel_id: str) -> str:
+    """The marker of records written before markers were per site (from the post key alone)."""
     return "〔mkd·" + hashlib.sha256(f"{post_key}:{channel_id}".encode()).hexdigest()[:6] + "〕"
 
 
@@ -84,7 +90,7 @@ class WeiboChannel(Channel):
         return str(self.settings.options["access_token"].reveal())
 
     def _marker(self, post: Post) -> str:
-        return marker(post.key, self.id) if self.settings.options["marker"] else ""
+        return marker(post.url, self.id) if self.settings.options["marker"] else ""
 
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
         tag = self._marker(post)
@@ -102,7 +108,8 @@ class WeiboChannel(Channel):
         if tag:
             message = type(message)(f"{message.text} {tag}", message.length + weibo_length(" " + tag),
                                     self.settings.options["max_length"])
-        return Prepared(message, description=message.text)
+        # The marker is kept in the record: what verify looks for, whatever derives it later.
+        return Prepared(message, idempotency_key=tag or None, description=message.text)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         import httpx
@@ -144,8 +151,11 @@ class WeiboChannel(Channel):
 
         code = after.code if after else None
         tag = self._marker(post)
-        needle = tag or post.title
-        oldest = first_attempt(record) - SCAN_MARGIN
+        # A record written before markers were per site has none stored: its message carried the
+        # key-derived marker (or the current one, if it was re-sent since).
+        needles = ([record.idempotency_key] if record.idempotency_key else
+                   [legacy_marker(post.key, self.id), tag] if tag else [post.title])
+        oldest = scan_bound(record)
         try:
             for page in range(1, MAX_PAGES + 1):
                 response = await http.request(
@@ -156,7 +166,8 @@ class WeiboChannel(Channel):
                     return Verdict(Found.UNKNOWN, reason=f"user_timeline answered {response.status_code}")
                 statuses = objects(json_object(response).get("statuses"), "statuses")
                 for status in statuses:
-                    if needle and needle in optional_text(status.get("text"), "text"):
+                    text = optional_text(status.get("text"), "text")
+                    if any(needle and needle in text for needle in needles):
                         status_id = weibo_id(status)
                         return Verdict(Found.FOUND, status_id, f"{self.settings.options['web_url']}/{status_id}")
                 older = [s for s in statuses if _weibo_epoch(s.get("created_at")) < oldest]
@@ -171,7 +182,7 @@ class WeiboChannel(Channel):
         if code in DUPLICATE_CODES or code == 20032:
             return Verdict(Found.UNKNOWN, reason=f"Weibo answered {code} (duplicate or delayed) but the "
                            "timeline does not show the post; check weibo.com and resolve by hand")
-        if not tag:
+        if not (tag or record.idempotency_key):
             return Verdict(Found.UNKNOWN, reason="not found by title in the timeline, and without a "
                            "marker that proves nothing; check weibo.com")
         return Verdict(Found.ABSENT, reason="marker not in the user timeline since the in_flight time")

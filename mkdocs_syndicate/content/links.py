@@ -45,3 +45,21 @@ def _fix_text(text: str, fix: Callable[[re.Match[str]], str]) -> str:
 def relative_to(base_url: str) -> Resolver:
     """The plain rule: resolve against the post's own URL (what a browser would do)."""
     return lambda target: urljoin(base_url, target)
+
+
+def hrefs(html_text: str) -> list[str]:
+    """The targets of the <a href> links of an HTML fragment, with entities decoded (`&#39;`,
+    `&#x27;` and `&apos;` all read as `'`), as a browser follows them."""
+    from html.parser import HTMLParser
+
+    found: list[str] = []
+
+    class Links(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "a":
+                found.extend(value for name, value in attrs if name == "href" and value)
+
+    parser = Links(convert_charrefs=True)
+    parser.feed(html_text)
+    parser.close()
+    return found

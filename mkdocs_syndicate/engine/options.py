@@ -13,7 +13,7 @@ from mkdocs_syndicate.channels.settings import ChannelSettings, parse_channels, 
 from mkdocs_syndicate.config import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.content.posts import Post, announceable
 from mkdocs_syndicate.engine.backlog import Adoption, adoption
-from mkdocs_syndicate.engine.plan import Plan, make_plan
+from mkdocs_syndicate.engine.plan import Plan, keyed_as_in_ledger, make_plan
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.store import Ledger
@@ -116,7 +116,7 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     clock = clock or SystemClock()
     ledger = Ledger.read(options.ledger_path)
     channels = make_channels(options)
-    chosen = select_posts(options, posts, clock)
+    chosen = keyed_as_in_ledger(ledger, select_posts(options, posts, clock), options.site.url)
     adopting = first_run_adoption(options, ledger, chosen, clock)
     if adopting is not None:
         adopted = {p.key for p in adopting.posts}

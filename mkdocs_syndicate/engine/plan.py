@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from mkdocs_syndicate.channels.base import Channel, Prepared
+from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.ledger.schema import Record
@@ -47,6 +48,34 @@ class Plan:
 
     def __bool__(self) -> bool:
         return bool(self.pairs)
+
+
+def keyed_as_in_ledger(ledger: Ledger, posts: list[Post], site_url: str) -> list[Post]:
+    """Each post under the key its page already has in the ledger. A post is found by its key
+    first; a post whose key the ledger does not know, but whose URL a ledger entry has (a page
+    announced under a pinned `syndicate_id` and now read from a feed, or the other way round),
+    takes that entry's key, so switching how posts are found announces nothing twice."""
+    unknown = [post for post in posts if post.key not in ledger.posts]
+    if not unknown:
+        return posts
+    by_url: dict[str, str] = {}
+    for key, entry in ledger.posts.items():
+        page = post_key_of(entry.url, site_url) if entry.url else None
+        if page is not None and entry.channels:
+            by_url.setdefault(page, key)
+    if not by_url:
+        return posts
+    taken = {post.key for post in posts}
+    result = []
+    for post in posts:
+        page = post_key_of(post.url, site_url) if post.key not in ledger.posts else None
+        known = by_url.get(page) if page is not None else None
+        if known is not None and known not in taken:
+            taken.add(known)
+            result.append(replace(post, key=known))
+        else:
+            result.append(post)
+    return result
 
 
 def make_plan(ledger: Ledger, posts: list[Post], channels: list[Channel], max_per_run: int | None) -> Plan:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from mkdocs_syndicate.channels.base import Found, Kind
 
 DEFAULT_TRIES = 4          # sends per pair within one run (the first one plus retries)
+MAX_UNCERTAIN_SENDS = 3    # sends of an at-most-once pair ever, once one of them went unanswered
 DEFAULT_429_WAIT = 60.0    # a 429 without any usable hint
 MIN_429_WAIT = 1.0         # a hint of "now" or the past must not become a hot loop
 
@@ -36,6 +37,7 @@ class Step(enum.Enum):
     READ_LATER = "keep in_flight; read again once the settle time has passed"
     LEAVE = "keep in_flight and report it"
     AWAIT = "keep in_flight: received, confirmed only later; the next run sends again"
+    SKIP = "record skipped: it was made and its author deleted it; never sent again"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class Situation:
     max_wait: float            # longest wait sat through inside this run
     sends_left: int            # how many more sends this run allows for the pair
     retry_after: float | None = None   # seconds, from a 429's headers
+    attempts: int = 0          # sends of this pair recorded in the ledger, across waits and runs
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class Action:
     step: Step
     at: float | None = None    # RETRY after a 429 and READ_LATER: not before this moment
     needs_review: bool = False  # LEAVE: a human (or a later read) must decide
+    keep_in_flight: bool = False  # STOP_LANE: the outcome is unknown, so the record stays in_flight
     reason: str = ""
 
 
@@ -70,6 +74,8 @@ def decide(event: Event, s: Situation) -> Action:
         return Action(Step.FAIL)
     if event is Kind.ACCEPTED:
         return Action(Step.AWAIT, reason="sent again by the next run until the service answers 200")
+    if event is Kind.GONE:
+        return Action(Step.SKIP, reason="made, then deleted by its author: not sent again")
     if event is Kind.AUTH:
         return Action(Step.STOP_LANE, reason="the service refused the credentials")
     if event is Kind.NOT_SENT:
@@ -78,6 +84,15 @@ def decide(event: Event, s: Situation) -> Action:
         return Action(Step.RETRY)
     if event is Kind.RATE_LIMITED:
         delay = _rate_limit_wait(s.retry_after)
+        if s.at_most_once and not s.repeat_safe:
+            # A 429 is no proof that nothing was made: proxies and servers that ignore the key
+            # have answered it after committing. Read before any resend, once the wait is over.
+            if delay > s.max_wait:
+                return Action(Step.STOP_LANE, at=s.now + delay, keep_in_flight=True,
+                              reason=f"rate limited for {delay:.0f} s, beyond max_wait {s.max_wait:.0f} s; "
+                                     "the next run reads before it sends")
+            return Action(Step.READ, at=s.now + delay,
+                          reason="rate limited, and the post may have been made all the same: read first")
         if delay > s.max_wait:
             return Action(Step.STOP_LANE, at=s.now + delay,
                           reason=f"rate limited for {delay:.0f} s, beyond max_wait {s.max_wait:.0f} s")
@@ -101,6 +116,12 @@ def decide(event: Event, s: Situation) -> Action:
         if resend_is_harmless:
             return _send_or_leave(s, "not there; a resend is harmless on this channel")
         ready = settled_at(s)
+        if s.retry_after is not None:   # the server asked for a wait too
+            ready = max(ready, s.now + _rate_limit_wait(s.retry_after))
+        if s.attempts >= MAX_UNCERTAIN_SENDS:
+            return Action(Step.LEAVE, needs_review=True, reason=(
+                f"sent {s.attempts} times without a definite answer, and not found; not sent again "
+                "(check the service, then `mkdocs-syndicate resolve`)"))
         if s.now >= ready:
             return _send_or_leave(s, "proved absent after the settle time")
         if ready - s.now <= s.max_wait:

@@ -293,11 +293,25 @@ class Runner:
                        "found by verify (sent by an earlier run)" if sends == 0 else "sent (confirmed by a read)")
                 self._finish(pair, "done", how, remote_url)
                 return None
+            if step is Step.SKIP:
+                assert current is not None
+                note = self._clean(channel, reason or action.reason)
+                await self._write(pair, replace(self._failed(current, note), state="skipped", error=None, note=note))
+                self._finish(pair, "skipped", note)
+                return None
+            if step is Step.STOP_LANE and action.keep_in_flight:
+                error = self._error_text(channel, event, reason, action)
+                self._finish(pair, "in_flight", f"{error}; {action.reason}")
+                raise _LaneStopped(f"{channel.id} stopped for this run: {error}")
             if step in (Step.FAIL, Step.STOP_LANE, Step.RETRY):
                 error = self._error_text(channel, event, reason, action)
                 assert current is not None
                 if current.state == "in_flight":
-                    await self._write(pair, self._failed(current, error))
+                    failed = self._failed(current, error)
+                    if event is Found.CONFLICT:
+                        # What is at our key is not ours: the next attempt takes a fresh key.
+                        failed = replace(failed, idempotency_key=None, created_at=None)
+                    await self._write(pair, failed)
                 if step is Step.FAIL:
                     self._finish(pair, "failed", error)
                     return None
@@ -319,6 +333,8 @@ class Runner:
                 continue
             if step is Step.READ:
                 assert current is not None
+                if action.at is not None:   # a 429: the read waits as the server asked
+                    http.hold_until(action.at, "rate limited (server asked to wait)")
                 verdict = await self._read(channel, http, pair, current, outcome)
                 event, reason, found = verdict.found, verdict.reason, (verdict.remote_id, verdict.remote_url)
                 continue
@@ -346,7 +362,8 @@ class Runner:
             now=self.clock.time(), settle=settings.settle,
             max_wait=0.0 if self.verify_only else self.max_wait,
             sends_left=self.tries - sends,   # verify-only never sends: it stops at the decision
-            retry_after=outcome.retry_after if outcome is not None else None)
+            retry_after=outcome.retry_after if outcome is not None else None,
+            attempts=current.attempts if current is not None else 0)
 
     async def _send(self, channel: Channel, http: PacedHttp, pair: PendingPair) -> Outcome:
         """Phase one (in_flight, durable) and the request itself."""
@@ -374,7 +391,12 @@ class Runner:
                 await self._write(pair, self._failed(record, INTERRUPTED_BEFORE_SENDING))
             raise
         checkpoints.hit("after_in_flight_write")
-        outcome = await channel.send(http, pair.post, pair.prepared)
+        # A key sent before by a request whose outcome is unknown: the service may answer for it.
+        replay = (previous is not None and previous.state == "in_flight"
+                  and previous.idempotency_key is not None
+                  and previous.idempotency_key == pair.prepared.idempotency_key)
+        prepared = replace(pair.prepared, replay=True) if replay else pair.prepared
+        outcome = await channel.send(http, pair.post, prepared)
         checkpoints.hit("after_response")
         return outcome
 

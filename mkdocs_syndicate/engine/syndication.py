@@ -24,7 +24,7 @@ from mkdocs_syndicate.engine.options import (
     sandbox_state_dir,
     select_posts,
 )
-from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan
+from mkdocs_syndicate.engine.plan import PendingPair, Plan, keyed_as_in_ledger, make_plan
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
 from mkdocs_syndicate.errors import SyndicateError
@@ -57,6 +57,7 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
     chosen = select_posts(options, posts, clock) if not verify_only else posts
     with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
         mirror = _start_mirror(options, ledger)
+        chosen = keyed_as_in_ledger(ledger, chosen, options.site.url)
         with _sandbox(options) as sandbox:
             channels = make_channels(options, sandbox)
             report = RunReport()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.portable import html_to_text, shorten
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import SyndicateError
@@ -170,10 +171,13 @@ def _escape(text: str) -> str:
 def _post(entry: _Entry, site_url: str, name: str) -> Post:
     if not isinstance(entry.link, str) or not entry.link.strip():
         raise FeedError(f"{entry.where}: no link; every announced entry needs its page's URL")
-    url = entry.link.strip()
-    if not url.startswith(site_url):
-        raise FeedError(f"{entry.where}: the link {url} is outside site_url {site_url}")
-    key = url[len(site_url):].split("#")[0]
+    link = entry.link.strip()
+    # The plugin's key for the same page, however the feed writes its link (query, fragment,
+    # index.html, no trailing slash, http, host case): switching sources re-announces nothing.
+    key = post_key_of(link, site_url)
+    if key is None:
+        raise FeedError(f"{entry.where}: the link {link} is outside site_url {site_url}")
+    url = site_url + key
     if not key:
         raise FeedError(f"{entry.where}: the link is the site's home page, not a post")
     if entry.date is None:
@@ -184,7 +188,7 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
     if summary.casefold() == title.casefold():
         summary = ""
     body = _markdown(entry.content_html) if entry.content_html.strip() else ""
-    image = urljoin(url, entry.image) if isinstance(entry.image, str) and entry.image else None
+    image = urljoin(link, entry.image) if isinstance(entry.image, str) and entry.image else None
     return Post(key=key, url=url, title=title, date=date, source=entry.where, description=summary,
                 tags=tuple(entry.tags), body=body, image=image, body_missing=not body)
 

@@ -16,6 +16,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
+from mkdocs_syndicate.content.identity import canonical_path
 from mkdocs_syndicate.content.links import Resolver, absolutize
 from mkdocs_syndicate.content.portable import excerpt_markdown
 from mkdocs_syndicate.content.posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
@@ -78,7 +79,7 @@ def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None,
     enabled, overrides = parse_syndicate_meta(meta.get("syndicate"), source)
     site_url = config.site_url or ""
     url = page.canonical_url or urljoin(site_url, page.url)
-    key = meta.get("syndicate_id") or page.url
+    key = meta.get("syndicate_id") or canonical_path(page.url)
     if not isinstance(key, str) or not key:
         raise PostError(f"{source}: front matter 'syndicate_id' must be text")
     if "syndicate_id" in meta:

@@ -1,0 +1,79 @@
+"""Identity: one page has one post key however it is found, and every id a client chooses before a
+call is unique per (site, post, channel).
+
+The post key is the page's URL path under `site_url`, in the form MkDocs writes `page.url`
+(percent-encoded, `dir/` for a directory URL, `name.html` otherwise). A link found any other way
+— a feed entry with `?utm_source=…`, a `#fragment`, `index.html`, no trailing slash, `http` for
+`https`, the host in capitals — canonicalises to the same key (`post_key_of`). Ids a client picks
+(Mastodon's Idempotency-Key, Bluesky's record key, Weibo's marker) are derived from the post's full
+canonical URL and the channel id (`client_id`), never from the key alone: two sites on one account
+(translations with the same file names) share keys, not URLs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from urllib.parse import quote, unquote, urlsplit
+
+# What MkDocs leaves unescaped in page.url (urllib.parse.quote's default safe set is "/").
+_SAFE = "/"
+
+
+def _host(netloc: str, scheme: str) -> str:
+    """Host and port as compared: lower case, no userinfo, the scheme's default port left out."""
+    host = netloc.lower().rsplit("@", 1)[-1]
+    default = {"https": ":443", "http": ":80"}.get(scheme.lower(), "")
+    return host[: -len(default)] if default and host.endswith(default) else host
+
+
+def canonical_path(path: str) -> str:
+    """A URL path as MkDocs writes page.url: percent-encoded the one way, `index.html` dropped,
+    a last segment without an extension made a directory (`post` → `post/`)."""
+    text = quote(unquote(path), safe=_SAFE)
+    if text.endswith("/index.html"):
+        text = text[: -len("index.html")]
+    elif text == "index.html":
+        text = ""
+    last = text.rsplit("/", 1)[-1]
+    if last and "." not in last:
+        text += "/"
+    return text
+
+
+def post_key_of(url: str, site_url: str) -> str | None:
+    """The post key of a link to a page of the site at `site_url`, or None when the link is not
+    under it. Scheme and host case, default ports, query strings and fragments do not count."""
+    link, site = urlsplit(url.strip()), urlsplit(site_url)
+    if link.scheme.lower() not in ("http", "https") or not link.netloc:
+        return None
+    if _host(link.netloc, link.scheme) != _host(site.netloc, site.scheme):
+        return None
+    base = site.path if site.path.endswith("/") else site.path + "/"
+    path = unquote(link.path) or "/"
+    base_plain = unquote(base)
+    if path + "/" == base_plain:          # https://example.com/sub without its slash: the home page
+        return ""
+    if not path.startswith(base_plain):
+        return None
+    rest = posixpath.normpath(path[len(base_plain):]) if path[len(base_plain):] else ""
+    if rest in (".", ""):
+        return ""
+    if rest.startswith("../") or rest == "..":
+        return None
+    if path.endswith("/") and not rest.endswith("/"):
+        rest += "/"
+    return canonical_path(rest)
+
+
+def canonical_url(url: str, site_url: str) -> str:
+    """A link to a page of this site in the one form the site gives it (`site_url` + key); a link
+    elsewhere is returned as it is."""
+    key = post_key_of(url, site_url)
+    return url if key is None else site_url + key
+
+
+def client_id(post_url: str, channel_id: str, purpose: str) -> str:
+    """A hex digest unique per (site, post, channel): for ids chosen before the call. `purpose`
+    keeps two ids of one channel apart."""
+    return hashlib.sha256(f"mkdocs-syndicate:{purpose}:{post_url}\n{channel_id}".encode()).hexdigest()
