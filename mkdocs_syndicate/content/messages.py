@@ -177,6 +177,24 @@ def message_sha256(payload: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+_ENDS_A_LINK = ".,;:!?)"   # trailing punctuation every service's linker leaves out of a link
+
+
+def set_url_apart(text: str, url: str) -> str:
+    """A space after the post URL wherever what follows it could be read as part of it: linkers
+    differ on "。", "、", "）" or letters (Mastodon's takes any non-space character into a path),
+    and a link that swallowed them is not the post's URL, so a read could never find the post."""
+    pieces = text.split(url)
+    for index in range(1, len(pieces)):
+        after = pieces[index]
+        if not after or after[0].isspace():
+            continue
+        if after[0] in _ENDS_A_LINK and (len(after) == 1 or after[1].isspace()):
+            continue
+        pieces[index] = " " + after
+    return url.join(pieces)
+
+
 def render_message(post: Post, channel_id: str, template_source: str, rule: LengthRule | None,
                    site_name: str, *, where: str, neutraliser: Callable[[str], str] = neutralise,
                    with_hashtags: bool = True, max_hashtag: int | None = None) -> Message:
@@ -205,10 +223,10 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
 
     def render(t: str, d: str) -> str:
         try:
-            return _tidy(template.render(
+            return set_url_apart(_tidy(template.render(
                 title=t, description=d, url=post.url, tags=list(post.tags),
                 hashtags=hashtags,
-                date=post.date.date().isoformat(), site_name=site_name))
+                date=post.date.date().isoformat(), site_name=site_name)), post.url)
         except TemplateError as exc:
             raise PostError(f"{where}: cannot render for {post.source}: {exc}") from None
         except Exception as exc:

@@ -2,13 +2,16 @@
 
 On a ledger with no record yet, `backlog: adopt` (the default) marks every post dated more than
 `backlog_days` before that first run `skipped` — in one write — so the first CI build announces
-only what is new, and says how many it adopted. `backlog: send` announces everything (at most
+only what is new, and says how many it adopted. A channel id the ledger has no record of (a
+channel added to a site that has been announcing for a while) is the same first run for that
+channel: its backlog is adopted for it alone. `backlog: send` announces everything (at most
 `max_per_run` posts per run), as before this setting existed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mkdocs_syndicate.content.posts import Post
@@ -19,31 +22,52 @@ from mkdocs_syndicate.timeutil import to_display, to_iso
 NOTE = "adopted: existed before syndication started (backlog: adopt)"
 
 
+NEW_CHANNEL_NOTE = "adopted: existed before this channel was added (backlog: adopt)"
+
+
 @dataclass(frozen=True)
 class Adoption:
     posts: list[Post]
     cut: dt.datetime          # posts dated before this are adopted
+    channels: tuple[str, ...] | None = None   # new channels of a ledger with records; None: all (first run)
 
     def line(self) -> str:
+        if self.channels is not None:
+            return (f"backlog: {', '.join(self.channels)} is new to the ledger: {len(self.posts)} post(s) dated "
+                    f"before {to_display(self.cut)} marked skipped for it, not announced there "
+                    f"(`backlog: send` announces them)")
         return (f"backlog: {len(self.posts)} post(s) dated before {to_display(self.cut)} existed before "
                 f"syndication started: marked skipped, not announced (`backlog: send` announces them)")
 
+    def pairs(self, channels: list[str]) -> set[tuple[str, str]]:
+        """The (post key, channel) pairs it adopts among `channels`."""
+        chosen = channels if self.channels is None else [c for c in channels if c in self.channels]
+        return {(post.key, channel) for post in self.posts for channel in chosen if post.wants(channel)}
 
-def adoption(ledger: Ledger, posts: list[Post], *, backlog: str, days: float, now: dt.datetime) -> Adoption | None:
-    """What a first run adopts; None when there is a record already (not a first run) or
-    `backlog: send`."""
-    if backlog != "adopt" or any(entry.channels for entry in ledger.posts.values()):
+
+def adoption(ledger: Ledger, posts: list[Post], *, backlog: str, days: float, now: dt.datetime,
+             channels: Sequence[str] = ()) -> Adoption | None:
+    """What a run adopts: on a ledger without records, the backlog for every channel; on one with
+    records, the backlog for each of `channels` the ledger has never seen. None when there is
+    nothing to adopt, or with `backlog: send`."""
+    if backlog != "adopt":
+        return None
+    seen = {channel for entry in ledger.posts.values() for channel in entry.channels}
+    new = None if not seen else tuple(sorted(set(channels) - seen))
+    if new == ():
         return None
     cut = now - dt.timedelta(days=days)
     old = [post for post in posts if post.date < cut]
-    return Adoption(old, cut) if old else None
+    return Adoption(old, cut, new) if old else None
 
 
 def adopt(ledger: Ledger, found: Adoption, channels: list[str], now: dt.datetime) -> int:
     """Mark the adopted posts' pairs skipped, in one write. Returns how many pairs."""
     stamp = to_iso(now)
-    transitions = [Transition(PostRef(post.key, post.url, post.title), channel, Record("skipped", 0, stamp, note=NOTE))
-                   for post in found.posts for channel in channels if post.wants(channel)]
+    note = NOTE if found.channels is None else NEW_CHANNEL_NOTE
+    refs = {post.key: PostRef(post.key, post.url, post.title) for post in found.posts}
+    transitions = [Transition(refs[key], channel, Record("skipped", 0, stamp, note=note))
+                   for key, channel in sorted(found.pairs(channels))]
     if transitions:
         ledger.apply(transitions)
     return len(transitions)

@@ -118,16 +118,15 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     channels = make_channels(options)
     chosen = keyed_as_in_ledger(ledger, select_posts(options, posts, clock), options.site.url)
     adopting = first_run_adoption(options, ledger, chosen, clock)
-    if adopting is not None:
-        adopted = {p.key for p in adopting.posts}
-        chosen = [p for p in chosen if p.key not in adopted]
-    the_plan = make_plan(ledger, chosen, channels, options.max_per_run)
+    adopted = adopting.pairs([c.id for c in channels]) if adopting is not None else set()
+    the_plan = make_plan(ledger, chosen, channels, options.max_per_run, skip=adopted)
     the_plan.adoption = adopting
     return the_plan
 
 
 def first_run_adoption(options: Options, ledger: Ledger, chosen: list[Post], clock: Clock) -> Adoption | None:
-    return adoption(ledger, chosen, backlog=options.backlog, days=options.backlog_days, now=utcnow(clock))
+    return adoption(ledger, chosen, backlog=options.backlog, days=options.backlog_days, now=utcnow(clock),
+                    channels=[c.id for c in options.channels if c.enabled])
 
 
 def sandbox_state_dir(options: Options) -> Path:

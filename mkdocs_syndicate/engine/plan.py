@@ -6,6 +6,7 @@ the run before the first request, and plan mode shows exactly what a send would 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from mkdocs_syndicate.channels.base import Channel, Prepared
@@ -78,14 +79,16 @@ def keyed_as_in_ledger(ledger: Ledger, posts: list[Post], site_url: str) -> list
     return result
 
 
-def make_plan(ledger: Ledger, posts: list[Post], channels: list[Channel], max_per_run: int | None) -> Plan:
-    """`posts` are the announceable posts, oldest first; at most `max_per_run` of them get work."""
+def make_plan(ledger: Ledger, posts: list[Post], channels: list[Channel], max_per_run: int | None,
+              skip: Collection[tuple[str, str]] = frozenset()) -> Plan:
+    """`posts` are the announceable posts, oldest first; at most `max_per_run` of them get work.
+    `skip`: (post key, channel) pairs left out (a backlog a plan would adopt)."""
     plan = Plan(lanes={c.id: [] for c in channels})
     taken = 0
     for post in posts:
         pairs = []
         for channel in channels:
-            if not post.wants(channel.id):
+            if not post.wants(channel.id) or (post.key, channel.id) in skip:
                 continue
             record = ledger.record(post.key, channel.id)
             if (record.state if record else None) not in PENDING_STATES:

@@ -6,7 +6,6 @@ the instance's limits, the 500-character rule with URLs counted as 23, X-RateLim
 from __future__ import annotations
 
 import datetime as dt
-import html
 from typing import Any
 
 import regex
@@ -50,22 +49,31 @@ def _iso_us(epoch: float) -> str:
     return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+_RAILS_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})
+
+
+def rails_escape(text: str) -> str:
+    """ERB::Util.html_escape, as Mastodon's formatter writes text and attributes: ' is &#39;
+    (Python's html.escape writes &#x27;, which a client matching raw HTML would not find)."""
+    return text.translate(_RAILS_ESCAPES)
+
+
 def _linkify(text: str) -> str:
     """Mastodon's HTML: paragraphs, and links as <a href> with the scheme in an invisible span."""
     def link(match: regex.Match[str]) -> str:
         url = match.group(0)
         scheme, _, rest = url.partition("://")
-        return (f'<a href="{html.escape(url, quote=True)}" rel="nofollow noopener" target="_blank">'
-                f'<span class="invisible">{scheme}://</span><span class="">{html.escape(rest)}</span></a>')
+        return (f'<a href="{rails_escape(url)}" rel="nofollow noopener" target="_blank">'
+                f'<span class="invisible">{scheme}://</span><span class="">{rails_escape(rest)}</span></a>')
 
     paragraphs = []
     for block in text.split("\n\n"):
         pieces, last = [], 0
         for match in _URL.finditer(block):
-            pieces.append(html.escape(block[last:match.start()]))
+            pieces.append(rails_escape(block[last:match.start()]))
             pieces.append(link(match))
             last = match.end()
-        pieces.append(html.escape(block[last:]))
+        pieces.append(rails_escape(block[last:]))
         paragraphs.append("<p>" + "".join(pieces).replace("\n", "<br />") + "</p>")
     return "".join(paragraphs)
 
@@ -126,6 +134,8 @@ class MastodonEmulator(Emulator):
             return Response(401, {"error": "The access token is invalid"})
         if request.path == "/api/v1/statuses" and request.method == "POST":
             return self._create(request)
+        if request.path.startswith("/api/v1/statuses/") and request.method == "DELETE":
+            return self._delete(request.path.rsplit("/", 1)[-1])
         if request.path == "/api/v1/accounts/verify_credentials" and request.method == "GET":
             return Response(200, self._account())
         if request.path == f"/api/v1/accounts/{ACCOUNT_ID}/statuses" and request.method == "GET":
@@ -167,7 +177,7 @@ class MastodonEmulator(Emulator):
         visibility = fields.get("visibility") or "public"
         if visibility not in ("public", "unlisted", "private", "direct"):
             return Response(422, {"error": "Validation failed: Visibility is not included in the list"})
-        status = {"id": status_id, "created_at": _iso_ms(committed), "created_epoch": committed,
+        status = {"id": status_id, "created_at": _iso_ms(self.server_clock(committed)), "created_epoch": committed,
                   "visible_at": committed,
                   "uri": f"{self._public()}/users/{USERNAME}/statuses/{status_id}",
                   "url": f"{self._public()}/@{USERNAME}/{status_id}", "text": text,
@@ -179,6 +189,15 @@ class MastodonEmulator(Emulator):
             self.state["idempotency"][key] = {"id": status_id, "at": committed}
         return Response(200, self._entity(status), self._rate_headers(now),
                         hold_until=committed if committed > now else None)
+
+    def _delete(self, status_id: str) -> Response:
+        """DELETE /api/v1/statuses/:id (the author removes it). The Idempotency-Key stays in Redis
+        until its TTL: a replay then finds no status (Status.find raises) and answers 404."""
+        for status in self.state["statuses"]:
+            if status["id"] == status_id:
+                self.state["statuses"].remove(status)
+                return Response(200, self._entity(status) | {"text": status["text"]})
+        return Response(404, {"error": "Record not found"})
 
     def _list(self, request: Request) -> Response:
         try:

@@ -25,7 +25,10 @@ Quirks are standing properties of a server, the ways real deployments differ fro
 visible (to listings, uniqueness checks, idempotency keys) only `commit_delay` seconds later on the
 server's clock, and the answer is held until then or until the client gives up: a slow database.
 Mastodon also has `ignore_idempotency_key` (Pixelfed and other servers speaking its API) and
-`replay_500` (a replayed key answered with 500, mastodon/mastodon#40399).
+`replay_500` (a replayed key answered with 500, mastodon/mastodon#40399). `clock_offset` (seconds,
+negative is behind): the server stamps what it creates with its own clock, hours off the client's.
+Mastodon's `DELETE /api/v1/statuses/:id` removes a status as its author would; its key, still in
+Redis, then answers a replay with 404.
 """
 
 from __future__ import annotations
@@ -150,13 +153,18 @@ class Emulator:
         """When a create accepted now becomes visible (now, unless the database is slow)."""
         return self.server.now() + float(self.quirks.get("commit_delay", 0) or 0)
 
+    def server_clock(self, epoch: float) -> float:
+        """The time the service writes for a moment: its own clock, which may be off ours (quirk
+        clock_offset, in seconds; negative is behind)."""
+        return epoch + float(self.quirks.get("clock_offset", 0) or 0)
+
     def visible(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """What a reader (or a uniqueness check) sees now: creates still being committed are not there."""
         now = self.server.now()
         return [item for item in items if item.get("visible_at", 0) <= now]
 
 
-QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500"}
+QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset"}
 
 
 class SandboxServer:

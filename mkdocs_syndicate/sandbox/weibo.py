@@ -117,7 +117,7 @@ class WeiboEmulator(Emulator):
         now = self.commit_time()
         self.state["next_id"] += 1
         status_id = self.state["next_id"]
-        status = {"created_at": weibo_time(now), "id": status_id, "idstr": str(status_id),
+        status = {"created_at": weibo_time(self.server_clock(now)), "id": status_id, "idstr": str(status_id),
                   "mid": str(status_id), "text": shown, "source": "mkdocs-syndicate",
                   "user": {"id": UID, "idstr": str(UID), "screen_name": "sandbox"},
                   "reposts_count": 0, "comments_count": 0, "original": text, "epoch": now, "visible_at": now}
