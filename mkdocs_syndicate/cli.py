@@ -396,6 +396,29 @@ def adopt(config_file: Path | None, before: str | None, by: str | None, feed: st
     click.echo(_guard(mark))
 
 
+# ---------------------------------------------------------------------- rename-channel
+
+@main.command("rename-channel")
+@config_file_option
+@click.argument("old")
+@click.argument("new")
+def rename_channel(config_file: Path | None, old: str, new: str) -> None:
+    """Move every record of channel OLD to NEW (after renaming it in the config), so nothing is
+    announced again under the new id."""
+    site = _site(config_file)
+    options = _guard(lambda: site.options(sending=False))
+
+    def move() -> str:
+        with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
+            moved = ledger.rename_channel(old, new)
+        if not moved:
+            raise SyndicateError(f"{options.ledger_path.name} has no record of channel {old!r}; nothing to rename")
+        hint = "" if new in {c.id for c in options.channels} else f" (add {new!r} to the config's channels)"
+        return f"renamed channel {old} → {new}: {moved} post(s) moved in {options.ledger_path.name}{hint}"
+
+    click.echo(_guard(move))
+
+
 # ---------------------------------------------------------------------- site-files
 
 @main.command("site-files")

@@ -314,3 +314,65 @@ def test_adopt_before_a_date_leaves_newer_posts_pending(site, sandbox):
     assert "1 post(s) dated 2026-11-22T00:00:00Z or later stay pending" in result.output
     assert cli(site, "run").exit_code == 0
     assert [s["text"].splitlines()[0] for s in statuses(sandbox)] == ["Gamma"]
+
+
+# ------------------------------------------------------------------ channel ids: renamed, added
+
+def _edit_plugin(config, change):
+    import yaml
+    data = yaml.safe_load(config.read_text())
+    change(data["plugins"][0]["syndicate"])
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_a_renamed_channel_is_refused_until_rename_channel_moves_its_records(site, sandbox):
+    assert cli(site, "run").exit_code == 0
+    sent, asked = len(statuses(sandbox)), len(sandbox.requests())
+    assert sent == 3
+
+    def rename(plugin):
+        plugin["channels"]["mastodon"] = plugin["channels"].pop("masto")
+    _edit_plugin(site, rename)
+    result = cli(site, "run")
+    assert result.exit_code != 0
+    assert "'masto' has records" in result.output and "rename-channel masto mastodon" in result.output
+    assert len(sandbox.requests()) == asked   # refused before any request
+
+    result = cli(site, "rename-channel", "masto", "mastodon")
+    assert result.exit_code == 0 and "3 post(s) moved" in result.output, result.output
+    assert ledger(site).record("posts/a/", "mastodon").state == "done"
+    assert ledger(site).record("posts/a/", "masto") is None
+    result = cli(site, "run")
+    assert result.exit_code == 0, result.output
+    assert len(statuses(sandbox)) == sent
+
+
+def test_an_old_channel_kept_disabled_is_not_taken_for_a_rename(site, sandbox):
+    assert cli(site, "run").exit_code == 0
+
+    def add_second(plugin):
+        plugin["backlog"] = "adopt"
+        plugin["channels"]["masto"]["enabled"] = False
+        plugin["channels"]["masto2"] = dict(plugin["channels"]["masto"], enabled=True)
+    _edit_plugin(site, add_second)
+    result = cli(site, "run")
+    assert result.exit_code == 0, result.output
+    assert "masto2 is new to the ledger: 3 post(s)" in result.output
+
+
+def test_a_channel_added_to_a_ledger_with_records_adopts_its_backlog(site, sandbox):
+    """It used to get the whole archive, 10 posts a run, without a word."""
+    assert cli(site, "run").exit_code == 0
+    sent = len(statuses(sandbox))
+
+    def add(plugin):
+        plugin["backlog"] = "adopt"
+        plugin["channels"]["masto2"] = dict(plugin["channels"]["masto"])
+    _edit_plugin(site, add)
+    assert "masto2 is new to the ledger" in cli(site, "plan").output
+    result = cli(site, "run")
+    assert result.exit_code == 0, result.output
+    assert "masto2 is new to the ledger: 3 post(s)" in result.output and "marked skipped" in result.output
+    assert len(statuses(sandbox)) == sent
+    record = ledger(site).record("posts/c/", "masto2")
+    assert record.state == "skipped" and "before this channel was added" in record.note

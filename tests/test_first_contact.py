@@ -73,7 +73,7 @@ def test_a_plan_build_says_what_the_first_send_will_adopt_and_stays_short(tmp_pa
 
     adopting = big_site(tmp_path / "adopting")
     result = mkdocs(adopting)
-    assert "the first send will adopt, not announce: backlog: 58 post(s)" in result.stderr
+    assert "the send will adopt, not announce: backlog: 58 post(s)" in result.stderr
     assert "would send posts/p00/" in result.stderr and "would send posts/p10/" not in result.stderr
 
 

@@ -145,6 +145,11 @@ class Channel:
         """Everything to redact from errors: configured credentials, plus any session tokens."""
         return list(self.settings.secrets())
 
+    def recognises(self, remote_url: str) -> bool:
+        """Whether a post at `remote_url` would be on this channel's account (its host, its handle):
+        how a renamed channel id is told from a new one."""
+        return False
+
     # ---------------------------------------------------------------- over the network
 
     async def warm_up(self, http: Http) -> None:

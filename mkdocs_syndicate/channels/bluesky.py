@@ -289,6 +289,9 @@ class BlueskyChannel(Channel):
             return Outcome(Kind.REFUSED, error=f"400 refused{detail}")
         return status_outcome(response, http.now())
 
+    def recognises(self, remote_url: str) -> bool:
+        return remote_url.startswith(self._web_url(""))
+
     def _web_url(self, rkey: str) -> str:
         return f"{self.settings.options['web_url']}/profile/{self.settings.options['handle']}/post/{rkey}"
 

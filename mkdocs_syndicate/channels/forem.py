@@ -34,6 +34,7 @@ from mkdocs_syndicate.channels.reading import (
     json_object,
     optional_text,
     optional_url,
+    same_host,
     timestamp,
 )
 from mkdocs_syndicate.channels.settings import Option
@@ -107,6 +108,9 @@ class ForemChannel(Channel):
                           help="DEV → Settings → Extensions → DEV API Keys, e.g. !ENV DEVTO_API_KEY"),
         "published": Option("bool", default=True),
     }
+
+    def recognises(self, remote_url: str) -> bool:
+        return same_host(remote_url, str(self.settings.options["api"]))
 
     def _headers(self) -> dict[str, str]:
         return {"api-key": self.settings.options["api_key"].reveal(), "Accept": ACCEPT}

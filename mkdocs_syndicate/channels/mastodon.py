@@ -30,6 +30,7 @@ from mkdocs_syndicate.channels.reading import (
     json_object,
     optional_text,
     optional_url,
+    same_host,
     same_origin,
     timestamp,
 )
@@ -109,6 +110,9 @@ class MastodonChannel(Channel):
             return Outcome(Kind.GONE, error=f"{response.status_code} for a replayed Idempotency-Key: the "
                            "status was made and then deleted on the instance; not sent again")
         return status_outcome(response, http.now())
+
+    def recognises(self, remote_url: str) -> bool:
+        return same_host(remote_url, self._base)
 
     def _links_to(self, status: dict[str, Any], url: str) -> bool:
         """Whether a status links to `url`: its card, or an <a href> of its content, read the way

@@ -103,6 +103,11 @@ def same_origin(url: str, base: str) -> bool:
         b.scheme, b.hostname, b.port or _default_port(b.scheme))
 
 
+def same_host(url: str, base: str) -> bool:
+    """The same host (a status page and the API of one instance, a DEV article and its API)."""
+    return bool(urlsplit(url).hostname) and urlsplit(url).hostname == urlsplit(base).hostname
+
+
 def _default_port(scheme: str) -> int | None:
     return {"http": 80, "https": 443}.get(scheme)
 

@@ -86,6 +86,9 @@ class WeiboChannel(Channel):
         "web_url": Option("url", default="https://m.weibo.cn/status"),
     }
 
+    def recognises(self, remote_url: str) -> bool:
+        return remote_url.startswith(f"{self.settings.options['web_url']}/")
+
     def _token(self) -> str:
         return str(self.settings.options["access_token"].reveal())
 

@@ -14,7 +14,9 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mkdocs_syndicate.channels.base import Channel
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 from mkdocs_syndicate.timeutil import to_display, to_iso
@@ -71,3 +73,27 @@ def adopt(ledger: Ledger, found: Adoption, channels: list[str], now: dt.datetime
     if transitions:
         ledger.apply(transitions)
     return len(transitions)
+
+
+def refuse_renamed_channels(ledger: Ledger, channels: list[Channel], configured: set[str]) -> None:
+    """Refuse a config in which a channel id of the ledger vanished and a new id on the same
+    account appeared: most likely a rename, which would announce the recent posts again under
+    the new id. `configured` is every id in the config, disabled ones too (the way to keep an old
+    channel apart). `mkdocs-syndicate rename-channel OLD NEW` moves the records."""
+    seen: dict[str, list[str]] = {}
+    for entry in ledger.posts.values():
+        for channel_id, record in entry.channels.items():
+            if record.remote_url:
+                seen.setdefault(channel_id, []).append(record.remote_url)
+    new = [channel for channel in channels if channel.id not in seen and
+           not any(channel.id in entry.channels for entry in ledger.posts.values())]
+    for old, urls in sorted(seen.items()):
+        if old in configured:
+            continue
+        for channel in new:
+            if any(channel.recognises(url) for url in urls[:20]):
+                raise ConfigError(
+                    f"channels: {old!r} has records in {ledger.path.name} but is no longer configured, and "
+                    f"{channel.id!r} is new on the same {channel.type_name} account. If it was renamed, run "
+                    f"`mkdocs-syndicate rename-channel {old} {channel.id}` (it moves the records, so nothing "
+                    f"is announced twice); if {old!r} is a separate channel, keep it with 'enabled: false'")

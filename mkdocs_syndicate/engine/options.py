@@ -12,7 +12,7 @@ from mkdocs_syndicate.channels.base import Channel, Site
 from mkdocs_syndicate.channels.settings import ChannelSettings, parse_channels, require_credentials, with_options
 from mkdocs_syndicate.config import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.content.posts import Post, announceable
-from mkdocs_syndicate.engine.backlog import Adoption, adoption
+from mkdocs_syndicate.engine.backlog import Adoption, adoption, refuse_renamed_channels
 from mkdocs_syndicate.engine.plan import Plan, keyed_as_in_ledger, make_plan
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
@@ -116,6 +116,7 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     clock = clock or SystemClock()
     ledger = Ledger.read(options.ledger_path)
     channels = make_channels(options)
+    refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
     chosen = keyed_as_in_ledger(ledger, select_posts(options, posts, clock), options.site.url)
     adopting = first_run_adoption(options, ledger, chosen, clock)
     adopted = adopting.pairs([c.id for c in channels]) if adopting is not None else set()

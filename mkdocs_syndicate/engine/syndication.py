@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.channels.base import Channel
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.engine.backlog import adopt
+from mkdocs_syndicate.engine.backlog import adopt, refuse_renamed_channels
 from mkdocs_syndicate.engine.options import (
     Options,
     Sandbox,
@@ -60,6 +60,7 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
         chosen = keyed_as_in_ledger(ledger, chosen, options.site.url)
         with _sandbox(options) as sandbox:
             channels = make_channels(options, sandbox)
+            refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
             report = RunReport()
             adopting = None if verify_only else first_run_adoption(options, ledger, chosen, clock)
             if adopting is not None:

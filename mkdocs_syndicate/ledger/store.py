@@ -244,6 +244,27 @@ class Ledger:
         self._poisoned = None
         self.abandoned = None
 
+    def rename_channel(self, old: str, new: str) -> int:
+        """Move every record of channel `old` to `new`, in one write; how many posts had one. A
+        rename is not a transition (no state changes), so it is written whole."""
+        if self._lock is None:
+            raise LedgerError(str(self.path), "opened read-only; cannot rename a channel")
+        clash = next((key for key, entry in self._posts.items() if new in entry.channels), None)
+        if clash is not None:
+            raise LedgerError(str(self.path), f"channel {new!r} already has records (e.g. {clash}); "
+                              "a rename would mix two channels' history")
+        posts: Posts = {}
+        changes: list[tuple[str, str, str]] = []
+        for key, entry in self._posts.items():
+            posts[key] = entry
+            if old in entry.channels:
+                moved = {(new if channel == old else channel): record for channel, record in entry.channels.items()}
+                posts[key] = PostEntry(entry.url, entry.title, dict(sorted(moved.items())))
+                changes.append((key, new, f"renamed from {old}"))
+        if changes:
+            self._posts = self._durable = self._write(posts, changes, push=True)
+        return len(changes)
+
     def set(self, post: PostRef, channel: str, record: Record) -> None:
         self.apply([Transition(post, channel, record)])
 

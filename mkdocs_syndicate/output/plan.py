@@ -47,6 +47,8 @@ def full_plan_lines(plan: Plan, source: str, max_per_run: int | None) -> list[st
     verifies = [p for p in plan.pairs if p.needs_verify]
     lines = [f"plan from {source}: {len(plan.pairs)} pair(s) would be sent"
              + (f", {len(verifies)} after a verify read" if verifies else "") + "; nothing sent"]
+    if plan.adoption is not None:
+        lines.append(ADOPTS + plan.adoption.line())
     for channel_id, pairs in plan.lanes.items():
         for pair in pairs:
             message = pair.prepared.message
@@ -73,9 +75,12 @@ def _verb(pair: PendingPair, why: bool = False) -> str:
     return "send"
 
 
+ADOPTS = "the send will adopt, not announce: "
+
+
 def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None]) -> None:
     if the_plan.adoption is not None:
-        log(f"plan ({reason}): the first send will adopt, not announce: " + the_plan.adoption.line())
+        log(f"plan ({reason}): {ADOPTS}" + the_plan.adoption.line())
     if not the_plan.pairs and not the_plan.deferred:
         log(f"plan ({reason}): nothing pending")
         return
