@@ -367,3 +367,75 @@ def test_zensical_builds_the_example_site_and_its_feed_which_announces_every_pos
     assert again.returncode == 0, again.stderr
     book = Ledger.read(tmp_path / "ledger.yml")
     assert {r.state for e in book.posts.values() for r in e.channels.values()} == {"done"}
+
+
+# ---------------------------------------------------------------------- one page, one key
+
+@pytest.mark.unit
+@pytest.mark.parametrize("link", [
+    "https://example.com/blog/group-commits/",
+    "https://example.com/blog/group-commits/?utm_source=rss&utm_medium=feed",
+    "https://example.com/blog/group-commits",
+    "https://example.com/blog/group-commits/index.html",
+    "https://example.com/blog/group-commits/#comments",
+    "http://example.com/blog/group-commits/",
+    "https://EXAMPLE.com/blog/group-commits/",
+    "https://example.com:443/blog/group-commits/",
+])
+def test_every_spelling_of_a_link_is_the_plugins_key(tmp_path, link):
+    feed = tmp_path / "atom.xml"
+    feed.write_text(ATOM.replace('<link href="https://example.com/blog/group-commits/"/>', f'<link href="{link.replace("&", "&amp;")}"/>'),
+                    encoding="utf-8")
+    first = read_feed(str(feed), SITE)[0]
+    assert first.key == "blog/group-commits/"
+    assert first.url == "https://example.com/blog/group-commits/"   # announced in the site's own form
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("page_url", ["blog/2026/11/28/idempotency/", "blog/caf%C3%A9/", "posts/a.html", "notes/"])
+def test_the_plugin_and_a_feed_agree_on_mkdocs_page_urls(page_url):
+    """MkDocs' page.url (percent-encoded, dir/ or name.html) is already canonical, so a ledger
+    written by either source is the other's too; a feed that writes café unencoded agrees."""
+    from urllib.parse import unquote
+
+    from mkdocs_syndicate.content.identity import canonical_path, post_key_of
+
+    assert canonical_path(page_url) == page_url
+    assert post_key_of(SITE + page_url, SITE) == page_url
+    assert post_key_of(SITE + unquote(page_url), SITE) == page_url
+
+
+@pytest.mark.unit
+def test_a_project_site_with_a_path_keys_under_its_path():
+    from mkdocs_syndicate.content.identity import post_key_of
+
+    site = "https://user.github.io/project/"
+    assert post_key_of("https://user.github.io/project/blog/x/?ref=feed", site) == "blog/x/"
+    assert post_key_of("https://user.github.io/other/blog/x/", site) is None
+    assert post_key_of("https://user.github.io/project/../other/x/", site) is None
+
+
+@pytest.mark.process
+def test_switching_between_the_plugins_keys_and_a_feeds_links_sends_nothing(tmp_path, sandbox):
+    """Announced once; the feed then spells its links with tracking parameters, without the
+    trailing slash, with index.html, over http: the same pages, 0 requests. A page announced
+    under a pinned syndicate_id is found by its URL."""
+    site = standalone_site(tmp_path, sandbox)
+    atom = ATOM.replace("<summary>Just a summary.</summary>",
+                        "<summary>Just a summary.</summary><content type=\"html\">&lt;p&gt;Whole.&lt;/p&gt;</content>")
+    (site / "public" / "atom.xml").write_text(atom, encoding="utf-8")
+    assert cli(site, "run", "--feed", "public/atom.xml").returncode == 0
+    # What a build with a pinned id would have written for the second page.
+    text = (site / "ledger.yml").read_text(encoding="utf-8")
+    (site / "ledger.yml").write_text(text.replace("  blog/summary-only/:", "  pinned-summary:"), encoding="utf-8")
+    requests = len(sandbox.requests())
+    respelled = (atom.replace('href="https://example.com/blog/group-commits/"',
+                              'href="http://EXAMPLE.com/blog/group-commits?utm_source=rss&amp;utm_medium=feed"')
+                 .replace('href="https://example.com/blog/summary-only/"',
+                          'href="https://example.com/blog/summary-only/index.html#top"'))
+    (site / "public" / "atom.xml").write_text(respelled, encoding="utf-8")
+    again = cli(site, "run", "--feed", "public/atom.xml")
+    assert again.returncode == 0, again.stderr
+    assert len(sandbox.requests()) == requests, sandbox.requests()[requests:]
+    book = Ledger.read(site / "ledger.yml")
+    assert sorted(book.posts) == ["blog/group-commits/", "pinned-summary"]
