@@ -264,3 +264,32 @@ def test_a_status_deleted_by_its_author_while_in_flight_is_never_sent_again(tmp_
     clock.now += 7200   # the key has expired: a resend now would post again
     report = run(tmp_path, channels(sandbox, "masto"), [post], clock)
     assert report.results == [] and statuses(sandbox) == []
+
+
+@pytest.mark.process
+def test_two_sites_on_one_account_through_the_command(tmp_path, sandbox):
+    """The same, as two users would run it: two sites built elsewhere (a feed and syndicate.yml
+    each, the same file names under different site_urls), one Mastodon and one Bluesky account,
+    `mkdocs-syndicate run` in real processes. Both ledgers done, four posts, each linking to its
+    own site."""
+    import yaml
+    from test_feed import ATOM, cli
+
+    raw = channels(sandbox, "masto", "sky")
+    for name, site in (("a", SITE_A), ("b", SITE_B)):
+        folder = tmp_path / name
+        (folder / "public").mkdir(parents=True)
+        only_first = ATOM.split("<entry>")[0] + "<entry>" + ATOM.split("<entry>")[1].split("</entry>")[0] + "</entry></feed>"
+        (folder / "public" / "atom.xml").write_text(only_first.replace(SITE_A.url, site.url), encoding="utf-8")
+        settings = {"site_url": site.url, "site_name": site.name, "mode": "send", "backlog": "send", "channels": raw}
+        (folder / "syndicate.yml").write_text(yaml.safe_dump(settings, allow_unicode=True), encoding="utf-8")
+        result = cli(folder, "run", "--feed", "public/atom.xml")
+        assert result.returncode == 0, result.stderr
+    state = sandbox.snapshot()
+    texts = sorted(s["text"] for s in state["mastodon"]["statuses"])
+    assert len(texts) == 2 and any(SITE_B.url in t for t in texts) and any(SITE_B.url not in t for t in texts)
+    cards = sorted(r["value"]["embed"]["external"]["uri"] for r in state["bluesky"]["records"].values())
+    assert cards == [SITE_A.url + "blog/group-commits/", SITE_B.url + "blog/group-commits/"]
+    a, b = ledger(tmp_path / "a"), ledger(tmp_path / "b")
+    for channel in ("masto", "sky"):
+        assert a.record("blog/group-commits/", channel).remote_id != b.record("blog/group-commits/", channel).remote_id
