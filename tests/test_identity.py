@@ -293,3 +293,27 @@ def test_two_sites_on_one_account_through_the_command(tmp_path, sandbox):
     a, b = ledger(tmp_path / "a"), ledger(tmp_path / "b")
     for channel in ("masto", "sky"):
         assert a.record("blog/group-commits/", channel).remote_id != b.record("blog/group-commits/", channel).remote_id
+
+
+@pytest.mark.parametrize("status", [200, 302])
+def test_weibo_answering_outside_its_documentation_after_the_commit_is_read_not_resent(tmp_path, sandbox, clock,
+                                                                                     status):
+    sandbox.now = clock.time
+    sandbox.add_fault({"channel": "weibo", "action": "status_after", "status": status,
+                       "body": "<html><body>moved</body></html>"})
+    report = run(tmp_path, channels(sandbox, "weibo"), [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    assert len(sandbox.snapshot()["weibo"]["statuses"]) == 1
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("code,kind", [(200, "AMBIGUOUS"), (204, "AMBIGUOUS"), (302, "AMBIGUOUS"),
+                                       (404, "REFUSED"), (422, "REFUSED"), (429, "RATE_LIMITED"),
+                                       (401, "AUTH"), (503, "AMBIGUOUS")])
+def test_an_answer_neither_documented_success_nor_refusal_is_ambiguous(code, kind):
+    import httpx
+
+    from mkdocs_syndicate.channels.base import Kind, status_outcome
+
+    response = httpx.Response(code, text="<html>maintenance</html>", headers={"content-type": "text/html"})
+    assert status_outcome(response, 0.0).kind is Kind[kind]

@@ -137,7 +137,7 @@ class WeiboChannel(Channel):
             return Outcome(Kind.DONE, remote_id=status_id,
                            remote_url=f"{self.settings.options['web_url']}/{status_id}")
         code = error_code(body)
-        if code is None and 200 <= response.status_code < 300:
+        if code is None and response.status_code < 400:   # not documented: the post may exist
             return Outcome(Kind.AMBIGUOUS,
                            error=f"{response.status_code} with an unreadable answer; the post may exist")
         message = f"{response.status_code} error {code}: {body.get('error') if isinstance(body, dict) else ''}".strip()
