@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from mkdocs_syndicate.channels.base import Found, Kind
 
 DEFAULT_TRIES = 4          # sends per pair within one run (the first one plus retries)
-MAX_UNCERTAIN_SENDS = 3    # sends of an at-most-once pair ever, once one of them went unanswered
+MAX_UNCERTAIN_SENDS = 5    # sends of an at-most-once pair ever, once one of them went unanswered (kills too)
 DEFAULT_429_WAIT = 60.0    # a 429 without any usable hint
 MIN_429_WAIT = 1.0         # a hint of "now" or the past must not become a hot loop
 

@@ -112,6 +112,7 @@ class _Job:
     pair: PendingPair
     read_first: bool             # an in_flight record: read the remote side before anything else
     not_before: float = 0.0      # a settle wait: the read may not come sooner
+    sends: int = 0               # sends of this pair so far in this run (not reset by a settle wait)
 
 
 class Runner:
@@ -234,7 +235,7 @@ class Runner:
                         self._finish(left.pair, "not_attempted", why)
                     raise
                 if later is not None:
-                    jobs.append(_Job(job.pair, read_first=True, not_before=later))
+                    jobs.append(_Job(job.pair, read_first=True, not_before=later, sends=job.sends))
         finally:
             self.report.requests += http.requests
 
@@ -261,7 +262,6 @@ class Runner:
         or None when the pair is finished for this run."""
         pair = job.pair
         record = self.ledger.record(pair.post.key, channel.id)
-        sends = 0
         outcome: Outcome | None = None   # the last send's outcome (its error, for the record)
         event: Event
         found: tuple[str | None, str | None] = (None, None)   # remote id and URL from the last read
@@ -273,11 +273,11 @@ class Runner:
             return None
         else:
             outcome = await self._send(channel, http, pair)
-            sends += 1
+            job.sends += 1
             event, reason = outcome.kind, outcome.error or ""
         while True:
             current = self.ledger.record(pair.post.key, channel.id)
-            action = decide(event, self._situation(channel, current, sends, outcome))
+            action = decide(event, self._situation(channel, current, job.sends, outcome))
             step = action.step
             if self.verify_only and step in (Step.SEND, Step.READ_LATER):
                 await self._verify_only_ending(pair, current, action, event)
@@ -290,7 +290,7 @@ class Runner:
                 await self._write(pair, self._done(current, remote_id, remote_url))
                 checkpoints.hit("after_done_write")
                 how = ("sent" if event is Kind.DONE else
-                       "found by verify (sent by an earlier run)" if sends == 0 else "sent (confirmed by a read)")
+                       "found by verify (sent by an earlier run)" if job.sends == 0 else "sent (confirmed by a read)")
                 self._finish(pair, "done", how, remote_url)
                 return None
             if step is Step.SKIP:
@@ -321,14 +321,14 @@ class Runner:
                 if action.at is not None:
                     http.hold_until(action.at, "rate limited (server asked to wait)")
                 else:
-                    await http.backoff(self._backoff(sends), "retrying (nothing was sent)")
+                    await http.backoff(self._backoff(job.sends), "retrying (nothing was sent)")
                 outcome = await self._send(channel, http, pair)
-                sends += 1
+                job.sends += 1
                 event, reason = outcome.kind, outcome.error or ""
                 continue
             if step is Step.SEND:
                 outcome = await self._send(channel, http, pair)
-                sends += 1
+                job.sends += 1
                 event, reason = outcome.kind, outcome.error or ""
                 continue
             if step is Step.READ:
