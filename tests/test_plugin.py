@@ -14,6 +14,7 @@ import httpx
 import pytest
 from sites import ROOT, mkdocs, post, write_site
 
+from mkdocs_syndicate.ledger.format import dump
 from mkdocs_syndicate.ledger.store import Ledger
 
 pytestmark = pytest.mark.process
@@ -244,7 +245,9 @@ def test_example_site_as_the_quick_start_says(tmp_path):
     third run: nothing to do, no request, the ledger unchanged."""
     site_copy = tmp_path / "example-site"
     shutil.copytree(ROOT / "example-site", site_copy, ignore=shutil.ignore_patterns("site"))
-    (tmp_path / "ledger.yml").write_text((ROOT / "ledger.yml").read_text())
+    # The ledger as a fresh clone has it, never the working tree's: quick-start command 1 fills
+    # that one, and command 2 must pass after it (regression: it read the filled ledger).
+    (tmp_path / "ledger.yml").write_text(dump({}), encoding="utf-8")
     first = mkdocs(site_copy / "mkdocs.yml")
     assert first.returncode == 0, first.stderr
     ledger_text = (tmp_path / "ledger.yml").read_text()
