@@ -16,3 +16,18 @@ DEFAULT_BACKLOG = "adopt"
 DEFAULT_BACKLOG_DAYS = 2
 DEFAULT_STALE_AFTER_HOURS = 24
 DEFAULT_HASHTAGS_FROM = ("tags",)
+
+
+def unknown_setting(given: object, known: tuple[str, ...] | list[str]) -> tuple[str, str] | None:
+    """The first key of `given` that is not a setting, and what to say about it (with the nearest
+    known name): a misspelt `chanels:` must not mean "no channels, nothing to do"."""
+    import difflib
+
+    if not isinstance(given, dict):
+        return None
+    for key in given:
+        if key not in known:
+            near = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.6)
+            return str(key), "unknown setting" + (f"; did you mean '{near[0]}'?" if near else
+                                                   f" (known: {', '.join(sorted(known))})")
+    return None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from mkdocs.config import base
 from mkdocs.config import config_options as c
+from mkdocs.config.base import ValidationError
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
@@ -60,6 +61,16 @@ class SyndicateConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' 
 
 
 class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-call]
+    def load_config(self, options: dict[str, Any], config_file_path: str | None = None) -> Any:
+        """MkDocs only warns about an unknown plugin setting; a misspelt `chanels:` would then
+        mean "no channels", and a build that announces nothing. It is an error here."""
+        errors, warnings = super().load_config(options, config_file_path)
+        unknown = settings.unknown_setting(options, [name for name, _ in SyndicateConfig._schema])
+        if unknown is not None:
+            errors.append((unknown[0], ValidationError(unknown[1])))
+            warnings = [w for w in warnings if w[0] != unknown[0]]
+        return errors, warnings
+
     def __init__(self) -> None:
         self.command = "build"
         self.dirty = False

@@ -168,10 +168,15 @@ def test_bluesky_facets_use_utf8_byte_offsets():
     assert link["index"]["byteStart"] == len("幂等性 ".encode())
 
 
+PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f"
+       b"\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00"
+       b"\x00\x00IEND\xaeB`\x82")   # a real 1x1 PNG
+
+
 def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox, clock):
     site_dir = tmp_path / "site"
     (site_dir / "img").mkdir(parents=True)
-    (site_dir / "img" / "card.png").write_bytes(b"\x89PNG fake image bytes")
+    (site_dir / "img" / "card.png").write_bytes(PNG)
     site = Site("https://example.com/", "Example", str(site_dir))
     settings = parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, REGISTRY)
     from conftest import ListReporter
@@ -184,7 +189,7 @@ def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox,
     value = remote_posts(sandbox, "bluesky")[0]["value"]
     external = value["embed"]["external"]
     assert external["uri"] == post.url and external["title"] == "Post 1" and external["description"] == "About 1."
-    assert external["thumb"]["mimeType"] == "image/png" and external["thumb"]["size"] == 21
+    assert external["thumb"]["mimeType"] == "image/png" and external["thumb"]["size"] == len(PNG)
 
 
 def test_bluesky_rkey_is_a_valid_deterministic_tid():

@@ -13,9 +13,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import mimetypes
 from collections.abc import Mapping
-from pathlib import Path
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from mkdocs_syndicate.bcp47 import is_language_tag
@@ -35,6 +34,7 @@ from mkdocs_syndicate.channels.base import (
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, optional_url
 from mkdocs_syndicate.channels.settings import ChannelSettings, Option, check_url
 from mkdocs_syndicate.content.identity import client_id
+from mkdocs_syndicate.content.images import LocalImage, site_image
 from mkdocs_syndicate.content.messages import (
     LengthRule,
     bluesky_length,
@@ -140,14 +140,10 @@ class BlueskyChannel(Channel):
             record["langs"] = [self.settings.options["language"]]
         return record
 
-    def _thumb_file(self, post: Post) -> Path | None:
-        """The post's image, read from the built site (it may not be deployed yet)."""
-        if not post.image or not self.site.site_dir or not post.image.startswith(self.site.url):
-            return None
-        path = Path(self.site.site_dir) / post.image[len(self.site.url):].split("?")[0]
-        if path.is_file() and path.stat().st_size <= MAX_THUMB:
-            return path
-        return None
+    def _thumb(self, post: Post) -> tuple[LocalImage | None, str]:
+        """The post's image, read from the built site (it may not be deployed yet): only a real
+        image file inside it (content/images.py), else none and why."""
+        return site_image(post.image, self.site.url, self.site.site_dir, MAX_THUMB)
 
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
         message = render_message(post, self.id, self.settings.template or DEFAULT_TEMPLATE,
@@ -155,9 +151,11 @@ class BlueskyChannel(Channel):
                                  where=self.settings.where("template"), max_hashtag=MAX_TAG)
         frozen = created_at or to_iso_ms(dt.datetime.now(dt.UTC))
         record = self.record(post, message.text, frozen)
-        thumb = self._thumb_file(post)
+        thumb, why_not = self._thumb(post)
+        if why_not:
+            message = replace(message, notes=(*message.notes, f"{post.source or post.key}: {self.id}: {why_not}"))
         fingerprint = json.dumps(record, sort_keys=True, ensure_ascii=False) + (
-            hashlib.sha256(thumb.read_bytes()).hexdigest() if thumb else "")
+            hashlib.sha256(thumb.data).hexdigest() if thumb else "")
         return Prepared(message, idempotency_key=rkey_for(post, self.id), created_at=frozen,
                         description=message.text, payload_sha256=message_sha256(fingerprint))
 
@@ -258,11 +256,10 @@ class BlueskyChannel(Channel):
         assert self._session is not None
         record = self.record(post, prepared.message.text, prepared.created_at)
         try:
-            thumb = self._thumb_file(post)
-            if thumb is not None:
-                mime = mimetypes.guess_type(thumb.name)[0] or "application/octet-stream"
+            thumb, _ = self._thumb(post)
+            if thumb is not None:   # its type from its bytes, as the server sniffs them
                 uploaded = await self._authed(http, "POST", "com.atproto.repo.uploadBlob",
-                                              content=thumb.read_bytes(), headers={"Content-Type": mime})
+                                              content=thumb.data, headers={"Content-Type": thumb.mime})
                 if uploaded.status_code == 200:
                     blob = json_object(uploaded).get("blob")
                     if isinstance(blob, dict):  # else: the card goes without its thumbnail

@@ -247,6 +247,9 @@ class BlueskyEmulator(Emulator):
         if thumb is not None and (thumb.get("size", 0) > 1_000_000
                                   or thumb.get("ref", {}).get("$link") not in self.state["blobs"]):
             return invalid("thumb blob is missing or over 1000000 bytes")
+        stored = self.state["blobs"].get((thumb or {}).get("ref", {}).get("$link"), {})
+        if thumb is not None and not str(stored.get("mimeType", "")).startswith("image/"):
+            return f"Wrong type of blob. Expected image/*. Got: {stored.get('mimeType')}"
         return None
 
     def _write(self, request: Request, put: bool) -> Response:
@@ -316,8 +319,25 @@ class BlueskyEmulator(Emulator):
         return Response(200, {"records": records, **({"cursor": page[-1]} if len(page) == limit else {})})
 
     def _upload(self, request: Request) -> Response:
+        # The PDS sniffs the bytes (file-type) and keeps the claimed type only when they say
+        # nothing: a text file sent as image/png is stored as what it is.
         cid = _cid(request.body, 0x55)
-        mime = request.headers.get("content-type", "application/octet-stream")
+        mime = _sniffed(request.body) or request.headers.get("content-type", "application/octet-stream")
+        if _sniffed(request.body) is None and mime.startswith("image/"):
+            mime = "application/octet-stream"
         self.state["blobs"][cid] = {"size": len(request.body), "mimeType": mime}
         return Response(200, {"blob": {"$type": "blob", "ref": {"$link": cid}, "mimeType": mime,
                                        "size": len(request.body)}})
+
+
+def _sniffed(data: bytes) -> str | None:
+    """The image type of a blob by its magic bytes (the PDS uses the file-type package)."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None

@@ -34,13 +34,16 @@ def is_standalone(path: Path) -> bool:
 
 def load_standalone(path: Path) -> tuple[StandaloneConfig, Any]:
     """Read and check `syndicate.yml` → (site, plugin settings); a ConfigError names the file."""
-    from mkdocs.utils.yaml import yaml_load
+    import yaml
+    from mkdocs.utils.yaml import get_yaml_loader, yaml_load
 
+    from mkdocs_syndicate.config import unknown_setting
     from mkdocs_syndicate.plugin import SyndicateConfig
 
     try:
         with open(path, "rb") as handle:
-            raw = yaml_load(handle)
+            # A safe loader with MkDocs' !ENV: no python tags run (mkdocs.yml's loader runs them).
+            raw = yaml_load(handle, loader=get_yaml_loader(loader=yaml.SafeLoader))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except OSError as exc:
@@ -54,6 +57,9 @@ def load_standalone(path: Path) -> tuple[StandaloneConfig, Any]:
     for key in SITE_KEYS:
         if raw.get(key) is not None and not isinstance(raw[key], str):
             raise ConfigError(f"{path}: {key}: must be text")
+    unknown = unknown_setting(raw, [*SITE_KEYS, *(name for name, _ in SyndicateConfig._schema)])
+    if unknown is not None:
+        raise ConfigError(f"{path}: {unknown[0]}: {unknown[1]}")
     if not raw.get("site_url"):
         raise ConfigError(f"{path}: site_url: required (posts are announced by their public URL)")
     settings = SyndicateConfig(config_file_path=str(path))

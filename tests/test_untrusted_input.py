@@ -1,0 +1,134 @@
+"""Untrusted input on the surfaces added after the core was hardened: a post's image path, a
+standalone syndicate.yml, misspelt settings. None may read a file outside the built site, run
+code, or turn a typo into "nothing to do"."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import ListReporter, make_post
+from test_channel_contracts import SPECS, remote_posts
+from test_channel_specifics import PNG
+
+from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.channels.settings import parse_channels
+from mkdocs_syndicate.content.images import site_image, sniff
+from mkdocs_syndicate.engine.options import Options
+from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.registry import clients
+
+SITE = "https://example.com/"
+
+
+@pytest.fixture
+def built(tmp_path):
+    site_dir = tmp_path / "work" / "site"
+    (site_dir / "img").mkdir(parents=True)
+    (site_dir / "img" / "card.png").write_bytes(PNG)
+    (tmp_path / "work" / ".git").mkdir()
+    (tmp_path / "work" / ".git" / "config").write_text("[http]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n")
+    return site_dir
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("image", [
+    "https://example.com/../.git/config",
+    "https://example.com/%2e%2e/.git/config",
+    "https://example.com/img/../../.git/config",
+    "https://example.com/../../../../proc/self/environ",
+])
+def test_an_image_path_outside_the_built_site_is_never_read(built, image):
+    found, why = site_image(image, SITE, str(built), 1_000_000)
+    assert found is None and ("outside the built site" in why or "not a file" in why), why
+
+
+@pytest.mark.unit
+def test_a_symlink_out_of_the_built_site_is_not_followed(built):
+    os.symlink(built.parent / ".git" / "config", built / "img" / "innocent.png")
+    found, why = site_image("https://example.com/img/innocent.png", SITE, str(built), 1_000_000)
+    assert found is None and "outside the built site" in why
+
+
+@pytest.mark.unit
+def test_an_image_is_an_image_by_its_bytes_and_its_size(built):
+    (built / "img" / "notes.png").write_text("not an image at all")
+    found, why = site_image("https://example.com/img/notes.png", SITE, str(built), 1_000_000)
+    assert found is None and "not a PNG, JPEG, GIF or WebP" in why
+    found, why = site_image("https://example.com/img/card.png", SITE, str(built), 10)
+    assert found is None and "larger than 10 bytes" in why
+    found, why = site_image("https://example.com/img/card.png?v=2", SITE, str(built), 1_000_000)
+    assert found is not None and found.mime == "image/png" and found.data == PNG and not why
+    assert sniff(b"\xff\xd8\xff\xe0") == "image/jpeg" and sniff(b"RIFF\0\0\0\0WEBPVP8 ") == "image/webp"
+
+
+@pytest.mark.http
+def test_a_traversing_image_posts_without_a_thumbnail_and_says_so(built, sandbox, clock, tmp_path):
+    site = Site(SITE, "Example", str(built))
+    options = Options(ledger_path=tmp_path / "ledger.yml", site=site,
+                      channels=parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, clients()))
+    post = make_post(1, image="https://example.com/../.git/config")
+    report = send(options, [post], ListReporter(), clock=clock)
+    assert not report.undone
+    assert any("outside the built site" in w for w in report.warnings), report.warnings
+    assert sandbox.snapshot()["bluesky"]["blobs"] == {}
+    assert "thumb" not in remote_posts(sandbox, "bluesky")[0]["value"]["embed"]["external"]
+
+
+@pytest.mark.http
+def test_the_bluesky_emulator_refuses_a_thumb_that_is_not_an_image(sandbox):
+    """As the PDS: the blob's type is sniffed from its bytes; a record whose thumb is not image/* is
+    refused."""
+    import httpx
+
+    base = sandbox.url + "/bluesky/xrpc"
+    session = httpx.post(f"{base}/com.atproto.server.createSession",
+                         json={"identifier": "sandbox.bsky.social", "password": "sandbox-bsky-app-password"}).json()
+    auth = {"Authorization": f"Bearer {session['accessJwt']}"}
+    base = session["didDoc"]["service"][0]["serviceEndpoint"] + "/xrpc"   # the account's PDS
+    blob = httpx.post(f"{base}/com.atproto.repo.uploadBlob", content=b"[core]\n\tsecret",
+                      headers={**auth, "Content-Type": "image/png"}).json()["blob"]
+    assert blob["mimeType"] == "application/octet-stream"
+    record = {"$type": "app.bsky.feed.post", "text": "x", "createdAt": "2026-12-01T00:00:00.000Z",
+              "embed": {"$type": "app.bsky.embed.external",
+                        "external": {"uri": "https://example.com/", "title": "t", "description": "", "thumb": blob}}}
+    answer = httpx.post(f"{base}/com.atproto.repo.createRecord", headers=auth,
+                        json={"repo": session["did"], "collection": "app.bsky.feed.post", "record": record})
+    assert answer.status_code == 400 and "Wrong type of blob" in answer.text
+
+
+# ------------------------------------------------------------------ syndicate.yml and settings
+
+@pytest.mark.unit
+def test_syndicate_yml_runs_no_python_tags_but_keeps_env(tmp_path, monkeypatch):
+    from mkdocs_syndicate.sources.standalone import load_standalone
+
+    marker = tmp_path / "pwned"
+    (tmp_path / "syndicate.yml").write_text(
+        f"site_url: https://example.com/\nsite_name: !!python/object/apply:os.system ['touch {marker}']\n")
+    with pytest.raises(ConfigError) as caught:
+        load_standalone(tmp_path / "syndicate.yml")
+    assert "syndicate.yml" in str(caught.value) and not marker.exists()
+    monkeypatch.setenv("SITE_NAME_FOR_TEST", "From the environment")
+    (tmp_path / "syndicate.yml").write_text("site_url: https://example.com/\nsite_name: !ENV SITE_NAME_FOR_TEST\n")
+    site, _ = load_standalone(tmp_path / "syndicate.yml")
+    assert site.site_name == "From the environment"
+
+
+@pytest.mark.unit
+def test_a_misspelt_setting_in_syndicate_yml_is_an_error_naming_the_nearest(tmp_path):
+    from mkdocs_syndicate.sources.standalone import load_standalone
+
+    (tmp_path / "syndicate.yml").write_text("site_url: https://example.com/\nchanels: {}\n")
+    with pytest.raises(ConfigError, match=r"syndicate\.yml: chanels: unknown setting; did you mean 'channels'\?"):
+        load_standalone(tmp_path / "syndicate.yml")
+
+
+@pytest.mark.unit
+def test_a_misspelt_plugin_setting_fails_the_mkdocs_config(tmp_path):
+    from mkdocs_syndicate.plugin import SyndicatePlugin
+
+    errors, warnings = SyndicatePlugin().load_config({"chanels": {}, "mode": "plan"}, str(tmp_path / "mkdocs.yml"))
+    assert [(key, str(error)) for key, error in errors] == [("chanels", "unknown setting; did you mean 'channels'?")]
+    assert not [w for w in warnings if w[0] == "chanels"]
