@@ -33,6 +33,7 @@ from mkdocs_syndicate.output.display import run_with_display, undone_message
 from mkdocs_syndicate.output.plan import full_plan_lines
 from mkdocs_syndicate.output.reporters import STATE_STYLES
 from mkdocs_syndicate.output.status import human_age, status_view
+from mkdocs_syndicate.redaction import shown_url
 from mkdocs_syndicate.safety import one_line, printable
 from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
 from mkdocs_syndicate.sources.mkdocs_config import LoadedSite, load_site
@@ -98,7 +99,7 @@ def _built_posts_if_any(options: Options, feed: str | None = None) -> list[Post]
 
 def _source(feed: str | None, built_at: dt.datetime) -> str:
     """Where the posts came from, for messages: the last build, or the feed as read now."""
-    return f"the feed {feed} (read {to_iso(built_at)})" if feed else f"the build of {to_iso(built_at)}"
+    return f"the feed {shown_url(feed)} (read {to_iso(built_at)})" if feed else f"the build of {to_iso(built_at)}"
 
 
 def _now() -> dt.datetime:

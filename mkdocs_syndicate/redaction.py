@@ -18,6 +18,29 @@ def credential_problem(value: Any) -> str | None:
     return None
 
 
+_SECRET_PARAMS = ("token", "key", "secret", "password", "passwd", "auth", "sig", "signature", "credential",
+                  "session", "code")
+
+
+def shown_url(text: str) -> str:
+    """A URL (or a path) as it may be printed: userinfo (`user:pw@`) and the values of query
+    parameters whose names look secret (`access_token`, `api_key`, `sig`...) replaced with ***."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return text
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    if "@" in parts.netloc:
+        netloc = "***@" + netloc
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(name, "***" if any(word in name.lower() for word in _SECRET_PARAMS) else value)
+                           for name, value in pairs], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
 class Secret:
     """A credential. Its repr and str never show the value, so it cannot leak through a
     traceback's locals, a log line or an f-string by accident; `reveal()` is the one way out."""

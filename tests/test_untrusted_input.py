@@ -132,3 +132,41 @@ def test_a_misspelt_plugin_setting_fails_the_mkdocs_config(tmp_path):
     errors, warnings = SyndicatePlugin().load_config({"chanels": {}, "mode": "plan"}, str(tmp_path / "mkdocs.yml"))
     assert [(key, str(error)) for key, error in errors] == [("chanels", "unknown setting; did you mean 'channels'?")]
     assert not [w for w in warnings if w[0] == "chanels"]
+
+
+# ------------------------------------------------------------------ feeds
+
+@pytest.mark.http
+@pytest.mark.parametrize("url,secrets", [
+    ("http://someone:hunter2-secret@127.0.0.1:1/feed.xml", ["hunter2-secret", "someone"]),
+    ("http://127.0.0.1:1/feed.xml?access_token=tok-123456&page=2", ["tok-123456"]),
+    ("http://127.0.0.1:1/feed.xml?api_key=key-98765", ["key-98765"]),
+])
+def test_credentials_in_a_feed_url_are_never_printed(url, secrets):
+    from mkdocs_syndicate.redaction import shown_url
+    from mkdocs_syndicate.sources.feed import FeedError, read_feed
+
+    with pytest.raises(FeedError) as caught:
+        read_feed(url, SITE)
+    for secret in secrets:
+        assert secret not in str(caught.value)
+        assert secret not in shown_url(url)
+    assert "127.0.0.1:1/feed.xml" in str(caught.value)
+    assert "page=2" in shown_url("http://h/f?access_token=x&page=2")
+
+
+@pytest.mark.unit
+def test_a_local_feed_that_is_a_device_a_fifo_or_too_large_is_refused(tmp_path, monkeypatch):
+    from mkdocs_syndicate.sources import feed as feeds
+
+    with pytest.raises(feeds.FeedError, match="not a regular file"):
+        feeds.read_feed("/dev/zero", SITE)
+    fifo = tmp_path / "feed.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(feeds.FeedError, match="not a regular file"):   # and it does not hang
+        feeds.read_feed(str(fifo), SITE)
+    big = tmp_path / "big.xml"
+    big.write_bytes(b"<rss>" + b" " * 200 + b"</rss>")
+    monkeypatch.setattr(feeds, "MAX_FEED_BYTES", 100)
+    with pytest.raises(feeds.FeedError, match="larger than 100 bytes"):
+        feeds.read_feed(str(big), SITE)

@@ -21,6 +21,7 @@ from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.portable import html_to_text, shorten
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.redaction import shown_url
 from mkdocs_syndicate.safety import one_line
 
 MAX_FEED_BYTES = 20_000_000
@@ -35,7 +36,7 @@ class FeedError(SyndicateError):
 def read_feed(source: str, site_url: str) -> list[Post]:
     """Every entry of the feed at `source` (a path or an http(s) URL) as a Post."""
     raw = _load(source)
-    name = f"feed {source}"
+    name = f"feed {shown_url(source)}"
     entries = _json_feed_entries(raw, name) if _is_json(raw) else _xml_feed_entries(raw, name)
     posts = [_post(entry, site_url, name) for entry in entries]
     seen: dict[str, str] = {}
@@ -49,6 +50,7 @@ def read_feed(source: str, site_url: str) -> list[Post]:
 # ---------------------------------------------------------------------- loading
 
 def _load(source: str) -> bytes:
+    name = f"feed {shown_url(source)}"   # credentials in the URL are never printed
     if urlsplit(source).scheme in ("http", "https"):
         import asyncio
 
@@ -65,18 +67,28 @@ def _load(source: str) -> bytes:
         try:
             response = asyncio.run(fetch())
         except ResponseTooLarge:
-            raise FeedError(f"feed {source}: larger than {MAX_FEED_BYTES} bytes; nothing was sent") from None
+            raise FeedError(f"{name}: larger than {MAX_FEED_BYTES} bytes; nothing was sent") from None
         except httpx.HTTPError as exc:
-            raise FeedError(f"feed {source}: cannot fetch it ({type(exc).__name__}); nothing was sent") from None
+            raise FeedError(f"{name}: cannot fetch it ({type(exc).__name__}); nothing was sent") from None
         if response.status_code != 200:
-            raise FeedError(f"feed {source}: the server answered {response.status_code}; nothing was sent")
+            raise FeedError(f"{name}: the server answered {response.status_code}; nothing was sent")
         return response.content
+    # A local feed has the same bound as a fetched one; a FIFO or a device (/dev/zero) is refused
+    # before it is opened, since reading one would hang or never end.
+    import stat
+
     try:
-        return Path(source).read_bytes()
+        if not stat.S_ISREG(Path(source).stat().st_mode):
+            raise FeedError(f"{name}: not a regular file; nothing was sent")
+        with open(source, "rb") as handle:
+            data = handle.read(MAX_FEED_BYTES + 1)
     except FileNotFoundError:
-        raise FeedError(f"feed {source}: no such file (build the site first?); nothing was sent") from None
+        raise FeedError(f"{name}: no such file (build the site first?); nothing was sent") from None
     except OSError as exc:
-        raise FeedError(f"feed {source}: cannot read it ({exc.strerror or exc}); nothing was sent") from None
+        raise FeedError(f"{name}: cannot read it ({exc.strerror or exc}); nothing was sent") from None
+    if len(data) > MAX_FEED_BYTES:
+        raise FeedError(f"{name}: larger than {MAX_FEED_BYTES} bytes; nothing was sent")
+    return data
 
 
 def _is_json(raw: bytes) -> bool:
