@@ -65,10 +65,21 @@ def forem_tags(tags: tuple[str, ...]) -> list[str]:
 
     result: list[str] = []
     for tag in tags:
+        if dropped_tag(tag):
+            continue
         clean = regex.sub(r"[^\p{Alphabetic}\p{Nd}]", "", unicodedata.normalize("NFC", tag).lower())[:30]
         if clean and clean not in result:
             result.append(clean)
     return result[:MAX_TAGS]
+
+
+def dropped_tag(tag: str) -> bool:
+    """A tag whose letters need combining marks that Forem's rule removes (हिन्दी would become
+    हिनदी, another word): left out, with a warning, rather than misspelt."""
+    import regex
+
+    return bool(regex.search(r"\p{M}", tag)) and bool(
+        regex.search(r"\p{M}", regex.sub(r"[\p{Alphabetic}\p{Nd}]", "", unicodedata.normalize("NFC", tag))))
 
 
 def forem_title(title: str) -> str:
@@ -136,7 +147,9 @@ class ForemChannel(Channel):
         body = self.article(post)["article"]
         summary = (f"article {body['title']!r}, canonical {post.url}, tags {body['tags']}, "
                    f"{len(body['body_markdown'])} characters of Markdown")
-        message = Message(payload, len(body["title"]), MAX_TITLE, unit="title characters")
+        notes = tuple(f"{post.source or post.key}: tag {tag!r} is left out on {self.id}: Forem's tag rule would drop "
+                      "its combining marks and misspell it" for tag in post.tags if dropped_tag(tag))
+        message = Message(payload, len(body["title"]), MAX_TITLE, notes=notes, unit="title characters")
         return Prepared(message, description=summary)
 
     def preview(self, post: Post, prepared: Prepared) -> str:
