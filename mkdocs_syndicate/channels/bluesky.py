@@ -1,10 +1,11 @@
 """Bluesky: `putRecord` at a deterministic TID record key with a frozen `createdAt`.
 
 The rkey is derived from the post's canonical URL and channel id and stored in the record before
-the call, and `createdAt` is frozen in the ledger at in_flight time, so a retry sends byte-identical content: the PDS
-answers it as a no-op, and never makes a second post. `swapRecord: null` refuses to overwrite
-different content (InvalidSwap), which goes to verify. Verify is an exact `getRecord` by rkey, and
-what it finds counts only if it links to this post (two sites on one account).
+the call, and `createdAt` is frozen in the ledger at in_flight time, so a retry sends
+byte-identical content: the PDS answers it as a no-op, and never makes a second post.
+`swapRecord: null` refuses to overwrite different content (InvalidSwap), which goes to verify.
+Verify is an exact `getRecord` by rkey, and what it finds counts only if it links to this post
+(two sites on one account).
 One session per run, opened only when Bluesky has work; its tokens live in memory only.
 """
 

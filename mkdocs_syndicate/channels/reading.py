@@ -105,7 +105,8 @@ def same_origin(url: str, base: str) -> bool:
 
 def same_host(url: str, base: str) -> bool:
     """The same host (a status page and the API of one instance, a DEV article and its API)."""
-    return bool(urlsplit(url).hostname) and urlsplit(url).hostname == urlsplit(base).hostname
+    host = urlsplit(url).hostname
+    return bool(host) and host == urlsplit(base).hostname
 
 
 def _default_port(scheme: str) -> int | None:

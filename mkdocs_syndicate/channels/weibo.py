@@ -1,10 +1,11 @@
 """Weibo: statuses/share.json with the post URL (on the app's safe domain) in the text.
 
 Weibo has no idempotency key and rewrites links to t.cn, so each message carries a short marker
-derived from the post's URL and channel id (e.g. 〔mkd·3f9a1c〕) that the user timeline can be searched for. Its
-duplicate-text errors (20019, 20017, 20111) and "sent, server slow" (20032) are ambiguous: they go
-to verify, and when the timeline cannot show the post the pair is left for a human. The token goes
-in the form body or the Authorization header, never in a URL.
+derived from the post's URL and channel id (e.g. 〔mkd·3f9a1c〕, kept in the record) that the user
+timeline can be searched for. Its duplicate-text errors (20019, 20017, 20111) and "sent, server
+slow" (20032) are ambiguous: they go to verify, and when the timeline cannot show the post the
+pair is left for a human. The token goes in the form body or the Authorization header, never in
+a URL.
 """
 
 from __future__ import annotations

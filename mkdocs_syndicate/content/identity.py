@@ -66,13 +66,6 @@ def post_key_of(url: str, site_url: str) -> str | None:
     return canonical_path(rest)
 
 
-def canonical_url(url: str, site_url: str) -> str:
-    """A link to a page of this site in the one form the site gives it (`site_url` + key); a link
-    elsewhere is returned as it is."""
-    key = post_key_of(url, site_url)
-    return url if key is None else site_url + key
-
-
 def client_id(post_url: str, channel_id: str, purpose: str) -> str:
     """A hex digest unique per (site, post, channel): for ids chosen before the call. `purpose`
     keeps two ids of one channel apart."""

@@ -25,7 +25,6 @@ _SIGNATURES = (
 
 @dataclass(frozen=True)
 class LocalImage:
-    path: Path
     mime: str
     data: bytes
 
@@ -73,4 +72,4 @@ def site_image(image_url: str | None, site_url: str, site_dir: str, max_bytes: i
     mime = sniff(data[:16])
     if mime is None:
         return None, f"image {image_url}: not a PNG, JPEG, GIF or WebP image; posted without a thumbnail"
-    return LocalImage(candidate, mime, data), ""
+    return LocalImage(mime, data), ""

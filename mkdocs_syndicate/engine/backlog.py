@@ -80,18 +80,19 @@ def refuse_renamed_channels(ledger: Ledger, channels: list[Channel], configured:
     account appeared: most likely a rename, which would announce the recent posts again under
     the new id. `configured` is every id in the config, disabled ones too (the way to keep an old
     channel apart). `mkdocs-syndicate rename-channel OLD NEW` moves the records."""
-    seen: dict[str, list[str]] = {}
+    known: set[str] = set()
+    samples: dict[str, list[str]] = {}   # a few remote URLs per channel id: enough to tell its account
     for entry in ledger.posts.values():
         for channel_id, record in entry.channels.items():
-            if record.remote_url:
-                seen.setdefault(channel_id, []).append(record.remote_url)
-    new = [channel for channel in channels if channel.id not in seen and
-           not any(channel.id in entry.channels for entry in ledger.posts.values())]
-    for old, urls in sorted(seen.items()):
+            known.add(channel_id)
+            if record.remote_url and len(samples.setdefault(channel_id, [])) < 20:
+                samples[channel_id].append(record.remote_url)
+    new = [channel for channel in channels if channel.id not in known]
+    for old, urls in sorted(samples.items()):
         if old in configured:
             continue
         for channel in new:
-            if any(channel.recognises(url) for url in urls[:20]):
+            if any(channel.recognises(url) for url in urls):
                 raise ConfigError(
                     f"channels: {old!r} has records in {ledger.path.name} but is no longer configured, and "
                     f"{channel.id!r} is new on the same {channel.type_name} account. If it was renamed, run "

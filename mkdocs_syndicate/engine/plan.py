@@ -56,8 +56,7 @@ def keyed_as_in_ledger(ledger: Ledger, posts: list[Post], site_url: str) -> list
     first; a post whose key the ledger does not know, but whose URL a ledger entry has (a page
     announced under a pinned `syndicate_id` and now read from a feed, or the other way round),
     takes that entry's key, so switching how posts are found announces nothing twice."""
-    unknown = [post for post in posts if post.key not in ledger.posts]
-    if not unknown:
+    if all(post.key in ledger.posts for post in posts):
         return posts
     by_url: dict[str, str] = {}
     for key, entry in ledger.posts.items():

@@ -296,7 +296,7 @@ class Runner:
             if step is Step.SKIP:
                 assert current is not None
                 note = self._clean(channel, reason or action.reason)
-                await self._write(pair, replace(self._failed(current, note), state="skipped", error=None, note=note))
+                await self._write(pair, self._next_record(current, "skipped", note=note))
                 self._finish(pair, "skipped", note)
                 return None
             if step is Step.STOP_LANE and action.keep_in_flight:
@@ -525,16 +525,17 @@ class Runner:
     def _now(self) -> str:
         return to_iso(utcnow(self.clock))
 
+    def _next_record(self, current: Record, state: str, **fields: str | None) -> Record:
+        """The pair's next record, keeping what a resend or a later read must reuse (the
+        idempotency key, the first attempt's time, the payload's hash)."""
+        return Record(state, current.attempts, self._now(), idempotency_key=current.idempotency_key,
+                      created_at=current.created_at, message_sha256=current.message_sha256, **fields)
+
     def _done(self, current: Record, remote_id: str | None, remote_url: str | None) -> Record:
-        return Record("done", current.attempts, self._now(), remote_id=remote_id, remote_url=remote_url,
-                      idempotency_key=current.idempotency_key, created_at=current.created_at,
-                      message_sha256=current.message_sha256)
+        return self._next_record(current, "done", remote_id=remote_id, remote_url=remote_url)
 
     def _failed(self, current: Record, error: str) -> Record:
-        """Failed, keeping what a resend must reuse (the idempotency key, the first attempt's time)."""
-        return Record("failed", current.attempts, self._now(), error=error,
-                      idempotency_key=current.idempotency_key, created_at=current.created_at,
-                      message_sha256=current.message_sha256)
+        return self._next_record(current, "failed", error=error)
 
     async def _write(self, pair: PendingPair, record: Record, *, before_request: bool = False) -> None:
         await self._write_many([(pair, record)], before_request=before_request)

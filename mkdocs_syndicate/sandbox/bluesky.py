@@ -322,9 +322,8 @@ class BlueskyEmulator(Emulator):
         # The PDS sniffs the bytes (file-type) and keeps the claimed type only when they say
         # nothing: a text file sent as image/png is stored as what it is.
         cid = _cid(request.body, 0x55)
-        mime = _sniffed(request.body) or request.headers.get("content-type", "application/octet-stream")
-        if _sniffed(request.body) is None and mime.startswith("image/"):
-            mime = "application/octet-stream"
+        claimed = request.headers.get("content-type", "application/octet-stream")
+        mime = _sniffed(request.body) or ("application/octet-stream" if claimed.startswith("image/") else claimed)
         self.state["blobs"][cid] = {"size": len(request.body), "mimeType": mime}
         return Response(200, {"blob": {"$type": "blob", "ref": {"$link": cid}, "mimeType": mime,
                                        "size": len(request.body)}})

@@ -35,8 +35,8 @@ class FeedError(SyndicateError):
 
 def read_feed(source: str, site_url: str) -> list[Post]:
     """Every entry of the feed at `source` (a path or an http(s) URL) as a Post."""
-    raw = _load(source)
-    name = f"feed {shown_url(source)}"
+    name = f"feed {shown_url(source)}"   # credentials in the URL are never printed
+    raw = _load(source, name)
     entries = _json_feed_entries(raw, name) if _is_json(raw) else _xml_feed_entries(raw, name)
     posts = [_post(entry, site_url, name) for entry in entries]
     seen: dict[str, str] = {}
@@ -49,8 +49,7 @@ def read_feed(source: str, site_url: str) -> list[Post]:
 
 # ---------------------------------------------------------------------- loading
 
-def _load(source: str) -> bytes:
-    name = f"feed {shown_url(source)}"   # credentials in the URL are never printed
+def _load(source: str, name: str) -> bytes:
     if urlsplit(source).scheme in ("http", "https"):
         import asyncio
 
