@@ -86,6 +86,27 @@ def test_two_sites_on_one_account_each_get_their_own_posts(tmp_path, sandbox, cl
     assert [SITE_B.url + "blog/post-1/" in s["text"] for s in statuses(sandbox)] == [False, True]
 
 
+@pytest.mark.parametrize("channel,emulator,created", [("masto", "mastodon", "statuses"),
+                                                      ("weibo", "weibo", "statuses"), ("devto", "forem", "articles")])
+def test_a_read_does_not_take_another_sites_post_for_ours(tmp_path, sandbox, clock, channel, emulator, created):
+    """Site A's post is on the account; site B's run was killed with the same post key in flight
+    (nothing left). B's read sees A's post, same title, same path under another site_url, and must
+    not call it B's: after the settle time B sends its own."""
+    sandbox.now = clock.time
+    raw = channels(sandbox, channel)
+    assert not run(tmp_path / "a", raw, [post_on(SITE_A, 1, body="Text.")], clock).undone
+    clock.now += 60
+    at = stamp(clock.now)
+    (tmp_path / "b").mkdir()
+    write_ledger(tmp_path / "b" / "ledger.yml", {("blog/post-1/", channel): Record("in_flight", 1, at, created_at=at)})
+    clock.now += 1200
+    report = run(tmp_path / "b", raw, [post_on(SITE_B, 1, body="Text.")], clock, site=SITE_B)
+    assert [r.state for r in report.results] == ["done"], report.results
+    assert len(sandbox.snapshot()[emulator][created]) == 2
+    assert (ledger(tmp_path / "a").record("blog/post-1/", channel).remote_id
+            != ledger(tmp_path / "b").record("blog/post-1/", channel).remote_id)
+
+
 def test_client_chosen_ids_differ_per_site_and_per_channel():
     a, b = post_on(SITE_A, 1), post_on(SITE_B, 1)
     assert a.key == b.key
@@ -172,6 +193,50 @@ def test_a_server_clock_hours_behind_does_not_make_a_post_look_absent(tmp_path, 
     report = run(tmp_path, channels(sandbox, "masto"), [post], clock)
     assert [r.state for r in report.results] == ["done"], report.results
     assert sum(post.url in s["text"] for s in statuses(sandbox)) == 1
+
+
+@pytest.mark.parametrize("emulator,channel", [("forem", "devto"), ("weibo", "weibo")])
+def test_dev_and_weibo_read_past_a_page_of_posts_stamped_hours_behind(tmp_path, sandbox, clock, emulator, channel):
+    """As for Mastodon: a killed run made the post, 101 more followed (so it is on page 2 of the
+    listing), and the server's clock is 3 h behind ours. The read goes on to page 2 and finds it."""
+    import httpx
+
+    sandbox.now = clock.time
+    sandbox.set_quirks(emulator, clock_offset=-3 * 3600)
+    post = make_post(1, body="Text.")
+    at = stamp(clock.now)
+    record = Record("in_flight", 1, at, created_at=at)
+    if emulator == "weibo":
+        from mkdocs_syndicate.channels.weibo import marker
+
+        record = Record("in_flight", 1, at, created_at=at, idempotency_key=marker(post.url, channel))
+    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", channel): record})
+
+    def make(n, text_or_article):
+        if emulator == "forem":
+            answer = httpx.post(sandbox.url + "/forem/api/articles", headers={"api-key": "sandbox-forem-api-key", "Accept": "application/vnd.forem.api-v1+json"},
+                                json={"article": text_or_article})
+        else:
+            answer = httpx.post(sandbox.url + "/weibo/2/statuses/share.json", data={
+                "access_token": "sandbox-weibo-access-token", "rip": "203.0.113.7", "status": text_or_article})
+        assert answer.status_code in (200, 201), answer.text
+
+    if emulator == "forem":
+        make(0, {"title": "Post 1", "body_markdown": "Text.", "published": True, "canonical_url": post.url})
+    else:
+        make(0, f"Post 1 {post.url} {record.idempotency_key}")
+    for n in range(1, 102):
+        clock.now += 130   # past both services' posting limits
+        make(n, {"title": f"Elsewhere {n}", "body_markdown": "x", "published": True} if emulator == "forem"
+             else f"Elsewhere {n} https://example.com/other/{n}/")
+    clock.now += 600
+    before = len(sandbox.requests(emulator))
+    report = run(tmp_path, channels(sandbox, channel), [post], clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    # Found by the read alone: not even a create that DEV's canonical_url uniqueness would refuse.
+    assert [r["method"] for r in sandbox.requests(emulator)[before:]].count("POST") == 0
+    created = {"forem": "articles", "weibo": "statuses"}[emulator]
+    assert len(sandbox.snapshot()[emulator][created]) == 102
 
 
 @pytest.mark.parametrize("emulator,created", [("forem", "articles"), ("weibo", "statuses")])
