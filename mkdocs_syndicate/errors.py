@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from mkdocs_syndicate.safety import printable
+
 
 class SyndicateError(Exception):
-    """Base class: anything this package raises on purpose."""
+    """Base class: anything this package raises on purpose. Its text is shown with control
+    characters escaped, whatever it quotes (a feed title, a git hook's output, a server's answer):
+    a message may reach a terminal, and an escape sequence in it must not act there."""
+
+    def __str__(self) -> str:
+        return printable(super().__str__())
 
 
 class ConfigError(SyndicateError):

@@ -376,3 +376,19 @@ def test_a_channel_added_to_a_ledger_with_records_adopts_its_backlog(site, sandb
     assert len(statuses(sandbox)) == sent
     record = ledger(site).record("posts/c/", "masto2")
     assert record.state == "skipped" and "before this channel was added" in record.note
+
+
+@pytest.mark.http
+@pytest.mark.parametrize("at", ["", ', at: ""'])
+def test_a_record_without_its_time_fails_check_and_every_command_before_any_request(site, sandbox, at):
+    """A hand edit that drops `at` used to pass `check` and then crash `status` and `run`."""
+    (site.parent / "ledger.yml").write_text(
+        "version: 1\nposts:\n  blog/post-1/:\n    url: https://example.com/blog/post-1/\n    title: One\n"
+        f"    channels:\n      masto: {{state: in_flight, attempts: 1{at}}}\n...\n")
+    checked = CliRunner().invoke(main, ["check", str(site.parent / "ledger.yml")])
+    assert checked.exit_code == 1 and "ledger.yml:7: record (blog/post-1/, masto) has no 'at'" in checked.output
+    for command in ("status", "run"):
+        result = cli(site, command)
+        assert result.exit_code == 1, (command, result.output)
+        assert "ledger.yml:7: record (blog/post-1/, masto) has no 'at'" in result.output, (command, result.output)
+    assert sandbox.requests() == []

@@ -289,6 +289,20 @@ def test_a_push_refused_for_another_reason_stops_before_any_remote_call(repo, sa
     assert sandbox.requests() == []
 
 
+def test_a_hooks_escape_sequences_are_shown_escaped_never_sent_to_the_terminal(repo, sandbox):
+    """A remote's hook prints what it likes (`remote: ...` lines): colour codes, a title change,
+    a screen clear. Our message quotes it with each control character escaped."""
+    bare, work = repo
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nprintf 'denied \\033[2J\\033]0;owned\\007 \\033[31mred\\n' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    with pytest.raises(LedgerWriteError) as caught:
+        run(work, {"masto": mastodon_raw(sandbox)}, [make_post(1)])
+    shown = str(caught.value)
+    assert "denied \\x1b[2J\\x1b]0;owned\\x07 \\x1b[31mred" in shown, shown
+    assert not any(ch in shown for ch in "\x1b\x07"), shown
+
+
 def test_a_push_refused_mid_run_sends_nothing_further(repo, sandbox):
     """The remote starts refusing at the second push (done for post 1, in_flight for post 2): the
     lanes waiting for it send nothing, and no lane sends anything after it."""

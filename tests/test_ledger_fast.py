@@ -25,7 +25,7 @@ text = st.one_of(st.sampled_from(TRICKY), st.text(max_size=30))
 ident = st.one_of(st.sampled_from(["mastodon", "devto", "bsky", "ping", "no", "1", "x-y", "a.b", "on"]), text)
 timestamp = st.sampled_from(["2026-12-02T07:00:02Z", "2026-12-02T07:00:02.123456Z", "2026-12-02T07:00:02+01:00"])
 record = st.builds(Record, state=st.sampled_from(STATES), attempts=st.integers(0, 10**6),
-                   at=st.one_of(st.just(""), timestamp), remote_id=st.one_of(st.none(), text),
+                   at=timestamp, remote_id=st.one_of(st.none(), text),
                    remote_url=st.one_of(st.none(), text), error=st.one_of(st.none(), text),
                    idempotency_key=st.one_of(st.none(), text), created_at=st.one_of(st.none(), timestamp),
                    message_sha256=st.one_of(st.none(), text), note=st.one_of(st.none(), text))

@@ -170,3 +170,62 @@ def test_a_local_feed_that_is_a_device_a_fifo_or_too_large_is_refused(tmp_path, 
     monkeypatch.setattr(feeds, "MAX_FEED_BYTES", 100)
     with pytest.raises(feeds.FeedError, match="larger than 100 bytes"):
         feeds.read_feed(str(big), SITE)
+
+
+# ---------------------------------------------------------------- what a feed can carry
+
+def _json_feed(folder, sandbox, **item):
+    import json
+
+    from test_feed import JSON_FEED, standalone_site
+
+    site = standalone_site(folder, sandbox)
+    feed = json.loads(json.dumps(JSON_FEED))
+    feed["items"][0].update(item)
+    (site / "public" / "feed.json").write_text(json.dumps(feed), encoding="utf-8")
+    return site
+
+
+@pytest.mark.process
+def test_escape_sequences_in_a_feed_never_reach_the_terminal(tmp_path, sandbox):
+    from test_feed import cli
+
+    evil = "\x1b[2J\x1b]0;owned\x07\x1b[31m"
+    site = _json_feed(tmp_path, sandbox, title=f"Title {evil}", url=f"https://example.com/posts/{evil}hello/",
+                      summary=f"Summary {evil}", tags=[f"tag{evil}"], image=f"/img/{evil}.png")
+    outputs = []
+    for command in (["plan", "--feed", "public/feed.json"], ["run", "--feed", "public/feed.json"], ["status"],
+                    ["plan", "--feed", "public/nothing.json"]):
+        result = cli(site, *command)
+        outputs.append(result.stdout + result.stderr)
+        assert "\x1b" not in outputs[-1] and "\x07" not in outputs[-1], (command, outputs[-1])
+    assert "Title \\x1b[2J" in outputs[0] and len(sandbox.requests()) > 0   # shown, escaped; sent
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("item,expected", [
+    ({"title": "Bad \ud800 title"}, "its title holds a lone surrogate (U+D800) at character 4"),
+    ({"content_html": "<p>\udfff</p>"}, "its body holds a lone surrogate (U+DFFF)"),
+    ({"url": "https://example.com/posts/" + "a" * 1100 + "/"}, "is 1107 characters; at most 512"),
+])
+def test_a_feed_entry_no_ledger_could_hold_is_refused_by_name_before_any_request(tmp_path, sandbox, item, expected):
+    from test_feed import cli
+
+    site = _json_feed(tmp_path, sandbox, **item)
+    result = cli(site, "run", "--feed", "public/feed.json")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "feed public/feed.json: item 1 (" in result.stderr and expected in result.stderr, result.stderr
+    assert len(result.stderr) < 1000   # the entry is named, not its whole link
+    assert sandbox.requests() == [] and not (site / "ledger.yml").exists()
+
+
+@pytest.mark.unit
+def test_a_character_reference_feedparser_cannot_take_is_a_feed_error(tmp_path):
+    from test_feed import ATOM
+
+    from mkdocs_syndicate.sources.feed import FeedError, read_feed
+
+    feed = tmp_path / "atom.xml"
+    feed.write_text(ATOM.replace("<title>Group commits</title>", "<title>Bad &#xD800; title</title>"))
+    with pytest.raises(FeedError, match=r"atom\.xml: not a feed this tool can read"):
+        read_feed(str(feed), SITE)

@@ -98,6 +98,31 @@ def check_syndicate_id(key: str, source: str) -> str:
     return key
 
 
+_SURROGATE = lazy_compile(r"[\ud800-\udfff]")
+MAX_URL = 2048
+
+
+def check_text(post: Post) -> None:
+    """Refuse, before any request, what no service and no ledger can carry: a lone surrogate
+    (`&#xD800;` in a feed, `"\\ud800"` in JSON or YAML front matter is not text) and keys or URLs
+    longer than any real page's."""
+    if len(post.key) > MAX_KEY:
+        raise PostError(f"{post.source}: its ledger key ({post.key[:60]!r}…) is {len(post.key)} characters; at most "
+                        f"{MAX_KEY}: give it a front matter 'syndicate_id', or a shorter URL")
+    if len(post.url) > MAX_URL:
+        raise PostError(f"{post.source}: its URL is {len(post.url)} characters; at most {MAX_URL}")
+    texts = {"key": post.key, "url": post.url, "title": post.title, "description": post.description,
+             "body": post.body, "image": post.image or "", "excerpt": post.excerpt_source,
+             **{f"tag {n}": tag for n, tag in enumerate(post.tags, 1)},
+             **{f"syndicate.{channel}.text": o.text or "" for channel, o in post.overrides.items()}}
+    for name, value in texts.items():
+        found = _SURROGATE.search(value)
+        if found:
+            raise PostError(f"{post.source}: its {name} holds a lone surrogate (U+{ord(found.group()):04X}) at "
+                            f"character {found.start()}, which is not text and cannot be sent or recorded; "
+                            "fix the source")
+
+
 def as_datetime(value: Any, source: str) -> dt.datetime:
     """Front matter dates (date, datetime or ISO text) → aware datetime (naive means UTC)."""
     if isinstance(value, dict):  # Material's `date: {created: ..., updated: ...}`
@@ -120,6 +145,7 @@ def announceable(posts: Iterable[Post], now: dt.datetime, since: dt.datetime | N
               if not p.draft and not p.opted_out and p.date <= now and (since is None or p.date >= since)]
     seen: dict[str, Post] = {}
     for post in chosen:
+        check_text(post)
         if post.key in seen:
             raise PostError(f"{post.source} and {seen[post.key].source} have the same syndication key "
                             f"{post.key!r}; give one of them a front matter 'syndicate_id'")

@@ -34,16 +34,16 @@ from mkdocs_syndicate.ledger.schema import (
 _ODD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff\\ud800-\\udfff]")
 _QUOTED = r'"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"'   # unrolled: fast on long strings
 _QCONTENT = r'(?:[^"\\\n]|\\[^\n])[^"\\\n]*(?:\\[^\n][^"\\\n]*)*'  # non-empty
-# `at` as the dumper writes it (quoted UTC seconds, or "" before any transition); other shapes,
-# valid or not, are left to the full parser.
-_STAMP = r'"(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))?"'
+# `at` as the dumper writes it (quoted UTC seconds; every record has one); other shapes, valid or
+# not, are left to the full parser, which says what is wrong and where.
+_STAMP = r'"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})"'
 _FLOW_VALUE = rf'(?:{_QUOTED}|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)'
 _BLOCK_VALUE = rf'(?:{_QUOTED}|[^\s"#][^\n]*)'
 # A record line exactly as the dumper writes it: fields in schema order, the state an identifier,
 # attempts a number, `at` quoted (it would read as a timestamp otherwise).
 _RECORD = re.compile(
     rf'      ({_FLOW_VALUE}): \{{state: ({"|".join(STATES)})(?:, attempts: (0|[1-9][0-9]*))?'
-    rf'(?:, at: ({_STAMP}))?'
+    rf', at: ({_STAMP})'
     # Optional text fields: group A is the inside of a non-empty quoted value (one string made, not
     # two), group B an empty quoted value or a plain token; both empty means the field is absent.
     + "".join(rf'(?:, {name}: (?:"({_QCONTENT})"|(""|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)))?'
@@ -127,7 +127,7 @@ def _posts(body: str) -> Posts:
                 channel = channels.get(channel_token)
                 if channel is None:
                     channel = channels[channel_token] = _flow(channel_token, plain_ok)
-                at = stamps.get(at_token) if at_token else ""
+                at = stamps.get(at_token)
                 if at is None:
                     at = stamps[at_token] = _stamp(at_token)
                 if channel in entry.channels:
@@ -169,11 +169,10 @@ def _posts(body: str) -> Posts:
 
 def _stamp(token: str) -> str:
     at = token[1:-1]
-    if at:  # the shape is the regex's; the calendar is fromisoformat's (2026-02-30 is not a date)
-        try:
-            _dt.datetime.fromisoformat(at)
-        except ValueError:
-            raise _NotCanonical from None
+    try:  # the shape is the regex's; the calendar is fromisoformat's (2026-02-30 is not a date)
+        _dt.datetime.fromisoformat(at)
+    except ValueError:
+        raise _NotCanonical from None
     return at
 
 

@@ -215,6 +215,9 @@ def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
             values[spec.name] = stamp
         else:
             values[spec.name] = _text(value_node, path, label, time=spec.plain_time_ok)
+    if not values.get("at"):  # every decision on timing (settle, waits, ages) starts from it
+        raise LedgerError(path, f"{what} has no 'at' (the UTC time of its last change, like "
+                          '"2026-12-02T07:00:02Z"): restore it from git, or write the time by hand', _line(node))
     return Record(**values)
 
 
@@ -257,7 +260,7 @@ def dump(posts: Posts, cache: dict[str, tuple[PostEntry, str]] | None = None) ->
 
 
 def render_post(key: str, entry: PostEntry) -> str:
-    lines = [f"  {_block_scalar(key)}:\n    url: {_block_scalar(entry.url)}\n"
+    lines = [_key_line("  ", _block_scalar(key)), f"    url: {_block_scalar(entry.url)}\n"
              f"    title: {_block_scalar(entry.title)}\n"]
     if not entry.channels:
         lines.append("    channels: {}\n")
@@ -266,8 +269,20 @@ def render_post(key: str, entry: PostEntry) -> str:
         for channel in sorted(entry.channels):
             record = entry.channels[channel]
             body = ", ".join(f"{name}: {_flow_value(value)}" for name, value in record.as_items())
-            lines.append(f"      {_flow_scalar(channel)}: {{{body}}}\n")
+            lines.append(f"{_key_line('      ', _flow_scalar(channel))[:-1]} {{{body}}}\n")
     return "".join(lines)
+
+
+# YAML reads an implicit key only if its ':' comes within 1,024 characters of its start (libyaml
+# and PyYAML alike); a longer key is written in the explicit form `? key` / `:`, which every
+# reader takes (the fast reader leaves such a file to the full parser).
+_IMPLICIT_KEY_MAX = 1000
+
+
+def _key_line(indent: str, scalar: str) -> str:
+    if len(scalar) <= _IMPLICIT_KEY_MAX:
+        return f"{indent}{scalar}:\n"
+    return f"{indent}? {scalar}\n{indent}:\n"
 
 
 def _flow_value(value: Any) -> str:
@@ -307,8 +322,12 @@ def _quote(value: str) -> str:
             parts.append("\\n")
         elif ch == "\t":
             parts.append("\\t")
-        elif code < 0x20 or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029, 0xFEFF) or 0xD800 <= code <= 0xDFFF \
-                or code in (0xFFFE, 0xFFFF):
+        elif 0xD800 <= code <= 0xDFFF:
+            # A lone surrogate is not text: libyaml refuses its escape, so a file holding one could
+            # not be read back. It is written as U+FFFD (only a hostile server's answer can carry
+            # one into a record; posts with one are refused before any request).
+            parts.append("\\ufffd")
+        elif code < 0x20 or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF):
             parts.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
         else:
             parts.append(ch)

@@ -110,10 +110,20 @@ class _Entry:
     image: Any
 
 
+def _shown(value: Any) -> str:
+    """An entry's link or title in a message: one line, control characters escaped, cut short."""
+    text = one_line(str(value or "?"))
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
 def _xml_feed_entries(raw: bytes, name: str) -> list[_Entry]:
     import feedparser
 
-    parsed = feedparser.parse(raw)
+    try:
+        parsed = feedparser.parse(raw)
+    except (UnicodeError, ValueError) as exc:  # feedparser's own crash, e.g. on `&#xD800;`
+        raise FeedError(f"{name}: not a feed this tool can read ({type(exc).__name__}: "
+                        f"{one_line(str(exc))[:200]})") from None
     if parsed.bozo and not parsed.entries:
         reason = one_line(str(parsed.get("bozo_exception") or "not a feed"))
         raise FeedError(f"{name}: not an RSS, Atom or JSON feed ({reason})")
@@ -127,7 +137,7 @@ def _xml_feed_entries(raw: bytes, name: str) -> list[_Entry]:
         images = [e.get("href") for e in item.get("enclosures", []) if str(e.get("type", "")).startswith("image/")]
         images += [m.get("url") for m in item.get("media_content", []) if str(m.get("medium", "")) == "image"]
         entries.append(_Entry(
-            where=f"{name}: entry {number} ({one_line(str(item.get('link') or item.get('title') or '?'))})",
+            where=f"{name}: entry {number} ({_shown(item.get('link') or item.get('title'))})",
             link=item.get("link"), title=item.get("title"), date=date,
             summary_html=str(item.get("summary") or ""),
             content_html=str(contents[0].get("value") or "") if contents else "",
@@ -162,7 +172,7 @@ def _json_feed_entries(raw: bytes, name: str) -> list[_Entry]:
         html = item.get("content_html")
         text = item.get("content_text")
         entries.append(_Entry(
-            where=f"{name}: item {number} ({one_line(str(link or item.get('title') or '?'))})",
+            where=f"{name}: item {number} ({_shown(link or item.get('title'))})",
             link=link, title=item.get("title"), date=date,
             summary_html=str(item.get("summary") or ""),
             content_html=str(html) if isinstance(html, str) else (_escape(text) if isinstance(text, str) else ""),
