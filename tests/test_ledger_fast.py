@@ -145,3 +145,73 @@ def test_a_timestamp_of_the_right_shape_but_no_such_day_is_refused_by_both_paths
     assert parse_canonical(text) is None
     with pytest.raises(LedgerError, match="'at' must be a UTC time"):
         parse(text, "l.yml")
+
+
+# ---------------------------------------------------------------- hand edits, read fast
+
+from mkdocs_syndicate.ledger.tolerant import parse_tolerant  # noqa: E402
+
+
+def _block_style(line: str) -> str:
+    """A canonical record line rewritten as a hand editor would: block style, a comment."""
+    head, _, inside = line.partition(": {")
+    fields = yaml.safe_load("{" + inside)
+    out = [f"{head}:  # edited by hand"]
+    for name, value in fields.items():
+        out.append(f"        {name}: {json_quote(value)}")
+    return "\n".join(out)
+
+
+def json_quote(value):
+    import json
+
+    return str(value) if isinstance(value, int) else json.dumps(value, ensure_ascii=True)
+
+
+edit = st.sampled_from(["comment", "blank", "trailing", "block", "none"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(posts, st.lists(st.tuples(st.integers(0, 10**6), edit), max_size=8))
+def test_hand_edits_are_read_by_the_tolerant_path_with_the_full_parsers_meaning(data, edits):
+    lines = dump(data).split("\n")
+    for at, kind in edits:
+        index = 2 + at % max(1, len(lines) - 4)   # inside the posts section
+        line = lines[index]
+        if kind == "comment":
+            lines.insert(index, "# a comment: {not: yaml}")
+        elif kind == "blank":
+            lines.insert(index, "")
+        elif kind == "trailing" and line.startswith("      ") and line.endswith("}"):
+            lines[index] = line + "   # sent by hand"
+        elif kind == "block" and line.startswith("      ") and ": {state:" in line and "\\" not in line:
+            lines[index] = _block_style(line)
+    text = "\n".join(lines)
+    try:
+        expected = parse_yaml(text, "hand.yml")
+    except LedgerError:
+        expected = None
+    tolerated = parse_tolerant(text, "hand.yml")
+    if expected is None:
+        assert tolerated is None
+        return
+    assert tolerated is not None or not data, "the tolerant path refused a valid hand edit"
+    if tolerated is not None:
+        assert tolerated == expected == data
+    assert parse(text, "hand.yml") == data
+
+
+def test_a_hand_edit_the_parser_refuses_gives_the_full_parsers_error_and_line():
+    text = dump(SAMPLE).replace("    title: B\n", "    title: B\n    color: red   # by hand\n")
+    assert parse_tolerant(text, "l.yml") is None
+    with pytest.raises(LedgerError, match=r"l\.yml:\d+: unknown key 'color' in post 'blog/b/'"):
+        parse(text + "\n" * 30000, "l.yml")   # past the fast reader's threshold: every path tried
+
+
+def test_a_repeated_post_key_across_pieces_is_left_to_the_full_parser():
+    text = dump(SAMPLE)
+    piece = text[text.index("  blog/b/:"):text.index("...")]
+    text = text.replace("...\n", "  # copied by hand\n" + piece + "...\n")
+    assert parse_tolerant(text, "l.yml") is None
+    with pytest.raises(LedgerError, match="duplicate key 'blog/b/'"):
+        parse(text + "\n" * 30000, "l.yml")

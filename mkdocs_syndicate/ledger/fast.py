@@ -224,6 +224,11 @@ def _unescape(inner: str) -> str:
 
     def one(match: re.Match[str]) -> str:
         code = match.group(1)
-        return _SIMPLE[code] if code in _SIMPLE else chr(int(code[1:], 16))
+        if code in _SIMPLE:
+            return _SIMPLE[code]
+        value = int(code[1:], 16)
+        if 0xD800 <= value <= 0xDFFF:
+            raise _NotCanonical  # libyaml refuses a surrogate escape: the full parser says where
+        return chr(value)
 
     return _ESCAPE.sub(one, inner)

@@ -48,6 +48,11 @@ def parse(text: str, path: str) -> Posts:
         fast = parse_canonical(text)  # our own layout, read without a YAML parser
         if fast is not None:
             return fast
+        from mkdocs_syndicate.ledger.tolerant import parse_tolerant
+
+        tolerated = parse_tolerant(text, path)   # hand edits: only the edited posts parsed as YAML
+        if tolerated is not None:
+            return tolerated
     return parse_yaml(text, path)
 
 
