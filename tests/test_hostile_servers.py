@@ -103,6 +103,19 @@ def test_wait_until_live_polls_are_bounded_in_total(tmp_path, sandbox, clock):
     assert took < 8, took  # three polls of at most 1.5 s each (the trickle lasts a minute)
 
 
+def test_wait_until_live_is_a_deadline_not_a_count_of_polls(tmp_path, sandbox):
+    """`wait_until_live: 5` took 31 s: each poll could take 30 s whatever was left. Real clock."""
+    with RawServer(trickle) as pages:
+        post = make_post(1, url=pages.url + "/posts/one/")
+        started = time.monotonic()
+        opts = parse_options({"masto": mastodon_raw(sandbox)}, ledger_path=tmp_path / "ledger.yml", site=SITE,
+                             sandbox=False, sending=True, wait_until_live=2.0, live_interval=10.0)
+        report = send(opts, [post], ListReporter())
+        took = time.monotonic() - started
+    assert report.results[0].state == "not_attempted"
+    assert took < 4.5, f"wait_until_live: 2 took {took:.1f} s"   # 2 s, and the run's own setup
+
+
 CHILD = textwrap.dedent("""
     import asyncio, sys, httpx
     from mkdocs_syndicate.net.bounded import bounded_request

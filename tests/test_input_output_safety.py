@@ -45,7 +45,17 @@ def test_settle_below_twice_the_timeout_is_refused_and_the_default_follows_the_t
     with pytest.raises(ConfigError, match=r"channels\.x\.settle: 10 s is less than twice the timeout"):
         parse({"x": {"type": "mastodon", "timeout": 10, "settle": 10}})
     assert parse({"x": {"type": "mastodon"}})[0].settle == 600
-    assert parse({"x": {"type": "mastodon", "timeout": 400}})[0].settle == 800
+    assert parse({"x": {"type": "mastodon", "timeout": 150}})[0].settle == 600
+    assert parse({"x": {"type": "mastodon", "timeout": 300}})[0].settle == 600
+
+
+@pytest.mark.parametrize("setting, value, limit", [
+    ("timeout", 1.0e300, "300"), ("timeout", 301, "300"), ("settle", 10**7, "604800"), ("min_interval", 86401, "86400"),
+])
+def test_duration_settings_past_their_documented_range_are_refused(setting, value, limit):
+    """`timeout: 1.0e+300` was accepted and meant no timeout at all."""
+    with pytest.raises(ConfigError, match=rf"channels\.x\.{setting}: .* is more than the {limit} this setting allows"):
+        parse({"x": {"type": "mastodon", setting: value}})
 
 
 @pytest.mark.parametrize("value, problem", [
@@ -77,8 +87,9 @@ def test_channel_ids_that_differ_only_by_case_are_refused():
 @pytest.mark.parametrize("setting, value", [
     ("max_wait", float("nan")), ("max_wait", -5), ("max_wait", float("inf")), ("stale_after_hours", -1),
     ("stale_after_hours", float("nan")), ("wait_until_live", float("inf")), ("wait_until_live", -3),
+    ("max_wait", 1.0e300), ("wait_until_live", 86400), ("stale_after_hours", 10**9), ("backlog_days", 1e12),
 ])
-def test_numeric_plugin_settings_refuse_nan_inf_and_negatives(tmp_path, setting, value):
+def test_numeric_plugin_settings_refuse_nan_inf_negatives_and_values_past_their_range(tmp_path, setting, value):
     config = write_site(tmp_path, {"channels": {}, setting: value}, {})
     result = CliRunner().invoke(main, ["status", "-f", str(config)])
     assert result.exit_code == 1 and f"plugins.syndicate.{setting}" in result.output, result.output
@@ -101,6 +112,52 @@ def test_a_template_that_raises_names_the_channel_and_the_post(tmp_path, templat
                             ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=False)
     with pytest.raises(PostError, match=rf"channels\.masto\.template: cannot render for docs/blog/post-1\.md: .*{error}"):
         plan(options, [make_post(1)])
+
+
+TEMPLATE_BOMBS = [
+    ("{{ title * 10000000 }}", "a value of 60000000 characters"),
+    ("{{ [title] * 100000000 }}", "a value of 100000000 characters"),
+    ("{{ title|center(1000000000) }}", "a count or width of 1000000000"),
+    ("{{ title.ljust(1000000000) }}", "a count or width of 1000000000"),
+    ("{{ '%999999999s' % title }}", "a %-format width of 999999999"),
+    ("{{ '%*s'|format(999999999, title) }}", "a count or width of 999999999"),
+    ("{{ '{:>999999999}'.format(title) }}", "a call of str.format"),
+    ("{{ (title * 3000)|replace('', title) }}", "a replace of more than"),
+    ("{{ (title * 500)|list|join(title * 500) }}", "a join of more than"),
+    ("{{ ((title ~ '\n') * 1000)|indent(width=(title * 100)) }}", "an indent of more than"),
+    ("{% set ns = namespace(x=title) %}{% for i in range(100) %}{% set ns.x = ns.x ~ ns.x %}{% endfor %}{{ ns.x }}",
+     "a value of more than"),
+    ("{% for i in range(900) %}{{ title * 10 }}{% endfor %}", "more than 20000 characters"),
+]
+
+
+@pytest.mark.parametrize("template, made", TEMPLATE_BOMBS)
+def test_a_template_bomb_is_stopped_while_it_renders(tmp_path, template, made):
+    """`{{ title * 10000000 }}` took 44 s and 1.1 GB: every value a template makes is bounded as
+    it is made, and the message as it is written."""
+    options = parse_options({"masto": {"type": "mastodon", "instance": "https://m.example", "template": template}},
+                            ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=False)
+    with pytest.raises(PostError, match=r"channels\.masto\.template: cannot render for docs/blog/post-1\.md: "
+                                        rf"the template makes {re.escape(made)}"):
+        plan(options, [make_post(1)])
+
+
+@pytest.mark.parametrize("template, shape", [
+    ("{% macro f(n) %}{{ f(n) }}{{ f(n) }}{% endmacro %}{{ f(1) }}", "'macro' is not available"),
+    ("{% for a in tags %}{% if a %}{% for b in tags %}{% endfor %}{% endif %}{% endfor %}", "a loop inside a loop"),
+])
+def test_template_shapes_that_multiply_work_are_refused_with_the_config(shape, template):
+    with pytest.raises(ConfigError, match=rf"channels\.x\.template: template line 1: {shape}"):
+        parse({"x": {"type": "mastodon", "template": template}})
+
+
+def test_ordinary_templates_still_render_with_loops_filters_and_formatting(tmp_path):
+    template = ("{{ title|upper }} — {{ description|truncate(40) }} {% for t in tags %}#{{ t|replace(' ', '') }} "
+                "{% endfor %}{{ '%-3s|'|format('x') }}{{ url }}")
+    options = parse_options({"masto": {"type": "mastodon", "instance": "https://m.example", "template": template}},
+                            ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=False)
+    text = plan(options, [make_post(1, tags=("mkdocs", "two words"))]).pairs[0].prepared.message.text
+    assert text.startswith("POST 1") and "#mkdocs #twowords x  |https://example.com/blog/post-1/" in text, text
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n"])

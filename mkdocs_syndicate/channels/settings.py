@@ -98,7 +98,7 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any], check_
     min_interval = _number(values.get("min_interval", cls.default_min_interval), f"{where}.min_interval")
     timeout = _number(values.get("timeout", DEFAULT_TIMEOUT), f"{where}.timeout")
     if timeout <= 0:
-        raise ConfigError(f"{where}.timeout: must be more than 0 seconds")
+        raise ConfigError(f"{where}.timeout: must be more than 0 seconds (at most {DURATION_LIMITS['timeout']:g})")
     if "settle" in values:
         settle = _number(values["settle"], f"{where}.settle")
         if settle < 2 * timeout:
@@ -129,10 +129,28 @@ def _number(value: Any, where: str) -> float:
     return seconds(value, where)
 
 
+# Every duration setting has a documented range (README, "Settings"): a value past it is a typo
+# or a way to switch a bound off (`timeout: 1.0e+300` meant no timeout at all).
+DURATION_LIMITS: dict[str, float] = {
+    "timeout": 300.0,            # seconds: one request
+    "settle": 7 * 86400.0,       # seconds: before an unanswered request may be read and resent
+    "min_interval": 86400.0,     # seconds between two requests to one channel
+    "max_wait": 6 * 3600.0,      # seconds sat through in one run (a CI job's own limit)
+    "wait_until_live": 3600.0,   # seconds
+    "stale_after_hours": 8760.0,  # hours (a year)
+    "backlog_days": 36500.0,     # days
+}
+
+
 def seconds(value: Any, where: str, unit: str = "seconds") -> float:
-    """A duration setting: a finite number, 0 or more (nan, inf and negatives are errors)."""
+    """A duration setting: a finite number, 0 or more and at most its documented limit (nan, inf,
+    negatives and values past the limit are errors naming the setting and its range)."""
+    setting = where.rsplit(".", 1)[-1]
+    limit = DURATION_LIMITS.get(setting, 10.0**6)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ConfigError(f"{where}: must be a number of {unit} (0 or more), not {value!r}")
+        raise ConfigError(f"{where}: must be a number of {unit} from 0 to {limit:g}, not {value!r}")
+    if value > limit:
+        raise ConfigError(f"{where}: {value:g} {unit} is more than the {limit:g} this setting allows")
     return float(value)
 
 

@@ -29,23 +29,173 @@ if TYPE_CHECKING:
     import jinja2
 
 
+# A message template is a setting anyone with write access to the config can change, and it runs
+# on every build: `{{ title * 10000000 }}` took 44 s and 1.1 GB. Bounds, checked while rendering
+# (never after): a rendered message, and every value a template makes on the way, holds at most
+# MAX_RENDERED characters; a count or width passed to a filter or method at most that; `range`
+# at most MAX_LOOP items; and a template has no macros (recursion) and no loop inside a loop.
+MAX_RENDERED = 20_000   # the longest message any channel takes (Weibo's 2,000) ten times over
+MAX_LOOP = 1_000
+
+
+class TemplateTooLarge(Exception):
+    pass
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, (str, list, tuple, bytes)) and len(value) > MAX_RENDERED:
+        raise TemplateTooLarge(f"a value of more than {MAX_RENDERED} characters")
+    return value
+
+
+def _bounded_args(args: Any, kwargs: Any) -> None:
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_RENDERED:
+            raise TemplateTooLarge(f"a count or width of {value} (at most {MAX_RENDERED})")
+
+
+_PERCENT_WIDTH = lazy_compile(r"%[-#0 +]*(\d+|\*)?(?:\.(\d+|\*))?")
+
+
+def _before(name: str, args: Any, kwargs: Any) -> None:
+    """What would be too large, refused before it is made: the few operations whose result can
+    be far larger than their bounded inputs (replace, indent, %-formatting)."""
+    _bounded_args(args, kwargs)
+    values = [a for a in args if not hasattr(a, "environment")]   # without jinja's context argument
+    if name == "replace" and len(values) >= 3 and all(isinstance(v, str) for v in values[:3]):
+        text, old, new = values[:3]
+        hits = (len(text) + 1) if old == "" else text.count(old)
+        if len(text) + hits * (len(new) - len(old)) > MAX_RENDERED:
+            raise TemplateTooLarge(f"a replace of more than {MAX_RENDERED} characters")
+    elif name == "indent" and values and isinstance(values[0], str):
+        width = kwargs.get("width", values[1] if len(values) > 1 else 4)
+        size = len(width) if isinstance(width, str) else int(width) if isinstance(width, int) else 0
+        if len(values[0]) + (values[0].count("\n") + 1) * size > MAX_RENDERED:
+            raise TemplateTooLarge(f"an indent of more than {MAX_RENDERED} characters")
+    elif name == "join" and len(values) >= 2:
+        # str.join(items) arrives as (separator, items); the join filter as (items, separator).
+        separator, items = (values[0], values[1]) if isinstance(values[0], str) else (values[1], values[0])
+        if isinstance(separator, str) and hasattr(items, "__len__") and len(separator) * len(items) > MAX_RENDERED:
+            raise TemplateTooLarge(f"a join of more than {MAX_RENDERED} characters")
+    elif name == "format" and values and isinstance(values[0], str):
+        _bounded_percent(values[0])
+
+
+def _bounded_percent(form: str) -> None:
+    for match in _PERCENT_WIDTH.finditer(form):
+        for number in match.groups():
+            if number == "*" or (number and int(number) > MAX_RENDERED):
+                raise TemplateTooLarge(f"a %-format width of {number} (at most {MAX_RENDERED}, no '*')")
+
+
+def _bounded_range(*args: int) -> range:
+    numbers = range(*args)
+    if len(numbers) > MAX_LOOP:
+        raise TemplateTooLarge(f"a range of {len(numbers)} items (at most {MAX_LOOP})")
+    return numbers
+
+
+def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(function)   # keeps jinja's pass_context/pass_environment marks
+    def call(*args: Any, **kwargs: Any) -> Any:
+        _before(name, args, kwargs)
+        return _bounded(function(*args, **kwargs))
+
+    return call
+
+
 @functools.lru_cache(maxsize=1)
 def _environment() -> Any:
     # Templates are loaded only when a message is made: a build that sends nothing imports none of it.
+    import jinja2.compiler
     import jinja2.sandbox
 
-    return jinja2.sandbox.SandboxedEnvironment(autoescape=False, keep_trailing_newline=False,
-                                               undefined=jinja2.StrictUndefined)
+    class BoundedEnvironment(jinja2.sandbox.SandboxedEnvironment):
+        intercepted_binops = frozenset({"*", "**", "+", "//", "%"})
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "**" and isinstance(right, (int, float)) and abs(right) > 64:
+                raise TemplateTooLarge(f"an exponent of {right} (at most 64)")
+            if operator == "%" and isinstance(left, str):
+                _bounded_percent(left)
+            if operator == "*":
+                for value, count in ((left, right), (right, left)):
+                    if isinstance(value, (str, list, tuple)) and isinstance(count, int) \
+                            and len(value) * count > MAX_RENDERED:
+                        raise TemplateTooLarge(f"a value of {len(value) * count} characters")
+            return _bounded(super().call_binop(context, operator, left, right))
+
+        def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(getattr(__obj, "__self__", None), str):
+                _before(getattr(__obj, "__name__", ""), (__obj.__self__, *args), kwargs)
+            else:
+                _bounded_args(args, kwargs)
+            return _bounded(super().call(__context, __obj, *args, **kwargs))
+
+        def wrap_str_format(self, value: Any) -> None:
+            if getattr(value, "__name__", "") in ("format", "format_map") and isinstance(
+                    getattr(value, "__self__", None), str):   # widths hide inside the format string
+                raise TemplateTooLarge("a call of str.format (use the 'format' filter)")
+            return None
+
+        @staticmethod
+        def bounded_join(pieces: tuple[Any, ...]) -> str:   # `a ~ b`, compiled to this (below)
+            return str(_bounded("".join(map(str, pieces))))
+
+    class BoundedCodeGenerator(jinja2.compiler.CodeGenerator):
+        def visit_Concat(self, node: Any, frame: Any) -> None:
+            self.write("environment.bounded_join((")
+            for piece in node.nodes:
+                self.visit(piece, frame)
+                self.write(", ")
+            self.write("))")
+
+    BoundedEnvironment.code_generator_class = BoundedCodeGenerator
+    environment = BoundedEnvironment(autoescape=False, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
+    environment.filters = {name: _bounded_filter(name, f) for name, f in environment.filters.items()}
+    environment.globals = {"range": _bounded_range, "namespace": environment.globals["namespace"]}
+    return environment
 
 
 def compile_template(source: str, where: str) -> jinja2.Template:
     import jinja2
 
+    environment = _environment()
     try:
-        template: jinja2.Template = _environment().from_string(source)
+        _refuse_unbounded_shapes(environment.parse(source), where)
+        template: jinja2.Template = environment.from_string(source)
     except jinja2.TemplateSyntaxError as exc:
         raise ConfigError(f"{where}: template error on line {exc.lineno}: {exc.message}") from None
     return template
+
+
+def _refuse_unbounded_shapes(tree: Any, where: str) -> None:
+    """Macros (which may call themselves) and a loop inside a loop multiply work past any bound a
+    single step can check; a message needs neither."""
+    from jinja2 import nodes
+
+    for kind in (nodes.Macro, nodes.CallBlock, nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends):
+        found = tree.find(kind)
+        if found is not None:
+            raise ConfigError(f"{where}: template line {found.lineno}: '{kind.__name__.lower()}' is not "
+                              "available in message templates")
+    for loop in tree.find_all(nodes.For):
+        inner = next((n for part in (*loop.body, *loop.else_) for n in [part, *part.find_all(nodes.For)]
+                      if isinstance(n, nodes.For)), None)
+        if inner is not None:
+            raise ConfigError(f"{where}: template line {inner.lineno}: a loop inside a loop is not available "
+                              "in message templates")
+
+
+def _render_bounded(template: jinja2.Template, values: dict[str, Any]) -> str:
+    """The template's text, stopped as soon as it passes MAX_RENDERED characters."""
+    pieces, size = [], 0
+    for piece in template.generate(values):
+        size += len(piece)
+        if size > MAX_RENDERED:
+            raise TemplateTooLarge(f"more than {MAX_RENDERED} characters")
+        pieces.append(piece)
+    return "".join(pieces)
 
 
 def graphemes(text: str) -> list[str]:
@@ -211,7 +361,10 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
     from jinja2 import TemplateError
 
     template = compile_template(template_source, where)
-    title, description = neutraliser(post.title), neutraliser(post.summary)
+    # Inputs bounded as every value a template makes is (a description longer than any message
+    # loses nothing: it would be shortened to fit anyway).
+    title = neutraliser(shorten(post.title, MAX_RENDERED // 2))
+    description = neutraliser(shorten(post.summary, MAX_RENDERED // 2))
     tags = [h for h in map(hashtag, post.tags) if h] if with_hashtags else []
     notes: tuple[str, ...] = ()
     if max_hashtag is not None:
@@ -223,10 +376,13 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
 
     def render(t: str, d: str) -> str:
         try:
-            return set_url_apart(_tidy(template.render(
+            return set_url_apart(_tidy(_render_bounded(template, dict(
                 title=t, description=d, url=post.url, tags=list(post.tags),
                 hashtags=hashtags,
-                date=post.date.date().isoformat(), site_name=site_name)), post.url)
+                date=post.date.date().isoformat(), site_name=site_name))), post.url)
+        except TemplateTooLarge as exc:
+            raise PostError(f"{where}: cannot render for {post.source}: the template makes {exc}; "
+                            f"a message template may make at most {MAX_RENDERED} characters") from None
         except TemplateError as exc:
             raise PostError(f"{where}: cannot render for {post.source}: {exc}") from None
         except Exception as exc:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mkdocs_syndicate.channels.base import Site
-from mkdocs_syndicate.channels.settings import seconds
+from mkdocs_syndicate.channels.settings import DURATION_LIMITS, seconds
 from mkdocs_syndicate.content.posts import as_datetime
 from mkdocs_syndicate.engine.options import Options, parse_options, require_site_url
 from mkdocs_syndicate.errors import ConfigError, SyndicateError
@@ -56,9 +56,10 @@ def _live_timeout(value: object) -> float | None:
         return None
     if value is True:
         return DEFAULT_TIMEOUT
-    if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
+    limit = DURATION_LIMITS["wait_until_live"]
+    if isinstance(value, (int, float)) and math.isfinite(value) and 0 < value <= limit:
         return float(value)
-    raise ConfigError("wait_until_live: true, false, or the seconds to wait (more than 0)")
+    raise ConfigError(f"wait_until_live: true, false, or the seconds to wait (more than 0, at most {limit:g})")
 
 
 @dataclass
