@@ -381,6 +381,11 @@ def test_another_run_taking_a_pair_of_this_plan_makes_the_plan_stale(repo, sandb
     assert {(k, c): r.state for k, e in pushed.items() for c, r in e.channels.items()} == {
         ("blog/post-1/", "masto"): "done", ("blog/post-2/", "masto"): "done",
         ("blog/post-1/", "devto"): "done", ("blog/post-2/", "devto"): "done"}
+    # The report is the ledger as pushed: one line per pair, none "not attempted" that is done
+    # (it said both, and exited 1 with all done).
+    said = [(r.post_key, r.channel) for r in report.results]
+    assert len(said) == len(set(said)), report.results
+    assert not report.undone, report.results
 
 
 def test_two_runs_claiming_a_pair_with_identical_in_flight_records_send_it_once(repo, sandbox, tmp_path):

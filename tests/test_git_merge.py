@@ -84,3 +84,19 @@ def test_changed_pairs_compares_by_value_and_skips_shared_entries():
     assert changed_pairs(base, copied) == set()
     copied["blog/b/"].channels["masto"] = done("9")
     assert changed_pairs(base, copied) == {("blog/b/", "masto")}
+
+
+def test_the_report_is_the_ledger_as_pushed_one_line_per_pair():
+    from mkdocs_syndicate.engine.results import PairResult
+    from mkdocs_syndicate.engine.syndication import as_recorded
+
+    posts = {"a/": PostEntry("u", "t", {"m": Record("done", 1, "2026-12-02T07:00:00Z"),
+                                        "p": Record("done", 1, "2026-12-02T07:00:00Z")}),
+             "b/": PostEntry("u", "t", {"m": Record("failed", 1, "2026-12-02T07:00:00Z", error="x")})}
+    said = [PairResult("a/", "m", "not_attempted", "the run stopped: a race"),   # round 1
+            PairResult("a/", "p", "not_attempted", "another run changed this pair"),   # theirs, now done
+            PairResult("b/", "m", "not_attempted", "the run stopped"),
+            PairResult("a/", "m", "done", "sent"),                                 # round 2
+            PairResult("b/", "m", "failed", "refused")]
+    assert [(r.post_key, r.channel, r.state) for r in as_recorded(said, posts)] == [
+        ("a/", "m", "done"), ("b/", "m", "failed")]

@@ -35,6 +35,7 @@ from mkdocs_syndicate.ledger.gitmirror import (
     merge,
     without_unpushed_in_flight,
 )
+from mkdocs_syndicate.ledger.schema import Posts
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.net.liveness import wait_until_live
 from mkdocs_syndicate.sandbox import SandboxServer, running_sandbox
@@ -131,10 +132,29 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
             if mirror is not None:
                 ledger.push_if_ahead()
                 mirror.finish()
+            report.results = as_recorded(report.results, ledger.posts)
             return report
 
 
 REPLAN_ROUNDS = 5
+
+
+def as_recorded(results: list[PairResult], posts: Posts) -> list[PairResult]:
+    """The report as the ledger stands at the end (pushed, in git mode): one line per pair, the
+    last round's; a pair that an earlier round left "not attempted" and a later round (or another
+    run) finished is not reported as undone. It said both, and exited 1 with everything done."""
+    last: dict[tuple[str, str], PairResult] = {}
+    for result in results:
+        last.pop((result.post_key, result.channel), None)
+        last[(result.post_key, result.channel)] = result
+    kept = []
+    for (key, channel), result in last.items():
+        entry = posts.get(key)
+        record = entry.channels.get(channel) if entry is not None else None
+        if result.state == "not_attempted" and record is not None and record.state in ("done", "skipped"):
+            continue
+        kept.append(result)
+    return kept
 
 
 SENT_BUT_CONTESTED = ("this run finished it, but another run changed the pushed record meanwhile; "
