@@ -157,11 +157,44 @@ def test_the_bluesky_emulator_refuses_a_tag_facet_over_64_graphemes(sandbox):
     sandbox.state["bluesky"]["records"].clear()
 
 
-@pytest.mark.parametrize("language", ["en_US", "english!", "e", "en-"])
-def test_bluesky_language_must_be_a_bcp47_tag(tmp_path, sandbox, language):
+@pytest.mark.parametrize("language", ["en_US", "english!", "e", "en-", "english", "deutsch", "EN_us", "en-QQQQ"])
+def test_bluesky_language_must_be_a_tag_the_registry_knows(tmp_path, sandbox, language):
+    """`english` and `deutsch` are well-formed (5-8 letters) but no language: the PDS stores them,
+    the official SDK's strict check refuses them, and no reader's filter will ever match them."""
     with pytest.raises(ConfigError, match=r"channels\.bsky\.language: .* is not a BCP 47 language tag"):
         parse_options({"bsky": SPECS["bluesky"].raw(sandbox, language=language)}, ledger_path=tmp_path / "l.yml",
                       site=SITE, sandbox=False, sending=False)
+
+
+@pytest.mark.parametrize("language, sent", [("EN", "en"), ("En-US", "en-US"), ("pt-br", "pt-BR"),
+                                            ("ZH-hant-tw", "zh-Hant-TW"), ("de-CH-1996", "de-CH-1996"),
+                                            ("en-US-x-Twain", "en-US-x-twain")])
+def test_bluesky_language_is_sent_in_the_registrys_case_which_the_sdk_and_the_server_take(
+        tmp_path, sandbox, clock, language, sent):
+    from atproto_client.models.string_formats import LANG_RE  # the official SDK's strict rule
+
+    report = run(tmp_path, {"bsky": SPECS["bluesky"].raw(sandbox, language=language)}, [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    (record,) = [r["value"] for r in sandbox.snapshot()["bluesky"]["records"].values()]
+    assert record["langs"] == [sent] and LANG_RE.match(sent)
+
+
+@pytest.mark.parametrize("langs, accepted", [(["EN"], True), (["english"], True), (["en_US"], False),
+                                             (["e"], False), (["en", "de", "fr", "it"], False)])
+def test_the_bluesky_emulator_checks_langs_as_the_pds_does_syntax_only(sandbox, langs, accepted):
+    """The PDS's `language` format is RFC 5646 syntax (atproto common-web `validateLanguage`):
+    it stores `EN` and `english`; the emulator does the same, not what our client would send."""
+    import httpx
+
+    session = httpx.post(f"{sandbox.url}/bluesky/xrpc/com.atproto.server.createSession",
+                         json={"identifier": "sandbox.bsky.social", "password": "sandbox-bsky-app-password"}).json()
+    record = {"$type": "app.bsky.feed.post", "text": "hi", "createdAt": "2026-12-04T00:00:00.000Z", "langs": langs}
+    answer = httpx.post(f"{sandbox.url}/bluesky-pds/xrpc/com.atproto.repo.putRecord",
+                        headers={"Authorization": f"Bearer {session['accessJwt']}"},
+                        json={"repo": session["did"], "collection": "app.bsky.feed.post", "rkey": "3lenax2ss2227",
+                              "record": record})
+    assert (answer.status_code == 200) is accepted, answer.text
+    sandbox.state["bluesky"]["records"].clear()   # stored as the PDS would; the SDK's teardown check would not take it
 
 
 def test_bluesky_writes_and_reads_at_the_pds_the_did_document_names(tmp_path, sandbox, clock):
@@ -216,9 +249,9 @@ def test_no_emulator_imports_client_code():
 
     import mkdocs_syndicate.sandbox as sandbox_package
 
-    # Neutral modules: a standard (bcp47), file writing, the local folders, and the registry, which
-    # names clients and emulators by import path and lets the server load only the emulators.
-    allowed = {"mkdocs_syndicate.bcp47", "mkdocs_syndicate.ledger.atomicfile", "mkdocs_syndicate.localdirs",
+    # Neutral modules: file writing, the local folders, and the registry, which names clients and
+    # emulators by import path and lets the server load only the emulators.
+    allowed = {"mkdocs_syndicate.ledger.atomicfile", "mkdocs_syndicate.localdirs",
                "mkdocs_syndicate.registry"}
     for path in Path(sandbox_package.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):

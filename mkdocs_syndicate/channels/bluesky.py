@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from mkdocs_syndicate.bcp47 import is_language_tag
 from mkdocs_syndicate.channels.base import (
     Channel,
     Found,
@@ -101,6 +100,40 @@ def facets(text: str) -> list[dict[str, Any]]:
     return sorted(found, key=lambda f: f["index"]["byteStart"])
 
 
+def language_tag(value: str, where: str) -> str:
+    """A language tag as the record's `langs` needs it: one the IANA registry knows (checked by
+    langcodes: `english` and `deutsch` are well-formed but no language), written in the registry's
+    case (`EN` → `en`, `pt-br` → `pt-BR`), which both the PDS and the official SDK's strict check take."""
+    import langcodes
+
+    if "_" in value:
+        raise ConfigError(f"{where}: {value!r} is not a BCP 47 language tag: subtags are joined by a hyphen "
+                          f"({value.replace('_', '-')!r})")
+    if not langcodes.tag_is_valid(value):
+        raise ConfigError(f"{where}: {value!r} is not a BCP 47 language tag the IANA registry knows (like en, "
+                          "en-US, pt-BR or zh-Hant)")
+    return _registry_case(value)
+
+
+def _registry_case(tag: str) -> str:
+    """RFC 5646 section 2.1.1: language lower case, script title case, region upper case; after a
+    singleton (an extension or private use) everything lower case."""
+    parts = tag.split("-")
+    out = [parts[0].lower()]
+    tail = len(parts[0]) == 1   # x-… or i-…: private use or grandfathered
+    for part in parts[1:]:
+        if tail or len(part) == 1:
+            tail = True
+            out.append(part.lower())
+        elif len(part) == 4 and part.isalpha():
+            out.append(part.title())
+        elif len(part) == 2 and part.isalpha():
+            out.append(part.upper())
+        else:
+            out.append(part.lower())
+    return "-".join(out)
+
+
 class BlueskyChannel(Channel):
     type_name = "bluesky"
     repeat_safe = True   # deterministic rkey + byte-identical putRecord: a repeat is a no-op
@@ -116,9 +149,7 @@ class BlueskyChannel(Channel):
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
         super().__init__(settings, site)
         language = settings.options.get("language")
-        if language is not None and not is_language_tag(language):
-            raise ConfigError(f"{settings.where('language')}: {language!r} is not a BCP 47 language tag "
-                              "(like en, en-US or zh-Hant; note the hyphen: en_US is refused by Bluesky)")
+        self._language = language_tag(language, settings.where("language")) if language is not None else None
         self._session: dict[str, Any] | None = None
         self._failed_login: Outcome | None = None   # from warm_up, for the send that follows
 
@@ -137,8 +168,8 @@ class BlueskyChannel(Channel):
                                   "facets": facets(text),
                                   "embed": {"$type": "app.bsky.embed.external", "external": {
                                       "uri": post.url, "title": post.title, "description": post.summary}}}
-        if self.settings.options.get("language"):
-            record["langs"] = [self.settings.options["language"]]
+        if self._language:
+            record["langs"] = [self._language]
         return record
 
     def _thumb(self, post: Post) -> tuple[LocalImage | None, str]:

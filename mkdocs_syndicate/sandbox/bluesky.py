@@ -25,8 +25,27 @@ from typing import Any
 
 import regex
 
-from mkdocs_syndicate.bcp47 import is_language_tag
 from mkdocs_syndicate.sandbox.server import Emulator, Request, Response, first_url
+
+# The PDS checks a record's `langs` against the lexicon's `language` format, which is
+# well-formed BCP 47 syntax and nothing more (RFC 5646 section 2.1: bluesky-social/atproto,
+# packages/common-web/src/strings.ts, `validateLanguage` and its `bcp47Regexp`). So `EN` and
+# even `english` pass here, as they pass the real server; `en_US` and `e` do not.
+_GRANDFATHERED = (r"en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|i-pwn|"
+                  r"i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|no-nyn|"
+                  r"zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang")
+_LANGTAG = (r"(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}(?:-[A-Za-z]{3}){0,2})?|[A-Za-z]{4}|[A-Za-z]{5,8})"  # language
+            r"(?:-[A-Za-z]{4})?"                                                      # script
+            r"(?:-(?:[A-Za-z]{2}|[0-9]{3}))?"                                         # region
+            r"(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*"                          # variants
+            r"(?:-[0-9A-WY-Za-wy-z](?:-[A-Za-z0-9]{2,8})+)*"                          # extensions
+            r"(?:-x(?:-[A-Za-z0-9]{1,8})+)?")                                         # private use
+_LANGUAGE = re.compile(rf"(?:{_GRANDFATHERED})|(?:{_LANGTAG})|x(?:-[A-Za-z0-9]{{1,8}})+")
+
+
+def _well_formed_language(value: str) -> bool:
+    return bool(_LANGUAGE.fullmatch(value))
+
 
 HANDLE = "sandbox.bsky.social"
 DID = "did:plc:sandbox0000000000000000"
@@ -232,7 +251,7 @@ class BlueskyEmulator(Emulator):
             return invalid('Record must have the property "createdAt"')
         langs = record.get("langs")
         if langs is not None and (not isinstance(langs, list) or len(langs) > 3
-                                  or not all(isinstance(x, str) and is_language_tag(x) for x in langs)):
+                                  or not all(isinstance(x, str) and _well_formed_language(x) for x in langs)):
             return invalid("Record/langs must be at most 3 valid language tags")
         size = len(text.encode("utf-8"))
         for facet in record.get("facets") or []:
