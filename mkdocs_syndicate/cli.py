@@ -191,7 +191,9 @@ def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool)
     the remote URL or error under it; done and skipped pairs only counted unless asked for. The
     full text of every field is in `--json`."""
     console = _out()
-    shown = [p for p in view.pairs if show_all or p.state not in ("done", "skipped")]
+    # A done pair with a note is listed: the note says what is unusual about it (sent five times
+    # and never confirmed, resolved by hand).
+    shown = [p for p in view.pairs if show_all or p.state not in ("done", "skipped") or (p.state == "done" and p.note)]
     shown.sort(key=lambda p: (_ORDER.get(p.state, 9), p.post_key, p.channel))
     console.print(Text(f"{ledger_name}: {len(view.posts)} posts × {len(view.channels)} channels"))
     width = max(40, console.width)

@@ -81,6 +81,33 @@ def test_indexnow_202_keeps_the_urls_for_the_next_run_until_a_200(tmp_path, sand
     assert run(tmp_path, channels, posts, clock).results == []
 
 
+def test_an_engine_that_answers_202_for_ever_gets_the_urls_five_times_then_they_are_done(tmp_path, sandbox, clock):
+    """Every build pinged the same URLs and rewrote the ledger, for ever. A pair received five
+    times (202 each time) is done, with a note that says so, and `status` shows that note."""
+    from click.testing import CliRunner
+
+    from mkdocs_syndicate.cli import main
+    from mkdocs_syndicate.engine.policy import MAX_ACCEPTED_SENDS
+
+    channels = {"ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "fresh-key-0003"}}
+    sandbox.add_fault({"channel": "indexnow", "action": "status", "status": 202, "body": "", "times": 100})
+    posts = [make_post(1), make_post(2)]
+    for build in range(1, MAX_ACCEPTED_SENDS):
+        report = run(tmp_path, channels, posts, clock)
+        assert [r.state for r in report.results] == ["waiting", "waiting"], (build, report.results)
+    last = run(tmp_path, channels, posts, clock)
+    assert [r.state for r in last.results] == ["done", "done"] and not last.undone, last.results
+    record = Ledger.read(tmp_path / "ledger.yml").record("blog/post-1/", "ping")
+    assert record.state == "done" and record.attempts == MAX_ACCEPTED_SENDS
+    assert record.note == "received 5 times and never confirmed (202 each time); done, not sent again"
+    assert run(tmp_path, channels, posts, clock).results == []   # and never pinged again
+    assert len(sandbox.requests("indexnow")) == MAX_ACCEPTED_SENDS
+    import yaml
+    (tmp_path / "syndicate.yml").write_text(yaml.safe_dump({"site_url": SITE.url, "channels": channels}))
+    shown = CliRunner().invoke(main, ["status", "-f", str(tmp_path / "syndicate.yml")])
+    assert "done       ping" in shown.output and "never confirmed (202 each time)" in shown.output, shown.output
+
+
 def test_indexnow_key_file_never_deployed_fails_with_403_after_the_202(tmp_path, sandbox, clock):
     sandbox.key_file_root = tmp_path / "empty-site"
     (tmp_path / "empty-site").mkdir()

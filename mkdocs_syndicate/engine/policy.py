@@ -23,6 +23,10 @@ DEFAULT_TRIES = 4          # sends per pair within one run (the first one plus r
 MAX_UNCERTAIN_SENDS = 5    # sends of an at-most-once pair ever, once one of them went unanswered (kills too)
 DEFAULT_429_WAIT = 60.0    # a 429 without any usable hint
 MIN_429_WAIT = 1.0         # a hint of "now" or the past must not become a hot loop
+# A service that answers "received, confirmed later" (IndexNow's 202) to this many sends of one
+# pair has received it that many times: it is done, with a note, instead of being sent (and the
+# ledger rewritten) on every build for ever.
+MAX_ACCEPTED_SENDS = 5
 
 Event = Kind | Found
 
@@ -73,7 +77,11 @@ def decide(event: Event, s: Situation) -> Action:
     if event is Kind.REFUSED or event is Found.CONFLICT:
         return Action(Step.FAIL)
     if event is Kind.ACCEPTED:
-        return Action(Step.AWAIT, reason="sent again by the next run until the service answers 200")
+        if s.attempts >= MAX_ACCEPTED_SENDS:
+            return Action(Step.DONE, reason=f"received {s.attempts} times and never confirmed (202 each time); "
+                                            "done, not sent again")
+        return Action(Step.AWAIT, reason=f"sent again by the next run until the service answers 200 "
+                                         f"(at most {MAX_ACCEPTED_SENDS} times)")
     if event is Kind.GONE:
         return Action(Step.SKIP, reason="made, then deleted by its author: not sent again")
     if event is Kind.AUTH:

@@ -474,6 +474,9 @@ class Runner:
                 outcome = await channel.send_batch(http, batch)
                 sends += 1
                 checkpoints.hit("after_response")
+                if outcome.kind is Kind.ACCEPTED:
+                    await self._accepted(channel, members, outcome)
+                    break
                 current = self.ledger.record(members[0].post.key, channel.id)
                 action = decide(outcome.kind, self._situation(channel, current, sends, outcome))
                 if action.step is Step.DONE:
@@ -486,12 +489,6 @@ class Runner:
                 if action.step is Step.SEND:
                     await http.backoff(self._backoff(sends), "retrying")
                     continue
-                if action.step is Step.AWAIT:
-                    note = f"{self._clean(channel, outcome.error)}; {action.reason}"
-                    await self._write_many([(p, replace(self._current(p), error=note)) for p in members])
-                    for p in members:
-                        self._finish(p, "waiting", note)
-                    break
                 if action.step is Step.LEAVE:
                     for p in members:
                         self._finish(p, "in_flight", f"no answer after {sends} tries "
@@ -514,6 +511,27 @@ class Runner:
     def _next_in_flight(self, pair: PendingPair) -> Record:
         previous = self.ledger.record(pair.post.key, pair.channel.id)
         return Record("in_flight", (previous.attempts if previous else 0) + 1, self._now())
+
+    async def _accepted(self, channel: Channel, members: list[PendingPair], outcome: Outcome) -> None:
+        """Received, confirmed only later: each pair waits for the next run, or, sent often
+        enough already (its own count of attempts), is done with a note."""
+        writes: list[tuple[PendingPair, Record]] = []
+        said: list[tuple[PendingPair, str, str]] = []
+        for pair in members:
+            current = self._current(pair)
+            action = decide(Kind.ACCEPTED, self._situation(channel, current, 1, outcome))
+            if action.step is Step.DONE:
+                writes.append((pair, self._next_record(current, "done", note=action.reason)))
+                said.append((pair, "done", action.reason))
+            else:
+                note = f"{self._clean(channel, outcome.error)}; {action.reason}"
+                writes.append((pair, replace(current, error=note)))
+                said.append((pair, "waiting", note))
+        if any(state == "done" for _, state, _ in said):
+            checkpoints.hit("before_done_write")
+        await self._write_many(writes)
+        for pair, state, text in said:
+            self._finish(pair, state, text)
 
     def _current(self, pair: PendingPair) -> Record:
         record = self.ledger.record(pair.post.key, pair.channel.id)
