@@ -197,3 +197,48 @@ def test_bluesky_rkey_is_a_valid_deterministic_tid():
     a, b = rkey_for(make_post(1), "bsky"), rkey_for(make_post(1), "bsky")
     assert a == b and re.fullmatch(r"[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}", a)
     assert rkey_for(make_post(2), "bsky") != a
+
+
+# ---------------------------------------------------------------- Mastodon: the instance's limits, the token's scopes
+
+@pytest.mark.parametrize("instance_limit", [1000, 300])
+def test_mastodon_uses_the_instances_own_length_limit(tmp_path, sandbox, clock, instance_limit):
+    """500 and 23 are Mastodon's defaults, not every instance's: a message near the limit is made
+    under /api/v2/instance's `max_characters` (read once per run, only then)."""
+    sandbox.set_quirks("mastodon", max_characters=instance_limit)
+    long = make_post(1, description="word " * 300)
+    short = make_post(2)
+    report, _ = run(tmp_path, SPECS["mastodon"].raw(sandbox), [long, short], clock)
+    assert [r.state for r in report.results] == ["done", "done"], report.results
+    texts = {s["text"].split("\n")[0]: s["text"] for s in remote_posts(sandbox, "mastodon")}
+    from mkdocs_syndicate.content.messages import mastodon_length
+    sent = mastodon_length(texts["Post 1"])
+    assert instance_limit - 10 <= sent <= instance_limit, sent   # not cut at 500, nor refused above the limit
+    reads = [r for r in sandbox.requests("mastodon") if r["path"].endswith("/api/v2/instance")]
+    assert len(reads) == 1
+
+
+def test_mastodon_reads_no_limits_when_no_message_is_near_them(tmp_path, sandbox, clock):
+    report, _ = run(tmp_path, SPECS["mastodon"].raw(sandbox), [make_post(1), make_post(2)], clock)
+    assert [r.state for r in report.results] == ["done", "done"]
+    assert not [r for r in sandbox.requests("mastodon") if r["path"].endswith("/api/v2/instance")]
+
+
+def test_a_mastodon_token_without_the_profile_scope_is_named_at_the_first_read(tmp_path, sandbox, clock):
+    """The scopes an older README gave (write:statuses read:statuses) cannot call
+    verify_credentials, so every unknown outcome ended in a bare "needs review"."""
+    import httpx
+
+    from mkdocs_syndicate.sandbox.mastodon import STATUSES_ONLY_TOKEN
+
+    answer = httpx.get(f"{sandbox.url}/mastodon/api/v1/accounts/verify_credentials",
+                       headers={"Authorization": f"Bearer {STATUSES_ONLY_TOKEN}"})
+    assert answer.status_code == 403 and answer.json() == {"error": "This action is outside the authorized scopes"}
+    assert 'error="insufficient_scope"' in answer.headers["www-authenticate"]
+    raw = SPECS["mastodon"].raw(sandbox, token=STATUSES_ONLY_TOKEN)
+    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ch"): Record("in_flight", 1, "2026-12-02T00:00:00Z")})
+    report, _ = run(tmp_path, raw, [make_post(1)], clock)
+    (result,) = report.results
+    assert result.state == "in_flight" and result.needs_review, result
+    assert "write:statuses read:statuses profile" in result.detail and "403" in result.detail, result.detail
+    assert remote_posts(sandbox, "mastodon") == []   # never resent blind

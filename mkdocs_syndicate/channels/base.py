@@ -156,6 +156,12 @@ class Channel:
         """Whatever a send needs first and that changes nothing remote (a session), fetched while
         the pair's in_flight record is being pushed; never raises (the send reports failures)."""
 
+    async def learn_limits(self, http: Http, fresh: list[Prepared]) -> bool:
+        """Before a lane's first send: read what the service says about its own limits, if that
+        could change the messages prepared for new pairs (`fresh`). True when the channel's rules
+        changed and those messages must be prepared again. Never raises."""
+        return False
+
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         """One request for one post (unless `batched`)."""
         raise NotImplementedError

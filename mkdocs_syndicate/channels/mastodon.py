@@ -18,6 +18,7 @@ from mkdocs_syndicate.channels.base import (
     Kind,
     Outcome,
     Prepared,
+    Site,
     Verdict,
     scan_bound,
     status_outcome,
@@ -34,7 +35,7 @@ from mkdocs_syndicate.channels.reading import (
     same_origin,
     timestamp,
 )
-from mkdocs_syndicate.channels.settings import Option
+from mkdocs_syndicate.channels.settings import ChannelSettings, Option
 from mkdocs_syndicate.content.identity import client_id, post_key_of
 from mkdocs_syndicate.content.links import hrefs
 from mkdocs_syndicate.content.messages import LengthRule, mastodon_length, render_message
@@ -54,16 +55,32 @@ def idempotency_key(post_url: str, channel_id: str) -> str:
     return client_id(post_url, channel_id, "mastodon-idempotency")
 
 
+DEFAULT_URL_WEIGHT = 23   # characters_reserved_per_url on Mastodon
+NEAR_LIMIT = 50
+SCOPE_HINT = ("the token may not read the account back: verify_credentials answered 403 (outside the "
+              "authorized scopes). Make a token with the scopes write:statuses read:statuses profile "
+              "(read:accounts before Mastodon 4.3); until then a post whose outcome is unknown cannot be "
+              "checked")
+
+
 class MastodonChannel(Channel):
     type_name = "mastodon"
     options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option("secret", required=True,
-                        help="an access token with write:statuses and read:statuses, e.g. !ENV MASTODON_TOKEN"),
+                        help="an access token with the scopes write:statuses read:statuses profile "
+                             "(read:accounts before Mastodon 4.3), e.g. !ENV MASTODON_TOKEN"),
         "visibility": Option("choice", default="public", choices=("public", "unlisted", "private", "direct")),
         "language": Option("text"),
-        "max_characters": Option("int", default=500, help="the instance's status length limit"),
+        "max_characters": Option("int", default=500, help="the status length limit when the instance does not say"),
     }
+
+    def __init__(self, settings: ChannelSettings, site: Site) -> None:
+        super().__init__(settings, site)
+        # The instance's own limits (/api/v2/instance), once read in this run; until then the setting.
+        self._max_characters: int = settings.options["max_characters"]
+        self._url_weight = DEFAULT_URL_WEIGHT
+        self._limits_read = False
 
     @property
     def _base(self) -> str:
@@ -73,7 +90,8 @@ class MastodonChannel(Channel):
         return {"Authorization": f"Bearer {self.settings.options['token'].reveal()}"}
 
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
-        rule = LengthRule(self.settings.options["max_characters"], mastodon_length)
+        weight = self._url_weight
+        rule = LengthRule(self._max_characters, lambda text: mastodon_length(text, weight))
         message = render_message(post, self.id, self.settings.template or DEFAULT_TEMPLATE, rule,
                                  self.site.name, where=self.settings.where("template"))
         return Prepared(message, idempotency_key=idempotency_key(post.url, self.id),
@@ -126,6 +144,32 @@ class MastodonChannel(Channel):
         return any(link == url or (page is not None and post_key_of(link, self.site.url) == page)
                    for link in links)
 
+    async def learn_limits(self, http: Http, fresh: list[Prepared]) -> bool:
+        """The instance's own length rule, read once per run and only when it can matter: a new
+        message within NEAR_LIMIT of the limit used to make it (it may have been shortened for
+        nothing, or count URLs differently from the instance). True when the rule changed."""
+        if self._limits_read or not any(p.message is not None and p.message.limit is not None
+                                        and p.message.length >= p.message.limit - NEAR_LIMIT for p in fresh):
+            return False
+        self._limits_read = True
+        import httpx
+
+        try:
+            answer = await http.request("GET", f"{self._base}/api/v2/instance")
+            statuses = json_object(answer).get("configuration", {}).get("statuses", {}) \
+                if answer.status_code == 200 else {}
+        except (httpx.TransportError, BadAnswer):
+            return False   # the setting stands; the server's own check has the last word
+        limit, weight = statuses.get("max_characters"), statuses.get("characters_reserved_per_url")
+        changed = False
+        if isinstance(limit, int) and not isinstance(limit, bool) and 1 <= limit <= 100_000 \
+                and limit != self._max_characters:
+            self._max_characters, changed = limit, True
+        if isinstance(weight, int) and not isinstance(weight, bool) and 0 <= weight <= 1000 \
+                and weight != self._url_weight:
+            self._url_weight, changed = weight, True
+        return changed
+
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx
 
@@ -139,6 +183,8 @@ class MastodonChannel(Channel):
     async def _scan(self, http: Http, post: Post, oldest: float) -> Verdict:
         me = await http.request("GET", f"{self._base}/api/v1/accounts/verify_credentials",
                                 headers=self._auth())
+        if me.status_code == 403:
+            return Verdict(Found.UNKNOWN, reason=SCOPE_HINT)
         if me.status_code != 200:
             return Verdict(Found.UNKNOWN, reason=f"verify_credentials answered {me.status_code}")
         account_id = identifier(json_object(me).get("id"), "account id")

@@ -209,6 +209,8 @@ class Runner:
             if channel.batched:
                 await self._batched(channel, http, pairs)
                 return
+            if not self.verify_only:
+                pairs = await self._with_service_limits(channel, http, pairs)
             jobs = [_Job(pair, read_first=pair.needs_verify) for pair in pairs]
             while jobs:
                 if self._stop is not None:
@@ -511,6 +513,22 @@ class Runner:
     def _next_in_flight(self, pair: PendingPair) -> Record:
         previous = self.ledger.record(pair.post.key, pair.channel.id)
         return Record("in_flight", (previous.attempts if previous else 0) + 1, self._now())
+
+    async def _with_service_limits(self, channel: Channel, http: PacedHttp,
+                                   pairs: list[PendingPair]) -> list[PendingPair]:
+        """New pairs' messages made again under the service's own limits, when it states other
+        ones (Mastodon's /api/v2/instance); a pair with a record keeps the message it was sent with."""
+        fresh = [pair for pair in pairs if pair.record is None]
+        if not fresh or not await channel.learn_limits(http, [pair.prepared for pair in fresh]):
+            return pairs
+        return [self._prepared_again(channel, pair) if pair.record is None else pair for pair in pairs]
+
+    @staticmethod
+    def _prepared_again(channel: Channel, pair: PendingPair) -> PendingPair:
+        try:
+            return replace(pair, prepared=channel.prepare(pair.post))
+        except SyndicateError:   # it does not fit the service's rule: the first message goes, refused by name
+            return pair
 
     async def _accepted(self, channel: Channel, members: list[PendingPair], outcome: Outcome) -> None:
         """Received, confirmed only later: each pair waits for the next run, or, sent often

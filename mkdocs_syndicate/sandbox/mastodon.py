@@ -13,6 +13,10 @@ import regex
 from mkdocs_syndicate.sandbox.server import Emulator, Request, Response, first_url
 
 TOKEN = "sandbox-mastodon-token"
+# A token made with only the scopes an older README named: it can post and list statuses, but not
+# call verify_credentials, which needs `profile` (Mastodon 4.3+), `read` or `read:accounts`.
+STATUSES_ONLY_TOKEN = "sandbox-mastodon-token-statuses-only"
+ALL_SCOPES = frozenset({"read", "write", "profile"})
 ACCOUNT_ID = "1"
 USERNAME = "sandbox"
 MAX_CHARACTERS = 500
@@ -39,6 +43,18 @@ def countable_length(text: str) -> int:
     text = _URL.sub(URL_PLACEHOLDER, text)
     text = _MENTION.sub(r"@\1", text)
     return len(regex.findall(r"\X", text))
+
+
+def _allows(scopes: frozenset[str], *any_of: str) -> bool:
+    return bool(scopes & set(any_of))
+
+
+def _outside() -> Response:
+    """Api::BaseController#doorkeeper_forbidden_render_options, and Doorkeeper's header."""
+    return Response(403, {"error": "This action is outside the authorized scopes"},
+                    {"WWW-Authenticate": 'Bearer realm="Doorkeeper", error="insufficient_scope", '
+                                         'error_description="The request requires higher privileges than provided '
+                                         'by the access token."'})
 
 
 def _iso_ms(epoch: float) -> str:
@@ -125,21 +141,39 @@ class MastodonEmulator(Emulator):
 
     # ---------------------------------------------------------------- routes
 
+    def _max_characters(self) -> int:
+        return int(self.quirks.get("max_characters", MAX_CHARACTERS))
+
+    def _scopes(self, request: Request) -> frozenset[str] | None:
+        presented = request.headers.get("authorization", "")
+        if presented == f"Bearer {self.token}":
+            return ALL_SCOPES
+        if presented == f"Bearer {STATUSES_ONLY_TOKEN}":
+            return frozenset({"write:statuses", "read:statuses"})
+        return None
+
     def handle(self, request: Request) -> Response:
-        if request.path == "/api/v2/instance" and request.method == "GET":
+        if request.path == "/api/v2/instance" and request.method == "GET":   # public, no token
             return Response(200, {"domain": "sandbox", "version": "4.3.0", "configuration": {"statuses": {
-                "max_characters": MAX_CHARACTERS, "characters_reserved_per_url": 23,
+                "max_characters": self._max_characters(), "characters_reserved_per_url": 23,
                 "max_media_attachments": 4}}})
-        if request.headers.get("authorization") != f"Bearer {self.token}":
+        scopes = self._scopes(request)
+        if scopes is None:
             return Response(401, {"error": "The access token is invalid"})
+        # Each action's scopes as Mastodon's controllers ask Doorkeeper for them (a broad scope
+        # covers its granular ones); anything else is a 403 with Doorkeeper's body and header.
         if request.path == "/api/v1/statuses" and request.method == "POST":
-            return self._create(request)
+            return self._create(request) if _allows(scopes, "write", "write:statuses") else _outside()
         if request.path.startswith("/api/v1/statuses/") and request.method == "DELETE":
+            if not _allows(scopes, "write", "write:statuses"):
+                return _outside()
             return self._delete(request.path.rsplit("/", 1)[-1])
         if request.path == "/api/v1/accounts/verify_credentials" and request.method == "GET":
+            if not _allows(scopes, "profile", "read", "read:accounts"):
+                return _outside()
             return Response(200, self._account())
         if request.path == f"/api/v1/accounts/{ACCOUNT_ID}/statuses" and request.method == "GET":
-            return self._list(request)
+            return self._list(request) if _allows(scopes, "read", "read:statuses") else _outside()
         if request.path.startswith("/api/v1/accounts/") and request.path.endswith("/statuses"):
             return Response(404, {"error": "Record not found"})
         return Response(404, {"error": "Record not found"})
@@ -166,8 +200,9 @@ class MastodonEmulator(Emulator):
         text = str(fields.get("status") or "")
         if not text.strip():
             return Response(422, {"error": "Validation failed: Text can't be blank"})
-        if countable_length(text) > MAX_CHARACTERS:
-            return Response(422, {"error": f"Validation failed: Text character limit of {MAX_CHARACTERS} exceeded"})
+        if countable_length(text) > self._max_characters():
+            return Response(422, {"error": "Validation failed: Text character limit of "
+                                           f"{self._max_characters()} exceeded"})
         headers = self._rate_headers(now)
         if headers["X-RateLimit-Remaining"] == "0":
             return Response(429, {"error": "Too many requests"}, headers)

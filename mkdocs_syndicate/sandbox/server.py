@@ -164,7 +164,7 @@ class Emulator:
         return [item for item in items if item.get("visible_at", 0) <= now]
 
 
-QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset"}
+QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset", "max_characters"}
 
 
 class SandboxServer:
