@@ -146,3 +146,24 @@ def test_sandbox_pacing_real_keeps_the_configured_spacing(tmp_path):
         (channel,) = make_channels(options)
         assert channel.settings.min_interval == expected
         assert ("100× faster" in sandbox_note(options)) == (pacing == "fast")
+
+
+def test_a_github_pages_project_site_pings_indexnow_with_its_key_under_the_project_path(tmp_path):
+    """`site_url: https://user.github.io/project/`: site_dir is served under /project/ and the
+    host's root belongs to the user site. The key file is published at <site_url><key>.txt and
+    named as keyLocation; the sandbox engine, like the real ones, fetches it there and takes the
+    URLs under that folder. It used to look for the key under the path twice: 403 on every run."""
+    posts = {"hello.md": post("Hello", (NOW - dt.timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S"))}
+    config = write_site(tmp_path, {"channels": {"ping": {"type": "indexnow", "key": "project-key-0001"}},
+                                   "sandbox": True}, posts, site_url="https://user.github.io/project/")
+    first = mkdocs(config, env={"CI": "true"})
+    assert first.returncode == 0, first.stderr
+    key = "sandbox-indexnow-key-0001"   # a rehearsal pings with the sandbox's own key
+    assert (tmp_path / "site" / f"{key}.txt").read_text() == key
+    record = Ledger.read(tmp_path / "ledger.yml").record("posts/hello/", "ping")
+    assert record.state == "in_flight" and record.error.startswith("202 accepted"), record
+    assert f"https://user.github.io/project/{key}.txt" in record.error
+    second = mkdocs(config, env={"CI": "true"})
+    assert second.returncode == 0 and "403" not in second.stderr, second.stderr
+    assert Ledger.read(tmp_path / "ledger.yml").record("posts/hello/", "ping").state == "done"
+

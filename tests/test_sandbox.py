@@ -188,3 +188,20 @@ def test_answers_are_not_held_back_by_nagle(tmp_path, monkeypatch):
     with SandboxServer(tmp_path / "s") as server, httpx.Client(base_url=server.url) as client:
         assert post_status(client).status_code == 200
     assert nodelay and all(nodelay), nodelay
+
+
+def test_the_indexnow_engine_takes_only_urls_under_the_key_locations_folder(sandbox):
+    """indexnow.org: a key file in a folder covers the URLs under that folder only; one at the
+    host's root covers the host."""
+    import httpx
+
+    def ping(location, *urls):
+        return httpx.post(f"{sandbox.url}/indexnow", json={
+            "host": "user.github.io", "key": "project-key-0002", "keyLocation": location, "urlList": list(urls)})
+
+    assert ping("https://user.github.io/project/project-key-0002.txt",
+                "https://user.github.io/other/post/").status_code == 422
+    assert ping("https://user.github.io/project/project-key-0002.txt",
+                "https://user.github.io/project/post/").status_code == 202
+    assert ping("https://user.github.io/project-key-0002.txt", "https://user.github.io/other/post/").status_code in (
+        202, 403)

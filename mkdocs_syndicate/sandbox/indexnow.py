@@ -77,6 +77,12 @@ class IndexNowEmulator(Emulator):
             return Response(422, b"URL does not belong to the host")
         if location and urlsplit(location).hostname != host:
             return Response(422, b"Invalid key location")
+        if location:
+            # indexnow.org: a key file in a folder covers only the URLs under that folder
+            # ("https://example.com/catalog/key.txt" → URLs starting with /catalog/).
+            folder = urlsplit(location).path.rsplit("/", 1)[0] + "/"
+            if any(not (urlsplit(u).path or "/").startswith(folder) for u in urls):
+                return Response(422, b"URL is not under the key location's folder")
         where = location or f"https://{host}/{key}.txt"
         if isinstance(self.state["keys"], list):  # a state.json from before keys had verdicts
             self.state["keys"] = {k: "valid" for k in self.state["keys"]}
@@ -104,10 +110,19 @@ class IndexNowEmulator(Emulator):
             self.state["keys"][key] = "valid" if valid else "invalid"
             self.server.save()
 
+    def configure_for_site(self, site_url: str) -> None:
+        # Where the built site is deployed: a GitHub Pages project site serves site_dir under
+        # /<project>/, and the host's root is someone else's (the user site).
+        self.site_path = urlsplit(site_url).path or "/"
+
+    site_path = "/"
+
     def _reachable(self, location: str) -> str | None:
         parts = urlsplit(location)
         if parts.hostname in _LOOPBACK:
             return location
         if self.server.key_file_root is not None and self.server.listening:
-            return f"{self.server.url}/_site{parts.path}"
+            if not parts.path.startswith(self.site_path):
+                return f"{self.server.url}/_site/.outside-this-site"   # not in this site's build: 404
+            return f"{self.server.url}/_site/{parts.path[len(self.site_path):]}"
         return None
