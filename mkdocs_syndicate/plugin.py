@@ -223,7 +223,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         # A pull request cannot announce anything: old pending posts are news for its author, not
         # a fault of the change, so they do not fail `mkdocs build --strict` there.
         report = log.info if pull_request_reason(os.environ) else log.warning
-        for line in stale_pending(the_plan, dt.datetime.now(dt.UTC), hours):
+        for line in stale_pending(the_plan, dt.datetime.now(dt.UTC), hours, ledger_exists=options.ledger_path.exists()):
             report(line)
 
     # ------------------------------------------------------------------ a plan build's shortcut

@@ -8,11 +8,12 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import SITE, ListReporter, make_post, mastodon_raw
+from conftest import SITE, ListReporter, make_post, mastodon_raw, write_ledger
 from sites import mkdocs, post, write_site
 
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.ledger.store import Ledger
 
 pytestmark = pytest.mark.http
@@ -94,10 +95,15 @@ def test_without_the_setting_nothing_is_polled(tmp_path, sandbox, clock, pages):
 
 # ------------------------------------------------------------------ stale pending
 
-def stale_site(tmp_path, sandbox, **extra):
+def stale_site(tmp_path, sandbox, *, ledger=True, **extra):
+    """A site whose sending step has run before (its ledger exists), with an old post pending."""
     today = dt.datetime.now(dt.UTC).date().isoformat()
+    if ledger:
+        from mkdocs_syndicate.ledger.format import dump
+        (tmp_path / "ledger.yml").write_text(dump({}))
     return write_site(tmp_path, {"mode": "plan", **extra, "channels": {
-        "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "t"}}},
+        "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "t"},
+        "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "stale-key-01"}}},
         {"old.md": post("Old", "2026-11-01"), "new.md": post("New", today)})
 
 
@@ -107,8 +113,27 @@ def test_a_plan_build_warns_about_old_posts_still_pending(tmp_path, sandbox):
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.startswith("WARNING")]
     assert len(warnings) == 1, warnings
-    assert "posts/old/ is dated 2026-11-01" in warnings[0] and "still not announced on masto" in warnings[0]
+    assert "posts/old/ is dated 2026-11-01" in warnings[0] and "still not announced on masto, ping" in warnings[0]
     assert sandbox.requests() == []
+
+
+@pytest.mark.process
+def test_no_alarm_before_the_sending_step_has_ever_run(tmp_path, sandbox):
+    """The very first local build, before syndication is set up in CI: no ledger, no alarm."""
+    result = mkdocs(stale_site(tmp_path, sandbox, ledger=False), "build", "--strict")
+    assert result.returncode == 0 and "still not announced" not in result.stderr, result.stderr
+
+
+@pytest.mark.process
+def test_the_alarm_counts_only_pairs_nothing_has_attempted(tmp_path, sandbox):
+    """An IndexNow ping answered 202 minutes ago is waiting for the engine, not for the sending
+    step: only the pair nothing has attempted is named."""
+    config = stale_site(tmp_path, sandbox)
+    write_ledger(tmp_path / "ledger.yml", {("posts/old/", "ping"): Record(
+        "in_flight", 1, "2026-12-04T00:00:00Z", error="202 accepted, key validation pending")})
+    result = mkdocs(config)
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1 and "still not announced on masto:" in warnings[0], warnings
 
 
 @pytest.mark.process

@@ -92,14 +92,17 @@ def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None]) -> None:
 COLLAPSE_AFTER = 10   # more lines of one kind than this become one line with a count
 
 
-def stale_pending(the_plan: Plan, now: dt.datetime, hours: float) -> list[str]:
-    """The "deployed but never announced" alarm: pending pairs of posts older than `hours`."""
-    if not hours or hours <= 0:
+def stale_pending(the_plan: Plan, now: dt.datetime, hours: float, *, ledger_exists: bool) -> list[str]:
+    """The "deployed but never announced" alarm: pairs of posts older than `hours` that nothing
+    has attempted. Not before a ledger exists (a site whose sending step has never run is being
+    set up, not failing), and not for a pair with a record (an IndexNow ping answered 202 minutes
+    ago is waiting for the engine, not for the sending step)."""
+    if not hours or hours <= 0 or not ledger_exists:
         return []
     by_post: dict[str, list[str]] = {}
     dates: dict[str, dt.datetime] = {}
     for pair in the_plan.pairs:
-        if now - pair.post.date > dt.timedelta(hours=hours):
+        if pair.record is None and now - pair.post.date > dt.timedelta(hours=hours):
             by_post.setdefault(pair.post.key, []).append(pair.channel.id)
             dates[pair.post.key] = pair.post.date
     return [f"{key} is dated {to_display(dates[key])}, more than {hours:g} h ago, and still not "
