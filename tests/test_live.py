@@ -147,3 +147,34 @@ def test_the_alarm_can_be_turned_off(tmp_path, sandbox):
     config = stale_site(tmp_path, sandbox, stale_after_hours=0)
     result = mkdocs(config, "build", "--strict")
     assert result.returncode == 0, result.stderr
+
+
+# ------------------------------------------------------------------ in the sandbox
+
+@pytest.mark.unit
+def test_in_the_sandbox_a_page_is_live_when_the_build_wrote_it(tmp_path):
+    from mkdocs_syndicate.net.liveness import in_built_site
+
+    (tmp_path / "blog" / "built").mkdir(parents=True)
+    (tmp_path / "blog" / "built" / "index.html").write_text("<html></html>")
+    verdicts = in_built_site(["https://example.com/blog/built/", "https://example.com/blog/missing/"],
+                             "https://example.com/", str(tmp_path))
+    assert verdicts["https://example.com/blog/built/"] is None
+    assert "not in the built site" in verdicts["https://example.com/blog/missing/"]
+
+
+@pytest.mark.process
+def test_a_sandbox_build_with_wait_until_live_checks_site_dir_not_the_web(tmp_path):
+    """It polled the real site (example.com) for up to 10 minutes."""
+    import time
+
+    today = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    config = write_site(tmp_path, {"sandbox": True, "wait_until_live": True, "channels": {
+        "masto": {"type": "mastodon", "instance": "https://mastodon.example", "token": "x-token-1"}}},
+        {"new.md": post("New", today)})
+    started = time.monotonic()
+    result = mkdocs(config, env={"CI": "true"})
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 60
+    assert "wait_until_live looks for each new page in the built site_dir" in result.stderr
+    assert Ledger.read(tmp_path / "ledger.yml").record("posts/new/", "masto").state == "done"

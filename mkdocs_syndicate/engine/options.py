@@ -99,12 +99,14 @@ def sandbox_note(options: Options) -> str | None:
     """What a sandbox run does differently from a real one, said once at its start."""
     if not options.sandbox:
         return None
+    live = ("; wait_until_live looks for each new page in the built site_dir, not on the web"
+            if options.wait_until_live else "")
     paced = [c for c in options.channels if c.enabled and c.min_interval]
     if options.sandbox_pacing == "real" or not paced:
-        return "to the sandbox (real credentials are not sent there)"
+        return f"to the sandbox (real credentials are not sent there){live}"
     scaled = ", ".join(f"{c.id} {c.min_interval:g} s → {c.min_interval / SANDBOX_PACING_SCALE:g} s" for c in paced)
     return (f"to the sandbox, with pacing {SANDBOX_PACING_SCALE}× faster than configured ({scaled}; "
-            "`sandbox_pacing: real` keeps the real spacing)")
+            f"`sandbox_pacing: real` keeps the real spacing){live}")
 
 
 def select_posts(options: Options, posts: list[Post], clock: Clock) -> list[Post]:

@@ -37,7 +37,7 @@ from mkdocs_syndicate.ledger.gitmirror import (
 )
 from mkdocs_syndicate.ledger.schema import Posts
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.net.liveness import wait_until_live
+from mkdocs_syndicate.net.liveness import in_built_site, wait_until_live
 from mkdocs_syndicate.sandbox import SandboxServer, running_sandbox
 from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
 
@@ -175,8 +175,11 @@ def _not_live(options: Options, ledger: Ledger, chosen: list[Post], channels: li
         await reporter.wait("live", seconds, reason, clock)
 
     assert options.wait_until_live is not None
-    verdicts = asyncio.run(wait_until_live(fresh, timeout=options.wait_until_live, interval=options.live_interval,
-                                           clock=clock, sleep=sleep, transport=transport))
+    if options.sandbox:   # a rehearsal's "live site" is the build it just made, never the web
+        verdicts = in_built_site(fresh, options.site.url, options.site.site_dir)
+    else:
+        verdicts = asyncio.run(wait_until_live(fresh, timeout=options.wait_until_live, interval=options.live_interval,
+                                               clock=clock, sleep=sleep, transport=transport))
     late = [p for p in pending if verdicts.get(p.post.url)]
     for pair in late:
         result = PairResult(pair.post.key, pair.channel.id, "not_attempted", str(verdicts[pair.post.url]))

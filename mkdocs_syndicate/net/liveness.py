@@ -58,3 +58,22 @@ async def _poll(client: httpx.AsyncClient, url: str, timeout: float, interval: f
         if left <= 0:
             return f"not live after {timeout:.0f} s: {url} {last}; stays pending for the next run"
         await sleep(url, min(interval, left), f"waiting for {url} to go live ({last})")
+
+
+def in_built_site(urls: list[str], site_url: str, site_dir: str) -> dict[str, str | None]:
+    """The sandbox's `wait_until_live`: a page is "live" when the build wrote it (`<key>index.html`
+    under site_dir); nothing is fetched. Without a site_dir (a feed-driven run) every page is."""
+    from pathlib import Path
+
+    from mkdocs_syndicate.content.identity import post_key_of
+
+    verdicts: dict[str, str | None] = {}
+    for url in urls:
+        key = post_key_of(url, site_url)
+        if not site_dir or key is None:
+            verdicts[url] = None
+            continue
+        page = Path(site_dir, key, "index.html") if key.endswith("/") or not key else Path(site_dir, key)
+        verdicts[url] = None if page.is_file() else (
+            f"not in the built site ({page}): the sandbox's wait_until_live checks site_dir; stays pending")
+    return verdicts
