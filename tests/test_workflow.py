@@ -79,3 +79,11 @@ def test_actions_are_pinned_by_commit_with_the_version_beside_them():
         for line in path.read_text().splitlines():
             if "uses:" in line:
                 assert re.search(r"uses: [\w.-]+/[\w.-]+@[0-9a-f]{40}  # v\d+\.\d+\.\d+$", line), line
+
+
+def test_both_jobs_install_the_sites_own_requirements_when_it_has_them():
+    """Real blogs use more plugins than Material (glightbox, minify): without them the build fails."""
+    for job in ("check", "publish"):
+        installs = [s["run"] for s in load()["jobs"][job]["steps"] if "pip install" in s.get("run", "")]
+        assert len(installs) == 1 and "if [ -f requirements.txt ]; then pip install -r requirements.txt; fi" in installs[0]
+        assert installs[0].index("requirements.txt") < installs[0].index("mkdocs_syndicate-*.whl")
