@@ -87,3 +87,12 @@ def test_both_jobs_install_the_sites_own_requirements_when_it_has_them():
         installs = [s["run"] for s in load()["jobs"][job]["steps"] if "pip install" in s.get("run", "")]
         assert len(installs) == 1 and "if [ -f requirements.txt ]; then pip install -r requirements.txt; fi" in installs[0]
         assert installs[0].index("requirements.txt") < installs[0].index("mkdocs_syndicate-*.whl")
+
+
+def test_the_readme_states_the_mkdocs_requirement_the_package_declares():
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    (mkdocs,) = [d for d in declared if d.startswith("mkdocs>")]
+    readme = (ROOT / "README.md").read_text()
+    assert f"`{mkdocs}`" in readme and "MkDocs 1.6 or later" in readme and "ResolutionImpossible" in readme
