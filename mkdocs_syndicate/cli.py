@@ -166,6 +166,11 @@ def status(config_file: Path | None, as_json: bool, check_: bool, show_all: bool
     options = _guard(lambda: site.options(sending=False))
     ledger = _guard(lambda: Ledger.read(options.ledger_path))
     now = _now()
+    known = sorted(set(_channel_ids(options)) | {c for e in ledger.posts.values() for c in e.channels})
+    unknown = sorted(set(channel_ids) - set(known))
+    if unknown:   # a typo would otherwise show an empty, reassuring table
+        raise click.BadParameter(f"unknown channel id {unknown[0]!r} (known: {', '.join(known) or 'none'})",
+                                 param_hint="'--channel'")
     built = _built_posts_if_any(options, feed)
     posts = select_posts(options, built, SystemClock()) if built is not None else None
     view = status_view(ledger, _channel_ids(options), posts, now).filtered(
@@ -269,7 +274,7 @@ def run(config_file: Path | None, feed: str | None) -> None:
 def verify(config_file: Path | None, feed: str | None) -> None:
     """Resolve in_flight records by reading the remote side only; sends nothing."""
     site = _site(config_file)
-    options = _guard(lambda: site.options(sending=True))
+    options = _guard(lambda: site.options(sending=True, reading_only=True))   # Weibo's rip is not needed to read
     ledger = _guard(lambda: Ledger.read(options.ledger_path))
     posts = _posts_for_verify(options, ledger, feed)
     report = _guard(lambda: run_with_display(options, posts, _log, _log, verify_only=True))

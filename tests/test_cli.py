@@ -392,3 +392,25 @@ def test_a_record_without_its_time_fails_check_and_every_command_before_any_requ
         assert result.exit_code == 1, (command, result.output)
         assert "ledger.yml:7: record (blog/post-1/, masto) has no 'at'" in result.output, (command, result.output)
     assert sandbox.requests() == []
+
+
+@pytest.mark.http
+def test_status_with_an_unknown_channel_id_names_the_known_ones(site):
+    """`--channel mastadon` silently showed nothing: a typo looked like "all is well"."""
+    result = cli(site, "status", "--channel", "mastadon")
+    assert result.exit_code == 2 and "unknown channel id 'mastadon' (known: masto, ping)" in result.output, result.output
+    assert cli(site, "status", "--channel", "masto").exit_code == 0
+
+
+@pytest.mark.http
+def test_verify_does_not_demand_weibos_rip_which_only_sharing_needs(site, sandbox):
+    """`rip` is the user's IP, sent with each share; reading back never sends it."""
+    import yaml
+    data = yaml.safe_load(site.read_text())
+    data["plugins"][0]["syndicate"]["channels"]["wb"] = {
+        "type": "weibo", "api": sandbox.url + "/weibo/2", "access_token": "sandbox-weibo-access-token"}
+    site.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = cli(site, "verify")
+    assert result.exit_code == 0 and "rip" not in result.output, result.output
+    sent = cli(site, "run")
+    assert sent.exit_code == 1 and "channels.wb.rip: missing" in sent.output, sent.output

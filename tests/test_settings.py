@@ -2,7 +2,7 @@ import pytest
 from conftest import SITE
 
 from mkdocs_syndicate.channels import REGISTRY
-from mkdocs_syndicate.channels.settings import parse_channels, require_credentials
+from mkdocs_syndicate.channels.settings import missing_settings, parse_channels
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.redaction import Secret, redact
@@ -46,11 +46,26 @@ def test_http_is_fine_on_loopback():
         parse({"x": {"type": "mastodon", "instance": f"http://{host}"}})
 
 
-def test_missing_credentials_fail_in_send_mode_naming_channel_and_setting():
-    channels = parse({"masto": {"type": "mastodon", "instance": "https://m.example", "token": None}})
+def test_missing_credentials_fail_in_send_mode_naming_channel_and_setting(tmp_path):
+    raw = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": None}}
     with pytest.raises(ConfigError, match=r"channels.masto.token: missing \(or empty\); channel 'masto' cannot send"):
-        require_credentials(channels, REGISTRY)
-    require_credentials(parse({"masto": {"type": "mastodon", "enabled": False}}), REGISTRY)
+        parse_options(raw, ledger_path=tmp_path / "l.yml", site=SITE, sandbox=False, sending=True)
+    assert missing_settings({"masto": {"type": "mastodon", "enabled": False}}, REGISTRY) == []
+
+
+def test_every_malformed_and_every_missing_setting_is_reported_at_once(tmp_path):
+    """One at a time, and a malformed value hid the missing ones: a fix per build."""
+    raw = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "t-123456", "visibility": "loud",
+                     "max_characters": -5},
+           "devto": {"type": "forem", "api": "ftp://dev.to/api"},
+           "wb": {"type": "weibo", "access_token": "x-123456"}}
+    with pytest.raises(ConfigError) as caught:
+        parse_options(raw, ledger_path=tmp_path / "l.yml", site=SITE, sandbox=False, sending=True)
+    text = str(caught.value)
+    for setting in ("channels.masto.visibility", "channels.masto.max_characters", "channels.devto.api",
+                    "channels.devto.api_key: missing", "channels.wb.rip: missing"):
+        assert setting in text, text
+    assert text.endswith("Set them, or set 'enabled: false' on those channels.")
 
 
 def test_sandbox_needs_no_credentials_and_plan_mode_does_not_check_them(tmp_path):

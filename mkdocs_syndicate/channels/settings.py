@@ -23,6 +23,7 @@ class Option:
 
     kind: OptionKind
     required: bool = False
+    only_to_send: bool = False   # needed to create a post, not to read one back (a verify-only run)
     default: Any = None
     help: str = ""
     choices: tuple[str, ...] = ()   # kind "choice": the values the service accepts
@@ -57,8 +58,11 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_SETTLE = 600.0
 
 
-def parse_channels(raw: Any, registry: Mapping[str, Any], *, check_templates: bool = True) -> list[ChannelSettings]:
-    """`channels:` mapping → settings, in the order written. `registry` maps type → channel class."""
+def parse_channels(raw: Any, registry: Mapping[str, Any], *, check_templates: bool = True,
+                   problems: list[str] | None = None) -> list[ChannelSettings]:
+    """`channels:` mapping → settings, in the order written. `registry` maps type → channel class.
+    With `problems`, a channel whose settings are wrong adds what is wrong there (every setting,
+    not the first) and is left out, so the caller can report all of them at once."""
     if raw is None:
         return []
     if not isinstance(raw, dict):
@@ -72,7 +76,12 @@ def parse_channels(raw: Any, registry: Mapping[str, Any], *, check_templates: bo
             raise ConfigError(f"channels.{channel_id}: differs from channels.{seen[channel_id.casefold()]} only "
                               "by case; channel ids name ledger records, so they must differ in more than that")
         seen[channel_id.casefold()] = channel_id
-        parsed.append(_parse_one(channel_id, values, registry, check_templates))
+        try:
+            parsed.append(_parse_one(channel_id, values, registry, check_templates))
+        except ConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
     return parsed
 
 
@@ -119,8 +128,14 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any], check_
             compile_template(template, f"{where}.template")
 
     options: dict[str, Any] = {}
+    wrong = []
     for name, option in spec.items():
-        options[name] = _option(values.get(name, option.default), option, f"{where}.{name}")
+        try:
+            options[name] = _option(values.get(name, option.default), option, f"{where}.{name}")
+        except ConfigError as exc:   # every malformed setting of the channel, not only the first
+            wrong.append(str(exc))
+    if wrong:
+        raise ConfigError("\n  ".join(wrong))
     return ChannelSettings(channel_id, type_name, delivery, min_interval, timeout, settle, enabled,
                            template, options)
 
@@ -156,7 +171,7 @@ def seconds(value: Any, where: str, unit: str = "seconds") -> float:
 
 def _option(value: Any, option: Option, where: str) -> Any:
     if value is None:
-        return None  # `!ENV` of an unset variable: checked by require_credentials in send mode
+        return None  # `!ENV` of an unset variable: checked by missing_settings in send mode
     if option.kind == "secret" and value == "":
         return None  # an empty secret (a fork's pull request gets those) is a missing one
     if option.kind == "secret":
@@ -218,26 +233,38 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def require_credentials(channels: list[ChannelSettings], registry: Mapping[str, Any], *,
-                        provided: Mapping[str, set[str]] | None = None) -> None:
+def missing_settings(raw: Any, registry: Mapping[str, Any], *, provided: Mapping[str, set[str]] | None = None,
+                     reading_only: bool = False) -> list[str]:
     """Send mode: every enabled channel needs its required settings; never skip one silently.
-    `provided`: per channel type, settings something else supplies (the sandbox's credentials).
-    Every missing setting is named in the one error, not one per build."""
+    Read from the raw `channels:` mapping, so a channel with a malformed setting still has its
+    missing ones named. `provided`: per channel type, settings something else supplies (the
+    sandbox's credentials)."""
     missing = []
-    for channel in channels:
-        if not channel.enabled:
+    for key, values in (raw or {}).items() if isinstance(raw, dict) else ():
+        type_name = values.get("type") if isinstance(values, dict) else None
+        if not isinstance(type_name, str) or type_name not in registry or values.get("enabled", True) is False:
             continue
-        for name, option in registry[channel.type].options.items():
-            if provided is not None and name in provided.get(channel.type, set()):
+        for name, option in registry[type_name].options.items():
+            if provided is not None and name in provided.get(type_name, set()):
                 continue
-            if option.required and channel.options.get(name) in (None, ""):
+            if reading_only and option.only_to_send:
+                continue
+            if option.required and values.get(name) in (None, ""):
                 hint = f" ({option.help})" if option.help else ""
-                missing.append(f"{channel.where(name)}: missing (or empty); channel {channel.id!r} cannot send "
+                missing.append(f"channels.{key}.{name}: missing (or empty); channel {str(key)!r} cannot send "
                                f"without it{hint}.")
+    return missing
+
+
+def config_problems(problems: list[str], missing: list[str]) -> ConfigError:
+    """Everything wrong with the channels' settings, in one error (not one per build)."""
+    lines = problems + missing
     if missing:
-        advice = "Set them, or set 'enabled: false' on those channels." if len(missing) > 1 else \
-            "Set it, or set 'enabled: false' on the channel."
-        raise ConfigError("\n  ".join(missing) + "\n  " + advice if len(missing) > 1 else f"{missing[0]} {advice}")
+        lines.append("Set them, or set 'enabled: false' on those channels." if len(missing) > 1 else
+                     "Set it, or set 'enabled: false' on the channel.")
+    if len(lines) == 2 and len(missing) == 1 and not problems:
+        return ConfigError(f"{lines[0]} {lines[1]}")
+    return ConfigError("\n  ".join(lines))
 
 
 def with_options(channel: ChannelSettings, **changes: Any) -> ChannelSettings:

@@ -79,7 +79,7 @@ class WeiboChannel(Channel):
         "api": Option("url", default="https://api.weibo.com/2"),
         "access_token": Option("secret", required=True,
                                help="an OAuth2 user token of your Weibo app, e.g. !ENV WEIBO_ACCESS_TOKEN"),
-        "rip": Option("ip", required=True,
+        "rip": Option("ip", required=True, only_to_send=True,
                       help="the public IP address of the account's owner, which statuses/share requires "
                            "(Weibo's 'rip'), e.g. !ENV WEIBO_RIP"),
         "marker": Option("bool", default=True, help="append a short marker so verify can find the post"),

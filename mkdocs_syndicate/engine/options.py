@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs_syndicate.channels.base import Channel, Site
-from mkdocs_syndicate.channels.settings import ChannelSettings, parse_channels, require_credentials, with_options
+from mkdocs_syndicate.channels.settings import (
+    ChannelSettings,
+    config_problems,
+    missing_settings,
+    parse_channels,
+    with_options,
+)
 from mkdocs_syndicate.config import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.content.posts import Post, announceable
 from mkdocs_syndicate.engine.backlog import Adoption, adoption, refuse_renamed_channels
@@ -48,17 +54,19 @@ class Options:
 
 
 def parse_options(raw_channels: object, *, ledger_path: Path, site: Site, sandbox: bool,
-                  sending: bool, **rest: object) -> Options:
+                  sending: bool, reading_only: bool = False, **rest: object) -> Options:
     """Validate everything a run needs; raises ConfigError naming the setting."""
     registry = clients()
     # Templates are checked now when this run sends; a plan checks each one when it renders it.
-    channels = parse_channels(raw_channels, registry, check_templates=sending)
-    if sending:
-        # In the sandbox the emulators' own credentials and addresses replace the real ones, but
-        # every other required setting (Weibo's rip, say) must be there, as it must for real.
-        require_credentials(channels, registry, provided={
-            name: set(t.emulator_class().client_options("", "")) for name, t in TYPES.items()}
-            if sandbox else None)
+    problems: list[str] = []
+    channels = parse_channels(raw_channels, registry, check_templates=sending, problems=problems)
+    # In the sandbox the emulators' own credentials and addresses replace the real ones, but
+    # every other required setting (Weibo's rip, say) must be there, as it must for real.
+    missing = missing_settings(raw_channels, registry, provided={
+        name: set(t.emulator_class().client_options("", "")) for name, t in TYPES.items()}
+        if sandbox else None, reading_only=reading_only) if sending else []
+    if problems or missing:   # all of them at once: a malformed value no longer hides a missing one
+        raise config_problems(problems, missing)
     options = Options(ledger_path=ledger_path, channels=channels, site=site, sandbox=sandbox, **rest)  # type: ignore[arg-type]
     make_channels(options, Sandbox("http://127.0.0.1:1"))  # constructs every channel: checks their settings
     return options

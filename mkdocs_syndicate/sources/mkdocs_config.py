@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mkdocs.config.defaults import MkDocsConfig
 
 
-def options_from(config: MkDocsConfig, plugin_config: Any, *, sending: bool) -> Options:
+def options_from(config: MkDocsConfig, plugin_config: Any, *, sending: bool, reading_only: bool = False) -> Options:
     """Validate the plugin's settings; a ConfigError names `mkdocs.yml: plugins.syndicate.<setting>`."""
     # In mkdocs.yml the settings are `plugins.syndicate.<key>`; in syndicate.yml just `<key>`.
     where = f"{config.config_file_path}: plugins.syndicate" if hasattr(config, "plugins") else None
@@ -34,7 +34,7 @@ def options_from(config: MkDocsConfig, plugin_config: Any, *, sending: bool) -> 
         seconds(plugin_config.stale_after_hours, "stale_after_hours", "hours")
         return parse_options(
             plugin_config.channels, ledger_path=ledger_path(config, plugin_config), site=site,
-            sandbox=plugin_config.sandbox, sending=sending,
+            sandbox=plugin_config.sandbox, sending=sending, reading_only=reading_only,
             since=as_datetime(since, "since") if since is not None else None,
             max_per_run=max_per_run, max_wait=seconds(plugin_config.max_wait, "max_wait"),
             git=parse_git_settings(plugin_config.git, "git"),
@@ -75,8 +75,9 @@ class LoadedSite:
     def mode(self) -> str:
         return str(self.plugin_config.mode)
 
-    def options(self, *, sending: bool) -> Options:
-        return options_from(self.config, self.plugin_config, sending=sending)
+    def options(self, *, sending: bool, reading_only: bool = False) -> Options:
+        """`reading_only`: a verify-only run, which needs the settings to read, not to create."""
+        return options_from(self.config, self.plugin_config, sending=sending, reading_only=reading_only)
 
 
 CONFIG_NAMES = ("mkdocs.yml", "mkdocs.yaml", "properdocs.yml", "properdocs.yaml")
