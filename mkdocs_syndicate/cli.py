@@ -233,7 +233,10 @@ def plan(config_file: Path | None, feed: str | None) -> None:
     options = _guard(lambda: site.options(sending=False))
     posts, built_at = _built_posts(options, feed)
     the_plan = _guard(lambda: make_the_plan(options, posts))
-    for line in full_plan_lines(the_plan, _source(feed, built_at), options.max_per_run):
+    sources = getattr(site.plugin_config, "hashtags_from", None) or ()
+    hashtags_from = ("each feed entry's categories" if feed else
+                     f"front matter {' and '.join(sources)} (hashtags_from)" if sources else "")
+    for line in full_plan_lines(the_plan, _source(feed, built_at), options.max_per_run, hashtags_from):
         click.echo(line)
 
 

@@ -15,7 +15,9 @@ DEFAULT_MAX_WAIT = 900.0        # longest wait (server-requested, or a settle ti
 DEFAULT_BACKLOG = "adopt"
 DEFAULT_BACKLOG_DAYS = 2
 DEFAULT_STALE_AFTER_HOURS = 24
-DEFAULT_HASHTAGS_FROM = ("tags",)
+# Both, as a feed gives them (mkdocs-rss-plugin writes categories and tags as the entry's
+# <category>): a blog with categories but no tags gets hashtags whichever source it uses.
+DEFAULT_HASHTAGS_FROM = ("tags", "categories")
 
 
 def unknown_setting(given: object, known: tuple[str, ...] | list[str]) -> tuple[str, str] | None:

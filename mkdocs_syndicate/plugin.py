@@ -217,7 +217,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         from mkdocs_syndicate.output.plan import log_plan, stale_pending
 
         the_plan = plan(options, posts)
-        log_plan(the_plan, self.decision.reason, log.info)
+        log_plan(the_plan, self.decision.reason, log.info,
+                 hashtags_from=f"front matter {' and '.join(self.config.hashtags_from)} (hashtags_from)")
         self._remember_if_quiet(options, posts, the_plan)
         hours = self.config.stale_after_hours
         # A pull request cannot announce anything: old pending posts are news for its author, not

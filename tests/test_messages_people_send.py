@@ -63,19 +63,32 @@ def test_a_post_without_description_is_announced_with_its_excerpt_and_the_title_
 
 
 @pytest.mark.process
-def test_hashtags_come_from_the_lists_the_site_chose(tmp_path):
+def test_hashtags_come_from_tags_and_categories_as_a_feed_gives_them_unless_the_site_chooses(tmp_path):
+    """A blog with categories but no tags got no hashtags through the plugin, while `--feed`
+    (whose <category> holds both) gave them: one rule for both sources."""
     blog_post = page("# Gamma\n\nText.\n", tags="[mkdocs]", categories="[Release Notes]")
     default = sandboxed(tmp_path / "default")
     (tmp_path / "default" / "docs" / "posts" / "c.md").write_text(blog_post)
     assert mkdocs(default).returncode == 0
     (status,) = sent(tmp_path / "default")["mastodon"]["statuses"]
-    assert "#mkdocs" in status["text"] and "#ReleaseNotes" not in status["text"]
-
-    both = sandboxed(tmp_path / "both", hashtags_from=["tags", "categories"])
-    (tmp_path / "both" / "docs" / "posts" / "c.md").write_text(blog_post)
-    assert mkdocs(both).returncode == 0
-    (status,) = sent(tmp_path / "both")["mastodon"]["statuses"]
     assert "#mkdocs" in status["text"] and "#ReleaseNotes" in status["text"]
+
+    only_categories = sandboxed(tmp_path / "categories")
+    (tmp_path / "categories" / "docs" / "posts" / "c.md").write_text(
+        page("# Gamma\n\nText.\n", categories="[Release Notes]"))
+    planning = sandboxed(tmp_path / "plan", mode="plan")
+    (tmp_path / "plan" / "docs" / "posts" / "c.md").write_text(page("# Gamma\n\nText.\n", categories="[Release Notes]"))
+    planned = mkdocs(planning)
+    assert "hashtags and DEV tags come from front matter tags and categories (hashtags_from)" in planned.stderr
+    assert mkdocs(only_categories).returncode == 0
+    (status,) = sent(tmp_path / "categories")["mastodon"]["statuses"]
+    assert "#ReleaseNotes" in status["text"]
+
+    tags_only = sandboxed(tmp_path / "tags", hashtags_from=["tags"])
+    (tmp_path / "tags" / "docs" / "posts" / "c.md").write_text(blog_post)
+    assert mkdocs(tags_only).returncode == 0
+    (status,) = sent(tmp_path / "tags")["mastodon"]["statuses"]
+    assert "#mkdocs" in status["text"] and "#ReleaseNotes" not in status["text"]
 
 
 MATERIAL = """\

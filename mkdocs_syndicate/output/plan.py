@@ -41,7 +41,7 @@ def plan_lines(plan: Plan, collapse_after: int | None = None) -> list[str]:
     return lines
 
 
-def full_plan_lines(plan: Plan, source: str, max_per_run: int | None) -> list[str]:
+def full_plan_lines(plan: Plan, source: str, max_per_run: int | None, hashtags_from: str = "") -> list[str]:
     """`mkdocs-syndicate plan`: every pending pair with why it is pending and, indented, exactly
     what the channel would receive. `source`: where the posts came from ("the build of …")."""
     verifies = [p for p in plan.pairs if p.needs_verify]
@@ -49,6 +49,8 @@ def full_plan_lines(plan: Plan, source: str, max_per_run: int | None) -> list[st
              + (f", {len(verifies)} after a verify read" if verifies else "") + "; nothing sent"]
     if plan.adoption is not None:
         lines.append(ADOPTS + plan.adoption.line())
+    if hashtags_from and plan.pairs:
+        lines.append(f"hashtags and DEV tags come from {hashtags_from}")
     for channel_id, pairs in plan.lanes.items():
         for pair in pairs:
             message = pair.prepared.message
@@ -78,13 +80,15 @@ def _verb(pair: PendingPair, why: bool = False) -> str:
 ADOPTS = "the send will adopt, not announce: "
 
 
-def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None]) -> None:
+def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None], hashtags_from: str = "") -> None:
     if the_plan.adoption is not None:
         log(f"plan ({reason}): {ADOPTS}" + the_plan.adoption.line())
     if not the_plan.pairs and not the_plan.deferred:
         log(f"plan ({reason}): nothing pending")
         return
     log(f"plan ({reason}): {len(the_plan.pairs)} pair(s) would be sent; nothing sent")
+    if hashtags_from:
+        log(f"hashtags and DEV tags come from {hashtags_from}")
     for line in plan_lines(the_plan, collapse_after=COLLAPSE_AFTER):
         log(line)
 
