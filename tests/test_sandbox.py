@@ -205,3 +205,32 @@ def test_the_indexnow_engine_takes_only_urls_under_the_key_locations_folder(sand
                 "https://user.github.io/project/post/").status_code == 202
     assert ping("https://user.github.io/project-key-0002.txt", "https://user.github.io/other/post/").status_code in (
         202, 403)
+
+
+def test_every_received_post_has_a_public_page_where_its_links_point(tmp_path, sandbox):
+    """The ledger's remote_url, the dashboard and the run log link to a received post; those
+    links answered 401 or 400 JSON. Each now opens the post's page, as on the real services."""
+    from urllib.parse import urlsplit
+
+    from conftest import SITE, ListReporter, make_post
+    from test_channel_contracts import SPECS
+
+    from mkdocs_syndicate.engine.options import parse_options
+    from mkdocs_syndicate.engine.syndication import send
+    from mkdocs_syndicate.ledger.store import Ledger
+
+    channels = {spec.type: spec.raw(sandbox) for spec in SPECS.values()}
+    # The web addresses a sandbox run sets (each emulator's client_options), not the real sites'.
+    channels["weibo"]["web_url"] = sandbox.url + "/weibo/status"
+    channels["bluesky"]["web_url"] = sandbox.url + "/bluesky"
+    options = parse_options(channels, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True)
+    post = make_post(1, title="Tom & <Jerry>")
+    report = send(options, [post], ListReporter())
+    assert [r.state for r in report.results] == ["done"] * len(channels), report.results
+    book = Ledger.read(tmp_path / "ledger.yml")
+    for channel in channels:
+        url = book.record("blog/post-1/", channel).remote_url
+        page = httpx.get(sandbox.url + urlsplit(url).path)
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html"), (channel, page.text)
+        assert "Tom &amp; &lt;Jerry&gt;" in page.text and "<Jerry>" not in page.text, (channel, page.text)
+    assert httpx.get(sandbox.url + "/mastodon/@sandbox/1").status_code != 200   # no such post

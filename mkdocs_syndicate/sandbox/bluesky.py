@@ -92,6 +92,7 @@ class BlueskyEmulator(Emulator):
     also_at = ("bluesky-pds",)
     app_password = APP_PASSWORD  # what it accepts; tests may set their own (a sentinel)
     jwt_prefix = ""              # tests: a marker inside every token it hands out
+    public_pages = ("/profile/",)
     creating = ("POST /xrpc/com.atproto.repo.putRecord", "POST /xrpc/com.atproto.repo.createRecord")
     access_ttl = ACCESS_TTL
     expire_next_login = False   # tests: the next createSession hands out an already expired token

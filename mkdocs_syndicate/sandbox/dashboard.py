@@ -70,3 +70,22 @@ pre {{ white-space: pre-wrap; word-break: break-word; font: inherit; margin: .25
 <main>{''.join(columns)}</main></body></html>
 """
     return body.encode("utf-8")
+
+
+def post_page(emulator: str, item: dict[str, Any]) -> bytes:
+    """A received post's public page, as the real service has one at the link it hands out (the
+    ledger's remote_url, the dashboard and the run log point here); everything escaped."""
+    announces = item.get("announces") or ""
+    about = (f"<p>Announces <a href=\"{html.escape(announces, quote=True)}\">{html.escape(announces)}</a></p>"
+             if announces else "")
+    body = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(emulator)} #{html.escape(item['id'])} (sandbox)</title>
+<style>body {{ font: 15px system-ui, sans-serif; margin: 2rem auto; max-width: 40rem; }}
+pre {{ white-space: pre-wrap; word-break: break-word; font: inherit; background: white; border: 1px solid #ddd;
+border-radius: 6px; padding: 1rem; }} small {{ color: #666; }}</style></head>
+<body><p><small>mkdocs-syndicate sandbox · {html.escape(emulator)} · received {html.escape(item['at'])}
+{' · <b>DUPLICATE</b>' if item.get('duplicate') else ''} · <a href="/">all received posts</a></small></p>
+<article data-id="{html.escape(item['id'], quote=True)}"><pre>{html.escape(item['text'])}</pre></article>
+{about}<p><small>Nothing here left this machine.</small></p></body></html>
+"""
+    return body.encode("utf-8")

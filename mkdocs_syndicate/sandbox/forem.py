@@ -31,6 +31,7 @@ def _slug(title: str) -> str:
 class ForemEmulator(Emulator):
     name = "forem"
     api_key = API_KEY      # what it accepts; tests may set their own (a sentinel)
+    public_pages = ("/sandbox/",)
     creating = ("POST /api/articles",)
 
     def initial_state(self) -> dict[str, Any]:

@@ -98,6 +98,7 @@ class MastodonEmulator(Emulator):
     name = "mastodon"
     token = TOKEN          # what it accepts; tests may set their own (a sentinel)
     creating = ("POST /api/v1/statuses",)
+    public_pages = ("/@",)
 
     def initial_state(self) -> dict[str, Any]:
         return {"statuses": [], "idempotency": {}, "seq": 0}

@@ -53,7 +53,7 @@ from urllib.parse import parse_qs, urlsplit
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
-from mkdocs_syndicate.sandbox.dashboard import page, received
+from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
 
 
 @dataclass
@@ -108,6 +108,7 @@ class Emulator:
     name: str = ""
     also_at: tuple[str, ...] = ()    # more path prefixes it answers on (a second host of the service)
     creating: tuple[str, ...] = ()   # "METHOD path" prefixes that create something (fault default)
+    public_pages: tuple[str, ...] = ()   # path prefixes (after its own) of received posts' public pages
 
     def __init__(self, server: SandboxServer) -> None:
         self.server = server
@@ -247,6 +248,19 @@ class SandboxServer:
     @property
     def listening(self) -> bool:
         return self._httpd is not None
+
+    def public_page(self, path: str) -> Response | None:
+        """The public page of a received post whose link has this path (None: not one)."""
+        prefix, _, rest = path.lstrip("/").partition("/")
+        emulator_name = self.routes.get(prefix)
+        if emulator_name is None or not ("/" + rest).startswith(self.emulators[emulator_name].public_pages):
+            return None   # an API path: only the few public ones are looked up
+        seen = received(self.emulators.values(), self.snapshot(), self.public_base)
+        for emulator, items in seen.items():
+            for item in items:
+                if item["link"] and urlsplit(item["link"]).path == path:
+                    return Response(200, post_page(emulator, item), {"Content-Type": "text/html; charset=utf-8"})
+        return None
 
     def site_file(self, path: str) -> Response:
         """The built site as if deployed (`GET /_site/<path>`): where the emulated engines fetch
@@ -478,6 +492,8 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                 seen = received(server.emulators.values(), server.snapshot(), server.public_base)
                 response = Response(200, page(seen, server.channel_names),
                                     {"Content-Type": "text/html; charset=utf-8"})
+            elif request.method == "GET" and (public := server.public_page(parts.path)) is not None:
+                response = public
             elif prefix in server.routes:
                 request.prefix = prefix
                 response = server.dispatch(server.routes[prefix], request)

@@ -46,6 +46,7 @@ def weibo_time(epoch: float) -> str:
 class WeiboEmulator(Emulator):
     name = "weibo"
     token = TOKEN          # what it accepts; tests may set their own (a sentinel)
+    public_pages = ("/status/",)
     creating = ("POST /2/statuses/share.json",)
     safe_domain: str | None = None   # None: any link will do
 
