@@ -45,8 +45,9 @@ async def _poll(client: httpx.AsyncClient, url: str, timeout: float, interval: f
     last = "no answer"
     per_poll = min(30.0, interval * 3)   # in total: a page that trickles in is not live
     while True:
-        # The setting is the deadline: no poll runs past it (a 5 s wait once took 31 s).
-        this_poll = max(0.1, min(per_poll, deadline - clock.time()))
+        # The setting is the deadline: no poll runs past it by more than a second (a 5 s wait
+        # once took 31 s); the last poll still gets that second, or it could never succeed.
+        this_poll = max(1.0, min(per_poll, deadline - clock.time()))
         try:
             response = await bounded_request(client, "GET", url, total=this_poll, timeout=this_poll)
             if response.status_code == 200:
