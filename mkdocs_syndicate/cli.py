@@ -30,7 +30,7 @@ from mkdocs_syndicate.errors import LedgerError, SyndicateError
 from mkdocs_syndicate.ledger.schema import STATES, Record
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 from mkdocs_syndicate.output.display import run_with_display, undone_message
-from mkdocs_syndicate.output.plan import full_plan_lines
+from mkdocs_syndicate.output.plan import full_plan_lines, hashtag_source
 from mkdocs_syndicate.output.reporters import STATE_STYLES
 from mkdocs_syndicate.output.status import human_age, status_view
 from mkdocs_syndicate.redaction import shown_url
@@ -166,14 +166,15 @@ def status(config_file: Path | None, as_json: bool, check_: bool, show_all: bool
     options = _guard(lambda: site.options(sending=False))
     ledger = _guard(lambda: Ledger.read(options.ledger_path))
     now = _now()
-    known = sorted(set(_channel_ids(options)) | {c for e in ledger.posts.values() for c in e.channels})
+    configured = _channel_ids(options)
+    known = sorted(set(configured) | {c for e in ledger.posts.values() for c in e.channels})
     unknown = sorted(set(channel_ids) - set(known))
     if unknown:   # a typo would otherwise show an empty, reassuring table
         raise click.BadParameter(f"unknown channel id {unknown[0]!r} (known: {', '.join(known) or 'none'})",
                                  param_hint="'--channel'")
     built = _built_posts_if_any(options, feed)
     posts = select_posts(options, built, SystemClock()) if built is not None else None
-    view = status_view(ledger, _channel_ids(options), posts, now).filtered(
+    view = status_view(ledger, configured, posts, now).filtered(
         states=set(states), channels=set(channel_ids), post=post_text)
     if as_json:
         click.echo(json.dumps({"ledger": str(options.ledger_path), "build_seen": posts is not None,
@@ -233,9 +234,7 @@ def plan(config_file: Path | None, feed: str | None) -> None:
     options = _guard(lambda: site.options(sending=False))
     posts, built_at = _built_posts(options, feed)
     the_plan = _guard(lambda: make_the_plan(options, posts))
-    sources = getattr(site.plugin_config, "hashtags_from", None) or ()
-    hashtags_from = ("each feed entry's categories" if feed else
-                     f"front matter {' and '.join(sources)} (hashtags_from)" if sources else "")
+    hashtags_from = hashtag_source(site.plugin_config.hashtags_from, feed=feed is not None)
     for line in full_plan_lines(the_plan, _source(feed, built_at), options.max_per_run, hashtags_from):
         click.echo(line)
 

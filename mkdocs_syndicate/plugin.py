@@ -214,11 +214,10 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
 
     def _plan(self, options: Options, posts: list[Post]) -> None:
         from mkdocs_syndicate.engine.options import plan
-        from mkdocs_syndicate.output.plan import log_plan, stale_pending
+        from mkdocs_syndicate.output.plan import hashtag_source, log_plan, stale_pending
 
         the_plan = plan(options, posts)
-        log_plan(the_plan, self.decision.reason, log.info,
-                 hashtags_from=f"front matter {' and '.join(self.config.hashtags_from)} (hashtags_from)")
+        log_plan(the_plan, self.decision.reason, log.info, hashtags_from=hashtag_source(self.config.hashtags_from))
         self._remember_if_quiet(options, posts, the_plan)
         hours = self.config.stale_after_hours
         # A pull request cannot announce anything: old pending posts are news for its author, not

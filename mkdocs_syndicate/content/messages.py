@@ -243,7 +243,10 @@ def bluesky_url_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def mastodon_length(text: str, url_weight: int = 23) -> int:
+MASTODON_URL_WEIGHT = 23   # Mastodon's default characters_reserved_per_url
+
+
+def mastodon_length(text: str, url_weight: int = MASTODON_URL_WEIGHT) -> int:
     """Mastodon's count (StatusLengthValidator): grapheme clusters, every URL as `url_weight`,
     @user@host as @user."""
     text = _MENTION.sub(r"@\1", text)

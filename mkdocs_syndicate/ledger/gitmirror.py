@@ -34,7 +34,7 @@ from mkdocs_syndicate.errors import ConfigError, SyndicateError
 from mkdocs_syndicate.ledger.format import dump, parse
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record
-from mkdocs_syndicate.safety import one_line, printable
+from mkdocs_syndicate.safety import one_line
 
 PUSH_TRIES = 5
 SKIP_CI = "[skip ci]"
@@ -70,9 +70,9 @@ class StaleLedger(SyndicateError):
 
 
 def redact_git(text: str) -> str:
-    """git's output as we may show it: credentials in URLs hidden, and a hook's escape sequences
-    (a remote's `remote: \\x1b[…` lines) shown escaped, never acted on by the terminal."""
-    return printable(_USERINFO.sub("***@", text))
+    """git's output as we may quote it: credentials in URLs hidden. (A hook's escape sequences,
+    `remote: \\x1b[…`, are escaped where every error is: SyndicateError.__str__.)"""
+    return _USERINFO.sub("***@", text)
 
 
 @dataclass

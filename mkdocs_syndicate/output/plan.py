@@ -5,7 +5,7 @@ what a first run will adopt, the alarm for posts deployed but never announced) a
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.safety import one_line, printable
@@ -78,6 +78,13 @@ def _verb(pair: PendingPair, why: bool = False) -> str:
 
 
 ADOPTS = "the send will adopt, not announce: "
+
+
+def hashtag_source(hashtags_from: Sequence[str], *, feed: bool = False) -> str:
+    """Where hashtags and DEV tags come from, for the plan's line ("" when from nowhere)."""
+    if feed:
+        return "each feed entry's categories"
+    return f"front matter {' and '.join(hashtags_from)} (hashtags_from)" if hashtags_from else ""
 
 
 def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None], hashtags_from: str = "") -> None:
