@@ -242,3 +242,22 @@ def test_a_mastodon_token_without_the_profile_scope_is_named_at_the_first_read(t
     assert result.state == "in_flight" and result.needs_review, result
     assert "write:statuses read:statuses profile" in result.detail and "403" in result.detail, result.detail
     assert remote_posts(sandbox, "mastodon") == []   # never resent blind
+
+
+@pytest.mark.parametrize("answer", [
+    {"status": 200, "body": "<html>maintenance</html>"},
+    {"status": 200, "body": {"configuration": "none"}},
+    {"status": 200, "body": {"configuration": {"statuses": [500]}}},
+    {"status": 200, "body": {"configuration": {"statuses": {"max_characters": "lots", "characters_reserved_per_url": -1}}}},
+    {"status": 200, "body": b"\x00\x01 not gzip", "headers": {"Content-Encoding": "gzip"}},
+    {"status": 503, "body": {"error": "down"}},
+])
+def test_a_garbage_instance_answer_leaves_the_configured_limit_and_sends_once(tmp_path, sandbox, clock, answer):
+    """The limits read is advice: whatever the instance answers there, the message made under the
+    configured limit goes, once (it crashed the lane on a non-dict `configuration` or a bad gzip)."""
+    sandbox.add_fault({"channel": "mastodon", "match": "GET /api/v2/instance", "action": "status", **answer})
+    report, _ = run(tmp_path, SPECS["mastodon"].raw(sandbox), [make_post(1, description="word " * 300)], clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    (status,) = remote_posts(sandbox, "mastodon")
+    from mkdocs_syndicate.content.messages import mastodon_length
+    assert 450 <= mastodon_length(status["text"]) <= 500

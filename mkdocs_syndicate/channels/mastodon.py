@@ -38,7 +38,7 @@ from mkdocs_syndicate.channels.reading import (
 from mkdocs_syndicate.channels.settings import ChannelSettings, Option
 from mkdocs_syndicate.content.identity import client_id, post_key_of
 from mkdocs_syndicate.content.links import hrefs
-from mkdocs_syndicate.content.messages import LengthRule, mastodon_length, render_message
+from mkdocs_syndicate.content.messages import MASTODON_URL_WEIGHT, LengthRule, mastodon_length, render_message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.ledger.schema import Record
 
@@ -55,7 +55,6 @@ def idempotency_key(post_url: str, channel_id: str) -> str:
     return client_id(post_url, channel_id, "mastodon-idempotency")
 
 
-DEFAULT_URL_WEIGHT = 23   # characters_reserved_per_url on Mastodon
 NEAR_LIMIT = 50
 SCOPE_HINT = ("the token may not read the account back: verify_credentials answered 403 (outside the "
               "authorized scopes). Make a token with the scopes write:statuses read:statuses profile "
@@ -79,7 +78,7 @@ class MastodonChannel(Channel):
         super().__init__(settings, site)
         # The instance's own limits (/api/v2/instance), once read in this run; until then the setting.
         self._max_characters: int = settings.options["max_characters"]
-        self._url_weight = DEFAULT_URL_WEIGHT
+        self._url_weight = MASTODON_URL_WEIGHT
         self._limits_read = False
 
     @property
@@ -156,10 +155,12 @@ class MastodonChannel(Channel):
 
         try:
             answer = await http.request("GET", f"{self._base}/api/v2/instance")
-            statuses = json_object(answer).get("configuration", {}).get("statuses", {}) \
-                if answer.status_code == 200 else {}
-        except (httpx.TransportError, BadAnswer):
+            configuration = json_object(answer).get("configuration") if answer.status_code == 200 else None
+        except (httpx.HTTPError, BadAnswer):   # unreachable, undecodable, not JSON
             return False   # the setting stands; the server's own check has the last word
+        statuses = configuration.get("statuses") if isinstance(configuration, dict) else None
+        if not isinstance(statuses, dict):
+            return False
         limit, weight = statuses.get("max_characters"), statuses.get("characters_reserved_per_url")
         changed = False
         if isinstance(limit, int) and not isinstance(limit, bool) and 1 <= limit <= 100_000 \
