@@ -34,12 +34,13 @@ def test_forem_defaults_to_75_seconds_between_requests(tmp_path, sandbox, clock)
 
 
 def test_forem_article_fields(tmp_path, sandbox, clock):
-    post = make_post(1, tags=("Python", "Open Source", "a", "b", "c"), body="# Post 1\n\nText [x](https://example.com/y/)")
+    post = make_post(1, tags=("Python", "Open Source", "a", "b", "c"), body_html="<h1>Post 1</h1>\n<p>Text <a href=\"../y/\">x</a></p>")
     run(tmp_path, SPECS["forem"].raw(sandbox), [post], clock)
     article = remote_posts(sandbox, "forem")[0]
     assert article["canonical_url"] == post.url and article["published"] is True
     assert article["tags"] == ["python", "opensource", "a", "b"]
-    assert article["body_markdown"] == "Text [x](https://example.com/y/)"  # title heading not repeated
+    # The title heading is not repeated; the link, relative to the post, is made absolute.
+    assert article["body_markdown"] == "Text [x](https://example.com/blog/y/)"
     assert article["description"] == "About 1."
 
 

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from sites import mkdocs, post, write_site
 
+from mkdocs_syndicate.content.portable import portable_markdown
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.sources.feed import FeedError, read_feed
 
@@ -67,9 +68,10 @@ def test_atom_entries_become_posts_keyed_by_their_path_under_site_url(tmp_path):
     assert first.date.isoformat() == "2026-11-21T08:30:00+00:00"   # published, in UTC
     assert first.description == "Why one push for many records."    # HTML reduced to text
     assert first.tags == ("git", "ci")
-    assert "## The idea" in first.body and "**once**" in first.body and "[git](https://git-scm.com/)" in first.body
+    body = portable_markdown(first.body_html, first.url, first.title)   # what DEV gets: the content as Markdown
+    assert "## The idea" in body and "**once**" in body and "[git](https://git-scm.com/)" in body
     assert second.date.isoformat() == "2026-11-20T08:00:00+00:00"   # updated, when nothing was published
-    assert second.body == "" and second.description == "Just a summary."
+    assert second.body_html == "" and second.body_missing and second.description == "Just a summary."
 
 
 @pytest.mark.unit
@@ -79,7 +81,7 @@ def test_json_feed_items_become_posts(tmp_path):
     (hello,) = read_feed(str(feed), SITE)
     assert (hello.key, hello.title, hello.description, hello.tags) == ("posts/hello/", "Hello", "A greeting.",
                                                                       ("intro",))
-    assert hello.body.strip() == "Hello `world`." and hello.image == "https://example.com/images/hello.png"
+    assert portable_markdown(hello.body_html, hello.url) == "Hello `world`." and hello.image == "https://example.com/images/hello.png"
 
 
 @pytest.mark.unit

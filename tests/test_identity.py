@@ -94,13 +94,13 @@ def test_a_read_does_not_take_another_sites_post_for_ours(tmp_path, sandbox, clo
     not call it B's: after the settle time B sends its own."""
     sandbox.now = clock.time
     raw = channels(sandbox, channel)
-    assert not run(tmp_path / "a", raw, [post_on(SITE_A, 1, body="Text.")], clock).undone
+    assert not run(tmp_path / "a", raw, [post_on(SITE_A, 1, body_html="<p>Text.</p>")], clock).undone
     clock.now += 60
     at = stamp(clock.now)
     (tmp_path / "b").mkdir()
     write_ledger(tmp_path / "b" / "ledger.yml", {("blog/post-1/", channel): Record("in_flight", 1, at, created_at=at)})
     clock.now += 1200
-    report = run(tmp_path / "b", raw, [post_on(SITE_B, 1, body="Text.")], clock, site=SITE_B)
+    report = run(tmp_path / "b", raw, [post_on(SITE_B, 1, body_html="<p>Text.</p>")], clock, site=SITE_B)
     assert [r.state for r in report.results] == ["done"], report.results
     assert len(sandbox.snapshot()[emulator][created]) == 2
     assert (ledger(tmp_path / "a").record("blog/post-1/", channel).remote_id
@@ -203,7 +203,7 @@ def test_dev_and_weibo_read_past_a_page_of_posts_stamped_hours_behind(tmp_path, 
 
     sandbox.now = clock.time
     sandbox.set_quirks(emulator, clock_offset=-3 * 3600)
-    post = make_post(1, body="Text.")
+    post = make_post(1, body_html="<p>Text.</p>")
     at = stamp(clock.now)
     record = Record("in_flight", 1, at, created_at=at)
     if emulator == "weibo":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+import yaml
 from sites import mkdocs, write_site
 
 from mkdocs_syndicate.content.portable import excerpt, portable_markdown
@@ -125,22 +126,24 @@ A claim (1)
 
 @pytest.mark.process
 def test_dev_bodies_are_portable_markdown(tmp_path):
-    converted = portable_markdown(MATERIAL)
-    assert "<!-- more -->" not in converted
-    assert "> **Mind the gap**\n>\n> Between the train and the platform." in converted
-    assert "> **Info**\n>\n> Folded away." in converted
-    assert "**pip**\n\n```sh\npip install thing\n```" in converted and "**uv**\n\nUse uv." in converted
-    assert "{" not in converted and "A claim (1)" in converted and "1.  The annotation." in converted
-    assert "[Button](https://example.com/)\n" in converted
-
+    """Through a real build: the site's own extensions make the HTML, and DEV gets it as Markdown."""
     config = sandboxed(tmp_path)
+    site = yaml.safe_load(config.read_text())
+    site["markdown_extensions"] = ["admonition", "attr_list", "pymdownx.details", "pymdownx.superfences",
+                                   {"pymdownx.tabbed": {"alternate_style": True}}]
+    config.write_text(yaml.safe_dump(site))
     (tmp_path / "docs" / "posts" / "d.md").write_text(page(MATERIAL))
     assert mkdocs(config).returncode == 0
     (article,) = sent(tmp_path)["forem"]["articles"]
-    assert article["body_markdown"].startswith("Intro.\n\n> **Mind the gap**")
-    assert "!!!" not in article["body_markdown"] and "===" not in article["body_markdown"]
+    converted = article["body_markdown"]
+    assert converted.startswith("Intro.\n\n> **Mind the gap**\n>\n> Between the train and the platform.")
+    assert "> **Info**\n>\n> Folded away." in converted
+    assert "**pip**\n\n```sh\npip install thing\n```" in converted and "**uv**\n\nUse uv." in converted
+    assert "{" not in converted and "A claim (1)" in converted and "1. The annotation." in converted
+    assert "[Button](https://example.com/)" in converted
+    assert "<!-- more -->" not in converted and "!!!" not in converted and "===" not in converted
 
 
 def test_code_blocks_are_left_alone():
-    code = "```markdown\n!!! note\n    stays\n<!-- more -->\n```\n"
-    assert portable_markdown(code) == code
+    html = "<pre><code class=\"language-markdown\">!!! note\n    stays\n&lt;!-- more --&gt;\n</code></pre>"
+    assert portable_markdown(html, "https://example.com/p/") == "```markdown\n!!! note\n    stays\n<!-- more -->\n```"

@@ -102,14 +102,6 @@ def same_url(a: str | None, b: str) -> bool:
     return a is not None and norm(a) == norm(b)
 
 
-def strip_title_heading(body: str, title: str) -> str:
-    """DEV shows the title itself; drop a leading `# Title` so it is not there twice."""
-    lines = body.lstrip("\n").split("\n", 1)
-    if lines and lines[0].strip().lstrip("#").strip() == title.strip() and lines[0].startswith("# "):
-        return lines[1].lstrip("\n") if len(lines) > 1 else ""
-    return body
-
-
 class ForemChannel(Channel):
     type_name = "forem"
     default_min_interval = 75.0
@@ -129,7 +121,8 @@ class ForemChannel(Channel):
     def article(self, post: Post) -> dict[str, Any]:
         title = forem_title(post.title)
         article: dict[str, Any] = {
-            "title": title, "body_markdown": portable_markdown(strip_title_heading(post.body, post.title)),
+            "title": title, "body_markdown": portable_markdown(post.body_html, post.url, post.title,
+                                                                   post.code_languages),
             "published": self.settings.options["published"], "canonical_url": post.url,
             "description": post.summary, "tags": forem_tags(post.tags)}
         if post.image:
@@ -138,13 +131,15 @@ class ForemChannel(Channel):
 
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
         if post.body_missing:
-            # A feed entry with a summary only: DEV publishes the whole article, and an empty one
-            # is not a cross-post.
+            # A feed entry with a summary only, a page `serve --dirty` did not render: DEV
+            # publishes the whole article, and an empty one is not a cross-post.
             raise PostError(f"{post.source or post.key}: channel {self.id} ({self.type_name}) needs the post's "
-                            "body, and there is none (a feed entry without its full content?); give the feed "
-                            "full content, or opt the post out of this channel")
-        payload = json.dumps(self.article(post), ensure_ascii=False, sort_keys=True)
-        body = self.article(post)["article"]
+                            "body, and there is none (a feed entry without its full content, or a page this "
+                            "build did not render?); give the feed full content, build the whole site, or opt "
+                            "the post out of this channel")
+        article = self.article(post)   # once: the body's conversion parses the whole post
+        payload = json.dumps(article, ensure_ascii=False, sort_keys=True)
+        body = article["article"]
         summary = (f"article {body['title']!r}, canonical {post.url}, tags {body['tags']}, "
                    f"{len(body['body_markdown'])} characters of Markdown")
         notes = tuple(f"{post.source or post.key}: tag {tag!r} is left out on {self.id}: Forem's tag rule would drop "
@@ -164,7 +159,10 @@ class ForemChannel(Channel):
 
         try:
             response = await http.request("POST", f"{self.settings.options['api']}/articles",
-                                          json=self.article(post), headers=self._headers())
+                                          # The article as prepared (and hashed), not converted again.
+                                          json=json.loads(prepared.message.text) if prepared.message
+                                          else self.article(post),
+                                          headers=self._headers())
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         if response.status_code == 201:

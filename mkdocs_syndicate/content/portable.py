@@ -1,16 +1,18 @@
-"""A post's Markdown for places that are not MkDocs, and its excerpt as plain text.
+"""A post's content for places that are not MkDocs, and its excerpt as plain text.
 
-DEV/Forem renders CommonMark plus its own liquid tags; Material's and pymdownx's extensions are
-not there, so republished bodies convert them to portable Markdown:
+DEV/Forem renders Markdown (CommonMark with tables, strikethrough and footnotes); Material's and
+pymdownx's blocks are not there. So the body DEV gets is made from the post's HTML as MkDocs
+rendered it (the site's own extensions, snippets and macros included, so DEV shows what the site
+shows) or as a feed carries it (the same HTML), and written as Markdown by markdownify:
 
-- `<!-- more -->` (the excerpt separator) is removed;
-- an admonition (`!!! note "Title"`) or a collapsible block (`??? tip`, `???+ tip`) becomes a
-  blockquote whose first line is its title in bold (the type when it has no title);
-- content tabs (`=== "Python"`) become a bold heading line per tab, their content unindented;
-- attribute lists (`{ .annotate }`, `{ width="300" }`, `{ #id .class }`) are removed;
-- annotation markers keep their number, `(1)`, and their list stays, as ordinary text.
-
-Fenced code blocks are copied untouched.
+- an admonition or a collapsible block becomes a blockquote whose first line is its title in bold;
+- content tabs become a bold line per tab, each followed by its content;
+- a code block keeps its language and its text, without highlighting or line numbers; its title
+  (`title="a.py"`) becomes a bold line above it; a code annotation marker keeps its number as
+  ordinary text (`# (1)!` becomes `# (1)`), and the annotations' list stays;
+- icons are dropped, emoji become their character, footnotes stay footnotes (`[^1]`);
+- permalinks, the excerpt separator and a leading title heading (DEV shows the title) go;
+- links and images are made absolute against the post's URL.
 """
 
 from __future__ import annotations
@@ -18,69 +20,220 @@ from __future__ import annotations
 import html
 import re
 from html.parser import HTMLParser
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
+from mkdocs_syndicate.content.links import is_relative
 from mkdocs_syndicate.lazyre import lazy_compile
 
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup, Tag
+
 MORE = lazy_compile(r"^[ \t]*<!--\s*more\s*-->[ \t]*\n?", re.MULTILINE | re.IGNORECASE)
-_FENCE_START = lazy_compile(r"^( {0,3})(`{3,}|~{3,})")
-_BLOCK = lazy_compile(r'^(?P<indent>[ \t]*)(?P<mark>!!!|\?\?\?\+?)[ \t]+(?P<type>[\w-]+)(?P<classes>(?:[ \t]+[\w-]+)*)'
-                    r'(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
-_TAB = lazy_compile(r'^(?P<indent>[ \t]*)===\+?[ \t]+"(?P<title>[^"]*)"[ \t]*$')
-_ATTR_LIST = lazy_compile(r"[ \t]*\{:?[ \t]*(?:[.#][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+))"
-                        r"(?:[ \t]+(?:[.#][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+)))*[ \t]*\}")
+# A code annotation marker with Material's "strip the comment" `!`: `# (1)!`, `// (2)!`, `/* (3)! */`.
+_ANNOTATION = lazy_compile(r"(?P<comment>#|//|/\*|<!--|--|;|%)(?P<space>[ \t]*)\((?P<number>\d+)\)!")
+_FOOTNOTE_ID = lazy_compile(r"fn:(.+)")
+_LINE_NUMBERS = ("linenos", "linenodiv", "lineno")
+_BLOCKS = ("p", "blockquote", "pre", "div", "table")
 
 
-def portable_markdown(body: str) -> str:
-    lines = body.split("\n")
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        fence = _FENCE_START.match(line)
-        if fence:  # copy a fenced code block as it is
-            end = i + 1
-            while end < len(lines) and not lines[end].lstrip().startswith(fence.group(2)):
-                end += 1
-            out.extend(lines[i:end + 1])
-            i = end + 1
-            continue
-        block, tab = _BLOCK.match(line), _TAB.match(line)
-        if block or tab:
-            match = block or tab
-            assert match is not None
-            indent = match.group("indent")
-            inner, i = _indented(lines, i + 1, len(indent.expandtabs(4)) + 4)
-            converted = portable_markdown("\n".join(inner)).strip("\n").split("\n")
-            if block:
-                title = match.group("title")
-                title = title if title is not None else match.group("type").replace("-", " ").capitalize()
-                quoted = ([f"{indent}> **{title}**"] if title else []) + (
-                    [f"{indent}>"] if title and any(converted) else [])
-                quoted += [f"{indent}> {text}".rstrip() if text else f"{indent}>" for text in converted]
-                out.extend(quoted)
-            else:
-                out.extend([f"{indent}**{match.group('title')}**", ""] + [f"{indent}{text}" for text in converted])
-            out.append("")
-            continue
-        if not MORE.fullmatch(line):
-            out.append(_ATTR_LIST.sub("", line))
-        i += 1
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out))
+_FENCE = lazy_compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*\{?[ \t]*\.?([\w+#.-]*)")
 
 
-def _indented(lines: list[str], start: int, width: int) -> tuple[list[str], int]:
-    """The block's content: following lines indented by `width` (blank lines inside it too)."""
-    inner: list[str] = []
-    i = start
-    while i < len(lines):
-        line = lines[i]
-        if line.strip() and len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip()) < width:
-            break
-        inner.append(line.expandtabs(4)[width:] if line.strip() else "")
-        i += 1
-    while inner and not inner[-1]:
-        inner.pop()
-    return inner, i
+def code_languages(markdown: str) -> dict[str, str]:
+    """Each fenced code block's language, by its first line of code: the HTML of a site that
+    highlights with Pygments says no language (unless `pygments_lang_class`), its source does."""
+    languages: dict[str, str] = {}
+    lines = markdown.split("\n")
+    for number, line in enumerate(lines):
+        fence = _FENCE.match(line)
+        if fence and fence.group(2):
+            first = next((text.strip() for text in lines[number + 1:] if text.strip()), "")
+            if first and not first.startswith(fence.group(1)):
+                languages.setdefault(first, fence.group(2))
+    return languages
+
+
+def portable_markdown(content_html: str, page_url: str, title: str = "",
+                      languages: dict[str, str] | None = None) -> str:
+    """The post's HTML (`content_html`, its links relative to `page_url`) as Markdown that any
+    renderer shows as the site does. A first heading that only repeats `title` is left out;
+    code blocks whose HTML names no language take theirs from `languages` (code_languages)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(content_html, "html.parser")
+    _drop_title(soup, title)
+    _plain(soup, page_url, languages or {})
+    markdown = _Converter(heading_style="ATX", bullets="-", strip=["script", "style"],
+                          code_language_callback=_language).convert_soup(soup)
+    return re.sub(r"\n{3,}", "\n\n", markdown).strip()
+
+
+def _drop_title(soup: BeautifulSoup, title: str) -> None:
+    first = soup.find(True)
+    if first is not None and first.name == "h1" and _text(first) == " ".join(title.split()):
+        first.decompose()
+
+
+def _text(tag: Tag) -> str:
+    return " ".join(tag.get_text(" ").replace("\u00b6", " ").split())
+
+
+def _plain(soup: BeautifulSoup, page_url: str, languages: dict[str, str]) -> None:
+    """Material's HTML made plain HTML, whose meaning every Markdown renderer keeps."""
+    for tag in soup.select("a.headerlink, a.footnote-backref, span.twemoji, input, script, style"):
+        tag.decompose()
+    for emoji in soup.select("img.twemoji, img.emojione, img.gemoji"):
+        emoji.replace_with(str(emoji.get("alt") or ""))
+    for tag in soup.find_all(["a", "img"]):
+        name = "href" if tag.name == "a" else "src"
+        target = tag.get(name)
+        if isinstance(target, str) and target and is_relative(target):
+            tag[name] = urljoin(page_url, target)
+    for block in soup.select("div.highlight, div.highlighttable, table.highlighttable"):
+        if block.parent is not None:
+            _plain_code(soup, block, languages)
+    for block in soup.select("div.admonition, details"):
+        _quoted(soup, block)
+    for tabs in soup.select("div.tabbed-set"):
+        _unfolded_tabs(soup, tabs)
+    for reference in soup.select("sup[id^='fnref']"):
+        link = reference.find("a")
+        label = str(link.get("href", ""))[len("#fn:"):] if link is not None else ""
+        reference.replace_with(f"\x00FOOTNOTE:{label}\x00" if label else reference.get_text())
+    for notes in soup.select("div.footnote"):
+        _footnotes(soup, notes)
+
+
+def _bold_line(soup: BeautifulSoup, text: str) -> Tag:
+    paragraph, strong = soup.new_tag("p"), soup.new_tag("strong")
+    strong.string = text
+    paragraph.append(strong)
+    return paragraph
+
+
+def _plain_code(soup: BeautifulSoup, block: Tag, languages: dict[str, str]) -> None:
+    """pymdownx.highlight's block (Pygments spans, line numbers, anchors, a title) as one
+    `<pre><code class="language-x">`."""
+    wrapper = block.find_parent("div", class_="highlight") if block.name != "div" else None
+    wrapper = wrapper or block
+    language = next((c[len("language-"):] for tag in (wrapper, *wrapper.find_all(["pre", "code"]))
+                     for c in _classes(tag) if c.startswith("language-")), "")
+    for numbers in wrapper.find_all(class_=_LINE_NUMBERS):
+        numbers.decompose()
+    title = wrapper.find(class_="filename")
+    title_text = title.get_text() if title is not None else ""
+    if title is not None:
+        title.decompose()
+    code_tag = wrapper.find("code") or wrapper.find("pre")
+    text = code_tag.get_text() if code_tag else ""
+    language = language or languages.get(next((line.strip() for line in text.split("\n") if line.strip()), ""), "")
+    code = _ANNOTATION.sub(r"\g<comment>\g<space>(\g<number>)", text)
+    pre, code_element = soup.new_tag("pre"), soup.new_tag("code")
+    if language:
+        code_element["class"] = f"language-{language}"
+    code_element.string = code
+    pre.append(code_element)
+    wrapper.replace_with(pre)
+    if title_text:
+        pre.insert_before(_bold_line(soup, title_text))
+
+
+def _quoted(soup: BeautifulSoup, block: Tag) -> None:
+    """An admonition or `<details>` as a blockquote headed by its title in bold."""
+    title = block.find(["p", "summary"], class_="admonition-title") if block.name == "div" else block.find("summary")
+    quote = soup.new_tag("blockquote")
+    if title is not None:
+        heading = _text(title)
+        title.decompose()
+        if heading:
+            quote.append(_bold_line(soup, heading))
+    for child in list(block.contents):
+        quote.append(child.extract())
+    block.replace_with(quote)
+
+
+def _unfolded_tabs(soup: BeautifulSoup, tabs: Tag) -> None:
+    """Content tabs, in either of pymdownx.tabbed's styles, as a bold line per tab and its content."""
+    labels = [label for label in tabs.find_all("label") if label.find_parent("div", class_="tabbed-set") is tabs]
+    blocks = [block for block in tabs.find_all("div", class_=["tabbed-block", "tabbed-content"])
+              if block.find_parent("div", class_="tabbed-set") is tabs
+              and not (block.get("class") == ["tabbed-content"] and block.find("div", class_="tabbed-block"))]
+    pieces: list[Any] = []
+    for label, block in zip(labels, blocks, strict=False):
+        pieces.append(_bold_line(soup, _text(label)))
+        pieces.extend(child.extract() for child in list(block.contents))
+    tabs.clear()
+    for piece in pieces:
+        tabs.append(piece)
+    tabs.unwrap()
+
+
+def _footnotes(soup: BeautifulSoup, notes: Tag) -> None:
+    """Python-Markdown's footnote list as Markdown footnote definitions (`[^1]: …`)."""
+    definitions: list[Any] = []
+    for item in notes.select("li[id^='fn']"):
+        label = _FOOTNOTE_ID.fullmatch(str(item.get("id")))
+        paragraph = soup.new_tag("p")
+        paragraph.string = f"\x00FOOTNOTE-DEFINITION:{label.group(1) if label else ''}\x00"
+        definitions.append(paragraph)
+        definitions.extend(child.extract() for child in list(item.contents))
+    notes.clear()
+    for piece in definitions:
+        notes.append(piece)
+    notes.unwrap()
+
+
+def _classes(tag: Tag | None) -> list[str]:
+    value = tag.get("class") if tag is not None else None
+    return value.split() if isinstance(value, str) else list(value or [])
+
+
+def _language(tag: Tag) -> str | None:
+    """markdownify's question: the language of a `<pre>`, from its own or its `<code>`'s class."""
+    return next((name[len("language-"):] for element in (tag, tag.find("code")) for name in _classes(element)
+                 if name.startswith("language-")), None)
+
+
+def _make_converter() -> type:
+    from markdownify import MarkdownConverter
+
+    class Converter(MarkdownConverter):
+        def convert_li(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+            # A loose list (items of paragraphs, quotes, code) keeps a blank line between items:
+            # without it a quote's last line would take the next item in as its own text.
+            item = str(super().convert_li(el, text, parent_tags))  # type: ignore[misc]  # not in its stub
+            loose = any(child.name in _BLOCKS for child in el.find_all(recursive=False))
+            return item + "\n" if loose and item.strip() else item
+
+        def convert_pre(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+            # A fence longer than any run of backticks inside (a Markdown example with its own
+            # fences), which markdownify does not do.
+            block = str(super().convert_pre(el, text, parent_tags))  # type: ignore[misc]  # not in its stub
+            longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
+            if longest >= 3:
+                fence = "`" * (longest + 1)
+                block = re.sub(r"^(\s*)```", lambda m: m.group(1) + fence, block, count=1)
+                block = re.sub(r"```(\s*)$", lambda m: fence + m.group(1), block, count=1)
+            return block
+
+        def convert_soup(self, soup: BeautifulSoup) -> str:
+            text = str(super().convert_soup(soup))
+            # Footnote markers were kept out of markdownify's escaping as placeholders.
+            text = re.sub(r"\x00FOOTNOTE-DEFINITION:([^\x00]*)\x00\s*", lambda m: f"[^{m.group(1)}]: ", text)
+            return re.sub(r"\x00FOOTNOTE:([^\x00]*)\x00", lambda m: f"[^{m.group(1)}]", text)
+
+    return Converter
+
+
+class _Converter:
+    """markdownify's converter, made on first use (bs4 and markdownify load only then)."""
+
+    def __init__(self, **options: Any) -> None:
+        self._converter = _make_converter()(**options)
+
+    def convert_soup(self, soup: BeautifulSoup) -> str:
+        return str(self._converter.convert_soup(soup))
 
 
 # ---------------------------------------------------------------- excerpt
@@ -130,7 +283,8 @@ def markdown_to_text(markdown: str) -> str:
     """Markdown (and inline HTML) as one line of plain text."""
     import markdown as md  # MkDocs' own Markdown library
 
-    return html_to_text(md.markdown(portable_markdown(markdown)))
+    # The extensions Python-Markdown ships that excerpts use; the rest leaves its words as text.
+    return html_to_text(md.markdown(markdown, extensions=["admonition", "attr_list", "tables"]))
 
 
 class _Text(HTMLParser):

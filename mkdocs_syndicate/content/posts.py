@@ -30,12 +30,13 @@ class Post:
     description: str = ""
     tags: tuple[str, ...] = ()
     draft: bool = False
-    body: str = ""                # the post's Markdown (front matter removed)
+    body_html: str = ""           # the post's content as the site shows it (MkDocs' HTML, a feed's content)
     image: str | None = None      # absolute URL of the post's image, if any
     opted_out: bool = False       # front matter `syndicate: false`
     overrides: dict[str, ChannelOverride] = field(default_factory=dict)
     excerpt_source: str = ""      # without a description: the Markdown of its excerpt (made text on use)
     body_missing: bool = False    # the source has no body to give (a feed entry with a summary only)
+    code_languages: dict[str, str] = field(default_factory=dict)  # first line of code → language (source)
 
     @property
     def summary(self) -> str:
@@ -112,7 +113,7 @@ def check_text(post: Post) -> None:
     if len(post.url) > MAX_URL:
         raise PostError(f"{post.source}: its URL is {len(post.url)} characters; at most {MAX_URL}")
     texts = {"key": post.key, "url": post.url, "title": post.title, "description": post.description,
-             "body": post.body, "image": post.image or "", "excerpt": post.excerpt_source,
+             "body": post.body_html, "image": post.image or "", "excerpt": post.excerpt_source,
              **{f"tag {n}": tag for n, tag in enumerate(post.tags, 1)},
              **{f"syndicate.{channel}.text": o.text or "" for channel, o in post.overrides.items()}}
     for name, value in texts.items():

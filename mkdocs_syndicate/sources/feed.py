@@ -3,8 +3,9 @@ Hugo, any generator. Read with feedparser (RSS, Atom) or as JSON (JSON Feed); ea
 the same Post the plugin makes from a page, under the same key (the URL path relative to
 `site_url`), so a site that leaves MkDocs keeps its ledger.
 
-The body DEV needs comes from the entry's full content, HTML converted to Markdown (markdownify);
-an entry with a summary only leaves it empty, and DEV's channel then refuses the post by name.
+The body DEV needs is the entry's full content, HTML made Markdown as a built page's is
+(content.portable); an entry with a summary only leaves it empty, and DEV's channel then refuses
+the post by name.
 """
 
 from __future__ import annotations
@@ -208,13 +209,9 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
     summary = shorten(html_to_text(entry.summary_html), SUMMARY_LENGTH)
     if summary.casefold() == title.casefold():
         summary = ""
-    body = _markdown(entry.content_html) if entry.content_html.strip() else ""
+    body = entry.content_html if entry.content_html.strip() else ""
     image = urljoin(link, entry.image) if isinstance(entry.image, str) and entry.image else None
     return Post(key=key, url=url, title=title, date=date, source=entry.where, description=summary,
-                tags=tuple(entry.tags), body=body, image=image, body_missing=not body)
+                tags=tuple(entry.tags), body_html=body, image=image, body_missing=not body)
 
 
-def _markdown(html_text: str) -> str:
-    from markdownify import markdownify
-
-    return str(markdownify(html_text, heading_style="ATX", bullets="-", strip=["script", "style"])).strip() + "\n"

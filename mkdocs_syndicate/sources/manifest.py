@@ -19,7 +19,7 @@ from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 from mkdocs_syndicate.timeutil import from_iso, to_iso
 
-FORMAT = 1
+FORMAT = 2   # 2: the body as HTML (`body_html`) and its code blocks' languages
 
 
 class ManifestError(SyndicateError):
@@ -62,7 +62,8 @@ def post_to_json(post: Post) -> dict[str, Any]:
     return {"key": post.key, "url": post.url, "title": post.title, "date": post.date.isoformat(),
             "source": post.source, "description": post.description, "excerpt_source": post.excerpt_source,
             "tags": list(post.tags),
-            "draft": post.draft, "body": post.body, "image": post.image, "opted_out": post.opted_out,
+            "draft": post.draft, "body_html": post.body_html,
+            "code_languages": post.code_languages, "image": post.image, "opted_out": post.opted_out,
             "overrides": {k: {"enabled": o.enabled, "text": o.text} for k, o in post.overrides.items()}}
 
 
@@ -71,5 +72,6 @@ def _post_from_json(item: dict[str, Any]) -> Post:
                 date=dt.datetime.fromisoformat(item["date"]), source=item["source"],
                 description=item["description"], excerpt_source=item.get("excerpt_source", ""),
                 tags=tuple(item["tags"]), draft=item["draft"],
-                body=item["body"], image=item["image"], opted_out=item["opted_out"],
+                body_html=item["body_html"], code_languages=dict(item["code_languages"]), image=item["image"],
+                opted_out=item["opted_out"],
                 overrides={k: ChannelOverride(bool(o["enabled"]), o["text"]) for k, o in item["overrides"].items()})

@@ -6,10 +6,9 @@ Runs in on_post_build, when Material's blog has rewritten post URLs and drafts a
 from __future__ import annotations
 
 import datetime as dt
-import posixpath
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote, urljoin
+from urllib.parse import urljoin
 
 import pathspec
 from mkdocs.config.defaults import MkDocsConfig
@@ -17,8 +16,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
 from mkdocs_syndicate.content.identity import canonical_path
-from mkdocs_syndicate.content.links import Resolver, absolutize
-from mkdocs_syndicate.content.portable import excerpt_markdown
+from mkdocs_syndicate.content.portable import code_languages, excerpt_markdown
 from mkdocs_syndicate.content.posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
 from mkdocs_syndicate.errors import PostError
 
@@ -51,29 +49,11 @@ def gather_posts(files: Files, config: MkDocsConfig, globs: list[str] | None,
         else:
             chosen = meta.get("syndicate") is True or isinstance(meta.get("syndicate"), dict)
         if chosen:
-            posts.append(page_to_post(page, config, files, hashtags_from))
+            posts.append(page_to_post(page, config, hashtags_from))
     return posts
 
 
-def link_resolver(page: Page, files: Files, site_url: str) -> Resolver:
-    """A relative link in a post's Markdown → the absolute URL MkDocs gives its target."""
-    base = page.canonical_url or urljoin(site_url, page.url)
-
-    def resolve(target: str) -> str:
-        path, hash_, fragment = target.partition("#")
-        if path.startswith("/"):
-            return urljoin(site_url, path.lstrip("/")) + hash_ + fragment
-        source = posixpath.normpath(posixpath.join(posixpath.dirname(page.file.src_uri), unquote(path)))
-        found = files.get_file_from_path(source) if path else None
-        if found is not None:
-            return urljoin(site_url, found.url) + hash_ + fragment
-        return urljoin(base, target)
-
-    return resolve
-
-
-def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None,
-                 hashtags_from: tuple[str, ...] = ("tags",)) -> Post:
+def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...] = ("tags",)) -> Post:
     source = f"{config.docs_dir}/{page.file.src_uri}"
     meta: Mapping[str, Any] = page.meta or {}
     enabled, overrides = parse_syndicate_meta(meta.get("syndicate"), source)
@@ -108,6 +88,8 @@ def page_to_post(page: Page, config: MkDocsConfig, files: Files | None = None,
     return Post(key=key, url=url, title=title, date=date,
                 source=source, description=description,
                 tags=tuple(str(t) for t in tags), draft=draft,
-                body=absolutize(markdown, link_resolver(page, files, site_url)) if files else markdown,
+                # No HTML when this build did not render the page (`serve --dirty`): DEV then refuses it.
+                body_html=page.content or "", body_missing=page.content is None,
+                code_languages=code_languages(markdown),
                 image=urljoin(url, image) if isinstance(image, str) else None,
                 opted_out=enabled is False, overrides=overrides, excerpt_source=excerpt_source)
