@@ -7,6 +7,7 @@ from __future__ import annotations
 MODES = ("auto", "send", "plan", "off")
 BACKLOGS = ("adopt", "send")              # a first run: adopt old posts (skipped) or announce them
 SANDBOX_PACINGS = ("fast", "real")        # sandbox: min_interval / 100, or as configured
+LINKS = ("block", "meta-only", "off")   # `links:` on post pages (`false` means off)
 HASHTAG_SOURCES = ("tags", "categories")  # front-matter lists that may feed `tags`/`hashtags`
 
 DEFAULT_LEDGER = "ledger.yml"

@@ -5,6 +5,8 @@
   build whose settings a previous one validated, and found nothing pending, reuses that verdict
   if the ledger and the posts are unchanged too: sources/plan_snapshot.py).
 - on_files (late): publish the files channels add to the site (the IndexNow key file).
+- on_page_content: on a post's page, the copies the ledger records (page.meta.syndication and,
+  by default, an "Also on" block of links).
 - on_post_build (late): collect posts with their final URLs; save them for `mkdocs-syndicate run`;
   in plan mode, print the plan (here, so its warnings count for --strict).
 - on_shutdown / after the gh-deploy push: send, print the summary, fail on undone work.
@@ -32,8 +34,11 @@ from mkdocs_syndicate.engine.modes import Decision, decide, pull_request_reason
 from mkdocs_syndicate.errors import SyndicateError
 
 if TYPE_CHECKING:
+    from mkdocs.structure.pages import Page
+
     from mkdocs_syndicate.content.posts import Post
     from mkdocs_syndicate.engine.options import Options
+    from mkdocs_syndicate.ledger.schema import Posts
 
 # Importing this module (every `mkdocs` command does, `serve` too) loads only what it needs to
 # know the settings: the rest is imported by the events that use it, and HTTP, the terminal UI,
@@ -58,6 +63,8 @@ class SyndicateConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' 
     backlog_days = c.Type((int, float), default=settings.DEFAULT_BACKLOG_DAYS)
     hashtags_from = c.ListOfItems(c.Choice(settings.HASHTAG_SOURCES), default=list(settings.DEFAULT_HASHTAGS_FROM))
     sandbox_pacing = c.Choice(settings.SANDBOX_PACINGS, default="fast")
+    links = c.Type((bool, str), default="block")
+    links_lead = c.Type(str, default="Also on:")
 
 
 class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-call]
@@ -87,6 +94,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         self.files: Files | None = None
         self.posts: list[Post] | None = None
         self.failed = False
+        self.links = "off"
+        self.copies: tuple[Posts, dict[str, str]] | None = None   # the ledger's posts, channel labels
 
     # ------------------------------------------------------------------ events
 
@@ -104,6 +113,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         self.decision = decide(self.config.mode, self.command, self.serving, os.environ)
         if self.config.mode == "off":
             return config
+        self.links = self._links_setting()
         if not self.decision.sends:
             self.snapshot = self._quiet_snapshot(config)
             if self.snapshot is not None:
@@ -132,6 +142,48 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             if files.get_file_from_path(name) is None:
                 files.append(File.generated(config, name, content=content))
         return files
+
+    def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
+        if self.links == "off":
+            return html
+        from mkdocs_syndicate.content import crosslinks
+        from mkdocs_syndicate.sources.mkdocs_build import post_key, post_selector
+
+        if self.copies is None:
+            self.copies = self._ledger_copies(config)
+        posts, labels = self.copies
+        if not posts or not post_selector(config, self.config.posts)(page):
+            return html
+        found = crosslinks.copies(posts.get(post_key(page)), labels)
+        page.meta["syndication"] = [copy.as_meta() for copy in found]
+        if self.links == "block" and found:
+            return html + "\n" + crosslinks.block_html(found, self.config.links_lead)
+        return html
+
+    def _links_setting(self) -> str:
+        value = self.config.links
+        links = "off" if value is False else "block" if value is True else value
+        if links not in settings.LINKS:
+            raise PluginError(f"syndicate: links: must be block, meta-only or false, not {value!r}")
+        return str(links)
+
+    def _ledger_copies(self, config: MkDocsConfig) -> tuple[Posts, dict[str, str]]:
+        """What the committed ledger says went out (no request), and what each channel is called."""
+        from mkdocs_syndicate.channels.settings import parse_channels
+        from mkdocs_syndicate.ledger.store import Ledger
+        from mkdocs_syndicate.registry import clients
+        from mkdocs_syndicate.sources.locations import ledger_path
+
+        path = ledger_path(config, self.config)
+        if not path.is_file():
+            return {}, {}
+        try:
+            posts = Ledger.read(path).posts
+        except SyndicateError as exc:
+            raise PluginError(f"syndicate: {exc}") from None
+        # Settings are checked elsewhere (on_config); here a channel that does not parse shows nothing.
+        channels = parse_channels(self.config.channels, clients(), check_templates=False, problems=[])
+        return posts, {channel.id: channel.label for channel in channels}
 
     def on_build_error(self, *, error: Exception) -> None:
         self.failed = True

@@ -40,6 +40,7 @@ class ChannelSettings:
     enabled: bool
     template: str | None
     options: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""   # what the post page's links call it (`label:`, else the service's name)
 
     @property
     def at_most_once(self) -> bool:
@@ -53,7 +54,7 @@ class ChannelSettings:
         return f"channels.{self.id}.{setting}"
 
 
-COMMON = {"type", "delivery", "min_interval", "template", "timeout", "settle", "enabled"}
+COMMON = {"type", "delivery", "min_interval", "template", "timeout", "settle", "enabled", "label"}
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_SETTLE = 600.0
 
@@ -118,6 +119,9 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any], check_
     enabled = values.get("enabled", True)
     if not isinstance(enabled, bool):
         raise ConfigError(f"{where}.enabled: must be true or false")
+    label = values.get("label")
+    if label is not None and (not isinstance(label, str) or not label.strip()):
+        raise ConfigError(f"{where}.label: must be text (what the post page's links call this channel)")
     template = values.get("template")
     if template is not None:
         if not isinstance(template, str):
@@ -137,7 +141,7 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any], check_
     if wrong:
         raise ConfigError("\n  ".join(wrong))
     return ChannelSettings(channel_id, type_name, delivery, min_interval, timeout, settle, enabled,
-                           template, options)
+                           template, options, label.strip() if label else cls.service or type_name)
 
 
 def _number(value: Any, where: str) -> float:

@@ -23,6 +23,7 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from mkdocs_syndicate.content.crosslinks import BLOCK_CLASS
 from mkdocs_syndicate.content.links import is_relative
 from mkdocs_syndicate.lazyre import lazy_compile
 
@@ -81,7 +82,8 @@ def _text(tag: Tag) -> str:
 
 def _plain(soup: BeautifulSoup, page_url: str, languages: dict[str, str]) -> None:
     """Material's HTML made plain HTML, whose meaning every Markdown renderer keeps."""
-    for tag in soup.select("a.headerlink, a.footnote-backref, span.twemoji, input, script, style"):
+    for tag in soup.select("a.headerlink, a.footnote-backref, span.twemoji, input, script, style, "
+                           f"aside.{BLOCK_CLASS}"):   # the page's own "Also on" links
         tag.decompose()
     for emoji in soup.select("img.twemoji, img.emojione, img.gemoji"):
         emoji.replace_with(str(emoji.get("alt") or ""))

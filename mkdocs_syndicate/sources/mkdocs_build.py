@@ -6,7 +6,7 @@ Runs in on_post_build, when Material's blog has rewritten post URLs and drafts a
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urljoin
 
@@ -32,25 +32,34 @@ def blog_enabled(config: MkDocsConfig) -> bool:
 
 
 
-def gather_posts(files: Files, config: MkDocsConfig, globs: list[str] | None,
-                 hashtags_from: tuple[str, ...] = ("tags",)) -> list[Post]:
+def post_selector(config: MkDocsConfig, globs: list[str] | None) -> Callable[[Page], bool]:
+    """Which pages are posts: those `posts:` globs match; else, with Material's blog, its posts;
+    else pages whose front matter says `syndicate: true` (or has `syndicate:` settings)."""
     spec = pathspec.PathSpec.from_lines("gitwildmatch", globs) if globs else None
     use_blog = spec is None and blog_enabled(config)
-    posts = []
-    for file in files.documentation_pages():
-        page = file.page
-        if page is None:
-            continue
-        meta = page.meta or {}
+
+    def is_post(page: Page) -> bool:
         if spec is not None:
-            chosen = spec.match_file(file.src_uri)
-        elif use_blog:
-            chosen = MaterialPost is not None and isinstance(page, MaterialPost)
-        else:
-            chosen = meta.get("syndicate") is True or isinstance(meta.get("syndicate"), dict)
-        if chosen:
-            posts.append(page_to_post(page, config, hashtags_from))
-    return posts
+            return spec.match_file(page.file.src_uri)
+        if use_blog:
+            return MaterialPost is not None and isinstance(page, MaterialPost)
+        meta = page.meta or {}
+        return meta.get("syndicate") is True or isinstance(meta.get("syndicate"), dict)
+
+    return is_post
+
+
+def post_key(page: Page) -> str:
+    """The page's ledger key: its front matter `syndicate_id`, else its URL path (canonical)."""
+    key = (page.meta or {}).get("syndicate_id") or canonical_path(page.url)
+    return key if isinstance(key, str) else ""
+
+
+def gather_posts(files: Files, config: MkDocsConfig, globs: list[str] | None,
+                 hashtags_from: tuple[str, ...] = ("tags",)) -> list[Post]:
+    is_post = post_selector(config, globs)
+    return [page_to_post(file.page, config, hashtags_from) for file in files.documentation_pages()
+            if file.page is not None and is_post(file.page)]
 
 
 def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...] = ("tags",)) -> Post:

@@ -1,0 +1,51 @@
+"""Where a post was announced, for its own page: the copies the ledger records as `done` with a
+remote URL, as data for templates (`page.meta.syndication`) and as a small block of links marked
+up for IndieWeb readers (`u-syndication`, `rel="syndication"`, microformats2). The ledger is
+committed, so the next build knows every copy without a request.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from mkdocs_syndicate.ledger.schema import PostEntry
+
+BLOCK_CLASS = "syndicate-links"   # content.portable leaves this block out of DEV's body
+
+
+@dataclass(frozen=True)
+class Copy:
+    channel: str    # the channel id, as in the ledger
+    service: str    # what readers are shown: the channel's `label`, else its service's name
+    url: str
+
+    def as_meta(self) -> dict[str, str]:
+        return {"channel": self.channel, "service": self.service, "url": self.url}
+
+
+def copies(entry: PostEntry | None, labels: Mapping[str, str]) -> list[Copy]:
+    """The post's copies, in the order the channels are configured (`labels`: channel id → label);
+    a channel no longer configured, or a pair not done or without a URL, shows nothing."""
+    if entry is None:
+        return []
+    found = []
+    for channel, label in labels.items():
+        record = entry.channels.get(channel)
+        if record is not None and record.state == "done" and _is_web_url(record.remote_url):
+            found.append(Copy(channel, label, str(record.remote_url)))
+    return found
+
+
+def _is_web_url(url: str | None) -> bool:
+    return isinstance(url, str) and url.startswith(("https://", "http://"))
+
+
+def block_html(found: Iterable[Copy], lead: str = "Also on:") -> str:
+    """`<aside class="syndicate-links">Also on: <a …>Mastodon</a> · <a …>DEV</a></aside>`, escaped."""
+    links = " · ".join(f'<a class="u-syndication" rel="syndication" href="{html.escape(copy.url)}">'
+                       f"{html.escape(copy.service)}</a>" for copy in found)
+    if not links:
+        return ""
+    return f'<aside class="{BLOCK_CLASS}"><p>{html.escape(lead)} {links}</p></aside>'

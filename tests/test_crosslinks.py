@@ -1,0 +1,156 @@
+"""Each post's page links to where it was announced, from the committed ledger, with no request."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from html.parser import HTMLParser
+
+import pytest
+import yaml
+from sites import mkdocs, post, write_site
+
+from mkdocs_syndicate.channels.settings import parse_channels
+from mkdocs_syndicate.content.crosslinks import Copy, block_html, copies
+from mkdocs_syndicate.content.portable import portable_markdown
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.ledger.schema import PostEntry, Record
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.registry import clients
+
+
+class Links(HTMLParser):
+    """The `u-syndication` links of a page: [(rel, href, text)]."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[list[str]] = []
+        self.blocks = 0
+        self._in: list[str] | None = None
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        if tag == "aside" and "syndicate-links" in (attributes.get("class") or ""):
+            self.blocks += 1
+        if tag == "a" and "u-syndication" in (attributes.get("class") or "").split():
+            self._in = [attributes.get("rel") or "", attributes.get("href") or "", ""]
+            self.found.append(self._in)
+
+    def handle_data(self, data: str) -> None:
+        if self._in is not None:
+            self._in[2] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a":
+            self._in = None
+
+
+def done(url: str | None) -> Record:
+    return Record("done", 1, "2026-11-20T10:00:00Z", remote_id="1", remote_url=url)
+
+
+@pytest.mark.unit
+def test_only_done_copies_with_a_web_url_of_configured_channels_are_shown_in_their_order():
+    entry = PostEntry("https://example.com/a/", "A", {
+        "devto": done("https://dev.to/me/a-1"), "masto": done("https://m.example/@me/1"),
+        "ping": done(None), "bsky": Record("in_flight", 1, "2026-11-20T10:00:00Z"),
+        "weibo": Record("failed", 1, "2026-11-20T10:00:00Z", error="x"), "gone": done("https://old.example/1"),
+        "odd": done("javascript:alert(1)")})
+    labels = {"masto": "Mastodon", "bsky": "Bluesky", "devto": "DEV", "ping": "IndexNow", "weibo": "Weibo",
+              "odd": "Odd"}
+    assert copies(entry, labels) == [Copy("masto", "Mastodon", "https://m.example/@me/1"),
+                                     Copy("devto", "DEV", "https://dev.to/me/a-1")]
+    assert copies(None, labels) == []
+
+
+@pytest.mark.unit
+def test_the_block_is_microformats_markup_and_escapes_what_it_quotes():
+    block = block_html([Copy("masto", "Mastodon <social>", 'https://m.example/@me/1?a="b"&c')], "Also on:")
+    assert block == ('<aside class="syndicate-links"><p>Also on: <a class="u-syndication" rel="syndication" '
+                     'href="https://m.example/@me/1?a=&quot;b&quot;&amp;c">Mastodon &lt;social&gt;</a></p></aside>')
+    assert block_html([]) == ""
+    # DEV's body is the page's content: the block is the page's, not the article's.
+    assert portable_markdown("<p>Text.</p>\n" + block, "https://example.com/a/") == "Text."
+
+
+@pytest.mark.unit
+def test_each_channel_is_called_by_its_service_or_its_label():
+    raw = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "t" * 12},
+           "forem": {"type": "forem", "api_key": "k" * 24, "label": "Our Forem"},
+           "bsky": {"type": "bluesky", "handle": "me.example", "app_password": "p" * 19}}
+    assert [c.label for c in parse_channels(raw, clients())] == ["Mastodon", "Our Forem", "Bluesky"]
+    with pytest.raises(ConfigError, match=r"channels.masto.label: must be text"):
+        parse_channels({"masto": {**raw["masto"], "label": ""}}, clients())
+
+
+def blog(folder, **plugin):
+    channels = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"},
+                "devto": {"type": "forem", "api_key": "x-key-12", "label": "DEV Community"},
+                "ping": {"type": "indexnow"}}
+    posts = {"a.md": post("Announced", dt.date(2026, 11, 20)), "b.md": post("Kept home", dt.date(2026, 11, 21),
+                                                                             syndicate=False)}
+    return write_site(folder, {"mode": "send", "sandbox": True, "channels": channels, **plugin}, posts, blog=True)
+
+
+def page_html(folder, title: str) -> str:
+    """The post's own page (Material's blog also shows it in its index and archive)."""
+    (page,) = (folder / "site" / "blog").rglob(f"{title.lower().replace(' ', '-')}/index.html")
+    return page.read_text()
+
+
+@pytest.mark.process
+def test_a_post_page_links_to_its_copies_from_the_next_build_on(tmp_path):
+    config = blog(tmp_path)
+    first = mkdocs(config)
+    assert first.returncode == 0, first.stderr
+    # The first build made the pages before announcing: no links yet, and none invented.
+    assert Links(page_html(tmp_path, "Announced")).found == []
+
+    book = Ledger.read(tmp_path / "ledger.yml")
+    key = next(iter(book.posts))
+    expected = [["syndication", book.record(key, channel).remote_url, label]
+                for channel, label in (("masto", "Mastodon"), ("devto", "DEV Community"))]
+    requests = len(json.loads((tmp_path / ".syndicate-sandbox" / "state.json").read_text())["requests"])
+
+    site = yaml.safe_load(config.read_text())
+    site["plugins"][-1]["syndicate"]["mode"] = "plan"   # a pull request's build: it sends nothing
+    config.write_text(yaml.safe_dump(site, sort_keys=False))
+    second = mkdocs(config)
+    assert second.returncode == 0, second.stderr
+    links = Links(page_html(tmp_path, "Announced"))
+    assert links.found == expected and links.blocks == 1   # IndexNow's ping has no page to link to
+    assert Links(page_html(tmp_path, "Kept home")).found == []
+    # Nothing was asked of any service to make them.
+    assert len(json.loads((tmp_path / ".syndicate-sandbox" / "state.json").read_text())["requests"]) == requests
+
+
+@pytest.mark.process
+def test_links_meta_only_gives_templates_the_data_and_false_gives_nothing(tmp_path):
+    config = blog(tmp_path, links="meta-only")
+    assert mkdocs(config).returncode == 0
+    hook = tmp_path / "hook.py"
+    hook.write_text("import json, pathlib\n"
+                    "def on_page_context(context, page, config, nav):\n"
+                    "    if page.meta.get('syndication'):\n"
+                    "        pathlib.Path(config.config_file_path).parent.joinpath('meta.json').write_text(\n"
+                    "            json.dumps(page.meta['syndication']))\n")
+    site = yaml.safe_load(config.read_text())
+    site["hooks"] = ["hook.py"]
+    config.write_text(yaml.safe_dump(site, sort_keys=False))
+    assert mkdocs(config).returncode == 0
+    assert Links(page_html(tmp_path, "Announced")).found == []
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert [(m["channel"], m["service"]) for m in meta] == [("masto", "Mastodon"), ("devto", "DEV Community")]
+    assert all(m["url"].startswith("http://127.0.0.1:") for m in meta)
+
+    site["plugins"][-1]["syndicate"]["links"] = False
+    (tmp_path / "meta.json").unlink()
+    config.write_text(yaml.safe_dump(site, sort_keys=False))
+    assert mkdocs(config).returncode == 0
+    assert Links(page_html(tmp_path, "Announced")).found == [] and not (tmp_path / "meta.json").exists()
+
+    site["plugins"][-1]["syndicate"]["links"] = "footer"
+    config.write_text(yaml.safe_dump(site, sort_keys=False))
+    wrong = mkdocs(config)
+    assert wrong.returncode != 0 and "links: must be block, meta-only or false, not 'footer'" in wrong.stderr
