@@ -8,6 +8,7 @@ MODES = ("auto", "send", "plan", "off")
 BACKLOGS = ("adopt", "send")              # a first run: adopt old posts (skipped) or announce them
 SANDBOX_PACINGS = ("fast", "real")        # sandbox: min_interval / 100, or as configured
 LINKS = ("block", "meta-only", "off")   # `links:` on post pages (`false` means off)
+LINKS_REBUILD_ENV = "MKDOCS_SYNDICATE_LINKS_REBUILD"   # set for links_rebuild's build: it only plans
 HASHTAG_SOURCES = ("tags", "categories")  # front-matter lists that may feed `tags`/`hashtags`
 
 DEFAULT_LEDGER = "ledger.yml"

@@ -65,6 +65,7 @@ class SyndicateConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' 
     sandbox_pacing = c.Choice(settings.SANDBOX_PACINGS, default="fast")
     links = c.Type((bool, str), default="block")
     links_lead = c.Type(str, default="Also on:")
+    links_rebuild = c.Type(bool, default=False)
 
 
 class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-call]
@@ -95,6 +96,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         self.posts: list[Post] | None = None
         self.failed = False
         self.links = "off"
+        self.mkdocs_config: MkDocsConfig | None = None
         self.copies: tuple[Posts, dict[str, str]] | None = None   # the ledger's posts, channel labels
 
     # ------------------------------------------------------------------ events
@@ -111,9 +113,12 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         self._reset()
         self.site_url = config.site_url
         self.decision = decide(self.config.mode, self.command, self.serving, os.environ)
+        if os.environ.get(settings.LINKS_REBUILD_ENV) == "1":
+            self.decision = Decision("plan", "the build again, for the links to the new copies (links_rebuild)")
         if self.config.mode == "off":
             return config
         self.links = self._links_setting()
+        self.mkdocs_config = config
         if not self.decision.sends:
             self.snapshot = self._quiet_snapshot(config)
             if self.snapshot is not None:
@@ -260,9 +265,34 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         note = sandbox_note(options)
         log.info(f"sending ({self.decision.reason}){' ' + note if note else ''}")
         report = run_with_display(options, posts, log.info, log.warning)
+        self._rebuild_for_new_links()
         message = undone_message(report, options)
         if message:
             raise PluginError(f"syndicate: {message}")
+
+    def _rebuild_for_new_links(self) -> None:
+        """links_rebuild: the pages were made before this run announced; when it recorded new
+        copies, build once more (planning only: nothing is announced twice) so this deploy
+        carries their links."""
+        config = self.mkdocs_config
+        if not self.config.links_rebuild or self.links == "off" or self.command != "build" or config is None:
+            return
+        from mkdocs_syndicate.content import crosslinks
+
+        shown_before = crosslinks.all_copies(*(self.copies or ({}, {})))
+        if crosslinks.all_copies(*self._ledger_copies(config)) == shown_before:
+            return
+        import subprocess
+
+        log.info("building the pages again, with the links to the new copies (links_rebuild)")
+        command = [sys.executable, "-m", "mkdocs", "build", "-f", str(config.config_file_path), "-d", config.site_dir,
+                   *(["--strict"] if config.strict else [])]
+        rebuilt = subprocess.run(command, env={**os.environ, settings.LINKS_REBUILD_ENV: "1"}, capture_output=True,
+                                 text=True, check=False)
+        if rebuilt.returncode != 0:
+            tail = "\n".join(rebuilt.stderr.strip().splitlines()[-5:])
+            raise PluginError(f"syndicate: the announcements went out, but building the pages again with their "
+                              f"links failed (links_rebuild); the next build will carry them:\n{tail}")
 
     def _plan(self, options: Options, posts: list[Post]) -> None:
         from mkdocs_syndicate.engine.options import plan

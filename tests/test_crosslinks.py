@@ -154,3 +154,23 @@ def test_links_meta_only_gives_templates_the_data_and_false_gives_nothing(tmp_pa
     config.write_text(yaml.safe_dump(site, sort_keys=False))
     wrong = mkdocs(config)
     assert wrong.returncode != 0 and "links: must be block, meta-only or false, not 'footer'" in wrong.stderr
+
+
+@pytest.mark.process
+def test_links_rebuild_builds_once_more_after_announcing_and_announces_nothing_twice(tmp_path):
+    config = blog(tmp_path, links_rebuild=True)
+    first = mkdocs(config)
+    assert first.returncode == 0, first.stderr
+    assert "building the pages again, with the links to the new copies (links_rebuild)" in first.stderr
+    # This deploy's own pages carry the links, from the one run's announcements.
+    links = Links(page_html(tmp_path, "Announced"))
+    assert [text for _, _, text in links.found] == ["Mastodon", "DEV Community"]
+    state = json.loads((tmp_path / ".syndicate-sandbox" / "state.json").read_text())
+    assert len(state["mastodon"]["statuses"]) == 1 and len(state["forem"]["articles"]) == 1
+
+    # Nothing new went out: no second build.
+    again = mkdocs(config)
+    assert again.returncode == 0, again.stderr
+    assert "building the pages again" not in again.stderr
+    assert Links(page_html(tmp_path, "Announced")).found == links.found
+    assert len(json.loads((tmp_path / ".syndicate-sandbox" / "state.json").read_text())["mastodon"]["statuses"]) == 1

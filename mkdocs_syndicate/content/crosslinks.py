@@ -38,6 +38,11 @@ def copies(entry: PostEntry | None, labels: Mapping[str, str]) -> list[Copy]:
     return found
 
 
+def all_copies(posts: Mapping[str, PostEntry], labels: Mapping[str, str]) -> set[tuple[str, Copy]]:
+    """Every post's copies, to tell whether a run added any."""
+    return {(key, copy) for key, entry in posts.items() for copy in copies(entry, labels)}
+
+
 def _is_web_url(url: str | None) -> bool:
     return isinstance(url, str) and url.startswith(("https://", "http://"))
 
