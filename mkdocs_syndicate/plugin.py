@@ -36,9 +36,12 @@ from mkdocs_syndicate.errors import SyndicateError
 if TYPE_CHECKING:
     from mkdocs.structure.pages import Page
 
+    from mkdocs_syndicate.content.crosslinks import RepliesOf
     from mkdocs_syndicate.content.posts import Post
     from mkdocs_syndicate.engine.options import Options
-    from mkdocs_syndicate.ledger.schema import Posts
+    from mkdocs_syndicate.ledger.schema import Posts, Record
+
+    Copies = tuple[Posts, dict[str, str], RepliesOf | None]
 
 # Importing this module (every `mkdocs` command does, `serve` too) loads only what it needs to
 # know the settings: the rest is imported by the events that use it, and HTTP, the terminal UI,
@@ -66,6 +69,7 @@ class SyndicateConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' 
     links = c.Type((bool, str), default="block")
     links_lead = c.Type(str, default="Also on:")
     links_rebuild = c.Type(bool, default=False)
+    comments = c.Type(bool, default=False)
 
 
 class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-call]
@@ -97,7 +101,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         self.failed = False
         self.links = "off"
         self.mkdocs_config: MkDocsConfig | None = None
-        self.copies: tuple[Posts, dict[str, str]] | None = None   # the ledger's posts, channel labels
+        self.copies: Copies | None = None   # the ledger's posts, the channels' labels, where replies are read
 
     # ------------------------------------------------------------------ events
 
@@ -146,6 +150,13 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         for name, content in self.site_files:  # e.g. IndexNow's key file
             if files.get_file_from_path(name) is None:
                 files.append(File.generated(config, name, content=content))
+        if self.config.comments and self.links == "block":
+            from importlib.resources import files as package_files
+
+            from mkdocs_syndicate.content.crosslinks import SCRIPT_PATH
+
+            script = (package_files("mkdocs_syndicate") / "assets" / "syndicate-comments.js").read_text("utf-8")
+            files.append(File.generated(config, SCRIPT_PATH, content=script))
         return files
 
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
@@ -156,13 +167,16 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
 
         if self.copies is None:
             self.copies = self._ledger_copies(config)
-        posts, labels = self.copies
+        posts, labels, replies_of = self.copies
         if not posts or not post_selector(config, self.config.posts)(page):
             return html
-        found = crosslinks.copies(posts.get(post_key(page)), labels)
+        found = crosslinks.copies(posts.get(post_key(page)), labels, replies_of)
         page.meta["syndication"] = [copy.as_meta() for copy in found]
         if self.links == "block" and found:
-            return html + "\n" + crosslinks.block_html(found, self.config.links_lead)
+            from mkdocs.utils import get_relative_url
+
+            script = get_relative_url(crosslinks.SCRIPT_PATH, page.url) if self.config.comments else None
+            return html + "\n" + crosslinks.block_html(found, self.config.links_lead, script)
         return html
 
     def _links_setting(self) -> str:
@@ -172,23 +186,38 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             raise PluginError(f"syndicate: links: must be block, meta-only or false, not {value!r}")
         return str(links)
 
-    def _ledger_copies(self, config: MkDocsConfig) -> tuple[Posts, dict[str, str]]:
-        """What the committed ledger says went out (no request), and what each channel is called."""
+    def _ledger_copies(self, config: MkDocsConfig) -> Copies:
+        """What the committed ledger says went out (no request), what each channel is called, and
+        (comments: true) where a reader's browser reads each copy's replies."""
         from mkdocs_syndicate.channels.settings import parse_channels
+        from mkdocs_syndicate.content.crosslinks import Replies
         from mkdocs_syndicate.ledger.store import Ledger
-        from mkdocs_syndicate.registry import clients
+        from mkdocs_syndicate.registry import TYPES, clients
+        from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
         from mkdocs_syndicate.sources.locations import ledger_path
 
         path = ledger_path(config, self.config)
         if not path.is_file():
-            return {}, {}
+            return {}, {}, None
         try:
             posts = Ledger.read(path).posts
         except SyndicateError as exc:
             raise PluginError(f"syndicate: {exc}") from None
         # Settings are checked elsewhere (on_config); here a channel that does not parse shows nothing.
-        channels = parse_channels(self.config.channels, clients(), check_templates=False, problems=[])
-        return posts, {channel.id: channel.label for channel in channels}
+        parsed = parse_channels(self.config.channels, clients(), check_templates=False, problems=[])
+        channels = {channel.id: channel for channel in parsed}
+        labels = {channel.id: channel.label for channel in channels.values()}
+        if not self.config.comments:
+            return posts, labels, None
+        options = {channel.id: {**channel.options, **(TYPES[channel.type].emulator_class().client_options(
+            DEFAULT_PUBLIC_BASE, DEFAULT_PUBLIC_BASE) if self.config.sandbox else {})} for channel in channels.values()}
+
+        def replies_of(channel_id: str, record: Record) -> Replies | None:
+            channel = channels[channel_id]
+            url = TYPES[channel.type].client_class().replies_url(options[channel_id], record)
+            return Replies(channel.type, url, str(options[channel_id].get("web_url") or "")) if url else None
+
+        return posts, labels, replies_of
 
     def on_build_error(self, *, error: Exception) -> None:
         self.failed = True
@@ -279,8 +308,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             return
         from mkdocs_syndicate.content import crosslinks
 
-        shown_before = crosslinks.all_copies(*(self.copies or ({}, {})))
-        if crosslinks.all_copies(*self._ledger_copies(config)) == shown_before:
+        shown_before = crosslinks.all_copies(*(self.copies or ({}, {}, None))[:2])
+        if crosslinks.all_copies(*self._ledger_copies(config)[:2]) == shown_before:
             return
         import subprocess
 

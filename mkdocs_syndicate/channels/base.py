@@ -147,6 +147,12 @@ class Channel:
         """Everything to redact from errors: configured credentials, plus any session tokens."""
         return list(self.settings.secrets())
 
+    @classmethod
+    def replies_url(cls, options: Mapping[str, Any], record: Record) -> str | None:
+        """Where a reader's browser can read the public replies to a copy, with no token (the
+        post page's comments script); None: the service has no such read."""
+        return None
+
     def recognises(self, remote_url: str) -> bool:
         """Whether a post at `remote_url` would be on this channel's account (its host, its handle):
         how a renamed channel id is told from a new one."""

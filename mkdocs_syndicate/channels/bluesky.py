@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import quote
 
 from mkdocs_syndicate.channels.base import (
     Channel,
@@ -145,6 +146,8 @@ class BlueskyChannel(Channel):
                                help="Settings → Privacy and security → App passwords, e.g. !ENV BLUESKY_APP_PASSWORD"),
         "language": Option("text", help="a BCP 47 language tag such as en or pt-BR"),
         "web_url": Option("url", default="https://bsky.app"),
+        "appview": Option("url", default="https://public.api.bsky.app",
+                          help="the public AppView readers' browsers read replies from (comments: true)"),
     }
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
@@ -318,6 +321,14 @@ class BlueskyChannel(Channel):
         if response.status_code == 400:
             return Outcome(Kind.REFUSED, error=f"400 refused{detail}")
         return status_outcome(response, http.now())
+
+    @classmethod
+    def replies_url(cls, options: Mapping[str, Any], record: Record) -> str | None:
+        appview = options.get("appview") or "https://public.api.bsky.app"
+        if not isinstance(appview, str) or not (record.remote_id or "").startswith("at://"):
+            return None
+        return (f"{appview.rstrip('/')}/xrpc/app.bsky.feed.getPostThread?uri={quote(str(record.remote_id), safe='')}"
+                "&depth=10")
 
     def recognises(self, remote_url: str) -> bool:
         return remote_url.startswith(self._web_url(""))

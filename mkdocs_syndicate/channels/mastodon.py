@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import quote
 
 from mkdocs_syndicate.channels.base import (
     Channel,
@@ -128,6 +129,14 @@ class MastodonChannel(Channel):
             return Outcome(Kind.GONE, error=f"{response.status_code} for a replayed Idempotency-Key: the "
                            "status was made and then deleted on the instance; not sent again")
         return status_outcome(response, http.now())
+
+    @classmethod
+    def replies_url(cls, options: Mapping[str, Any], record: Record) -> str | None:
+        # Public for a public status: StatusesController#context only authorizes a token if given.
+        instance = options.get("instance")
+        if not isinstance(instance, str) or not record.remote_id:
+            return None
+        return f"{instance.rstrip('/')}/api/v1/statuses/{quote(record.remote_id, safe='')}/context"
 
     def recognises(self, remote_url: str) -> bool:
         return same_host(remote_url, self._base)

@@ -7,12 +7,24 @@ committed, so the next build knows every copy without a request.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from mkdocs_syndicate.ledger.schema import PostEntry
+from mkdocs_syndicate.ledger.schema import PostEntry, Record
 
 BLOCK_CLASS = "syndicate-links"   # content.portable leaves this block out of DEV's body
+SCRIPT_PATH = "assets/syndicate/comments.js"   # in the built site, with comments: true
+
+
+@dataclass(frozen=True)
+class Replies:
+    """Where a reader's browser reads a copy's public replies (the comments script)."""
+    reader: str     # how the script reads the answer: the channel type ("mastodon", "bluesky")
+    url: str
+    web: str = ""   # the service's web address, for links to the replies (Bluesky)
+
+
+RepliesOf = Callable[[str, Record], "Replies | None"]
 
 
 @dataclass(frozen=True)
@@ -20,21 +32,24 @@ class Copy:
     channel: str    # the channel id, as in the ledger
     service: str    # what readers are shown: the channel's `label`, else its service's name
     url: str
+    replies: Replies | None = None
 
     def as_meta(self) -> dict[str, str]:
         return {"channel": self.channel, "service": self.service, "url": self.url}
 
 
-def copies(entry: PostEntry | None, labels: Mapping[str, str]) -> list[Copy]:
+def copies(entry: PostEntry | None, labels: Mapping[str, str], replies_of: RepliesOf | None = None) -> list[Copy]:
     """The post's copies, in the order the channels are configured (`labels`: channel id → label);
-    a channel no longer configured, or a pair not done or without a URL, shows nothing."""
+    a channel no longer configured, or a pair not done or without a URL, shows nothing. With
+    `replies_of`, each copy says where its replies can be read."""
     if entry is None:
         return []
     found = []
     for channel, label in labels.items():
         record = entry.channels.get(channel)
         if record is not None and record.state == "done" and _is_web_url(record.remote_url):
-            found.append(Copy(channel, label, str(record.remote_url)))
+            found.append(Copy(channel, label, str(record.remote_url),
+                              replies_of(channel, record) if replies_of is not None else None))
     return found
 
 
@@ -43,14 +58,27 @@ def all_copies(posts: Mapping[str, PostEntry], labels: Mapping[str, str]) -> set
     return {(key, copy) for key, entry in posts.items() for copy in copies(entry, labels)}
 
 
+def _replies_attributes(copy: Copy) -> str:
+    if copy.replies is None:
+        return ""
+    web = f' data-web="{html.escape(copy.replies.web)}"' if copy.replies.web else ""
+    return (f' data-service-type="{html.escape(copy.replies.reader)}" data-replies="{html.escape(copy.replies.url)}"'
+            f"{web}")
+
+
 def _is_web_url(url: str | None) -> bool:
     return isinstance(url, str) and url.startswith(("https://", "http://"))
 
 
-def block_html(found: Iterable[Copy], lead: str = "Also on:") -> str:
-    """`<aside class="syndicate-links">Also on: <a …>Mastodon</a> · <a …>DEV</a></aside>`, escaped."""
-    links = " · ".join(f'<a class="u-syndication" rel="syndication" href="{html.escape(copy.url)}">'
-                       f"{html.escape(copy.service)}</a>" for copy in found)
+def block_html(found: Iterable[Copy], lead: str = "Also on:", script_url: str | None = None) -> str:
+    """`<aside class="syndicate-links">Also on: <a …>Mastodon</a> · <a …>DEV</a></aside>`, escaped;
+    with `script_url`, links whose replies can be read say where, and the comments script loads."""
+    found = list(found)
+    links = " · ".join(f'<a class="u-syndication" rel="syndication" href="{html.escape(copy.url)}"'
+                       f"{_replies_attributes(copy) if script_url else ''}>{html.escape(copy.service)}</a>"
+                       for copy in found)
     if not links:
         return ""
-    return f'<aside class="{BLOCK_CLASS}"><p>{html.escape(lead)} {links}</p></aside>'
+    script = (f'<script src="{html.escape(script_url)}" defer></script>'
+              if script_url and any(copy.replies for copy in found) else "")
+    return f'<aside class="{BLOCK_CLASS}"><p>{html.escape(lead)} {links}</p>{script}</aside>'

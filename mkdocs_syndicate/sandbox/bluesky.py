@@ -17,6 +17,7 @@ Written from the service's rules, not from the client: its own TIDs, its own gra
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
 import json
 import re
@@ -65,6 +66,11 @@ def _cid(data: bytes, codec: int) -> str:
     return "b" + base64.b32encode(raw).decode("ascii").lower().rstrip("=")
 
 
+def _iso(epoch: float) -> str:
+    """An AppView timestamp: UTC with milliseconds and a Z."""
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
 def cid_of(value: Any) -> str:
     """The record's CID. A real PDS hashes its DAG-CBOR bytes; canonical JSON stands in here: the
     same content gives the same CID, other content another one, and the string is a valid CID."""
@@ -89,7 +95,7 @@ def _graphemes(text: str) -> int:
 
 class BlueskyEmulator(Emulator):
     name = "bluesky"
-    also_at = ("bluesky-pds",)
+    also_at = ("bluesky-pds", "bluesky-appview")   # the PDS; the public AppView readers' browsers ask
     app_password = APP_PASSWORD  # what it accepts; tests may set their own (a sentinel)
     jwt_prefix = ""              # tests: a marker inside every token it hands out
     public_pages = ("/profile/",)
@@ -103,7 +109,7 @@ class BlueskyEmulator(Emulator):
     @classmethod
     def client_options(cls, url: str, public_base: str) -> dict[str, str]:
         return {"service": f"{url}/bluesky", "handle": HANDLE, "app_password": APP_PASSWORD,
-                "web_url": f"{public_base}/bluesky"}
+                "web_url": f"{public_base}/bluesky", "appview": f"{public_base}/bluesky-appview"}
 
     def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
         def announces(record: dict[str, Any]) -> str:
@@ -144,6 +150,10 @@ class BlueskyEmulator(Emulator):
 
     def handle(self, request: Request) -> Response:
         method = request.path.removeprefix("/xrpc/")
+        if request.prefix.endswith("-appview"):
+            if method == "app.bsky.feed.getPostThread" and request.method == "GET":
+                return self._thread(request.arg("uri") or "", int(request.arg("depth", "6") or 6))
+            return self._error(501, "MethodNotImplemented", f"Method Not Implemented: {method}")
         at_pds = request.prefix.endswith("-pds")
         if method.startswith(_REPO_METHODS) and not at_pds and method != "com.atproto.repo.describeRepo":
             # The entryway is not where the repository lives: follow the DID document to the PDS.
@@ -337,6 +347,49 @@ class BlueskyEmulator(Emulator):
         records = [{"uri": f"at://{DID}/{COLLECTION}/{k}", "cid": self.state["records"][k]["cid"],
                     "value": self.state["records"][k]["value"]} for k in page]
         return Response(200, {"records": records, **({"cursor": page[-1]} if len(page) == limit else {})})
+
+    # ---------------------------------------------------------------- the AppView's threads (comments: true)
+
+    def _post_view(self, uri: str) -> dict[str, Any] | None:
+        rkey = uri.rsplit("/", 1)[-1]
+        if uri == f"at://{DID}/{COLLECTION}/{rkey}" and (found := self._visible_record(rkey)) is not None:
+            return {"uri": uri, "cid": found["cid"], "author": {"did": DID, "handle": HANDLE, "displayName": "Sandbox"},
+                    "record": found["value"], "replyCount": 0, "repostCount": 0, "likeCount": 0,
+                    "indexedAt": _iso(found["at"])}
+        return next((dict(r["post"]) for r in self.state.get("replies", []) if r["post"]["uri"] == uri), None)
+
+    def _thread(self, uri: str, depth: int) -> Response:
+        """app.bsky.feed.getPostThread as the public AppView answers a browser: a threadViewPost
+        with its replies (CORS open: the AppView serves any origin)."""
+        cors = {"Access-Control-Allow-Origin": "*"}
+        root = self._post_view(uri)
+        if root is None:
+            return self._error(400, "NotFound", f"Post not found: {uri}", cors)
+
+        def view(post: dict[str, Any], level: int) -> dict[str, Any]:
+            below = [r["post"] for r in self.state.get("replies", []) if r["parent"] == post["uri"]]
+            node: dict[str, Any] = {"$type": "app.bsky.feed.defs#threadViewPost", "post": post}
+            if level < depth:
+                node["replies"] = [view(dict(p), level + 1) for p in below]
+            return node
+
+        return Response(200, {"thread": view(root, 0)}, cors)
+
+    def add_reply(self, parent: str, author: str, text: str) -> dict[str, Any]:
+        """Someone else's public reply to a post here (`parent`: its at:// URI or record key)."""
+        uri = parent if parent.startswith("at://") else f"at://{DID}/{COLLECTION}/{parent}"
+        above = self._post_view(uri)
+        if above is None:
+            raise ValueError(f"no post {uri} on the sandbox's Bluesky")
+        now = self.server.now()
+        did = "did:plc:" + hashlib.sha256(author.encode()).hexdigest()[:24]
+        record = {"$type": COLLECTION, "text": text, "createdAt": _iso(now), "langs": ["en"],
+                  "reply": {"root": {"uri": uri, "cid": above["cid"]}, "parent": {"uri": uri, "cid": above["cid"]}}}
+        post = {"uri": f"at://{did}/{COLLECTION}/{self._fresh_tid()}", "cid": cid_of(record),
+                "author": {"did": did, "handle": f"{author}.elsewhere.example", "displayName": author},
+                "record": record, "replyCount": 0, "repostCount": 0, "likeCount": 0, "indexedAt": _iso(now)}
+        self.state.setdefault("replies", []).append({"parent": uri, "post": post})
+        return post
 
     def _upload(self, request: Request) -> Response:
         # The PDS sniffs the bytes (file-type) and keeps the claimed type only when they say

@@ -6,6 +6,7 @@ the instance's limits, the 500-character rule with URLs counted as 23, X-RateLim
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 import regex
@@ -56,6 +57,8 @@ def _outside() -> Response:
                                          'error_description="The request requires higher privileges than provided '
                                          'by the access token."'})
 
+
+_CONTEXT = re.compile(r"/api/v1/statuses/([^/]+)/context")
 
 def _iso_ms(epoch: float) -> str:
     return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
@@ -154,6 +157,9 @@ class MastodonEmulator(Emulator):
         return None
 
     def handle(self, request: Request) -> Response:
+        context = _CONTEXT.fullmatch(request.path)
+        if context and request.method == "GET":   # public for a public status: a token is optional
+            return self._context(context.group(1))
         if request.path == "/api/v2/instance" and request.method == "GET":   # public, no token
             return Response(200, {"domain": "sandbox", "version": "4.3.0", "configuration": {"statuses": {
                 "max_characters": self._max_characters(), "characters_reserved_per_url": 23,
@@ -178,6 +184,41 @@ class MastodonEmulator(Emulator):
         if request.path.startswith("/api/v1/accounts/") and request.path.endswith("/statuses"):
             return Response(404, {"error": "Record not found"})
         return Response(404, {"error": "Record not found"})
+
+    # ---------------------------------------------------------------- replies (comments: true)
+
+    def _context(self, status_id: str) -> Response:
+        """GET /api/v1/statuses/:id/context: its ancestors and descendants (the replies), as a
+        reader's browser asks for them: CORS open, as Mastodon's rack-cors allows /api/* from any origin."""
+        cors = {"Access-Control-Allow-Origin": "*"}
+        replies = self.state.get("replies", [])
+        known = {s["id"] for s in self.state["statuses"]} | {r["id"] for r in replies}
+        if status_id not in known:
+            return Response(404, {"error": "Record not found"}, cors)
+        below, wanted = [], {status_id}
+        for reply in replies:   # kept in the order they came, so a reply's parent is seen first
+            if reply["in_reply_to_id"] in wanted:
+                below.append(reply)
+                wanted.add(reply["id"])
+        return Response(200, {"ancestors": [], "descendants": below}, cors)
+
+    def add_reply(self, parent_id: str, author: str, text: str) -> dict[str, Any]:
+        """Someone else's public reply (a test's or the dashboard's), `text` as Mastodon gives
+        content: HTML."""
+        replies = self.state.setdefault("replies", [])
+        if parent_id not in {s["id"] for s in self.state["statuses"]} | {r["id"] for r in replies}:
+            raise ValueError(f"no status {parent_id} on the sandbox's Mastodon")
+        self.state["seq"] += 1
+        now = self.server.now()
+        reply_id = str((int(now * 1000) << 16) | (self.state["seq"] & 0xFFFF))
+        account = {"id": f"{abs(hash(author)) % 10**9}", "username": author, "acct": f"{author}@elsewhere.example",
+                   "display_name": author, "url": f"{self._public()}/@{author}"}
+        reply = {"id": reply_id, "created_at": _iso_ms(now), "in_reply_to_id": parent_id,
+                 "uri": f"{self._public()}/users/{author}/statuses/{reply_id}",
+                 "url": f"{self._public()}/@{author}/{reply_id}", "content": text, "visibility": "public",
+                 "account": account, "spoiler_text": "", "sensitive": False, "reblog": None}
+        replies.append(reply)
+        return reply
 
     def _create(self, request: Request) -> Response:
         # PostStatusService: GET the key first; create; SETEX the key only after the create is

@@ -326,6 +326,16 @@ class SandboxServer:
             self._active -= 1
             self._busy.notify_all()
 
+    def add_reply(self, channel: str, parent: str, *, author: str, text: str) -> dict[str, Any]:
+        """Someone else's public reply to a received post (the comments script reads them)."""
+        emulator = self.emulators.get(channel)
+        if emulator is None or not hasattr(emulator, "add_reply"):
+            raise ValueError(f"channel {channel!r} has no public replies here")
+        with self.lock:
+            reply: dict[str, Any] = emulator.add_reply(parent, author, text)
+            self.save()
+        return reply
+
     def set_quirks(self, channel: str, **quirks: Any) -> None:
         if channel not in self.emulators:
             raise ValueError(f"unknown channel {channel!r}")

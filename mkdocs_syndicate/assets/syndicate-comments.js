@@ -1,0 +1,123 @@
+/* mkdocs-syndicate: the public replies to a post's copies, shown under its "Also on" links.
+ *
+ * Reads, in the reader's browser and without a token, the replies of the post's Mastodon status
+ * (GET /api/v1/statuses/:id/context) and Bluesky post (app.bsky.feed.getPostThread on a public
+ * AppView), as the links' data-replies attributes name them. Nothing from the network is inserted
+ * as HTML: a Mastodon reply's HTML is parsed into an inert document and only its text is kept, and
+ * every value is set as text or as a checked http(s) link. When scripts, the services or the
+ * network are unavailable, the plain links stay and nothing else happens.
+ */
+(function () {
+  "use strict";
+
+  function webUrl(value) {
+    try {
+      var url = new URL(String(value), document.baseURI);
+      return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function htmlToText(html) {
+    // DOMParser makes an inert document: its scripts never run, its images never load.
+    var doc = new DOMParser().parseFromString(String(html || ""), "text/html");
+    doc.querySelectorAll("br").forEach(function (br) { br.replaceWith("\n"); });
+    doc.querySelectorAll("p").forEach(function (p) { p.append("\n\n"); });
+    return (doc.body.textContent || "").trim();
+  }
+
+  function mastodonReplies(answer) {   // the status's context: its descendants are the replies
+    return (answer && Array.isArray(answer.descendants) ? answer.descendants : []).map(function (s) {
+      var account = s.account || {};
+      return {
+        service: "Mastodon", text: htmlToText(s.content), url: s.url || s.uri, at: s.created_at,
+        author: account.display_name || account.acct || "", authorUrl: account.url
+      };
+    });
+  }
+
+  function blueskyReplies(answer, web) {
+    var found = [];
+    (function walk(node, depth) {
+      if (!node || depth > 10 || !Array.isArray(node.replies)) return;
+      node.replies.forEach(function (reply) {
+        var post = reply && reply.post;
+        if (!post || !post.record) return;
+        var author = post.author || {};
+        var rkey = String(post.uri || "").split("/").pop();
+        found.push({
+          service: "Bluesky", text: String(post.record.text || ""), at: post.record.createdAt || post.indexedAt,
+          url: author.handle ? web + "/profile/" + encodeURIComponent(author.handle) + "/post/" + encodeURIComponent(rkey) : null,
+          author: author.displayName || author.handle || "",
+          authorUrl: author.handle ? web + "/profile/" + encodeURIComponent(author.handle) : null
+        });
+        walk(reply, depth + 1);
+      });
+    })(answer && answer.thread, 0);
+    return found;
+  }
+
+  var READERS = { mastodon: mastodonReplies, bluesky: blueskyReplies };
+
+  function link(text, href) {
+    var url = href ? webUrl(href) : null;
+    var element = document.createElement(url ? "a" : "span");
+    if (url) {
+      element.href = url;
+      element.rel = "nofollow ugc";
+    }
+    element.textContent = text;
+    return element;
+  }
+
+  function show(block, replies) {
+    if (!replies.length) return;
+    replies.sort(function (a, b) { return String(a.at).localeCompare(String(b.at)); });
+    var section = document.createElement("section");
+    section.className = "syndicate-replies";
+    var heading = document.createElement("h2");
+    heading.textContent = block.getAttribute("data-replies-heading") || "Replies";
+    section.appendChild(heading);
+    var list = document.createElement("ol");
+    replies.forEach(function (reply) {
+      var item = document.createElement("li");
+      item.className = "syndicate-reply";
+      var who = document.createElement("p");
+      who.className = "syndicate-reply-author";
+      who.appendChild(link(reply.author || "?", reply.authorUrl));
+      who.append(" · ");
+      who.appendChild(link(reply.service, reply.url));
+      var text = document.createElement("p");
+      text.className = "syndicate-reply-text";
+      text.style.whiteSpace = "pre-line";
+      text.textContent = reply.text;
+      item.appendChild(who);
+      item.appendChild(text);
+      list.appendChild(item);
+    });
+    section.appendChild(list);
+    block.after(section);
+  }
+
+  function load(block) {
+    var links = block.querySelectorAll("a[data-replies][data-service-type]");
+    var asks = Array.prototype.map.call(links, function (a) {
+      var read = READERS[a.getAttribute("data-service-type")];
+      var url = webUrl(a.getAttribute("data-replies"));
+      if (!read || !url || typeof fetch !== "function") return Promise.resolve([]);
+      return fetch(url, { headers: { Accept: "application/json" }, credentials: "omit" })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (answer) { return read(answer, (a.getAttribute("data-web") || "https://bsky.app").replace(/\/+$/, "")); })
+        .catch(function () { return []; });   // a service down: its replies are not shown
+    });
+    Promise.all(asks).then(function (lists) { show(block, [].concat.apply([], lists)); });
+  }
+
+  function start() {
+    document.querySelectorAll("aside.syndicate-links").forEach(load);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
