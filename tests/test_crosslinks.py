@@ -174,3 +174,152 @@ def test_links_rebuild_builds_once_more_after_announcing_and_announces_nothing_t
     assert "building the pages again" not in again.stderr
     assert Links(page_html(tmp_path, "Announced")).found == links.found
     assert len(json.loads((tmp_path / ".syndicate-sandbox" / "state.json").read_text())["mastodon"]["statuses"]) == 1
+
+
+# ------------------------------------------------------------------ replies (comments: true)
+
+@pytest.mark.unit
+def test_replies_are_read_where_each_service_serves_them_without_a_token():
+    from mkdocs_syndicate.channels.bluesky import BlueskyChannel
+    from mkdocs_syndicate.channels.forem import ForemChannel
+    from mkdocs_syndicate.channels.mastodon import MastodonChannel
+
+    status = Record("done", 1, "2026-11-20T10:00:00Z", remote_id="1130", remote_url="https://m.example/@me/1130")
+    assert MastodonChannel.replies_url({"instance": "https://m.example/"}, status) == \
+        "https://m.example/api/v1/statuses/1130/context"
+    post_uri = "at://did:plc:abc/app.bsky.feed.post/3lxyz"
+    bsky = Record("done", 1, "2026-11-20T10:00:00Z", remote_id=post_uri, remote_url="https://bsky.app/x")
+    assert BlueskyChannel.replies_url({}, bsky) == ("https://public.api.bsky.app/xrpc/app.bsky.feed.getPostThread?"
+                                                   "uri=at%3A%2F%2Fdid%3Aplc%3Aabc%2Fapp.bsky.feed.post%2F3lxyz&depth=10")
+    assert ForemChannel.replies_url({}, status) is None
+
+
+@pytest.mark.unit
+def test_the_block_names_where_replies_are_read_only_with_the_script():
+    from mkdocs_syndicate.content.crosslinks import Replies
+
+    copy = Copy("masto", "Mastodon", "https://m.example/@me/1", Replies("mastodon", "https://m.example/api/x"))
+    plain = block_html([copy], "Also on:")
+    assert "data-replies" not in plain and "<script" not in plain
+    with_script = block_html([copy, Copy("devto", "DEV", "https://dev.to/a")], "Also on:", "../assets/s.js")
+    assert 'data-service-type="mastodon" data-replies="https://m.example/api/x"' in with_script
+    assert with_script.endswith('<script src="../assets/s.js" defer></script></aside>')
+    assert "<script" not in block_html([Copy("devto", "DEV", "https://dev.to/a")], "Also on:", "../assets/s.js")
+
+
+@pytest.mark.http
+def test_the_emulators_serve_public_replies_to_any_origin(sandbox, tmp_path, clock):
+    import httpx
+    from conftest import make_post
+    from test_channel_contracts import SPECS, run
+
+    for channel in ("mastodon", "bluesky"):
+        run(tmp_path / channel, SPECS[channel].raw(sandbox), [make_post(1)], clock)
+    record = Ledger.read(tmp_path / "mastodon" / "ledger.yml").record("blog/post-1/", "ch")
+    sandbox.add_reply("mastodon", record.remote_id, author="ana", text="<p>Nice <b>post</b></p>")
+    answer = httpx.get(f"{sandbox.url}/mastodon/api/v1/statuses/{record.remote_id}/context")   # no token
+    assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == "*"
+    (reply,) = answer.json()["descendants"]
+    assert reply["in_reply_to_id"] == record.remote_id and reply["content"] == "<p>Nice <b>post</b></p>"
+    assert httpx.get(f"{sandbox.url}/mastodon/api/v1/statuses/999/context").status_code == 404
+
+    uri = Ledger.read(tmp_path / "bluesky" / "ledger.yml").record("blog/post-1/", "ch").remote_id
+    sandbox.add_reply("bluesky", uri, author="bo", text="Agreed")
+    thread = httpx.get(f"{sandbox.url}/bluesky-appview/xrpc/app.bsky.feed.getPostThread", params={"uri": uri})
+    assert thread.status_code == 200 and thread.headers["access-control-allow-origin"] == "*"
+    assert thread.json()["thread"]["post"]["uri"] == uri
+    assert [r["post"]["record"]["text"] for r in thread.json()["thread"]["replies"]] == ["Agreed"]
+    missing = httpx.get(f"{sandbox.url}/bluesky-appview/xrpc/app.bsky.feed.getPostThread",
+                        params={"uri": uri + "x"})
+    assert missing.status_code == 400 and missing.json()["error"] == "NotFound"
+
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
+
+
+def chromium() -> str:
+    import os
+    import shutil
+
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed: .ci/run installs Debian's chromium for this test")
+        pytest.skip("no chromium here (Debian: apt-get install chromium); .ci/run installs it")
+    return found
+
+
+class Replies(HTMLParser):
+    """The replies the script rendered (its <section>), and any element it should never have made."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.items: list[str] = []
+        self.scripts_inside = 0
+        self._depth = 0
+        self._item: list[str] | None = None
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._depth:
+            self._depth += 1
+            self.scripts_inside += tag in ("script", "img", "iframe", "b")
+            if tag == "li":
+                self._item = []
+                self.items.append("")
+        elif tag == "section" and "syndicate-replies" in (dict(attrs).get("class") or ""):
+            self._depth = 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._depth:
+            self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._depth and self.items:
+            self.items[-1] += data
+
+
+@pytest.mark.process
+def test_a_real_browser_shows_the_replies_as_text(sandbox, tmp_path):
+    import functools
+    import http.server
+    import subprocess
+    import threading
+
+    from test_channel_contracts import SPECS
+
+    channels = {"masto": SPECS["mastodon"].raw(sandbox),
+                "bsky": SPECS["bluesky"].raw(sandbox, appview=f"{sandbox.url}/bluesky-appview",
+                                             web_url=f"{sandbox.url}/bluesky")}
+    config = write_site(tmp_path, {"mode": "send", "comments": True, "channels": channels},
+                        {"a.md": post("Announced", dt.date(2026, 11, 20))}, blog=True)
+    assert mkdocs(config).returncode == 0
+    book = Ledger.read(tmp_path / "ledger.yml")
+    key = next(iter(book.posts))
+    hostile = "<p>Thanks! &lt;script&gt;alert(1)&lt;/script&gt;</p><script>document.title='owned'</script>" \
+              "<img src=x onerror=\"document.title='owned'\">"
+    sandbox.add_reply("mastodon", book.record(key, "masto").remote_id, author="ana", text=hostile)
+    sandbox.add_reply("bluesky", book.record(key, "bsky").remote_id, author="bo",
+                      text='<script>alert("x")</script> agreed')
+    site = yaml.safe_load(config.read_text())
+    site["plugins"][-1]["syndicate"]["mode"] = "plan"
+    config.write_text(yaml.safe_dump(site, sort_keys=False))
+    assert mkdocs(config).returncode == 0
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path / "site"))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        (page,) = (tmp_path / "site" / "blog").rglob("announced/index.html")
+        url = f"http://127.0.0.1:{server.server_address[1]}/{page.relative_to(tmp_path / 'site').as_posix()}"
+        shown = subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                                "--virtual-time-budget=15000", "--dump-dom", url],
+                               capture_output=True, text=True, timeout=120)
+        server.shutdown()
+    rendered = Replies(shown.stdout)
+    assert len(rendered.items) == 2, shown.stdout[-3000:] + shown.stderr[-2000:]
+    ana = next(item for item in rendered.items if "ana" in item)
+    assert "Thanks! <script>alert(1)</script>" in ana and "Mastodon" in ana
+    bo = next(item for item in rendered.items if "bo" in item)
+    assert '<script>alert("x")</script> agreed' in bo and "Bluesky" in bo
+    assert rendered.scripts_inside == 0 and "<title>owned" not in shown.stdout
