@@ -261,6 +261,16 @@ def test_example_site_as_the_quick_start_says(tmp_path):
     third = mkdocs(site_copy / "mkdocs.yml")
     assert third.returncode == 0 and "0 requests" in third.stderr
     assert (tmp_path / "ledger.yml").read_text() == ledger_text
+    # Built after the announcements, each post's page links to its four copies (IndexNow's ping
+    # has no page), as the ledger records them.
+    from test_crosslinks import Links
+
+    book = Ledger.read(tmp_path / "ledger.yml")
+    for key, entry in book.posts.items():
+        links = Links((site_copy / "site" / key / "index.html").read_text(encoding="utf-8"))
+        assert sorted(href for _, href, _ in links.found) == sorted(
+            record.remote_url for record in entry.channels.values() if record.remote_url), key
+        assert len(links.found) == 4 and links.blocks == 1
     # The site leaves MkDocs' plugins behind: the same settings, the posts from its own RSS feed.
     sandbox_state = tmp_path / ".syndicate-sandbox" / "state.json"
     requests = len(json.loads(sandbox_state.read_text())["requests"])
