@@ -18,6 +18,7 @@ import contextlib
 import datetime as dt
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -39,9 +40,9 @@ if TYPE_CHECKING:
     from mkdocs_syndicate.content.crosslinks import RepliesOf
     from mkdocs_syndicate.content.posts import Post
     from mkdocs_syndicate.engine.options import Options
-    from mkdocs_syndicate.ledger.schema import Posts, Record
+    from mkdocs_syndicate.ledger.schema import Record
 
-    Copies = tuple[Posts, dict[str, str], RepliesOf | None]
+    Copies = tuple[dict[str, dict[str, Record]], dict[str, str], RepliesOf | None]
 
 # Importing this module (every `mkdocs` command does, `serve` too) loads only what it needs to
 # know the settings: the rest is imported by the events that use it, and HTTP, the terminal UI,
@@ -101,6 +102,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         self.failed = False
         self.links = "off"
         self.mkdocs_config: MkDocsConfig | None = None
+        self.is_post: Callable[[Page], bool] = lambda page: False
         self.copies: Copies | None = None   # the ledger's posts, the channels' labels, where replies are read
 
     # ------------------------------------------------------------------ events
@@ -165,10 +167,11 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         from mkdocs_syndicate.content import crosslinks
         from mkdocs_syndicate.sources.mkdocs_build import post_key, post_selector
 
-        if self.copies is None:
+        if self.copies is None:   # once per build: the ledger, and which pages are posts
             self.copies = self._ledger_copies(config)
+            self.is_post = post_selector(config, self.config.posts)
         posts, labels, replies_of = self.copies
-        if not posts or not post_selector(config, self.config.posts)(page):
+        if not posts or not self.is_post(page):
             return html
         found = crosslinks.copies(posts.get(post_key(page)), labels, replies_of)
         page.meta["syndication"] = [copy.as_meta() for copy in found]
@@ -189,35 +192,36 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
     def _ledger_copies(self, config: MkDocsConfig) -> Copies:
         """What the committed ledger says went out (no request), what each channel is called, and
         (comments: true) where a reader's browser reads each copy's replies."""
-        from mkdocs_syndicate.channels.settings import parse_channels
-        from mkdocs_syndicate.content.crosslinks import Replies
-        from mkdocs_syndicate.ledger.store import Ledger
-        from mkdocs_syndicate.registry import TYPES, clients
-        from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
+        from mkdocs_syndicate.content.crosslinks import Replies, labels
+        from mkdocs_syndicate.registry import TYPES
+        from mkdocs_syndicate.sources.ledger_copies import done_copies
         from mkdocs_syndicate.sources.locations import ledger_path
 
-        path = ledger_path(config, self.config)
-        if not path.is_file():
-            return {}, {}, None
         try:
-            posts = Ledger.read(path).posts
+            posts = done_copies(ledger_path(config, self.config))
         except SyndicateError as exc:
             raise PluginError(f"syndicate: {exc}") from None
+        names = labels(self.config.channels, {name: kind.service or name for name, kind in TYPES.items()})
+        if not self.config.comments or not posts:
+            return posts, names, None
+        from mkdocs_syndicate.channels.settings import parse_channels
+        from mkdocs_syndicate.registry import clients
+        from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
+
         # Settings are checked elsewhere (on_config); here a channel that does not parse shows nothing.
-        parsed = parse_channels(self.config.channels, clients(), check_templates=False, problems=[])
-        channels = {channel.id: channel for channel in parsed}
-        labels = {channel.id: channel.label for channel in channels.values()}
-        if not self.config.comments:
-            return posts, labels, None
+        channels = {channel.id: channel for channel in
+                    parse_channels(self.config.channels, clients(), check_templates=False, problems=[])}
         options = {channel.id: {**channel.options, **(TYPES[channel.type].emulator_class().client_options(
             DEFAULT_PUBLIC_BASE, DEFAULT_PUBLIC_BASE) if self.config.sandbox else {})} for channel in channels.values()}
 
         def replies_of(channel_id: str, record: Record) -> Replies | None:
-            channel = channels[channel_id]
+            channel = channels.get(channel_id)
+            if channel is None:
+                return None
             url = TYPES[channel.type].client_class().replies_url(options[channel_id], record)
             return Replies(channel.type, url, str(options[channel_id].get("web_url") or "")) if url else None
 
-        return posts, labels, replies_of
+        return posts, names, replies_of
 
     def on_build_error(self, *, error: Exception) -> None:
         self.failed = True

@@ -19,6 +19,7 @@ class ChannelType(NamedTuple):  # cheaper to define than a dataclass: every buil
     name: str          # what `channels.<id>.type` says
     client: str        # "module:Class" of the Channel
     emulator: str      # "module:Class" of its sandbox Emulator
+    service: str = ""  # its name as readers know it (a post page's "Also on" links)
 
     def client_class(self) -> type[Channel]:
         loaded: type[Channel] = _load(self.client)
@@ -36,15 +37,15 @@ def _load(spec: str) -> Any:
 
 TYPES: dict[str, ChannelType] = {t.name: t for t in (
     ChannelType("indexnow", "mkdocs_syndicate.channels.indexnow:IndexNowChannel",
-                "mkdocs_syndicate.sandbox.indexnow:IndexNowEmulator"),
+                "mkdocs_syndicate.sandbox.indexnow:IndexNowEmulator", "IndexNow"),
     ChannelType("mastodon", "mkdocs_syndicate.channels.mastodon:MastodonChannel",
-                "mkdocs_syndicate.sandbox.mastodon:MastodonEmulator"),
+                "mkdocs_syndicate.sandbox.mastodon:MastodonEmulator", "Mastodon"),
     ChannelType("forem", "mkdocs_syndicate.channels.forem:ForemChannel",
-                "mkdocs_syndicate.sandbox.forem:ForemEmulator"),
+                "mkdocs_syndicate.sandbox.forem:ForemEmulator", "DEV"),
     ChannelType("weibo", "mkdocs_syndicate.channels.weibo:WeiboChannel",
-                "mkdocs_syndicate.sandbox.weibo:WeiboEmulator"),
+                "mkdocs_syndicate.sandbox.weibo:WeiboEmulator", "Weibo"),
     ChannelType("bluesky", "mkdocs_syndicate.channels.bluesky:BlueskyChannel",
-                "mkdocs_syndicate.sandbox.bluesky:BlueskyEmulator"),
+                "mkdocs_syndicate.sandbox.bluesky:BlueskyEmulator", "Bluesky"),
 )}
 
 

@@ -14,7 +14,7 @@ from mkdocs_syndicate.channels.settings import parse_channels
 from mkdocs_syndicate.content.crosslinks import Copy, block_html, copies
 from mkdocs_syndicate.content.portable import portable_markdown
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger.schema import PostEntry, Record
+from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import clients
 
@@ -52,14 +52,14 @@ def done(url: str | None) -> Record:
 
 @pytest.mark.unit
 def test_only_done_copies_with_a_web_url_of_configured_channels_are_shown_in_their_order():
-    entry = PostEntry("https://example.com/a/", "A", {
+    records = {
         "devto": done("https://dev.to/me/a-1"), "masto": done("https://m.example/@me/1"),
         "ping": done(None), "bsky": Record("in_flight", 1, "2026-11-20T10:00:00Z"),
         "weibo": Record("failed", 1, "2026-11-20T10:00:00Z", error="x"), "gone": done("https://old.example/1"),
-        "odd": done("javascript:alert(1)")})
+        "odd": done("javascript:alert(1)")}
     labels = {"masto": "Mastodon", "bsky": "Bluesky", "devto": "DEV", "ping": "IndexNow", "weibo": "Weibo",
               "odd": "Odd"}
-    assert copies(entry, labels) == [Copy("masto", "Mastodon", "https://m.example/@me/1"),
+    assert copies(records, labels) == [Copy("masto", "Mastodon", "https://m.example/@me/1"),
                                      Copy("devto", "DEV", "https://dev.to/me/a-1")]
     assert copies(None, labels) == []
 
@@ -76,10 +76,17 @@ def test_the_block_is_microformats_markup_and_escapes_what_it_quotes():
 
 @pytest.mark.unit
 def test_each_channel_is_called_by_its_service_or_its_label():
+    from mkdocs_syndicate.content.crosslinks import labels
+    from mkdocs_syndicate.registry import TYPES
+
     raw = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "t" * 12},
            "forem": {"type": "forem", "api_key": "k" * 24, "label": "Our Forem"},
-           "bsky": {"type": "bluesky", "handle": "me.example", "app_password": "p" * 19}}
-    assert [c.label for c in parse_channels(raw, clients())] == ["Mastodon", "Our Forem", "Bluesky"]
+           "bsky": {"type": "bluesky", "handle": "me.example", "app_password": "p" * 19},
+           "junk": "not a mapping"}
+    services = {name: kind.service for name, kind in TYPES.items()}
+    assert labels(raw, services) == {"masto": "Mastodon", "forem": "Our Forem", "bsky": "Bluesky"}
+    del raw["junk"]
+    parse_channels(raw, clients())   # `label` is a setting every channel takes
     with pytest.raises(ConfigError, match=r"channels.masto.label: must be text"):
         parse_channels({"masto": {**raw["masto"], "label": ""}}, clients())
 
@@ -323,3 +330,22 @@ def test_a_real_browser_shows_the_replies_as_text(sandbox, tmp_path):
     bo = next(item for item in rendered.items if "bo" in item)
     assert '<script>alert("x")</script> agreed' in bo and "Bluesky" in bo
     assert rendered.scripts_inside == 0 and "<title>owned" not in shown.stdout
+
+
+@pytest.mark.unit
+def test_the_copies_cache_follows_the_ledgers_bytes(tmp_path):
+    from conftest import write_ledger
+
+    from mkdocs_syndicate.sources.ledger_copies import cache_path, done_copies
+
+    ledger = tmp_path / "ledger.yml"
+    assert done_copies(ledger) == {}   # no ledger yet: no links
+    write_ledger(ledger, {("a/", "masto"): done("https://m.example/@me/1"), ("a/", "ping"): done(None)})
+    first = done_copies(ledger)
+    assert {k: {c: r.remote_url for c, r in v.items()} for k, v in first.items()} == {
+        "a/": {"masto": "https://m.example/@me/1"}}
+    assert cache_path(ledger).exists()
+    write_ledger(ledger, {("a/", "masto"): done("https://m.example/@me/2")})   # changed: read again
+    assert done_copies(ledger)["a/"]["masto"].remote_url == "https://m.example/@me/2"
+    cache_path(ledger).write_text('{"format": 1, "ledger": "torn')   # a torn cache: read the ledger
+    assert done_copies(ledger)["a/"]["masto"].remote_url == "https://m.example/@me/2"

@@ -99,7 +99,6 @@ class Channel:
 
     Declared per type (class attributes):
       type_name          what `channels.<id>.type` says
-      service            the service's name, as readers know it (the post page's "Also on" links)
       options            its settings, beside the common ones (type, delivery, min_interval, ...)
       default_delivery   "at_most_once" (public posts) or "at_least_once" (pings)
       default_min_interval  seconds between two of its requests
@@ -111,7 +110,6 @@ class Channel:
     """
 
     type_name: ClassVar[str]
-    service: ClassVar[str] = ""
     default_delivery: ClassVar[str] = "at_most_once"
     default_min_interval: ClassVar[float] = 0.0
     options: ClassVar[Mapping[str, Option]] = {}

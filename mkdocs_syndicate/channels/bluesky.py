@@ -137,7 +137,6 @@ def _registry_case(tag: str) -> str:
 
 class BlueskyChannel(Channel):
     type_name = "bluesky"
-    service = "Bluesky"
     repeat_safe = True   # deterministic rkey + byte-identical putRecord: a repeat is a no-op
     options: ClassVar[Mapping[str, Option]] = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),

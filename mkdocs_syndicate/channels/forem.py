@@ -104,7 +104,6 @@ def same_url(a: str | None, b: str) -> bool:
 
 class ForemChannel(Channel):
     type_name = "forem"
-    service = "DEV"
     default_min_interval = 75.0
     options: ClassVar[Mapping[str, Option]] = {
         "api": Option("url", default="https://dev.to/api", help="https://<forem>/api"),

@@ -33,7 +33,6 @@ MAX_URLS = 10_000
 
 class IndexNowChannel(Channel):
     type_name = "indexnow"
-    service = "IndexNow"
     default_delivery = "at_least_once"
     batched = True
     options: ClassVar[Mapping[str, Option]] = {

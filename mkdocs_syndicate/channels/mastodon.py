@@ -65,7 +65,6 @@ SCOPE_HINT = ("the token may not read the account back: verify_credentials answe
 
 class MastodonChannel(Channel):
     type_name = "mastodon"
-    service = "Mastodon"
     options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option("secret", required=True,

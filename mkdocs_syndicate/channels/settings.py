@@ -40,7 +40,6 @@ class ChannelSettings:
     enabled: bool
     template: str | None
     options: Mapping[str, Any] = field(default_factory=dict)
-    label: str = ""   # what the post page's links call it (`label:`, else the service's name)
 
     @property
     def at_most_once(self) -> bool:
@@ -141,7 +140,7 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any], check_
     if wrong:
         raise ConfigError("\n  ".join(wrong))
     return ChannelSettings(channel_id, type_name, delivery, min_interval, timeout, settle, enabled,
-                           template, options, label.strip() if label else cls.service or type_name)
+                           template, options)
 
 
 def _number(value: Any, where: str) -> float:

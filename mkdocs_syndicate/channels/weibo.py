@@ -75,7 +75,6 @@ def error_code(body: Any) -> int | None:
 
 class WeiboChannel(Channel):
     type_name = "weibo"
-    service = "Weibo"
     options: ClassVar[Mapping[str, Option]] = {
         "api": Option("url", default="https://api.weibo.com/2"),
         "access_token": Option("secret", required=True,

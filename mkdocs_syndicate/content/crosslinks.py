@@ -9,8 +9,9 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from mkdocs_syndicate.ledger.schema import PostEntry, Record
+from mkdocs_syndicate.ledger.schema import Record
 
 BLOCK_CLASS = "syndicate-links"   # content.portable leaves this block out of DEV's body
 SCRIPT_PATH = "assets/syndicate/comments.js"   # in the built site, with comments: true
@@ -38,24 +39,38 @@ class Copy:
         return {"channel": self.channel, "service": self.service, "url": self.url}
 
 
-def copies(entry: PostEntry | None, labels: Mapping[str, str], replies_of: RepliesOf | None = None) -> list[Copy]:
-    """The post's copies, in the order the channels are configured (`labels`: channel id → label);
-    a channel no longer configured, or a pair not done or without a URL, shows nothing. With
-    `replies_of`, each copy says where its replies can be read."""
-    if entry is None:
+def labels(raw_channels: Any, services: Mapping[str, str]) -> dict[str, str]:
+    """Channel id → what links call it: its `label:`, else its service's name (`services`: type →
+    name), in the order the channels are configured. Read from the raw settings, which are
+    checked elsewhere: a channel that is not a mapping of a known type is left out."""
+    found: dict[str, str] = {}
+    for channel, values in (raw_channels or {}).items() if isinstance(raw_channels, dict) else ():
+        if isinstance(values, dict) and values.get("type") in services:
+            label = values.get("label")
+            label = label.strip() if isinstance(label, str) else ""
+            found[str(channel)] = label or services[values["type"]]
+    return found
+
+
+def copies(records: Mapping[str, Record] | None, labels: Mapping[str, str],
+           replies_of: RepliesOf | None = None) -> list[Copy]:
+    """A post's copies (`records`: its ledger records by channel), in the order the channels are
+    configured (`labels`: channel id → label); a channel no longer configured, or a pair not done
+    or without a URL, shows nothing. With `replies_of`, each copy says where its replies are read."""
+    if records is None:
         return []
     found = []
     for channel, label in labels.items():
-        record = entry.channels.get(channel)
+        record = records.get(channel)
         if record is not None and record.state == "done" and _is_web_url(record.remote_url):
             found.append(Copy(channel, label, str(record.remote_url),
                               replies_of(channel, record) if replies_of is not None else None))
     return found
 
 
-def all_copies(posts: Mapping[str, PostEntry], labels: Mapping[str, str]) -> set[tuple[str, Copy]]:
+def all_copies(posts: Mapping[str, Mapping[str, Record]], labels: Mapping[str, str]) -> set[tuple[str, Copy]]:
     """Every post's copies, to tell whether a run added any."""
-    return {(key, copy) for key, entry in posts.items() for copy in copies(entry, labels)}
+    return {(key, copy) for key, records in posts.items() for copy in copies(records, labels)}
 
 
 def _replies_attributes(copy: Copy) -> str:

@@ -1,0 +1,60 @@
+"""The ledger's done records that carry a URL, for the post pages' links: read on every build
+(`serve` too), so kept beside the ledger as a small cache keyed by the ledger's bytes. A build
+whose ledger has not changed reads the cache and never parses the ledger (the plan build's
+shortcut, sources/plan_snapshot.py, stays as cheap as it was).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
+
+FORMAT = 1
+Copies = dict[str, dict[str, Record]]   # post key → channel → its done record with a URL
+
+
+def cache_path(ledger_path: Path) -> Path:
+    return ledger_path.parent / CACHE_DIR / f"{ledger_path.name}.copies.json"
+
+
+def done_copies(ledger_path: Path) -> Copies:
+    """Raises LedgerError (naming the file and line) when the ledger does not parse."""
+    try:
+        data = ledger_path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    digest = hashlib.sha256(data).hexdigest()
+    cached = _cached(cache_path(ledger_path), digest)
+    if cached is not None:
+        return cached
+    from mkdocs_syndicate.ledger.store import Ledger
+
+    found = {key: {channel: record for channel, record in entry.channels.items()
+                   if record.state == "done" and record.remote_url}
+             for key, entry in Ledger.read(ledger_path).posts.items()}
+    found = {key: records for key, records in found.items() if records}
+    try:
+        private_dir(cache_path(ledger_path).parent)
+        atomic_write_text(cache_path(ledger_path), json.dumps({"format": FORMAT, "ledger": digest, "copies": {
+            key: {channel: [r.remote_id, r.remote_url] for channel, r in records.items()}
+            for key, records in found.items()}}, ensure_ascii=False), checkpoint=False, durable=False)
+    except OSError:
+        pass   # a cache: the next build parses the ledger again
+    return found
+
+
+def _cached(path: Path, digest: str) -> Copies | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT or data.get("ledger") != digest:
+            return None
+        return {key: {channel: Record("done", remote_id=remote_id, remote_url=remote_url)
+                      for channel, (remote_id, remote_url) in records.items()}
+                for key, records in data["copies"].items()}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None   # absent, torn or from another version: read the ledger
