@@ -192,9 +192,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
     def _ledger_copies(self, config: MkDocsConfig) -> Copies:
         """What the committed ledger says went out (no request), what each channel is called, and
         (comments: true) where a reader's browser reads each copy's replies."""
-        from mkdocs_syndicate.content.crosslinks import Replies, labels
+        from mkdocs_syndicate.content.crosslinks import labels
         from mkdocs_syndicate.registry import TYPES
-        from mkdocs_syndicate.sources.ledger_copies import done_copies
+        from mkdocs_syndicate.sources.ledger_copies import done_copies, replies_locator
         from mkdocs_syndicate.sources.locations import ledger_path
 
         try:
@@ -204,24 +204,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         names = labels(self.config.channels, {name: kind.service or name for name, kind in TYPES.items()})
         if not self.config.comments or not posts:
             return posts, names, None
-        from mkdocs_syndicate.channels.settings import parse_channels
-        from mkdocs_syndicate.registry import clients
-        from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
-
-        # Settings are checked elsewhere (on_config); here a channel that does not parse shows nothing.
-        channels = {channel.id: channel for channel in
-                    parse_channels(self.config.channels, clients(), check_templates=False, problems=[])}
-        options = {channel.id: {**channel.options, **(TYPES[channel.type].emulator_class().client_options(
-            DEFAULT_PUBLIC_BASE, DEFAULT_PUBLIC_BASE) if self.config.sandbox else {})} for channel in channels.values()}
-
-        def replies_of(channel_id: str, record: Record) -> Replies | None:
-            channel = channels.get(channel_id)
-            if channel is None:
-                return None
-            url = TYPES[channel.type].client_class().replies_url(options[channel_id], record)
-            return Replies(channel.type, url, str(options[channel_id].get("web_url") or "")) if url else None
-
-        return posts, names, replies_of
+        return posts, names, replies_locator(self.config.channels, sandbox=self.config.sandbox)
 
     def on_build_error(self, *, error: Exception) -> None:
         self.failed = True

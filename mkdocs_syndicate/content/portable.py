@@ -60,6 +60,8 @@ def portable_markdown(content_html: str, page_url: str, title: str = "",
     """The post's HTML (`content_html`, its links relative to `page_url`) as Markdown that any
     renderer shows as the site does. A first heading that only repeats `title` is left out;
     code blocks whose HTML names no language take theirs from `languages` (code_languages)."""
+    if not content_html.strip():
+        return ""   # and BeautifulSoup is not even imported (70 ms a process)
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(content_html, "html.parser")

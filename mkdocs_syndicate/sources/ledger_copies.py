@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
+from mkdocs_syndicate.content.crosslinks import Replies, RepliesOf
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
@@ -58,3 +60,26 @@ def _cached(path: Path, digest: str) -> Copies | None:
                 for key, records in data["copies"].items()}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None   # absent, torn or from another version: read the ledger
+
+
+def replies_locator(raw_channels: Any, *, sandbox: bool) -> RepliesOf:
+    """For `comments: true`: where a reader's browser reads a copy's public replies, by its
+    channel's settings (in the sandbox, the emulators' public addresses). Loads the clients."""
+    from mkdocs_syndicate.channels.settings import parse_channels
+    from mkdocs_syndicate.registry import TYPES, clients
+    from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
+
+    # Settings are checked elsewhere (on_config); here a channel that does not parse shows nothing.
+    channels = {channel.id: channel for channel in
+                parse_channels(raw_channels, clients(), check_templates=False, problems=[])}
+    options = {channel.id: {**channel.options, **(TYPES[channel.type].emulator_class().client_options(
+        DEFAULT_PUBLIC_BASE, DEFAULT_PUBLIC_BASE) if sandbox else {})} for channel in channels.values()}
+
+    def replies_of(channel_id: str, record: Record) -> Replies | None:
+        channel = channels.get(channel_id)
+        if channel is None:
+            return None
+        url = TYPES[channel.type].client_class().replies_url(options[channel_id], record)
+        return Replies(channel.type, url, str(options[channel_id].get("web_url") or "")) if url else None
+
+    return replies_of
