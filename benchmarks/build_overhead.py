@@ -49,7 +49,9 @@ def make_site(folder: Path, posts: int, sandbox_url: str) -> tuple[Path, Path]:
         key = f"posts/{name}/"
         entry = ledger[key] = PostEntry(url=f"https://example.com/{key}", title=f"Post number {n}")
         for channel in ("ping", "masto", "devto", "weibo", "bsky"):
-            entry.channels[channel] = Record("done", 1, "2026-12-01T07:00:00Z", remote_id=str(n))
+            # Copies with a URL, as real ones have: every post page gets its "Also on" links.
+            url = None if channel == "ping" else f"https://{channel}.example/{n}"
+            entry.channels[channel] = Record("done", 1, "2026-12-01T07:00:00Z", remote_id=str(n), remote_url=url)
     (folder / "ledger.yml").write_text(dump(ledger))
     base = {"site_name": "Bench", "site_url": "https://example.com/", "theme": {"name": "mkdocs"}}
     u = sandbox_url

@@ -319,17 +319,26 @@ def test_a_real_browser_shows_the_replies_as_text(sandbox, tmp_path):
         threading.Thread(target=server.serve_forever, daemon=True).start()
         (page,) = (tmp_path / "site" / "blog").rglob("announced/index.html")
         url = f"http://127.0.0.1:{server.server_address[1]}/{page.relative_to(tmp_path / 'site').as_posix()}"
-        shown = subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                                "--virtual-time-budget=15000", "--dump-dom", url],
-                               capture_output=True, text=True, timeout=120)
+
+        def load(profile: str) -> str:
+            return subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / profile}",
+                                   "--virtual-time-budget=15000", "--dump-dom", url],
+                                  capture_output=True, text=True, timeout=120).stdout
+
+        shown = load("profile")
+        # The services down: no replies, and the plain links stay.
+        for channel, path in (("mastodon", "GET /api/v1/statuses"), ("bluesky", "getPostThread")):
+            sandbox.add_fault({"channel": channel, "match": path, "action": "status", "status": 503, "times": 5})
+        degraded = load("profile-2")
         server.shutdown()
-    rendered = Replies(shown.stdout)
-    assert len(rendered.items) == 2, shown.stdout[-3000:] + shown.stderr[-2000:]
+    assert Replies(degraded).items == [] and len(Links(degraded).found) == 2
+    rendered = Replies(shown)
+    assert len(rendered.items) == 2, shown[-3000:]
     ana = next(item for item in rendered.items if "ana" in item)
     assert "Thanks! <script>alert(1)</script>" in ana and "Mastodon" in ana
     bo = next(item for item in rendered.items if "bo" in item)
     assert '<script>alert("x")</script> agreed' in bo and "Bluesky" in bo
-    assert rendered.scripts_inside == 0 and "<title>owned" not in shown.stdout
+    assert rendered.scripts_inside == 0 and "<title>owned" not in shown
 
 
 @pytest.mark.unit
