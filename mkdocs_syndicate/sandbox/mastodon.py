@@ -6,6 +6,7 @@ the instance's limits, the 500-character rule with URLs counted as 23, X-RateLim
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 from typing import Any
 
@@ -211,7 +212,8 @@ class MastodonEmulator(Emulator):
         self.state["seq"] += 1
         now = self.server.now()
         reply_id = str((int(now * 1000) << 16) | (self.state["seq"] & 0xFFFF))
-        account = {"id": f"{abs(hash(author)) % 10**9}", "username": author, "acct": f"{author}@elsewhere.example",
+        account_id = str(int(hashlib.sha256(author.encode()).hexdigest()[:12], 16))   # the same on every run
+        account = {"id": account_id, "username": author, "acct": f"{author}@elsewhere.example",
                    "display_name": author, "url": f"{self._public()}/@{author}"}
         reply = {"id": reply_id, "created_at": _iso_ms(now), "in_reply_to_id": parent_id,
                  "uri": f"{self._public()}/users/{author}/statuses/{reply_id}",
