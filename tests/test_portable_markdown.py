@@ -109,7 +109,7 @@ def announced(tmp_path_factory):
     config = {"site_name": "Material's blog, as a test", "site_url": "https://blog.example/",
               "theme": {"name": "material", "features": ["content.code.annotate"]},
               "plugins": ["blog", {"syndicate": {"mode": "send", "sandbox": True, "backlog": "send", "channels": {
-                  "devto": {"type": "forem", "api_key": "x-key-12"}}}}],
+                  "devto": {"type": "forem", "api_key": "x-key-12", "min_interval": 0}}}}],
               "markdown_extensions": MATERIAL_EXTENSIONS}
     text = yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
     (folder / "mkdocs.yml").write_text(text.replace("'!!python/name:", "!!python/name:").replace("to_svg'", "to_svg")
