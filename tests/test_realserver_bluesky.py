@@ -1,0 +1,94 @@
+"""The Bluesky channel against the reference PDS itself (atproto's own server, run by
+@atproto/dev-env), not only against our emulator: what it stores must be what we sent, and a
+record left `in_flight` must be found there by a read, never sent twice."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import httpx
+import pytest
+from conftest import FakeClock, make_post, write_ledger
+from realserver_pds import start_pds
+
+from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.realserver
+
+SITE = Site("https://example.com/", "Example")
+
+
+@pytest.fixture(scope="module")
+def pds():
+    yield from start_pds()
+
+
+def raw(pds, handle: str, **extra) -> dict:
+    account = pds.account(handle)
+    return {"type": "bluesky", "service": pds.url, "handle": account.handle, "app_password": account.password,
+            **extra}
+
+
+def run(folder, channel: dict, posts):
+    from conftest import ListReporter
+
+    folder.mkdir(exist_ok=True)
+    options = parse_options({"bsky": channel}, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False,
+                            sending=True)
+    return send(options, posts, ListReporter(), clock=FakeClock())
+
+
+def records(pds, did: str) -> list[dict]:
+    answer = httpx.get(f"{pds.url}/xrpc/com.atproto.repo.listRecords",
+                       params={"repo": did, "collection": "app.bsky.feed.post", "limit": 100})
+    answer.raise_for_status()
+    return answer.json()["records"]
+
+
+def test_posts_are_stored_as_sent_text_facets_card_languages_and_time(pds, tmp_path):
+    posts = [make_post(n, title=f"Post {n} — café ☕", tags=("Python", "mkdocs")) for n in (1, 2, 3)]
+    report = run(tmp_path, raw(pds, "alice.test", language="pt-BR"), posts)
+    assert not report.undone
+    alice = pds.account("alice.test")
+    stored = {r["value"]["embed"]["external"]["uri"]: r for r in records(pds, alice.did)}
+    assert sorted(stored) == sorted(p.url for p in posts)
+    book = Ledger.read(tmp_path / "ledger.yml")
+    for post in posts:
+        record, value = book.record(post.key, "bsky"), stored[post.url]["value"]
+        assert record.state == "done" and record.remote_id == stored[post.url]["uri"]
+        text = value["text"].encode("utf-8")
+        assert post.title.encode("utf-8") in text and value["langs"] == ["pt-BR"]
+        # Facets are byte ranges into the UTF-8 text: each must cover exactly what it claims.
+        for facet in value["facets"]:
+            covered = text[facet["index"]["byteStart"]:facet["index"]["byteEnd"]].decode("utf-8")
+            feature = facet["features"][0]
+            if feature["$type"] == "app.bsky.richtext.facet#link":
+                assert covered == feature["uri"] == post.url
+            else:
+                assert covered == "#" + feature["tag"]
+        assert {f["features"][0].get("tag") for f in value["facets"]} >= {"Python", "mkdocs"}
+        assert value["embed"]["external"]["title"] == post.title
+        # createdAt is stored as sent: the one the ledger recorded before the call.
+        assert value["createdAt"] == record.created_at
+
+
+def test_an_in_flight_record_is_found_by_a_read_and_never_sent_again(pds, tmp_path):
+    post = make_post(4)
+    bob = pds.account("bob.test")
+    first = run(tmp_path, raw(pds, "bob.test"), [post])
+    assert not first.undone
+    done = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
+    # As if the run had been killed after the server committed, before `done` was written.
+    write_ledger(tmp_path / "ledger.yml", {(post.key, "bsky"): Record(
+        "in_flight", 1, done.at, idempotency_key=done.idempotency_key, created_at=done.created_at,
+        message_sha256=done.message_sha256)})
+    again = run(tmp_path, raw(pds, "bob.test"), [post])
+    assert not again.undone
+    resolved = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
+    assert resolved.state == "done" and resolved.remote_id == done.remote_id
+    assert len(records(pds, bob.did)) == 1   # one record: found, not posted again
+    assert dt.datetime.fromisoformat(resolved.created_at.replace("Z", "+00:00"))
