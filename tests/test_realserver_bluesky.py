@@ -92,3 +92,33 @@ def test_an_in_flight_record_is_found_by_a_read_and_never_sent_again(pds, tmp_pa
     assert resolved.state == "done" and resolved.remote_id == done.remote_id
     assert len(records(pds, bob.did)) == 1   # one record: found, not posted again
     assert dt.datetime.fromisoformat(resolved.created_at.replace("Z", "+00:00"))
+
+
+def put_three_times(entryway: str, handle: str, password: str) -> list[tuple[int, str]]:
+    """putRecord under one record key chosen before the call (as the channel does), with
+    `swapRecord: null` ("must not exist yet"): the record, the same record again, then another."""
+    session = httpx.post(f"{entryway}/xrpc/com.atproto.server.createSession",
+                         json={"identifier": handle, "password": password}).json()
+    # The PDS the DID document names (the reference PDS, with no entryway before it, sends none).
+    services = session.get("didDoc", {}).get("service", [])
+    pds = next((s["serviceEndpoint"] for s in services if s["id"].endswith("atproto_pds")), entryway)
+    headers = {"Authorization": f"Bearer {session['accessJwt']}"}
+    first = {"$type": "app.bsky.feed.post", "text": "once", "createdAt": "2026-12-01T08:00:00.000Z"}
+    other = {**first, "text": "another text under the same key"}
+    answers = []
+    # A post's record key must be a TID (its lexicon says so): the last call's is not one.
+    for rkey, record in (("3lsyndicate2a", first), ("3lsyndicate2a", first), ("3lsyndicate2a", other),
+                         ("not-a-tid", first)):
+        answer = httpx.post(f"{pds}/xrpc/com.atproto.repo.putRecord", headers=headers, json={
+            "repo": session["did"], "collection": "app.bsky.feed.post", "rkey": rkey, "record": record,
+            "swapRecord": None})
+        answers.append((answer.status_code, answer.json().get("error", "")))
+    return answers
+
+
+def test_swap_record_semantics_are_the_real_servers_and_the_emulators(pds, sandbox):
+    real = put_three_times(pds.url, "alice.test", pds.account("alice.test").password)
+    emulated = put_three_times(f"{sandbox.url}/bluesky", "sandbox.bsky.social", "sandbox-bsky-app-password")
+    # A repeat of the same record is a no-op; another record under the key is refused.
+    assert real[:2] == [(200, ""), (200, "")] and real[2] == (400, "InvalidSwap") and real[3] == (400, "InvalidRequest"), real
+    assert emulated == real

@@ -293,7 +293,9 @@ class BlueskyEmulator(Emulator):
         if rkey is None:
             return self._error(400, "InvalidRequest", "Input must have the property \"rkey\"")
         if not _TID.fullmatch(rkey):
-            return self._error(400, "InvalidRequest", f"Invalid record key: {rkey}")
+            # The reference PDS's words (checked against it: tests/test_realserver_bluesky.py).
+            return self._error(400, "InvalidRequest",
+                               f'Invalid record key for {COLLECTION}: Invalid TID string (got "{rkey}") at $')
         record = body.get("record")
         problem = self._validate(record)
         if problem:
