@@ -186,8 +186,8 @@ def test_the_bluesky_emulator_refuses_a_tag_facet_over_64_graphemes(sandbox):
 
 @pytest.mark.parametrize("language", ["en_US", "english!", "e", "en-", "english", "deutsch", "EN_us", "en-QQQQ"])
 def test_bluesky_language_must_be_a_tag_the_registry_knows(tmp_path, sandbox, language):
-    """`english` and `deutsch` are well-formed (5-8 letters) but no language: the PDS stores them,
-    the official SDK's strict check refuses them, and no reader's filter will ever match them."""
+    """`english` and `deutsch` are well-formed (5-8 letters) but no language: the PDS refuses them
+    (its strict check wants a 2-3 letter primary subtag), as does the official SDK."""
     with pytest.raises(ConfigError, match=r"channels\.bsky\.language: .* is not a BCP 47 language tag"):
         parse_options({"bsky": SPECS["bluesky"].raw(sandbox, language=language)}, ledger_path=tmp_path / "l.yml",
                       site=SITE, sandbox=False, sending=False)
@@ -206,11 +206,14 @@ def test_bluesky_language_is_sent_in_the_registrys_case_which_the_sdk_and_the_se
     assert record["langs"] == [sent] and LANG_RE.match(sent)
 
 
-@pytest.mark.parametrize("langs, accepted", [(["EN"], True), (["english"], True), (["en_US"], False),
-                                             (["e"], False), (["en", "de", "fr", "it"], False)])
-def test_the_bluesky_emulator_checks_langs_as_the_pds_does_syntax_only(sandbox, langs, accepted):
-    """The PDS's `language` format is RFC 5646 syntax (atproto common-web `validateLanguage`):
-    it stores `EN` and `english`; the emulator does the same, not what our client would send."""
+@pytest.mark.parametrize("langs, accepted", [
+    (["EN"], False), (["english"], False), (["en_US"], False), (["e"], False), (["en", "de", "fr", "it"], False),
+    (["de-1996-1996"], False), (["pt-br"], True), (["i-klingon"], True), (["x-private"], True), (["qaa"], True),
+    (["en-US-u-ca-gregory"], True)])
+def test_the_bluesky_emulator_checks_langs_as_the_pds_does(sandbox, langs, accepted):
+    """The reference PDS's strict `language` format (atproto syntax `parseLanguageString`, asked of
+    the server itself in tests/test_realserver_bluesky.py): well-formed, no repeated variant, and a
+    lower-case 2-3 letter primary subtag. The emulator does the same, not what our client sends."""
     import httpx
 
     session = httpx.post(f"{sandbox.url}/bluesky/xrpc/com.atproto.server.createSession",

@@ -94,15 +94,21 @@ def test_an_in_flight_record_is_found_by_a_read_and_never_sent_again(pds, tmp_pa
     assert dt.datetime.fromisoformat(resolved.created_at.replace("Z", "+00:00"))
 
 
-def put_three_times(entryway: str, handle: str, password: str) -> list[tuple[int, str]]:
-    """putRecord under one record key chosen before the call (as the channel does), with
-    `swapRecord: null` ("must not exist yet"): the record, the same record again, then another."""
+def logged_in(entryway: str, handle: str, password: str) -> tuple[str, str, dict[str, str]]:
+    """(the PDS's address, the account's DID, the authorization header) after createSession."""
     session = httpx.post(f"{entryway}/xrpc/com.atproto.server.createSession",
                          json={"identifier": handle, "password": password}).json()
     # The PDS the DID document names (the reference PDS, with no entryway before it, sends none).
     services = session.get("didDoc", {}).get("service", [])
     pds = next((s["serviceEndpoint"] for s in services if s["id"].endswith("atproto_pds")), entryway)
-    headers = {"Authorization": f"Bearer {session['accessJwt']}"}
+    return pds, session["did"], {"Authorization": f"Bearer {session['accessJwt']}"}
+
+
+def put_three_times(entryway: str, handle: str, password: str) -> list[tuple[int, str]]:
+    """putRecord under one record key chosen before the call (as the channel does), with
+    `swapRecord: null` ("must not exist yet"): the record, the same record again, then another."""
+    pds, did, headers = logged_in(entryway, handle, password)
+    session = {"did": did}
     first = {"$type": "app.bsky.feed.post", "text": "once", "createdAt": "2026-12-01T08:00:00.000Z"}
     other = {**first, "text": "another text under the same key"}
     answers = []
@@ -122,3 +128,31 @@ def test_swap_record_semantics_are_the_real_servers_and_the_emulators(pds, sandb
     # A repeat of the same record is a no-op; another record under the key is refused.
     assert real[:2] == [(200, ""), (200, "")] and real[2] == (400, "InvalidSwap") and real[3] == (400, "InvalidRequest"), real
     assert emulated == real
+
+
+# (Only tags the official SDK's models also take are stored: the sandbox fixture judges every
+# record with them at the end.)
+LANGUAGE_TAGS = ("en", "EN", "En", "pt-BR", "pt-br", "PT-BR", "english", "deutsch", "en_US", "e", "zh-Hant",
+                 "de-CH-1996", "de-1996-1996")
+
+
+def languages_taken(entryway: str, handle: str, password: str) -> dict[str, int]:
+    """createRecord with each `langs` value: the status the server answers."""
+    pds, did, headers = logged_in(entryway, handle, password)
+    taken = {}
+    for tag in LANGUAGE_TAGS:
+        record = {"$type": "app.bsky.feed.post", "text": f"in {tag}", "createdAt": "2026-12-01T08:00:00.000Z",
+                  "langs": [tag]}
+        taken[tag] = httpx.post(f"{pds}/xrpc/com.atproto.repo.createRecord", headers=headers, json={
+            "repo": did, "collection": "app.bsky.feed.post", "record": record}).status_code
+    return taken
+
+
+def test_language_tags_are_checked_as_the_real_server_checks_them(pds, sandbox):
+    """Issue 23 read an older PDS (syntax only: `EN` and `english` taken). The reference PDS now
+    refuses both, as it refuses an upper-case primary subtag or a repeated variant; the emulator
+    must answer every tag as it does."""
+    real = languages_taken(pds.url, "bob.test", pds.account("bob.test").password)
+    refused = {tag for tag, status in real.items() if status != 200}
+    assert refused == {"EN", "En", "PT-BR", "english", "deutsch", "en_US", "e", "de-1996-1996"}, real
+    assert languages_taken(f"{sandbox.url}/bluesky", "sandbox.bsky.social", "sandbox-bsky-app-password") == real

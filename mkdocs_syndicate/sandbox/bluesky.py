@@ -28,24 +28,48 @@ import regex
 
 from mkdocs_syndicate.sandbox.server import Emulator, Request, Response, first_url
 
-# The PDS checks a record's `langs` against the lexicon's `language` format, which is
-# well-formed BCP 47 syntax and nothing more (RFC 5646 section 2.1: bluesky-social/atproto,
-# packages/common-web/src/strings.ts, `validateLanguage` and its `bcp47Regexp`). So `EN` and
-# even `english` pass here, as they pass the real server; `en_US` and `e` do not.
-_GRANDFATHERED = (r"en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|i-pwn|"
-                  r"i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|no-nyn|"
-                  r"zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang")
-_LANGTAG = (r"(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}(?:-[A-Za-z]{3}){0,2})?|[A-Za-z]{4}|[A-Za-z]{5,8})"  # language
-            r"(?:-[A-Za-z]{4})?"                                                      # script
-            r"(?:-(?:[A-Za-z]{2}|[0-9]{3}))?"                                         # region
-            r"(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*"                          # variants
-            r"(?:-[0-9A-WY-Za-wy-z](?:-[A-Za-z0-9]{2,8})+)*"                          # extensions
-            r"(?:-x(?:-[A-Za-z0-9]{1,8})+)?")                                         # private use
-_LANGUAGE = re.compile(rf"(?:{_GRANDFATHERED})|(?:{_LANGTAG})|x(?:-[A-Za-z0-9]{{1,8}})+")
+# The PDS checks a record's `langs` with the lexicon's strict `language` format (checked against
+# the reference PDS itself: tests/test_realserver_bluesky.py; the rule is bluesky-social/atproto's
+# packages/syntax/src/language.ts, `parseLanguageString`): well-formed BCP 47 (RFC 5646 §2.1), no
+# repeated variant or extension singleton (§4.1), and a primary language subtag of 2–3 lowercase
+# letters. So `EN`, `PT-BR`, `english` and `en_US` are refused; `pt-br`, `zh-Hant` and `i-klingon`
+# pass. (Older PDS versions checked the syntax alone and took `EN` and `english`.)
+_GRANDFATHERED = re.compile(r"en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|"
+                            r"i-pwn|i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|"
+                            r"no-nyn|zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang")
+_PRIVATE_USE = re.compile(r"[xX](?:-[A-Za-z0-9]{1,8})+")
+_LANGTAG = re.compile(
+    r"(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}(?:-[A-Za-z]{3}){0,2})?|[A-Za-z]{4}|[A-Za-z]{5,8})"  # language
+    r"(?:-[A-Za-z]{4})?"                                                      # script
+    r"(?:-(?:[A-Za-z]{2}|[0-9]{3}))?"                                         # region
+    r"(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*"                          # variants
+    r"(?:-[0-9A-WY-Za-wy-z](?:-[A-Za-z0-9]{2,8})+)*"                          # extensions
+    r"(?:-[xX](?:-[A-Za-z0-9]{1,8})+)?")                                      # private use
 
 
 def _well_formed_language(value: str) -> bool:
-    return bool(_LANGUAGE.fullmatch(value))
+    if _GRANDFATHERED.fullmatch(value) or _PRIVATE_USE.fullmatch(value):
+        return True
+    if not _LANGTAG.fullmatch(value):
+        return False
+    subtags = value.split("-")
+    if not re.fullmatch(r"[a-z]{2,3}", subtags[0]):
+        return False
+    # After the language (and its extlangs), script and region: variants, then extensions.
+    i = 1
+    while i < len(subtags) and i <= 3 and re.fullmatch(r"[A-Za-z]{3}", subtags[i]):
+        i += 1
+    if i < len(subtags) and re.fullmatch(r"[A-Za-z]{4}", subtags[i]):
+        i += 1
+    if i < len(subtags) and re.fullmatch(r"[A-Za-z]{2}|[0-9]{3}", subtags[i]):
+        i += 1
+    variants: list[str] = []
+    while i < len(subtags) and len(subtags[i]) > 1:
+        variants.append(subtags[i].lower())
+        i += 1
+    singletons = [t.lower() for t in subtags[i:] if len(t) == 1]
+    singletons = singletons[:singletons.index("x")] if "x" in singletons else singletons
+    return len(set(variants)) == len(variants) and len(set(singletons)) == len(singletons)
 
 
 HANDLE = "sandbox.bsky.social"
