@@ -33,11 +33,11 @@ def raw(pds, handle: str, **extra) -> dict:
             **extra}
 
 
-def run(folder, channel: dict, posts):
+def run(folder, channel: dict, posts, site: Site = SITE):
     from conftest import ListReporter
 
     folder.mkdir(exist_ok=True)
-    options = parse_options({"bsky": channel}, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False,
+    options = parse_options({"bsky": channel}, ledger_path=folder / "ledger.yml", site=site, sandbox=False,
                             sending=True)
     return send(options, posts, ListReporter(), clock=FakeClock())
 
@@ -156,3 +156,24 @@ def test_language_tags_are_checked_as_the_real_server_checks_them(pds, sandbox):
     refused = {tag for tag, status in real.items() if status != 200}
     assert refused == {"EN", "En", "PT-BR", "english", "deutsch", "en_US", "e", "de-1996-1996"}, real
     assert languages_taken(f"{sandbox.url}/bluesky", "sandbox.bsky.social", "sandbox-bsky-app-password") == real
+
+
+def test_two_sites_on_two_accounts_each_post_under_its_own(pds, tmp_path):
+    """Two sites, each with its ledger and its account on one PDS: each site's posts are records
+    of its own account only, and a second run of either sends nothing."""
+    from dataclasses import replace
+
+    other = Site("https://other.example/", "Other")
+    ours = [replace(make_post(n), key=f"blog/two-sites-{n}/", url=f"https://example.com/blog/two-sites-{n}/")
+            for n in (5, 6)]
+    theirs = [replace(make_post(n), key=f"notes/{n}/", url=f"https://other.example/notes/{n}/") for n in (5, 6)]
+    before = {h: len(records(pds, pds.account(h).did)) for h in ("alice.test", "bob.test")}
+    assert not run(tmp_path / "a", raw(pds, "alice.test"), ours).undone
+    assert not run(tmp_path / "b", raw(pds, "bob.test"), theirs, site=other).undone
+    for handle, posts in (("alice.test", ours), ("bob.test", theirs)):
+        mine = records(pds, pds.account(handle).did)
+        assert len(mine) == before[handle] + 2
+        cards = {r["value"].get("embed", {}).get("external", {}).get("uri") for r in mine}
+        assert {p.url for p in posts} <= cards and not ({p.url for p in (theirs if posts is ours else ours)} & cards)
+    assert not run(tmp_path / "a", raw(pds, "alice.test"), ours).undone
+    assert len(records(pds, pds.account("alice.test").did)) == before["alice.test"] + 2
