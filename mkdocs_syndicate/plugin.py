@@ -192,19 +192,24 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
     def _ledger_copies(self, config: MkDocsConfig) -> Copies:
         """What the committed ledger says went out (no request), what each channel is called, and
         (comments: true) where a reader's browser reads each copy's replies."""
+        from mkdocs_syndicate.sources.ledger_copies import replies_locator
+
+        posts, names = self._shown_copies(config)
+        if not self.config.comments or not posts:
+            return posts, names, None
+        return posts, names, replies_locator(self.config.channels, sandbox=self.config.sandbox)
+
+    def _shown_copies(self, config: MkDocsConfig) -> tuple[dict[str, dict[str, Record]], dict[str, str]]:
         from mkdocs_syndicate.content.crosslinks import labels
         from mkdocs_syndicate.registry import TYPES
-        from mkdocs_syndicate.sources.ledger_copies import done_copies, replies_locator
+        from mkdocs_syndicate.sources.ledger_copies import done_copies
         from mkdocs_syndicate.sources.locations import ledger_path
 
         try:
             posts = done_copies(ledger_path(config, self.config))
         except SyndicateError as exc:
             raise PluginError(f"syndicate: {exc}") from None
-        names = labels(self.config.channels, {name: kind.service or name for name, kind in TYPES.items()})
-        if not self.config.comments or not posts:
-            return posts, names, None
-        return posts, names, replies_locator(self.config.channels, sandbox=self.config.sandbox)
+        return posts, labels(self.config.channels, {name: kind.service or name for name, kind in TYPES.items()})
 
     def on_build_error(self, *, error: Exception) -> None:
         self.failed = True
@@ -295,8 +300,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             return
         from mkdocs_syndicate.content import crosslinks
 
-        shown_before = crosslinks.all_copies(*(self.copies or ({}, {}, None))[:2])
-        if crosslinks.all_copies(*self._ledger_copies(config)[:2]) == shown_before:
+        shown_before = crosslinks.all_copies(*self.copies[:2]) if self.copies else set()
+        if crosslinks.all_copies(*self._shown_copies(config)) == shown_before:
             return
         import subprocess
 

@@ -257,7 +257,7 @@ def chromium() -> str:
     return found
 
 
-class Replies(HTMLParser):
+class ShownReplies(HTMLParser):
     """The replies the script rendered (its <section>), and any element it should never have made."""
 
     def __init__(self, html: str) -> None:
@@ -331,8 +331,8 @@ def test_a_real_browser_shows_the_replies_as_text(sandbox, tmp_path):
             sandbox.add_fault({"channel": channel, "match": path, "action": "status", "status": 503, "times": 5})
         degraded = load("profile-2")
         server.shutdown()
-    assert Replies(degraded).items == [] and len(Links(degraded).found) == 2
-    rendered = Replies(shown)
+    assert ShownReplies(degraded).items == [] and len(Links(degraded).found) == 2
+    rendered = ShownReplies(shown)
     assert len(rendered.items) == 2, shown[-3000:]
     ana = next(item for item in rendered.items if "ana" in item)
     assert "Thanks! <script>alert(1)</script>" in ana and "Mastodon" in ana

@@ -17,6 +17,7 @@ shows) or as a feed carries it (the same HTML), and written as Markdown by markd
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from html.parser import HTMLParser
@@ -67,8 +68,9 @@ def portable_markdown(content_html: str, page_url: str, title: str = "",
     soup = BeautifulSoup(content_html, "html.parser")
     _drop_title(soup, title)
     _plain(soup, page_url, languages or {})
-    markdown = _Converter(heading_style="ATX", bullets="-", strip=["script", "style"],
-                          code_language_callback=_language).convert_soup(soup)
+    converter = _converter_class()(heading_style="ATX", bullets="-", strip=["script", "style"],
+                                   code_language_callback=_language)
+    markdown = str(converter.convert_soup(soup))
     return re.sub(r"\n{3,}", "\n\n", markdown).strip()
 
 
@@ -199,7 +201,10 @@ def _language(tag: Tag) -> str | None:
                  if name.startswith("language-")), None)
 
 
-def _make_converter() -> type:
+@functools.cache
+def _converter_class() -> type:
+    """markdownify's converter with our three changes; made on first use (bs4 and markdownify
+    load only then), once per process."""
     from markdownify import MarkdownConverter
 
     class Converter(MarkdownConverter):
@@ -228,16 +233,6 @@ def _make_converter() -> type:
             return re.sub(r"\x00FOOTNOTE:([^\x00]*)\x00", lambda m: f"[^{m.group(1)}]", text)
 
     return Converter
-
-
-class _Converter:
-    """markdownify's converter, made on first use (bs4 and markdownify load only then)."""
-
-    def __init__(self, **options: Any) -> None:
-        self._converter = _make_converter()(**options)
-
-    def convert_soup(self, soup: BeautifulSoup) -> str:
-        return str(self._converter.convert_soup(soup))
 
 
 # ---------------------------------------------------------------- excerpt

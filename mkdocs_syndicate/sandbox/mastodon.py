@@ -192,23 +192,25 @@ class MastodonEmulator(Emulator):
         """GET /api/v1/statuses/:id/context: its ancestors and descendants (the replies), as a
         reader's browser asks for them: CORS open, as Mastodon's rack-cors allows /api/* from any origin."""
         cors = {"Access-Control-Allow-Origin": "*"}
-        replies = self.state.get("replies", [])
-        known = {s["id"] for s in self.state["statuses"]} | {r["id"] for r in replies}
-        if status_id not in known:
+        if status_id not in self._status_ids():
             return Response(404, {"error": "Record not found"}, cors)
         below, wanted = [], {status_id}
-        for reply in replies:   # kept in the order they came, so a reply's parent is seen first
+        for reply in self.state.get("replies", []):   # kept in the order they came, so a reply's parent is seen first
             if reply["in_reply_to_id"] in wanted:
                 below.append(reply)
                 wanted.add(reply["id"])
         return Response(200, {"ancestors": [], "descendants": below}, cors)
 
+    def _status_ids(self) -> set[str]:
+        """Ours and the replies to them."""
+        return {s["id"] for s in self.state["statuses"]} | {r["id"] for r in self.state.get("replies", [])}
+
     def add_reply(self, parent_id: str, author: str, text: str) -> dict[str, Any]:
         """Someone else's public reply (a test's or the dashboard's), `text` as Mastodon gives
         content: HTML."""
-        replies = self.state.setdefault("replies", [])
-        if parent_id not in {s["id"] for s in self.state["statuses"]} | {r["id"] for r in replies}:
+        if parent_id not in self._status_ids():
             raise ValueError(f"no status {parent_id} on the sandbox's Mastodon")
+        replies = self.state.setdefault("replies", [])
         self.state["seq"] += 1
         now = self.server.now()
         reply_id = str((int(now * 1000) << 16) | (self.state["seq"] & 0xFFFF))

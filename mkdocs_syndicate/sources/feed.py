@@ -213,5 +213,3 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
     image = urljoin(link, entry.image) if isinstance(entry.image, str) and entry.image else None
     return Post(key=key, url=url, title=title, date=date, source=entry.where, description=summary,
                 tags=tuple(entry.tags), body_html=body, image=image, body_missing=not body)
-
-

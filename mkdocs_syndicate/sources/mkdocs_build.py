@@ -68,8 +68,8 @@ def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...
     enabled, overrides = parse_syndicate_meta(meta.get("syndicate"), source)
     site_url = config.site_url or ""
     url = page.canonical_url or urljoin(site_url, page.url)
-    key = meta.get("syndicate_id") or canonical_path(page.url)
-    if not isinstance(key, str) or not key:
+    key = post_key(page)
+    if not key:
         raise PostError(f"{source}: front matter 'syndicate_id' must be text")
     if "syndicate_id" in meta:
         check_syndicate_id(key, source)
