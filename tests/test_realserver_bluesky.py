@@ -177,3 +177,28 @@ def test_two_sites_on_two_accounts_each_post_under_its_own(pds, tmp_path):
         assert {p.url for p in posts} <= cards and not ({p.url for p in (theirs if posts is ours else ours)} & cards)
     assert not run(tmp_path / "a", raw(pds, "alice.test"), ours).undone
     assert len(records(pds, pds.account("alice.test").did)) == before["alice.test"] + 2
+
+
+def test_two_sites_on_one_account_each_find_only_their_own_post(pds, tmp_path):
+    """The same post path on two sites, both announced by one account: two records with different
+    keys; a record of the second left in_flight is settled by finding its own post, not the
+    first site's, and nothing is posted again."""
+    from dataclasses import replace
+
+    other = Site("https://other.example/", "Other")
+    here = replace(make_post(7), key="blog/same-path/", url="https://example.com/blog/same-path/")
+    there = replace(make_post(7), key="blog/same-path/", url="https://other.example/blog/same-path/")
+    alice = pds.account("alice.test")
+    before = len(records(pds, alice.did))
+    assert not run(tmp_path / "here", raw(pds, "alice.test"), [here]).undone
+    assert not run(tmp_path / "there", raw(pds, "alice.test"), [there], site=other).undone
+    ours = Ledger.read(tmp_path / "here" / "ledger.yml").record(here.key, "bsky")
+    theirs = Ledger.read(tmp_path / "there" / "ledger.yml").record(there.key, "bsky")
+    assert ours.remote_id != theirs.remote_id and len(records(pds, alice.did)) == before + 2
+    write_ledger(tmp_path / "there" / "ledger.yml", {(there.key, "bsky"): Record(
+        "in_flight", 1, theirs.at, idempotency_key=theirs.idempotency_key, created_at=theirs.created_at,
+        message_sha256=theirs.message_sha256)})
+    assert not run(tmp_path / "there", raw(pds, "alice.test"), [there], site=other).undone
+    settled = Ledger.read(tmp_path / "there" / "ledger.yml").record(there.key, "bsky")
+    assert settled.state == "done" and settled.remote_id == theirs.remote_id
+    assert len(records(pds, alice.did)) == before + 2
