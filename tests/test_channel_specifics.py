@@ -3,6 +3,9 @@ Bluesky's sessions, frozen createdAt, facets and link card."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from conftest import RecordingTransport, make_post, write_ledger
 from test_channel_contracts import SPECS, record, remote_posts, run
@@ -157,6 +160,47 @@ def test_bluesky_expired_access_token_is_refreshed(tmp_path, sandbox, clock):
     report, _ = run(tmp_path, SPECS["bluesky"].raw(sandbox), [make_post(1)], clock)
     assert [r.state for r in report.results] == ["done"]
     assert len(sandbox.snapshot()["bluesky"]["logins"]) == 1  # refreshed, not logged in again
+
+
+def kept_sessions() -> list[Path]:
+    from mkdocs_syndicate.channels.sessions import state_dir
+
+    return sorted(state_dir().glob("bluesky-*.json")) if state_dir().exists() else []
+
+
+def test_bluesky_next_run_refreshes_the_kept_session_instead_of_logging_in(tmp_path, sandbox, clock):
+    """createSession allows 30 logins in 5 minutes: runs in a row refresh the last run's session."""
+    for n in (1, 2, 3):
+        run(tmp_path, SPECS["bluesky"].raw(sandbox), [make_post(n)], clock)
+    assert len(sandbox.snapshot()["bluesky"]["logins"]) == 1
+    assert len(remote_posts(sandbox, "bluesky")) == 3
+    [kept] = kept_sessions()
+    # The owner's alone, outside the project, and no token of it in the ledger.
+    assert kept.stat().st_mode & 0o777 == 0o600 and kept.parent.stat().st_mode & 0o777 == 0o700
+    assert not kept.is_relative_to(tmp_path)
+    refresh = json.loads(kept.read_text())["refresh"]
+    assert refresh not in (tmp_path / "ledger.yml").read_text()
+
+
+@pytest.mark.parametrize("spoil", ["revoked", "garbage"])
+def test_bluesky_a_kept_session_the_server_refuses_means_one_login(tmp_path, sandbox, clock, spoil):
+    run(tmp_path, SPECS["bluesky"].raw(sandbox), [make_post(1)], clock)
+    [kept] = kept_sessions()
+    if spoil == "revoked":   # the app password was revoked, or the server forgot the session
+        sandbox.emulators["bluesky"].state["sessions"].clear()
+    else:
+        kept.write_text("{not json")
+    report, _ = run(tmp_path, SPECS["bluesky"].raw(sandbox), [make_post(2)], clock)
+    assert [r.state for r in report.results] == ["done"]
+    assert len(sandbox.snapshot()["bluesky"]["logins"]) == 2
+    assert json.loads(kept.read_text())["refresh"] in sandbox.emulators["bluesky"].state["sessions"]
+
+
+def test_bluesky_keep_session_false_keeps_nothing(tmp_path, sandbox, clock):
+    raw = {**SPECS["bluesky"].raw(sandbox), "keep_session": False}
+    for n in (1, 2):
+        run(tmp_path, raw, [make_post(n)], clock)
+    assert len(sandbox.snapshot()["bluesky"]["logins"]) == 2 and kept_sessions() == []
 
 
 def test_bluesky_facets_use_utf8_byte_offsets():

@@ -5,6 +5,12 @@ record left `in_flight` must be found there by a read, never sent twice."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -202,3 +208,87 @@ def test_two_sites_on_one_account_each_find_only_their_own_post(pds, tmp_path):
     settled = Ledger.read(tmp_path / "there" / "ledger.yml").record(there.key, "bsky")
     assert settled.state == "done" and settled.remote_id == theirs.remote_id
     assert len(records(pds, alice.did)) == before + 2
+
+
+# ---------------------------------------------------------------- kills
+
+CHILD = Path(__file__).parent / "crash_child.py"
+SETTLE = 10.0   # at least twice the timeout, as the settings require
+
+
+def child_spec(folder: Path, site_url: str, service: str, account) -> Path:
+    """Three posts of a site of their own, for tests/crash_child.py (the plugin's code path)."""
+    spec = {"ledger": str(folder / "ledger.yml"), "site_url": site_url,
+            "channels": {"bsky": {"type": "bluesky", "service": service, "handle": account.handle,
+                                  "app_password": account.password, "timeout": 5, "settle": SETTLE}},
+            "posts": [{"key": f"blog/{n}/", "url": f"{site_url}blog/{n}/", "title": f"Killed {n}",
+                       "date": f"2026-11-2{n}T00:00:00+00:00", "description": f"About {n}."} for n in (1, 2, 3)]}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "spec.json").write_text(json.dumps(spec))
+    return folder / "spec.json"
+
+
+def start_child(spec: Path, **env: str) -> subprocess.Popen:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("SYNDICATE_")} | env
+    return subprocess.Popen([sys.executable, str(CHILD), str(spec)], env=full, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def ours(pds, did: str, site_url: str) -> list[str]:
+    """The link cards of this site's posts on the account: one per record."""
+    return sorted(r["value"]["embed"]["external"]["uri"] for r in records(pds, did)
+                  if r["value"].get("embed", {}).get("external", {}).get("uri", "").startswith(site_url))
+
+
+# (where: a client checkpoint, or the proxy around the server's commit; how many of the three
+# posts the server holds once the kill has landed)
+KILLS = {
+    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:2", 1),
+    "the request never reached the server": ("proxy-before", "com.atproto.repo.putRecord", 1),
+    "the server committed, no answer came": ("proxy-after", "com.atproto.repo.putRecord", 2),
+    "the answer came, nothing written yet": ("checkpoint", "after_response:2", 2),
+    "before done is written": ("checkpoint", "before_done_write:2", 2),
+}
+
+
+@pytest.mark.parametrize("where", list(KILLS))
+def test_killed_at_each_bluesky_checkpoint_then_rerun_leaves_one_record_per_post(pds, tmp_path, where):
+    """SIGKILL during the second post (at a client checkpoint, or from a proxy in front of the
+    real PDS around its commit), then a rerun after the settle time: exactly one record per post
+    on the real server, and every pair done with its record's uri."""
+    from crashlab import STATS
+    from realserver_proxy import Kill, RecordingProxy
+
+    how, at, held = KILLS[where]
+    alice = pds.account("alice.test")
+    site_url = f"https://kill-{abs(hash(where)) % 10**8}.example/"
+    with RecordingProxy(pds.url) as proxy:
+        spec = child_spec(tmp_path, site_url, proxy.url, alice)
+        log = tmp_path / "checkpoints.log"
+        env = {"SYNDICATE_CHECKPOINT_LOG": str(log)}
+        if how == "checkpoint":
+            env["SYNDICATE_CRASH_AT"] = at
+        child = start_child(spec, **env)
+        if how != "checkpoint":
+            proxy.kill = Kill(at, how.removeprefix("proxy-"), pid=child.pid, nth=2)
+        output, _ = child.communicate(timeout=120)
+        assert child.returncode == -signal.SIGKILL, output
+        # Where the kill landed: the last checkpoint the run passed, what the server holds, and
+        # the second post's record.
+        last = log.read_text().splitlines()[-1].split("\t")[1]
+        landed = proxy.kill.landed if proxy.kill else f"at checkpoint {last}"
+        print(f"realserver kill [{where}]: landed {landed}; the server holds {len(ours(pds, alice.did, site_url))}")
+        STATS[f"realserver kills landing {where}"] += 1
+        assert len(ours(pds, alice.did, site_url)) == held
+        assert Ledger.read(tmp_path / "ledger.yml").record("blog/2/", "bsky").state == "in_flight"
+        if how == "checkpoint":
+            assert last == at.split(":")[0]
+        rerun = start_child(spec, CRASH_CLOCK_OFFSET=str(SETTLE + 1))
+        output, _ = rerun.communicate(timeout=120)
+        assert rerun.returncode == 0, output
+    assert ours(pds, alice.did, site_url) == [f"{site_url}blog/{n}/" for n in (1, 2, 3)]
+    book = Ledger.read(tmp_path / "ledger.yml")
+    uris = {r["value"]["embed"]["external"]["uri"]: r["uri"] for r in records(pds, alice.did)}
+    for n in (1, 2, 3):
+        record = book.record(f"blog/{n}/", "bsky")
+        assert record.state == "done" and record.remote_id == uris[f"{site_url}blog/{n}/"]

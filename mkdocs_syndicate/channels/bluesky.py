@@ -33,6 +33,7 @@ from mkdocs_syndicate.channels.base import (
     transport_outcome,
 )
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, optional_url
+from mkdocs_syndicate.channels.sessions import SessionFile
 from mkdocs_syndicate.channels.settings import ChannelSettings, Option, check_url
 from mkdocs_syndicate.content.identity import client_id
 from mkdocs_syndicate.content.images import LocalImage, site_image
@@ -147,6 +148,9 @@ class BlueskyChannel(Channel):
         "web_url": Option("url", default="https://bsky.app"),
         "appview": Option("url", default="https://public.api.bsky.app",
                           help="the public AppView readers' browsers read replies from (comments: true)"),
+        "keep_session": Option("bool", default=True,
+                               help="keep the session for the next run (channels/sessions.py): createSession "
+                                    "allows 30 logins in 5 minutes"),
     }
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
@@ -155,6 +159,8 @@ class BlueskyChannel(Channel):
         self._language = language_tag(language, settings.where("language")) if language is not None else None
         self._session: dict[str, Any] | None = None
         self._failed_login: Outcome | None = None   # from warm_up, for the send that follows
+        self._kept = (SessionFile("bluesky", str(settings.options["service"]), str(settings.options["handle"]))
+                      if settings.options.get("keep_session", True) else None)
 
     def secrets(self) -> list[Any]:
         tokens = [self._session[k] for k in ("access", "refresh")] if self._session else []
@@ -197,11 +203,23 @@ class BlueskyChannel(Channel):
     # ---------------------------------------------------------------- session
 
     async def _login(self, http: Http) -> Outcome | None:
-        """Open the run's one session; an Outcome when that fails (nothing was posted)."""
+        """Open the run's one session: the last run's, refreshed, when it was kept and is still
+        good, else a new login. An Outcome when that fails (nothing was posted)."""
         import httpx
 
         if self._session is not None:
             return None
+        kept = self._kept.load() if self._kept is not None else None
+        if kept and {"did", "pds", "refresh"} <= kept.keys():
+            self._session = {"did": kept["did"], "handle": kept.get("handle"), "pds": kept["pds"],
+                             "access": Secret(""), "refresh": Secret(kept["refresh"])}
+            try:
+                if await self._refresh(http):
+                    return None
+            except httpx.TransportError:
+                self._session = None   # the login below meets the same network and says so
+            if self._kept is not None:
+                self._kept.forget()
         try:
             response = await http.request("POST", f"{self._xrpc}/com.atproto.server.createSession", json={
                 "identifier": self.settings.options["handle"],
@@ -226,7 +244,17 @@ class BlueskyChannel(Channel):
             return Outcome(Kind.NOT_SENT, error=f"login: unreadable session ({exc}); nothing was posted")
         except ConfigError as exc:
             return Outcome(Kind.REFUSED, error=f"login: {exc}")
+        self._keep()
         return None
+
+    def _keep(self) -> None:
+        """Write the session down for the next run (refresh tokens rotate: each new one replaces
+        the last; the server honours the old one for a grace period, so a kill before this write
+        still refreshes)."""
+        if self._kept is not None and self._session is not None:
+            self._kept.save({"did": self._session["did"], "pds": self._session["pds"],
+                             "handle": str(self._session.get("handle") or ""),
+                             "refresh": self._session["refresh"].reveal()})
 
     def _pds_of(self, did_doc: Any, did: str) -> str:
         """Where the account's repository lives: the `#atproto_pds` service of the DID document
@@ -257,6 +285,7 @@ class BlueskyChannel(Channel):
         except BadAnswer:
             self._session = None
             return False
+        self._keep()
         return True
 
     async def _authed(self, http: Http, method: str, name: str, **kwargs: Any) -> httpx.Response:

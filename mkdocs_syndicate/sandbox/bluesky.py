@@ -20,6 +20,7 @@ import base64
 import datetime as dt
 import hashlib
 import json
+import math
 import re
 import secrets as _random
 from typing import Any
@@ -78,6 +79,7 @@ APP_PASSWORD = "sandbox-bsky-app-password"
 COLLECTION = "app.bsky.feed.post"
 ACCESS_TTL = 7200.0
 REFRESH_TTL = 90 * 86400.0
+REFRESH_GRACE = 2 * 3600.0
 WRITE_LIMIT, WRITE_WINDOW = 5000, 3600
 _TID = re.compile(r"[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}")
 _S32 = "234567abcdefghijklmnopqrstuvwxyz"
@@ -165,10 +167,13 @@ class BlueskyEmulator(Emulator):
                 "RateLimit-Reset": str(int(now + WRITE_WINDOW)), "RateLimit-Policy": f"{WRITE_LIMIT};w={WRITE_WINDOW}"}
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
-        reset = int(self.server.now() + float(fault.get("reset_in", 30)))
+        # As xrpc-server's rate-limiter-http.ts: the RateLimit-* status, and Retry-After in seconds.
+        wait = float(fault.get("reset_in", 30))
+        reset = int(self.server.now() + wait)
         return self._error(429, "RateLimitExceeded", "Rate Limit Exceeded",
                            {"RateLimit-Limit": str(WRITE_LIMIT), "RateLimit-Remaining": "0",
-                            "RateLimit-Reset": str(reset), "RateLimit-Policy": f"{WRITE_LIMIT};w={WRITE_WINDOW}"})
+                            "RateLimit-Reset": str(reset), "RateLimit-Policy": f"{WRITE_LIMIT};w={WRITE_WINDOW}",
+                            "Retry-After": str(math.ceil(wait))})
 
     # ---------------------------------------------------------------- dispatch
 
@@ -253,7 +258,13 @@ class BlueskyEmulator(Emulator):
         session = self.state["sessions"].get(self._bearer(request))
         if not session or session["kind"] != "refresh":
             return self._error(400, "InvalidToken", "Token could not be verified")
-        del self.state["sessions"][self._bearer(request)]
+        now = self.server.now()
+        if session["expires"] <= now:
+            return self._error(400, "ExpiredToken", "Token has been revoked")
+        # The PDS rotates the refresh token but honours the old one for a grace period (2 hours,
+        # account-manager.ts rotateRefreshToken), so a client killed before it kept the new one
+        # can still refresh.
+        session["expires"] = min(session["expires"], now + REFRESH_GRACE)
         return Response(200, self._new_tokens(request))
 
     def _check_access(self, request: Request) -> Response | None:

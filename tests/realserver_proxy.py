@@ -1,0 +1,101 @@
+"""A loopback proxy in front of the reference PDS: it counts the XRPC calls a run makes and their
+answers, and can SIGKILL the client around one of them. The client-side checkpoints cannot reach
+the moment after the real server committed and before its answer arrived; a kill from here can.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding", "host"}
+
+
+@dataclass
+class Kill:
+    method: str      # the XRPC method, e.g. com.atproto.repo.putRecord
+    when: str        # "before": the server never sees it; "after": it committed, no answer comes
+    pid: int = 0
+    nth: int = 1     # the nth such call is the one
+    landed: str = ""  # filled in when the kill is done: what the server had done by then
+
+
+class RecordingProxy:
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.calls: list[tuple[str, int]] = []   # (XRPC method, status answered)
+        self.kill: Kill | None = None
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                outer._forward(self)
+
+            do_POST = do_GET
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> RecordingProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def count(self, method: str, status: int | None = None) -> int:
+        with self._lock:
+            return sum(1 for m, s in self.calls if m == method and (status is None or s == status))
+
+    def _armed(self, method: str, when: str) -> Kill | None:
+        with self._lock:
+            kill = self.kill
+            if kill is not None and kill.method == method and kill.when == when and not kill.landed:
+                kill.nth -= 1
+                if kill.nth == 0:
+                    return kill
+        return None
+
+    def _forward(self, handler: BaseHTTPRequestHandler) -> None:
+        method = handler.path.split("?", 1)[0].removeprefix("/xrpc/")
+        body = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+        kill = self._armed(method, "before")
+        if kill is not None:
+            kill.landed = "before the server received the request"
+            os.kill(kill.pid, signal.SIGKILL)
+            handler.close_connection = True
+            return
+        headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_BY_HOP}
+        answer = httpx.request(handler.command, self.upstream + handler.path, headers=headers, content=body,
+                               timeout=30)
+        with self._lock:
+            self.calls.append((method, answer.status_code))
+        kill = self._armed(method, "after")
+        if kill is not None:
+            kill.landed = f"after the server answered {answer.status_code}, before the client heard it"
+            os.kill(kill.pid, signal.SIGKILL)
+            handler.close_connection = True
+            return
+        handler.send_response(answer.status_code)
+        for name, value in answer.headers.multi_items():
+            if name.lower() not in HOP_BY_HOP:
+                handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(answer.content)))
+        handler.end_headers()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            handler.wfile.write(answer.content)
