@@ -8,8 +8,11 @@ import datetime as dt
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
+import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -292,3 +295,79 @@ def test_killed_at_each_bluesky_checkpoint_then_rerun_leaves_one_record_per_post
     for n in (1, 2, 3):
         record = book.record(f"blog/{n}/", "bsky")
         assert record.state == "done" and record.remote_id == uris[f"{site_url}blog/{n}/"]
+
+
+# ---------------------------------------------------------------- thumbnails
+
+def png(width: int, height: int) -> bytes:
+    """A real PNG (a gradient), made with the standard library only."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + bytes(v for x in range(width) for v in (x * 255 // width, y * 255 // height, 128))
+                    for y in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)   # 8-bit RGB
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def test_a_post_image_is_uploaded_and_the_card_holds_the_stored_png(pds, tmp_path):
+    image = png(120, 63)
+    (tmp_path / "site" / "img").mkdir(parents=True)
+    (tmp_path / "site" / "img" / "card.png").write_bytes(image)
+    site = Site("https://thumbs.example/", "Thumbs", str(tmp_path / "site"))
+    post = replace(make_post(8), key="blog/thumb/", url="https://thumbs.example/blog/thumb/",
+                   image="https://thumbs.example/img/card.png")
+    bob = pds.account("bob.test")
+    assert not run(tmp_path, raw(pds, "bob.test"), [post], site=site).undone
+    [stored] = [r for r in records(pds, bob.did) if r["value"]["embed"]["external"]["uri"] == post.url]
+    thumb = stored["value"]["embed"]["external"]["thumb"]
+    assert thumb["$type"] == "blob" and thumb["mimeType"] == "image/png" and thumb["size"] == len(image)
+    blob = httpx.get(f"{pds.url}/xrpc/com.atproto.sync.getBlob", params={"did": bob.did, "cid": thumb["ref"]["$link"]})
+    assert blob.status_code == 200 and blob.content == image
+
+
+THUMB_CASES = {   # what is uploaded, and the type it claims
+    "a PNG": ("png", "image/png"),
+    "a PNG claiming text/plain": ("png", "text/plain"),
+    "plain text claiming image/png": (b"plain text, not an image at all\n", "image/png"),
+    "plain text as text/plain": (b"plain text, not an image at all\n", "text/plain"),
+    "a PDF claiming image/png": (b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n", "image/png"),
+    "a PNG with no Content-Type": ("png", None),
+}
+
+
+def thumbs_taken(entryway: str, handle: str, password: str) -> dict[str, tuple]:
+    """uploadBlob of each case, then a post whose card's thumb is the blob: (the upload's status,
+    error and stored type; the post's status and error) for each."""
+    pds, did, headers = logged_in(entryway, handle, password)
+    answers = {}
+    for name, (data, claimed) in THUMB_CASES.items():
+        sent = png(8, 8) if data == "png" else data
+        upload = httpx.post(f"{pds}/xrpc/com.atproto.repo.uploadBlob", content=sent,
+                            headers={**headers, **({"Content-Type": claimed} if claimed else {})})
+        blob = upload.json().get("blob")
+        answers[name] = (upload.status_code, upload.json().get("error", ""), (blob or {}).get("mimeType"))
+        if blob:
+            record = {"$type": "app.bsky.feed.post", "text": "card", "createdAt": "2026-12-01T08:00:00.000Z",
+                      "embed": {"$type": "app.bsky.embed.external",
+                                "external": {"uri": "https://example.com/", "title": "t", "description": "d",
+                                             "thumb": blob}}}
+            put = httpx.post(f"{pds}/xrpc/com.atproto.repo.createRecord", headers=headers, json={
+                "repo": did, "collection": "app.bsky.feed.post", "record": record})
+            answers[name] += (put.status_code, put.json().get("error", ""), put.json().get("message", ""))
+    return answers
+
+
+def test_a_non_image_thumbnail_is_refused_as_the_real_server_refuses_it(pds, sandbox):
+    """The PDS types a blob by its bytes when they say what they are (else it keeps the claimed
+    type), and refuses a post whose card's thumb is not image/*; the emulator must answer each
+    call the same way."""
+    real = thumbs_taken(pds.url, "alice.test", pds.account("alice.test").password)
+    assert real["a PNG claiming text/plain"][:4] == (200, "", "image/png", 200), real
+    assert real["a PDF claiming image/png"][2:5] == ("application/pdf", 400, "InvalidRequest"), real
+    assert real["plain text as text/plain"][3] == 400 and real["a PNG with no Content-Type"][0] == 400, real
+    # The server does not protect a card from text that claims to be a PNG: the client must sniff
+    # (content/images.py), and does.
+    assert real["plain text claiming image/png"][2:4] == ("image/png", 200), real
+    emulated = thumbs_taken(f"{sandbox.url}/bluesky", "sandbox.bsky.social", "sandbox-bsky-app-password")
+    assert emulated == real

@@ -79,7 +79,8 @@ def test_a_traversing_image_posts_without_a_thumbnail_and_says_so(built, sandbox
 @pytest.mark.http
 def test_the_bluesky_emulator_refuses_a_thumb_that_is_not_an_image(sandbox):
     """As the PDS: the blob's type is sniffed from its bytes; a record whose thumb is not image/* is
-    refused."""
+    refused. (Text sent as image/png stays image/png there, and is taken: the client's own sniffing
+    is what keeps it out; tests/test_realserver_bluesky.py checks both against the real PDS.)"""
     import httpx
 
     base = sandbox.url + "/bluesky/xrpc"
@@ -87,15 +88,15 @@ def test_the_bluesky_emulator_refuses_a_thumb_that_is_not_an_image(sandbox):
                          json={"identifier": "sandbox.bsky.social", "password": "sandbox-bsky-app-password"}).json()
     auth = {"Authorization": f"Bearer {session['accessJwt']}"}
     base = session["didDoc"]["service"][0]["serviceEndpoint"] + "/xrpc"   # the account's PDS
-    blob = httpx.post(f"{base}/com.atproto.repo.uploadBlob", content=b"[core]\n\tsecret",
+    blob = httpx.post(f"{base}/com.atproto.repo.uploadBlob", content=b"%PDF-1.4\n%secret",
                       headers={**auth, "Content-Type": "image/png"}).json()["blob"]
-    assert blob["mimeType"] == "application/octet-stream"
+    assert blob["mimeType"] == "application/pdf"
     record = {"$type": "app.bsky.feed.post", "text": "x", "createdAt": "2026-12-01T00:00:00.000Z",
               "embed": {"$type": "app.bsky.embed.external",
                         "external": {"uri": "https://example.com/", "title": "t", "description": "", "thumb": blob}}}
     answer = httpx.post(f"{base}/com.atproto.repo.createRecord", headers=auth,
                         json={"repo": session["did"], "collection": "app.bsky.feed.post", "record": record})
-    assert answer.status_code == 400 and "Wrong type of blob" in answer.text
+    assert answer.status_code == 400 and 'Expected \\"image/*\\" (got \\"application/pdf\\")' in answer.text
 
 
 # ------------------------------------------------------------------ syndicate.yml and settings
