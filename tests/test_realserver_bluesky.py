@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import FakeClock, make_post, write_ledger
-from realserver_pds import start_pds
+from realserver_pds import ScaledClock, start_pds
 
 from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.engine.options import parse_options
@@ -42,13 +42,13 @@ def raw(pds, handle: str, **extra) -> dict:
             **extra}
 
 
-def run(folder, channel: dict, posts, site: Site = SITE):
+def run(folder, channel: dict, posts, site: Site = SITE, clock=None, **options):
     from conftest import ListReporter
 
     folder.mkdir(exist_ok=True)
-    options = parse_options({"bsky": channel}, ledger_path=folder / "ledger.yml", site=site, sandbox=False,
-                            sending=True)
-    return send(options, posts, ListReporter(), clock=FakeClock())
+    parsed = parse_options({"bsky": channel}, ledger_path=folder / "ledger.yml", site=site, sandbox=False,
+                           sending=True, **options)
+    return send(parsed, posts, ListReporter(), clock=clock or FakeClock())
 
 
 def records(pds, did: str) -> list[dict]:
@@ -63,7 +63,7 @@ def test_posts_are_stored_as_sent_text_facets_card_languages_and_time(pds, tmp_p
     report = run(tmp_path, raw(pds, "alice.test", language="pt-BR"), posts)
     assert not report.undone
     alice = pds.account("alice.test")
-    stored = {r["value"]["embed"]["external"]["uri"]: r for r in records(pds, alice.did)}
+    stored = {card(r): r for r in records(pds, alice.did) if card(r) in {p.url for p in posts}}
     assert sorted(stored) == sorted(p.url for p in posts)
     book = Ledger.read(tmp_path / "ledger.yml")
     for post in posts:
@@ -237,10 +237,14 @@ def start_child(spec: Path, **env: str) -> subprocess.Popen:
                             stderr=subprocess.STDOUT, text=True)
 
 
+def card(record: dict) -> str:
+    """The address a record's link card points to ("" for a record without one)."""
+    return record["value"].get("embed", {}).get("external", {}).get("uri", "")
+
+
 def ours(pds, did: str, site_url: str) -> list[str]:
     """The link cards of this site's posts on the account: one per record."""
-    return sorted(r["value"]["embed"]["external"]["uri"] for r in records(pds, did)
-                  if r["value"].get("embed", {}).get("external", {}).get("uri", "").startswith(site_url))
+    return sorted(card(r) for r in records(pds, did) if card(r).startswith(site_url))
 
 
 # (where: a client checkpoint, or the proxy around the server's commit; how many of the three
@@ -291,7 +295,7 @@ def test_killed_at_each_bluesky_checkpoint_then_rerun_leaves_one_record_per_post
         assert rerun.returncode == 0, output
     assert ours(pds, alice.did, site_url) == [f"{site_url}blog/{n}/" for n in (1, 2, 3)]
     book = Ledger.read(tmp_path / "ledger.yml")
-    uris = {r["value"]["embed"]["external"]["uri"]: r["uri"] for r in records(pds, alice.did)}
+    uris = {card(r): r["uri"] for r in records(pds, alice.did)}
     for n in (1, 2, 3):
         record = book.record(f"blog/{n}/", "bsky")
         assert record.state == "done" and record.remote_id == uris[f"{site_url}blog/{n}/"]
@@ -319,7 +323,7 @@ def test_a_post_image_is_uploaded_and_the_card_holds_the_stored_png(pds, tmp_pat
                    image="https://thumbs.example/img/card.png")
     bob = pds.account("bob.test")
     assert not run(tmp_path, raw(pds, "bob.test"), [post], site=site).undone
-    [stored] = [r for r in records(pds, bob.did) if r["value"]["embed"]["external"]["uri"] == post.url]
+    [stored] = [r for r in records(pds, bob.did) if card(r) == post.url]
     thumb = stored["value"]["embed"]["external"]["thumb"]
     assert thumb["$type"] == "blob" and thumb["mimeType"] == "image/png" and thumb["size"] == len(image)
     blob = httpx.get(f"{pds.url}/xrpc/com.atproto.sync.getBlob", params={"did": bob.did, "cid": thumb["ref"]["$link"]})
@@ -371,3 +375,60 @@ def test_a_non_image_thumbnail_is_refused_as_the_real_server_refuses_it(pds, san
     assert real["plain text claiming image/png"][2:4] == ("image/png", 200), real
     emulated = thumbs_taken(f"{sandbox.url}/bluesky", "sandbox.bsky.social", "sandbox-bsky-app-password")
     assert emulated == real
+
+
+# ---------------------------------------------------------------- the PDS's own rate limits
+
+TIME_SCALE = 30   # the limited PDS's clock: its 5-minute login window passes in 10 s
+
+
+@pytest.fixture(scope="module")
+def limited_pds():
+    yield from start_pds(rate_limits=True, time_scale=TIME_SCALE)
+
+
+CREATE, REFRESH = "com.atproto.server.createSession", "com.atproto.server.refreshSession"
+
+
+def test_many_runs_in_a_row_log_in_once_and_refresh_after(limited_pds, tmp_path):
+    """createSession allows 30 logins in 5 minutes per account: 35 runs in a row (each with a new
+    post, the plugin's code path) log in once and then refresh the kept session, and never meet
+    the limit. Counted by a proxy in front of the real server."""
+    from realserver_proxy import RecordingProxy
+
+    alice = limited_pds.account("alice.test")
+    with RecordingProxy(limited_pds.url) as proxy:
+        channel = {**raw(limited_pds, "alice.test"), "service": proxy.url}
+        for n in range(35):
+            post = replace(make_post(1 + n % 28), key=f"blog/run-{n}/", url=f"https://runs.example/blog/run-{n}/")
+            assert not run(tmp_path, channel, [post], clock=ScaledClock(limited_pds)).undone, n
+        assert proxy.count(CREATE) == 1 and proxy.count(REFRESH) == 34
+        assert not [call for call in proxy.calls if call[1] == 429]
+    assert len(ours(limited_pds, alice.did, "https://runs.example/")) == 35
+
+
+def test_a_429_from_the_real_server_is_waited_out_as_its_headers_say(limited_pds, tmp_path):
+    """Logins spent until the real server answers 429 (its Retry-After and RateLimit-Reset on its
+    clock); then a run (no kept session: it must log in) waits until then, on the same clock, and
+    logs in once: a retry before the reset would meet another 429."""
+    from realserver_proxy import RecordingProxy
+
+    bob = limited_pds.account("bob.test")
+    clock = ScaledClock(limited_pds)
+    with RecordingProxy(limited_pds.url) as proxy:
+        for _ in range(40):
+            answer = httpx.post(f"{proxy.url}/xrpc/{CREATE}", json={"identifier": bob.handle, "password": bob.password})
+            if answer.status_code == 429:
+                break
+        assert answer.status_code == 429 and proxy.count(CREATE, 200) == 30, proxy.calls
+        reset, retry_after = int(answer.headers["RateLimit-Reset"]), int(answer.headers["Retry-After"])
+        assert 0 < retry_after <= 300 and abs(reset - clock.time() - retry_after) <= 2
+        channel = {**raw(limited_pds, "bob.test"), "service": proxy.url}
+        post = replace(make_post(9), key="blog/limited/", url="https://limited.example/blog/limited/")
+        report = run(tmp_path, channel, [post], clock=clock, max_wait=600)
+        assert not report.undone
+        # One 429 met by the run, one wait as long as the server said, then one login.
+        assert proxy.count(CREATE, 429) == 2 and proxy.count(CREATE, 200) == 31, proxy.calls
+        waits = [s for s in clock.sleeps if s > 1]
+        assert len(waits) == 1 and reset - 2 <= clock.time() and waits[0] <= retry_after + 2, clock.sleeps
+    assert ours(limited_pds, bob.did, "https://limited.example/") == [post.url]
