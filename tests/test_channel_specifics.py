@@ -306,3 +306,14 @@ def test_a_garbage_instance_answer_leaves_the_configured_limit_and_sends_once(tm
     (status,) = remote_posts(sandbox, "mastodon")
     from mkdocs_syndicate.content.messages import mastodon_length
     assert 450 <= mastodon_length(status["text"]) <= 500
+
+
+def test_a_sandbox_rehearsal_keeps_no_bluesky_session():
+    """The sandbox's settings (its emulator's client_options) turn keeping off: a rehearsal
+    leaves nothing in the user's state folder."""
+    from mkdocs_syndicate.engine.options import make_channels, parse_options
+
+    options = parse_options({"bsky": {"type": "bluesky"}}, ledger_path=Path("/nonexistent/l.yml"),
+                            site=Site("https://example.com/", "x"), sandbox=True, sending=True)
+    (channel,) = make_channels(options)
+    assert channel.settings.options["keep_session"] is False and channel._kept is None

@@ -92,7 +92,7 @@ def make_channels(options: Options, sandbox: Sandbox | None = None) -> list[Chan
             where = sandbox or Sandbox("http://127.0.0.1:8787")
             given = kind.emulator_class().client_options(where.url, where.public_base)
             spec = kind.client_class().options
-            settings = with_options(settings, **{name: Secret(value) if spec[name].kind == "secret" else value
+            settings = with_options(settings, **{name: Secret(str(value)) if spec[name].kind == "secret" else value
                                                  for name, value in given.items()})
             if options.sandbox_pacing == "fast":  # a rehearsal need not wait DEV's 75 s per post
                 settings = replace(settings, min_interval=settings.min_interval / SANDBOX_PACING_SCALE)

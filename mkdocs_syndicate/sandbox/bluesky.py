@@ -23,6 +23,7 @@ import json
 import math
 import re
 import secrets as _random
+from collections.abc import Mapping
 from typing import Any
 
 import regex
@@ -133,9 +134,11 @@ class BlueskyEmulator(Emulator):
         return {"records": {}, "sessions": {}, "blobs": {}, "logins": [], "points": []}
 
     @classmethod
-    def client_options(cls, url: str, public_base: str) -> dict[str, str]:
+    def client_options(cls, url: str, public_base: str) -> Mapping[str, object]:
+        # A rehearsal keeps no session in the user's state folder.
         return {"service": f"{url}/bluesky", "handle": HANDLE, "app_password": APP_PASSWORD,
-                "web_url": f"{public_base}/bluesky", "appview": f"{public_base}/bluesky-appview"}
+                "web_url": f"{public_base}/bluesky", "appview": f"{public_base}/bluesky-appview",
+                "keep_session": False}
 
     def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
         def announces(record: dict[str, Any]) -> str:

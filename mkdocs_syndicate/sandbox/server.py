@@ -43,7 +43,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -138,7 +138,7 @@ class Emulator:
         """Set up as a real account for this site would be (Weibo: the app's safe domain)."""
 
     @classmethod
-    def client_options(cls, url: str, public_base: str) -> dict[str, str]:
+    def client_options(cls, url: str, public_base: str) -> Mapping[str, object]:
         """The channel settings that point a client at this emulator, with its own credentials
         (a rehearsal never sends the real ones): `url` is where the server listens, `public_base`
         where the links it hands out point."""
