@@ -28,12 +28,16 @@ from mkdocs_syndicate.ledger.format import dump
 from mkdocs_syndicate.ledger.schema import PostEntry, Record
 from mkdocs_syndicate.sandbox import SandboxServer
 
-BODY = """
+BODY = (
+    """
 Some text with a [link to the home page](../index.md) and [another post](p0001.md).
 
 ## A section
 
-""" + "A paragraph of ordinary prose, long enough to look like a post. " * 12 + "\n"
+"""
+    + "A paragraph of ordinary prose, long enough to look like a post. " * 12
+    + "\n"
+)
 
 
 def make_site(folder: Path, posts: int, sandbox_url: str) -> tuple[Path, Path]:
@@ -45,7 +49,8 @@ def make_site(folder: Path, posts: int, sandbox_url: str) -> tuple[Path, Path]:
         name = f"p{n:04d}"
         (docs / "posts" / f"{name}.md").write_text(
             f"---\ndate: 2026-{n % 12 + 1:02d}-{n % 28 + 1:02d}\nsyndicate: true\ndescription: Post {n}.\n---\n\n"
-            f"# Post number {n}\n{BODY}")
+            f"# Post number {n}\n{BODY}"
+        )
         key = f"posts/{name}/"
         entry = ledger[key] = PostEntry(url=f"https://example.com/{key}", title=f"Post number {n}")
         for channel in ("ping", "masto", "devto", "weibo", "bsky"):
@@ -55,14 +60,28 @@ def make_site(folder: Path, posts: int, sandbox_url: str) -> tuple[Path, Path]:
     (folder / "ledger.yml").write_text(dump(ledger))
     base = {"site_name": "Bench", "site_url": "https://example.com/", "theme": {"name": "mkdocs"}}
     u = sandbox_url
-    plugin = {"syndicate": {"mode": "send", "channels": {
-        "ping": {"type": "indexnow", "endpoint": u + "/indexnow", "key": "bench-key-1234"},
-        "masto": {"type": "mastodon", "instance": u + "/mastodon", "token": "sandbox-mastodon-token"},
-        "devto": {"type": "forem", "api": u + "/forem/api", "api_key": "sandbox-forem-api-key"},
-        "weibo": {"type": "weibo", "api": u + "/weibo/2", "access_token": "sandbox-weibo-access-token",
-                  "rip": "203.0.113.7"},
-        "bsky": {"type": "bluesky", "service": u + "/bluesky", "handle": "sandbox.bsky.social",
-                 "app_password": "sandbox-bsky-app-password"}}}}
+    plugin = {
+        "syndicate": {
+            "mode": "send",
+            "channels": {
+                "ping": {"type": "indexnow", "endpoint": u + "/indexnow", "key": "bench-key-1234"},
+                "masto": {"type": "mastodon", "instance": u + "/mastodon", "token": "sandbox-mastodon-token"},
+                "devto": {"type": "forem", "api": u + "/forem/api", "api_key": "sandbox-forem-api-key"},
+                "weibo": {
+                    "type": "weibo",
+                    "api": u + "/weibo/2",
+                    "access_token": "sandbox-weibo-access-token",
+                    "rip": "203.0.113.7",
+                },
+                "bsky": {
+                    "type": "bluesky",
+                    "service": u + "/bluesky",
+                    "handle": "sandbox.bsky.social",
+                    "app_password": "sandbox-bsky-app-password",
+                },
+            },
+        }
+    }
     with_plugin, without = folder / "with.yml", folder / "without.yml"
     with_plugin.write_text(yaml.safe_dump({**base, "plugins": [plugin]}))
     without.write_text(yaml.safe_dump({**base, "plugins": []}))
@@ -73,8 +92,14 @@ def build(config: Path) -> float:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
     env.pop("CI", None)
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)],
-                            cwd=config.parent, env=env, capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)],
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
         raise SystemExit(f"build of {config.name} failed:\n{result.stderr}")
@@ -117,11 +142,15 @@ def main() -> None:
     for name in ("without", "with"):
         print(f"  {name:<8} plugin: " + "  ".join(f"{t:6.2f} s" for t in times[name]))
     ratio = ours / theirs
-    print(f"{args.posts} posts, nothing pending: median {ours:.2f} s with / {theirs:.2f} s without = "
-          f"{ratio:.3f} (target ≤ 1.03{', ok' if ratio <= 1.03 else ', OVER'}); "
-          f"{requests} requests (target 0{', ok' if requests == 0 else ', OVER'})")
-    print(f"inside one build: the plugin's handlers took {inside:.2f} s of {whole:.2f} s = "
-          f"{whole / (whole - inside):.3f} × the build without them")
+    print(
+        f"{args.posts} posts, nothing pending: median {ours:.2f} s with / {theirs:.2f} s without = "
+        f"{ratio:.3f} (target ≤ 1.03{', ok' if ratio <= 1.03 else ', OVER'}); "
+        f"{requests} requests (target 0{', ok' if requests == 0 else ', OVER'})"
+    )
+    print(
+        f"inside one build: the plugin's handlers took {inside:.2f} s of {whole:.2f} s = "
+        f"{whole / (whole - inside):.3f} × the build without them"
+    )
 
 
 if __name__ == "__main__":

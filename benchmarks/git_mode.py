@@ -57,8 +57,14 @@ sleep {latency}
 exec {program} "$@"
 """
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com", "GIT_COMMITTER_NAME": "Bench",
-           "GIT_COMMITTER_EMAIL": "bench@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "Bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -77,10 +83,20 @@ def channels(url: str) -> dict:
         "ping": {"type": "indexnow", "endpoint": url + "/indexnow", "key": "bench-key-1234", **none},
         "masto": {"type": "mastodon", "instance": url + "/mastodon", "token": "sandbox-mastodon-token", **none},
         "devto": {"type": "forem", "api": url + "/forem/api", "api_key": "sandbox-forem-api-key", **none},
-        "weibo": {"type": "weibo", "api": url + "/weibo/2", "access_token": "sandbox-weibo-access-token",
-                  "rip": "203.0.113.7", **none},
-        "bsky": {"type": "bluesky", "service": url + "/bluesky", "handle": "sandbox.bsky.social",
-                 "app_password": "sandbox-bsky-app-password", **none},
+        "weibo": {
+            "type": "weibo",
+            "api": url + "/weibo/2",
+            "access_token": "sandbox-weibo-access-token",
+            "rip": "203.0.113.7",
+            **none,
+        },
+        "bsky": {
+            "type": "bluesky",
+            "service": url + "/bluesky",
+            "handle": "sandbox.bsky.social",
+            "app_password": "sandbox-bsky-app-password",
+            **none,
+        },
     }
 
 
@@ -125,8 +141,9 @@ class Emulators:
     def __init__(self, folder: Path, latency: float) -> None:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
-        self.process = subprocess.Popen([sys.executable, "-c", SERVER.format(
-            root=str(ROOT), state=str(folder / "emu"), port=port, latency=latency)])
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", SERVER.format(root=str(ROOT), state=str(folder / "emu"), port=port, latency=latency)]
+        )
         for _ in range(200):
             try:
                 httpx.get(self.url + "/_sandbox/received", timeout=5)
@@ -148,12 +165,25 @@ def one_run(folder: Path, api_latency: float, push_latency: float | None, posts:
         remote = Remote(folder, push_latency) if push_latency is not None else None
         work = remote.checkout(folder / "work") if remote else folder
         git_settings = GitSettings(commit=True, push=True, branch="main") if remote else GitSettings()
-        options = parse_options(channels(emulators.url), ledger_path=work / "ledger.yml",
-                                site=Site("https://example.com/", "Bench"), sandbox=False, sending=True,
-                                max_per_run=posts, git=git_settings)
-        items = [Post(key=f"blog/p{n}/", url=f"https://example.com/blog/p{n}/", title=f"Post {n}",
-                      date=dt.datetime(2026, 12, 1, tzinfo=dt.UTC) + dt.timedelta(hours=n),
-                      description=f"About post {n}.") for n in range(posts)]
+        options = parse_options(
+            channels(emulators.url),
+            ledger_path=work / "ledger.yml",
+            site=Site("https://example.com/", "Bench"),
+            sandbox=False,
+            sending=True,
+            max_per_run=posts,
+            git=git_settings,
+        )
+        items = [
+            Post(
+                key=f"blog/p{n}/",
+                url=f"https://example.com/blog/p{n}/",
+                title=f"Post {n}",
+                date=dt.datetime(2026, 12, 1, tzinfo=dt.UTC) + dt.timedelta(hours=n),
+                description=f"About post {n}.",
+            )
+            for n in range(posts)
+        ]
         start = time.perf_counter()
         report = send(options, items, PlainReporter(lambda line: None))
         wall = time.perf_counter() - start
@@ -171,10 +201,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     os.environ.update(GIT_ENV)
-    print(f"push/fetch latency {args.push_latency * 1000:.0f} ms, emulator answers after "
-          f"{args.api_latency * 1000:.0f} ms, min_interval 0; median of {args.repeat} alternating runs")
-    print(f"{'posts × channels':>16}  {'local':>7}  {'git':>7}  {'git/local':>9}  {'git−local':>9}  {'pushes':>6}  "
-          f"{'fetches':>7}  target")
+    print(
+        f"push/fetch latency {args.push_latency * 1000:.0f} ms, emulator answers after "
+        f"{args.api_latency * 1000:.0f} ms, min_interval 0; median of {args.repeat} alternating runs"
+    )
+    print(
+        f"{'posts × channels':>16}  {'local':>7}  {'git':>7}  {'git/local':>9}  {'git−local':>9}  {'pushes':>6}  "
+        f"{'fetches':>7}  target"
+    )
     verdicts = []
     with tempfile.TemporaryDirectory() as scratch:
         for posts, max_pushes in ((1, 3), (5, 2 * 5 + 2)):
@@ -194,12 +228,16 @@ def main() -> None:
             ok = most <= max_pushes and (posts != 1 or ratio <= 1.5)
             verdicts.append(ok)
             target = f"≤ {max_pushes} pushes" + (", ratio ≤ 1.5" if posts == 1 else "")
-            print(f"{posts:>10} × 5  {statistics.median(local):6.2f}s  {statistics.median(in_git):6.2f}s  "
-                  f"{ratio:9.2f}  {extra:8.2f}s  {most:>6}  {max(fetches):>7}  {target}: {'ok' if ok else 'MISSED'}",
-                  flush=True)
+            print(
+                f"{posts:>10} × 5  {statistics.median(local):6.2f}s  {statistics.median(in_git):6.2f}s  "
+                f"{ratio:9.2f}  {extra:8.2f}s  {most:>6}  {max(fetches):>7}  {target}: {'ok' if ok else 'MISSED'}",
+                flush=True,
+            )
     # Whatever the design, a run ends with a push after its last response: git ≥ local + one push.
-    print(f"floor: git − local ≥ one push ({args.push_latency:.2f}s); with answers as slow as pushes, "
-          "git / local ≥ 1.5 for 1 × 5 before any overhead (the local run is login + post)")
+    print(
+        f"floor: git − local ≥ one push ({args.push_latency:.2f}s); with answers as slow as pushes, "
+        "git / local ≥ 1.5 for 1 × 5 before any overhead (the local run is login + post)"
+    )
     sys.exit(0 if all(verdicts) else 1)
 
 

@@ -29,7 +29,7 @@ def time_plugin_handlers() -> list[float]:
     return spent
 
 
-if __name__ == "__main__":   # python handler_timing.py mkdocs.yml: one build, prints the handlers' seconds
+if __name__ == "__main__":  # python handler_timing.py mkdocs.yml: one build, prints the handlers' seconds
     import sys
 
     spent = time_plugin_handlers()

@@ -44,19 +44,41 @@ def make_posts(count: int) -> dict[str, PostEntry]:
         entry = posts[key] = PostEntry(url=f"https://example.com/{key}", title=f"Post number {i}: a title")
         at = f"2026-{i % 12 + 1:02d}-{i % 28 + 1:02d}T07:00:{i % 60:02d}Z"
         entry.channels["indexnow"] = Record("done", 1, at)
-        entry.channels["mastodon"] = Record("done", 1, at, remote_id=str(113720957939417089 + i),
-                                            remote_url=f"https://mastodon.social/@me/{113720957939417089 + i}",
-                                            idempotency_key=f"{i:064x}", message_sha256=f"{i * 7:064x}")
-        entry.channels["devto"] = Record("done", 1, at, remote_id=str(2093312 + i),
-                                         remote_url=f"https://dev.to/me/post-number-{i}-3b1k",
-                                         message_sha256=f"{i * 11:064x}")
-        entry.channels["weibo"] = Record("done", 1, at, remote_id=str(4900000000000000 + i),
-                                         remote_url=f"https://m.weibo.cn/status/{4900000000000000 + i}",
-                                         message_sha256=f"{i * 13:064x}")
-        entry.channels["bluesky"] = Record("done", 1, at, remote_id=f"at://did:plc:abc/app.bsky.feed.post/3n2pb{i:08d}",
-                                           remote_url=f"https://bsky.app/profile/me/post/3n2pb{i:08d}",
-                                           idempotency_key=f"3n2pb{i:08d}", created_at=at,
-                                           message_sha256=f"{i * 17:064x}")
+        entry.channels["mastodon"] = Record(
+            "done",
+            1,
+            at,
+            remote_id=str(113720957939417089 + i),
+            remote_url=f"https://mastodon.social/@me/{113720957939417089 + i}",
+            idempotency_key=f"{i:064x}",
+            message_sha256=f"{i * 7:064x}",
+        )
+        entry.channels["devto"] = Record(
+            "done",
+            1,
+            at,
+            remote_id=str(2093312 + i),
+            remote_url=f"https://dev.to/me/post-number-{i}-3b1k",
+            message_sha256=f"{i * 11:064x}",
+        )
+        entry.channels["weibo"] = Record(
+            "done",
+            1,
+            at,
+            remote_id=str(4900000000000000 + i),
+            remote_url=f"https://m.weibo.cn/status/{4900000000000000 + i}",
+            message_sha256=f"{i * 13:064x}",
+        )
+        entry.channels["bluesky"] = Record(
+            "done",
+            1,
+            at,
+            remote_id=f"at://did:plc:abc/app.bsky.feed.post/3n2pb{i:08d}",
+            remote_url=f"https://bsky.app/profile/me/post/3n2pb{i:08d}",
+            idempotency_key=f"3n2pb{i:08d}",
+            created_at=at,
+            message_sha256=f"{i * 17:064x}",
+        )
     return posts
 
 
@@ -76,17 +98,20 @@ def load_in_fresh_process(path: Path, repeat: int) -> float:
 
 def load_and_peak(path: Path) -> tuple[float, int]:
     """(seconds, peak RSS in kB) of Ledger.read in a fresh process."""
-    script = (f"import sys, time; sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})\n"
-              "from pathlib import Path\nfrom mkdocs_syndicate.ledger.store import Ledger\n"
-              f"start = time.perf_counter(); Ledger.read(Path({str(path)!r})); took = time.perf_counter() - start\n"
-              "hwm = [int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
-              "print(took, hwm[0] if hwm else 0)")
+    script = (
+        f"import sys, time; sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})\n"
+        "from pathlib import Path\nfrom mkdocs_syndicate.ledger.store import Ledger\n"
+        f"start = time.perf_counter(); Ledger.read(Path({str(path)!r})); took = time.perf_counter() - start\n"
+        "hwm = [int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+        "print(took, hwm[0] if hwm else 0)"
+    )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
     return float(out[0]), int(out[1])
 
 
 def hand_edited(text: str) -> dict[str, str]:
     """The canonical text as people leave it after editing it by hand."""
+
     def every_tenth(replace):
         counter = iter(range(10**9))
         return lambda match: replace(match) if next(counter) % 10 == 0 else match.group(0)
@@ -97,8 +122,9 @@ def hand_edited(text: str) -> dict[str, str]:
     record = r"      indexnow: \{state: done, attempts: 1, at: (\"[^\"]+\")\}\n"
     return {
         "a comment at the top": text.replace("posts:\n", "posts:\n  # announced by hand: see the wiki\n", 1),
-        "a comment in every 10th post": re.sub(r"(    title: .*\n)", every_tenth(lambda m: m.group(1) + "    # n\n"),
-                                             text),
+        "a comment in every 10th post": re.sub(
+            r"(    title: .*\n)", every_tenth(lambda m: m.group(1) + "    # n\n"), text
+        ),
         "every 10th record in block style": re.sub(record, every_tenth(as_block), text),
         "every record in block style": re.sub(record, as_block, text),
     }
@@ -158,22 +184,35 @@ def main() -> None:
         text = dump(posts)
         path.write_text(text, encoding="utf-8")
         records = args.posts * len(CHANNELS)
-        print(f"ledger: {args.posts} posts × {len(CHANNELS)} channels = {records} records, "
-              f"{len(text.encode()) / 1e6:.1f} MB; yaml loader {loader.__name__}; {os.cpu_count()} CPU(s)")
+        print(
+            f"ledger: {args.posts} posts × {len(CHANNELS)} channels = {records} records, "
+            f"{len(text.encode()) / 1e6:.1f} MB; yaml loader {loader.__name__}; {os.cpu_count()} CPU(s)"
+        )
 
         ours_load = load_in_fresh_process(path, args.repeat)
         yaml_load = timed(lambda: yaml.load(path.read_text(encoding="utf-8"), Loader=loader), max(1, args.repeat // 2))
         assert Ledger.read(path).posts == posts
 
         plain = yaml.load(text, Loader=loader)
-        yaml_dump = timed(lambda: path.with_suffix(".yaml-dump").write_text(
-            yaml.dump(plain, Dumper=dumper, allow_unicode=True, sort_keys=True)), max(1, args.repeat // 2))
+        yaml_dump = timed(
+            lambda: path.with_suffix(".yaml-dump").write_text(
+                yaml.dump(plain, Dumper=dumper, allow_unicode=True, sort_keys=True)
+            ),
+            max(1, args.repeat // 2),
+        )
 
         keys = sorted(posts)
         with Ledger.open_for_writing(path) as ledger:
             ledger.text()  # as a run does at its first write: every post rendered once
-            ledger.apply([Transition(PostRef(keys[0], posts[keys[0]].url, posts[keys[0]].title), "newchannel",
-                                     Record("in_flight", 1, "2026-12-03T07:00:00Z"))])
+            ledger.apply(
+                [
+                    Transition(
+                        PostRef(keys[0], posts[keys[0]].url, posts[keys[0]].title),
+                        "newchannel",
+                        Record("in_flight", 1, "2026-12-03T07:00:00Z"),
+                    )
+                ]
+            )
             counter = iter(range(10**9))
 
             def one_transition() -> None:
@@ -205,8 +244,11 @@ def main() -> None:
             assert Ledger.read(path).posts == posts, name
             took, peak = load_and_peak(path)
             wholesale = name.startswith("every")
-            verdict = "(no target: read by YAML until the next write)" if wholesale else (
-                "ok" if took <= 2.0 and peak <= 300 * 1024 else "OVER TARGET")
+            verdict = (
+                "(no target: read by YAML until the next write)"
+                if wholesale
+                else ("ok" if took <= 2.0 and peak <= 300 * 1024 else "OVER TARGET")
+            )
             print(f"  {name:<30} {took:6.2f} s   peak RSS {peak / 1024:4.0f} MB   {verdict}")
 
 

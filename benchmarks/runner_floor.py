@@ -35,6 +35,7 @@ from mkdocs_syndicate.output.reporters import PlainReporter
 def LOG(line: str) -> None:
     pass
 
+
 SERVER = """
 import sys
 from pathlib import Path
@@ -60,8 +61,9 @@ def free_port() -> int:
 def one_run(posts: int, scale: float) -> tuple[float, float, float, int]:
     with tempfile.TemporaryDirectory() as scratch:
         port = free_port()
-        server = subprocess.Popen([sys.executable, "-c", SERVER.format(root=str(ROOT), state=scratch + "/emu",
-                                                                       port=port, scale=scale)])
+        server = subprocess.Popen(
+            [sys.executable, "-c", SERVER.format(root=str(ROOT), state=scratch + "/emu", port=port, scale=scale)]
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             for _ in range(200):
@@ -74,21 +76,51 @@ def one_run(posts: int, scale: float) -> tuple[float, float, float, int]:
             forem = 75 * scale
             channels = {
                 "ping": {"type": "indexnow", "endpoint": url + "/indexnow", "key": "bench-key-1234"},
-                "masto": {"type": "mastodon", "instance": url + "/mastodon", "token": "sandbox-mastodon-token",
-                          "min_interval": paced},
-                "devto": {"type": "forem", "api": url + "/forem/api", "api_key": "sandbox-forem-api-key",
-                          "min_interval": forem},
-                "weibo": {"type": "weibo", "api": url + "/weibo/2", "access_token": "sandbox-weibo-access-token",
-                          "rip": "203.0.113.7", "min_interval": paced},
-                "bsky": {"type": "bluesky", "service": url + "/bluesky", "handle": "sandbox.bsky.social",
-                         "app_password": "sandbox-bsky-app-password", "min_interval": paced},
+                "masto": {
+                    "type": "mastodon",
+                    "instance": url + "/mastodon",
+                    "token": "sandbox-mastodon-token",
+                    "min_interval": paced,
+                },
+                "devto": {
+                    "type": "forem",
+                    "api": url + "/forem/api",
+                    "api_key": "sandbox-forem-api-key",
+                    "min_interval": forem,
+                },
+                "weibo": {
+                    "type": "weibo",
+                    "api": url + "/weibo/2",
+                    "access_token": "sandbox-weibo-access-token",
+                    "rip": "203.0.113.7",
+                    "min_interval": paced,
+                },
+                "bsky": {
+                    "type": "bluesky",
+                    "service": url + "/bluesky",
+                    "handle": "sandbox.bsky.social",
+                    "app_password": "sandbox-bsky-app-password",
+                    "min_interval": paced,
+                },
             }
-            options = parse_options(channels, ledger_path=Path(scratch) / "ledger.yml",
-                                    site=Site("https://example.com/", "Bench"), sandbox=False, sending=True,
-                                    max_per_run=posts)
-            items = [Post(key=f"blog/p{n}/", url=f"https://example.com/blog/p{n}/", title=f"Post {n}",
-                          date=dt.datetime(2026, 11, 1, tzinfo=dt.UTC) + dt.timedelta(hours=n),
-                          description=f"About post {n}.") for n in range(posts)]
+            options = parse_options(
+                channels,
+                ledger_path=Path(scratch) / "ledger.yml",
+                site=Site("https://example.com/", "Bench"),
+                sandbox=False,
+                sending=True,
+                max_per_run=posts,
+            )
+            items = [
+                Post(
+                    key=f"blog/p{n}/",
+                    url=f"https://example.com/blog/p{n}/",
+                    title=f"Post {n}",
+                    date=dt.datetime(2026, 11, 1, tzinfo=dt.UTC) + dt.timedelta(hours=n),
+                    description=f"About post {n}.",
+                )
+                for n in range(posts)
+            ]
             wall_start, cpu_start = time.perf_counter(), time.process_time()
             report = send(options, items, PlainReporter(LOG))
             wall, cpu = time.perf_counter() - wall_start, time.process_time() - cpu_start
@@ -108,13 +140,17 @@ def main() -> None:
     args = parser.parse_args()
     runs = [one_run(args.posts, args.scale) for _ in range(args.repeat)]
     for wall, floor, cpu, requests in runs:
-        print(f"  wall {wall:6.2f} s   floor {floor:5.2f} s   ratio {wall / floor:5.3f}   "
-              f"cpu {cpu:5.2f} s = {100 * cpu / wall:4.1f} % of wall   {requests} requests")
+        print(
+            f"  wall {wall:6.2f} s   floor {floor:5.2f} s   ratio {wall / floor:5.3f}   "
+            f"cpu {cpu:5.2f} s = {100 * cpu / wall:4.1f} % of wall   {requests} requests"
+        )
     ratio = statistics.median(w / f for w, f, _, _ in runs)
     cpu_share = statistics.median(c / w for w, _, c, _ in runs)
-    print(f"{args.posts} posts × 5 channels, median: wall/floor {ratio:.3f} (target ≤ 1.05"
-          f"{', ok' if ratio <= 1.05 else ', OVER'}), CPU {100 * cpu_share:.1f} % of wall (target ≤ 5 %"
-          f"{', ok' if cpu_share <= 0.05 else ', OVER'})")
+    print(
+        f"{args.posts} posts × 5 channels, median: wall/floor {ratio:.3f} (target ≤ 1.05"
+        f"{', ok' if ratio <= 1.05 else ', OVER'}), CPU {100 * cpu_share:.1f} % of wall (target ≤ 5 %"
+        f"{', ok' if cpu_share <= 0.05 else ', OVER'})"
+    )
 
 
 if __name__ == "__main__":

@@ -41,10 +41,10 @@ CHANNELS = {
 # What `mkdocs build` has imported before any plugin is loaded: the import measured is the plugin's
 # own cost on top of it.
 MKDOCS_BASELINE = "import mkdocs.__main__, mkdocs.commands.build, mkdocs.config.defaults, mkdocs.plugins"
-IMPORT_PROBE = (MKDOCS_BASELINE + "\nimport time\nstart = time.perf_counter()\nimport mkdocs_syndicate.plugin\n"
-                "print(time.perf_counter() - start)")
-
-
+IMPORT_PROBE = (
+    MKDOCS_BASELINE + "\nimport time\nstart = time.perf_counter()\nimport mkdocs_syndicate.plugin\n"
+    "print(time.perf_counter() - start)"
+)
 
 
 def make_site(folder: Path, posts: int, material_blog: bool) -> tuple[Path, Path]:
@@ -62,9 +62,14 @@ def make_site(folder: Path, posts: int, material_blog: bool) -> tuple[Path, Path
         name = f"p{n:03d}"
         (posts_dir / f"{name}.md").write_text(
             f"---\ndate: 2026-{n % 12 + 1:02d}-{n % 28 + 1:02d}\ndescription: Post {n}.\n"
-            + ("" if material_blog else "syndicate: true\n") + f"---\n\n# Post number {n}\n\nA paragraph of prose.\n")
-    base: dict = {"site_name": "Startup", "site_url": "https://example.com/",
-                  "theme": {"name": "material" if material_blog else "mkdocs"}}
+            + ("" if material_blog else "syndicate: true\n")
+            + f"---\n\n# Post number {n}\n\nA paragraph of prose.\n"
+        )
+    base: dict = {
+        "site_name": "Startup",
+        "site_url": "https://example.com/",
+        "theme": {"name": "material" if material_blog else "mkdocs"},
+    }
     without_plugins: list = ["blog"] if material_blog else []
     plugin = {"syndicate": {"mode": "plan", "channels": CHANNELS}}
     with_plugin, without = folder / "with.yml", folder / "without.yml"
@@ -94,8 +99,14 @@ def quiet_env() -> dict[str, str]:
 
 def build(config: Path) -> float:
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)],
-                            cwd=config.parent, env=quiet_env(), capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)],
+        cwd=config.parent,
+        env=quiet_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
         raise SystemExit(f"build of {config.name} failed:\n{result.stderr}")
@@ -103,15 +114,22 @@ def build(config: Path) -> float:
 
 
 def import_seconds() -> float:
-    out = subprocess.run([sys.executable, "-c", IMPORT_PROBE], env=quiet_env(), capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", IMPORT_PROBE], env=quiet_env(), capture_output=True, text=True, check=True
+    ).stdout
     return float(out.split()[-1])
 
 
 def handler_seconds(config: Path) -> float:
     # One build in a fresh interpreter with the plugin's event handlers timed.
-    out = subprocess.run([sys.executable, str(Path(__file__).parent / "handler_timing.py"), str(config)],
-                         cwd=config.parent, env=quiet_env(), capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__).parent / "handler_timing.py"), str(config)],
+        cwd=config.parent,
+        env=quiet_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return float(out.split()[-1])
 
 
@@ -132,8 +150,10 @@ def compare(folder: Path, posts: int, repeat: int, material_blog: bool) -> tuple
     for _ in range(repeat):
         snapshot.unlink()
         first.append(handler_seconds(with_plugin))
-    print(f"  the plugin's handlers: {1000 * handlers:.0f} ms (nothing changed since the last plan build), "
-          f"{1000 * statistics.median(first):.0f} ms (the first plan build after a change)")
+    print(
+        f"  the plugin's handlers: {1000 * handlers:.0f} ms (nothing changed since the last plan build), "
+        f"{1000 * statistics.median(first):.0f} ms (the first plan build after a change)"
+    )
     return statistics.median(times["with"]), statistics.median(times["without"]), handlers
 
 
@@ -151,13 +171,17 @@ def main() -> None:
     for name, (ours, theirs, handlers) in results.items():
         ratio = ours / theirs
         target = "target ≤ 1.05" + (", ok" if ratio <= 1.05 else ", OVER")
-        print(f"mkdocs build, {args.posts} posts ({name}), mode plan, nothing pending: median {ours:.3f} s with / "
-              f"{theirs:.3f} s without = {ratio:.3f} ({target}); the plugin's handlers, imports included, "
-              f"take {1000 * handlers:.0f} ms = {(theirs + handlers) / theirs:.3f} × the build without them")
+        print(
+            f"mkdocs build, {args.posts} posts ({name}), mode plan, nothing pending: median {ours:.3f} s with / "
+            f"{theirs:.3f} s without = {ratio:.3f} ({target}); the plugin's handlers, imports included, "
+            f"take {1000 * handlers:.0f} ms = {(theirs + handlers) / theirs:.3f} × the build without them"
+        )
     imported = statistics.median(imports) * 1000
-    print(f"import mkdocs_syndicate.plugin after what mkdocs build imports anyway: median {imported:.1f} ms "
-          f"(target ≤ 50 ms{', ok' if imported <= 50 else ', OVER'}; "
-          f"range {min(imports) * 1000:.1f}–{max(imports) * 1000:.1f} ms)")
+    print(
+        f"import mkdocs_syndicate.plugin after what mkdocs build imports anyway: median {imported:.1f} ms "
+        f"(target ≤ 50 ms{', ok' if imported <= 50 else ', OVER'}; "
+        f"range {min(imports) * 1000:.1f}–{max(imports) * 1000:.1f} ms)"
+    )
 
 
 if __name__ == "__main__":

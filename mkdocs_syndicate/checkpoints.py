@@ -38,7 +38,7 @@ class InjectedCrash(RuntimeError):
 class _Settings:
     def __init__(self, log_path: str | None = None, crash_spec: str | None = None, crash_how: str = "kill") -> None:
         self.log_path, self.crash_spec, self.crash_how = log_path, crash_spec, crash_how
-        self.counter: Iterator[int] = itertools.count(1)   # checkpoints hit so far
+        self.counter: Iterator[int] = itertools.count(1)  # checkpoints hit so far
         self.per_name: dict[str, int] = {}
 
 
@@ -49,9 +49,11 @@ def configure_from_environment() -> None:
     """Read the variables above and start counting from zero. Done at import; a test child forked
     from a process that imported everything already (tests/forkserver.py) calls it again."""
     global _now  # noqa: PLW0603 - one swap of the whole settings object
-    _now = _Settings(os.environ.get("SYNDICATE_CHECKPOINT_LOG") or None,
-                     os.environ.get("SYNDICATE_CRASH_AT") or None,
-                     os.environ.get("SYNDICATE_CRASH_HOW", "kill"))
+    _now = _Settings(
+        os.environ.get("SYNDICATE_CHECKPOINT_LOG") or None,
+        os.environ.get("SYNDICATE_CRASH_AT") or None,
+        os.environ.get("SYNDICATE_CRASH_HOW", "kill"),
+    )
 
 
 configure_from_environment()

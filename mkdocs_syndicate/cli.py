@@ -39,16 +39,24 @@ from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
 from mkdocs_syndicate.sources.mkdocs_config import LoadedSite, load_site
 from mkdocs_syndicate.timeutil import SystemClock, from_iso, to_iso, utcnow
 
-EXIT_INTERRUPTED = 130   # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
-EXIT_TERMINATED = 143    # 128 + SIGTERM
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 config_file_option = click.option(
-    "-f", "--config-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    "-f",
+    "--config-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
     help="Provide a specific MkDocs config, or a syndicate.yml (default: ./mkdocs.yml, else "
-         "./properdocs.yml, else ./syndicate.yml).")
+    "./properdocs.yml, else ./syndicate.yml).",
+)
 feed_option = click.option(
-    "--feed", "feed", default=None, metavar="PATH_OR_URL",
-    help="Take the posts from this RSS, Atom or JSON feed instead of the last MkDocs build.")
+    "--feed",
+    "feed",
+    default=None,
+    metavar="PATH_OR_URL",
+    help="Take the posts from this RSS, Atom or JSON feed instead of the last MkDocs build.",
+)
 
 
 @click.group()
@@ -130,6 +138,7 @@ def _channel_ids(options: Options) -> list[str]:
 
 # ---------------------------------------------------------------------- check
 
+
 @main.command()
 @click.argument("ledger", type=click.Path(path_type=Path), default="ledger.yml")
 def check(ledger: Path) -> None:
@@ -143,24 +152,39 @@ def check(ledger: Path) -> None:
     records = [r for entry in loaded.posts.values() for r in entry.channels.values()]
     states = {s: sum(r.state == s for r in records) for s in STATES}
     summary = ", ".join(f"{n} {s}" for s, n in states.items() if n)
-    click.echo(f"{ledger}: ok, {len(loaded.posts)} posts, {len(records)} records"
-               + (f" ({summary})" if summary else ""))
+    click.echo(
+        f"{ledger}: ok, {len(loaded.posts)} posts, {len(records)} records" + (f" ({summary})" if summary else "")
+    )
 
 
 # ---------------------------------------------------------------------- status
+
 
 @main.command()
 @config_file_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--check", "check_", is_flag=True, help="Exit 1 when any pair is failed or in_flight.")
 @click.option("--all", "show_all", is_flag=True, help="List done and skipped pairs too (they are counted otherwise).")
-@click.option("--state", "states", multiple=True,
-              type=click.Choice([*STATES, "pending", "opted_out"]), help="Only pairs in this state (repeatable).")
+@click.option(
+    "--state",
+    "states",
+    multiple=True,
+    type=click.Choice([*STATES, "pending", "opted_out"]),
+    help="Only pairs in this state (repeatable).",
+)
 @click.option("--channel", "channel_ids", multiple=True, help="Only this channel id (repeatable).")
 @click.option("--post", "post_text", default=None, help="Only posts whose key or URL contains this.")
 @feed_option
-def status(config_file: Path | None, as_json: bool, check_: bool, show_all: bool, states: tuple[str, ...],
-           channel_ids: tuple[str, ...], post_text: str | None, feed: str | None) -> None:
+def status(
+    config_file: Path | None,
+    as_json: bool,
+    check_: bool,
+    show_all: bool,
+    states: tuple[str, ...],
+    channel_ids: tuple[str, ...],
+    post_text: str | None,
+    feed: str | None,
+) -> None:
     """Every (post, channel) pair: what is undone first; done ones counted (--all lists them)."""
     site = _site(config_file)
     options = _guard(lambda: site.options(sending=False))
@@ -169,16 +193,23 @@ def status(config_file: Path | None, as_json: bool, check_: bool, show_all: bool
     configured = _channel_ids(options)
     known = sorted(set(configured) | {c for e in ledger.posts.values() for c in e.channels})
     unknown = sorted(set(channel_ids) - set(known))
-    if unknown:   # a typo would otherwise show an empty, reassuring table
-        raise click.BadParameter(f"unknown channel id {unknown[0]!r} (known: {', '.join(known) or 'none'})",
-                                 param_hint="'--channel'")
+    if unknown:  # a typo would otherwise show an empty, reassuring table
+        raise click.BadParameter(
+            f"unknown channel id {unknown[0]!r} (known: {', '.join(known) or 'none'})", param_hint="'--channel'"
+        )
     built = _built_posts_if_any(options, feed)
     posts = select_posts(options, built, SystemClock()) if built is not None else None
     view = status_view(ledger, configured, posts, now).filtered(
-        states=set(states), channels=set(channel_ids), post=post_text)
+        states=set(states), channels=set(channel_ids), post=post_text
+    )
     if as_json:
-        click.echo(json.dumps({"ledger": str(options.ledger_path), "build_seen": posts is not None,
-                               **view.to_json()}, ensure_ascii=False, indent=1))
+        click.echo(
+            json.dumps(
+                {"ledger": str(options.ledger_path), "build_seen": posts is not None, **view.to_json()},
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
     else:
         _print_status(view, options.ledger_path.name, show_all or bool(states), posts is not None)
     if check_ and view.attention:
@@ -186,7 +217,7 @@ def status(config_file: Path | None, as_json: bool, check_: bool, show_all: bool
 
 
 def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 _ORDER = {"failed": 0, "in_flight": 1, "pending": 2, "opted_out": 3, "done": 4, "skipped": 5}
@@ -209,21 +240,29 @@ def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool)
         line = Text(_cut(head, width))
         line.stylize(STATE_STYLES.get(pair.state, ""), 0, len(pair.state))
         console.print(line)
-        detail = " ".join(part for part in (f"(try {pair.attempts})" if pair.attempts > 1 else "",
-                                            pair.remote_url or pair.error or pair.note or "") if part)
+        detail = " ".join(
+            part
+            for part in (
+                f"(try {pair.attempts})" if pair.attempts > 1 else "",
+                pair.remote_url or pair.error or pair.note or "",
+            )
+            if part
+        )
         if detail:
             console.print(Text(_cut(" " * 11 + one_line(detail), width)))
     hidden = Counter(p.state for p in view.pairs if p not in shown)
     totals = ", ".join(f"{n} {state}" for state, n in view.totals.items()) or "nothing yet"
     console.print(Text(f"totals: {totals}"))
     if hidden:
-        console.print(Text(f"not listed: {', '.join(f'{n} {s}' for s, n in sorted(hidden.items()))} "
-                           "(--all lists them)"))
+        console.print(
+            Text(f"not listed: {', '.join(f'{n} {s}' for s, n in sorted(hidden.items()))} (--all lists them)")
+        )
     if not build_seen:
         console.print("(no saved build: pairs with no record are not shown; run `mkdocs build` to see them)")
 
 
 # ---------------------------------------------------------------------- plan
+
 
 @main.command()
 @config_file_option
@@ -241,6 +280,7 @@ def plan(config_file: Path | None, feed: str | None) -> None:
 
 # ---------------------------------------------------------------------- run / verify
 
+
 def _log(text: str) -> None:
     click.echo(printable(text), err=True)
 
@@ -257,8 +297,9 @@ def run(config_file: Path | None, feed: str | None) -> None:
         return
     pull_request = pull_request_reason(os.environ) if site.mode == "auto" else None
     if pull_request:
-        click.echo(f"mode auto: {pull_request} — nothing sent (`mkdocs-syndicate plan` shows what would go out)",
-                   err=True)
+        click.echo(
+            f"mode auto: {pull_request} — nothing sent (`mkdocs-syndicate plan` shows what would go out)", err=True
+        )
         return
     options = _guard(lambda: site.options(sending=True))
     posts, built_at = _built_posts(options, feed)
@@ -276,7 +317,7 @@ def run(config_file: Path | None, feed: str | None) -> None:
 def verify(config_file: Path | None, feed: str | None) -> None:
     """Resolve in_flight records by reading the remote side only; sends nothing."""
     site = _site(config_file)
-    options = _guard(lambda: site.options(sending=True, reading_only=True))   # Weibo's rip is not needed to read
+    options = _guard(lambda: site.options(sending=True, reading_only=True))  # Weibo's rip is not needed to read
     ledger = _guard(lambda: Ledger.read(options.ledger_path))
     posts = _posts_for_verify(options, ledger, feed)
     report = _guard(lambda: run_with_display(options, posts, _log, _log, verify_only=True))
@@ -284,7 +325,8 @@ def verify(config_file: Path | None, feed: str | None) -> None:
     if review:
         raise click.ClickException(
             f"{len(review)} record(s) need a decision (`mkdocs-syndicate resolve`):\n  "
-            + "\n  ".join(f"({r.post_key}, {r.channel}) {r.state}: {r.detail}" for r in review))
+            + "\n  ".join(f"({r.post_key}, {r.channel}) {r.state}: {r.detail}" for r in review)
+        )
 
 
 def _posts_for_verify(options: Options, ledger: Ledger, feed: str | None = None) -> list[Post]:
@@ -304,6 +346,7 @@ def _posts_for_verify(options: Options, ledger: Ledger, feed: str | None = None)
 
 # ---------------------------------------------------------------------- resolve
 
+
 @main.command()
 @config_file_option
 @click.argument("post")
@@ -314,8 +357,17 @@ def _posts_for_verify(options: Options, ledger: Ledger, feed: str | None = None)
 @click.option("--skip", is_flag=True, help="Never announce this post on this channel.")
 @click.option("--note", default="", help="Why, for whoever reads the ledger next.")
 @click.option("--by", default=None, help="Who decided (default: $GIT_AUTHOR_NAME, $GITHUB_ACTOR or $USER).")
-def resolve(config_file: Path | None, post: str, channel: str, done_url: str | None, remote_id: str | None,
-            retry: bool, skip: bool, note: str, by: str | None) -> None:
+def resolve(
+    config_file: Path | None,
+    post: str,
+    channel: str,
+    done_url: str | None,
+    remote_id: str | None,
+    retry: bool,
+    skip: bool,
+    note: str,
+    by: str | None,
+) -> None:
     """Record a human decision for POST on CHANNEL (a record that needs review, or any pending pair)."""
     if sum((done_url is not None, retry, skip)) != 1:
         raise click.UsageError("say exactly one of --done URL, --retry or --skip")
@@ -333,11 +385,23 @@ def resolve(config_file: Path | None, post: str, channel: str, done_url: str | N
             now = to_iso(_now())
             if current is not None and current.state in ("done", "skipped") and not skip:
                 raise SyndicateError(f"({ref.key}, {channel}) is already {current.state}; nothing to resolve")
-            decision = ("marked done" + (f" ({done_url})" if done_url else "") if done_url is not None
-                        else "to be sent again" if retry else "skipped")
+            decision = (
+                "marked done" + (f" ({done_url})" if done_url else "")
+                if done_url is not None
+                else "to be sent again"
+                if retry
+                else "skipped"
+            )
             text = f"resolved by hand by {by or _who()} on {now[:10]}: {decision}" + (f" — {note}" if note else "")
-            keep = dict(idempotency_key=current.idempotency_key, created_at=current.created_at,
-                        message_sha256=current.message_sha256) if current else {}
+            keep = (
+                dict(
+                    idempotency_key=current.idempotency_key,
+                    created_at=current.created_at,
+                    message_sha256=current.message_sha256,
+                )
+                if current
+                else {}
+            )
             attempts = current.attempts if current else 0
             if done_url is not None:
                 record = Record("done", attempts, now, remote_id=remote_id, remote_url=done_url, note=text, **keep)
@@ -372,10 +436,15 @@ def _find_post(ledger: Ledger, options: Options, given: str) -> PostRef:
 
 # ---------------------------------------------------------------------- adopt
 
+
 @main.command()
 @config_file_option
-@click.option("--before", default=None, metavar="DATE",
-              help="Only posts dated before DATE (default: every post of the last build).")
+@click.option(
+    "--before",
+    default=None,
+    metavar="DATE",
+    help="Only posts dated before DATE (default: every post of the last build).",
+)
 @click.option("--by", default=None, help="Who decided (default: $GIT_AUTHOR_NAME, $GITHUB_ACTOR or $USER).")
 @feed_option
 def adopt(config_file: Path | None, before: str | None, by: str | None, feed: str | None) -> None:
@@ -392,21 +461,28 @@ def adopt(config_file: Path | None, before: str | None, by: str | None, feed: st
         note = f"adopted by {by or _who()} on {now[:10]}: existed before syndication started"
         with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
             chosen = [p for p in posts if not p.draft and p.date < cutoff]
-            batch = [Transition(PostRef(p.key, p.url, p.title), ch, Record("skipped", 0, now, note=note))
-                     for p in chosen for ch in channels if p.wants(ch) and ledger.record(p.key, ch) is None]
+            batch = [
+                Transition(PostRef(p.key, p.url, p.title), ch, Record("skipped", 0, now, note=note))
+                for p in chosen
+                for ch in channels
+                if p.wants(ch) and ledger.record(p.key, ch) is None
+            ]
             kept = sum(1 for p in chosen for ch in channels if ledger.record(p.key, ch) is not None)
             if batch:
                 ledger.apply(batch)
         later = len([p for p in posts if not p.draft and p.date >= cutoff])
-        return (f"adopted {len({t.post.key for t in batch})} post(s): {len(batch)} pair(s) marked skipped"
-                + (f", {kept} pair(s) already recorded left as they are" if kept else "")
-                + (f"; {later} post(s) dated {to_iso(cutoff)} or later stay pending" if later else "")
-                + f" ({_source(feed, built_at).removeprefix('the ')})")
+        return (
+            f"adopted {len({t.post.key for t in batch})} post(s): {len(batch)} pair(s) marked skipped"
+            + (f", {kept} pair(s) already recorded left as they are" if kept else "")
+            + (f"; {later} post(s) dated {to_iso(cutoff)} or later stay pending" if later else "")
+            + f" ({_source(feed, built_at).removeprefix('the ')})"
+        )
 
     click.echo(_guard(mark))
 
 
 # ---------------------------------------------------------------------- rename-channel
+
 
 @main.command("rename-channel")
 @config_file_option
@@ -431,10 +507,15 @@ def rename_channel(config_file: Path | None, old: str, new: str) -> None:
 
 # ---------------------------------------------------------------------- site-files
 
+
 @main.command("site-files")
 @config_file_option
-@click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="The built site (default: the config's site_dir).")
+@click.option(
+    "--site-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The built site (default: the config's site_dir).",
+)
 def site_files(config_file: Path | None, site_dir: Path | None) -> None:
     """Write the files the channels need served with the site (IndexNow's key file) into the built
     site. The plugin does it during `mkdocs build`; a site built without it (Zensical, a feed)
@@ -460,10 +541,10 @@ def site_files(config_file: Path | None, site_dir: Path | None) -> None:
 
 # ---------------------------------------------------------------------- sandbox
 
+
 @main.command()
 @config_file_option
-@click.option("--port", default=8787, show_default=True, type=click.IntRange(1, 65535),
-              help="Port on 127.0.0.1.")
+@click.option("--port", default=8787, show_default=True, type=click.IntRange(1, 65535), help="Port on 127.0.0.1.")
 def sandbox(config_file: Path | None, port: int) -> None:
     """Run the loopback emulators in the foreground with a page showing what each received.
 
@@ -475,9 +556,12 @@ def sandbox(config_file: Path | None, port: int) -> None:
     server.on_request = lambda line: click.echo(one_line(line), err=True)
     if not options.sandbox:
         click.echo("note: mkdocs.yml has no `sandbox: true`, so builds will not send here", err=True)
-    click.echo(f"sandbox emulators on http://127.0.0.1:{port}/ (state in {state_dir}); "
-               f"{', '.join(c.id for c in options.channels if c.enabled)} "
-               "will send here. Ctrl-C stops.", err=True)
+    click.echo(
+        f"sandbox emulators on http://127.0.0.1:{port}/ (state in {state_dir}); "
+        f"{', '.join(c.id for c in options.channels if c.enabled)} "
+        "will send here. Ctrl-C stops.",
+        err=True,
+    )
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         server.serve_forever()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CACHE_DIR = ".syndicate-cache"     # the last build's posts, the ledger's lock
+CACHE_DIR = ".syndicate-cache"  # the last build's posts, the ledger's lock
 SANDBOX_DIR = ".syndicate-sandbox"  # what the sandbox emulators received
 
 
@@ -14,8 +14,7 @@ def private_dir(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     ignore = folder / ".gitignore"
     if not ignore.exists():
-        ignore.write_text("# written by mkdocs-syndicate: nothing in this folder belongs in git\n*\n",
-                          encoding="utf-8")
+        ignore.write_text("# written by mkdocs-syndicate: nothing in this folder belongs in git\n*\n", encoding="utf-8")
     return folder
 
 

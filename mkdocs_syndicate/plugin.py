@@ -93,8 +93,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
     def _reset(self) -> None:
         self.decision = Decision("off", "not configured")
         self.options: Options | None = None
-        self.snapshot: dict[str, Any] | None = None   # a previous plan build's "nothing pending"
-        self.inputs: str | None = None   # this build's ledger and posts, digested (plan builds only)
+        self.snapshot: dict[str, Any] | None = None  # a previous plan build's "nothing pending"
+        self.inputs: str | None = None  # this build's ledger and posts, digested (plan builds only)
         self.site_url: str | None = None
         self.site_files: list[tuple[str, str]] = []
         self.files: Files | None = None
@@ -103,7 +103,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         self.links = "off"
         self.mkdocs_config: MkDocsConfig | None = None
         self.is_post: Callable[[Page], bool] = lambda page: False
-        self.copies: Copies | None = None   # the ledger's posts, the channels' labels, where replies are read
+        self.copies: Copies | None = None  # the ledger's posts, the channels' labels, where replies are read
 
     # ------------------------------------------------------------------ events
 
@@ -167,7 +167,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         from mkdocs_syndicate.content import crosslinks
         from mkdocs_syndicate.sources.mkdocs_build import post_key, post_selector
 
-        if self.copies is None:   # once per build: the ledger, and which pages are posts
+        if self.copies is None:  # once per build: the ledger, and which pages are posts
             self.copies = self._ledger_copies(config)
             self.is_post = post_selector(config, self.config.posts)
         posts, labels, replies_of = self.copies
@@ -234,8 +234,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         if not self.serving and not self.dirty:
             # For `mkdocs-syndicate run/plan/adopt`, which work from the last build's posts.
             try:
-                write_manifest(manifest_path(self.options.ledger_path), self.posts, self.options.site.url,
-                               dt.datetime.now(dt.UTC))
+                write_manifest(
+                    manifest_path(self.options.ledger_path), self.posts, self.options.site.url, dt.datetime.now(dt.UTC)
+                )
             except OSError as exc:  # only `mkdocs-syndicate run/plan/adopt` need it; the build goes on
                 log.warning(f"could not save the posts for mkdocs-syndicate run: {exc}")
         if self.decision.action == "plan" and not self.dirty:
@@ -306,14 +307,26 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         import subprocess
 
         log.info("building the pages again, with the links to the new copies (links_rebuild)")
-        command = [sys.executable, "-m", "mkdocs", "build", "-f", str(config.config_file_path), "-d", config.site_dir,
-                   *(["--strict"] if config.strict else [])]
-        rebuilt = subprocess.run(command, env={**os.environ, settings.LINKS_REBUILD_ENV: "1"}, capture_output=True,
-                                 text=True, check=False)
+        command = [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "-f",
+            str(config.config_file_path),
+            "-d",
+            config.site_dir,
+            *(["--strict"] if config.strict else []),
+        ]
+        rebuilt = subprocess.run(
+            command, env={**os.environ, settings.LINKS_REBUILD_ENV: "1"}, capture_output=True, text=True, check=False
+        )
         if rebuilt.returncode != 0:
             tail = "\n".join(rebuilt.stderr.strip().splitlines()[-5:])
-            raise PluginError(f"syndicate: the announcements went out, but building the pages again with their "
-                              f"links failed (links_rebuild); the next build will carry them:\n{tail}")
+            raise PluginError(
+                f"syndicate: the announcements went out, but building the pages again with their "
+                f"links failed (links_rebuild); the next build will carry them:\n{tail}"
+            )
 
     def _plan(self, options: Options, posts: list[Post]) -> None:
         from mkdocs_syndicate.engine.options import plan
@@ -339,8 +352,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         snapshot = plan_snapshot.load(plan_snapshot.snapshot_path(ledger_path(config, self.config)))
         if snapshot is None:
             return None
-        settings_now = plan_snapshot.settings_fingerprint(dict(self.config), config.site_url, self.decision.action,
-                                                          snapshot["secret_names"])
+        settings_now = plan_snapshot.settings_fingerprint(
+            dict(self.config), config.site_url, self.decision.action, snapshot["secret_names"]
+        )
         return snapshot if settings_now is not None and settings_now == snapshot.get("settings") else None
 
     def _still_quiet(self, config: MkDocsConfig, posts: list[Post]) -> bool:
@@ -353,8 +367,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         # Kept: when something did change, the plan that follows writes nothing, and a new
         # snapshot rests on the same digest.
         self.inputs = plan_snapshot.inputs_fingerprint(path, [post_to_json(p) for p in posts])
-        return (plan_snapshot.still_quiet(self.snapshot, self.inputs, dt.datetime.now(dt.UTC))
-                and (self.serving or self.dirty or manifest_path(path).exists()))
+        return plan_snapshot.still_quiet(self.snapshot, self.inputs, dt.datetime.now(dt.UTC)) and (
+            self.serving or self.dirty or manifest_path(path).exists()
+        )
 
     def _remember_if_quiet(self, options: Options, posts: list[Post], the_plan: Any) -> None:
         """After a plan that found nothing to do, nothing to adopt and nothing to warn about."""
@@ -367,15 +382,22 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         if not quiet or self.dirty:
             plan_snapshot.forget(path)
             return
-        secret_names = {name: [key for key, option in kind.client_class().options.items() if option.kind == "secret"]
-                        for name, kind in TYPES.items()}
-        settings_now = plan_snapshot.settings_fingerprint(dict(self.config), self.site_url,
-                                                          self.decision.action, secret_names)
+        secret_names = {
+            name: [key for key, option in kind.client_class().options.items() if option.kind == "secret"]
+            for name, kind in TYPES.items()
+        }
+        settings_now = plan_snapshot.settings_fingerprint(
+            dict(self.config), self.site_url, self.decision.action, secret_names
+        )
         if settings_now is None:
             return
         with contextlib.suppress(OSError):  # only a shortcut for the next build
-            plan_snapshot.save(path, settings=settings_now,
-                               inputs=self.inputs or plan_snapshot.inputs_fingerprint(
-                                   options.ledger_path, [post_to_json(p) for p in posts]),
-                               secret_names=secret_names, site_files=self.site_files,
-                               due=plan_snapshot.next_due([p.date for p in posts], dt.datetime.now(dt.UTC)))
+            plan_snapshot.save(
+                path,
+                settings=settings_now,
+                inputs=self.inputs
+                or plan_snapshot.inputs_fingerprint(options.ledger_path, [post_to_json(p) for p in posts]),
+                secret_names=secret_names,
+                site_files=self.site_files,
+                due=plan_snapshot.next_due([p.date for p in posts], dt.datetime.now(dt.UTC)),
+            )

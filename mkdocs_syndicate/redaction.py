@@ -18,8 +18,19 @@ def credential_problem(value: Any) -> str | None:
     return None
 
 
-_SECRET_PARAMS = ("token", "key", "secret", "password", "passwd", "auth", "sig", "signature", "credential",
-                  "session", "code")
+_SECRET_PARAMS = (
+    "token",
+    "key",
+    "secret",
+    "password",
+    "passwd",
+    "auth",
+    "sig",
+    "signature",
+    "credential",
+    "session",
+    "code",
+)
 
 
 def shown_url(text: str) -> str:
@@ -36,8 +47,10 @@ def shown_url(text: str) -> str:
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(name, "***" if any(word in name.lower() for word in _SECRET_PARAMS) else value)
-                           for name, value in pairs], safe="*")
+        query = urlencode(
+            [(name, "***" if any(word in name.lower() for word in _SECRET_PARAMS) else value) for name, value in pairs],
+            safe="*",
+        )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 

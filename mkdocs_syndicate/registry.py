@@ -16,9 +16,9 @@ if TYPE_CHECKING:
 
 
 class ChannelType(NamedTuple):  # cheaper to define than a dataclass: every build imports this
-    name: str          # what `channels.<id>.type` says
-    client: str        # "module:Class" of the Channel
-    emulator: str      # "module:Class" of its sandbox Emulator
+    name: str  # what `channels.<id>.type` says
+    client: str  # "module:Class" of the Channel
+    emulator: str  # "module:Class" of its sandbox Emulator
     service: str = ""  # its name as readers know it (a post page's "Also on" links)
 
     def client_class(self) -> type[Channel]:
@@ -35,18 +35,41 @@ def _load(spec: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-TYPES: dict[str, ChannelType] = {t.name: t for t in (
-    ChannelType("indexnow", "mkdocs_syndicate.channels.indexnow:IndexNowChannel",
-                "mkdocs_syndicate.sandbox.indexnow:IndexNowEmulator", "IndexNow"),
-    ChannelType("mastodon", "mkdocs_syndicate.channels.mastodon:MastodonChannel",
-                "mkdocs_syndicate.sandbox.mastodon:MastodonEmulator", "Mastodon"),
-    ChannelType("forem", "mkdocs_syndicate.channels.forem:ForemChannel",
-                "mkdocs_syndicate.sandbox.forem:ForemEmulator", "DEV"),
-    ChannelType("weibo", "mkdocs_syndicate.channels.weibo:WeiboChannel",
-                "mkdocs_syndicate.sandbox.weibo:WeiboEmulator", "Weibo"),
-    ChannelType("bluesky", "mkdocs_syndicate.channels.bluesky:BlueskyChannel",
-                "mkdocs_syndicate.sandbox.bluesky:BlueskyEmulator", "Bluesky"),
-)}
+TYPES: dict[str, ChannelType] = {
+    t.name: t
+    for t in (
+        ChannelType(
+            "indexnow",
+            "mkdocs_syndicate.channels.indexnow:IndexNowChannel",
+            "mkdocs_syndicate.sandbox.indexnow:IndexNowEmulator",
+            "IndexNow",
+        ),
+        ChannelType(
+            "mastodon",
+            "mkdocs_syndicate.channels.mastodon:MastodonChannel",
+            "mkdocs_syndicate.sandbox.mastodon:MastodonEmulator",
+            "Mastodon",
+        ),
+        ChannelType(
+            "forem",
+            "mkdocs_syndicate.channels.forem:ForemChannel",
+            "mkdocs_syndicate.sandbox.forem:ForemEmulator",
+            "DEV",
+        ),
+        ChannelType(
+            "weibo",
+            "mkdocs_syndicate.channels.weibo:WeiboChannel",
+            "mkdocs_syndicate.sandbox.weibo:WeiboEmulator",
+            "Weibo",
+        ),
+        ChannelType(
+            "bluesky",
+            "mkdocs_syndicate.channels.bluesky:BlueskyChannel",
+            "mkdocs_syndicate.sandbox.bluesky:BlueskyEmulator",
+            "Bluesky",
+        ),
+    )
+}
 
 
 def register(channel_type: ChannelType) -> None:

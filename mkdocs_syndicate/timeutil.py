@@ -42,7 +42,7 @@ def from_iso(text: str) -> dt.datetime:
 
 
 class Clock(Protocol):
-    def time(self) -> float: ...          # wall clock, epoch seconds
+    def time(self) -> float: ...  # wall clock, epoch seconds
     def monotonic(self) -> float: ...
     async def sleep(self, seconds: float) -> None: ...
 

@@ -97,9 +97,14 @@ def check_bluesky_records(server: SandboxServer) -> None:
 
 
 def make_post(n: int, **changes) -> Post:
-    fields = dict(key=f"blog/post-{n}/", url=f"https://example.com/blog/post-{n}/",
-                  title=f"Post {n}", date=dt.datetime(2026, 11, n, tzinfo=dt.UTC),
-                  source=f"docs/blog/post-{n}.md", description=f"About {n}.")
+    fields = dict(
+        key=f"blog/post-{n}/",
+        url=f"https://example.com/blog/post-{n}/",
+        title=f"Post {n}",
+        date=dt.datetime(2026, 11, n, tzinfo=dt.UTC),
+        source=f"docs/blog/post-{n}.md",
+        description=f"About {n}.",
+    )
     fields.update(changes)
     return Post(**fields)
 
@@ -182,11 +187,13 @@ def _kinds_keep_their_word(request, monkeypatch):
 
     kind = kind_of(request.node)
     if kind in ("unit", "http"):
+
         def no_process(self, *args, **kwargs):
             raise AssertionError(f"a test marked {kind} started a process: mark it process")
 
         monkeypatch.setattr(subprocess.Popen, "_execute_child", no_process)
     if kind == "unit":
+
         def no_socket(self, *args, **kwargs):
             raise AssertionError("a test marked unit opened a connection: mark it http")
 
@@ -195,6 +202,7 @@ def _kinds_keep_their_word(request, monkeypatch):
 
 
 # ---------------------------------------------------------------- crash-safety counts
+
 
 def pytest_sessionfinish(session):
     """Under pytest-xdist each worker counts its own: hand them to the controller."""

@@ -37,17 +37,34 @@ class OffsetClock(SystemClock):
 def main(spec_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text())
     site = Site(spec["site_url"], "Crash Site", spec.get("site_dir", ""))
-    options = parse_options(spec["channels"], ledger_path=Path(spec["ledger"]), site=site, sandbox=False,
-                            # max_wait 0: a pair that must wait out its settle time is left for
-                            # the next run (the harness moves the clocks) instead of sleeping
-                            sending=True, max_per_run=100, max_wait=0,
-                            lock_timeout=float(os.environ.get("CRASH_LOCK_TIMEOUT", "10")),
-                            git=parse_git_settings(spec.get("git")))
-    posts = [Post(key=p["key"], url=p["url"], title=p["title"], date=dt.datetime.fromisoformat(p["date"]),
-                  source=p["key"], description=p.get("description", "")) for p in spec["posts"]]
+    options = parse_options(
+        spec["channels"],
+        ledger_path=Path(spec["ledger"]),
+        site=site,
+        sandbox=False,
+        # max_wait 0: a pair that must wait out its settle time is left for
+        # the next run (the harness moves the clocks) instead of sleeping
+        sending=True,
+        max_per_run=100,
+        max_wait=0,
+        lock_timeout=float(os.environ.get("CRASH_LOCK_TIMEOUT", "10")),
+        git=parse_git_settings(spec.get("git")),
+    )
+    posts = [
+        Post(
+            key=p["key"],
+            url=p["url"],
+            title=p["title"],
+            date=dt.datetime.fromisoformat(p["date"]),
+            source=p["key"],
+            description=p.get("description", ""),
+        )
+        for p in spec["posts"]
+    ]
     try:
-        report = send(options, posts, PlainReporter(print),
-                      clock=OffsetClock(float(os.environ.get("CRASH_CLOCK_OFFSET", "0"))))
+        report = send(
+            options, posts, PlainReporter(print), clock=OffsetClock(float(os.environ.get("CRASH_CLOCK_OFFSET", "0")))
+        )
     except SyndicateError as exc:  # what the plugin turns into a build error
         print(f"error: {exc}", file=sys.stderr)
         return 2

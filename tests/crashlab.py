@@ -30,7 +30,7 @@ TITLES = {"blog/one/": "One", "blog/two/": "Two", "blog/three/": "Three"}
 AT_MOST_ONCE = {"masto": "mastodon", "devto": "forem", "weibo": "weibo", "bsky": "bluesky"}
 CHANNELS = ("ping", *AT_MOST_ONCE)
 KEY_FILE = "crash-key-1234"
-TIMEOUT, SETTLE = 1.0, 2.0    # per channel: short, so slow-commit scenarios time out quickly
+TIMEOUT, SETTLE = 1.0, 2.0  # per channel: short, so slow-commit scenarios time out quickly
 
 # Counts reported at the end of the test session (conftest's terminal summary).
 STATS: Counter = Counter()
@@ -41,12 +41,27 @@ def channels(url: str) -> dict:
     return {
         "ping": {"type": "indexnow", "endpoint": url + "/indexnow", "key": KEY_FILE, **timing},
         "masto": {"type": "mastodon", "instance": url + "/mastodon", "token": "sandbox-mastodon-token", **timing},
-        "devto": {"type": "forem", "api": url + "/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0,
-                  **timing},
-        "weibo": {"type": "weibo", "api": url + "/weibo/2", "access_token": "sandbox-weibo-access-token",
-                  "rip": "203.0.113.7", **timing},
-        "bsky": {"type": "bluesky", "service": url + "/bluesky", "handle": "sandbox.bsky.social",
-                 "app_password": "sandbox-bsky-app-password", **timing},
+        "devto": {
+            "type": "forem",
+            "api": url + "/forem/api",
+            "api_key": "sandbox-forem-api-key",
+            "min_interval": 0,
+            **timing,
+        },
+        "weibo": {
+            "type": "weibo",
+            "api": url + "/weibo/2",
+            "access_token": "sandbox-weibo-access-token",
+            "rip": "203.0.113.7",
+            **timing,
+        },
+        "bsky": {
+            "type": "bluesky",
+            "service": url + "/bluesky",
+            "handle": "sandbox.bsky.social",
+            "app_password": "sandbox-bsky-app-password",
+            **timing,
+        },
     }
 
 
@@ -58,8 +73,10 @@ HOSTILE = {
     "masto-ignores-key": {"mastodon": {"ignore_idempotency_key": True}},
     "masto-replay-500": {"mastodon": {"replay_500": True}},
     "slow-commits": {name: {"commit_delay": 0.3} for name in AT_MOST_ONCE.values()},
-    "commits-after-timeout": {"mastodon": {"commit_delay": TIMEOUT + 0.5, "ignore_idempotency_key": True},
-                              "forem": {"commit_delay": TIMEOUT + 0.5}},
+    "commits-after-timeout": {
+        "mastodon": {"commit_delay": TIMEOUT + 0.5, "ignore_idempotency_key": True},
+        "forem": {"commit_delay": TIMEOUT + 0.5},
+    },
 }
 # Variants whose clean run passes the same checkpoints as a plain one (no answer ever times out).
 SAME_PATH = ("plain", "masto-ignores-key", "masto-replay-500", "slow-commits")
@@ -70,7 +87,7 @@ class Scenario:
     folder: Path
     hostile: str = "plain"
     server: SandboxServer = field(init=False)
-    offset: float = 0.0          # seconds the child's and the emulator's clocks are moved forward
+    offset: float = 0.0  # seconds the child's and the emulator's clocks are moved forward
 
     def __post_init__(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -80,16 +97,27 @@ class Scenario:
             self.server.set_quirks(emulator, **quirks)
         self.server.emulators["indexnow"].trust(KEY_FILE)
         self.server.start()
-        spec = {"ledger": str(self.folder / "ledger.yml"), "site_url": "https://example.com/",
-                "channels": channels(self.server.url),
-                "posts": [{"key": k, "url": f"https://example.com/{k}", "title": TITLES[k],
-                           "date": f"2026-11-2{i}T00:00:00+00:00", "description": f"About {TITLES[k]}."}
-                          for i, k in enumerate(KEYS)]}
+        spec = {
+            "ledger": str(self.folder / "ledger.yml"),
+            "site_url": "https://example.com/",
+            "channels": channels(self.server.url),
+            "posts": [
+                {
+                    "key": k,
+                    "url": f"https://example.com/{k}",
+                    "title": TITLES[k],
+                    "date": f"2026-11-2{i}T00:00:00+00:00",
+                    "description": f"About {TITLES[k]}.",
+                }
+                for i, k in enumerate(KEYS)
+            ],
+        }
         (self.folder / "spec.json").write_text(json.dumps(spec))
 
     def close(self) -> None:
         self.server.stop()
         from conftest import check_bluesky_records
+
         check_bluesky_records(self.server)
 
     def start(self, **env: str) -> ForkedChild:

@@ -12,8 +12,11 @@ from sites import post, write_site
 
 from mkdocs_syndicate.ledger.store import Ledger
 
-POSTS = {"one.md": post("One", "2026-11-20"), "two.md": post("Two", "2026-11-21"),
-         "three.md": post("Three", "2026-11-22")}
+POSTS = {
+    "one.md": post("One", "2026-11-20"),
+    "two.md": post("Two", "2026-11-21"),
+    "three.md": post("Three", "2026-11-22"),
+}
 KEYS = ["posts/one/", "posts/two/", "posts/three/"]
 URLS = [f"https://example.com/{k}" for k in KEYS]
 
@@ -27,25 +30,44 @@ def make(folder: Path, sandbox) -> Path:
     channels = {
         "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token"},
         "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"},
-        "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
-                  "min_interval": 0},
-        "weibo": {"type": "weibo", "api": sandbox.url + "/weibo/2", "access_token": "sandbox-weibo-access-token",
-                  "rip": "203.0.113.7"},
-        "bsky": {"type": "bluesky", "service": sandbox.url + "/bluesky", "handle": "sandbox.bsky.social",
-                 "app_password": "sandbox-bsky-app-password"},
+        "devto": {
+            "type": "forem",
+            "api": sandbox.url + "/forem/api",
+            "api_key": "sandbox-forem-api-key",
+            "min_interval": 0,
+        },
+        "weibo": {
+            "type": "weibo",
+            "api": sandbox.url + "/weibo/2",
+            "access_token": "sandbox-weibo-access-token",
+            "rip": "203.0.113.7",
+        },
+        "bsky": {
+            "type": "bluesky",
+            "service": sandbox.url + "/bluesky",
+            "handle": "sandbox.bsky.social",
+            "app_password": "sandbox-bsky-app-password",
+        },
     }
-    config = write_site(folder, {"mode": "send", "channels": {k: {**v, **TIMING} for k, v in channels.items()}},
-                        POSTS)
+    config = write_site(folder, {"mode": "send", "channels": {k: {**v, **TIMING} for k, v in channels.items()}}, POSTS)
     sandbox.key_file_root = folder / "site"
     return config
 
 
 def start(config: Path, **env: str) -> subprocess.Popen:
-    full = {**{k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI"))},
-            "NO_MKDOCS_2_WARNING": "1", **env}
-    return subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "-f", str(config)],
-                            cwd=config.parent, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    full = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI"))},
+        "NO_MKDOCS_2_WARNING": "1",
+        **env,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "build", "-f", str(config)],
+        cwd=config.parent,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def run(config: Path, **env: str) -> tuple[int, str]:
@@ -66,8 +88,10 @@ def remote(state: dict, emulator: str) -> list[tuple[str, str]]:
         return [(str(a["id"]), a["title"]) for a in state["forem"]["articles"]]
     if emulator == "weibo":
         return [(s["idstr"], s["original"].split(" ")[0]) for s in state["weibo"]["statuses"]]
-    return [(f"at://did:plc:sandbox0000000000000000/app.bsky.feed.post/{k}", r["value"]["text"].splitlines()[0])
-            for k, r in state["bluesky"]["records"].items()]
+    return [
+        (f"at://did:plc:sandbox0000000000000000/app.bsky.feed.post/{k}", r["value"]["text"].splitlines()[0])
+        for k, r in state["bluesky"]["records"].items()
+    ]
 
 
 def check_outcome(config: Path, sandbox) -> None:

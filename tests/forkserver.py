@@ -72,8 +72,9 @@ class ForkedChild:
     def __init__(self, spec: Path, env: dict[str, str]) -> None:
         self._folder = tempfile.mkdtemp(prefix="child-", dir=spec.parent)
         self._out, self._err = os.path.join(self._folder, "out"), os.path.join(self._folder, "err")
-        self._process = _fork_context().Process(target=_child, args=(str(spec), env, self._out, self._err),
-                                                daemon=False)
+        self._process = _fork_context().Process(
+            target=_child, args=(str(spec), env, self._out, self._err), daemon=False
+        )
         with _poll_lock:
             self._process.start()
         self.pid = self._process.pid
@@ -106,5 +107,7 @@ class ForkedChild:
     def communicate(self, timeout: float | None = None) -> tuple[str, str]:
         deadline = None if timeout is None else time.monotonic() + timeout
         self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        return (Path(self._out).read_text(encoding="utf-8", errors="replace"),
-                Path(self._err).read_text(encoding="utf-8", errors="replace"))
+        return (
+            Path(self._out).read_text(encoding="utf-8", errors="replace"),
+            Path(self._err).read_text(encoding="utf-8", errors="replace"),
+        )

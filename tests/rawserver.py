@@ -9,12 +9,12 @@ import socketserver
 import threading
 from collections.abc import Callable
 
-Respond = Callable[[socket.socket, bytes], None]   # (connection, request head) -> writes an answer
+Respond = Callable[[socket.socket, bytes], None]  # (connection, request head) -> writes an answer
 
 
 class RawServer:
     def __init__(self, respond: Respond) -> None:
-        self.seen: list[str] = []   # request lines, in order
+        self.seen: list[str] = []  # request lines, in order
         outer = self
 
         class Handler(socketserver.BaseRequestHandler):

@@ -34,8 +34,8 @@ class Account:
 class Pds:
     url: str
     accounts: tuple[Account, ...]
-    origin: float = 0.0    # epoch seconds at which the PDS's clock started (pds.mjs --time-scale)
-    scale: float = 1.0     # how many times fast that clock runs
+    origin: float = 0.0  # epoch seconds at which the PDS's clock started (pds.mjs --time-scale)
+    scale: float = 1.0  # how many times fast that clock runs
 
     def account(self, handle: str) -> Account:
         return next(a for a in self.accounts if a.handle == handle)
@@ -65,16 +65,23 @@ def start_pds(*, rate_limits: bool = False, time_scale: float = 1) -> Iterator[P
     # An ES module finds its packages beside itself: the script runs from the install folder.
     shutil.copy(HERE / "pds.mjs", folder / "pds.mjs")
     flags = [*(["--rate-limits"] if rate_limits else []), "--time-scale", str(time_scale)]
-    process = subprocess.Popen([str(node), "pds.mjs", *flags], cwd=folder,
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [str(node), "pds.mjs", *flags],
+        cwd=folder,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None
-        line = process.stdout.readline()   # the PDS's address and accounts, once it listens
+        line = process.stdout.readline()  # the PDS's address and accounts, once it listens
         if not line:
             raise RuntimeError(f"the PDS did not start: {process.stderr.read()[-3000:] if process.stderr else ''}")
         started = json.loads(line)
-        yield Pds(started["url"], tuple(Account(**a) for a in started["accounts"]), started["origin"] / 1000,
-                  started["scale"])
+        yield Pds(
+            started["url"], tuple(Account(**a) for a in started["accounts"]), started["origin"] / 1000, started["scale"]
+        )
     finally:
         if process.stdin is not None:
             process.stdin.close()
@@ -91,7 +98,7 @@ class ScaledClock:
 
     def __init__(self, pds: Pds) -> None:
         self.origin, self.scale = pds.origin, pds.scale
-        self.sleeps: list[float] = []   # in scaled seconds
+        self.sleeps: list[float] = []  # in scaled seconds
 
     def time(self) -> float:
         return self.origin + (time.time() - self.origin) * self.scale

@@ -19,17 +19,17 @@ HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length",
 
 @dataclass
 class Kill:
-    method: str      # the XRPC method, e.g. com.atproto.repo.putRecord
-    when: str        # "before": the server never sees it; "after": it committed, no answer comes
+    method: str  # the XRPC method, e.g. com.atproto.repo.putRecord
+    when: str  # "before": the server never sees it; "after": it committed, no answer comes
     pid: int = 0
-    nth: int = 1     # the nth such call is the one
+    nth: int = 1  # the nth such call is the one
     landed: str = ""  # filled in when the kill is done: what the server had done by then
 
 
 class RecordingProxy:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
-        self.calls: list[tuple[str, int]] = []   # (XRPC method, status answered)
+        self.calls: list[tuple[str, int]] = []  # (XRPC method, status answered)
         self.kill: Kill | None = None
         self._lock = threading.Lock()
         outer = self
@@ -81,8 +81,7 @@ class RecordingProxy:
             handler.close_connection = True
             return
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_BY_HOP}
-        answer = httpx.request(handler.command, self.upstream + handler.path, headers=headers, content=body,
-                               timeout=30)
+        answer = httpx.request(handler.command, self.upstream + handler.path, headers=headers, content=body, timeout=30)
         with self._lock:
             self.calls.append((method, answer.status_code))
         kill = self._armed(method, "after")

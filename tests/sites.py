@@ -14,8 +14,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def write_site(folder: Path, plugin: dict, posts: dict[str, str], *, blog: bool = False,
-               site_url: str = "https://example.com/") -> Path:
+def write_site(
+    folder: Path, plugin: dict, posts: dict[str, str], *, blog: bool = False, site_url: str = "https://example.com/"
+) -> Path:
     """posts: {file name: front matter + body}. Returns the mkdocs.yml path."""
     docs = folder / "docs"
     post_dir = docs / ("blog/posts" if blog else "posts")
@@ -28,9 +29,12 @@ def write_site(folder: Path, plugin: dict, posts: dict[str, str], *, blog: bool 
     # The tests' posts are dated November 2026; a first run would adopt them (backlog: adopt, the
     # default) — tests of that say so, the others announce them.
     plugin = {"backlog": "send", **plugin}
-    config = {"site_name": "Test Site", "site_url": site_url,
-              "theme": {"name": "material"} if blog else {"name": "mkdocs"},
-              "plugins": (["blog"] if blog else []) + [{"syndicate": plugin}]}
+    config = {
+        "site_name": "Test Site",
+        "site_url": site_url,
+        "theme": {"name": "material"} if blog else {"name": "mkdocs"},
+        "plugins": (["blog"] if blog else []) + [{"syndicate": plugin}],
+    }
     path = folder / "mkdocs.yml"
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return path
@@ -41,27 +45,38 @@ def post(title: str, date: str = "2026-11-20", **front) -> str:
     return "---\n" + yaml.safe_dump(meta, sort_keys=False) + f"---\n\n# {title}\n\nBody of {title}.\n"
 
 
-def mkdocs(config: Path, *args: str, env: dict | None = None, timeout: float = 120,
-           program: str = "mkdocs") -> subprocess.CompletedProcess:
+def mkdocs(
+    config: Path, *args: str, env: dict | None = None, timeout: float = 120, program: str = "mkdocs"
+) -> subprocess.CompletedProcess:
     """`mkdocs <args>` (default: build) on `config`; `program="properdocs"` runs ProperDocs, MkDocs
     1.6's continuation, the same way."""
-    full_env = {k: v for k, v in os.environ.items()
-                if k not in ("CI", "GITHUB_EVENT_NAME", "CI_MERGE_REQUEST_IID", "CI_PIPELINE_SOURCE",
-                             "SYNDICATE_MODE")}
+    full_env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CI", "GITHUB_EVENT_NAME", "CI_MERGE_REQUEST_IID", "CI_PIPELINE_SOURCE", "SYNDICATE_MODE")
+    }
     full_env.update({"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"})
     full_env.update(env or {})
     command = [sys.executable, "-m", program, *(args or ("build",)), "-f", str(config)]
-    return subprocess.run(command, cwd=config.parent, env=full_env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(command, cwd=config.parent, env=full_env, capture_output=True, text=True, timeout=timeout)
 
 
 def command(config: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
     """`mkdocs-syndicate <args>` as a process started like a terminal's job (Ctrl-C reaches it)."""
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))},
-           "NO_MKDOCS_2_WARNING": "1", **(env or {})}
-    return subprocess.Popen([sys.executable, "-m", "mkdocs_syndicate.cli", args[0], "-f", str(config), *args[1:]],
-                            cwd=config.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_like_a_terminal_job)  # noqa: PLW1509 (signal.signal only)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))},
+        "NO_MKDOCS_2_WARNING": "1",
+        **(env or {}),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "mkdocs_syndicate.cli", args[0], "-f", str(config), *args[1:]],
+        cwd=config.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_like_a_terminal_job,  # noqa: PLW1509 (signal.signal only)
+    )
 
 
 def _like_a_terminal_job() -> None:

@@ -23,42 +23,64 @@ class Spec:
     type: str
     settings: dict
     bad_credentials: dict
-    read_path: str                # a request of verify, to make it fail
-    rate_limit: dict              # the 429 fault
+    read_path: str  # a request of verify, to make it fail
+    rate_limit: dict  # the 429 fault
 
     def raw(self, sandbox, **extra):
-        return {"type": self.type, **{k: (v.format(url=sandbox.url) if isinstance(v, str) else v)
-                                      for k, v in self.settings.items()}, **extra}
+        return {
+            "type": self.type,
+            **{k: (v.format(url=sandbox.url) if isinstance(v, str) else v) for k, v in self.settings.items()},
+            **extra,
+        }
 
 
 SPECS = {
-    "mastodon": Spec("mastodon", {"instance": "{url}/mastodon", "token": "sandbox-mastodon-token"},
-                     {"token": "wrong-token-123"}, "verify_credentials",
-                     {"action": "status", "status": 429, "reset_in": 40}),
-    "forem": Spec("forem", {"api": "{url}/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0},
-                  {"api_key": "wrong-key-123"}, "articles/me",
-                  {"action": "status", "status": 429, "retry_after": 40}),
-    "weibo": Spec("weibo", {"api": "{url}/weibo/2", "access_token": "sandbox-weibo-access-token", "rip": "203.0.113.7"},
-                  {"access_token": "wrong-token-123"}, "user_timeline",
-                  {"action": "status", "status": 429, "code": 10023}),
-    "bluesky": Spec("bluesky", {"service": "{url}/bluesky", "handle": "sandbox.bsky.social",
-                                "app_password": "sandbox-bsky-app-password"},
-                    {"app_password": "wrong-password-123"}, "getRecord",
-                    {"action": "status", "status": 429, "reset_in": 40}),
+    "mastodon": Spec(
+        "mastodon",
+        {"instance": "{url}/mastodon", "token": "sandbox-mastodon-token"},
+        {"token": "wrong-token-123"},
+        "verify_credentials",
+        {"action": "status", "status": 429, "reset_in": 40},
+    ),
+    "forem": Spec(
+        "forem",
+        {"api": "{url}/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0},
+        {"api_key": "wrong-key-123"},
+        "articles/me",
+        {"action": "status", "status": 429, "retry_after": 40},
+    ),
+    "weibo": Spec(
+        "weibo",
+        {"api": "{url}/weibo/2", "access_token": "sandbox-weibo-access-token", "rip": "203.0.113.7"},
+        {"access_token": "wrong-token-123"},
+        "user_timeline",
+        {"action": "status", "status": 429, "code": 10023},
+    ),
+    "bluesky": Spec(
+        "bluesky",
+        {"service": "{url}/bluesky", "handle": "sandbox.bsky.social", "app_password": "sandbox-bsky-app-password"},
+        {"app_password": "wrong-password-123"},
+        "getRecord",
+        {"action": "status", "status": 429, "reset_in": 40},
+    ),
 }
 
 
 def remote_posts(sandbox, channel_type):
     state = sandbox.snapshot()
-    return {"mastodon": lambda: state["mastodon"]["statuses"], "forem": lambda: state["forem"]["articles"],
-            "weibo": lambda: state["weibo"]["statuses"],
-            "bluesky": lambda: list(state["bluesky"]["records"].values())}[channel_type]()
+    return {
+        "mastodon": lambda: state["mastodon"]["statuses"],
+        "forem": lambda: state["forem"]["articles"],
+        "weibo": lambda: state["weibo"]["statuses"],
+        "bluesky": lambda: list(state["bluesky"]["records"].values()),
+    }[channel_type]()
 
 
 def run(folder, raw, posts, clock, transport=None, **options):
     folder.mkdir(exist_ok=True)
-    opts = parse_options({"ch": raw}, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False,
-                         sending=True, **options)
+    opts = parse_options(
+        {"ch": raw}, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False, sending=True, **options
+    )
     reporter = ListReporter()
     return send(opts, posts, reporter, clock=clock, transport=transport), reporter
 
@@ -66,12 +88,19 @@ def run(folder, raw, posts, clock, transport=None, **options):
 def retry_by_hand(folder):
     """What `mkdocs-syndicate resolve POST CHANNEL --retry` writes: failed, pending again."""
     ledger = Ledger.read(folder / "ledger.yml")
-    (key, entry), = ledger.posts.items()
+    ((key, entry),) = ledger.posts.items()
     current = entry.channels["ch"]
     with Ledger.open_for_writing(folder / "ledger.yml") as writable:
-        writable.apply([Transition(PostRef(key, entry.url, entry.title), "ch",
-                                   replace(current, state="failed", error="resolved by hand: send again"))],
-                       by_hand=True)
+        writable.apply(
+            [
+                Transition(
+                    PostRef(key, entry.url, entry.title),
+                    "ch",
+                    replace(current, state="failed", error="resolved by hand: send again"),
+                )
+            ],
+            by_hand=True,
+        )
 
 
 @pytest.fixture(params=sorted(SPECS))
@@ -102,9 +131,19 @@ def _leave_in_flight(source, target, clock):
     """Copy source's done record into target as the in_flight it was before the answer came."""
     done = record(source)
     target.mkdir(exist_ok=True)
-    write_ledger(target / "ledger.yml", {("blog/post-1/", "ch"): Record(
-        "in_flight", 1, done.at, idempotency_key=done.idempotency_key, created_at=done.created_at,
-        message_sha256=done.message_sha256)})
+    write_ledger(
+        target / "ledger.yml",
+        {
+            ("blog/post-1/", "ch"): Record(
+                "in_flight",
+                1,
+                done.at,
+                idempotency_key=done.idempotency_key,
+                created_at=done.created_at,
+                message_sha256=done.message_sha256,
+            )
+        },
+    )
     clock.now += 2 * 3600  # beyond any idempotency window
     return done
 
@@ -119,8 +158,9 @@ def test_verify_found_makes_no_second_post(tmp_path, sandbox, clock, spec):
     assert len(remote_posts(sandbox, spec.type)) == 1
     # Reads only (Bluesky opens a session first, a new one or the last run's refreshed: the
     # session names the PDS to read from).
-    assert all(m == "GET" or p.endswith(("createSession", "refreshSession")) for _, m, p in transport.seen), \
+    assert all(m == "GET" or p.endswith(("createSession", "refreshSession")) for _, m, p in transport.seen), (
         transport.seen
+    )
 
 
 def test_verify_absent_sends(tmp_path, sandbox, clock, spec):

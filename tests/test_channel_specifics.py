@@ -27,6 +27,7 @@ def shared_clock(sandbox, clock):
 
 # ------------------------------------------------------------------ forem
 
+
 def test_forem_defaults_to_75_seconds_between_requests(tmp_path, sandbox, clock):
     raw = SPECS["forem"].raw(sandbox)
     del raw["min_interval"]
@@ -37,7 +38,9 @@ def test_forem_defaults_to_75_seconds_between_requests(tmp_path, sandbox, clock)
 
 
 def test_forem_article_fields(tmp_path, sandbox, clock):
-    post = make_post(1, tags=("Python", "Open Source", "a", "b", "c"), body_html="<h1>Post 1</h1>\n<p>Text <a href=\"../y/\">x</a></p>")
+    post = make_post(
+        1, tags=("Python", "Open Source", "a", "b", "c"), body_html='<h1>Post 1</h1>\n<p>Text <a href="../y/">x</a></p>'
+    )
     run(tmp_path, SPECS["forem"].raw(sandbox), [post], clock)
     article = remote_posts(sandbox, "forem")[0]
     assert article["canonical_url"] == post.url and article["published"] is True
@@ -65,6 +68,7 @@ def test_forem_429_plain_text_with_retry_after(tmp_path, sandbox, clock):
 
 # ------------------------------------------------------------------ weibo
 
+
 def test_weibo_message_has_url_and_marker_and_no_topics(tmp_path, sandbox, clock):
     post = make_post(1, title="#Python# 的幂等性 @bob", tags=("python",))
     run(tmp_path, SPECS["weibo"].raw(sandbox), [post], clock)
@@ -87,8 +91,14 @@ def test_weibo_long_title_is_shortened_to_140(tmp_path, sandbox, clock):
 
 
 def test_weibo_repeat_content_not_in_timeline_needs_review(tmp_path, sandbox, clock):
-    sandbox.add_fault({"channel": "weibo", "action": "status", "status": 400,
-                       "body": {"request": "/2/statuses/share.json", "error_code": 20019, "error": "Repeat conetnt!"}})
+    sandbox.add_fault(
+        {
+            "channel": "weibo",
+            "action": "status",
+            "status": 400,
+            "body": {"request": "/2/statuses/share.json", "error_code": 20019, "error": "Repeat conetnt!"},
+        }
+    )
     report, _ = run(tmp_path, SPECS["weibo"].raw(sandbox), [make_post(1)], clock)
     assert [(r.state, r.needs_review) for r in report.results] == [("in_flight", True)]
     assert "20019" in report.results[0].detail
@@ -96,9 +106,18 @@ def test_weibo_repeat_content_not_in_timeline_needs_review(tmp_path, sandbox, cl
 
 
 def test_weibo_20032_sent_but_slow_is_confirmed_by_the_timeline(tmp_path, sandbox, clock):
-    sandbox.add_fault({"channel": "weibo", "action": "status_after", "status": 400,
-                       "body": {"request": "/2/statuses/share.json", "error_code": 20032,
-                                "error": "Update success, while server slow now, please wait 1-2 minutes"}})
+    sandbox.add_fault(
+        {
+            "channel": "weibo",
+            "action": "status_after",
+            "status": 400,
+            "body": {
+                "request": "/2/statuses/share.json",
+                "error_code": 20032,
+                "error": "Update success, while server slow now, please wait 1-2 minutes",
+            },
+        }
+    )
     report, _ = run(tmp_path, SPECS["weibo"].raw(sandbox), [make_post(1)], clock)
     assert [r.state for r in report.results] == ["done"] and len(remote_posts(sandbox, "weibo")) == 1
 
@@ -107,7 +126,9 @@ def test_weibo_token_never_travels_in_a_url(tmp_path, sandbox, clock):
     transport = RecordingTransport(clock)
     run(tmp_path / "a", SPECS["weibo"].raw(sandbox), [make_post(1)], clock, transport)
     (tmp_path / "b").mkdir()
-    write_ledger(tmp_path / "b" / "ledger.yml", {("blog/post-1/", "ch"): Record("in_flight", 1, record(tmp_path / "a").at)})
+    write_ledger(
+        tmp_path / "b" / "ledger.yml", {("blog/post-1/", "ch"): Record("in_flight", 1, record(tmp_path / "a").at)}
+    )
     clock.now += 7200
     run(tmp_path / "b", SPECS["weibo"].raw(sandbox), [make_post(1)], clock, transport)
     assert any("user_timeline" in path for _, _, path in transport.seen)
@@ -116,6 +137,7 @@ def test_weibo_token_never_travels_in_a_url(tmp_path, sandbox, clock):
 
 
 # ------------------------------------------------------------------ bluesky
+
 
 def test_bluesky_one_session_for_many_posts_and_none_when_idle(tmp_path, sandbox, clock):
     posts = [make_post(n) for n in (1, 2, 3)]
@@ -130,14 +152,26 @@ def test_bluesky_one_session_for_many_posts_and_none_when_idle(tmp_path, sandbox
 def test_bluesky_retry_is_byte_identical_with_the_frozen_created_at(tmp_path, sandbox, clock):
     post = make_post(1)
     frozen = "2026-11-01T10:00:00.000Z"
-    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ch"): Record(
-        "in_flight", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"), created_at=frozen)})
+    write_ledger(
+        tmp_path / "ledger.yml",
+        {
+            ("blog/post-1/", "ch"): Record(
+                "in_flight", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"), created_at=frozen
+            )
+        },
+    )
     run(tmp_path, SPECS["bluesky"].raw(sandbox), [post], clock)
     stored = sandbox.snapshot()["bluesky"]["records"][rkey_for(post, "ch")]
     assert stored["value"]["createdAt"] == frozen and record(tmp_path).created_at == frozen
     # The same bytes again at the same key: a no-op success, still one record.
-    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ch"): Record(
-        "failed", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"), created_at=frozen)})
+    write_ledger(
+        tmp_path / "ledger.yml",
+        {
+            ("blog/post-1/", "ch"): Record(
+                "failed", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"), created_at=frozen
+            )
+        },
+    )
     report, _ = run(tmp_path, SPECS["bluesky"].raw(sandbox), [post], clock)
     assert [r.state for r in report.results] == ["done"] and len(remote_posts(sandbox, "bluesky")) == 1
 
@@ -147,8 +181,10 @@ def test_bluesky_different_content_at_our_key_is_found_not_overwritten(tmp_path,
     run(tmp_path / "a", SPECS["bluesky"].raw(sandbox), [post], clock)
     changed = make_post(1, title="Edited title")  # template or title changed since the first send
     (tmp_path / "b").mkdir()
-    write_ledger(tmp_path / "b" / "ledger.yml", {("blog/post-1/", "ch"): Record(
-        "failed", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"))})
+    write_ledger(
+        tmp_path / "b" / "ledger.yml",
+        {("blog/post-1/", "ch"): Record("failed", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"))},
+    )
     report, _ = run(tmp_path / "b", SPECS["bluesky"].raw(sandbox), [changed], clock)
     assert [r.state for r in report.results] == ["done"]
     records = remote_posts(sandbox, "bluesky")
@@ -186,7 +222,7 @@ def test_bluesky_next_run_refreshes_the_kept_session_instead_of_logging_in(tmp_p
 def test_bluesky_a_kept_session_the_server_refuses_means_one_login(tmp_path, sandbox, clock, spoil):
     run(tmp_path, SPECS["bluesky"].raw(sandbox), [make_post(1)], clock)
     [kept] = kept_sessions()
-    if spoil == "revoked":   # the app password was revoked, or the server forgot the session
+    if spoil == "revoked":  # the app password was revoked, or the server forgot the session
         sandbox.emulators["bluesky"].state["sessions"].clear()
     else:
         kept.write_text("{not json")
@@ -208,14 +244,16 @@ def test_bluesky_facets_use_utf8_byte_offsets():
     found = facets(text)
     data = text.encode("utf-8")
     link, tag = found
-    assert data[link["index"]["byteStart"]:link["index"]["byteEnd"]] == b"https://example.com/p/"
-    assert data[tag["index"]["byteStart"]:tag["index"]["byteEnd"]] == b"#python"
+    assert data[link["index"]["byteStart"] : link["index"]["byteEnd"]] == b"https://example.com/p/"
+    assert data[tag["index"]["byteStart"] : tag["index"]["byteEnd"]] == b"#python"
     assert link["index"]["byteStart"] == len("幂等性 ".encode())
 
 
-PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f"
-       b"\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00"
-       b"\x00\x00IEND\xaeB`\x82")   # a real 1x1 PNG
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f"
+    b"\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00"
+    b"\x00\x00IEND\xaeB`\x82"
+)  # a real 1x1 PNG
 
 
 def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox, clock):
@@ -228,6 +266,7 @@ def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox,
 
     from mkdocs_syndicate.engine.options import Options
     from mkdocs_syndicate.engine.syndication import send
+
     options = Options(ledger_path=tmp_path / "ledger.yml", channels=settings, site=site)
     post = make_post(1, image="https://example.com/img/card.png")
     send(options, [post], ListReporter(), clock=clock)
@@ -239,12 +278,14 @@ def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox,
 
 def test_bluesky_rkey_is_a_valid_deterministic_tid():
     import re
+
     a, b = rkey_for(make_post(1), "bsky"), rkey_for(make_post(1), "bsky")
     assert a == b and re.fullmatch(r"[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}", a)
     assert rkey_for(make_post(2), "bsky") != a
 
 
 # ---------------------------------------------------------------- Mastodon: the instance's limits, the token's scopes
+
 
 @pytest.mark.parametrize("instance_limit", [1000, 300])
 def test_mastodon_uses_the_instances_own_length_limit(tmp_path, sandbox, clock, instance_limit):
@@ -257,8 +298,9 @@ def test_mastodon_uses_the_instances_own_length_limit(tmp_path, sandbox, clock, 
     assert [r.state for r in report.results] == ["done", "done"], report.results
     texts = {s["text"].split("\n")[0]: s["text"] for s in remote_posts(sandbox, "mastodon")}
     from mkdocs_syndicate.content.messages import mastodon_length
+
     sent = mastodon_length(texts["Post 1"])
-    assert instance_limit - 10 <= sent <= instance_limit, sent   # not cut at 500, nor refused above the limit
+    assert instance_limit - 10 <= sent <= instance_limit, sent  # not cut at 500, nor refused above the limit
     reads = [r for r in sandbox.requests("mastodon") if r["path"].endswith("/api/v2/instance")]
     assert len(reads) == 1
 
@@ -276,8 +318,10 @@ def test_a_mastodon_token_without_the_profile_scope_is_named_at_the_first_read(t
 
     from mkdocs_syndicate.sandbox.mastodon import STATUSES_ONLY_TOKEN
 
-    answer = httpx.get(f"{sandbox.url}/mastodon/api/v1/accounts/verify_credentials",
-                       headers={"Authorization": f"Bearer {STATUSES_ONLY_TOKEN}"})
+    answer = httpx.get(
+        f"{sandbox.url}/mastodon/api/v1/accounts/verify_credentials",
+        headers={"Authorization": f"Bearer {STATUSES_ONLY_TOKEN}"},
+    )
     assert answer.status_code == 403 and answer.json() == {"error": "This action is outside the authorized scopes"}
     assert 'error="insufficient_scope"' in answer.headers["www-authenticate"]
     raw = SPECS["mastodon"].raw(sandbox, token=STATUSES_ONLY_TOKEN)
@@ -286,17 +330,23 @@ def test_a_mastodon_token_without_the_profile_scope_is_named_at_the_first_read(t
     (result,) = report.results
     assert result.state == "in_flight" and result.needs_review, result
     assert "write:statuses read:statuses profile" in result.detail and "403" in result.detail, result.detail
-    assert remote_posts(sandbox, "mastodon") == []   # never resent blind
+    assert remote_posts(sandbox, "mastodon") == []  # never resent blind
 
 
-@pytest.mark.parametrize("answer", [
-    {"status": 200, "body": "<html>maintenance</html>"},
-    {"status": 200, "body": {"configuration": "none"}},
-    {"status": 200, "body": {"configuration": {"statuses": [500]}}},
-    {"status": 200, "body": {"configuration": {"statuses": {"max_characters": "lots", "characters_reserved_per_url": -1}}}},
-    {"status": 200, "body": b"\x00\x01 not gzip", "headers": {"Content-Encoding": "gzip"}},
-    {"status": 503, "body": {"error": "down"}},
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"status": 200, "body": "<html>maintenance</html>"},
+        {"status": 200, "body": {"configuration": "none"}},
+        {"status": 200, "body": {"configuration": {"statuses": [500]}}},
+        {
+            "status": 200,
+            "body": {"configuration": {"statuses": {"max_characters": "lots", "characters_reserved_per_url": -1}}},
+        },
+        {"status": 200, "body": b"\x00\x01 not gzip", "headers": {"Content-Encoding": "gzip"}},
+        {"status": 503, "body": {"error": "down"}},
+    ],
+)
 def test_a_garbage_instance_answer_leaves_the_configured_limit_and_sends_once(tmp_path, sandbox, clock, answer):
     """The limits read is advice: whatever the instance answers there, the message made under the
     configured limit goes, once (it crashed the lane on a non-dict `configuration` or a bad gzip)."""
@@ -305,6 +355,7 @@ def test_a_garbage_instance_answer_leaves_the_configured_limit_and_sends_once(tm
     assert [r.state for r in report.results] == ["done"], report.results
     (status,) = remote_posts(sandbox, "mastodon")
     from mkdocs_syndicate.content.messages import mastodon_length
+
     assert 450 <= mastodon_length(status["text"]) <= 500
 
 
@@ -313,7 +364,12 @@ def test_a_sandbox_rehearsal_keeps_no_bluesky_session():
     leaves nothing in the user's state folder."""
     from mkdocs_syndicate.engine.options import make_channels, parse_options
 
-    options = parse_options({"bsky": {"type": "bluesky"}}, ledger_path=Path("/nonexistent/l.yml"),
-                            site=Site("https://example.com/", "x"), sandbox=True, sending=True)
+    options = parse_options(
+        {"bsky": {"type": "bluesky"}},
+        ledger_path=Path("/nonexistent/l.yml"),
+        site=Site("https://example.com/", "x"),
+        sandbox=True,
+        sending=True,
+    )
     (channel,) = make_channels(options)
     assert channel.settings.options["keep_session"] is False and channel._kept is None

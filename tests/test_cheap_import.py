@@ -17,9 +17,20 @@ from mkdocs_syndicate.ledger.schema import PostEntry, Record
 
 pytestmark = pytest.mark.process
 
-HEAVY = ("httpx", "httpcore", "rich", "jinja2.sandbox", "regex", "filelock", "mkdocs_syndicate.sandbox.server",
-         "mkdocs_syndicate.ledger.gitmirror", "mkdocs_syndicate.engine.runner", "mkdocs_syndicate.engine.syndication",
-         "mkdocs_syndicate.output.progress", "asyncio")
+HEAVY = (
+    "httpx",
+    "httpcore",
+    "rich",
+    "jinja2.sandbox",
+    "regex",
+    "filelock",
+    "mkdocs_syndicate.sandbox.server",
+    "mkdocs_syndicate.ledger.gitmirror",
+    "mkdocs_syndicate.engine.runner",
+    "mkdocs_syndicate.engine.syndication",
+    "mkdocs_syndicate.output.progress",
+    "asyncio",
+)
 
 PROBE = textwrap.dedent("""
     import json, sys
@@ -51,13 +62,24 @@ def test_importing_the_plugin_loads_nothing_heavy():
 
 
 def test_a_build_with_nothing_to_send_loads_nothing_heavy(tmp_path):
-    channels = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1",
-                          "template": "{{ title }} {{ url }}"},
-                "ping": {"type": "indexnow", "key": "plan-key-1234"}}
+    channels = {
+        "masto": {
+            "type": "mastodon",
+            "instance": "https://m.example",
+            "token": "x-token-1",
+            "template": "{{ title }} {{ url }}",
+        },
+        "ping": {"type": "indexnow", "key": "plan-key-1234"},
+    }
     config = write_site(tmp_path, {"mode": "plan", "channels": channels}, {"a.md": post("A")})
-    entry = PostEntry("https://example.com/posts/a/", "A", {
-        "masto": Record("done", 1, "2026-12-01T00:00:00Z", remote_id="1"),
-        "ping": Record("done", 1, "2026-12-01T00:00:00Z")})
+    entry = PostEntry(
+        "https://example.com/posts/a/",
+        "A",
+        {
+            "masto": Record("done", 1, "2026-12-01T00:00:00Z", remote_id="1"),
+            "ping": Record("done", 1, "2026-12-01T00:00:00Z"),
+        },
+    )
     (tmp_path / "ledger.yml").write_text(dump({"posts/a/": entry}))
     modules = loaded("build", str(config))
     assert "mkdocs_syndicate.plugin" in modules and heavy(modules) == []

@@ -24,20 +24,32 @@ KEYS = ["posts/a/", "posts/b/", "posts/c/"]
 
 
 def site_channels(sandbox, **masto):
-    return {"masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon",
-                      "token": "sandbox-mastodon-token", **masto},
-            "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"}}
+    return {
+        "masto": {
+            "type": "mastodon",
+            "instance": sandbox.url + "/mastodon",
+            "token": "sandbox-mastodon-token",
+            **masto,
+        },
+        "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"},
+    }
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """A three-post site built once in plan mode (so its posts are saved); copied per test."""
     folder = tmp_path_factory.mktemp("built")
-    config = write_site(folder, {"mode": "plan", "channels": {
-        "masto": {"type": "mastodon", "instance": "http://127.0.0.1:1/mastodon", "token": "t"},
-        "ping": {"type": "indexnow", "endpoint": "http://127.0.0.1:1/indexnow", "key": "site-key-1234"}}},
-        {"a.md": post("Alpha", "2026-11-20"), "b.md": post("Beta", "2026-11-21"),
-         "c.md": post("Gamma", "2026-11-22")})
+    config = write_site(
+        folder,
+        {
+            "mode": "plan",
+            "channels": {
+                "masto": {"type": "mastodon", "instance": "http://127.0.0.1:1/mastodon", "token": "t"},
+                "ping": {"type": "indexnow", "endpoint": "http://127.0.0.1:1/indexnow", "key": "site-key-1234"},
+            },
+        },
+        {"a.md": post("Alpha", "2026-11-20"), "b.md": post("Beta", "2026-11-21"), "c.md": post("Gamma", "2026-11-22")},
+    )
     result = mkdocs(config)
     assert result.returncode == 0, result.stderr
     return folder
@@ -50,6 +62,7 @@ def site(built, tmp_path, sandbox):
     shutil.copytree(built, folder)
     config = folder / "mkdocs.yml"
     import yaml
+
     data = yaml.safe_load(config.read_text())
     data["plugins"][0]["syndicate"]["channels"] = site_channels(sandbox)
     config.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -59,10 +72,18 @@ def site(built, tmp_path, sandbox):
 
 def cli(config, *args, env=None):
     runner = CliRunner()
-    base = {"CI": None, "GITHUB_EVENT_NAME": None, "CI_MERGE_REQUEST_IID": None, "SYNDICATE_MODE": None,
-            "USER": "tester", "GIT_AUTHOR_NAME": None, "GITHUB_ACTOR": None}
-    return runner.invoke(main, [args[0], "-f", str(config), *args[1:]], env={**base, **(env or {})},
-                         catch_exceptions=False)
+    base = {
+        "CI": None,
+        "GITHUB_EVENT_NAME": None,
+        "CI_MERGE_REQUEST_IID": None,
+        "SYNDICATE_MODE": None,
+        "USER": "tester",
+        "GIT_AUTHOR_NAME": None,
+        "GITHUB_ACTOR": None,
+    }
+    return runner.invoke(
+        main, [args[0], "-f", str(config), *args[1:]], env={**base, **(env or {})}, catch_exceptions=False
+    )
 
 
 def statuses(sandbox):
@@ -74,6 +95,7 @@ def ledger(config):
 
 
 # ------------------------------------------------------------------ status
+
 
 def test_status_of_a_fresh_site_shows_every_pair_pending(site, sandbox):
     result = cli(site, "status")
@@ -88,9 +110,13 @@ def test_status_of_a_fresh_site_shows_every_pair_pending(site, sandbox):
 
 def test_status_check_fails_on_in_flight_and_failed_and_shows_their_age(site, sandbox):
     two_hours_ago = to_iso(dt.datetime.now(dt.UTC) - dt.timedelta(hours=2))
-    write_ledger(site.parent / "ledger.yml", {
-        ("posts/a/", "masto"): Record("in_flight", 1, two_hours_ago, idempotency_key="k" * 64),
-        ("posts/b/", "masto"): Record("failed", 2, two_hours_ago, error="422 refused: text too long")})
+    write_ledger(
+        site.parent / "ledger.yml",
+        {
+            ("posts/a/", "masto"): Record("in_flight", 1, two_hours_ago, idempotency_key="k" * 64),
+            ("posts/b/", "masto"): Record("failed", 2, two_hours_ago, error="422 refused: text too long"),
+        },
+    )
     result = cli(site, "status")
     assert "2 h ago" in result.output and "422 refused: text too long" in result.output
     assert cli(site, "status", "--check").exit_code == 1
@@ -102,17 +128,21 @@ def test_status_check_fails_on_in_flight_and_failed_and_shows_their_age(site, sa
 def test_status_fits_80_columns_lists_undone_first_and_counts_the_done(site, sandbox):
     long_key = "posts/" + "a-very-long-post-slug-" * 4 + "/"
     long_error = "422 refused: " + "the server explains at length " * 10
-    write_ledger(site.parent / "ledger.yml", {
-        ("posts/a/", "masto"): Record("done", 1, "2026-12-01T10:00:00Z", remote_url="https://m.example/@me/1"),
-        ("posts/a/", "ping"): Record("done", 1, "2026-12-01T10:00:00Z"),
-        ("posts/b/", "masto"): Record("failed", 2, "2026-12-01T10:00:00Z", error=long_error),
-        (long_key, "masto"): Record("skipped", 0, "2026-12-01T10:00:00Z", note="adopted")})
+    write_ledger(
+        site.parent / "ledger.yml",
+        {
+            ("posts/a/", "masto"): Record("done", 1, "2026-12-01T10:00:00Z", remote_url="https://m.example/@me/1"),
+            ("posts/a/", "ping"): Record("done", 1, "2026-12-01T10:00:00Z"),
+            ("posts/b/", "masto"): Record("failed", 2, "2026-12-01T10:00:00Z", error=long_error),
+            (long_key, "masto"): Record("skipped", 0, "2026-12-01T10:00:00Z", note="adopted"),
+        },
+    )
     result = cli(site, "status", env={"COLUMNS": "80"})
     lines = result.output.splitlines()
     assert all(len(line) <= 80 for line in lines), "\n".join(line for line in lines if len(line) > 80)
     rows = [line for line in lines if "posts/" in line]
     assert rows[0].startswith("failed") and "(try 2) 422 refused" in lines[lines.index(rows[0]) + 1]
-    assert not any("done" in row or "skipped" in row for row in rows)    # counted, not listed
+    assert not any("done" in row or "skipped" in row for row in rows)  # counted, not listed
     assert "not listed: 2 done, 1 skipped (--all lists them)" in result.output
     everything = cli(site, "status", "--all", env={"COLUMNS": "80"})
     assert "https://m.example/@me/1" in everything.output
@@ -126,6 +156,7 @@ def test_the_command_finds_properdocs_yml(tmp_path):
     config.rename(tmp_path / "properdocs.yml")
     runner = CliRunner()
     import os
+
     cwd = os.getcwd()
     try:
         os.chdir(tmp_path)
@@ -137,9 +168,12 @@ def test_the_command_finds_properdocs_yml(tmp_path):
 
 # ------------------------------------------------------------------ plan
 
+
 def test_plan_shows_exactly_what_would_go_out_and_sends_nothing(site, sandbox):
-    write_ledger(site.parent / "ledger.yml", {
-        ("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)})
+    write_ledger(
+        site.parent / "ledger.yml",
+        {("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
+    )
     result = cli(site, "plan")
     assert result.exit_code == 0, result.output
     assert "6 pair(s) would be sent, 1 after a verify read" in result.output
@@ -161,6 +195,7 @@ def test_commands_that_need_a_build_say_so(site, sandbox):
 
 # ------------------------------------------------------------------ run
 
+
 def test_run_sends_the_last_builds_posts_then_nothing(site, sandbox):
     result = cli(site, "run")
     assert result.exit_code == 0, result.output
@@ -173,8 +208,15 @@ def test_run_sends_the_last_builds_posts_then_nothing(site, sandbox):
 
 
 def test_run_with_work_left_exits_non_zero_naming_the_pairs(site, sandbox):
-    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 422, "times": 3,
-                       "body": {"error": "Validation failed: Text character limit of 500 exceeded"}})
+    sandbox.add_fault(
+        {
+            "channel": "mastodon",
+            "action": "status",
+            "status": 422,
+            "times": 3,
+            "body": {"error": "Validation failed: Text character limit of 500 exceeded"},
+        }
+    )
     result = cli(site, "run")
     assert result.exit_code == 1
     assert "3 pair(s) left undone" in result.output and "(posts/a/, masto) failed: 422" in result.output
@@ -196,14 +238,16 @@ def test_run_in_a_pull_request_under_auto_sends_nothing(site, sandbox):
 
 # ------------------------------------------------------------------ verify
 
+
 def _in_flight_copy(site, sandbox, key="posts/a/", age=dt.timedelta(hours=2)):
     """Send everything, then turn one done record back into the in_flight it was, `age` ago."""
     assert cli(site, "run").exit_code == 0
     done = ledger(site).record(key, "masto")
     long_ago = to_iso(dt.datetime.now(dt.UTC) - age)
     posts = ledger(site).posts
-    posts[key].channels["masto"] = Record("in_flight", 1, long_ago, idempotency_key=done.idempotency_key,
-                                          message_sha256=done.message_sha256)
+    posts[key].channels["masto"] = Record(
+        "in_flight", 1, long_ago, idempotency_key=done.idempotency_key, message_sha256=done.message_sha256
+    )
     (site.parent / "ledger.yml").write_text(dump(posts))
     assert ledger(site).record(key, "masto").state == "in_flight"
     return done
@@ -230,7 +274,8 @@ def test_verify_inside_the_idempotency_window_still_reads(site, sandbox):
     record = ledger(site).record("posts/a/", "masto")
     assert record.state == "done" and record.remote_id == done.remote_id
     assert [r["method"] for r in sandbox.requests()[before:]] and all(
-        r["method"] == "GET" for r in sandbox.requests()[before:])
+        r["method"] == "GET" for r in sandbox.requests()[before:]
+    )
 
 
 def test_verify_proves_absent_and_leaves_it_for_the_next_run(site, sandbox):
@@ -258,11 +303,24 @@ def test_verify_that_cannot_tell_exits_non_zero_asking_for_a_decision(site, sand
 
 # ------------------------------------------------------------------ resolve
 
+
 def test_resolve_done_records_the_url_and_who_decided(site, sandbox):
-    write_ledger(site.parent / "ledger.yml", {
-        ("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)})
-    result = cli(site, "resolve", "posts/a", "masto", "--done", "https://mastodon.social/@me/1",
-                 "--id", "1", "--note", "seen it on the timeline")
+    write_ledger(
+        site.parent / "ledger.yml",
+        {("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
+    )
+    result = cli(
+        site,
+        "resolve",
+        "posts/a",
+        "masto",
+        "--done",
+        "https://mastodon.social/@me/1",
+        "--id",
+        "1",
+        "--note",
+        "seen it on the timeline",
+    )
     assert result.exit_code == 0, result.output
     record = ledger(site).record("posts/a/", "masto")
     assert (record.state, record.remote_url, record.remote_id) == ("done", "https://mastodon.social/@me/1", "1")
@@ -272,8 +330,10 @@ def test_resolve_done_records_the_url_and_who_decided(site, sandbox):
 
 
 def test_resolve_retry_and_skip(site, sandbox):
-    write_ledger(site.parent / "ledger.yml", {
-        ("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)})
+    write_ledger(
+        site.parent / "ledger.yml",
+        {("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
+    )
     assert cli(site, "resolve", "posts/a/", "masto", "--retry").exit_code == 0
     assert ledger(site).record("posts/a/", "masto").state == "failed"
     assert "already pending" in cli(site, "resolve", "posts/a/", "masto", "--retry").output
@@ -299,6 +359,7 @@ def test_resolve_refuses_what_makes_no_sense(site, sandbox):
 
 # ------------------------------------------------------------------ adopt
 
+
 def test_adopt_marks_every_existing_pair_skipped_so_nothing_old_goes_out(site, sandbox):
     result = cli(site, "adopt")
     assert result.exit_code == 0, result.output
@@ -318,8 +379,10 @@ def test_adopt_before_a_date_leaves_newer_posts_pending(site, sandbox):
 
 # ------------------------------------------------------------------ channel ids: renamed, added
 
+
 def _edit_plugin(config, change):
     import yaml
+
     data = yaml.safe_load(config.read_text())
     change(data["plugins"][0]["syndicate"])
     config.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -332,11 +395,12 @@ def test_a_renamed_channel_is_refused_until_rename_channel_moves_its_records(sit
 
     def rename(plugin):
         plugin["channels"]["mastodon"] = plugin["channels"].pop("masto")
+
     _edit_plugin(site, rename)
     result = cli(site, "run")
     assert result.exit_code != 0
     assert "'masto' has records" in result.output and "rename-channel masto mastodon" in result.output
-    assert len(sandbox.requests()) == asked   # refused before any request
+    assert len(sandbox.requests()) == asked  # refused before any request
 
     result = cli(site, "rename-channel", "masto", "mastodon")
     assert result.exit_code == 0 and "3 post(s) moved" in result.output, result.output
@@ -354,6 +418,7 @@ def test_an_old_channel_kept_disabled_is_not_taken_for_a_rename(site, sandbox):
         plugin["backlog"] = "adopt"
         plugin["channels"]["masto"]["enabled"] = False
         plugin["channels"]["masto2"] = dict(plugin["channels"]["masto"], enabled=True)
+
     _edit_plugin(site, add_second)
     result = cli(site, "run")
     assert result.exit_code == 0, result.output
@@ -368,6 +433,7 @@ def test_a_channel_added_to_a_ledger_with_records_adopts_its_backlog(site, sandb
     def add(plugin):
         plugin["backlog"] = "adopt"
         plugin["channels"]["masto2"] = dict(plugin["channels"]["masto"])
+
     _edit_plugin(site, add)
     assert "masto2 is new to the ledger" in cli(site, "plan").output
     result = cli(site, "run")
@@ -384,7 +450,8 @@ def test_a_record_without_its_time_fails_check_and_every_command_before_any_requ
     """A hand edit that drops `at` used to pass `check` and then crash `status` and `run`."""
     (site.parent / "ledger.yml").write_text(
         "version: 1\nposts:\n  blog/post-1/:\n    url: https://example.com/blog/post-1/\n    title: One\n"
-        f"    channels:\n      masto: {{state: in_flight, attempts: 1{at}}}\n...\n")
+        f"    channels:\n      masto: {{state: in_flight, attempts: 1{at}}}\n...\n"
+    )
     checked = CliRunner().invoke(main, ["check", str(site.parent / "ledger.yml")])
     assert checked.exit_code == 1 and "ledger.yml:7: record (blog/post-1/, masto) has no 'at'" in checked.output
     for command in ("status", "run"):
@@ -398,7 +465,9 @@ def test_a_record_without_its_time_fails_check_and_every_command_before_any_requ
 def test_status_with_an_unknown_channel_id_names_the_known_ones(site):
     """`--channel mastadon` silently showed nothing: a typo looked like "all is well"."""
     result = cli(site, "status", "--channel", "mastadon")
-    assert result.exit_code == 2 and "unknown channel id 'mastadon' (known: masto, ping)" in result.output, result.output
+    assert result.exit_code == 2 and "unknown channel id 'mastadon' (known: masto, ping)" in result.output, (
+        result.output
+    )
     assert cli(site, "status", "--channel", "masto").exit_code == 0
 
 
@@ -406,9 +475,13 @@ def test_status_with_an_unknown_channel_id_names_the_known_ones(site):
 def test_verify_does_not_demand_weibos_rip_which_only_sharing_needs(site, sandbox):
     """`rip` is the user's IP, sent with each share; reading back never sends it."""
     import yaml
+
     data = yaml.safe_load(site.read_text())
     data["plugins"][0]["syndicate"]["channels"]["wb"] = {
-        "type": "weibo", "api": sandbox.url + "/weibo/2", "access_token": "sandbox-weibo-access-token"}
+        "type": "weibo",
+        "api": sandbox.url + "/weibo/2",
+        "access_token": "sandbox-weibo-access-token",
+    }
     site.write_text(yaml.safe_dump(data, sort_keys=False))
     result = cli(site, "verify")
     assert result.exit_code == 0 and "rip" not in result.output, result.output

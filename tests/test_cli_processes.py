@@ -38,9 +38,20 @@ def wait_for(predicate, what: str, timeout: float = 30) -> None:
 
 
 def test_sandbox_command_serves_what_each_channel_received(tmp_path):
-    config = write_site(tmp_path, {"mode": "send", "sandbox": True, "channels": {
-        "masto": {"type": "mastodon"}, "ping": {"type": "indexnow"}, "bsky": {"type": "bluesky"},
-        "wb": {"type": "weibo", "rip": "203.0.113.7"}}}, POSTS)
+    config = write_site(
+        tmp_path,
+        {
+            "mode": "send",
+            "sandbox": True,
+            "channels": {
+                "masto": {"type": "mastodon"},
+                "ping": {"type": "indexnow"},
+                "bsky": {"type": "bluesky"},
+                "wb": {"type": "weibo", "rip": "203.0.113.7"},
+            },
+        },
+        POSTS,
+    )
     port = free_port()
     server = command(config, "sandbox", "--port", str(port))
     advert = tmp_path / ".syndicate-sandbox" / "server.json"
@@ -65,12 +76,15 @@ def test_sandbox_command_serves_what_each_channel_received(tmp_path):
         assert "masto <small>(mastodon)</small>" in page.text and "wb <small>(weibo)</small>" in page.text
         assert f'<a href="http://127.0.0.1:{port}/weibo/status/' in page.text
         import re
+
         assert re.search(r"<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</time>", page.text)
 
         # Something (not us) posts Alpha a second time: the page says so.
-        httpx.post(f"http://127.0.0.1:{port}/mastodon/api/v1/statuses",
-                   headers={"Authorization": "Bearer sandbox-mastodon-token"},
-                   data={"status": "Alpha again https://example.com/posts/a/"})
+        httpx.post(
+            f"http://127.0.0.1:{port}/mastodon/api/v1/statuses",
+            headers={"Authorization": "Bearer sandbox-mastodon-token"},
+            data={"status": "Alpha again https://example.com/posts/a/"},
+        )
         page = httpx.get(f"http://127.0.0.1:{port}/").text
         assert page.count("DUPLICATE") == 2 and "2 duplicate" in page
     finally:
@@ -78,18 +92,32 @@ def test_sandbox_command_serves_what_each_channel_received(tmp_path):
         _, err = server.communicate(timeout=30)
     assert server.returncode == 0, err
     assert "sandbox stopped" in err and not advert.exists()
-    assert "masto: POST /api/v1/statuses → 200" in err   # a line per request received
+    assert "masto: POST /api/v1/statuses → 200" in err  # a line per request received
 
 
-STOPS = [pytest.param(signal.SIGINT, 130, "interrupted (Ctrl-C)", id="ctrl-c"),
-         pytest.param(signal.SIGTERM, 143, "terminated (SIGTERM)", id="sigterm")]   # docker stop, eviction
+STOPS = [
+    pytest.param(signal.SIGINT, 130, "interrupted (Ctrl-C)", id="ctrl-c"),
+    pytest.param(signal.SIGTERM, 143, "terminated (SIGTERM)", id="sigterm"),
+]  # docker stop, eviction
 
 
 @pytest.mark.parametrize(("signum", "code", "said"), STOPS)
 def test_ctrl_c_during_a_wait_stops_cleanly_and_says_what_is_left(tmp_path, sandbox, signum, code, said):
-    config = write_site(tmp_path, {"mode": "plan", "channels": {
-        "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token",
-                  "min_interval": 60}}}, POSTS)
+    config = write_site(
+        tmp_path,
+        {
+            "mode": "plan",
+            "channels": {
+                "masto": {
+                    "type": "mastodon",
+                    "instance": sandbox.url + "/mastodon",
+                    "token": "sandbox-mastodon-token",
+                    "min_interval": 60,
+                }
+            },
+        },
+        POSTS,
+    )
     assert mkdocs(config).returncode == 0  # saves the posts for `run`
     ledger = tmp_path / "ledger.yml"
     run = command(config, "run")
@@ -112,14 +140,31 @@ def test_ctrl_c_during_a_wait_stops_cleanly_and_says_what_is_left(tmp_path, sand
 def test_sigterm_during_a_builds_run_fails_the_build_saying_what_is_left(tmp_path, sandbox):
     """The plugin's run (the end of `mkdocs build` in CI) stops on SIGTERM as the command's does;
     MkDocs reports it as the build's error (exit 1)."""
-    config = write_site(tmp_path, {"mode": "send", "channels": {
-        "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token",
-                  "min_interval": 60}}}, POSTS)
+    config = write_site(
+        tmp_path,
+        {
+            "mode": "send",
+            "channels": {
+                "masto": {
+                    "type": "mastodon",
+                    "instance": sandbox.url + "/mastodon",
+                    "token": "sandbox-mastodon-token",
+                    "min_interval": 60,
+                }
+            },
+        },
+        POSTS,
+    )
     ledger = tmp_path / "ledger.yml"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
-    build = subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "-f", str(config)], cwd=tmp_path,
-                             env={**env, "NO_MKDOCS_2_WARNING": "1"}, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    build = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "build", "-f", str(config)],
+        cwd=tmp_path,
+        env={**env, "NO_MKDOCS_2_WARNING": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(lambda: ledger.exists() and "state: done" in ledger.read_text(), "the first post to go out")
         time.sleep(0.3)  # now waiting out the 60 s pacing before the second

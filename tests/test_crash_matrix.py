@@ -33,12 +33,14 @@ SOAK_FIRST_SEED = int(os.environ.get("SYNDICATE_SOAK_SEED", "0"))
 
 def parallel(items, job):
     """Run job(item) for each item; collect (item, error text) for the failures."""
+
     def guarded(item):
         try:
             job(item)
             return None
         except Exception as exc:
             return item, f"{type(exc).__name__}: {exc}"
+
     with ThreadPoolExecutor(WORKERS) as pool:
         return [r for r in pool.map(guarded, items) if r is not None]
 
@@ -79,11 +81,13 @@ def test_kill_at_every_checkpoint_then_rerun(clean_run, tmp_path):
     assert not failures, failures[:5]
 
 
-SERVER_KILLS = [(emulator, nth, action, hostile)
-                for emulator in ("indexnow", *crashlab.AT_MOST_ONCE.values())
-                for nth in (range(1) if emulator == "indexnow" else range(3))
-                for action in ("kill_before", "kill_after")
-                for hostile in ("plain", "masto-ignores-key" if nth % 2 else "slow-commits")]
+SERVER_KILLS = [
+    (emulator, nth, action, hostile)
+    for emulator in ("indexnow", *crashlab.AT_MOST_ONCE.values())
+    for nth in (range(1) if emulator == "indexnow" else range(3))
+    for action in ("kill_before", "kill_after")
+    for hostile in ("plain", "masto-ignores-key" if nth % 2 else "slow-commits")
+]
 
 
 def test_emulator_kills_the_client_around_every_commit(tmp_path):
@@ -152,8 +156,9 @@ def test_random_kill_soak(tmp_path):
                     scenario.settle()
             scenario.recovers()
         except AssertionError as exc:
-            raise AssertionError(f"seed {seed} ({hostile}; replay: SYNDICATE_SOAK_SEED={seed} "
-                                 f"SYNDICATE_SOAK_SEEDS=1): {exc}") from None
+            raise AssertionError(
+                f"seed {seed} ({hostile}; replay: SYNDICATE_SOAK_SEED={seed} SYNDICATE_SOAK_SEEDS=1): {exc}"
+            ) from None
         finally:
             scenario.close()
 
@@ -162,16 +167,23 @@ def test_random_kill_soak(tmp_path):
     assert not failures, failures[:5]
     kills = [landed for landed in landings if landed is not None]
     inside = kills.count("in flight")
-    print(f"\nsoak: {len(landings)} kill attempts, {len(kills)} landed, {inside} between an in_flight write "
-          f"and its resolution, {kills.count('between pairs')} between pairs, "
-          f"{len(landings) - len(kills)} after the run had ended")
+    print(
+        f"\nsoak: {len(landings)} kill attempts, {len(kills)} landed, {inside} between an in_flight write "
+        f"and its resolution, {kills.count('between pairs')} between pairs, "
+        f"{len(landings) - len(kills)} after the run had ended"
+    )
     assert inside * 2 > len(kills), "most kills must land inside an in_flight window"
 
 
 # Seconds after the first checkpoint within which a kill is drawn: about a clean run's length.
 # Measured with children forked from the pre-imported fork server (tests/forkserver.py).
-SOAK_WINDOW = {"plain": 0.3, "masto-ignores-key": 0.3, "masto-replay-500": 0.3, "slow-commits": 0.9,
-               "commits-after-timeout": 2.6}
+SOAK_WINDOW = {
+    "plain": 0.3,
+    "masto-ignores-key": 0.3,
+    "masto-replay-500": 0.3,
+    "slow-commits": 0.9,
+    "commits-after-timeout": 2.6,
+}
 
 
 def _wait_for_lock_holder(scenario: Scenario, process) -> None:

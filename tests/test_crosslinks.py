@@ -53,22 +53,36 @@ def done(url: str | None) -> Record:
 @pytest.mark.unit
 def test_only_done_copies_with_a_web_url_of_configured_channels_are_shown_in_their_order():
     records = {
-        "devto": done("https://dev.to/me/a-1"), "masto": done("https://m.example/@me/1"),
-        "ping": done(None), "bsky": Record("in_flight", 1, "2026-11-20T10:00:00Z"),
-        "weibo": Record("failed", 1, "2026-11-20T10:00:00Z", error="x"), "gone": done("https://old.example/1"),
-        "odd": done("javascript:alert(1)")}
-    labels = {"masto": "Mastodon", "bsky": "Bluesky", "devto": "DEV", "ping": "IndexNow", "weibo": "Weibo",
-              "odd": "Odd"}
-    assert copies(records, labels) == [Copy("masto", "Mastodon", "https://m.example/@me/1"),
-                                     Copy("devto", "DEV", "https://dev.to/me/a-1")]
+        "devto": done("https://dev.to/me/a-1"),
+        "masto": done("https://m.example/@me/1"),
+        "ping": done(None),
+        "bsky": Record("in_flight", 1, "2026-11-20T10:00:00Z"),
+        "weibo": Record("failed", 1, "2026-11-20T10:00:00Z", error="x"),
+        "gone": done("https://old.example/1"),
+        "odd": done("javascript:alert(1)"),
+    }
+    labels = {
+        "masto": "Mastodon",
+        "bsky": "Bluesky",
+        "devto": "DEV",
+        "ping": "IndexNow",
+        "weibo": "Weibo",
+        "odd": "Odd",
+    }
+    assert copies(records, labels) == [
+        Copy("masto", "Mastodon", "https://m.example/@me/1"),
+        Copy("devto", "DEV", "https://dev.to/me/a-1"),
+    ]
     assert copies(None, labels) == []
 
 
 @pytest.mark.unit
 def test_the_block_is_microformats_markup_and_escapes_what_it_quotes():
     block = block_html([Copy("masto", "Mastodon <social>", 'https://m.example/@me/1?a="b"&c')], "Also on:")
-    assert block == ('<aside class="syndicate-links"><p>Also on: <a class="u-syndication" rel="syndication" '
-                     'href="https://m.example/@me/1?a=&quot;b&quot;&amp;c">Mastodon &lt;social&gt;</a></p></aside>')
+    assert block == (
+        '<aside class="syndicate-links"><p>Also on: <a class="u-syndication" rel="syndication" '
+        'href="https://m.example/@me/1?a=&quot;b&quot;&amp;c">Mastodon &lt;social&gt;</a></p></aside>'
+    )
     assert block_html([]) == ""
     # DEV's body is the page's content: the block is the page's, not the article's.
     assert portable_markdown("<p>Text.</p>\n" + block, "https://example.com/a/") == "Text."
@@ -79,24 +93,30 @@ def test_each_channel_is_called_by_its_service_or_its_label():
     from mkdocs_syndicate.content.crosslinks import labels
     from mkdocs_syndicate.registry import TYPES
 
-    raw = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "t" * 12},
-           "forem": {"type": "forem", "api_key": "k" * 24, "label": "Our Forem"},
-           "bsky": {"type": "bluesky", "handle": "me.example", "app_password": "p" * 19},
-           "junk": "not a mapping"}
+    raw = {
+        "masto": {"type": "mastodon", "instance": "https://m.example", "token": "t" * 12},
+        "forem": {"type": "forem", "api_key": "k" * 24, "label": "Our Forem"},
+        "bsky": {"type": "bluesky", "handle": "me.example", "app_password": "p" * 19},
+        "junk": "not a mapping",
+    }
     services = {name: kind.service for name, kind in TYPES.items()}
     assert labels(raw, services) == {"masto": "Mastodon", "forem": "Our Forem", "bsky": "Bluesky"}
     del raw["junk"]
-    parse_channels(raw, clients())   # `label` is a setting every channel takes
+    parse_channels(raw, clients())  # `label` is a setting every channel takes
     with pytest.raises(ConfigError, match=r"channels.masto.label: must be text"):
         parse_channels({"masto": {**raw["masto"], "label": ""}}, clients())
 
 
 def blog(folder, **plugin):
-    channels = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"},
-                "devto": {"type": "forem", "api_key": "x-key-12", "label": "DEV Community"},
-                "ping": {"type": "indexnow"}}
-    posts = {"a.md": post("Announced", dt.date(2026, 11, 20)), "b.md": post("Kept home", dt.date(2026, 11, 21),
-                                                                             syndicate=False)}
+    channels = {
+        "masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"},
+        "devto": {"type": "forem", "api_key": "x-key-12", "label": "DEV Community"},
+        "ping": {"type": "indexnow"},
+    }
+    posts = {
+        "a.md": post("Announced", dt.date(2026, 11, 20)),
+        "b.md": post("Kept home", dt.date(2026, 11, 21), syndicate=False),
+    }
     return write_site(folder, {"mode": "send", "sandbox": True, "channels": channels, **plugin}, posts, blog=True)
 
 
@@ -116,17 +136,19 @@ def test_a_post_page_links_to_its_copies_from_the_next_build_on(tmp_path):
 
     book = Ledger.read(tmp_path / "ledger.yml")
     key = next(iter(book.posts))
-    expected = [["syndication", book.record(key, channel).remote_url, label]
-                for channel, label in (("masto", "Mastodon"), ("devto", "DEV Community"))]
+    expected = [
+        ["syndication", book.record(key, channel).remote_url, label]
+        for channel, label in (("masto", "Mastodon"), ("devto", "DEV Community"))
+    ]
     requests = len(json.loads((tmp_path / ".syndicate-sandbox" / "state.json").read_text())["requests"])
 
     site = yaml.safe_load(config.read_text())
-    site["plugins"][-1]["syndicate"]["mode"] = "plan"   # a pull request's build: it sends nothing
+    site["plugins"][-1]["syndicate"]["mode"] = "plan"  # a pull request's build: it sends nothing
     config.write_text(yaml.safe_dump(site, sort_keys=False))
     second = mkdocs(config)
     assert second.returncode == 0, second.stderr
     links = Links(page_html(tmp_path, "Announced"))
-    assert links.found == expected and links.blocks == 1   # IndexNow's ping has no page to link to
+    assert links.found == expected and links.blocks == 1  # IndexNow's ping has no page to link to
     assert Links(page_html(tmp_path, "Kept home")).found == []
     # Nothing was asked of any service to make them.
     assert len(json.loads((tmp_path / ".syndicate-sandbox" / "state.json").read_text())["requests"]) == requests
@@ -137,11 +159,13 @@ def test_links_meta_only_gives_templates_the_data_and_false_gives_nothing(tmp_pa
     config = blog(tmp_path, links="meta-only")
     assert mkdocs(config).returncode == 0
     hook = tmp_path / "hook.py"
-    hook.write_text("import json, pathlib\n"
-                    "def on_page_context(context, page, config, nav):\n"
-                    "    if page.meta.get('syndication'):\n"
-                    "        pathlib.Path(config.config_file_path).parent.joinpath('meta.json').write_text(\n"
-                    "            json.dumps(page.meta['syndication']))\n")
+    hook.write_text(
+        "import json, pathlib\n"
+        "def on_page_context(context, page, config, nav):\n"
+        "    if page.meta.get('syndication'):\n"
+        "        pathlib.Path(config.config_file_path).parent.joinpath('meta.json').write_text(\n"
+        "            json.dumps(page.meta['syndication']))\n"
+    )
     site = yaml.safe_load(config.read_text())
     site["hooks"] = ["hook.py"]
     config.write_text(yaml.safe_dump(site, sort_keys=False))
@@ -185,6 +209,7 @@ def test_links_rebuild_builds_once_more_after_announcing_and_announces_nothing_t
 
 # ------------------------------------------------------------------ replies (comments: true)
 
+
 @pytest.mark.unit
 def test_replies_are_read_where_each_service_serves_them_without_a_token():
     from mkdocs_syndicate.channels.bluesky import BlueskyChannel
@@ -192,12 +217,16 @@ def test_replies_are_read_where_each_service_serves_them_without_a_token():
     from mkdocs_syndicate.channels.mastodon import MastodonChannel
 
     status = Record("done", 1, "2026-11-20T10:00:00Z", remote_id="1130", remote_url="https://m.example/@me/1130")
-    assert MastodonChannel.replies_url({"instance": "https://m.example/"}, status) == \
-        "https://m.example/api/v1/statuses/1130/context"
+    assert (
+        MastodonChannel.replies_url({"instance": "https://m.example/"}, status)
+        == "https://m.example/api/v1/statuses/1130/context"
+    )
     post_uri = "at://did:plc:abc/app.bsky.feed.post/3lxyz"
     bsky = Record("done", 1, "2026-11-20T10:00:00Z", remote_id=post_uri, remote_url="https://bsky.app/x")
-    assert BlueskyChannel.replies_url({}, bsky) == ("https://public.api.bsky.app/xrpc/app.bsky.feed.getPostThread?"
-                                                   "uri=at%3A%2F%2Fdid%3Aplc%3Aabc%2Fapp.bsky.feed.post%2F3lxyz&depth=10")
+    assert BlueskyChannel.replies_url({}, bsky) == (
+        "https://public.api.bsky.app/xrpc/app.bsky.feed.getPostThread?"
+        "uri=at%3A%2F%2Fdid%3Aplc%3Aabc%2Fapp.bsky.feed.post%2F3lxyz&depth=10"
+    )
     assert ForemChannel.replies_url({}, status) is None
 
 
@@ -224,7 +253,7 @@ def test_the_emulators_serve_public_replies_to_any_origin(sandbox, tmp_path, clo
         run(tmp_path / channel, SPECS[channel].raw(sandbox), [make_post(1)], clock)
     record = Ledger.read(tmp_path / "mastodon" / "ledger.yml").record("blog/post-1/", "ch")
     sandbox.add_reply("mastodon", record.remote_id, author="ana", text="<p>Nice <b>post</b></p>")
-    answer = httpx.get(f"{sandbox.url}/mastodon/api/v1/statuses/{record.remote_id}/context")   # no token
+    answer = httpx.get(f"{sandbox.url}/mastodon/api/v1/statuses/{record.remote_id}/context")  # no token
     assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == "*"
     (reply,) = answer.json()["descendants"]
     assert reply["in_reply_to_id"] == record.remote_id and reply["content"] == "<p>Nice <b>post</b></p>"
@@ -236,13 +265,20 @@ def test_the_emulators_serve_public_replies_to_any_origin(sandbox, tmp_path, clo
     assert thread.status_code == 200 and thread.headers["access-control-allow-origin"] == "*"
     assert thread.json()["thread"]["post"]["uri"] == uri
     assert [r["post"]["record"]["text"] for r in thread.json()["thread"]["replies"]] == ["Agreed"]
-    missing = httpx.get(f"{sandbox.url}/bluesky-appview/xrpc/app.bsky.feed.getPostThread",
-                        params={"uri": uri + "x"})
+    missing = httpx.get(f"{sandbox.url}/bluesky-appview/xrpc/app.bsky.feed.getPostThread", params={"uri": uri + "x"})
     assert missing.status_code == 400 and missing.json()["error"] == "NotFound"
 
 
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 def chromium() -> str:
@@ -296,19 +332,29 @@ def test_a_real_browser_shows_the_replies_as_text(sandbox, tmp_path):
 
     from test_channel_contracts import SPECS
 
-    channels = {"masto": SPECS["mastodon"].raw(sandbox),
-                "bsky": SPECS["bluesky"].raw(sandbox, appview=f"{sandbox.url}/bluesky-appview",
-                                             web_url=f"{sandbox.url}/bluesky")}
-    config = write_site(tmp_path, {"mode": "send", "comments": True, "channels": channels},
-                        {"a.md": post("Announced", dt.date(2026, 11, 20))}, blog=True)
+    channels = {
+        "masto": SPECS["mastodon"].raw(sandbox),
+        "bsky": SPECS["bluesky"].raw(
+            sandbox, appview=f"{sandbox.url}/bluesky-appview", web_url=f"{sandbox.url}/bluesky"
+        ),
+    }
+    config = write_site(
+        tmp_path,
+        {"mode": "send", "comments": True, "channels": channels},
+        {"a.md": post("Announced", dt.date(2026, 11, 20))},
+        blog=True,
+    )
     assert mkdocs(config).returncode == 0
     book = Ledger.read(tmp_path / "ledger.yml")
     key = next(iter(book.posts))
-    hostile = "<p>Thanks! &lt;script&gt;alert(1)&lt;/script&gt;</p><script>document.title='owned'</script>" \
-              "<img src=x onerror=\"document.title='owned'\">"
+    hostile = (
+        "<p>Thanks! &lt;script&gt;alert(1)&lt;/script&gt;</p><script>document.title='owned'</script>"
+        "<img src=x onerror=\"document.title='owned'\">"
+    )
     sandbox.add_reply("mastodon", book.record(key, "masto").remote_id, author="ana", text=hostile)
-    sandbox.add_reply("bluesky", book.record(key, "bsky").remote_id, author="bo",
-                      text='<script>alert("x")</script> agreed')
+    sandbox.add_reply(
+        "bluesky", book.record(key, "bsky").remote_id, author="bo", text='<script>alert("x")</script> agreed'
+    )
     site = yaml.safe_load(config.read_text())
     site["plugins"][-1]["syndicate"]["mode"] = "plan"
     config.write_text(yaml.safe_dump(site, sort_keys=False))
@@ -321,9 +367,19 @@ def test_a_real_browser_shows_the_replies_as_text(sandbox, tmp_path):
         url = f"http://127.0.0.1:{server.server_address[1]}/{page.relative_to(tmp_path / 'site').as_posix()}"
 
         def load(profile: str) -> str:
-            return subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / profile}",
-                                   "--virtual-time-budget=15000", "--dump-dom", url],
-                                  capture_output=True, text=True, timeout=120).stdout
+            return subprocess.run(
+                [
+                    chromium(),
+                    *CHROMIUM_FLAGS,
+                    f"--user-data-dir={tmp_path / profile}",
+                    "--virtual-time-budget=15000",
+                    "--dump-dom",
+                    url,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            ).stdout
 
         shown = load("profile")
         # The services down: no replies, and the plain links stay.
@@ -348,13 +404,14 @@ def test_the_copies_cache_follows_the_ledgers_bytes(tmp_path):
     from mkdocs_syndicate.sources.ledger_copies import cache_path, done_copies
 
     ledger = tmp_path / "ledger.yml"
-    assert done_copies(ledger) == {}   # no ledger yet: no links
+    assert done_copies(ledger) == {}  # no ledger yet: no links
     write_ledger(ledger, {("a/", "masto"): done("https://m.example/@me/1"), ("a/", "ping"): done(None)})
     first = done_copies(ledger)
     assert {k: {c: r.remote_url for c, r in v.items()} for k, v in first.items()} == {
-        "a/": {"masto": "https://m.example/@me/1"}}
+        "a/": {"masto": "https://m.example/@me/1"}
+    }
     assert cache_path(ledger).exists()
-    write_ledger(ledger, {("a/", "masto"): done("https://m.example/@me/2")})   # changed: read again
+    write_ledger(ledger, {("a/", "masto"): done("https://m.example/@me/2")})  # changed: read again
     assert done_copies(ledger)["a/"]["masto"].remote_url == "https://m.example/@me/2"
-    cache_path(ledger).write_text('{"format": 1, "ledger": "torn')   # a torn cache: read the ledger
+    cache_path(ledger).write_text('{"format": 1, "ledger": "torn')  # a torn cache: read the ledger
     assert done_copies(ledger)["a/"]["masto"].remote_url == "https://m.example/@me/2"

@@ -40,11 +40,13 @@ def states(report):
 def creates(sandbox, channel_type):
     """Requests that would create something (the emulator's own notion of it)."""
     creating = sandbox.emulators[channel_type].creating
-    return [r for r in sandbox.requests(channel_type)
-            if any(f"{r['method']} {r['path']}".startswith(c) for c in creating)]
+    return [
+        r for r in sandbox.requests(channel_type) if any(f"{r['method']} {r['path']}".startswith(c) for c in creating)
+    ]
 
 
 # ------------------------------------------------------------------ at-most-once channels
+
 
 def test_read_timeout_after_commit_ends_with_one_post(tmp_path, sandbox, clock, spec):
     sandbox.add_fault({"channel": spec.type, "action": "delay_after", "seconds": 1.5})
@@ -72,8 +74,9 @@ def test_server_error_before_commit_is_verified_then_sent_once(tmp_path, sandbox
 
 @pytest.mark.parametrize("status", [500, 503])
 def test_server_error_after_commit_is_found_by_verify(tmp_path, sandbox, clock, spec, status):
-    sandbox.add_fault({"channel": spec.type, "action": "status_after", "status": status,
-                       "body": {"error": "upstream timeout"}})
+    sandbox.add_fault(
+        {"channel": spec.type, "action": "status_after", "status": status, "body": {"error": "upstream timeout"}}
+    )
     report, _ = run(tmp_path, spec.raw(sandbox), POSTS, clock)
     assert states(report) == ["done", "done"], report.results
     assert len(remote_posts(sandbox, spec.type)) == 2
@@ -85,7 +88,7 @@ def test_429_storm_is_bounded_and_the_next_run_sends_once(tmp_path, sandbox, clo
     report, _ = run(tmp_path, spec.raw(sandbox), POSTS[:1], clock)
     assert remote_posts(sandbox, spec.type) == []
     assert 1 < len(creates(sandbox, spec.type)) <= 4  # bounded tries, not a hot loop
-    if spec.type == "bluesky":   # a repeat is a no-op: a 429 is a plain failure with its time
+    if spec.type == "bluesky":  # a repeat is a no-op: a 429 is a plain failure with its time
         assert states(report) == ["failed"], report.results
         failed = record(tmp_path)
         assert failed.state == "failed" and "retry after" in failed.error
@@ -129,22 +132,30 @@ def test_server_down_fails_saying_nothing_was_sent(tmp_path, sandbox, clock, spe
 
 # ------------------------------------------------------------------ IndexNow (at-least-once)
 
+
 def indexnow(sandbox, base=None, **extra):
-    return {"type": "indexnow", "endpoint": f"{base or sandbox.url}/indexnow",
-            "key": "sandbox-indexnow-key-0001", **extra}
+    return {
+        "type": "indexnow",
+        "endpoint": f"{base or sandbox.url}/indexnow",
+        "key": "sandbox-indexnow-key-0001",
+        **extra,
+    }
 
 
 def pinged(sandbox) -> set[str]:
     return {url for ping in sandbox.snapshot()["indexnow"]["pings"] for url in ping["urls"]}
 
 
-@pytest.mark.parametrize("fault", [
-    {"action": "delay_after", "seconds": 1.5},
-    {"action": "drop_after"},
-    {"action": "drop_before"},
-    {"action": "status", "status": 500},
-    {"action": "status", "status": 503},
-])
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"action": "delay_after", "seconds": 1.5},
+        {"action": "drop_after"},
+        {"action": "drop_before"},
+        {"action": "status", "status": 500},
+        {"action": "status", "status": 503},
+    ],
+)
 def test_indexnow_retries_transient_faults_until_every_url_is_pinged(tmp_path, sandbox, clock, fault):
     sandbox.add_fault({"channel": "indexnow", **fault})
     report, _ = run(tmp_path, indexnow(sandbox, timeout=0.4), POSTS, clock)
@@ -153,8 +164,7 @@ def test_indexnow_retries_transient_faults_until_every_url_is_pinged(tmp_path, s
 
 
 def test_indexnow_429_storm_fails_and_the_next_run_pings(tmp_path, sandbox, clock):
-    sandbox.add_fault({"channel": "indexnow", "action": "status", "status": 429, "retry_after": 30,
-                       "times": 50})
+    sandbox.add_fault({"channel": "indexnow", "action": "status", "status": 429, "retry_after": 30, "times": 50})
     report, _ = run(tmp_path, indexnow(sandbox), POSTS, clock)
     assert states(report) == ["failed", "failed"]
     assert "retry after" in record(tmp_path).error

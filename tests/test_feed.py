@@ -51,11 +51,22 @@ ATOM = """<?xml version="1.0" encoding="utf-8"?>
 """
 
 JSON_FEED = {
-    "version": "https://jsonfeed.org/version/1.1", "title": "A Hugo site", "home_page_url": SITE,
-    "items": [{"id": "1", "url": "https://example.com/posts/hello/", "title": "Hello",
-               "content_html": "<p>Hello <code>world</code>.</p>", "summary": "A greeting.",
-               "date_published": "2026-11-19T12:00:00Z", "tags": ["intro"],
-               "image": "/images/hello.png"}]}
+    "version": "https://jsonfeed.org/version/1.1",
+    "title": "A Hugo site",
+    "home_page_url": SITE,
+    "items": [
+        {
+            "id": "1",
+            "url": "https://example.com/posts/hello/",
+            "title": "Hello",
+            "content_html": "<p>Hello <code>world</code>.</p>",
+            "summary": "A greeting.",
+            "date_published": "2026-11-19T12:00:00Z",
+            "tags": ["intro"],
+            "image": "/images/hello.png",
+        }
+    ],
+}
 
 
 @pytest.mark.unit
@@ -63,14 +74,17 @@ def test_atom_entries_become_posts_keyed_by_their_path_under_site_url(tmp_path):
     feed = tmp_path / "atom.xml"
     feed.write_text(ATOM, encoding="utf-8")
     first, second = read_feed(str(feed), SITE)
-    assert (first.key, first.url, first.title) == ("blog/group-commits/", "https://example.com/blog/group-commits/",
-                                                   "Group commits")
-    assert first.date.isoformat() == "2026-11-21T08:30:00+00:00"   # published, in UTC
-    assert first.description == "Why one push for many records."    # HTML reduced to text
+    assert (first.key, first.url, first.title) == (
+        "blog/group-commits/",
+        "https://example.com/blog/group-commits/",
+        "Group commits",
+    )
+    assert first.date.isoformat() == "2026-11-21T08:30:00+00:00"  # published, in UTC
+    assert first.description == "Why one push for many records."  # HTML reduced to text
     assert first.tags == ("git", "ci")
-    body = portable_markdown(first.body_html, first.url, first.title)   # what DEV gets: the content as Markdown
+    body = portable_markdown(first.body_html, first.url, first.title)  # what DEV gets: the content as Markdown
     assert "## The idea" in body and "**once**" in body and "[git](https://git-scm.com/)" in body
-    assert second.date.isoformat() == "2026-11-20T08:00:00+00:00"   # updated, when nothing was published
+    assert second.date.isoformat() == "2026-11-20T08:00:00+00:00"  # updated, when nothing was published
     assert second.body_html == "" and second.body_missing and second.description == "Just a summary."
 
 
@@ -79,18 +93,31 @@ def test_json_feed_items_become_posts(tmp_path):
     feed = tmp_path / "feed.json"
     feed.write_text(json.dumps(JSON_FEED), encoding="utf-8")
     (hello,) = read_feed(str(feed), SITE)
-    assert (hello.key, hello.title, hello.description, hello.tags) == ("posts/hello/", "Hello", "A greeting.",
-                                                                      ("intro",))
-    assert portable_markdown(hello.body_html, hello.url) == "Hello `world`." and hello.image == "https://example.com/images/hello.png"
+    assert (hello.key, hello.title, hello.description, hello.tags) == (
+        "posts/hello/",
+        "Hello",
+        "A greeting.",
+        ("intro",),
+    )
+    assert (
+        portable_markdown(hello.body_html, hello.url) == "Hello `world`."
+        and hello.image == "https://example.com/images/hello.png"
+    )
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize(("change", "message"), [
-    ({"url": None}, "item 1 (Hello): no link"),
-    ({"date_published": None}, "item 1 (https://example.com/posts/hello/): no date"),
-    ({"url": "https://elsewhere.org/posts/hello/"}, "the link https://elsewhere.org/posts/hello/ is outside site_url"),
-    ({"date_published": "yesterday"}, "date 'yesterday' is not RFC 3339"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"url": None}, "item 1 (Hello): no link"),
+        ({"date_published": None}, "item 1 (https://example.com/posts/hello/): no date"),
+        (
+            {"url": "https://elsewhere.org/posts/hello/"},
+            "the link https://elsewhere.org/posts/hello/ is outside site_url",
+        ),
+        ({"date_published": "yesterday"}, "date 'yesterday' is not RFC 3339"),
+    ],
+)
 def test_an_entry_that_cannot_be_announced_is_named(tmp_path, change, message):
     feed = tmp_path / "feed.json"
     item = {**JSON_FEED["items"][0], **change}
@@ -111,27 +138,50 @@ def test_a_missing_or_unreadable_feed_is_named(tmp_path):
 
 # ---------------------------------------------------------------------- real commands
 
+
 def cli(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
     full.update(NO_MKDOCS_2_WARNING="1", **env)
-    return subprocess.run([sys.executable, "-m", "mkdocs_syndicate.cli", *args], cwd=folder, env=full,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs_syndicate.cli", *args],
+        cwd=folder,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def channels(sandbox) -> dict:
-    return {"masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token"},
-            "bsky": {"type": "bluesky", "service": sandbox.url + "/bluesky", "handle": "sandbox.bsky.social",
-                     "app_password": "sandbox-bsky-app-password"},
-            "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
-                      "min_interval": 0}}
+    return {
+        "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token"},
+        "bsky": {
+            "type": "bluesky",
+            "service": sandbox.url + "/bluesky",
+            "handle": "sandbox.bsky.social",
+            "app_password": "sandbox-bsky-app-password",
+        },
+        "devto": {
+            "type": "forem",
+            "api": sandbox.url + "/forem/api",
+            "api_key": "sandbox-forem-api-key",
+            "min_interval": 0,
+        },
+    }
 
 
 def standalone_site(folder: Path, sandbox, **extra) -> Path:
     """A site some other generator built: its Atom feed and a syndicate.yml, no mkdocs.yml."""
     (folder / "public").mkdir(parents=True)
     (folder / "public" / "atom.xml").write_text(ATOM, encoding="utf-8")
-    settings = {"site_url": SITE, "site_name": "Zensical site", "mode": "send", "backlog": "send",
-                "channels": channels(sandbox), **extra}
+    settings = {
+        "site_url": SITE,
+        "site_name": "Zensical site",
+        "mode": "send",
+        "backlog": "send",
+        "channels": channels(sandbox),
+        **extra,
+    }
     (folder / "syndicate.yml").write_text(yaml.safe_dump(settings, sort_keys=False), encoding="utf-8")
     return folder
 
@@ -140,13 +190,18 @@ def standalone_site(folder: Path, sandbox, **extra) -> Path:
 def test_a_site_without_mkdocs_announces_from_its_feed_and_a_second_run_sends_nothing(tmp_path, sandbox):
     site = standalone_site(tmp_path, sandbox)
     plan = cli(site, "plan", "--feed", "public/atom.xml")
-    assert plan.returncode == 1 and "feed public/atom.xml: entry 2 (https://example.com/blog/summary-only/): " \
-        "channel devto (forem) needs the post's body" in plan.stderr
+    assert (
+        plan.returncode == 1
+        and "feed public/atom.xml: entry 2 (https://example.com/blog/summary-only/): "
+        "channel devto (forem) needs the post's body"
+        in plan.stderr
+    )
     # DEV needs the whole article: the entry with a summary only is refused by name; with its
     # content in the feed, it goes.
-    atom = ATOM.replace("<summary>Just a summary.</summary>",
-                        "<summary>Just a summary.</summary><content type=\"html\">&lt;p&gt;Now whole.&lt;/p&gt;"
-                        "</content>")
+    atom = ATOM.replace(
+        "<summary>Just a summary.</summary>",
+        '<summary>Just a summary.</summary><content type="html">&lt;p&gt;Now whole.&lt;/p&gt;</content>',
+    )
     (site / "public" / "atom.xml").write_text(atom, encoding="utf-8")
     first = cli(site, "run", "--feed", "public/atom.xml")
     assert first.returncode == 0, first.stderr
@@ -156,7 +211,9 @@ def test_a_site_without_mkdocs_announces_from_its_feed_and_a_second_run_sends_no
         for channel in ("masto", "bsky", "devto"):
             assert book.record(key, channel).state == "done", (key, channel)
     article = next(a for a in sandbox.snapshot()["forem"]["articles"] if a["title"] == "Group commits")
-    assert "**once**" in article["body_markdown"] and article["canonical_url"] == "https://example.com/blog/group-commits/"
+    assert (
+        "**once**" in article["body_markdown"] and article["canonical_url"] == "https://example.com/blog/group-commits/"
+    )
     requests = len(sandbox.requests())
     again = cli(site, "run", "--feed", "public/atom.xml")
     assert again.returncode == 0, again.stderr
@@ -192,14 +249,27 @@ def test_a_bad_standalone_setting_is_named_with_its_file(tmp_path, sandbox):
 
 def rss_blog(folder: Path, sandbox, mode: str = "send") -> Path:
     """A Material blog that also publishes its feed with mkdocs-rss-plugin, as Material documents."""
-    config = write_site(folder, {"mode": mode, "channels": {k: v for k, v in channels(sandbox).items()
-                                                            if k != "devto"}},
-                        {"a.md": post("Alpha", dt.date(2026, 11, 20), description="About alpha.",
-                                      categories=["Python"]),
-                         "b.md": post("Beta", dt.date(2026, 11, 21), description="About beta.")}, blog=True)
+    config = write_site(
+        folder,
+        {"mode": mode, "channels": {k: v for k, v in channels(sandbox).items() if k != "devto"}},
+        {
+            "a.md": post("Alpha", dt.date(2026, 11, 20), description="About alpha.", categories=["Python"]),
+            "b.md": post("Beta", dt.date(2026, 11, 21), description="About beta."),
+        },
+        blog=True,
+    )
     data = yaml.safe_load(config.read_text())
-    data["plugins"].insert(1, {"rss": {"match_path": "blog/posts/.*", "date_from_meta": {"as_creation": "date"},
-                                       "categories": ["categories"], "use_git": False}})
+    data["plugins"].insert(
+        1,
+        {
+            "rss": {
+                "match_path": "blog/posts/.*",
+                "date_from_meta": {"as_creation": "date"},
+                "categories": ["categories"],
+                "use_git": False,
+            }
+        },
+    )
     config.write_text(yaml.safe_dump(data, sort_keys=False))
     return config
 
@@ -220,7 +290,7 @@ def test_a_site_that_switches_from_the_plugin_to_its_feed_keeps_every_record(tmp
         assert result.returncode == 0, result.stderr
     assert f"plan from the feed {feed}" in cli(tmp_path, "plan", "-f", str(config), "--feed", str(feed)).stdout
     assert ": 0 pair(s) would be sent" in cli(tmp_path, "plan", "-f", str(config), "--feed", str(feed)).stdout
-    assert len(sandbox.requests()) == requests   # zero requests on the first feed run
+    assert len(sandbox.requests()) == requests  # zero requests on the first feed run
     assert Ledger.read(tmp_path / "ledger.yml").text() == book.text()
     json_feed = tmp_path / "site" / "feed_json_created.json"
     assert sorted(p.key for p in read_feed(str(json_feed), SITE)) == keys
@@ -228,14 +298,15 @@ def test_a_site_that_switches_from_the_plugin_to_its_feed_keeps_every_record(tmp
 
 @pytest.mark.process
 def test_a_fresh_blog_announced_only_through_its_rss_feed(tmp_path, sandbox):
-    config = rss_blog(tmp_path, sandbox, mode="plan")   # the build announces nothing
+    config = rss_blog(tmp_path, sandbox, mode="plan")  # the build announces nothing
     assert mkdocs(config).returncode == 0
     assert not (tmp_path / "ledger.yml").exists()
     result = cli(tmp_path, "run", "-f", str(config), "--feed", str(tmp_path / "site" / "feed_rss_created.xml"))
     assert result.returncode == 0, result.stderr
     book = Ledger.read(tmp_path / "ledger.yml")
     assert {(k, c): r.state for k, e in book.posts.items() for c, r in e.channels.items()} == {
-        (k, c): "done" for k in ("blog/2026/11/20/alpha/", "blog/2026/11/21/beta/") for c in ("masto", "bsky")}
+        (k, c): "done" for k in ("blog/2026/11/20/alpha/", "blog/2026/11/21/beta/") for c in ("masto", "bsky")
+    }
     status = sandbox.snapshot()["mastodon"]["statuses"]
     assert len(status) == 2 and any("About alpha." in s["text"] for s in status)
 
@@ -246,11 +317,14 @@ def test_a_feed_driven_run_killed_mid_way_finishes_on_the_next_without_a_duplica
     from crashlab import STATS
     from crashsite import remote
 
-    site = standalone_site(tmp_path, sandbox, channels={k: {**v, "timeout": 1, "settle": 2}
-                                                         for k, v in channels(sandbox).items() if k != "devto"})
+    site = standalone_site(
+        tmp_path,
+        sandbox,
+        channels={k: {**v, "timeout": 1, "settle": 2} for k, v in channels(sandbox).items() if k != "devto"},
+    )
     killed = cli(site, "run", "--feed", "public/atom.xml", SYNDICATE_CRASH_AT=kill_at)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    Ledger.read(site / "ledger.yml")   # whole, parseable
+    Ledger.read(site / "ledger.yml")  # whole, parseable
     sandbox.wait_idle(timeout=30)
     for _ in range(3):
         rerun = cli(site, "run", "--feed", "public/atom.xml")
@@ -275,7 +349,7 @@ def test_a_feed_is_fetched_by_url_and_an_error_status_is_named(monkeypatch):
 
     class Feed(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
-            if self.path == "/slow.xml":   # a byte now and then: each read is quick, the whole is not
+            if self.path == "/slow.xml":  # a byte now and then: each read is quick, the whole is not
                 self.send_response(200)
                 self.send_header("Content-Length", "20")
                 self.end_headers()
@@ -285,7 +359,7 @@ def test_a_feed_is_fetched_by_url_and_an_error_status_is_named(monkeypatch):
                     time.sleep(0.25)
                 return
             body = ATOM.encode() if self.path == "/atom.xml" else b"gone"
-            if self.path == "/bomb.xml":   # small on the wire, too big once decompressed
+            if self.path == "/bomb.xml":  # small on the wire, too big once decompressed
                 body = gzip.compress(ATOM.encode() + b" " * 100_000)
             self.send_response(404 if self.path == "/old.xml" else 200)
             self.send_header("Content-Type", "application/atom+xml")
@@ -332,16 +406,28 @@ def test_zensical_builds_the_example_site_and_its_feed_which_announces_every_pos
     config.write_text(config.read_text().replace("devto: {type: forem,", "devto: {enabled: false, type: forem,"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
     env["NO_MKDOCS_2_WARNING"] = "1"
-    build = subprocess.run([sys.executable, "-m", "zensical", "build", "-f", "mkdocs.yml"], cwd=site, env=env,
-                           capture_output=True, text=True, timeout=120)
+    build = subprocess.run(
+        [sys.executable, "-m", "zensical", "build", "-f", "mkdocs.yml"],
+        cwd=site,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert build.returncode == 0, build.stdout + build.stderr
     feed = site / "site" / "feed_rss_created.xml"
     assert feed.exists() and "Zensical" in feed.read_text()
-    assert not (tmp_path / "ledger.yml").exists()   # the plugin did not run
+    assert not (tmp_path / "ledger.yml").exists()  # the plugin did not run
 
     def syndicate(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "mkdocs_syndicate.cli", *args, "-f", "example-site/mkdocs.yml"],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "mkdocs_syndicate.cli", *args, "-f", "example-site/mkdocs.yml"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     # What the plugin would have put in the site (IndexNow's key file), between build and deploy.
     placed = syndicate("site-files")
@@ -362,7 +448,7 @@ def test_zensical_builds_the_example_site_and_its_feed_which_announces_every_pos
     assert sorted(book.posts) == plugin_keys
     states = {(k, c): r.state for k, e in book.posts.items() for c, r in e.channels.items()}
     assert {c for (k, c), state in states.items() if state != "done"} <= {"indexnow"}
-    assert sum(state == "done" for state in states.values()) >= 9, states   # mastodon, weibo, bluesky
+    assert sum(state == "done" for state in states.values()) >= 9, states  # mastodon, weibo, bluesky
     # The sandbox engine has fetched the key file from the built site by now: the next run's
     # ping is answered 200, as on the plugin's path.
     again = syndicate("run", "--feed", "example-site/site/feed_rss_created.xml")
@@ -373,24 +459,32 @@ def test_zensical_builds_the_example_site_and_its_feed_which_announces_every_pos
 
 # ---------------------------------------------------------------------- one page, one key
 
+
 @pytest.mark.unit
-@pytest.mark.parametrize("link", [
-    "https://example.com/blog/group-commits/",
-    "https://example.com/blog/group-commits/?utm_source=rss&utm_medium=feed",
-    "https://example.com/blog/group-commits",
-    "https://example.com/blog/group-commits/index.html",
-    "https://example.com/blog/group-commits/#comments",
-    "http://example.com/blog/group-commits/",
-    "https://EXAMPLE.com/blog/group-commits/",
-    "https://example.com:443/blog/group-commits/",
-])
+@pytest.mark.parametrize(
+    "link",
+    [
+        "https://example.com/blog/group-commits/",
+        "https://example.com/blog/group-commits/?utm_source=rss&utm_medium=feed",
+        "https://example.com/blog/group-commits",
+        "https://example.com/blog/group-commits/index.html",
+        "https://example.com/blog/group-commits/#comments",
+        "http://example.com/blog/group-commits/",
+        "https://EXAMPLE.com/blog/group-commits/",
+        "https://example.com:443/blog/group-commits/",
+    ],
+)
 def test_every_spelling_of_a_link_is_the_plugins_key(tmp_path, link):
     feed = tmp_path / "atom.xml"
-    feed.write_text(ATOM.replace('<link href="https://example.com/blog/group-commits/"/>', f'<link href="{link.replace("&", "&amp;")}"/>'),
-                    encoding="utf-8")
+    feed.write_text(
+        ATOM.replace(
+            '<link href="https://example.com/blog/group-commits/"/>', f'<link href="{link.replace("&", "&amp;")}"/>'
+        ),
+        encoding="utf-8",
+    )
     first = read_feed(str(feed), SITE)[0]
     assert first.key == "blog/group-commits/"
-    assert first.url == "https://example.com/blog/group-commits/"   # announced in the site's own form
+    assert first.url == "https://example.com/blog/group-commits/"  # announced in the site's own form
 
 
 @pytest.mark.unit
@@ -423,18 +517,22 @@ def test_switching_between_the_plugins_keys_and_a_feeds_links_sends_nothing(tmp_
     trailing slash, with index.html, over http: the same pages, 0 requests. A page announced
     under a pinned syndicate_id is found by its URL."""
     site = standalone_site(tmp_path, sandbox)
-    atom = ATOM.replace("<summary>Just a summary.</summary>",
-                        "<summary>Just a summary.</summary><content type=\"html\">&lt;p&gt;Whole.&lt;/p&gt;</content>")
+    atom = ATOM.replace(
+        "<summary>Just a summary.</summary>",
+        '<summary>Just a summary.</summary><content type="html">&lt;p&gt;Whole.&lt;/p&gt;</content>',
+    )
     (site / "public" / "atom.xml").write_text(atom, encoding="utf-8")
     assert cli(site, "run", "--feed", "public/atom.xml").returncode == 0
     # What a build with a pinned id would have written for the second page.
     text = (site / "ledger.yml").read_text(encoding="utf-8")
     (site / "ledger.yml").write_text(text.replace("  blog/summary-only/:", "  pinned-summary:"), encoding="utf-8")
     requests = len(sandbox.requests())
-    respelled = (atom.replace('href="https://example.com/blog/group-commits/"',
-                              'href="http://EXAMPLE.com/blog/group-commits?utm_source=rss&amp;utm_medium=feed"')
-                 .replace('href="https://example.com/blog/summary-only/"',
-                          'href="https://example.com/blog/summary-only/index.html#top"'))
+    respelled = atom.replace(
+        'href="https://example.com/blog/group-commits/"',
+        'href="http://EXAMPLE.com/blog/group-commits?utm_source=rss&amp;utm_medium=feed"',
+    ).replace(
+        'href="https://example.com/blog/summary-only/"', 'href="https://example.com/blog/summary-only/index.html#top"'
+    )
     (site / "public" / "atom.xml").write_text(respelled, encoding="utf-8")
     again = cli(site, "run", "--feed", "public/atom.xml")
     assert again.returncode == 0, again.stderr

@@ -22,8 +22,10 @@ def big_site(folder, **plugin):
     for n in range(60):
         date = NOW - dt.timedelta(days=1 + n * 0.5 if n < 2 else n * 24.5)
         posts[f"p{n:02d}.md"] = post(f"Post {n:02d}", date.strftime("%Y-%m-%d %H:%M:%S"))
-    channels = {"masto": {"type": "mastodon", "instance": "https://mastodon.example", "token": "x-token-1"},
-                "ping": {"type": "indexnow", "key": "big-site-key-1"}}
+    channels = {
+        "masto": {"type": "mastodon", "instance": "https://mastodon.example", "token": "x-token-1"},
+        "ping": {"type": "indexnow", "key": "big-site-key-1"},
+    }
     plugin = {"channels": channels, "sandbox": True, "backlog": "adopt", **plugin}
     return write_site(folder, plugin, posts)
 
@@ -44,11 +46,12 @@ def test_the_first_ci_build_adopts_the_backlog_and_announces_only_what_is_new(tm
     assert all("adopted" in (book.record(key, "masto").note or "") for key in skipped)
     # Nothing older than the cut reached the sandbox's Mastodon:
     import json
+
     received = json.loads((tmp_path / ".syndicate-sandbox" / "state.json").read_text())["mastodon"]["statuses"]
     assert sorted(s["text"].splitlines()[0] for s in received) == ["Post 00", "Post 01"]
     assert cut > NOW - dt.timedelta(days=3)
 
-    again = mkdocs(config, env={"CI": "true"})   # the IndexNow pings are confirmed (202, then 200)
+    again = mkdocs(config, env={"CI": "true"})  # the IndexNow pings are confirmed (202, then 200)
     assert again.returncode == 0 and "backlog:" not in again.stderr and "posts/p00/ done" in again.stderr
     third = mkdocs(config, env={"CI": "true"})
     assert third.returncode == 0 and "0 requests" in third.stderr
@@ -80,11 +83,12 @@ def test_a_plan_build_says_what_the_first_send_will_adopt_and_stays_short(tmp_pa
 def test_a_pull_request_strict_build_passes_with_old_posts_pending(tmp_path):
     config = big_site(tmp_path, backlog="send")
     from mkdocs_syndicate.ledger.format import dump
-    (tmp_path / "ledger.yml").write_text(dump({}))   # the sending step has run before
+
+    (tmp_path / "ledger.yml").write_text(dump({}))  # the sending step has run before
     pr = mkdocs(config, "build", "--strict", env={"CI": "true", "GITHUB_EVENT_NAME": "pull_request"})
     assert pr.returncode == 0, pr.stderr
     assert "still not announced" in pr.stderr and "WARNING" not in pr.stderr
-    local = mkdocs(config, "build", "--strict")   # a local (or main-branch plan) build still warns
+    local = mkdocs(config, "build", "--strict")  # a local (or main-branch plan) build still warns
     assert local.returncode != 0 and "WARNING" in local.stderr and "still not announced" in local.stderr
 
 
@@ -98,11 +102,20 @@ def test_bad_backlog_days_is_named(tmp_path, value):
 
 # ------------------------------------------------------------------ friction
 
+
 def test_every_missing_credential_is_named_in_one_error(tmp_path):
-    config = write_site(tmp_path, {"mode": "send", "channels": {
-        "masto": {"type": "mastodon", "instance": "https://m.example"},
-        "devto": {"type": "forem"},
-        "bsky": {"type": "bluesky", "handle": "me.bsky.social"}}}, {"a.md": post("A")})
+    config = write_site(
+        tmp_path,
+        {
+            "mode": "send",
+            "channels": {
+                "masto": {"type": "mastodon", "instance": "https://m.example"},
+                "devto": {"type": "forem"},
+                "bsky": {"type": "bluesky", "handle": "me.bsky.social"},
+            },
+        },
+        {"a.md": post("A")},
+    )
     result = mkdocs(config)
     assert result.returncode != 0
     for setting in ("channels.masto.token", "channels.devto.api_key", "channels.bsky.app_password"):
@@ -112,39 +125,53 @@ def test_every_missing_credential_is_named_in_one_error(tmp_path):
 
 def test_git_status_stays_clean_but_for_the_ledger(tmp_path):
     import subprocess
-    config = write_site(tmp_path, {"mode": "send", "sandbox": True, "channels": {
-        "masto": {"type": "mastodon"}}}, {"a.md": post("A")})
-    (tmp_path / ".gitignore").write_text("site/\n")   # what any MkDocs site ignores already
+
+    config = write_site(
+        tmp_path, {"mode": "send", "sandbox": True, "channels": {"masto": {"type": "mastodon"}}}, {"a.md": post("A")}
+    )
+    (tmp_path / ".gitignore").write_text("site/\n")  # what any MkDocs site ignores already
     env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env={**env, "PATH": "/usr/bin:/bin"})
     assert mkdocs(config).returncode == 0
     for folder in (".syndicate-cache", ".syndicate-sandbox"):
         assert (tmp_path / folder / ".gitignore").read_text().strip().endswith("*")
     assert (tmp_path / ".syndicate-cache" / "ledger.yml.lock").exists()
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path,
-                            capture_output=True, text=True, env={**env, "PATH": "/usr/bin:/bin"}).stdout
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**env, "PATH": "/usr/bin:/bin"},
+    ).stdout
     untracked = sorted(line[3:] for line in status.splitlines())
     assert untracked == [".gitignore", "docs/index.md", "docs/posts/a.md", "ledger.yml", "mkdocs.yml"], untracked
 
 
 def test_sandbox_pacing_is_scaled_down_and_says_so(tmp_path):
     import time
+
     posts = {f"{n}.md": post(f"P{n}", f"2026-11-2{n}") for n in range(1, 4)}
     config = write_site(tmp_path, {"mode": "send", "sandbox": True, "channels": {"devto": {"type": "forem"}}}, posts)
     started = time.monotonic()
     result = mkdocs(config)
     assert result.returncode == 0, result.stderr
-    assert time.monotonic() - started < 30          # 2 × 75 s of real DEV spacing would be 150 s
+    assert time.monotonic() - started < 30  # 2 × 75 s of real DEV spacing would be 150 s
     assert "pacing 100× faster than configured (devto 75 s → 0.75 s; `sandbox_pacing: real`" in result.stderr
 
 
 def test_sandbox_pacing_real_keeps_the_configured_spacing(tmp_path):
     from mkdocs_syndicate.channels.base import Site
     from mkdocs_syndicate.engine.options import make_channels, parse_options, sandbox_note
+
     for pacing, expected in (("fast", 0.75), ("real", 75.0)):
-        options = parse_options({"devto": {"type": "forem"}}, ledger_path=tmp_path / "l.yml",
-                                site=Site("https://example.com/", "x"), sandbox=True, sending=True,
-                                sandbox_pacing=pacing)
+        options = parse_options(
+            {"devto": {"type": "forem"}},
+            ledger_path=tmp_path / "l.yml",
+            site=Site("https://example.com/", "x"),
+            sandbox=True,
+            sending=True,
+            sandbox_pacing=pacing,
+        )
         (channel,) = make_channels(options)
         assert channel.settings.min_interval == expected
         assert ("100× faster" in sandbox_note(options)) == (pacing == "fast")
@@ -156,11 +183,15 @@ def test_a_github_pages_project_site_pings_indexnow_with_its_key_under_the_proje
     named as keyLocation; the sandbox engine, like the real ones, fetches it there and takes the
     URLs under that folder. It used to look for the key under the path twice: 403 on every run."""
     posts = {"hello.md": post("Hello", (NOW - dt.timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S"))}
-    config = write_site(tmp_path, {"channels": {"ping": {"type": "indexnow", "key": "project-key-0001"}},
-                                   "sandbox": True}, posts, site_url="https://user.github.io/project/")
+    config = write_site(
+        tmp_path,
+        {"channels": {"ping": {"type": "indexnow", "key": "project-key-0001"}}, "sandbox": True},
+        posts,
+        site_url="https://user.github.io/project/",
+    )
     first = mkdocs(config, env={"CI": "true"})
     assert first.returncode == 0, first.stderr
-    key = "sandbox-indexnow-key-0001"   # a rehearsal pings with the sandbox's own key
+    key = "sandbox-indexnow-key-0001"  # a rehearsal pings with the sandbox's own key
     assert (tmp_path / "site" / f"{key}.txt").read_text() == key
     record = Ledger.read(tmp_path / "ledger.yml").record("posts/hello/", "ping")
     assert record.state == "in_flight" and record.error.startswith("202 accepted"), record
@@ -168,4 +199,3 @@ def test_a_github_pages_project_site_pings_indexnow_with_its_key_under_the_proje
     second = mkdocs(config, env={"CI": "true"})
     assert second.returncode == 0 and "403" not in second.stderr, second.stderr
     assert Ledger.read(tmp_path / "ledger.yml").record("posts/hello/", "ping").state == "done"
-

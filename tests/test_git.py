@@ -29,14 +29,18 @@ from mkdocs_syndicate.ledger.store import Ledger
 
 pytestmark = pytest.mark.process
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "t@example.com",
-           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(*args: str, cwd: Path) -> str:
-    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                            env={**os.environ, **GIT_ENV})
+    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **GIT_ENV})
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -61,8 +65,7 @@ def clone(bare: Path, target: Path) -> Path:
 
 
 def remote_ledger(bare: Path) -> str | None:
-    result = subprocess.run(["git", "--git-dir", str(bare), "show", "main:ledger.yml"],
-                            capture_output=True, text=True)
+    result = subprocess.run(["git", "--git-dir", str(bare), "show", "main:ledger.yml"], capture_output=True, text=True)
     return result.stdout if result.returncode == 0 else None
 
 
@@ -70,8 +73,9 @@ GIT = GitSettings(commit=True, push=True, branch="main")
 
 
 def run(work: Path, channels: dict, posts, clock=None, transport=None, git_settings=GIT):
-    opts = parse_options(channels, ledger_path=work / "ledger.yml", site=SITE, sandbox=False, sending=True,
-                         git=git_settings)
+    opts = parse_options(
+        channels, ledger_path=work / "ledger.yml", site=SITE, sandbox=False, sending=True, git=git_settings
+    )
     return send(opts, posts, ListReporter(), clock=clock, transport=transport)
 
 
@@ -83,18 +87,37 @@ def repo(tmp_path, monkeypatch):
     return bare, clone(bare, tmp_path / "work")
 
 
-CREATES = {"masto": "/api/v1/statuses", "devto": "/api/articles", "weibo": "/statuses/share.json",
-           "bsky": "com.atproto.repo.putRecord"}
+CREATES = {
+    "masto": "/api/v1/statuses",
+    "devto": "/api/articles",
+    "weibo": "/statuses/share.json",
+    "bsky": "com.atproto.repo.putRecord",
+}
 
 
 def every_channel(sandbox) -> dict:
-    return {"ping": indexnow_raw(sandbox), "masto": mastodon_raw(sandbox),
-            "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
-                      "min_interval": 0},
-            "weibo": {"type": "weibo", "api": sandbox.url + "/weibo/2",
-                      "access_token": "sandbox-weibo-access-token", "rip": "203.0.113.7"},
-            "bsky": {"type": "bluesky", "service": sandbox.url + "/bluesky", "handle": "sandbox.bsky.social",
-                     "app_password": "sandbox-bsky-app-password"}}
+    return {
+        "ping": indexnow_raw(sandbox),
+        "masto": mastodon_raw(sandbox),
+        "devto": {
+            "type": "forem",
+            "api": sandbox.url + "/forem/api",
+            "api_key": "sandbox-forem-api-key",
+            "min_interval": 0,
+        },
+        "weibo": {
+            "type": "weibo",
+            "api": sandbox.url + "/weibo/2",
+            "access_token": "sandbox-weibo-access-token",
+            "rip": "203.0.113.7",
+        },
+        "bsky": {
+            "type": "bluesky",
+            "service": sandbox.url + "/bluesky",
+            "handle": "sandbox.bsky.social",
+            "app_password": "sandbox-bsky-app-password",
+        },
+    }
 
 
 def count_pushes(bare: Path) -> Path:
@@ -129,8 +152,9 @@ class PushedBeforeSend(httpx.AsyncBaseTransport):
         self.creates: dict[str, int] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        channel = next((c for c, path in CREATES.items()
-                        if request.method == "POST" and request.url.path.endswith(path)), None)
+        channel = next(
+            (c for c, path in CREATES.items() if request.method == "POST" and request.url.path.endswith(path)), None
+        )
         if channel is not None:
             text = remote_ledger(self.bare)
             assert text is not None, "nothing pushed before the request"
@@ -168,10 +192,12 @@ def test_one_post_on_five_channels_takes_two_pushes(repo, sandbox):
     counter = count_pushes(bare)
     report = run(work, every_channel(sandbox), [make_post(1)])
     assert not report.undone, report.results
-    assert pushes(counter) <= 3, pushes(counter)   # 2 unless a lane lags behind the linger
+    assert pushes(counter) <= 3, pushes(counter)  # 2 unless a lane lags behind the linger
     log = git("log", "--format=%s", "main", cwd=bare).splitlines()
     assert any(re.search(r"bsky, devto, masto, (ping, )?weibo in_flight for blog/post-1/", m) for m in log), log
-    assert re.match(r"syndicate: bsky, devto, masto, (ping, )?weibo done(; ping in_flight)? for blog/post-1/", log[0]), log
+    assert re.match(
+        r"syndicate: bsky, devto, masto, (ping, )?weibo done(; ping in_flight)? for blog/post-1/", log[0]
+    ), log
 
 
 def test_a_commit_and_push_is_two_git_processes(repo):
@@ -184,14 +210,17 @@ def test_a_commit_and_push_is_two_git_processes(repo):
     mirror = GitMirror(work / "ledger.yml", GIT)
     mirror.start()
     for n in range(3):
-        posts = {"blog/x/": PostEntry("https://example.com/blog/x/", "X",
-                                      {"masto": Record("in_flight", n + 1, "2026-12-03T00:00:00Z")})}
+        posts = {
+            "blog/x/": PostEntry(
+                "https://example.com/blog/x/", "X", {"masto": Record("in_flight", n + 1, "2026-12-03T00:00:00Z")}
+            )
+        }
         before = mirror.processes
         text = dump(posts)
         mirror.persist(posts, text, [("blog/x/", "masto", "in_flight")], push=True)
         assert mirror.processes - before == 2
         assert remote_ledger(bare) == text
-    assert git("for-each-ref", "refs/syndicate", cwd=work).strip() == ""   # no scratch ref left behind
+    assert git("for-each-ref", "refs/syndicate", cwd=work).strip() == ""  # no scratch ref left behind
 
 
 def test_a_start_takes_the_ledgers_posts_when_the_pushed_ledger_is_the_same_file(repo):
@@ -201,8 +230,11 @@ def test_a_start_takes_the_ledgers_posts_when_the_pushed_ledger_is_the_same_file
     from mkdocs_syndicate.ledger.schema import PostEntry, Record
 
     _, work = repo
-    posts = {"blog/x/": PostEntry("https://example.com/blog/x/", "X",
-                                  {"masto": Record("done", 1, "2026-12-03T00:00:00Z", remote_id="1")})}
+    posts = {
+        "blog/x/": PostEntry(
+            "https://example.com/blog/x/", "X", {"masto": Record("done", 1, "2026-12-03T00:00:00Z", remote_id="1")}
+        )
+    }
     (work / "ledger.yml").write_text(dump(posts))
     git("add", "ledger.yml", cwd=work)
     git("commit", "--quiet", "-m", "ledger", cwd=work)
@@ -210,7 +242,7 @@ def test_a_start_takes_the_ledgers_posts_when_the_pushed_ledger_is_the_same_file
     local = parse((work / "ledger.yml").read_text(), "local")
     same = GitMirror(work / "ledger.yml", GIT)
     assert same.start(local) is None and same.base is local
-    (work / "ledger.yml").write_text(dump({}))   # the checkout's file lags behind the remote
+    (work / "ledger.yml").write_text(dump({}))  # the checkout's file lags behind the remote
     behind = GitMirror(work / "ledger.yml", GIT)
     remote = behind.start({})
     assert remote == posts and behind.base is remote
@@ -234,16 +266,18 @@ def test_commits_carry_the_users_identity_when_set_else_the_bots(repo, monkeypat
     user.start()
     user.persist(posts, dump(posts) + "# again\n", [], push=True)
     authors = git("log", "-2", "--format=%an <%ae>|%cn <%ce>", "main", cwd=bare).splitlines()
-    assert authors == ["Ada Lovelace <ada@example.com>|Ada Lovelace <ada@example.com>",
-                       "mkdocs-syndicate <mkdocs-syndicate@users.noreply.github.com>|"
-                       "mkdocs-syndicate <mkdocs-syndicate@users.noreply.github.com>"], authors
+    assert authors == [
+        "Ada Lovelace <ada@example.com>|Ada Lovelace <ada@example.com>",
+        "mkdocs-syndicate <mkdocs-syndicate@users.noreply.github.com>|"
+        "mkdocs-syndicate <mkdocs-syndicate@users.noreply.github.com>",
+    ], authors
 
 
 def test_a_shallow_checkout_pushes_and_handles_a_race(repo, sandbox, tmp_path):
     """actions/checkout clones one commit deep unless told otherwise: the ledger's commits build on
     that tip, and a lost race fetches and merges onto the new tip just the same."""
     bare, work = repo
-    for n in range(3):   # some history the shallow clones do not have
+    for n in range(3):  # some history the shallow clones do not have
         (work / f"page-{n}.md").write_text(f"# {n}\n")
         git("add", ".", cwd=work)
         git("commit", "--quiet", "-m", f"page {n}", cwd=work)
@@ -257,10 +291,12 @@ def test_a_shallow_checkout_pushes_and_handles_a_race(repo, sandbox, tmp_path):
     assert not run(second, {"ping": indexnow_raw(sandbox)}, [make_post(2)]).undone
     pushed = parse(remote_ledger(bare), "remote")
     assert {(k, c): r.state for k, e in pushed.items() for c, r in e.channels.items()} == {
-        ("blog/post-1/", "masto"): "done", ("blog/post-2/", "ping"): "done"}
+        ("blog/post-1/", "masto"): "done",
+        ("blog/post-2/", "ping"): "done",
+    }
     assert len(sandbox.snapshot()["mastodon"]["statuses"]) == 1
     log = git("log", "--format=%s", "main", cwd=bare)
-    assert "syndicate: this run's records on top of another run's" in log, log   # the race was lost, then merged
+    assert "syndicate: this run's records on top of another run's" in log, log  # the race was lost, then merged
 
 
 def test_a_stale_checkout_loses_its_first_push_and_takes_the_pushed_ledger_sending_nothing(repo, sandbox, tmp_path):
@@ -272,7 +308,7 @@ def test_a_stale_checkout_loses_its_first_push_and_takes_the_pushed_ledger_sendi
     assert not run(work, {"masto": mastodon_raw(sandbox)}, posts).undone
     requests = len(sandbox.requests())
     report = run(stale, {"masto": mastodon_raw(sandbox)}, posts)
-    assert report.results == [] and not report.undone   # the other run finished it: nothing to say
+    assert report.results == [] and not report.undone  # the other run finished it: nothing to say
     assert len(sandbox.requests()) == requests and len(sandbox.snapshot()["mastodon"]["statuses"]) == 1
     assert Ledger.read(stale / "ledger.yml").record("blog/post-1/", "masto").state == "done"
     assert git("rev-parse", "HEAD", cwd=stale) == git("rev-parse", "main", cwd=bare)
@@ -308,19 +344,26 @@ def test_a_push_refused_mid_run_sends_nothing_further(repo, sandbox):
     lanes waiting for it send nothing, and no lane sends anything after it."""
     bare, work = repo
     hook = bare / "hooks" / "pre-receive"
-    hook.write_text(f"#!/bin/sh\ncat >/dev/null\necho push >> '{bare}/pushes'\n"
-                    f"[ $(wc -l < '{bare}/pushes') -ge 2 ] && {{ echo 'protected branch' >&2; exit 1; }}\nexit 0\n")
+    hook.write_text(
+        f"#!/bin/sh\ncat >/dev/null\necho push >> '{bare}/pushes'\n"
+        f"[ $(wc -l < '{bare}/pushes') -ge 2 ] && {{ echo 'protected branch' >&2; exit 1; }}\nexit 0\n"
+    )
     hook.chmod(0o755)
     with pytest.raises(LedgerWriteError) as caught:
         run(work, every_channel(sandbox), [make_post(1), make_post(2), make_post(3)])
     assert "protected branch" in str(caught.value)
     state = sandbox.snapshot()
     from crashsite import remote
+
     for emulator in ("mastodon", "forem", "weibo", "bluesky"):
-        assert len(remote(state, emulator)) == 1, emulator    # post 1 only
+        assert len(remote(state, emulator)) == 1, emulator  # post 1 only
     pushed = parse(remote_ledger(bare), "remote")
     assert {c: r.state for c, r in pushed["blog/post-1/"].channels.items() if c != "ping"} == {
-        "masto": "in_flight", "devto": "in_flight", "weibo": "in_flight", "bsky": "in_flight"}
+        "masto": "in_flight",
+        "devto": "in_flight",
+        "weibo": "in_flight",
+        "bsky": "in_flight",
+    }
     assert all(set(pushed[k].channels) <= {"ping"} for k in ("blog/post-2/", "blog/post-3/") if k in pushed)
 
 
@@ -338,6 +381,7 @@ def test_a_push_race_on_other_pairs_is_reapplied_on_the_new_tip(repo, sandbox, t
             if first and request.method == "POST":
                 first = False  # someone else's run lands between our in_flight push and our done push
                 import concurrent.futures
+
                 with concurrent.futures.ThreadPoolExecutor(1) as pool:  # its own event loop
                     other_run = pool.submit(run, other, {"ping": indexnow_raw(sandbox)}, [make_post(9)])
                     assert not other_run.result().undone
@@ -359,28 +403,37 @@ def test_another_run_taking_a_pair_of_this_plan_makes_the_plan_stale(repo, sandb
     bare, work = repo
     other = clone(bare, tmp_path / "other")
     first = True
-    devto = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
-             "min_interval": 0.5}
+    devto = {
+        "type": "forem",
+        "api": sandbox.url + "/forem/api",
+        "api_key": "sandbox-forem-api-key",
+        "min_interval": 0.5,
+    }
 
     class Interloper(httpx.AsyncBaseTransport):
         async def handle_async_request(self, request):
             nonlocal first
             if first and request.method == "POST" and request.url.path.endswith("/api/v1/statuses"):
-                first = False   # while our DEV lane waits out its pacing, they send post 2 to DEV
+                first = False  # while our DEV lane waits out its pacing, they send post 2 to DEV
                 import concurrent.futures
+
                 with concurrent.futures.ThreadPoolExecutor(1) as pool:
                     other_run = pool.submit(run, other, {"devto": {**devto, "min_interval": 0}}, [make_post(2)])
                     assert not other_run.result().undone
             return await forward(request)
 
-    report = run(work, {"masto": mastodon_raw(sandbox), "devto": devto}, [make_post(1), make_post(2)],
-                 transport=Interloper())
+    report = run(
+        work, {"masto": mastodon_raw(sandbox), "devto": devto}, [make_post(1), make_post(2)], transport=Interloper()
+    )
     assert not any("unexpected error" in r.detail for r in report.results), report.results
     assert sorted(a["title"] for a in sandbox.snapshot()["forem"]["articles"]) == ["Post 1", "Post 2"]
     pushed = parse(remote_ledger(bare), "remote")
     assert {(k, c): r.state for k, e in pushed.items() for c, r in e.channels.items()} == {
-        ("blog/post-1/", "masto"): "done", ("blog/post-2/", "masto"): "done",
-        ("blog/post-1/", "devto"): "done", ("blog/post-2/", "devto"): "done"}
+        ("blog/post-1/", "masto"): "done",
+        ("blog/post-2/", "masto"): "done",
+        ("blog/post-1/", "devto"): "done",
+        ("blog/post-2/", "devto"): "done",
+    }
     # The report is the ledger as pushed: one line per pair, none "not attempted" that is done
     # (it said both, and exited 1 with all done).
     said = [(r.post_key, r.channel) for r in report.results]
@@ -398,8 +451,7 @@ def test_two_runs_claiming_a_pair_with_identical_in_flight_records_send_it_once(
 
     bare, work = repo
     other = clone(bare, tmp_path / "other")
-    devto = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
-             "min_interval": 0}
+    devto = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0}
     start = float(int(time.time()))
     b_report = None
 
@@ -409,7 +461,7 @@ def test_two_runs_claiming_a_pair_with_identical_in_flight_records_send_it_once(
         async def handle_async_request(self, request):
             nonlocal b_report
             if b_report is None and request.method == "POST":
-                with concurrent.futures.ThreadPoolExecutor(1) as pool:   # its own event loop
+                with concurrent.futures.ThreadPoolExecutor(1) as pool:  # its own event loop
                     b_report = pool.submit(run, other, {"devto": devto}, [make_post(1)], FakeClock(start)).result()
             return await forward(request)
 
@@ -436,7 +488,7 @@ def test_the_end_of_run_push_that_loses_a_race_takes_theirs_like_any_other(repo,
     other = clone(bare, tmp_path / "other")
     masto = mastodon_raw(sandbox, min_interval=0)
     b_sent, release_b = threading.Event(), threading.Event()
-    pool = concurrent.futures.ThreadPoolExecutor(1)   # B: its own thread, its own event loop
+    pool = concurrent.futures.ThreadPoolExecutor(1)  # B: its own thread, its own event loop
     b_run: concurrent.futures.Future | None = None
     main = threading.current_thread()
     final_push_raced = []
@@ -453,7 +505,7 @@ def test_the_end_of_run_push_that_loses_a_race_takes_theirs_like_any_other(repo,
     class StartsB(httpx.AsyncBaseTransport):
         async def handle_async_request(self, request):
             nonlocal b_run
-            if b_run is None and request.method == "POST":   # A's post 1 is out: B takes post 2
+            if b_run is None and request.method == "POST":  # A's post 1 is out: B takes post 2
                 b_run = pool.submit(run, other, {"masto": masto}, [make_post(2)], transport=HeldB())
                 assert b_sent.wait(30), "B never sent"
             return await forward(request)
@@ -477,16 +529,16 @@ def test_the_end_of_run_push_that_loses_a_race_takes_theirs_like_any_other(repo,
         pool.shutdown()
     assert final_push_raced, "the end-of-run push never happened"
     statuses = sandbox.snapshot()["mastodon"]["statuses"]
-    assert len(statuses) == 2, statuses   # post 1 by A, post 2 by B: none twice
+    assert len(statuses) == 2, statuses  # post 1 by A, post 2 by B: none twice
     pushed = parse(remote_ledger(bare), "remote")
-    assert {k: e.channels["masto"].state for k, e in pushed.items()} == {"blog/post-1/": "done",
-                                                                        "blog/post-2/": "done"}
+    assert {k: e.channels["masto"].state for k, e in pushed.items()} == {"blog/post-1/": "done", "blog/post-2/": "done"}
     log = git("log", "--format=%s", "main", cwd=bare).splitlines()
     assert "on top of another run's" in log[0], log
     assert {(r.post_key, r.state) for r in report.results} >= {("blog/post-1/", "done")}, report.results
 
 
 # ------------------------------------------------------------------ real processes
+
 
 class GitScenario(Scenario):
     """A crashlab scenario whose ledger lives in a clone of a bare repository, pushed per transition."""
@@ -521,14 +573,24 @@ class GitScenario(Scenario):
 
 # A clean run of this scenario (3 posts × 5 channels) pushes 4 groups: the in_flight records of
 # post one; done(one) with in_flight(two); done(two) with in_flight(three); done(three).
-CONTAINER_DEATHS = ["ledger.replaced:1", "git.committed:1", "after_in_flight_write:1", "after_in_flight_write:3",
-                    "after_response:2", "before_done_write:4", "after_done_write:5", "ledger.tmp_fsynced:2",
-                    "after_in_flight_write:9", "after_response:11"]
+CONTAINER_DEATHS = [
+    "ledger.replaced:1",
+    "git.committed:1",
+    "after_in_flight_write:1",
+    "after_in_flight_write:3",
+    "after_response:2",
+    "before_done_write:4",
+    "after_done_write:5",
+    "ledger.tmp_fsynced:2",
+    "after_in_flight_write:9",
+    "after_response:11",
+]
 
 
 @pytest.mark.crash
-@pytest.mark.parametrize(("kill_at", "hostile"), [(kill_at, SAME_PATH[n % len(SAME_PATH)])
-                                                 for n, kill_at in enumerate(CONTAINER_DEATHS)])
+@pytest.mark.parametrize(
+    ("kill_at", "hostile"), [(kill_at, SAME_PATH[n % len(SAME_PATH)]) for n, kill_at in enumerate(CONTAINER_DEATHS)]
+)
 def test_container_death_then_a_fresh_clone_reruns_with_no_duplicate_and_no_miss(tmp_path, kill_at, hostile):
     """Against plain servers and hostile ones in turn: a Mastodon that ignores the idempotency key,
     one that answers a replayed key with 500, and slow commits."""
@@ -553,10 +615,15 @@ def pushed_in_flight(scenario: GitScenario, last_push_only: bool = False) -> tup
 
     text = remote_ledger(scenario.bare)
     assert text is not None
-    before = subprocess.run(["git", "--git-dir", str(scenario.bare), "show", "main~1:ledger.yml"],
-                            capture_output=True, text=True).stdout if last_push_only else ""
+    before = (
+        subprocess.run(
+            ["git", "--git-dir", str(scenario.bare), "show", "main~1:ledger.yml"], capture_output=True, text=True
+        ).stdout
+        if last_push_only
+        else ""
+    )
     earlier = parse(before, "remote~1") if before else {}
-    scenario.server.wait_idle(timeout=30)   # what reached the server before the kill is visible
+    scenario.server.wait_idle(timeout=30)  # what reached the server before the kill is visible
     state = scenario.server.snapshot()
     sent, unsent = [], []
     for key, entry in parse(text, "remote").items():
@@ -572,10 +639,9 @@ def pushed_in_flight(scenario: GitScenario, last_push_only: bool = False) -> tup
 # (its in_flight records are on the remote, none of their requests left: the rerun reads after the
 # settle time, finds nothing and sends each once), and with a group committed but not pushed (the
 # requests went out, their done records did not reach the remote: the rerun reads each back).
-GROUP_KILLS = [("git.pushed", group, "pushed, request not sent", "between a group's push and its requests")
-               for group in (1, 2, 3)] + \
-              [("git.committed", group, "sent, done not pushed", "between responses and their done push")
-               for group in (2, 3, 4)]
+GROUP_KILLS = [
+    ("git.pushed", group, "pushed, request not sent", "between a group's push and its requests") for group in (1, 2, 3)
+] + [("git.committed", group, "sent, done not pushed", "between responses and their done push") for group in (2, 3, 4)]
 
 
 @pytest.mark.crash
@@ -585,15 +651,15 @@ def test_container_death_around_a_groups_push(tmp_path, checkpoint, group, landi
     try:
         code, output = scenario.run(SYNDICATE_CRASH_AT=f"{checkpoint}:{group}")
         assert code == -signal.SIGKILL, output
-        if checkpoint == "git.pushed":   # this group's in_flight records are out; not one request
+        if checkpoint == "git.pushed":  # this group's in_flight records are out; not one request
             sent, unsent = pushed_in_flight(scenario, last_push_only=True)
             landed = unsent
-            assert unsent and not sent, (sent, unsent)   # where the kill landed
-        else:   # requests went out whose done records are only in the unpushed commit (a lane still
+            assert unsent and not sent, (sent, unsent)  # where the kill landed
+        else:  # requests went out whose done records are only in the unpushed commit (a lane still
             # waiting for its answer may hold an in_flight whose request never arrived)
             sent, unsent = pushed_in_flight(scenario)
             landed = sent
-            assert sent, (sent, unsent)   # where the kill landed
+            assert sent, (sent, unsent)  # where the kill landed
         print(f"killed at {checkpoint}:{group}: in_flight {landing}: {', '.join(landed)}")
         scenario.fresh_clone()
         scenario.recovers()
@@ -650,9 +716,14 @@ def test_the_plugin_pushes_the_ledger_from_a_ci_build(repo, sandbox):
     from sites import mkdocs, post, write_site
 
     bare, work = repo
-    config = write_site(work, {"git": {"push": True}, "channels": {
-        "masto": mastodon_raw(sandbox), "ping": indexnow_raw(sandbox, key="site-key-1234")}},
-        {"a.md": post("Alpha"), "b.md": post("Beta", "2026-11-21")})
+    config = write_site(
+        work,
+        {
+            "git": {"push": True},
+            "channels": {"masto": mastodon_raw(sandbox), "ping": indexnow_raw(sandbox, key="site-key-1234")},
+        },
+        {"a.md": post("Alpha"), "b.md": post("Beta", "2026-11-21")},
+    )
     sandbox.key_file_root = work / "site"
     (work / ".gitignore").write_text("site/\n.syndicate-cache/\n*.yml.lock\n")
     git("add", ".", cwd=work)
@@ -662,8 +733,11 @@ def test_the_plugin_pushes_the_ledger_from_a_ci_build(repo, sandbox):
     assert result.returncode == 0, result.stderr
     pushed = parse(remote_ledger(bare), "remote")
     assert {(k, c): r.state for k, e in pushed.items() for c, r in e.channels.items()} == {
-        ("posts/a/", "masto"): "done", ("posts/a/", "ping"): "done",
-        ("posts/b/", "masto"): "done", ("posts/b/", "ping"): "done"}
+        ("posts/a/", "masto"): "done",
+        ("posts/a/", "ping"): "done",
+        ("posts/b/", "masto"): "done",
+        ("posts/b/", "ping"): "done",
+    }
     assert git("status", "--porcelain", cwd=work).strip() == ""
 
 
@@ -676,20 +750,34 @@ def test_ctrl_c_while_the_in_flight_is_pushed_records_that_nothing_was_sent(repo
     from sites import command, mkdocs, post, write_site
 
     bare, work = repo
-    config = write_site(work, {"mode": "plan", "git": {"push": True}, "channels": {
-        "masto": mastodon_raw(sandbox, min_interval=0),
-        "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
-                  "min_interval": 0}}}, {"a.md": post("Alpha")})
+    config = write_site(
+        work,
+        {
+            "mode": "plan",
+            "git": {"push": True},
+            "channels": {
+                "masto": mastodon_raw(sandbox, min_interval=0),
+                "devto": {
+                    "type": "forem",
+                    "api": sandbox.url + "/forem/api",
+                    "api_key": "sandbox-forem-api-key",
+                    "min_interval": 0,
+                },
+            },
+        },
+        {"a.md": post("Alpha")},
+    )
     (work / ".gitignore").write_text("site/\n.syndicate-cache/\n*.yml.lock\n")
     git("add", ".", cwd=work)
     git("commit", "--quiet", "-m", "site", cwd=work)
     git("push", "--quiet", "origin", "HEAD:main", cwd=work)
-    assert mkdocs(config, env=GIT_ENV).returncode == 0   # plan: saves the posts for `run`
+    assert mkdocs(config, env=GIT_ENV).returncode == 0  # plan: saves the posts for `run`
     started = bare / "push-started"
-    hook = bare / "hooks" / "pre-receive"   # the first push hangs, as a slow remote would
+    hook = bare / "hooks" / "pre-receive"  # the first push hangs, as a slow remote would
     finished = bare / "push-finished"
-    hook.write_text(f"#!/bin/sh\ncat >/dev/null\n"
-                    f"if [ ! -e '{started}' ]; then touch '{started}'; sleep 3; touch '{finished}'; fi\n")
+    hook.write_text(
+        f"#!/bin/sh\ncat >/dev/null\nif [ ! -e '{started}' ]; then touch '{started}'; sleep 3; touch '{finished}'; fi\n"
+    )
     hook.chmod(0o755)
     run_ = command(config, "run", env=GIT_ENV)
     try:
@@ -711,22 +799,26 @@ def test_ctrl_c_while_the_in_flight_is_pushed_records_that_nothing_was_sent(repo
     assert state["mastodon"]["statuses"] == [] and state["forem"]["articles"] == []
     pushed = parse(remote_ledger(bare), "remote")["posts/a/"].channels
     assert {c: (r.state, r.error) for c, r in pushed.items()} == {
-        c: ("failed", "interrupted before the request was sent (the next run sends it)") for c in ("masto", "devto")}
+        c: ("failed", "interrupted before the request was sent (the next run sends it)") for c in ("masto", "devto")
+    }
 
     requests = len(sandbox.requests())
     again = command(config, "run", env=GIT_ENV)
     _, err = again.communicate(timeout=60)
     assert again.returncode == 0, err
-    assert [r["method"] for r in sandbox.requests()[requests:]] == ["POST", "POST"]   # no read first
+    assert [r["method"] for r in sandbox.requests()[requests:]] == ["POST", "POST"]  # no read first
     assert {c: r.state for c, r in parse(remote_ledger(bare), "remote")["posts/a/"].channels.items()} == {
-        "masto": "done", "devto": "done"}
+        "masto": "done",
+        "devto": "done",
+    }
 
 
 def test_a_bad_git_setting_is_named(tmp_path, sandbox):
     from sites import mkdocs, post, write_site
 
-    config = write_site(tmp_path, {"git": {"push": "yes"}, "channels": {"masto": mastodon_raw(sandbox)}},
-                        {"a.md": post("Alpha")})
+    config = write_site(
+        tmp_path, {"git": {"push": "yes"}, "channels": {"masto": mastodon_raw(sandbox)}}, {"a.md": post("Alpha")}
+    )
     result = mkdocs(config)
     assert result.returncode == 1 and "plugins.syndicate.git.push: must be true or false" in result.stderr
 
@@ -734,12 +826,15 @@ def test_a_bad_git_setting_is_named(tmp_path, sandbox):
 def test_commit_without_push_keeps_every_transition_as_a_local_commit(repo, sandbox):
     bare, work = repo
     remote_before = git("rev-parse", "main", cwd=bare)
-    report = run(work, {"masto": mastodon_raw(sandbox)}, [make_post(1)],
-                 git_settings=GitSettings(commit=True, push=False))
+    report = run(
+        work, {"masto": mastodon_raw(sandbox)}, [make_post(1)], git_settings=GitSettings(commit=True, push=False)
+    )
     assert not report.undone
     log = git("log", "--format=%s", "HEAD", cwd=work).splitlines()
-    assert log[:2] == ["syndicate: masto done for blog/post-1/ [skip ci]",
-                       "syndicate: masto in_flight for blog/post-1/ [skip ci]"]
+    assert log[:2] == [
+        "syndicate: masto done for blog/post-1/ [skip ci]",
+        "syndicate: masto in_flight for blog/post-1/ [skip ci]",
+    ]
     assert git("rev-parse", "main", cwd=bare) == remote_before  # nothing pushed
     assert git("status", "--porcelain", "--untracked-files=no", cwd=work).strip() == ""
 
@@ -751,12 +846,16 @@ def test_a_garbage_login_while_the_in_flight_is_pushed_posts_nothing_then_retrie
     run with a fresh login, and posted exactly once."""
     bare, work = repo
     bsky = every_channel(sandbox)["bsky"]
-    sandbox.add_fault({"channel": "bluesky", "action": "status", "status": 200, "body": body.decode(),
-                       "match": "createSession"})
+    sandbox.add_fault(
+        {"channel": "bluesky", "action": "status", "status": 200, "body": body.decode(), "match": "createSession"}
+    )
     report = run(work, {"bsky": bsky}, [make_post(1)])
     assert not report.undone, report.results
     assert len(sandbox.snapshot()["bluesky"]["records"]) == 1
     assert [r["path"].rsplit("/", 1)[1] for r in sandbox.requests("bluesky")] == [
-        "com.atproto.server.createSession", "com.atproto.server.createSession", "com.atproto.repo.putRecord"]
+        "com.atproto.server.createSession",
+        "com.atproto.server.createSession",
+        "com.atproto.repo.putRecord",
+    ]
     record = parse(remote_ledger(bare), "remote")["blog/post-1/"].channels["bsky"]
     assert record.state == "done" and record.attempts == 2

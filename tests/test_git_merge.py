@@ -42,7 +42,8 @@ def test_their_change_to_a_pair_we_left_alone_merges():
 def test_both_changing_a_pair_differently_is_contested():
     base = ledger(a__masto=flight())
     assert contested_pairs(base, ledger(a__masto=done("1")), ledger(a__masto=done("2")), set()) == [
-        Pair("blog/a/", "masto")]
+        Pair("blog/a/", "masto")
+    ]
 
 
 def test_equal_finished_records_merge():
@@ -53,7 +54,8 @@ def test_equal_finished_records_merge():
 def test_equal_in_flight_records_are_two_claims_and_contested():
     """Regression: same second, same key, same text; only the pushed claim may send."""
     assert contested_pairs({}, ledger(a__devto=flight()), ledger(a__devto=flight()), set()) == [
-        Pair("blog/a/", "devto")]
+        Pair("blog/a/", "devto")
+    ]
 
 
 def test_equal_in_flight_records_of_an_at_least_once_channel_merge():
@@ -70,8 +72,7 @@ def test_their_change_to_a_pair_of_our_plan_is_contested():
 def test_an_unpushed_in_flight_is_dropped_and_a_pushed_one_kept():
     base = ledger(a__masto=flight("2026-12-03T09:00:00Z"))
     ours = ledger(a__masto=flight(), b__masto=flight(), c__masto=done())
-    assert without_unpushed_in_flight(ours, base) == ledger(a__masto=flight("2026-12-03T09:00:00Z"),
-                                                           c__masto=done())
+    assert without_unpushed_in_flight(ours, base) == ledger(a__masto=flight("2026-12-03T09:00:00Z"), c__masto=done())
 
 
 def test_changed_pairs_compares_by_value_and_skips_shared_entries():
@@ -90,13 +91,20 @@ def test_the_report_is_the_ledger_as_pushed_one_line_per_pair():
     from mkdocs_syndicate.engine.results import PairResult
     from mkdocs_syndicate.engine.syndication import as_recorded
 
-    posts = {"a/": PostEntry("u", "t", {"m": Record("done", 1, "2026-12-02T07:00:00Z"),
-                                        "p": Record("done", 1, "2026-12-02T07:00:00Z")}),
-             "b/": PostEntry("u", "t", {"m": Record("failed", 1, "2026-12-02T07:00:00Z", error="x")})}
-    said = [PairResult("a/", "m", "not_attempted", "the run stopped: a race"),   # round 1
-            PairResult("a/", "p", "not_attempted", "another run changed this pair"),   # theirs, now done
-            PairResult("b/", "m", "not_attempted", "the run stopped"),
-            PairResult("a/", "m", "done", "sent"),                                 # round 2
-            PairResult("b/", "m", "failed", "refused")]
+    posts = {
+        "a/": PostEntry(
+            "u", "t", {"m": Record("done", 1, "2026-12-02T07:00:00Z"), "p": Record("done", 1, "2026-12-02T07:00:00Z")}
+        ),
+        "b/": PostEntry("u", "t", {"m": Record("failed", 1, "2026-12-02T07:00:00Z", error="x")}),
+    }
+    said = [
+        PairResult("a/", "m", "not_attempted", "the run stopped: a race"),  # round 1
+        PairResult("a/", "p", "not_attempted", "another run changed this pair"),  # theirs, now done
+        PairResult("b/", "m", "not_attempted", "the run stopped"),
+        PairResult("a/", "m", "done", "sent"),  # round 2
+        PairResult("b/", "m", "failed", "refused"),
+    ]
     assert [(r.post_key, r.channel, r.state) for r in as_recorded(said, posts)] == [
-        ("a/", "m", "done"), ("b/", "m", "failed")]
+        ("a/", "m", "done"),
+        ("b/", "m", "failed"),
+    ]

@@ -18,8 +18,11 @@ pytestmark = pytest.mark.unit
 
 
 def in_flight(n: int, channel: str = "masto") -> Transition:
-    return Transition(PostRef(f"blog/p{n}/", f"https://example.com/blog/p{n}/", f"P{n}"), channel,
-                      Record("in_flight", 1, "2026-12-03T00:00:00Z"))
+    return Transition(
+        PostRef(f"blog/p{n}/", f"https://example.com/blog/p{n}/", f"P{n}"),
+        channel,
+        Record("in_flight", 1, "2026-12-03T00:00:00Z"),
+    )
 
 
 class CountingLedger(Ledger):
@@ -63,7 +66,7 @@ def test_lanes_that_wait_together_share_one_flush(ledger):
 
     waited = asyncio.run(main())
     assert ledger.flushed == [["blog/p0/|masto", "blog/p1/|masto", "blog/p2/|masto"]]
-    assert waited < 1.0   # every lane was waiting: no linger
+    assert waited < 1.0  # every lane was waiting: no linger
     assert Ledger.read(ledger.path).record("blog/p2/", "masto").state == "in_flight"
 
 
@@ -71,7 +74,7 @@ def test_a_waiting_lane_does_not_wait_for_a_busy_one_beyond_the_linger(ledger):
     async def main():
         committer = GroupCommitter(ledger, lanes=2, on_failure=pytest.fail, linger=0.05)
         started = time.monotonic()
-        await committer.write([in_flight(1)], before_request=True)   # the other lane never writes
+        await committer.write([in_flight(1)], before_request=True)  # the other lane never writes
         waited = time.monotonic() - started
         committer.lane_done()
         committer.lane_done()
@@ -85,13 +88,13 @@ def test_a_waiting_lane_does_not_wait_for_a_busy_one_beyond_the_linger(ledger):
 def test_records_that_need_no_wait_ride_along_with_the_next_flush(ledger):
     async def main():
         committer = GroupCommitter(ledger, lanes=2, on_failure=pytest.fail, linger=0.05, idle_flush=5.0)
-        await committer.write([in_flight(1, "ping")], before_request=False)   # returns at once
+        await committer.write([in_flight(1, "ping")], before_request=False)  # returns at once
         assert ledger.flushed == [] and ledger.record("blog/p1/", "ping").state == "in_flight"
         await committer.write([in_flight(2)], before_request=True)
         committer.lane_done()
         committer.lane_done()
         await committer.write([in_flight(3, "ping")], before_request=False)
-        await committer.close()   # the run's last flush carries what is left
+        await committer.close()  # the run's last flush carries what is left
 
     asyncio.run(main())
     assert ledger.flushed == [["blog/p1/|ping", "blog/p2/|masto"], ["blog/p3/|ping"]]
@@ -104,7 +107,7 @@ def test_writes_made_during_a_flush_go_in_the_next_one(ledger):
     async def main():
         committer = GroupCommitter(ledger, lanes=2, on_failure=pytest.fail, linger=0.0)
         first = asyncio.ensure_future(committer.write([in_flight(1)], before_request=True))
-        await asyncio.sleep(0.1)   # the first flush is in its worker thread now
+        await asyncio.sleep(0.1)  # the first flush is in its worker thread now
         await committer.write([in_flight(2)], before_request=True)
         assert first.done()
         committer.lane_done()
@@ -135,7 +138,7 @@ def test_a_failed_flush_fails_its_waiters_the_next_groups_and_every_later_write(
     results = asyncio.run(main())
     assert all(isinstance(r, LedgerWriteError) for r in results), results
     assert len(heard) == 1 and ledger.flushed == [["blog/p1/|masto"]]
-    assert ledger.record("blog/p1/", "masto") is None   # the last durable state: nothing
+    assert ledger.record("blog/p1/", "masto") is None  # the last durable state: nothing
     assert not ledger.path.exists()
 
 
@@ -174,12 +177,13 @@ def test_the_flush_runs_outside_the_event_loop(ledger):
 def test_the_linger_runs_from_the_first_waiter_not_from_an_earlier_record(ledger):
     """Regression: a ping's done record staged first started the linger clock, so lanes answering
     a few milliseconds after the first waiter missed its push (10 pushes for 5 posts, not 6)."""
+
     async def main():
         committer = GroupCommitter(ledger, lanes=3, on_failure=pytest.fail, linger=0.2, idle_flush=5.0)
         await committer.write([in_flight(1, "ping")], before_request=False)
         await asyncio.sleep(0.15)
         first = asyncio.ensure_future(committer.write([in_flight(2)], before_request=True))
-        await asyncio.sleep(0.1)   # 0.25 s after the ping's record, 0.1 s after the first waiter
+        await asyncio.sleep(0.1)  # 0.25 s after the ping's record, 0.1 s after the first waiter
         second = asyncio.ensure_future(committer.write([in_flight(3)], before_request=True))
         await asyncio.gather(first, second)
         for _ in range(3):

@@ -33,8 +33,7 @@ TOKEN = "hostile-test-token-1234"
 
 def run(folder, channels, posts, clock, **options):
     folder.mkdir(parents=True, exist_ok=True)
-    opts = parse_options(channels, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False, sending=True,
-                         **options)
+    opts = parse_options(channels, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False, sending=True, **options)
     return send(opts, posts, ListReporter(), clock=clock)
 
 
@@ -46,6 +45,7 @@ def in_flight_2h_ago(folder, clock):
     import datetime as dt
 
     from mkdocs_syndicate.timeutil import to_iso
+
     folder.mkdir(parents=True, exist_ok=True)
     at = to_iso(dt.datetime.fromtimestamp(clock.now - 7200, dt.UTC))
     write_ledger(folder / "ledger.yml", {("blog/post-1/", "masto"): Record("in_flight", 1, at, created_at=at)})
@@ -53,16 +53,23 @@ def in_flight_2h_ago(folder, clock):
 
 # ------------------------------------------------------------------ pagination
 
+
 def test_a_next_page_on_another_origin_is_not_followed_and_gets_no_credential(tmp_path, clock):
     with RawServer(lambda conn, head: conn.sendall(answer(200, b"[]"))) as elsewhere:
+
         def instance(conn, head):
             line = head.split(b"\r\n", 1)[0]
             if b"verify_credentials" in line:
                 conn.sendall(answer(200, b'{"id": "1"}'))
             else:  # one status that is not ours, and a next page on another server
                 status = {"id": "9", "created_at": "2099-01-01T00:00:00.000Z", "content": "<p>other</p>"}
-                conn.sendall(answer(200, json.dumps([status]).encode(),
-                                    {"Link": f'<{elsewhere.url}/api/v1/accounts/1/statuses?max_id=9>; rel="next"'}))
+                conn.sendall(
+                    answer(
+                        200,
+                        json.dumps([status]).encode(),
+                        {"Link": f'<{elsewhere.url}/api/v1/accounts/1/statuses?max_id=9>; rel="next"'},
+                    )
+                )
 
         with RawServer(instance) as server:
             in_flight_2h_ago(tmp_path, clock)
@@ -73,6 +80,7 @@ def test_a_next_page_on_another_origin_is_not_followed_and_gets_no_credential(tm
 
 
 # ------------------------------------------------------------------ time and size
+
 
 def trickle(conn, head):
     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
@@ -95,8 +103,15 @@ def test_wait_until_live_polls_are_bounded_in_total(tmp_path, sandbox, clock):
     with RawServer(trickle) as pages:
         post = make_post(1, url=pages.url + "/posts/one/")
         started = time.monotonic()
-        opts = parse_options({"masto": mastodon_raw(sandbox)}, ledger_path=tmp_path / "ledger.yml", site=SITE,
-                             sandbox=False, sending=True, wait_until_live=1.0, live_interval=0.5)
+        opts = parse_options(
+            {"masto": mastodon_raw(sandbox)},
+            ledger_path=tmp_path / "ledger.yml",
+            site=SITE,
+            sandbox=False,
+            sending=True,
+            wait_until_live=1.0,
+            live_interval=0.5,
+        )
         report = send(opts, [post], ListReporter(), clock=clock)
         took = time.monotonic() - started
     assert report.results[0].state == "not_attempted"
@@ -108,12 +123,19 @@ def test_wait_until_live_is_a_deadline_not_a_count_of_polls(tmp_path, sandbox):
     with RawServer(trickle) as pages:
         post = make_post(1, url=pages.url + "/posts/one/")
         started = time.monotonic()
-        opts = parse_options({"masto": mastodon_raw(sandbox)}, ledger_path=tmp_path / "ledger.yml", site=SITE,
-                             sandbox=False, sending=True, wait_until_live=2.0, live_interval=10.0)
+        opts = parse_options(
+            {"masto": mastodon_raw(sandbox)},
+            ledger_path=tmp_path / "ledger.yml",
+            site=SITE,
+            sandbox=False,
+            sending=True,
+            wait_until_live=2.0,
+            live_interval=10.0,
+        )
         report = send(opts, [post], ListReporter())
         took = time.monotonic() - started
     assert report.results[0].state == "not_attempted"
-    assert took < 4.5, f"wait_until_live: 2 took {took:.1f} s"   # 2 s, and the run's own setup
+    assert took < 4.5, f"wait_until_live: 2 took {took:.1f} s"  # 2 s, and the run's own setup
 
 
 CHILD = textwrap.dedent("""
@@ -154,8 +176,9 @@ def deflate_bomb(conn, head):
 @pytest.mark.parametrize("respond", [flood, bomb, deflate_bomb], ids=["200MB", "gzip-bomb", "deflate-bomb"])
 def test_huge_or_bombed_bodies_are_refused_with_bounded_memory(respond):
     with RawServer(respond) as server:
-        result = subprocess.run([sys.executable, "-c", CHILD, server.url], capture_output=True, text=True,
-                                timeout=120, env={**os.environ})
+        result = subprocess.run(
+            [sys.executable, "-c", CHILD, server.url], capture_output=True, text=True, timeout=120, env={**os.environ}
+        )
     outcome, peak_kb = result.stdout.split()
     assert outcome == "ResponseTooLarge", result.stdout + result.stderr
     print(f"peak RSS {int(peak_kb) / 1024:.0f} MB")
@@ -164,8 +187,15 @@ def test_huge_or_bombed_bodies_are_refused_with_bounded_memory(respond):
 
 # ------------------------------------------------------------------ wrong shapes
 
-BAD_BODIES = [b"<html>Bad gateway</html>", b"[]", b'{"id": null}', b'{"id": "5", "url": 5}',
-              b'{"id": true}', b'"just a string"', b'{"idstr": ["x"], "uri": {"a": 1}}']
+BAD_BODIES = [
+    b"<html>Bad gateway</html>",
+    b"[]",
+    b'{"id": null}',
+    b'{"id": "5", "url": 5}',
+    b'{"id": true}',
+    b'"just a string"',
+    b'{"idstr": ["x"], "uri": {"a": 1}}',
+]
 
 
 @pytest.mark.parametrize("body", BAD_BODIES, ids=range(len(BAD_BODIES)))
@@ -174,8 +204,14 @@ def test_a_success_code_with_a_body_of_the_wrong_shape_is_resolved_by_a_read(tmp
     sandbox.now = clock.time
     for channel_type, spec in SPECS.items():
         success = 201 if channel_type == "forem" else 200
-        sandbox.add_fault({"channel": channel_type, "action": "status_after", "status": success, "body": body.decode()
-                           if not body.startswith((b"{", b"[", b'"')) else json.loads(body)})
+        sandbox.add_fault(
+            {
+                "channel": channel_type,
+                "action": "status_after",
+                "status": success,
+                "body": body.decode() if not body.startswith((b"{", b"[", b'"')) else json.loads(body),
+            }
+        )
         report = run(tmp_path / channel_type, {"ch": spec.raw(sandbox)}, [make_post(1)], clock)
         assert [r.state for r in report.results] == ["done"], (channel_type, report.results)
         record = Ledger.read(tmp_path / channel_type / "ledger.yml").record("blog/post-1/", "ch")
@@ -198,21 +234,32 @@ def test_a_listing_of_the_wrong_shape_proves_nothing(tmp_path, clock, body):
 
 # ------------------------------------------------------------------ wait hints
 
-@pytest.mark.parametrize("hint", ["inf", "1e400", "²", "nan", "-3", "Thu, 01 Jan 1970 00:00:00 GMT", "soon",
-                                  "99999999999999999999999999"])
+
+@pytest.mark.parametrize(
+    "hint", ["inf", "1e400", "²", "nan", "-3", "Thu, 01 Jan 1970 00:00:00 GMT", "soon", "99999999999999999999999999"]
+)
 def test_absurd_wait_hints_fall_back_to_the_default_wait(tmp_path, sandbox, clock, hint):
     sandbox.now = clock.time
-    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 429, "body": {"error": "Too many requests"},
-                       "headers": {"Retry-After": hint, "X-RateLimit-Reset": hint, "RateLimit-Reset": hint}})
+    sandbox.add_fault(
+        {
+            "channel": "mastodon",
+            "action": "status",
+            "status": 429,
+            "body": {"error": "Too many requests"},
+            "headers": {"Retry-After": hint, "X-RateLimit-Reset": hint, "RateLimit-Reset": hint},
+        }
+    )
     reporter = ListReporter()
-    opts = parse_options({"masto": mastodon_raw(sandbox)}, ledger_path=tmp_path / "ledger.yml", site=SITE,
-                         sandbox=False, sending=True)
+    opts = parse_options(
+        {"masto": mastodon_raw(sandbox)}, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True
+    )
     report = send(opts, [make_post(1)], reporter, clock=clock)
     assert [r.state for r in report.results] == ["done"]
     assert [round(w[1]) for w in reporter.waits if "rate limited" in w[2]] == [60]
 
 
 # ------------------------------------------------------------------ one lane's bug
+
 
 def test_a_bug_in_one_lane_lets_the_others_finish_their_request(tmp_path, sandbox, clock, monkeypatch):
     from mkdocs_syndicate.channels.weibo import WeiboChannel
@@ -227,7 +274,7 @@ def test_a_bug_in_one_lane_lets_the_others_finish_their_request(tmp_path, sandbo
     with pytest.raises(LaneCrashed, match=r"weibo.*RuntimeError: a bug in the weibo channel"):
         send(opts, [make_post(1), make_post(2)], ListReporter(), clock=clock)
     book = Ledger.read(tmp_path / "ledger.yml")
-    assert book.record("blog/post-1/", "masto").state == "done"   # finished and recorded
-    assert book.record("blog/post-2/", "masto") is None             # not started after the stop
+    assert book.record("blog/post-1/", "masto").state == "done"  # finished and recorded
+    assert book.record("blog/post-2/", "masto") is None  # not started after the stop
     assert book.record("blog/post-1/", "weibo").state == "in_flight"  # unknown: the next run reads
     assert isinstance(LaneCrashed("x"), SyndicateError)

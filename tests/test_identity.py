@@ -30,20 +30,33 @@ SITE_B = Site("https://example.com/zh/", "例子")
 def channels(sandbox, *names, **extra):
     every = {
         "masto": {"type": "mastodon", "instance": f"{sandbox.url}/mastodon", "token": "sandbox-mastodon-token"},
-        "sky": {"type": "bluesky", "service": f"{sandbox.url}/bluesky", "handle": "sandbox.bsky.social",
-                "app_password": "sandbox-bsky-app-password"},
-        "weibo": {"type": "weibo", "api": f"{sandbox.url}/weibo/2", "access_token": "sandbox-weibo-access-token",
-                  "rip": "203.0.113.7"},
-        "devto": {"type": "forem", "api": f"{sandbox.url}/forem/api", "api_key": "sandbox-forem-api-key",
-                  "min_interval": 0},
+        "sky": {
+            "type": "bluesky",
+            "service": f"{sandbox.url}/bluesky",
+            "handle": "sandbox.bsky.social",
+            "app_password": "sandbox-bsky-app-password",
+        },
+        "weibo": {
+            "type": "weibo",
+            "api": f"{sandbox.url}/weibo/2",
+            "access_token": "sandbox-weibo-access-token",
+            "rip": "203.0.113.7",
+        },
+        "devto": {
+            "type": "forem",
+            "api": f"{sandbox.url}/forem/api",
+            "api_key": "sandbox-forem-api-key",
+            "min_interval": 0,
+        },
     }
     return {name: {**every[name], **extra} for name in names}
 
 
 def run(folder, raw, posts, clock, site=SITE_A, **options):
     folder.mkdir(parents=True, exist_ok=True)
-    opts = parse_options(raw, ledger_path=folder / "ledger.yml", site=site, sandbox=False, sending=True,
-                         max_wait=900, **options)
+    opts = parse_options(
+        raw, ledger_path=folder / "ledger.yml", site=site, sandbox=False, sending=True, max_wait=900, **options
+    )
     return send(opts, posts, ListReporter(), clock=clock)
 
 
@@ -64,6 +77,7 @@ def stamp(epoch):
 
 
 # ------------------------------------------------------------------ our side: ids unique per site
+
 
 def test_two_sites_on_one_account_each_get_their_own_posts(tmp_path, sandbox, clock):
     """Translations with the same file names, separate ledgers, the same Mastodon, Bluesky and
@@ -86,8 +100,10 @@ def test_two_sites_on_one_account_each_get_their_own_posts(tmp_path, sandbox, cl
     assert [SITE_B.url + "blog/post-1/" in s["text"] for s in statuses(sandbox)] == [False, True]
 
 
-@pytest.mark.parametrize("channel,emulator,created", [("masto", "mastodon", "statuses"),
-                                                      ("weibo", "weibo", "statuses"), ("devto", "forem", "articles")])
+@pytest.mark.parametrize(
+    "channel,emulator,created",
+    [("masto", "mastodon", "statuses"), ("weibo", "weibo", "statuses"), ("devto", "forem", "articles")],
+)
 def test_a_read_does_not_take_another_sites_post_for_ours(tmp_path, sandbox, clock, channel, emulator, created):
     """Site A's post is on the account; site B's run was killed with the same post key in flight
     (nothing left). B's read sees A's post, same title, same path under another site_url, and must
@@ -103,8 +119,10 @@ def test_a_read_does_not_take_another_sites_post_for_ours(tmp_path, sandbox, clo
     report = run(tmp_path / "b", raw, [post_on(SITE_B, 1, body_html="<p>Text.</p>")], clock, site=SITE_B)
     assert [r.state for r in report.results] == ["done"], report.results
     assert len(sandbox.snapshot()[emulator][created]) == 2
-    assert (ledger(tmp_path / "a").record("blog/post-1/", channel).remote_id
-            != ledger(tmp_path / "b").record("blog/post-1/", channel).remote_id)
+    assert (
+        ledger(tmp_path / "a").record("blog/post-1/", channel).remote_id
+        != ledger(tmp_path / "b").record("blog/post-1/", channel).remote_id
+    )
 
 
 def test_client_chosen_ids_differ_per_site_and_per_channel():
@@ -127,8 +145,10 @@ def test_a_bluesky_record_at_our_key_that_is_another_sites_is_not_taken_for_ours
     clock.now += 3600
     at = stamp(clock.now - 1800)
     (tmp_path / "b").mkdir()
-    write_ledger(tmp_path / "b" / "ledger.yml", {("blog/post-1/", "sky"): Record(
-        "in_flight", 1, at, idempotency_key=taken_key, created_at=at)})
+    write_ledger(
+        tmp_path / "b" / "ledger.yml",
+        {("blog/post-1/", "sky"): Record("in_flight", 1, at, idempotency_key=taken_key, created_at=at)},
+    )
     report = run(tmp_path / "b", raw, [post_on(SITE_B, 1)], clock, site=SITE_B)
     assert [r.state for r in report.results] == ["failed"], report.results
     assert "does not link to" in report.results[0].detail
@@ -141,10 +161,13 @@ def test_a_bluesky_record_at_our_key_that_is_another_sites_is_not_taken_for_ours
     records = sandbox.snapshot()["bluesky"]["records"]
     assert len(records) == 2
     assert sorted(r["value"]["embed"]["external"]["uri"] for r in records.values()) == [
-        SITE_A.url + "blog/post-1/", SITE_B.url + "blog/post-1/"]
+        SITE_A.url + "blog/post-1/",
+        SITE_B.url + "blog/post-1/",
+    ]
 
 
 # ------------------------------------------------------------------ their side: find what is ours
+
 
 def test_a_url_with_an_apostrophe_is_found_as_mastodon_escapes_it(tmp_path, sandbox, clock):
     """Rails writes ' as &#39; in the href: the read compares unescaped links, so the status made
@@ -183,13 +206,15 @@ def test_a_server_clock_hours_behind_does_not_make_a_post_look_absent(tmp_path, 
     auth = {"Authorization": "Bearer sandbox-mastodon-token"}
     key = idempotency_key(post.url, "masto")
     at = stamp(clock.now)
-    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record(
-        "in_flight", 1, at, idempotency_key=key, created_at=at)})
+    write_ledger(
+        tmp_path / "ledger.yml",
+        {("blog/post-1/", "masto"): Record("in_flight", 1, at, idempotency_key=key, created_at=at)},
+    )
     httpx.post(made, data={"status": f"Post 1 {post.url}"}, headers={**auth, "Idempotency-Key": key})
     for n in range(45):
         clock.now += 1
         httpx.post(made, data={"status": f"elsewhere {n}"}, headers=auth).raise_for_status()
-    clock.now += 7200   # the key has expired: only the read stands between us and a duplicate
+    clock.now += 7200  # the key has expired: only the read stands between us and a duplicate
     report = run(tmp_path, channels(sandbox, "masto"), [post], clock)
     assert [r.state for r in report.results] == ["done"], report.results
     assert sum(post.url in s["text"] for s in statuses(sandbox)) == 1
@@ -214,11 +239,16 @@ def test_dev_and_weibo_read_past_a_page_of_posts_stamped_hours_behind(tmp_path, 
 
     def make(n, text_or_article):
         if emulator == "forem":
-            answer = httpx.post(sandbox.url + "/forem/api/articles", headers={"api-key": "sandbox-forem-api-key", "Accept": "application/vnd.forem.api-v1+json"},
-                                json={"article": text_or_article})
+            answer = httpx.post(
+                sandbox.url + "/forem/api/articles",
+                headers={"api-key": "sandbox-forem-api-key", "Accept": "application/vnd.forem.api-v1+json"},
+                json={"article": text_or_article},
+            )
         else:
-            answer = httpx.post(sandbox.url + "/weibo/2/statuses/share.json", data={
-                "access_token": "sandbox-weibo-access-token", "rip": "203.0.113.7", "status": text_or_article})
+            answer = httpx.post(
+                sandbox.url + "/weibo/2/statuses/share.json",
+                data={"access_token": "sandbox-weibo-access-token", "rip": "203.0.113.7", "status": text_or_article},
+            )
         assert answer.status_code in (200, 201), answer.text
 
     if emulator == "forem":
@@ -226,9 +256,13 @@ def test_dev_and_weibo_read_past_a_page_of_posts_stamped_hours_behind(tmp_path, 
     else:
         make(0, f"Post 1 {post.url} {record.idempotency_key}")
     for n in range(1, 102):
-        clock.now += 130   # past both services' posting limits
-        make(n, {"title": f"Elsewhere {n}", "body_markdown": "x", "published": True} if emulator == "forem"
-             else f"Elsewhere {n} https://example.com/other/{n}/")
+        clock.now += 130  # past both services' posting limits
+        make(
+            n,
+            {"title": f"Elsewhere {n}", "body_markdown": "x", "published": True}
+            if emulator == "forem"
+            else f"Elsewhere {n} https://example.com/other/{n}/",
+        )
     clock.now += 600
     before = len(sandbox.requests(emulator))
     report = run(tmp_path, channels(sandbox, channel), [post], clock)
@@ -244,8 +278,12 @@ def test_forem_and_weibo_stamp_with_their_own_clock(sandbox, clock, emulator, cr
     """The emulators' clock_offset quirk, which the scans above are tested against."""
     sandbox.now = clock.time
     sandbox.set_quirks(emulator, clock_offset=-3 * 3600)
-    report = run(sandbox.state_dir.parent / emulator, channels(sandbox, {"forem": "devto"}.get(emulator, emulator)),
-                 [make_post(1)], clock)
+    report = run(
+        sandbox.state_dir.parent / emulator,
+        channels(sandbox, {"forem": "devto"}.get(emulator, emulator)),
+        [make_post(1)],
+        clock,
+    )
     assert not report.undone
     (item,) = sandbox.snapshot()[emulator][created]
     field = item.get("published_at") or item["created_at"]
@@ -281,8 +319,9 @@ def test_the_retry_budget_holds_across_settle_waits_and_runs(tmp_path, sandbox, 
 def test_a_429_after_the_commit_with_the_key_ignored_is_read_not_resent(tmp_path, sandbox, clock):
     sandbox.now = clock.time
     sandbox.set_quirks("mastodon", ignore_idempotency_key=True)
-    sandbox.add_fault({"channel": "mastodon", "action": "status_after", "status": 429,
-                       "body": {"error": "Too many requests"}})
+    sandbox.add_fault(
+        {"channel": "mastodon", "action": "status_after", "status": 429, "body": {"error": "Too many requests"}}
+    )
     report = run(tmp_path, channels(sandbox, "masto"), [make_post(1)], clock)
     assert [r.state for r in report.results] == ["done"], report.results
     assert len(statuses(sandbox)) == 1
@@ -290,8 +329,14 @@ def test_a_429_after_the_commit_with_the_key_ignored_is_read_not_resent(tmp_path
 
 def test_a_weibo_rate_limit_code_after_the_commit_is_read_not_resent(tmp_path, sandbox, clock):
     sandbox.now = clock.time
-    sandbox.add_fault({"channel": "weibo", "action": "status_after", "status": 403,
-                       "body": {"error": "User requests out of rate limit!", "error_code": 10023}})
+    sandbox.add_fault(
+        {
+            "channel": "weibo",
+            "action": "status_after",
+            "status": 403,
+            "body": {"error": "User requests out of rate limit!", "error_code": 10023},
+        }
+    )
     report = run(tmp_path, channels(sandbox, "weibo"), [make_post(1)], clock)
     assert [r.state for r in report.results] == ["done"], report.results
     assert len(sandbox.snapshot()["weibo"]["statuses"]) == 1
@@ -301,8 +346,9 @@ def test_forem_answering_200_html_is_ambiguous_not_a_refusal(tmp_path, sandbox, 
     """DEV documents 201; a 200 HTML page (a proxy, a maintenance page) after the article was made
     is read back before anything else, even with drafts (which have no canonical uniqueness)."""
     sandbox.now = clock.time
-    sandbox.add_fault({"channel": "forem", "action": "status_after", "status": 200,
-                       "body": "<html><body>OK</body></html>"})
+    sandbox.add_fault(
+        {"channel": "forem", "action": "status_after", "status": 200, "body": "<html><body>OK</body></html>"}
+    )
     report = run(tmp_path, channels(sandbox, "devto", published=False), [make_post(1)], clock)
     assert [r.state for r in report.results] == ["done"], report.results
     assert len(sandbox.snapshot()["forem"]["articles"]) == 1
@@ -320,17 +366,19 @@ def test_a_status_deleted_by_its_author_while_in_flight_is_never_sent_again(tmp_
     headers = {"Authorization": "Bearer sandbox-mastodon-token", "Idempotency-Key": key}
     status = httpx.post(made, data={"status": f"Post 1 {post.url}"}, headers=headers).json()
     at = stamp(clock.now)
-    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record(
-        "in_flight", 1, at, idempotency_key=key, created_at=at)})
+    write_ledger(
+        tmp_path / "ledger.yml",
+        {("blog/post-1/", "masto"): Record("in_flight", 1, at, idempotency_key=key, created_at=at)},
+    )
     httpx.delete(f"{made}/{status['id']}", headers=headers).raise_for_status()
-    clock.now += 1200   # past settle, within the key's hour
+    clock.now += 1200  # past settle, within the key's hour
 
     report = run(tmp_path, channels(sandbox, "masto"), [post], clock)
     assert [r.state for r in report.results] == ["skipped"], report.results
     record = ledger(tmp_path).record("blog/post-1/", "masto")
     assert record.state == "skipped" and "deleted" in record.note
     assert statuses(sandbox) == []
-    clock.now += 7200   # the key has expired: a resend now would post again
+    clock.now += 7200  # the key has expired: a resend now would post again
     report = run(tmp_path, channels(sandbox, "masto"), [post], clock)
     assert report.results == [] and statuses(sandbox) == []
 
@@ -348,7 +396,9 @@ def test_two_sites_on_one_account_through_the_command(tmp_path, sandbox):
     for name, site in (("a", SITE_A), ("b", SITE_B)):
         folder = tmp_path / name
         (folder / "public").mkdir(parents=True)
-        only_first = ATOM.split("<entry>")[0] + "<entry>" + ATOM.split("<entry>")[1].split("</entry>")[0] + "</entry></feed>"
+        only_first = (
+            ATOM.split("<entry>")[0] + "<entry>" + ATOM.split("<entry>")[1].split("</entry>")[0] + "</entry></feed>"
+        )
         (folder / "public" / "atom.xml").write_text(only_first.replace(SITE_A.url, site.url), encoding="utf-8")
         settings = {"site_url": site.url, "site_name": site.name, "mode": "send", "backlog": "send", "channels": raw}
         (folder / "syndicate.yml").write_text(yaml.safe_dump(settings, allow_unicode=True), encoding="utf-8")
@@ -365,20 +415,32 @@ def test_two_sites_on_one_account_through_the_command(tmp_path, sandbox):
 
 
 @pytest.mark.parametrize("status", [200, 302])
-def test_weibo_answering_outside_its_documentation_after_the_commit_is_read_not_resent(tmp_path, sandbox, clock,
-                                                                                     status):
+def test_weibo_answering_outside_its_documentation_after_the_commit_is_read_not_resent(
+    tmp_path, sandbox, clock, status
+):
     sandbox.now = clock.time
-    sandbox.add_fault({"channel": "weibo", "action": "status_after", "status": status,
-                       "body": "<html><body>moved</body></html>"})
+    sandbox.add_fault(
+        {"channel": "weibo", "action": "status_after", "status": status, "body": "<html><body>moved</body></html>"}
+    )
     report = run(tmp_path, channels(sandbox, "weibo"), [make_post(1)], clock)
     assert [r.state for r in report.results] == ["done"], report.results
     assert len(sandbox.snapshot()["weibo"]["statuses"]) == 1
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("code,kind", [(200, "AMBIGUOUS"), (204, "AMBIGUOUS"), (302, "AMBIGUOUS"),
-                                       (404, "REFUSED"), (422, "REFUSED"), (429, "RATE_LIMITED"),
-                                       (401, "AUTH"), (503, "AMBIGUOUS")])
+@pytest.mark.parametrize(
+    "code,kind",
+    [
+        (200, "AMBIGUOUS"),
+        (204, "AMBIGUOUS"),
+        (302, "AMBIGUOUS"),
+        (404, "REFUSED"),
+        (422, "REFUSED"),
+        (429, "RATE_LIMITED"),
+        (401, "AUTH"),
+        (503, "AMBIGUOUS"),
+    ],
+)
 def test_an_answer_neither_documented_success_nor_refusal_is_ambiguous(code, kind):
     import httpx
 

@@ -18,26 +18,81 @@ from mkdocs_syndicate.ledger.schema import STATES, PostEntry, Record
 
 pytestmark = pytest.mark.unit
 
-TRICKY = ["no", "on", "off", "yes", "y", "~", "null", "1e3", "0x10", "12:30", "2026-01-02", "<<", "=",
-          "-", "?", "a: b", "#x", "x #y", "'q'", '"dq"', "back\\slash", "tab\there", "new\nline", "ü", "😀",
-          "\u2028", "\x85", "\x7f", "", " lead", "trail ", "[x]", "{x}", "a,b", "&a", "*a", "!t", "%p", "@a", "`b"]
+TRICKY = [
+    "no",
+    "on",
+    "off",
+    "yes",
+    "y",
+    "~",
+    "null",
+    "1e3",
+    "0x10",
+    "12:30",
+    "2026-01-02",
+    "<<",
+    "=",
+    "-",
+    "?",
+    "a: b",
+    "#x",
+    "x #y",
+    "'q'",
+    '"dq"',
+    "back\\slash",
+    "tab\there",
+    "new\nline",
+    "ü",
+    "😀",
+    "\u2028",
+    "\x85",
+    "\x7f",
+    "",
+    " lead",
+    "trail ",
+    "[x]",
+    "{x}",
+    "a,b",
+    "&a",
+    "*a",
+    "!t",
+    "%p",
+    "@a",
+    "`b",
+]
 text = st.one_of(st.sampled_from(TRICKY), st.text(max_size=30))
 ident = st.one_of(st.sampled_from(["mastodon", "devto", "bsky", "ping", "no", "1", "x-y", "a.b", "on"]), text)
 timestamp = st.sampled_from(["2026-12-02T07:00:02Z", "2026-12-02T07:00:02.123456Z", "2026-12-02T07:00:02+01:00"])
-record = st.builds(Record, state=st.sampled_from(STATES), attempts=st.integers(0, 10**6),
-                   at=timestamp, remote_id=st.one_of(st.none(), text),
-                   remote_url=st.one_of(st.none(), text), error=st.one_of(st.none(), text),
-                   idempotency_key=st.one_of(st.none(), text), created_at=st.one_of(st.none(), timestamp),
-                   message_sha256=st.one_of(st.none(), text), note=st.one_of(st.none(), text))
+record = st.builds(
+    Record,
+    state=st.sampled_from(STATES),
+    attempts=st.integers(0, 10**6),
+    at=timestamp,
+    remote_id=st.one_of(st.none(), text),
+    remote_url=st.one_of(st.none(), text),
+    error=st.one_of(st.none(), text),
+    idempotency_key=st.one_of(st.none(), text),
+    created_at=st.one_of(st.none(), timestamp),
+    message_sha256=st.one_of(st.none(), text),
+    note=st.one_of(st.none(), text),
+)
 entry = st.builds(PostEntry, url=text, title=text, channels=st.dictionaries(ident, record, max_size=4))
 posts = st.dictionaries(text, entry, max_size=5)
 
 
 def as_plain(data) -> dict:
     """What yaml.safe_load should return for `data`."""
-    return {"version": 1, "posts": {key: {"url": e.url, "title": e.title,
-                                          "channels": {ch: {k: v for k, v in r.as_items()} for ch, r in e.channels.items()}}
-                                    for key, e in data.items()}}
+    return {
+        "version": 1,
+        "posts": {
+            key: {
+                "url": e.url,
+                "title": e.title,
+                "channels": {ch: {k: v for k, v in r.as_items()} for ch, r in e.channels.items()},
+            }
+            for key, e in data.items()
+        },
+    }
 
 
 def without_empty_at(plain: dict) -> dict:
@@ -108,21 +163,32 @@ def test_hand_edits_fall_back_to_the_full_parser_with_the_same_meaning(source):
     assert parse(dump(data), "again") == data  # and the next write is canonical
 
 
-SAMPLE = {"blog/a/": PostEntry("https://example.com/blog/a/", "A title: yes", {
-    "mastodon": Record("done", 1, "2026-12-02T07:00:03Z", remote_id="1137", remote_url="https://m/1",
-                       idempotency_key="k" * 64),
-    "ping": Record("in_flight", 2, "2026-12-02T07:00:02Z")}),
-    "blog/b/": PostEntry("https://example.com/blog/b/", "B", {})}
+SAMPLE = {
+    "blog/a/": PostEntry(
+        "https://example.com/blog/a/",
+        "A title: yes",
+        {
+            "mastodon": Record(
+                "done", 1, "2026-12-02T07:00:03Z", remote_id="1137", remote_url="https://m/1", idempotency_key="k" * 64
+            ),
+            "ping": Record("in_flight", 2, "2026-12-02T07:00:02Z"),
+        },
+    ),
+    "blog/b/": PostEntry("https://example.com/blog/b/", "B", {}),
+}
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.integers(0, 200), st.sampled_from(["", "x", '"', "\\", " ", "#", ":", "{", "}", ",", "0", "no", "\t"]),
-       st.integers(0, 80))
+@given(
+    st.integers(0, 200),
+    st.sampled_from(["", "x", '"', "\\", " ", "#", ":", "{", "}", ",", "0", "no", "\t"]),
+    st.integers(0, 80),
+)
 def test_near_canonical_mutations_never_make_the_fast_path_disagree(line_no, insert, column):
     lines = dump(SAMPLE).split("\n")
     index = line_no % len(lines)
     line = lines[index]
-    lines[index] = line[:column] + insert + line[column + 1:]
+    lines[index] = line[:column] + insert + line[column + 1 :]
     text = "\n".join(lines)
     fast = parse_canonical(text)
     try:
@@ -176,7 +242,7 @@ edit = st.sampled_from(["comment", "blank", "trailing", "block", "none"])
 def test_hand_edits_are_read_by_the_tolerant_path_with_the_full_parsers_meaning(data, edits):
     lines = dump(data).split("\n")
     for at, kind in edits:
-        index = 2 + at % max(1, len(lines) - 4)   # inside the posts section
+        index = 2 + at % max(1, len(lines) - 4)  # inside the posts section
         line = lines[index]
         if kind == "comment":
             lines.insert(index, "# a comment: {not: yaml}")
@@ -205,12 +271,12 @@ def test_a_hand_edit_the_parser_refuses_gives_the_full_parsers_error_and_line():
     text = dump(SAMPLE).replace("    title: B\n", "    title: B\n    color: red   # by hand\n")
     assert parse_tolerant(text, "l.yml") is None
     with pytest.raises(LedgerError, match=r"l\.yml:\d+: unknown key 'color' in post 'blog/b/'"):
-        parse(text + "\n" * 30000, "l.yml")   # past the fast reader's threshold: every path tried
+        parse(text + "\n" * 30000, "l.yml")  # past the fast reader's threshold: every path tried
 
 
 def test_a_repeated_post_key_across_pieces_is_left_to_the_full_parser():
     text = dump(SAMPLE)
-    piece = text[text.index("  blog/b/:"):text.index("...")]
+    piece = text[text.index("  blog/b/:") : text.index("...")]
     text = text.replace("...\n", "  # copied by hand\n" + piece + "...\n")
     assert parse_tolerant(text, "l.yml") is None
     with pytest.raises(LedgerError, match="duplicate key 'blog/b/'"):

@@ -15,12 +15,14 @@ SAMPLE = {
         url="https://example.com/blog/2026/11/28/idempotency/",
         title="幂等性：让发布 Agent 不怕中途被杀",
         channels={
-            "devto": Record("done", 1, "2026-12-02T07:01:15Z", remote_id="2093312",
-                            remote_url="https://dev.to/me/x-3b1k"),
+            "devto": Record(
+                "done", 1, "2026-12-02T07:01:15Z", remote_id="2093312", remote_url="https://dev.to/me/x-3b1k"
+            ),
             "indexnow": Record("done", 1, "2026-12-02T07:00:02Z"),
             "mastodon": Record("in_flight", 1, "2026-12-02T07:00:03Z", idempotency_key="ab" * 32),
-            "weibo": Record("failed", 2, "2026-12-02T07:02:00Z",
-                            error="429 rate limited; retry after 2026-12-02T08:00:00Z"),
+            "weibo": Record(
+                "failed", 2, "2026-12-02T07:02:00Z", error="429 rate limited; retry after 2026-12-02T08:00:00Z"
+            ),
         },
     )
 }
@@ -41,8 +43,13 @@ def test_any_yaml_loader_reads_the_same_data():
     loaded = yaml.safe_load(dump(SAMPLE))
     assert loaded["version"] == 1
     rec = loaded["posts"]["blog/2026/11/28/idempotency/"]["channels"]["devto"]
-    assert rec == {"state": "done", "attempts": 1, "at": "2026-12-02T07:01:15Z",
-                   "remote_id": "2093312", "remote_url": "https://dev.to/me/x-3b1k"}
+    assert rec == {
+        "state": "done",
+        "attempts": 1,
+        "at": "2026-12-02T07:01:15Z",
+        "remote_id": "2093312",
+        "remote_url": "https://dev.to/me/x-3b1k",
+    }
 
 
 def test_hand_edited_block_style_loads():
@@ -63,14 +70,25 @@ posts:
     assert rec == Record("done", 1, "2026-12-02T07:00:03Z", remote_id="1234")
 
 
-@pytest.mark.parametrize("field, plain", [
-    ("remote_id", "0123"), ("remote_id", "1234"), ("remote_id", "0x1F"), ("remote_id", "1.5e+3"),
-    ("remote_id", "1_000"), ("error", "1:30"), ("note", "yes"), ("remote_url", "2026-12-02"),
-    ("message_sha256", ".inf"),
-])
+@pytest.mark.parametrize(
+    "field, plain",
+    [
+        ("remote_id", "0123"),
+        ("remote_id", "1234"),
+        ("remote_id", "0x1F"),
+        ("remote_id", "1.5e+3"),
+        ("remote_id", "1_000"),
+        ("error", "1:30"),
+        ("note", "yes"),
+        ("remote_url", "2026-12-02"),
+        ("message_sha256", ".inf"),
+    ],
+)
 def test_hand_edited_text_that_yaml_reads_as_something_else_is_refused_with_its_line(field, plain):
-    text = ("version: 1\nposts:\n  blog/a/:\n    url: https://example.com/blog/a/\n    title: A\n"
-            f"    channels:\n      mastodon:\n        state: done\n        {field}: {plain}\n...\n")
+    text = (
+        "version: 1\nposts:\n  blog/a/:\n    url: https://example.com/blog/a/\n    title: A\n"
+        f"    channels:\n      mastodon:\n        state: done\n        {field}: {plain}\n...\n"
+    )
     with pytest.raises(LedgerError, match=rf"l.yml:9: .*{field} must be text.*put it in quotes"):
         parse(text, "l.yml")
 
@@ -88,19 +106,35 @@ def test_a_version_that_only_looks_like_1_is_refused(version):
         parse(f"version: {version}\nposts: {{}}\n...\n", "l.yml")
 
 
-@pytest.mark.parametrize("text, fragment, line", [
-    ("version: 1\nposts: {}\n", "end marker", None),
-    ("version: 2\nposts: {}\n...\n", "unknown version", 1),
-    ("version: 1\nposts:\n  a/: &x {url: u, title: t}\n  b/: *x\n...\n", "aliases", 3),
-    ("version: 1\nposts:\n  a/:\n    url: u\n    title: t\n    channels:\n      m: {state: sent}\n...\n",
-     "unknown state", 7),
-    ("version: 1\nposts:\n  a/:\n    url: u\n    channels:\n      m: {state: done, atempts: 1}\n...\n",
-     "unknown field 'atempts'", 6),
-    ("version: 1\nposts: [\n...\n", "not valid YAML", None),
-    ("version: 1\nposts:\n  a/:\n    url: u\n    channels:\n      m: {state: done, at: yesterday}\n...\n",
-     "'at' must be a UTC time", 6),
-    ("version: 1\nposts:\n  a/: {url: !!python/object/new:os.system [echo], title: t}\n...\n", "expected a single value", 3),
-])
+@pytest.mark.parametrize(
+    "text, fragment, line",
+    [
+        ("version: 1\nposts: {}\n", "end marker", None),
+        ("version: 2\nposts: {}\n...\n", "unknown version", 1),
+        ("version: 1\nposts:\n  a/: &x {url: u, title: t}\n  b/: *x\n...\n", "aliases", 3),
+        (
+            "version: 1\nposts:\n  a/:\n    url: u\n    title: t\n    channels:\n      m: {state: sent}\n...\n",
+            "unknown state",
+            7,
+        ),
+        (
+            "version: 1\nposts:\n  a/:\n    url: u\n    channels:\n      m: {state: done, atempts: 1}\n...\n",
+            "unknown field 'atempts'",
+            6,
+        ),
+        ("version: 1\nposts: [\n...\n", "not valid YAML", None),
+        (
+            "version: 1\nposts:\n  a/:\n    url: u\n    channels:\n      m: {state: done, at: yesterday}\n...\n",
+            "'at' must be a UTC time",
+            6,
+        ),
+        (
+            "version: 1\nposts:\n  a/: {url: !!python/object/new:os.system [echo], title: t}\n...\n",
+            "expected a single value",
+            3,
+        ),
+    ],
+)
 def test_rejections_name_file_and_line(text, fragment, line):
     with pytest.raises(LedgerError) as info:
         parse(text, "site/ledger.yml")
@@ -124,9 +158,43 @@ def test_every_byte_prefix_is_rejected():
 
 
 tricky = st.one_of(
-    st.sampled_from(["no", "on", "~", "null", "1e3", "0x10", "12:30", "2024-01-02", "yes", "-", "? x",
-                     "a: b", "#x", "x #y", "[a]", "{b}", "&a", "*a", "!t", "|", ">", "'", '"', "%", "@",
-                     "`", "https://x.com/a?b=c&d=e#f", "", " lead", "trail ", "\u2028", "\ufeff", "\x85"]),
+    st.sampled_from(
+        [
+            "no",
+            "on",
+            "~",
+            "null",
+            "1e3",
+            "0x10",
+            "12:30",
+            "2024-01-02",
+            "yes",
+            "-",
+            "? x",
+            "a: b",
+            "#x",
+            "x #y",
+            "[a]",
+            "{b}",
+            "&a",
+            "*a",
+            "!t",
+            "|",
+            ">",
+            "'",
+            '"',
+            "%",
+            "@",
+            "`",
+            "https://x.com/a?b=c&d=e#f",
+            "",
+            " lead",
+            "trail ",
+            "\u2028",
+            "\ufeff",
+            "\x85",
+        ]
+    ),
     st.text(min_size=0, max_size=40),
 )
 
@@ -134,8 +202,13 @@ tricky = st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(key=tricky, title=tricky, channel=tricky, remote=tricky)
 def test_round_trip_property(key, title, channel, remote):
-    posts = {key: PostEntry(url="https://e.com/" + key, title=title,
-                            channels={channel: Record("done", 3, "2026-01-01T00:00:00Z", remote_id=remote)})}
+    posts = {
+        key: PostEntry(
+            url="https://e.com/" + key,
+            title=title,
+            channels={channel: Record("done", 3, "2026-01-01T00:00:00Z", remote_id=remote)},
+        )
+    }
     text = dump(posts)
     assert parse(text, "l.yml") == posts
     assert "&" not in text.split("\n")[0]  # header line untouched
@@ -146,8 +219,12 @@ def test_round_trip_property(key, title, channel, remote):
 # surrogates included (st.text leaves those out by default), and keys past YAML's 1,024-character
 # limit for implicit keys.
 any_text = st.text(st.characters(codec=None, exclude_categories=()), max_size=12)
-long_text = st.builds(lambda unit, n, tail: unit * n + tail,
-                      st.sampled_from(["a", "/", "\x01", "é", "😀", "\ud800", '"']), st.integers(300, 1500), any_text)
+long_text = st.builds(
+    lambda unit, n, tail: unit * n + tail,
+    st.sampled_from(["a", "/", "\x01", "é", "😀", "\ud800", '"']),
+    st.integers(300, 1500),
+    any_text,
+)
 
 
 def readable(value: str) -> str:
@@ -156,27 +233,42 @@ def readable(value: str) -> str:
 
 
 @settings(max_examples=200, deadline=None)
-@given(key=st.one_of(any_text, long_text), title=st.one_of(any_text, long_text),
-       channel=st.one_of(any_text, long_text), remote=st.one_of(any_text, long_text))
+@given(
+    key=st.one_of(any_text, long_text),
+    title=st.one_of(any_text, long_text),
+    channel=st.one_of(any_text, long_text),
+    remote=st.one_of(any_text, long_text),
+)
 def test_everything_the_writer_writes_every_reader_reads_back(key, title, channel, remote):
-    posts = {key: PostEntry(url="https://e.com/" + key, title=title,
-                            channels={channel: Record("done", 3, "2026-01-01T00:00:00Z", remote_id=remote)})}
+    posts = {
+        key: PostEntry(
+            url="https://e.com/" + key,
+            title=title,
+            channels={channel: Record("done", 3, "2026-01-01T00:00:00Z", remote_id=remote)},
+        )
+    }
     text = dump(posts)
-    expected = {readable(key): PostEntry(url=readable("https://e.com/" + key), title=readable(title),
-                                         channels={readable(channel): Record("done", 3, "2026-01-01T00:00:00Z",
-                                                                             remote_id=readable(remote))})}
-    assert parse_yaml(text, "l.yml") == expected                       # libyaml, when installed
+    expected = {
+        readable(key): PostEntry(
+            url=readable("https://e.com/" + key),
+            title=readable(title),
+            channels={readable(channel): Record("done", 3, "2026-01-01T00:00:00Z", remote_id=readable(remote))},
+        )
+    }
+    assert parse_yaml(text, "l.yml") == expected  # libyaml, when installed
     assert parse(text, "l.yml") == expected
     fast = parse_canonical(text)
     assert fast is None or fast == expected
-    plain = yaml.safe_load(text)["posts"][readable(key)]                  # the pure-Python reader
+    plain = yaml.safe_load(text)["posts"][readable(key)]  # the pure-Python reader
     assert plain["title"] == readable(title)
     assert plain["channels"][readable(channel)]["remote_id"] == readable(remote)
 
 
 def test_a_key_past_the_implicit_key_limit_is_written_explicitly_and_read_back():
     key = "blog/" + "a" * 1100 + "/"
-    posts = {key: PostEntry(url="https://e.com/" + key, title="t", channels={"m": Record("done", 1, "2026-01-01T00:00:00Z")})}
+    posts = {
+        key: PostEntry(url="https://e.com/" + key, title="t", channels={"m": Record("done", 1, "2026-01-01T00:00:00Z")})
+    }
     text = dump(posts)
-    assert f'  ? {key}\n  :\n    url:' in text
+    assert f"  ? {key}\n  :\n    url:" in text
     assert parse(text, "l.yml") == posts == parse_yaml(text, "l.yml")

@@ -74,14 +74,22 @@ def test_stale_temp_file_is_swept(tmp_path):
 @pytest.mark.process
 def test_second_writer_is_refused_without_touching_the_ledger(tmp_path):
     path = tmp_path / "l.yml"
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
         from mkdocs_syndicate.ledger.store import Ledger
         l = Ledger.open_for_writing(Path({str(path)!r}))
         print("locked", flush=True)
         time.sleep(30)
-    """)], stdout=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(LedgerLocked, match="another mkdocs-syndicate run"):

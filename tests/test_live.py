@@ -51,8 +51,14 @@ def pages():
 
 
 def run(tmp_path, sandbox, posts, clock, **options):
-    opts = parse_options({"masto": mastodon_raw(sandbox)}, ledger_path=tmp_path / "ledger.yml", site=SITE,
-                         sandbox=False, sending=True, **options)
+    opts = parse_options(
+        {"masto": mastodon_raw(sandbox)},
+        ledger_path=tmp_path / "ledger.yml",
+        site=SITE,
+        sandbox=False,
+        sending=True,
+        **options,
+    )
     reporter = ListReporter()
     return send(opts, posts, reporter, clock=clock), reporter
 
@@ -60,7 +66,7 @@ def run(tmp_path, sandbox, posts, clock, **options):
 def test_a_new_post_waits_for_its_page_and_one_that_never_comes_stays_pending(tmp_path, sandbox, clock, pages):
     soon = make_post(1, url=pages.url + "/posts/one/")
     never = make_post(2, url=pages.url + "/posts/two/")
-    pages.live_after["/posts/one/"] = 3   # GitHub Pages still publishing: three 404s, then live
+    pages.live_after["/posts/one/"] = 3  # GitHub Pages still publishing: three 404s, then live
     report, reporter = run(tmp_path, sandbox, [soon, never], clock, wait_until_live=60.0, live_interval=10.0)
     states = {r.post_key: (r.state, r.detail) for r in report.results}
     assert states["blog/post-1/"][0] == "done"
@@ -95,16 +101,26 @@ def test_without_the_setting_nothing_is_polled(tmp_path, sandbox, clock, pages):
 
 # ------------------------------------------------------------------ stale pending
 
+
 def stale_site(tmp_path, sandbox, *, ledger=True, **extra):
     """A site whose sending step has run before (its ledger exists), with an old post pending."""
     today = dt.datetime.now(dt.UTC).date().isoformat()
     if ledger:
         from mkdocs_syndicate.ledger.format import dump
+
         (tmp_path / "ledger.yml").write_text(dump({}))
-    return write_site(tmp_path, {"mode": "plan", **extra, "channels": {
-        "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "t"},
-        "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "stale-key-01"}}},
-        {"old.md": post("Old", "2026-11-01"), "new.md": post("New", today)})
+    return write_site(
+        tmp_path,
+        {
+            "mode": "plan",
+            **extra,
+            "channels": {
+                "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "t"},
+                "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "stale-key-01"},
+            },
+        },
+        {"old.md": post("Old", "2026-11-01"), "new.md": post("New", today)},
+    )
 
 
 @pytest.mark.process
@@ -129,8 +145,14 @@ def test_the_alarm_counts_only_pairs_nothing_has_attempted(tmp_path, sandbox):
     """An IndexNow ping answered 202 minutes ago is waiting for the engine, not for the sending
     step: only the pair nothing has attempted is named."""
     config = stale_site(tmp_path, sandbox)
-    write_ledger(tmp_path / "ledger.yml", {("posts/old/", "ping"): Record(
-        "in_flight", 1, "2026-12-04T00:00:00Z", error="202 accepted, key validation pending")})
+    write_ledger(
+        tmp_path / "ledger.yml",
+        {
+            ("posts/old/", "ping"): Record(
+                "in_flight", 1, "2026-12-04T00:00:00Z", error="202 accepted, key validation pending"
+            )
+        },
+    )
     result = mkdocs(config)
     warnings = [line for line in result.stderr.splitlines() if line.startswith("WARNING")]
     assert len(warnings) == 1 and "still not announced on masto:" in warnings[0], warnings
@@ -151,14 +173,16 @@ def test_the_alarm_can_be_turned_off(tmp_path, sandbox):
 
 # ------------------------------------------------------------------ in the sandbox
 
+
 @pytest.mark.unit
 def test_in_the_sandbox_a_page_is_live_when_the_build_wrote_it(tmp_path):
     from mkdocs_syndicate.net.liveness import in_built_site
 
     (tmp_path / "blog" / "built").mkdir(parents=True)
     (tmp_path / "blog" / "built" / "index.html").write_text("<html></html>")
-    verdicts = in_built_site(["https://example.com/blog/built/", "https://example.com/blog/missing/"],
-                             "https://example.com/", str(tmp_path))
+    verdicts = in_built_site(
+        ["https://example.com/blog/built/", "https://example.com/blog/missing/"], "https://example.com/", str(tmp_path)
+    )
     assert verdicts["https://example.com/blog/built/"] is None
     assert "not in the built site" in verdicts["https://example.com/blog/missing/"]
 
@@ -169,9 +193,15 @@ def test_a_sandbox_build_with_wait_until_live_checks_site_dir_not_the_web(tmp_pa
     import time
 
     today = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-    config = write_site(tmp_path, {"sandbox": True, "wait_until_live": True, "channels": {
-        "masto": {"type": "mastodon", "instance": "https://mastodon.example", "token": "x-token-1"}}},
-        {"new.md": post("New", today)})
+    config = write_site(
+        tmp_path,
+        {
+            "sandbox": True,
+            "wait_until_live": True,
+            "channels": {"masto": {"type": "mastodon", "instance": "https://mastodon.example", "token": "x-token-1"}},
+        },
+        {"new.md": post("New", today)},
+    )
     started = time.monotonic()
     result = mkdocs(config, env={"CI": "true"})
     assert result.returncode == 0, result.stderr

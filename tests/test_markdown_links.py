@@ -24,5 +24,6 @@ def test_a_forem_tag_that_needs_combining_marks_is_left_out_not_misspelt():
     assert forem_tags(("हिन्दी", "cafe\u0301", "日本語")) == ["café", "日本語"]
     settings = parse_channels({"devto": {"type": "forem", "api_key": "k" * 24}}, clients())[0]
     prepared = ForemChannel(settings, Site("https://example.com/", "Example")).prepare(
-        make_post(1, tags=("हिन्दी", "python"), body_html="<p>Text.</p>"))
+        make_post(1, tags=("हिन्दी", "python"), body_html="<p>Text.</p>")
+    )
     assert any("tag 'हिन्दी' is left out on devto" in w for w in prepared.warnings)

@@ -21,8 +21,7 @@ def test_urls_count_23_and_graphemes_count_one():
 
 
 def test_too_long_shortens_description_then_title_never_the_url():
-    post = make_post(1, title="T" * 100, description="D" * 600,
-                     url="https://example.com/" + "x" * 300)
+    post = make_post(1, title="T" * 100, description="D" * 600, url="https://example.com/" + "x" * 300)
     message = render(post, limit=200)
     assert message.length <= 200 and post.url in message.text
     assert "…" in message.text and message.text.startswith("T" * 100)

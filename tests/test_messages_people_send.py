@@ -22,13 +22,16 @@ def page(body: str, **meta: str) -> str:
 
 
 def sandboxed(folder, **plugin):
-    channels = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"},
-                "devto": {"type": "forem", "api_key": "x-key-12"}}
+    channels = {
+        "masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"},
+        "devto": {"type": "forem", "api_key": "x-key-12"},
+    }
     return write_site(folder, {"mode": "send", "sandbox": True, "channels": channels, **plugin}, {})
 
 
 def sent(folder):
     import json
+
     return json.loads((folder / ".syndicate-sandbox" / "state.json").read_text())
 
 
@@ -36,7 +39,7 @@ def test_excerpt_rules():
     assert excerpt("# T\n\nFirst *para* with [a link](x.md).\n\nSecond.", "T") == "First para with a link."
     assert excerpt("Before the cut.\n\n<!-- more -->\n\nAfter.", "T") == "Before the cut."
     assert excerpt("# T\n\n!!! note\n    not this\n\nThis one.", "T") == "This one."
-    assert excerpt("T\n\nmore", "T") == ""                       # only the title again
+    assert excerpt("T\n\nmore", "T") == ""  # only the title again
     assert excerpt("word " * 200, "T").endswith("…") and len(excerpt("word " * 200, "T")) <= 400
 
 
@@ -44,7 +47,8 @@ def test_excerpt_rules():
 def test_a_post_without_description_is_announced_with_its_excerpt_and_the_title_is_not_repeated(tmp_path):
     config = sandboxed(tmp_path)
     docs = tmp_path / "docs" / "posts"
-    (docs / "a.md").write_text(page("""\
+    (docs / "a.md").write_text(
+        page("""\
         # Alpha
 
         Why *this* matters, in [one line](b.md).
@@ -52,13 +56,14 @@ def test_a_post_without_description_is_announced_with_its_excerpt_and_the_title_
         <!-- more -->
 
         The rest.
-        """))
+        """)
+    )
     (docs / "b.md").write_text(page("# Beta\n\nBody of beta.\n", description="Beta"))
     result = mkdocs(config)
     assert result.returncode == 0, result.stderr
     texts = {s["text"].splitlines()[0]: s["text"] for s in sent(tmp_path)["mastodon"]["statuses"]}
     assert "Why this matters, in one line." in texts["Alpha"]
-    assert texts["Beta"].count("Beta") == 1   # a description equal to the title is not said twice
+    assert texts["Beta"].count("Beta") == 1  # a description equal to the title is not said twice
     (article,) = [a for a in sent(tmp_path)["forem"]["articles"] if a["title"] == "Alpha"]
     assert article["description"] == "Why this matters, in one line."
 
@@ -76,7 +81,8 @@ def test_hashtags_come_from_tags_and_categories_as_a_feed_gives_them_unless_the_
 
     only_categories = sandboxed(tmp_path / "categories")
     (tmp_path / "categories" / "docs" / "posts" / "c.md").write_text(
-        page("# Gamma\n\nText.\n", categories="[Release Notes]"))
+        page("# Gamma\n\nText.\n", categories="[Release Notes]")
+    )
     planning = sandboxed(tmp_path / "plan", mode="plan")
     (tmp_path / "plan" / "docs" / "posts" / "c.md").write_text(page("# Gamma\n\nText.\n", categories="[Release Notes]"))
     planned = mkdocs(planning)
@@ -129,8 +135,13 @@ def test_dev_bodies_are_portable_markdown(tmp_path):
     """Through a real build: the site's own extensions make the HTML, and DEV gets it as Markdown."""
     config = sandboxed(tmp_path)
     site = yaml.safe_load(config.read_text())
-    site["markdown_extensions"] = ["admonition", "attr_list", "pymdownx.details", "pymdownx.superfences",
-                                   {"pymdownx.tabbed": {"alternate_style": True}}]
+    site["markdown_extensions"] = [
+        "admonition",
+        "attr_list",
+        "pymdownx.details",
+        "pymdownx.superfences",
+        {"pymdownx.tabbed": {"alternate_style": True}},
+    ]
     config.write_text(yaml.safe_dump(site))
     (tmp_path / "docs" / "posts" / "d.md").write_text(page(MATERIAL))
     assert mkdocs(config).returncode == 0
@@ -145,5 +156,5 @@ def test_dev_bodies_are_portable_markdown(tmp_path):
 
 
 def test_code_blocks_are_left_alone():
-    html = "<pre><code class=\"language-markdown\">!!! note\n    stays\n&lt;!-- more --&gt;\n</code></pre>"
+    html = '<pre><code class="language-markdown">!!! note\n    stays\n&lt;!-- more --&gt;\n</code></pre>'
     assert portable_markdown(html, "https://example.com/p/") == "```markdown\n!!! note\n    stays\n<!-- more -->\n```"

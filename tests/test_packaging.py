@@ -15,7 +15,7 @@ from packaging.requirements import Requirement
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parent.parent
-OPTIONAL = {"material"}   # Material's blog: used when the site has it, guarded by ImportError
+OPTIONAL = {"material"}  # Material's blog: used when the site has it, guarded by ImportError
 
 
 def imported_top_level_names() -> set[str]:

@@ -21,18 +21,29 @@ pytestmark = pytest.mark.process
 
 
 def channels(sandbox, **masto):
-    return {"masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon",
-                      "token": "sandbox-mastodon-token", **masto},
-            "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"}}
+    return {
+        "masto": {
+            "type": "mastodon",
+            "instance": sandbox.url + "/mastodon",
+            "token": "sandbox-mastodon-token",
+            **masto,
+        },
+        "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"},
+    }
 
 
 @pytest.fixture
 def site(tmp_path, sandbox):
     def make(plugin=None, posts=None, **kwargs):
-        config = write_site(tmp_path / "site", {"channels": channels(sandbox), **(plugin or {})},
-                            posts or {"a.md": post("First"), "b.md": post("Second", "2026-11-21")}, **kwargs)
+        config = write_site(
+            tmp_path / "site",
+            {"channels": channels(sandbox), **(plugin or {})},
+            posts or {"a.md": post("First"), "b.md": post("Second", "2026-11-21")},
+            **kwargs,
+        )
         sandbox.key_file_root = config.parent / "site"
         return config
+
     return make
 
 
@@ -55,8 +66,11 @@ def test_ci_build_sends_then_a_second_build_sends_nothing(site, sandbox):
     assert first.returncode == 0, first.stderr
     book = Ledger.read(config.parent / "ledger.yml")
     assert {(k, c): r.state for k, e in book.posts.items() for c, r in e.channels.items()} == {
-        ("posts/a/", "masto"): "done", ("posts/a/", "ping"): "done",
-        ("posts/b/", "masto"): "done", ("posts/b/", "ping"): "done"}
+        ("posts/a/", "masto"): "done",
+        ("posts/a/", "ping"): "done",
+        ("posts/b/", "masto"): "done",
+        ("posts/b/", "ping"): "done",
+    }
     assert [s["text"].splitlines()[0] for s in statuses(sandbox)] == ["First", "Second"]
     before, requests = (config.parent / "ledger.yml").read_text(), len(sandbox.requests())
     second = mkdocs(config, env={"CI": "true"})
@@ -64,8 +78,9 @@ def test_ci_build_sends_then_a_second_build_sends_nothing(site, sandbox):
     assert (config.parent / "ledger.yml").read_text() == before and len(sandbox.requests()) == requests
 
 
-@pytest.mark.parametrize("env", [{"CI": "true", "GITHUB_EVENT_NAME": "pull_request"},
-                                 {"CI": "true", "CI_MERGE_REQUEST_IID": "3"}])
+@pytest.mark.parametrize(
+    "env", [{"CI": "true", "GITHUB_EVENT_NAME": "pull_request"}, {"CI": "true", "CI_MERGE_REQUEST_IID": "3"}]
+)
 def test_pull_request_builds_never_send(site, sandbox, env):
     result = mkdocs(site(), env=env)
     assert result.returncode == 0 and sandbox.requests() == []
@@ -79,10 +94,13 @@ def test_missing_token_in_send_mode_fails_the_build_naming_the_setting(site, san
     assert sandbox.requests() == [] and not (config.parent / "ledger.yml").exists()
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"type": "myspace"}, "plugins.syndicate.channels.masto.type: unknown channel type"),
-    ({"instance": "http://mastodon.example"}, "plugins.syndicate.channels.masto.instance:.*non-loopback"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"type": "myspace"}, "plugins.syndicate.channels.masto.type: unknown channel type"),
+        ({"instance": "http://mastodon.example"}, "plugins.syndicate.channels.masto.instance:.*non-loopback"),
+    ],
+)
 def test_bad_channel_settings_fail_the_build(site, sandbox, change, message):
     import re
 
@@ -91,14 +109,17 @@ def test_bad_channel_settings_fail_the_build(site, sandbox, change, message):
 
 
 def test_drafts_future_posts_since_and_opt_outs_are_not_announced(site, sandbox):
-    config = site({"mode": "send", "since": "2026-01-01"}, posts={
-        "ok.md": post("Announced"),
-        "draft.md": post("Draft", draft=True),
-        "future.md": post("Future", "2099-01-01"),
-        "old.md": post("Old", "2025-06-01"),
-        "optout.md": post("Opted out", syndicate=False),
-        "notmasto.md": post("Ping only", syndicate={"masto": False}),
-    })
+    config = site(
+        {"mode": "send", "since": "2026-01-01"},
+        posts={
+            "ok.md": post("Announced"),
+            "draft.md": post("Draft", draft=True),
+            "future.md": post("Future", "2099-01-01"),
+            "old.md": post("Old", "2025-06-01"),
+            "optout.md": post("Opted out", syndicate=False),
+            "notmasto.md": post("Ping only", syndicate={"masto": False}),
+        },
+    )
     result = mkdocs(config)
     assert result.returncode == 0, result.stderr
     book = Ledger.read(config.parent / "ledger.yml")
@@ -108,8 +129,10 @@ def test_drafts_future_posts_since_and_opt_outs_are_not_announced(site, sandbox)
 
 
 def test_posts_globs_select_pages_without_front_matter_flag(site, sandbox):
-    config = site({"mode": "send", "posts": ["posts/a.md"]},
-                  posts={"a.md": "---\ndate: 2026-11-20\n---\n# Globbed\n", "b.md": post("Not matched")})
+    config = site(
+        {"mode": "send", "posts": ["posts/a.md"]},
+        posts={"a.md": "---\ndate: 2026-11-20\n---\n# Globbed\n", "b.md": post("Not matched")},
+    )
     assert mkdocs(config).returncode == 0
     assert sorted(Ledger.read(config.parent / "ledger.yml").posts) == ["posts/a/"]
 
@@ -131,10 +154,14 @@ def test_strict_failure_sends_nothing(site, sandbox):
 
 
 def test_material_blog_posts_are_found_with_their_final_urls(site, sandbox):
-    config = site({"mode": "send"}, blog=True, posts={
-        "hello.md": "---\ndate: 2026-11-20\ndescription: Hi there\n---\n# Hello World\n\nText.\n",
-        "draft.md": "---\ndate: 2026-11-21\ndraft: true\n---\n# A Draft\n",
-    })
+    config = site(
+        {"mode": "send"},
+        blog=True,
+        posts={
+            "hello.md": "---\ndate: 2026-11-20\ndescription: Hi there\n---\n# Hello World\n\nText.\n",
+            "draft.md": "---\ndate: 2026-11-21\ndraft: true\n---\n# A Draft\n",
+        },
+    )
     result = mkdocs(config)
     assert result.returncode == 0, result.stderr
     book = Ledger.read(config.parent / "ledger.yml")
@@ -155,10 +182,26 @@ def test_serve_never_sends_nor_writes(site, sandbox):
     import os
 
     from sites import mkdocs as _unused  # noqa: F401  (same environment rules as builds)
+
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "CI": "true"}
-    process = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "--clean", "-f", str(config),
-                                "-a", f"127.0.0.1:{port}", "--no-livereload"],
-                               cwd=config.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "serve",
+            "--clean",
+            "-f",
+            str(config),
+            "-a",
+            f"127.0.0.1:{port}",
+            "--no-livereload",
+        ],
+        cwd=config.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -176,10 +219,20 @@ def test_serve_never_sends_nor_writes(site, sandbox):
 
 
 def _git(*args, cwd):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin:/usr/local/bin",
-                        "HOME": str(cwd)})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
+            "PATH": "/usr/bin:/bin:/usr/local/bin",
+            "HOME": str(cwd),
+        },
+    )
 
 
 @pytest.mark.parametrize("push_works", [True, False])
@@ -195,8 +248,12 @@ def test_gh_deploy_announces_only_after_a_successful_push(site, sandbox, tmp_pat
     _git("add", "-A", cwd=repo)
     _git("commit", "-qm", "site", cwd=repo)
     _git("remote", "add", "origin", str(remote) if push_works else str(tmp_path / "missing.git"), cwd=repo)
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     result = mkdocs(config, "gh-deploy", "--force", env=env)
     if push_works:
         assert result.returncode == 0, result.stderr
@@ -230,13 +287,17 @@ def test_properdocs_runs_the_plugin_in_its_builds_and_after_its_gh_deploy_push(s
     _git("commit", "-qm", "site", cwd=repo)
     _git("remote", "add", "origin", str(remote), cwd=repo)
     requests = len(sandbox.requests())
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     deployed = mkdocs(config, "gh-deploy", "--force", env=env, program="properdocs")
     assert deployed.returncode == 0, deployed.stderr
     assert [s["text"].splitlines()[0] for s in statuses(sandbox)] == ["First", "Second", "Third"]
     pushed_at = float((tmp_path / "pushed_at").read_text())
-    assert pushed_at < min(r["at"] for r in sandbox.requests()[requests:])   # announced after the push
+    assert pushed_at < min(r["at"] for r in sandbox.requests()[requests:])  # announced after the push
 
 
 def test_example_site_as_the_quick_start_says(tmp_path):
@@ -269,28 +330,45 @@ def test_example_site_as_the_quick_start_says(tmp_path):
     for key, entry in book.posts.items():
         links = Links((site_copy / "site" / key / "index.html").read_text(encoding="utf-8"))
         assert sorted(href for _, href, _ in links.found) == sorted(
-            record.remote_url for record in entry.channels.values() if record.remote_url), key
+            record.remote_url for record in entry.channels.values() if record.remote_url
+        ), key
         assert len(links.found) == 4 and links.blocks == 1
     # The site leaves MkDocs' plugins behind: the same settings, the posts from its own RSS feed.
     sandbox_state = tmp_path / ".syndicate-sandbox" / "state.json"
     requests = len(json.loads(sandbox_state.read_text())["requests"])
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
-    switched = subprocess.run([sys.executable, "-m", "mkdocs_syndicate.cli", "run", "-f", "example-site/mkdocs.yml",
-                               "--feed", "example-site/site/feed_rss_created.xml"], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=120)
+    switched = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs_syndicate.cli",
+            "run",
+            "-f",
+            "example-site/mkdocs.yml",
+            "--feed",
+            "example-site/site/feed_rss_created.xml",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert switched.returncode == 0, switched.stderr
     assert "sending the posts of the feed example-site/site/feed_rss_created.xml" in switched.stderr
-    assert len(json.loads(sandbox_state.read_text())["requests"]) == requests   # zero requests
+    assert len(json.loads(sandbox_state.read_text())["requests"]) == requests  # zero requests
     assert (tmp_path / "ledger.yml").read_text() == ledger_text
 
 
 def test_forem_body_links_resolve_through_mkdocs_file_map(site, sandbox):
-    devto = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key",
-             "min_interval": 0}
-    config = site({"mode": "send", "channels": {"devto": devto}}, posts={
-        "a.md": post("First") + "\nSee [the second](b.md#part), ![pic](../img/x.png) and [site](/about/).\n",
-        "b.md": post("Second", "2026-11-21"),
-    })
+    devto = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0}
+    config = site(
+        {"mode": "send", "channels": {"devto": devto}},
+        posts={
+            "a.md": post("First") + "\nSee [the second](b.md#part), ![pic](../img/x.png) and [site](/about/).\n",
+            "b.md": post("Second", "2026-11-21"),
+        },
+    )
     (config.parent / "docs" / "img").mkdir()
     (config.parent / "docs" / "img" / "x.png").write_bytes(b"png")
     result = mkdocs(config)

@@ -28,18 +28,34 @@ EVENTS = [*Kind, *Found]
 TIMES = [(10.0, 900.0), (10.0, 60.0), (SETTLE, 900.0), (86_400.0, 900.0), (-30.0, 900.0)]
 
 
-def situation(*, at_most_once=True, repeat_safe=False, ago=10.0, max_wait=900.0, sends_left=3,
-              retry_after=None, attempts=1) -> Situation:
-    return Situation(at_most_once=at_most_once, repeat_safe=repeat_safe, last_attempt=NOW - ago, now=NOW,
-                     settle=SETTLE, max_wait=max_wait, sends_left=sends_left, retry_after=retry_after,
-                     attempts=attempts)
+def situation(
+    *, at_most_once=True, repeat_safe=False, ago=10.0, max_wait=900.0, sends_left=3, retry_after=None, attempts=1
+) -> Situation:
+    return Situation(
+        at_most_once=at_most_once,
+        repeat_safe=repeat_safe,
+        last_attempt=NOW - ago,
+        now=NOW,
+        settle=SETTLE,
+        max_wait=max_wait,
+        sends_left=sends_left,
+        retry_after=retry_after,
+        attempts=attempts,
+    )
 
 
 ATTEMPTS = (1, MAX_UNCERTAIN_SENDS - 1, MAX_UNCERTAIN_SENDS, MAX_UNCERTAIN_SENDS + 4, MAX_ACCEPTED_SENDS)
-ALL = [(event, situation(at_most_once=amo, repeat_safe=safe, ago=ago, max_wait=mw, sends_left=left, retry_after=ra,
-                         attempts=attempts))
-       for event, amo, safe, (ago, mw), left, ra, attempts in itertools.product(
-           EVENTS, (True, False), (True, False), TIMES, (0, 1, 3), (None, 5.0, 5000.0, float("inf")), ATTEMPTS)]
+ALL = [
+    (
+        event,
+        situation(
+            at_most_once=amo, repeat_safe=safe, ago=ago, max_wait=mw, sends_left=left, retry_after=ra, attempts=attempts
+        ),
+    )
+    for event, amo, safe, (ago, mw), left, ra, attempts in itertools.product(
+        EVENTS, (True, False), (True, False), TIMES, (0, 1, 3), (None, 5.0, 5000.0, float("inf")), ATTEMPTS
+    )
+]
 
 
 def test_invariants_hold_for_every_combination():
@@ -59,7 +75,7 @@ def check_invariants(event, s):
         proved_absent = event is Found.ABSENT and s.now >= s.last_attempt + s.settle
         nothing_happened = event is Kind.NOT_SENT
         assert proved_absent or nothing_happened, (event, s, action)
-        if proved_absent:   # the retry budget: counted in the ledger, across waits and runs
+        if proved_absent:  # the retry budget: counted in the ledger, across waits and runs
             assert s.attempts < MAX_UNCERTAIN_SENDS, (event, s, action)
     if event in (Kind.AMBIGUOUS, Found.UNKNOWN, Kind.RATE_LIMITED) and s.at_most_once and not s.repeat_safe:
         assert action.step in (Step.READ, Step.LEAVE, Step.STOP_LANE)
@@ -78,13 +94,22 @@ def check_invariants(event, s):
         assert action.step is (Step.AWAIT if s.attempts < MAX_ACCEPTED_SENDS else Step.DONE)
 
 
-@pytest.mark.parametrize("event,expected", [
-    (Kind.DONE, Step.DONE), (Found.FOUND, Step.DONE),
-    (Kind.REFUSED, Step.FAIL), (Found.CONFLICT, Step.FAIL),
-    (Kind.AUTH, Step.STOP_LANE), (Kind.NOT_SENT, Step.RETRY), (Kind.RATE_LIMITED, Step.READ),
-    (Kind.GONE, Step.SKIP),
-    (Kind.AMBIGUOUS, Step.READ), (Found.UNKNOWN, Step.LEAVE), (Found.ABSENT, Step.READ_LATER),
-])
+@pytest.mark.parametrize(
+    "event,expected",
+    [
+        (Kind.DONE, Step.DONE),
+        (Found.FOUND, Step.DONE),
+        (Kind.REFUSED, Step.FAIL),
+        (Found.CONFLICT, Step.FAIL),
+        (Kind.AUTH, Step.STOP_LANE),
+        (Kind.NOT_SENT, Step.RETRY),
+        (Kind.RATE_LIMITED, Step.READ),
+        (Kind.GONE, Step.SKIP),
+        (Kind.AMBIGUOUS, Step.READ),
+        (Found.UNKNOWN, Step.LEAVE),
+        (Found.ABSENT, Step.READ_LATER),
+    ],
+)
 def test_at_most_once_just_after_an_attempt(event, expected):
     assert decide(event, situation()).step is expected
 

@@ -32,13 +32,31 @@ POSTS = sorted(p for p in DATA.glob("*.md") if p.name != "NOTICE.md")
 # the top level (not in a blockquote, where admonitions go).
 DEV_EXTENSIONS = ["pymdownx.superfences", "footnotes", "tables", "pymdownx.tilde"]
 MATERIAL_EXTENSIONS = [
-    "abbr", "admonition", "attr_list", "def_list", "footnotes", "md_in_html", "tables", {"toc": {"permalink": True}},
-    "pymdownx.details", {"pymdownx.highlight": {"anchor_linenums": True}}, "pymdownx.inlinehilite",
-    "pymdownx.superfences", {"pymdownx.tabbed": {"alternate_style": True}}, "pymdownx.tilde",
-    {"pymdownx.emoji": {"emoji_index": "!!python/name:material.extensions.emoji.twemoji",
-                        "emoji_generator": "!!python/name:material.extensions.emoji.to_svg"}}]
-PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-                    "1f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4c50000000049454e44ae426082")
+    "abbr",
+    "admonition",
+    "attr_list",
+    "def_list",
+    "footnotes",
+    "md_in_html",
+    "tables",
+    {"toc": {"permalink": True}},
+    "pymdownx.details",
+    {"pymdownx.highlight": {"anchor_linenums": True}},
+    "pymdownx.inlinehilite",
+    "pymdownx.superfences",
+    {"pymdownx.tabbed": {"alternate_style": True}},
+    "pymdownx.tilde",
+    {
+        "pymdownx.emoji": {
+            "emoji_index": "!!python/name:material.extensions.emoji.twemoji",
+            "emoji_generator": "!!python/name:material.extensions.emoji.to_svg",
+        }
+    },
+]
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4c50000000049454e44ae426082"
+)
 
 
 class Rendered(HTMLParser):
@@ -83,8 +101,10 @@ def as_dev_shows(text: str) -> Rendered:
 def without_title(html: str, title: str) -> str:
     """DEV shows the title itself: a first heading that says just the title is not repeated."""
     heading = re.match(r"\s*<h1[^>]*>(.*?)</h1>", html, re.DOTALL)
-    same = heading and " ".join(html_text.unescape(re.sub(r"<[^>]+>", " ", heading.group(1))).strip("¶ ").split()) == title
-    return html[heading.end():] if heading and same else html
+    same = (
+        heading and " ".join(html_text.unescape(re.sub(r"<[^>]+>", " ", heading.group(1))).strip("¶ ").split()) == title
+    )
+    return html[heading.end() :] if heading and same else html
 
 
 @pytest.fixture(scope="module")
@@ -100,27 +120,47 @@ def announced(tmp_path_factory):
         shutil.copy(path, posts / path.name)
         text = path.read_text(encoding="utf-8")
         authors |= set(yaml.safe_load(text.split("---\n", 2)[1]).get("authors") or [])
-        for image in re.findall(r"(?:\]\(|\]: )(\.?/?[\w./-]+\.png)", text):   # the posts' own images
+        for image in re.findall(r"(?:\]\(|\]: )(\.?/?[\w./-]+\.png)", text):  # the posts' own images
             (posts / image).parent.mkdir(parents=True, exist_ok=True)
             (posts / image).write_bytes(PNG)
-    (folder / "docs" / "blog" / ".authors.yml").write_text(yaml.safe_dump(
-        {"authors": {name: {"name": name, "description": "-", "avatar": "https://example.com/a.png"}
-                     for name in authors}}))
-    config = {"site_name": "Material's blog, as a test", "site_url": "https://blog.example/",
-              "theme": {"name": "material", "features": ["content.code.annotate"]},
-              "plugins": ["blog", {"syndicate": {"mode": "send", "sandbox": True, "backlog": "send", "channels": {
-                  "devto": {"type": "forem", "api_key": "x-key-12", "min_interval": 0}}}}],
-              "markdown_extensions": MATERIAL_EXTENSIONS}
+    (folder / "docs" / "blog" / ".authors.yml").write_text(
+        yaml.safe_dump(
+            {
+                "authors": {
+                    name: {"name": name, "description": "-", "avatar": "https://example.com/a.png"} for name in authors
+                }
+            }
+        )
+    )
+    config = {
+        "site_name": "Material's blog, as a test",
+        "site_url": "https://blog.example/",
+        "theme": {"name": "material", "features": ["content.code.annotate"]},
+        "plugins": [
+            "blog",
+            {
+                "syndicate": {
+                    "mode": "send",
+                    "sandbox": True,
+                    "backlog": "send",
+                    "channels": {"devto": {"type": "forem", "api_key": "x-key-12", "min_interval": 0}},
+                }
+            },
+        ],
+        "markdown_extensions": MATERIAL_EXTENSIONS,
+    }
     text = yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
-    (folder / "mkdocs.yml").write_text(text.replace("'!!python/name:", "!!python/name:").replace("to_svg'", "to_svg")
-                                       .replace("twemoji'", "twemoji"))
+    (folder / "mkdocs.yml").write_text(
+        text.replace("'!!python/name:", "!!python/name:").replace("to_svg'", "to_svg").replace("twemoji'", "twemoji")
+    )
     result = mkdocs(folder / "mkdocs.yml")
     assert result.returncode == 0, result.stderr[-3000:]
     built = json.loads((folder / ".syndicate-cache" / "ledger.yml.posts.json").read_text())["posts"]
     articles = json.loads((folder / ".syndicate-sandbox" / "state.json").read_text())["forem"]["articles"]
     bodies = {a["canonical_url"]: a["body_markdown"] for a in articles}
-    return {Path(p["source"]).name: (without_title(p["body_html"], p["title"]), bodies[p["url"]], p["url"])
-            for p in built}
+    return {
+        Path(p["source"]).name: (without_title(p["body_html"], p["title"]), bodies[p["url"]], p["url"]) for p in built
+    }
 
 
 @pytest.mark.process
@@ -147,23 +187,38 @@ def test_no_mkdocs_syntax_is_left_and_every_link_works_off_the_site(announced, p
     for target in as_dev_shows(body).targets:
         assert target.startswith(("https://", "http://", "#", "mailto:")), f"{path.name}: {target}"
     for image in re.findall(r"!\[[^\]]*\]\((\S+)", body):
-        assert image.startswith("https://blog.example/"), image   # the site's image, where the site has it
+        assert image.startswith("https://blog.example/"), image  # the site's image, where the site has it
 
 
 @pytest.mark.unit
 def test_the_posts_hold_what_the_conversion_is_for():
     """The data must keep holding each construct, or the tests above prove less than they say."""
     text = "\n".join(p.read_text(encoding="utf-8") for p in POSTS)
-    for construct in (r"^!!! \w", r"^\?\?\? \w", r"^ +=== \"", r"# \(\d\)!", r"\{ \.[\w-]+", r"\[\^\d\]:",
-                      r"^ *!\[[^\]]+\]$", r"^ *!\[[^\]]+\]\(\./", r"^\| ", ":octicons-", r"^ +``` \w", "markdown>"):
+    for construct in (
+        r"^!!! \w",
+        r"^\?\?\? \w",
+        r"^ +=== \"",
+        r"# \(\d\)!",
+        r"\{ \.[\w-]+",
+        r"\[\^\d\]:",
+        r"^ *!\[[^\]]+\]$",
+        r"^ *!\[[^\]]+\]\(\./",
+        r"^\| ",
+        ":octicons-",
+        r"^ +``` \w",
+        "markdown>",
+    ):
         assert re.search(construct, text, re.MULTILINE), construct
 
 
 def material_html(source: str) -> str:
     """What MkDocs with Material's extensions makes of `source` (in-process Python-Markdown)."""
     extensions = [e if isinstance(e, str) else next(iter(e)) for e in MATERIAL_EXTENSIONS if "emoji" not in str(e)]
-    configs = {next(iter(e)): next(iter(e.values())) for e in MATERIAL_EXTENSIONS
-               if isinstance(e, dict) and "emoji" not in str(e)}
+    configs = {
+        next(iter(e)): next(iter(e.values()))
+        for e in MATERIAL_EXTENSIONS
+        if isinstance(e, dict) and "emoji" not in str(e)
+    }
     return markdown.markdown(textwrap.dedent(source), extensions=extensions, extension_configs=configs)
 
 
@@ -189,8 +244,9 @@ TEMPLATE_POST = """\
 @pytest.mark.unit
 def test_what_templates_write_is_converted_too():
     source = textwrap.dedent(TEMPLATE_POST)
-    text = portable_markdown(material_html(source), "https://blog.example/2026/a/", "A post from a template",
-                             code_languages(source))
+    text = portable_markdown(
+        material_html(source), "https://blog.example/2026/a/", "A post from a template", code_languages(source)
+    )
     assert text.startswith("> **Info**\n>\n> Written without the space, as post templates do.")
     assert "> **A folded tip**\n>\n> Hidden until opened." in text
     assert "![Screenshot [2560x1080]](https://blog.example/2026/media/wide.png)" in text
@@ -202,14 +258,15 @@ def test_what_templates_write_is_converted_too():
 def test_tabs_in_either_style_become_a_bold_line_and_their_content():
     source = '=== "pip"\n\n    Use pip.\n\n=== "uv"\n\n    Use uv.\n'
     for style in (True, False):
-        html = markdown.markdown(source, extensions=["pymdownx.tabbed"],
-                                 extension_configs={"pymdownx.tabbed": {"alternate_style": style}})
+        html = markdown.markdown(
+            source, extensions=["pymdownx.tabbed"], extension_configs={"pymdownx.tabbed": {"alternate_style": style}}
+        )
         assert portable_markdown(html, "https://x.example/p/") == "**pip**\n\nUse pip.\n\n**uv**\n\nUse uv."
 
 
 @pytest.mark.unit
 def test_a_code_block_holding_fences_gets_a_longer_fence():
-    html = material_html('````markdown\n```py\nx = 1\n```\n````\n')
+    html = material_html("````markdown\n```py\nx = 1\n```\n````\n")
     text = portable_markdown(html, "https://x.example/p/", languages=code_languages("````markdown\n```py\n"))
     assert text == "````markdown\n```py\nx = 1\n```\n````"
     assert as_dev_shows(text).code == ["```py\nx = 1\n```\n"]

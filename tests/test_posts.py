@@ -16,16 +16,23 @@ def post(key, day, **kw):
 
 def test_filter_and_order():
     now = dt.datetime(2026, 11, 20, tzinfo=UTC)
-    posts = [post("c/", 15), post("a/", 10), post("draft/", 11, draft=True), post("future/", 25),
-             post("old/", 1), post("out/", 12, opted_out=True)]
+    posts = [
+        post("c/", 15),
+        post("a/", 10),
+        post("draft/", 11, draft=True),
+        post("future/", 25),
+        post("old/", 1),
+        post("out/", 12, opted_out=True),
+    ]
     chosen = announceable(posts, now, since=dt.datetime(2026, 11, 5, tzinfo=UTC))
     assert [p.key for p in chosen] == ["a/", "c/"]
 
 
 def test_duplicate_keys_name_both_sources():
     with pytest.raises(PostError, match=r"x.md and y.md"):
-        announceable([post("k/", 1, source="y.md"), post("k/", 2, source="x.md")],
-                     dt.datetime(2026, 12, 1, tzinfo=UTC), None)
+        announceable(
+            [post("k/", 1, source="y.md"), post("k/", 2, source="x.md")], dt.datetime(2026, 12, 1, tzinfo=UTC), None
+        )
 
 
 def test_front_matter_syndicate_forms():

@@ -21,8 +21,7 @@ pytestmark = pytest.mark.http
 
 def run(folder, channels, posts, clock, transport=None, **options):
     folder.mkdir(parents=True, exist_ok=True)
-    opts = parse_options(channels, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False, sending=True,
-                         **options)
+    opts = parse_options(channels, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False, sending=True, **options)
     return send(opts, posts, ListReporter(), clock=clock, transport=transport)
 
 
@@ -88,8 +87,9 @@ def test_ignored_key_with_a_resend_after_a_lost_answer_would_duplicate(sandbox, 
     sandbox.set_quirks("mastodon", ignore_idempotency_key=True)
     headers = {"Authorization": "Bearer sandbox-mastodon-token", "Idempotency-Key": "same"}
     for _ in range(2):
-        httpx.post(f"{sandbox.url}/mastodon/api/v1/statuses", data={"status": "x https://example.com/"},
-                   headers=headers)
+        httpx.post(
+            f"{sandbox.url}/mastodon/api/v1/statuses", data={"status": "x https://example.com/"}, headers=headers
+        )
     assert len(statuses(sandbox)) == 2
 
 
@@ -98,8 +98,10 @@ def test_replayed_key_is_answered_with_500(sandbox, shared_time):
 
     sandbox.set_quirks("mastodon", replay_500=True)
     headers = {"Authorization": "Bearer sandbox-mastodon-token", "Idempotency-Key": "same"}
-    codes = [httpx.post(f"{sandbox.url}/mastodon/api/v1/statuses", data={"status": "x"}, headers=headers).status_code
-             for _ in range(2)]
+    codes = [
+        httpx.post(f"{sandbox.url}/mastodon/api/v1/statuses", data={"status": "x"}, headers=headers).status_code
+        for _ in range(2)
+    ]
     assert codes == [200, 500] and len(statuses(sandbox)) == 1
 
 
@@ -107,8 +109,11 @@ def _status_at(sandbox, clock, moment, text):
     import httpx
 
     clock.now = moment
-    answer = httpx.post(f"{sandbox.url}/mastodon/api/v1/statuses", data={"status": text},
-                        headers={"Authorization": "Bearer sandbox-mastodon-token"})
+    answer = httpx.post(
+        f"{sandbox.url}/mastodon/api/v1/statuses",
+        data={"status": text},
+        headers={"Authorization": "Bearer sandbox-mastodon-token"},
+    )
     assert answer.status_code == 200
 
 
@@ -130,9 +135,19 @@ def test_verify_scans_back_to_the_first_attempt_not_the_last(tmp_path, sandbox, 
     clock.now = t0 + 80 * 60
     iso = lambda epoch: to_iso(dt.datetime.fromtimestamp(epoch, dt.UTC))  # noqa: E731
     (tmp_path / "third").mkdir()
-    write_ledger(tmp_path / "third" / "ledger.yml", {
-        ("blog/post-1/", "masto"): Record("in_flight", 2, iso(t0 + 30 * 60), idempotency_key=sent.idempotency_key,
-                                          created_at=sent.created_at, message_sha256=sent.message_sha256)})
+    write_ledger(
+        tmp_path / "third" / "ledger.yml",
+        {
+            ("blog/post-1/", "masto"): Record(
+                "in_flight",
+                2,
+                iso(t0 + 30 * 60),
+                idempotency_key=sent.idempotency_key,
+                created_at=sent.created_at,
+                message_sha256=sent.message_sha256,
+            )
+        },
+    )
     transport = RecordingTransport(clock)
     report = run(tmp_path / "third", {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock, transport)
     assert [r.state for r in report.results] == ["done"], report.results

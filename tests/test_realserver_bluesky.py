@@ -36,22 +36,24 @@ def pds():
 
 def raw(pds, handle: str, **extra) -> dict:
     account = pds.account(handle)
-    return {"type": "bluesky", "service": pds.url, "handle": account.handle, "app_password": account.password,
-            **extra}
+    return {"type": "bluesky", "service": pds.url, "handle": account.handle, "app_password": account.password, **extra}
 
 
 def run(folder, channel: dict, posts, site: Site = SITE, clock=None, **options):
     from conftest import ListReporter
 
     folder.mkdir(exist_ok=True)
-    parsed = parse_options({"bsky": channel}, ledger_path=folder / "ledger.yml", site=site, sandbox=False,
-                           sending=True, **options)
+    parsed = parse_options(
+        {"bsky": channel}, ledger_path=folder / "ledger.yml", site=site, sandbox=False, sending=True, **options
+    )
     return send(parsed, posts, ListReporter(), clock=clock or FakeClock())
 
 
 def records(pds, did: str) -> list[dict]:
-    answer = httpx.get(f"{pds.url}/xrpc/com.atproto.repo.listRecords",
-                       params={"repo": did, "collection": "app.bsky.feed.post", "limit": 100})
+    answer = httpx.get(
+        f"{pds.url}/xrpc/com.atproto.repo.listRecords",
+        params={"repo": did, "collection": "app.bsky.feed.post", "limit": 100},
+    )
     answer.raise_for_status()
     return answer.json()["records"]
 
@@ -71,7 +73,7 @@ def test_posts_are_stored_as_sent_text_facets_card_languages_and_time(pds, tmp_p
         assert post.title.encode("utf-8") in text and value["langs"] == ["pt-BR"]
         # Facets are byte ranges into the UTF-8 text: each must cover exactly what it claims.
         for facet in value["facets"]:
-            covered = text[facet["index"]["byteStart"]:facet["index"]["byteEnd"]].decode("utf-8")
+            covered = text[facet["index"]["byteStart"] : facet["index"]["byteEnd"]].decode("utf-8")
             feature = facet["features"][0]
             if feature["$type"] == "app.bsky.richtext.facet#link":
                 assert covered == feature["uri"] == post.url
@@ -90,21 +92,32 @@ def test_an_in_flight_record_is_found_by_a_read_and_never_sent_again(pds, tmp_pa
     assert not first.undone
     done = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
     # As if the run had been killed after the server committed, before `done` was written.
-    write_ledger(tmp_path / "ledger.yml", {(post.key, "bsky"): Record(
-        "in_flight", 1, done.at, idempotency_key=done.idempotency_key, created_at=done.created_at,
-        message_sha256=done.message_sha256)})
+    write_ledger(
+        tmp_path / "ledger.yml",
+        {
+            (post.key, "bsky"): Record(
+                "in_flight",
+                1,
+                done.at,
+                idempotency_key=done.idempotency_key,
+                created_at=done.created_at,
+                message_sha256=done.message_sha256,
+            )
+        },
+    )
     again = run(tmp_path, raw(pds, "bob.test"), [post])
     assert not again.undone
     resolved = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
     assert resolved.state == "done" and resolved.remote_id == done.remote_id
-    assert len(records(pds, bob.did)) == 1   # one record: found, not posted again
+    assert len(records(pds, bob.did)) == 1  # one record: found, not posted again
     assert dt.datetime.fromisoformat(resolved.created_at.replace("Z", "+00:00"))
 
 
 def logged_in(entryway: str, handle: str, password: str) -> tuple[str, str, dict[str, str]]:
     """(the PDS's address, the account's DID, the authorization header) after createSession."""
-    session = httpx.post(f"{entryway}/xrpc/com.atproto.server.createSession",
-                         json={"identifier": handle, "password": password}).json()
+    session = httpx.post(
+        f"{entryway}/xrpc/com.atproto.server.createSession", json={"identifier": handle, "password": password}
+    ).json()
     # The PDS the DID document names (the reference PDS, with no entryway before it, sends none).
     services = session.get("didDoc", {}).get("service", [])
     pds = next((s["serviceEndpoint"] for s in services if s["id"].endswith("atproto_pds")), entryway)
@@ -120,11 +133,23 @@ def put_three_times(entryway: str, handle: str, password: str) -> list[tuple[int
     other = {**first, "text": "another text under the same key"}
     answers = []
     # A post's record key must be a TID (its lexicon says so): the last call's is not one.
-    for rkey, record in (("3lsyndicate2a", first), ("3lsyndicate2a", first), ("3lsyndicate2a", other),
-                         ("not-a-tid", first)):
-        answer = httpx.post(f"{pds}/xrpc/com.atproto.repo.putRecord", headers=headers, json={
-            "repo": session["did"], "collection": "app.bsky.feed.post", "rkey": rkey, "record": record,
-            "swapRecord": None})
+    for rkey, record in (
+        ("3lsyndicate2a", first),
+        ("3lsyndicate2a", first),
+        ("3lsyndicate2a", other),
+        ("not-a-tid", first),
+    ):
+        answer = httpx.post(
+            f"{pds}/xrpc/com.atproto.repo.putRecord",
+            headers=headers,
+            json={
+                "repo": session["did"],
+                "collection": "app.bsky.feed.post",
+                "rkey": rkey,
+                "record": record,
+                "swapRecord": None,
+            },
+        )
         answers.append((answer.status_code, answer.json().get("error", "")))
     return answers
 
@@ -133,14 +158,29 @@ def test_swap_record_semantics_are_the_real_servers_and_the_emulators(pds, sandb
     real = put_three_times(pds.url, "alice.test", pds.account("alice.test").password)
     emulated = put_three_times(f"{sandbox.url}/bluesky", "sandbox.bsky.social", "sandbox-bsky-app-password")
     # A repeat of the same record is a no-op; another record under the key is refused.
-    assert real[:2] == [(200, ""), (200, "")] and real[2] == (400, "InvalidSwap") and real[3] == (400, "InvalidRequest"), real
+    assert (
+        real[:2] == [(200, ""), (200, "")] and real[2] == (400, "InvalidSwap") and real[3] == (400, "InvalidRequest")
+    ), real
     assert emulated == real
 
 
 # (Only tags the official SDK's models also take are stored: the sandbox fixture judges every
 # record with them at the end.)
-LANGUAGE_TAGS = ("en", "EN", "En", "pt-BR", "pt-br", "PT-BR", "english", "deutsch", "en_US", "e", "zh-Hant",
-                 "de-CH-1996", "de-1996-1996")
+LANGUAGE_TAGS = (
+    "en",
+    "EN",
+    "En",
+    "pt-BR",
+    "pt-br",
+    "PT-BR",
+    "english",
+    "deutsch",
+    "en_US",
+    "e",
+    "zh-Hant",
+    "de-CH-1996",
+    "de-1996-1996",
+)
 
 
 def languages_taken(entryway: str, handle: str, password: str) -> dict[str, int]:
@@ -148,10 +188,17 @@ def languages_taken(entryway: str, handle: str, password: str) -> dict[str, int]
     pds, did, headers = logged_in(entryway, handle, password)
     taken = {}
     for tag in LANGUAGE_TAGS:
-        record = {"$type": "app.bsky.feed.post", "text": f"in {tag}", "createdAt": "2026-12-01T08:00:00.000Z",
-                  "langs": [tag]}
-        taken[tag] = httpx.post(f"{pds}/xrpc/com.atproto.repo.createRecord", headers=headers, json={
-            "repo": did, "collection": "app.bsky.feed.post", "record": record}).status_code
+        record = {
+            "$type": "app.bsky.feed.post",
+            "text": f"in {tag}",
+            "createdAt": "2026-12-01T08:00:00.000Z",
+            "langs": [tag],
+        }
+        taken[tag] = httpx.post(
+            f"{pds}/xrpc/com.atproto.repo.createRecord",
+            headers=headers,
+            json={"repo": did, "collection": "app.bsky.feed.post", "record": record},
+        ).status_code
     return taken
 
 
@@ -171,8 +218,10 @@ def test_two_sites_on_two_accounts_each_post_under_its_own(pds, tmp_path):
     from dataclasses import replace
 
     other = Site("https://other.example/", "Other")
-    ours = [replace(make_post(n), key=f"blog/two-sites-{n}/", url=f"https://example.com/blog/two-sites-{n}/")
-            for n in (5, 6)]
+    ours = [
+        replace(make_post(n), key=f"blog/two-sites-{n}/", url=f"https://example.com/blog/two-sites-{n}/")
+        for n in (5, 6)
+    ]
     theirs = [replace(make_post(n), key=f"notes/{n}/", url=f"https://other.example/notes/{n}/") for n in (5, 6)]
     before = {h: len(records(pds, pds.account(h).did)) for h in ("alice.test", "bob.test")}
     assert not run(tmp_path / "a", raw(pds, "alice.test"), ours).undone
@@ -202,9 +251,19 @@ def test_two_sites_on_one_account_each_find_only_their_own_post(pds, tmp_path):
     ours = Ledger.read(tmp_path / "here" / "ledger.yml").record(here.key, "bsky")
     theirs = Ledger.read(tmp_path / "there" / "ledger.yml").record(there.key, "bsky")
     assert ours.remote_id != theirs.remote_id and len(records(pds, alice.did)) == before + 2
-    write_ledger(tmp_path / "there" / "ledger.yml", {(there.key, "bsky"): Record(
-        "in_flight", 1, theirs.at, idempotency_key=theirs.idempotency_key, created_at=theirs.created_at,
-        message_sha256=theirs.message_sha256)})
+    write_ledger(
+        tmp_path / "there" / "ledger.yml",
+        {
+            (there.key, "bsky"): Record(
+                "in_flight",
+                1,
+                theirs.at,
+                idempotency_key=theirs.idempotency_key,
+                created_at=theirs.created_at,
+                message_sha256=theirs.message_sha256,
+            )
+        },
+    )
     assert not run(tmp_path / "there", raw(pds, "alice.test"), [there], site=other).undone
     settled = Ledger.read(tmp_path / "there" / "ledger.yml").record(there.key, "bsky")
     assert settled.state == "done" and settled.remote_id == theirs.remote_id
@@ -213,16 +272,35 @@ def test_two_sites_on_one_account_each_find_only_their_own_post(pds, tmp_path):
 
 # ---------------------------------------------------------------- kills
 
-SETTLE = 10.0   # at least twice the timeout, as the settings require
+SETTLE = 10.0  # at least twice the timeout, as the settings require
 
 
 def child_spec(folder: Path, site_url: str, service: str, account) -> Path:
     """Three posts of a site of their own, for tests/crash_child.py (the plugin's code path)."""
-    spec = {"ledger": str(folder / "ledger.yml"), "site_url": site_url,
-            "channels": {"bsky": {"type": "bluesky", "service": service, "handle": account.handle,
-                                  "app_password": account.password, "timeout": 5, "settle": SETTLE}},
-            "posts": [{"key": f"blog/{n}/", "url": f"{site_url}blog/{n}/", "title": f"Killed {n}",
-                       "date": f"2026-11-2{n}T00:00:00+00:00", "description": f"About {n}."} for n in (1, 2, 3)]}
+    spec = {
+        "ledger": str(folder / "ledger.yml"),
+        "site_url": site_url,
+        "channels": {
+            "bsky": {
+                "type": "bluesky",
+                "service": service,
+                "handle": account.handle,
+                "app_password": account.password,
+                "timeout": 5,
+                "settle": SETTLE,
+            }
+        },
+        "posts": [
+            {
+                "key": f"blog/{n}/",
+                "url": f"{site_url}blog/{n}/",
+                "title": f"Killed {n}",
+                "date": f"2026-11-2{n}T00:00:00+00:00",
+                "description": f"About {n}.",
+            }
+            for n in (1, 2, 3)
+        ],
+    }
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "spec.json").write_text(json.dumps(spec))
     return folder / "spec.json"
@@ -302,14 +380,18 @@ def test_killed_at_each_bluesky_checkpoint_then_rerun_leaves_one_record_per_post
 
 # ---------------------------------------------------------------- thumbnails
 
+
 def png(width: int, height: int) -> bytes:
     """A real PNG (a gradient), made with the standard library only."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    rows = b"".join(b"\x00" + bytes(v for x in range(width) for v in (x * 255 // width, y * 255 // height, 128))
-                    for y in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)   # 8-bit RGB
+    rows = b"".join(
+        b"\x00" + bytes(v for x in range(width) for v in (x * 255 // width, y * 255 // height, 128))
+        for y in range(height)
+    )
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
@@ -318,8 +400,12 @@ def test_a_post_image_is_uploaded_and_the_card_holds_the_stored_png(pds, tmp_pat
     (tmp_path / "site" / "img").mkdir(parents=True)
     (tmp_path / "site" / "img" / "card.png").write_bytes(image)
     site = Site("https://thumbs.example/", "Thumbs", str(tmp_path / "site"))
-    post = replace(make_post(8), key="blog/thumb/", url="https://thumbs.example/blog/thumb/",
-                   image="https://thumbs.example/img/card.png")
+    post = replace(
+        make_post(8),
+        key="blog/thumb/",
+        url="https://thumbs.example/blog/thumb/",
+        image="https://thumbs.example/img/card.png",
+    )
     bob = pds.account("bob.test")
     assert not run(tmp_path, raw(pds, "bob.test"), [post], site=site).undone
     [stored] = [r for r in records(pds, bob.did) if card(r) == post.url]
@@ -329,7 +415,7 @@ def test_a_post_image_is_uploaded_and_the_card_holds_the_stored_png(pds, tmp_pat
     assert blob.status_code == 200 and blob.content == image
 
 
-THUMB_CASES = {   # what is uploaded, and the type it claims
+THUMB_CASES = {  # what is uploaded, and the type it claims
     "a PNG": ("png", "image/png"),
     "a PNG claiming text/plain": ("png", "text/plain"),
     "plain text claiming image/png": (b"plain text, not an image at all\n", "image/png"),
@@ -346,17 +432,28 @@ def thumbs_taken(entryway: str, handle: str, password: str) -> dict[str, tuple]:
     answers = {}
     for name, (data, claimed) in THUMB_CASES.items():
         sent = png(8, 8) if data == "png" else data
-        upload = httpx.post(f"{pds}/xrpc/com.atproto.repo.uploadBlob", content=sent,
-                            headers={**headers, **({"Content-Type": claimed} if claimed else {})})
+        upload = httpx.post(
+            f"{pds}/xrpc/com.atproto.repo.uploadBlob",
+            content=sent,
+            headers={**headers, **({"Content-Type": claimed} if claimed else {})},
+        )
         blob = upload.json().get("blob")
         answers[name] = (upload.status_code, upload.json().get("error", ""), (blob or {}).get("mimeType"))
         if blob:
-            record = {"$type": "app.bsky.feed.post", "text": "card", "createdAt": "2026-12-01T08:00:00.000Z",
-                      "embed": {"$type": "app.bsky.embed.external",
-                                "external": {"uri": "https://example.com/", "title": "t", "description": "d",
-                                             "thumb": blob}}}
-            put = httpx.post(f"{pds}/xrpc/com.atproto.repo.createRecord", headers=headers, json={
-                "repo": did, "collection": "app.bsky.feed.post", "record": record})
+            record = {
+                "$type": "app.bsky.feed.post",
+                "text": "card",
+                "createdAt": "2026-12-01T08:00:00.000Z",
+                "embed": {
+                    "$type": "app.bsky.embed.external",
+                    "external": {"uri": "https://example.com/", "title": "t", "description": "d", "thumb": blob},
+                },
+            }
+            put = httpx.post(
+                f"{pds}/xrpc/com.atproto.repo.createRecord",
+                headers=headers,
+                json={"repo": did, "collection": "app.bsky.feed.post", "record": record},
+            )
             answers[name] += (put.status_code, put.json().get("error", ""), put.json().get("message", ""))
     return answers
 
@@ -378,7 +475,7 @@ def test_a_non_image_thumbnail_is_refused_as_the_real_server_refuses_it(pds, san
 
 # ---------------------------------------------------------------- the PDS's own rate limits
 
-TIME_SCALE = 60   # the limited PDS's clock: its 5-minute login window passes in 5 s
+TIME_SCALE = 60  # the limited PDS's clock: its 5-minute login window passes in 5 s
 
 
 @pytest.fixture(scope="module")

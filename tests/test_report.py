@@ -44,8 +44,12 @@ def test_plain_lines_for_logs():
 
 
 def test_summary_and_undone_list():
-    report = RunReport(results=[PairResult("blog/a/", "masto", "done", "sent", "https://m/1"),
-                                PairResult("blog/b/", "masto", "in_flight", "needs review: x", needs_review=True)])
+    report = RunReport(
+        results=[
+            PairResult("blog/a/", "masto", "done", "sent", "https://m/1"),
+            PairResult("blog/b/", "masto", "in_flight", "needs review: x", needs_review=True),
+        ]
+    )
     out = io.StringIO()
     Console(file=out, width=200).print(summary_table(report))
     assert "https://m/1" in out.getvalue() and "needs review: x" in out.getvalue()

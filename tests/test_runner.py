@@ -30,8 +30,9 @@ pytestmark = pytest.mark.http
 
 
 def run(tmp_path, channels, posts, clock, transport=None, **options):
-    opts = parse_options(channels, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False,
-                         sending=True, **options)
+    opts = parse_options(
+        channels, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True, **options
+    )
     reporter = ListReporter()
     report = send(opts, posts, reporter, clock=clock, transport=transport)
     return report, reporter
@@ -73,8 +74,10 @@ def test_pacing_spaces_every_request_of_a_channel(tmp_path, sandbox, clock):
 
 
 def test_pacing_carries_over_from_the_previous_run(tmp_path, sandbox, clock):
-    write_ledger(tmp_path / "ledger.yml", {("old/", "masto"): Record(
-        "done", 1, to_iso(dt.datetime.fromtimestamp(clock.now - 10, dt.UTC)))})
+    write_ledger(
+        tmp_path / "ledger.yml",
+        {("old/", "masto"): Record("done", 1, to_iso(dt.datetime.fromtimestamp(clock.now - 10, dt.UTC)))},
+    )
     reporter_waits = run(tmp_path, {"masto": mastodon_raw(sandbox, min_interval=75)}, [make_post(1)], clock)[1].waits
     assert [round(w[1]) for w in reporter_waits] == [65]  # 75 s since the last run's request, not 0
 
@@ -147,8 +150,10 @@ def test_in_flight_inside_the_key_window_is_read_back_not_resent(tmp_path, sandb
     run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
     first = ledger(tmp_path).record("blog/post-1/", "masto")
     # As if killed after the server committed and before the done write:
-    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record(
-        "in_flight", 1, first.at, idempotency_key=first.idempotency_key)})
+    write_ledger(
+        tmp_path / "ledger.yml",
+        {("blog/post-1/", "masto"): Record("in_flight", 1, first.at, idempotency_key=first.idempotency_key)},
+    )
     transport = RecordingTransport(clock)
     report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock, transport)
     assert [r.state for r in report.results] == ["done"]
@@ -159,15 +164,17 @@ def test_in_flight_inside_the_key_window_is_read_back_not_resent(tmp_path, sandb
 
 def _in_flight_hours_ago(tmp_path, clock, hours):
     at = to_iso(dt.datetime.fromtimestamp(clock.now - hours * 3600, dt.UTC))
-    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record(
-        "in_flight", 1, at, idempotency_key="k" * 64)})
+    write_ledger(
+        tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record("in_flight", 1, at, idempotency_key="k" * 64)}
+    )
 
 
 def test_in_flight_after_the_window_found_by_reading_own_statuses(tmp_path, sandbox, clock):
     sandbox.idempotency_ttl = 0  # the first post's key has expired, as it would after an hour
     (tmp_path / "elsewhere").mkdir()
-    posts = [make_post(1)] + [make_post(1, key=f"other-{n}/", url=f"https://example.com/o{n}/")
-                              for n in range(2, 50)]  # push post 1 off the listing's first page
+    posts = [make_post(1)] + [
+        make_post(1, key=f"other-{n}/", url=f"https://example.com/o{n}/") for n in range(2, 50)
+    ]  # push post 1 off the listing's first page
     run(tmp_path / "elsewhere", {"masto": mastodon_raw(sandbox)}, posts, clock, max_per_run=100)
     clock.now += 2 * 3600
     _in_flight_hours_ago(tmp_path, clock, 2)
@@ -186,8 +193,7 @@ def test_in_flight_after_the_window_proved_absent_is_sent(tmp_path, sandbox, clo
 
 def test_in_flight_that_cannot_be_verified_needs_review(tmp_path, sandbox, clock):
     _in_flight_hours_ago(tmp_path, clock, 2)
-    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 503,
-                       "match": "verify_credentials"})
+    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 503, "match": "verify_credentials"})
     report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock)
     assert [(r.state, r.needs_review) for r in report.results] == [("in_flight", True)]
     assert ledger(tmp_path).record("blog/post-1/", "masto").state == "in_flight"
@@ -201,8 +207,7 @@ def test_clean_run_makes_no_reads(tmp_path, sandbox, clock):
 
 
 def test_indexnow_in_flight_is_simply_resent(tmp_path, sandbox, clock):
-    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ping"): Record(
-        "in_flight", 1, "2026-12-01T00:00:00Z")})
+    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ping"): Record("in_flight", 1, "2026-12-01T00:00:00Z")})
     report, _ = run(tmp_path, {"ping": indexnow_raw(sandbox)}, [make_post(1), make_post(2)], clock)
     assert not report.undone
     assert ledger(tmp_path).record("blog/post-1/", "ping").attempts == 2
@@ -250,6 +255,7 @@ def test_lanes_run_concurrently(tmp_path, sandbox):
 
         async def sleep(self, seconds):
             import asyncio
+
             real_sleeps.append(seconds)
             await asyncio.sleep(seconds)
 
@@ -262,8 +268,7 @@ def test_lanes_run_concurrently(tmp_path, sandbox):
     assert elapsed < 0.75  # two lanes each waiting 0.4 s once: concurrent, not 0.8 s in sequence
 
 
-def test_a_run_restores_sigterm_and_runs_where_the_loop_has_no_signal_handlers(tmp_path, sandbox, clock,
-                                                                               monkeypatch):
+def test_a_run_restores_sigterm_and_runs_where_the_loop_has_no_signal_handlers(tmp_path, sandbox, clock, monkeypatch):
     """The SIGTERM handler lives only while a run does (a build's other code keeps its own), and a
     loop without signal support (Windows') runs without one instead of failing."""
     import asyncio

@@ -105,7 +105,7 @@ def checked(sandbox, key="abcdefgh1", timeout=5.0):
 
 
 def test_indexnow_202_until_the_engine_has_fetched_the_key_file_then_200(api, sandbox, tmp_path):
-    sandbox.key_file_root = tmp_path                       # the built site, served at /_site/
+    sandbox.key_file_root = tmp_path  # the built site, served at /_site/
     (tmp_path / "abcdefgh1.txt").write_text("abcdefgh1")
     assert ping(api).status_code == 202
     assert checked(sandbox) == "valid"
@@ -115,9 +115,9 @@ def test_indexnow_202_until_the_engine_has_fetched_the_key_file_then_200(api, sa
 
 def test_indexnow_key_file_missing_then_deployed(api, sandbox, tmp_path):
     sandbox.key_file_root = tmp_path
-    assert ping(api).status_code == 202       # received; validation pending
+    assert ping(api).status_code == 202  # received; validation pending
     assert checked(sandbox) == "invalid"
-    assert ping(api).status_code == 403       # and the engine looks again
+    assert ping(api).status_code == 403  # and the engine looks again
     (tmp_path / "abcdefgh1.txt").write_text("abcdefgh1")
     assert checked(sandbox) in ("valid", "invalid")
     for _ in range(50):
@@ -196,15 +196,23 @@ def test_the_indexnow_engine_takes_only_urls_under_the_key_locations_folder(sand
     import httpx
 
     def ping(location, *urls):
-        return httpx.post(f"{sandbox.url}/indexnow", json={
-            "host": "user.github.io", "key": "project-key-0002", "keyLocation": location, "urlList": list(urls)})
+        return httpx.post(
+            f"{sandbox.url}/indexnow",
+            json={"host": "user.github.io", "key": "project-key-0002", "keyLocation": location, "urlList": list(urls)},
+        )
 
-    assert ping("https://user.github.io/project/project-key-0002.txt",
-                "https://user.github.io/other/post/").status_code == 422
-    assert ping("https://user.github.io/project/project-key-0002.txt",
-                "https://user.github.io/project/post/").status_code == 202
+    assert (
+        ping("https://user.github.io/project/project-key-0002.txt", "https://user.github.io/other/post/").status_code
+        == 422
+    )
+    assert (
+        ping("https://user.github.io/project/project-key-0002.txt", "https://user.github.io/project/post/").status_code
+        == 202
+    )
     assert ping("https://user.github.io/project-key-0002.txt", "https://user.github.io/other/post/").status_code in (
-        202, 403)
+        202,
+        403,
+    )
 
 
 def test_every_received_post_has_a_public_page_where_its_links_point(tmp_path, sandbox):
@@ -233,4 +241,4 @@ def test_every_received_post_has_a_public_page_where_its_links_point(tmp_path, s
         page = httpx.get(sandbox.url + urlsplit(url).path)
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html"), (channel, page.text)
         assert "Tom &amp; &lt;Jerry&gt;" in page.text and "<Jerry>" not in page.text, (channel, page.text)
-    assert httpx.get(sandbox.url + "/mastodon/@sandbox/1").status_code != 200   # no such post
+    assert httpx.get(sandbox.url + "/mastodon/@sandbox/1").status_code != 200  # no such post

@@ -13,8 +13,9 @@ from sites import mkdocs, post
 
 pytestmark = pytest.mark.process
 
-SENTINELS = {name: f"SENTINEL{secrets.token_hex(12)}" for name in
-             ("MASTO_TOKEN", "DEVTO_KEY", "WEIBO_TOKEN", "BSKY_PASSWORD")}
+SENTINELS = {
+    name: f"SENTINEL{secrets.token_hex(12)}" for name in ("MASTO_TOKEN", "DEVTO_KEY", "WEIBO_TOKEN", "BSKY_PASSWORD")
+}
 JWT_PREFIX = f"SENTINELJWT{secrets.token_hex(6)}-"
 
 
@@ -32,7 +33,8 @@ def site(tmp_path, sandbox):
         (docs / f"p{n}.md").write_text(post(f"Post {n}", f"2026-11-2{n}"))
     url = sandbox.url
     config = tmp_path / "mkdocs.yml"
-    config.write_text(textwrap.dedent(f"""\
+    config.write_text(
+        textwrap.dedent(f"""\
         site_name: Secret Site
         site_url: https://example.com/
         plugins:
@@ -45,7 +47,8 @@ def site(tmp_path, sandbox):
                 weibo: {{type: weibo, api: "{url}/weibo/2", access_token: !ENV WEIBO_TOKEN, rip: 203.0.113.7}}
                 bsky: {{type: bluesky, service: "{url}/bluesky", handle: sandbox.bsky.social,
                         app_password: !ENV BSKY_PASSWORD}}
-        """))
+        """)
+    )
     return config
 
 
@@ -75,18 +78,46 @@ def test_clean_debug_run_shows_no_secret(site, sandbox):
 
 
 def test_servers_echoing_the_credential_are_redacted(site, sandbox):
-    for channel, secret, status in (("mastodon", "MASTO_TOKEN", 401), ("forem", "DEVTO_KEY", 422),
-                                    ("weibo", "WEIBO_TOKEN", 400)):
-        sandbox.add_fault({"channel": channel, "action": "status", "status": status, "times": 20,
-                           "body": {"error": f"bad credential {SENTINELS[secret]} (echoed)"}})
-    sandbox.add_fault({"channel": "bluesky", "action": "status", "status": 400, "times": 20,
-                       "match": "createRecord",
-                       "body": {"error": "InvalidRequest",
-                                "message": f"token {JWT_PREFIX}acc-0 password {SENTINELS['BSKY_PASSWORD']}"}})
-    sandbox.add_fault({"channel": "bluesky", "action": "status", "status": 400, "times": 20,
-                       "match": "putRecord",
-                       "body": {"error": "InvalidRequest",
-                                "message": f"token {JWT_PREFIX}acc-0 password {SENTINELS['BSKY_PASSWORD']}"}})
+    for channel, secret, status in (
+        ("mastodon", "MASTO_TOKEN", 401),
+        ("forem", "DEVTO_KEY", 422),
+        ("weibo", "WEIBO_TOKEN", 400),
+    ):
+        sandbox.add_fault(
+            {
+                "channel": channel,
+                "action": "status",
+                "status": status,
+                "times": 20,
+                "body": {"error": f"bad credential {SENTINELS[secret]} (echoed)"},
+            }
+        )
+    sandbox.add_fault(
+        {
+            "channel": "bluesky",
+            "action": "status",
+            "status": 400,
+            "times": 20,
+            "match": "createRecord",
+            "body": {
+                "error": "InvalidRequest",
+                "message": f"token {JWT_PREFIX}acc-0 password {SENTINELS['BSKY_PASSWORD']}",
+            },
+        }
+    )
+    sandbox.add_fault(
+        {
+            "channel": "bluesky",
+            "action": "status",
+            "status": 400,
+            "times": 20,
+            "match": "putRecord",
+            "body": {
+                "error": "InvalidRequest",
+                "message": f"token {JWT_PREFIX}acc-0 password {SENTINELS['BSKY_PASSWORD']}",
+            },
+        }
+    )
     result = build(site)
     assert result.returncode != 0
     assert "bad credential" in result.stderr and "(echoed)" in result.stderr  # the message itself is kept

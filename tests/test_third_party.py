@@ -28,8 +28,7 @@ BSKY = SPECS["bluesky"]
 
 def run(folder, channels, posts, clock, **options):
     folder.mkdir(parents=True, exist_ok=True)
-    opts = parse_options(channels, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False, sending=True,
-                         **options)
+    opts = parse_options(channels, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False, sending=True, **options)
     return send(opts, posts, ListReporter(), clock=clock)
 
 
@@ -50,25 +49,33 @@ def test_the_sdk_logs_in_to_the_emulator_and_reads_back_what_the_channel_wrote(t
 
     client = atproto.Client(base_url=f"{sandbox.url}/bluesky")
     client.login("sandbox.bsky.social", "sandbox-bsky-app-password", fetch_bsky_profile=False)
-    assert client._session.pds_endpoint == f"{sandbox.url}/bluesky-pds"   # from the DID document
+    assert client._session.pds_endpoint == f"{sandbox.url}/bluesky-pds"  # from the DID document
     session = client.com.atproto.server.get_session()
     assert session.did == "did:plc:sandbox0000000000000000"
     described = client.com.atproto.repo.describe_repo({"repo": session.did})
     assert described.handle == "sandbox.bsky.social"
     for post in posts:
         rkey = Ledger.read(tmp_path / "ledger.yml").record(post.key, "ch").idempotency_key
-        found = client.com.atproto.repo.get_record({"repo": session.did, "collection": "app.bsky.feed.post",
-                                                    "rkey": rkey})
+        found = client.com.atproto.repo.get_record(
+            {"repo": session.did, "collection": "app.bsky.feed.post", "rkey": rkey}
+        )
         assert found.value.text.startswith(post.title)
         from atproto import CID
-        CID.decode(found.cid)   # a real CID, not a look-alike
+
+        CID.decode(found.cid)  # a real CID, not a look-alike
 
 
 def test_every_record_the_channel_sends_passes_the_sdk(tmp_path, sandbox, clock):
     pytest.importorskip("atproto")
-    posts = [make_post(1, title="(A link) #tagged", description="see (https://example.com/x/).",
-                       tags=("Open Source", "a" * 70, "日本語")),
-             make_post(2, description="emoji 👩‍👩‍👧 and é")]
+    posts = [
+        make_post(
+            1,
+            title="(A link) #tagged",
+            description="see (https://example.com/x/).",
+            tags=("Open Source", "a" * 70, "日本語"),
+        ),
+        make_post(2, description="emoji 👩‍👩‍👧 and é"),
+    ]
     run(tmp_path, {"ch": BSKY.raw(sandbox, language="pt-BR")}, posts, clock)
     records = [r["value"] for r in sandbox.snapshot()["bluesky"]["records"].values()]
     assert len(records) == 2
@@ -79,12 +86,14 @@ def test_every_record_the_channel_sends_passes_the_sdk(tmp_path, sandbox, clock)
 def test_the_sdk_refuses_what_the_config_check_refuses():
     pytest.importorskip("atproto")
     from atproto_client.exceptions import ModelError
+
     record = {"$type": "app.bsky.feed.post", "text": "x", "createdAt": "2026-12-03T00:00:00.000Z", "langs": ["en_US"]}
     with pytest.raises((ModelError, ValueError)):
         sdk_valid(record)
 
 
 # ------------------------------------------------------------------ mastodon-mock
+
 
 def free_port() -> int:
     with socket.socket() as probe:
@@ -96,10 +105,15 @@ def free_port() -> int:
 def mastodon_mock(tmp_path):
     pytest.importorskip("mastodon_mock")
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "mastodon_mock", "serve", "--in-memory", "--host", "127.0.0.1",
-                                "--port", str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env={**os.environ})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mastodon_mock", "serve", "--in-memory", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ},
+    )
     import httpx
+
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -118,6 +132,7 @@ def mastodon_mock(tmp_path):
 
 def mock_statuses(url: str) -> list[dict]:
     import httpx
+
     headers = {"Authorization": "Bearer mock_token"}
     me = httpx.get(f"{url}/api/v1/accounts/verify_credentials", headers=headers).json()
     return httpx.get(f"{url}/api/v1/accounts/{me['id']}/statuses", params={"limit": 40}, headers=headers).json()
@@ -138,16 +153,31 @@ def test_a_second_mastodon_server_mastodon_mock(tmp_path, mastodon_mock, clock):
     # A replay with the same key (the record as a killed run would leave it): a read finds the
     # status first, so nothing is sent; and a direct replay returns the original status.
     import httpx
+
     done = Ledger.read(tmp_path / "ledger.yml").record("blog/post-1/", "masto")
-    replay = httpx.post(f"{mastodon_mock}/api/v1/statuses", data={"status": "replayed"},
-                        headers={"Authorization": "Bearer mock_token", "Idempotency-Key": done.idempotency_key})
+    replay = httpx.post(
+        f"{mastodon_mock}/api/v1/statuses",
+        data={"status": "replayed"},
+        headers={"Authorization": "Bearer mock_token", "Idempotency-Key": done.idempotency_key},
+    )
     assert replay.status_code == 200 and replay.json()["id"] == done.remote_id
 
     from conftest import write_ledger
+
     (tmp_path / "again").mkdir()
-    write_ledger(tmp_path / "again" / "ledger.yml", {
-        ("blog/post-1/", "masto"): Record("in_flight", 1, done.at, idempotency_key=done.idempotency_key,
-                                          created_at=done.created_at, message_sha256=done.message_sha256)})
+    write_ledger(
+        tmp_path / "again" / "ledger.yml",
+        {
+            ("blog/post-1/", "masto"): Record(
+                "in_flight",
+                1,
+                done.at,
+                idempotency_key=done.idempotency_key,
+                created_at=done.created_at,
+                message_sha256=done.message_sha256,
+            )
+        },
+    )
     clock.now += 3600
     report = run(tmp_path / "again", channels, [make_post(1)], clock)
     assert [r.state for r in report.results] == ["done"] and "verify" in report.results[0].detail

@@ -33,12 +33,15 @@ def built(tmp_path):
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("image", [
-    "https://example.com/../.git/config",
-    "https://example.com/%2e%2e/.git/config",
-    "https://example.com/img/../../.git/config",
-    "https://example.com/../../../../proc/self/environ",
-])
+@pytest.mark.parametrize(
+    "image",
+    [
+        "https://example.com/../.git/config",
+        "https://example.com/%2e%2e/.git/config",
+        "https://example.com/img/../../.git/config",
+        "https://example.com/../../../../proc/self/environ",
+    ],
+)
 def test_an_image_path_outside_the_built_site_is_never_read(built, image):
     found, why = site_image(image, SITE, str(built), 1_000_000)
     assert found is None and ("outside the built site" in why or "not a file" in why), why
@@ -66,8 +69,11 @@ def test_an_image_is_an_image_by_its_bytes_and_its_size(built):
 @pytest.mark.http
 def test_a_traversing_image_posts_without_a_thumbnail_and_says_so(built, sandbox, clock, tmp_path):
     site = Site(SITE, "Example", str(built))
-    options = Options(ledger_path=tmp_path / "ledger.yml", site=site,
-                      channels=parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, clients()))
+    options = Options(
+        ledger_path=tmp_path / "ledger.yml",
+        site=site,
+        channels=parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, clients()),
+    )
     post = make_post(1, image="https://example.com/../.git/config")
     report = send(options, [post], ListReporter(), clock=clock)
     assert not report.undone
@@ -84,22 +90,37 @@ def test_the_bluesky_emulator_refuses_a_thumb_that_is_not_an_image(sandbox):
     import httpx
 
     base = sandbox.url + "/bluesky/xrpc"
-    session = httpx.post(f"{base}/com.atproto.server.createSession",
-                         json={"identifier": "sandbox.bsky.social", "password": "sandbox-bsky-app-password"}).json()
+    session = httpx.post(
+        f"{base}/com.atproto.server.createSession",
+        json={"identifier": "sandbox.bsky.social", "password": "sandbox-bsky-app-password"},
+    ).json()
     auth = {"Authorization": f"Bearer {session['accessJwt']}"}
-    base = session["didDoc"]["service"][0]["serviceEndpoint"] + "/xrpc"   # the account's PDS
-    blob = httpx.post(f"{base}/com.atproto.repo.uploadBlob", content=b"%PDF-1.4\n%secret",
-                      headers={**auth, "Content-Type": "image/png"}).json()["blob"]
+    base = session["didDoc"]["service"][0]["serviceEndpoint"] + "/xrpc"  # the account's PDS
+    blob = httpx.post(
+        f"{base}/com.atproto.repo.uploadBlob",
+        content=b"%PDF-1.4\n%secret",
+        headers={**auth, "Content-Type": "image/png"},
+    ).json()["blob"]
     assert blob["mimeType"] == "application/pdf"
-    record = {"$type": "app.bsky.feed.post", "text": "x", "createdAt": "2026-12-01T00:00:00.000Z",
-              "embed": {"$type": "app.bsky.embed.external",
-                        "external": {"uri": "https://example.com/", "title": "t", "description": "", "thumb": blob}}}
-    answer = httpx.post(f"{base}/com.atproto.repo.createRecord", headers=auth,
-                        json={"repo": session["did"], "collection": "app.bsky.feed.post", "record": record})
+    record = {
+        "$type": "app.bsky.feed.post",
+        "text": "x",
+        "createdAt": "2026-12-01T00:00:00.000Z",
+        "embed": {
+            "$type": "app.bsky.embed.external",
+            "external": {"uri": "https://example.com/", "title": "t", "description": "", "thumb": blob},
+        },
+    }
+    answer = httpx.post(
+        f"{base}/com.atproto.repo.createRecord",
+        headers=auth,
+        json={"repo": session["did"], "collection": "app.bsky.feed.post", "record": record},
+    )
     assert answer.status_code == 400 and 'Expected \\"image/*\\" (got \\"application/pdf\\")' in answer.text
 
 
 # ------------------------------------------------------------------ syndicate.yml and settings
+
 
 @pytest.mark.unit
 def test_syndicate_yml_runs_no_python_tags_but_keeps_env(tmp_path, monkeypatch):
@@ -107,7 +128,8 @@ def test_syndicate_yml_runs_no_python_tags_but_keeps_env(tmp_path, monkeypatch):
 
     marker = tmp_path / "pwned"
     (tmp_path / "syndicate.yml").write_text(
-        f"site_url: https://example.com/\nsite_name: !!python/object/apply:os.system ['touch {marker}']\n")
+        f"site_url: https://example.com/\nsite_name: !!python/object/apply:os.system ['touch {marker}']\n"
+    )
     with pytest.raises(ConfigError) as caught:
         load_standalone(tmp_path / "syndicate.yml")
     assert "syndicate.yml" in str(caught.value) and not marker.exists()
@@ -137,12 +159,16 @@ def test_a_misspelt_plugin_setting_fails_the_mkdocs_config(tmp_path):
 
 # ------------------------------------------------------------------ feeds
 
+
 @pytest.mark.http
-@pytest.mark.parametrize("url,secrets", [
-    ("http://someone:hunter2-secret@127.0.0.1:1/feed.xml", ["hunter2-secret", "someone"]),
-    ("http://127.0.0.1:1/feed.xml?access_token=tok-123456&page=2", ["tok-123456"]),
-    ("http://127.0.0.1:1/feed.xml?api_key=key-98765", ["key-98765"]),
-])
+@pytest.mark.parametrize(
+    "url,secrets",
+    [
+        ("http://someone:hunter2-secret@127.0.0.1:1/feed.xml", ["hunter2-secret", "someone"]),
+        ("http://127.0.0.1:1/feed.xml?access_token=tok-123456&page=2", ["tok-123456"]),
+        ("http://127.0.0.1:1/feed.xml?api_key=key-98765", ["key-98765"]),
+    ],
+)
 def test_credentials_in_a_feed_url_are_never_printed(url, secrets):
     from mkdocs_syndicate.redaction import shown_url
     from mkdocs_syndicate.sources.feed import FeedError, read_feed
@@ -164,7 +190,7 @@ def test_a_local_feed_that_is_a_device_a_fifo_or_too_large_is_refused(tmp_path, 
         feeds.read_feed("/dev/zero", SITE)
     fifo = tmp_path / "feed.fifo"
     os.mkfifo(fifo)
-    with pytest.raises(feeds.FeedError, match="not a regular file"):   # and it does not hang
+    with pytest.raises(feeds.FeedError, match="not a regular file"):  # and it does not hang
         feeds.read_feed(str(fifo), SITE)
     big = tmp_path / "big.xml"
     big.write_bytes(b"<rss>" + b" " * 200 + b"</rss>")
@@ -174,6 +200,7 @@ def test_a_local_feed_that_is_a_device_a_fifo_or_too_large_is_refused(tmp_path, 
 
 
 # ---------------------------------------------------------------- what a feed can carry
+
 
 def _json_feed(folder, sandbox, **item):
     import json
@@ -192,23 +219,37 @@ def test_escape_sequences_in_a_feed_never_reach_the_terminal(tmp_path, sandbox):
     from test_feed import cli
 
     evil = "\x1b[2J\x1b]0;owned\x07\x1b[31m"
-    site = _json_feed(tmp_path, sandbox, title=f"Title {evil}", url=f"https://example.com/posts/{evil}hello/",
-                      summary=f"Summary {evil}", tags=[f"tag{evil}"], image=f"/img/{evil}.png")
+    site = _json_feed(
+        tmp_path,
+        sandbox,
+        title=f"Title {evil}",
+        url=f"https://example.com/posts/{evil}hello/",
+        summary=f"Summary {evil}",
+        tags=[f"tag{evil}"],
+        image=f"/img/{evil}.png",
+    )
     outputs = []
-    for command in (["plan", "--feed", "public/feed.json"], ["run", "--feed", "public/feed.json"], ["status"],
-                    ["plan", "--feed", "public/nothing.json"]):
+    for command in (
+        ["plan", "--feed", "public/feed.json"],
+        ["run", "--feed", "public/feed.json"],
+        ["status"],
+        ["plan", "--feed", "public/nothing.json"],
+    ):
         result = cli(site, *command)
         outputs.append(result.stdout + result.stderr)
         assert "\x1b" not in outputs[-1] and "\x07" not in outputs[-1], (command, outputs[-1])
-    assert "Title \\x1b[2J" in outputs[0] and len(sandbox.requests()) > 0   # shown, escaped; sent
+    assert "Title \\x1b[2J" in outputs[0] and len(sandbox.requests()) > 0  # shown, escaped; sent
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("item,expected", [
-    ({"title": "Bad \ud800 title"}, "its title holds a lone surrogate (U+D800) at character 4"),
-    ({"content_html": "<p>\udfff</p>"}, "its body holds a lone surrogate (U+DFFF)"),
-    ({"url": "https://example.com/posts/" + "a" * 1100 + "/"}, "is 1107 characters; at most 512"),
-])
+@pytest.mark.parametrize(
+    "item,expected",
+    [
+        ({"title": "Bad \ud800 title"}, "its title holds a lone surrogate (U+D800) at character 4"),
+        ({"content_html": "<p>\udfff</p>"}, "its body holds a lone surrogate (U+DFFF)"),
+        ({"url": "https://example.com/posts/" + "a" * 1100 + "/"}, "is 1107 characters; at most 512"),
+    ],
+)
 def test_a_feed_entry_no_ledger_could_hold_is_refused_by_name_before_any_request(tmp_path, sandbox, item, expected):
     from test_feed import cli
 
@@ -216,7 +257,7 @@ def test_a_feed_entry_no_ledger_could_hold_is_refused_by_name_before_any_request
     result = cli(site, "run", "--feed", "public/feed.json")
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert "feed public/feed.json: item 1 (" in result.stderr and expected in result.stderr, result.stderr
-    assert len(result.stderr) < 1000   # the entry is named, not its whole link
+    assert len(result.stderr) < 1000  # the entry is named, not its whole link
     assert sandbox.requests() == [] and not (site / "ledger.yml").exists()
 
 

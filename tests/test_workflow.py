@@ -52,12 +52,14 @@ def tool(name):
     path = str(found) if found.exists() else shutil.which(name)
     if path is None:
         import pytest
+
         pytest.skip(f"{name} is not installed (pip install -e '.[test]')")
     return path
 
 
 def test_the_workflows_lint_clean_with_actionlint():
     import subprocess
+
     result = subprocess.run([tool("actionlint"), *map(str, WORKFLOWS)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -66,8 +68,10 @@ def test_the_workflows_have_no_zizmor_findings_even_pedantic():
     """The one exception is documented where it is: the publish job keeps the checkout's token on
     purpose (gh-deploy and the ledger push use it) and uploads no artifact (`zizmor: ignore`)."""
     import subprocess
-    result = subprocess.run([tool("zizmor"), "--offline", "--persona", "pedantic", *map(str, WORKFLOWS)],
-                            capture_output=True, text=True)
+
+    result = subprocess.run(
+        [tool("zizmor"), "--offline", "--persona", "pedantic", *map(str, WORKFLOWS)], capture_output=True, text=True
+    )
     assert result.returncode == 0 and "No findings to report" in result.stdout, result.stdout + result.stderr
     ignored = [line for line in WORKFLOW.read_text().splitlines() if "zizmor: ignore" in line]
     assert len(ignored) == 1 and "artipacked" in ignored[0]
@@ -75,6 +79,7 @@ def test_the_workflows_have_no_zizmor_findings_even_pedantic():
 
 def test_actions_are_pinned_by_commit_with_the_version_beside_them():
     import re
+
     for path in WORKFLOWS:
         for line in path.read_text().splitlines():
             if "uses:" in line:
@@ -85,7 +90,9 @@ def test_both_jobs_install_the_sites_own_requirements_when_it_has_them():
     """Real blogs use more plugins than Material (glightbox, minify): without them the build fails."""
     for job in ("check", "publish"):
         installs = [s["run"] for s in load()["jobs"][job]["steps"] if "pip install" in s.get("run", "")]
-        assert len(installs) == 1 and "if [ -f requirements.txt ]; then pip install -r requirements.txt; fi" in installs[0]
+        assert (
+            len(installs) == 1 and "if [ -f requirements.txt ]; then pip install -r requirements.txt; fi" in installs[0]
+        )
         assert installs[0].index("requirements.txt") < installs[0].index("mkdocs_syndicate-*.whl")
 
 

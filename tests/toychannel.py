@@ -25,12 +25,20 @@ from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
 
 class ToyChannel(Channel):
     type_name = "toy"
-    options: ClassVar[Mapping[str, Option]] = {"endpoint": Option("url", required=True),
-                                               "token": Option("secret", required=True)}
+    options: ClassVar[Mapping[str, Option]] = {
+        "endpoint": Option("url", required=True),
+        "token": Option("secret", required=True),
+    }
 
     def prepare(self, post: Any, created_at: str | None = None) -> Prepared:
-        message = render_message(post, self.id, "{{ title }} {{ url }}", LengthRule(100, len), self.site.name,
-                                 where=self.settings.where("template"))
+        message = render_message(
+            post,
+            self.id,
+            "{{ title }} {{ url }}",
+            LengthRule(100, len),
+            self.site.name,
+            where=self.settings.where("template"),
+        )
         return Prepared(message, description=message.text)
 
     def _headers(self) -> dict[str, str]:
@@ -38,9 +46,14 @@ class ToyChannel(Channel):
 
     async def send(self, http: Any, post: Any, prepared: Prepared) -> Outcome:
         import httpx
+
         try:
-            answer = await http.request("POST", f"{self.settings.options['endpoint']}/posts",
-                                        json={"text": prepared.message.text, "url": post.url}, headers=self._headers())
+            answer = await http.request(
+                "POST",
+                f"{self.settings.options['endpoint']}/posts",
+                json={"text": prepared.message.text, "url": post.url},
+                headers=self._headers(),
+            )
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         if answer.status_code == 201:
@@ -70,16 +83,22 @@ class ToyEmulator(Emulator):
         return {"endpoint": f"{url}/toy", "token": "toy-token"}
 
     def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
-        return [{"id": p["id"], "text": p["text"], "announces": p["url"], "at": p["at"], "link": ""}
-                for p in state.get("posts", [])]
+        return [
+            {"id": p["id"], "text": p["text"], "announces": p["url"], "at": p["at"], "link": ""}
+            for p in state.get("posts", [])
+        ]
 
     def handle(self, request: Request) -> Response:
         if request.headers.get("x-toy-token") != "toy-token":
             return Response(401, {"error": "who are you"})
         if request.method == "POST" and request.path == "/posts":
             body = request.json()
-            post = {"id": str(len(self.state["posts"]) + 1), "text": body["text"], "url": body["url"],
-                    "at": self.server.now()}
+            post = {
+                "id": str(len(self.state["posts"]) + 1),
+                "text": body["text"],
+                "url": body["url"],
+                "at": self.server.now(),
+            }
             self.state["posts"].append(post)
             return Response(201, post)
         if request.method == "GET" and request.path == "/posts":

@@ -23,14 +23,14 @@ if TYPE_CHECKING:  # HTTP is loaded only when something is sent: a plan imports 
 
 
 class Kind(enum.Enum):
-    DONE = "done"                  # the remote confirmed
-    REFUSED = "refused"            # a definite no (4xx): failed, do not retry this run
-    NOT_SENT = "not_sent"          # provably never left (connect error): failed, may retry
+    DONE = "done"  # the remote confirmed
+    REFUSED = "refused"  # a definite no (4xx): failed, do not retry this run
+    NOT_SENT = "not_sent"  # provably never left (connect error): failed, may retry
     RATE_LIMITED = "rate_limited"  # 429: failed with the time to retry
-    AMBIGUOUS = "ambiguous"        # may or may not have happened: stays in_flight, verify
-    AUTH = "auth"                  # credentials refused: failed, and the lane stops
-    ACCEPTED = "accepted"          # received, confirmed only later (IndexNow 202): resend next run
-    GONE = "gone"                  # it was made, and its author deleted it: skipped, never resent
+    AMBIGUOUS = "ambiguous"  # may or may not have happened: stays in_flight, verify
+    AUTH = "auth"  # credentials refused: failed, and the lane stops
+    ACCEPTED = "accepted"  # received, confirmed only later (IndexNow 202): resend next run
+    GONE = "gone"  # it was made, and its author deleted it: skipped, never resent
 
 
 @dataclass(frozen=True)
@@ -40,13 +40,13 @@ class Outcome:
     remote_url: str | None = None
     error: str | None = None
     retry_after: float | None = None  # seconds, from the server's hint
-    code: int | None = None           # the service's own error code, where it has them (Weibo)
+    code: int | None = None  # the service's own error code, where it has them (Weibo)
 
 
 class Found(enum.Enum):
     FOUND = "found"
-    ABSENT = "absent"      # proved not there: safe to send again
-    UNKNOWN = "unknown"    # cannot tell: an at-most-once pair needs a human
+    ABSENT = "absent"  # proved not there: safe to send again
+    UNKNOWN = "unknown"  # cannot tell: an at-most-once pair needs a human
     CONFLICT = "conflict"  # not ours, and sending again cannot succeed: failed, with a reason
 
 
@@ -68,7 +68,7 @@ class Http(Protocol):
 
 @dataclass(frozen=True)
 class Site:
-    url: str          # site_url, with a trailing slash
+    url: str  # site_url, with a trailing slash
     name: str
     site_dir: str = ""
 
@@ -81,8 +81,8 @@ class Prepared:
     idempotency_key: str | None = None
     created_at: str | None = None
     description: str = ""
-    payload_sha256: str | None = None   # when the payload is more than the message text
-    replay: bool = False                # the key was sent before, by a request whose outcome is unknown
+    payload_sha256: str | None = None  # when the payload is more than the message text
+    replay: bool = False  # the key was sent before, by a request whose outcome is unknown
 
     @property
     def sha256(self) -> str | None:
@@ -192,6 +192,7 @@ class Channel:
 
 # ------------------------------------------------------------------ shared HTTP reading
 
+
 def transport_outcome(exc: httpx.TransportError) -> Outcome:
     """A connect failure proves nothing left; anything after connecting may have reached the server."""
     import httpx
@@ -209,8 +210,9 @@ def status_outcome(response: httpx.Response, now: float) -> Outcome:
     code = response.status_code
     detail = error_detail(response)
     if code == 429:
-        return Outcome(Kind.RATE_LIMITED, error=f"429 rate limited{detail}",
-                       retry_after=server_delay(response.headers, now))
+        return Outcome(
+            Kind.RATE_LIMITED, error=f"429 rate limited{detail}", retry_after=server_delay(response.headers, now)
+        )
     if code in (401, 403):
         return Outcome(Kind.AUTH, error=f"{code} credentials refused{detail}")
     if code >= 500 or code == 408:
@@ -218,8 +220,9 @@ def status_outcome(response: httpx.Response, now: float) -> Outcome:
     if code < 400:
         # Not the documented success, and not a documented refusal (a 200 HTML page where 201 is
         # documented, a redirect to a login page): nothing proves the post was not made.
-        return Outcome(Kind.AMBIGUOUS, error=f"{code}, an answer the service does not document{detail}; "
-                       "the post may exist")
+        return Outcome(
+            Kind.AMBIGUOUS, error=f"{code}, an answer the service does not document{detail}; the post may exist"
+        )
     return Outcome(Kind.REFUSED, error=f"{code} refused{detail}")
 
 

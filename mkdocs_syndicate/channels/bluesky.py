@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 COLLECTION = "app.bsky.feed.post"
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
 MAX_THUMB = 1_000_000
-MAX_TAG = 64              # app.bsky.richtext.facet#tag: maxGraphemes 64 (maxLength 640 bytes)
+MAX_TAG = 64  # app.bsky.richtext.facet#tag: maxGraphemes 64 (maxLength 640 bytes)
 _ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
 _TAG = lazy_compile(r"(?<![\w#])#([^\W\d_][\w]*)")
 
@@ -89,16 +89,24 @@ def facets(text: str) -> list[dict[str, Any]]:
     """Link facets for every URL (where the Bluesky app's own detection ends it, not swallowing a
     trailing "." or ")") and tag facets for every #tag of at most 64 graphemes, with UTF-8 byte
     offsets."""
-    found = [{"index": {"byteStart": _utf8(text, start), "byteEnd": _utf8(text, end)},
-              "features": [{"$type": "app.bsky.richtext.facet#link", "uri": text[start:end]}]}
-             for start, end in bluesky_url_spans(text)]
+    found = [
+        {
+            "index": {"byteStart": _utf8(text, start), "byteEnd": _utf8(text, end)},
+            "features": [{"$type": "app.bsky.richtext.facet#link", "uri": text[start:end]}],
+        }
+        for start, end in bluesky_url_spans(text)
+    ]
     for match in _TAG.finditer(text):
         if grapheme_length(match.group(1)) > MAX_TAG or len(match.group(1).encode("utf-8")) > 640:
             continue  # the lexicon's limit: a longer tag stays plain text
-        start = len(text[:match.start()].encode("utf-8"))
+        start = len(text[: match.start()].encode("utf-8"))
         end = start + len(match.group(0).encode("utf-8"))
-        found.append({"index": {"byteStart": start, "byteEnd": end},
-                      "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": match.group(1)}]})
+        found.append(
+            {
+                "index": {"byteStart": start, "byteEnd": end},
+                "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": match.group(1)}],
+            }
+        )
     return sorted(found, key=lambda f: f["index"]["byteStart"])
 
 
@@ -109,11 +117,15 @@ def language_tag(value: str, where: str) -> str:
     import langcodes
 
     if "_" in value:
-        raise ConfigError(f"{where}: {value!r} is not a BCP 47 language tag: subtags are joined by a hyphen "
-                          f"({value.replace('_', '-')!r})")
+        raise ConfigError(
+            f"{where}: {value!r} is not a BCP 47 language tag: subtags are joined by a hyphen "
+            f"({value.replace('_', '-')!r})"
+        )
     if not langcodes.tag_is_valid(value):
-        raise ConfigError(f"{where}: {value!r} is not a BCP 47 language tag the IANA registry knows (like en, "
-                          "en-US, pt-BR or zh-Hant)")
+        raise ConfigError(
+            f"{where}: {value!r} is not a BCP 47 language tag the IANA registry knows (like en, "
+            "en-US, pt-BR or zh-Hant)"
+        )
     return _registry_case(value)
 
 
@@ -122,7 +134,7 @@ def _registry_case(tag: str) -> str:
     singleton (an extension or private use) everything lower case."""
     parts = tag.split("-")
     out = [parts[0].lower()]
-    tail = len(parts[0]) == 1   # x-… or i-…: private use or grandfathered
+    tail = len(parts[0]) == 1  # x-… or i-…: private use or grandfathered
     for part in parts[1:]:
         if tail or len(part) == 1:
             tail = True
@@ -138,19 +150,28 @@ def _registry_case(tag: str) -> str:
 
 class BlueskyChannel(Channel):
     type_name = "bluesky"
-    repeat_safe = True   # deterministic rkey + byte-identical putRecord: a repeat is a no-op
+    repeat_safe = True  # deterministic rkey + byte-identical putRecord: a repeat is a no-op
     options: ClassVar[Mapping[str, Option]] = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
         "handle": Option("text", required=True, help="e.g. me.bsky.social"),
-        "app_password": Option("secret", required=True,
-                               help="Settings → Privacy and security → App passwords, e.g. !ENV BLUESKY_APP_PASSWORD"),
+        "app_password": Option(
+            "secret",
+            required=True,
+            help="Settings → Privacy and security → App passwords, e.g. !ENV BLUESKY_APP_PASSWORD",
+        ),
         "language": Option("text", help="a BCP 47 language tag such as en or pt-BR"),
         "web_url": Option("url", default="https://bsky.app"),
-        "appview": Option("url", default="https://public.api.bsky.app",
-                          help="the public AppView readers' browsers read replies from (comments: true)"),
-        "keep_session": Option("bool", default=True,
-                               help="keep the session for the next run (channels/sessions.py): createSession "
-                                    "allows 30 logins in 5 minutes"),
+        "appview": Option(
+            "url",
+            default="https://public.api.bsky.app",
+            help="the public AppView readers' browsers read replies from (comments: true)",
+        ),
+        "keep_session": Option(
+            "bool",
+            default=True,
+            help="keep the session for the next run (channels/sessions.py): createSession "
+            "allows 30 logins in 5 minutes",
+        ),
     }
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
@@ -158,9 +179,12 @@ class BlueskyChannel(Channel):
         language = settings.options.get("language")
         self._language = language_tag(language, settings.where("language")) if language is not None else None
         self._session: dict[str, Any] | None = None
-        self._failed_login: Outcome | None = None   # from warm_up, for the send that follows
-        self._kept = (SessionFile("bluesky", str(settings.options["service"]), str(settings.options["handle"]))
-                      if settings.options.get("keep_session", True) else None)
+        self._failed_login: Outcome | None = None  # from warm_up, for the send that follows
+        self._kept = (
+            SessionFile("bluesky", str(settings.options["service"]), str(settings.options["handle"]))
+            if settings.options.get("keep_session", True)
+            else None
+        )
 
     def secrets(self) -> list[Any]:
         tokens = [self._session[k] for k in ("access", "refresh")] if self._session else []
@@ -173,10 +197,16 @@ class BlueskyChannel(Channel):
     # ---------------------------------------------------------------- payload
 
     def record(self, post: Post, text: str, created_at: str) -> dict[str, Any]:
-        record: dict[str, Any] = {"$type": COLLECTION, "text": text, "createdAt": created_at,
-                                  "facets": facets(text),
-                                  "embed": {"$type": "app.bsky.embed.external", "external": {
-                                      "uri": post.url, "title": post.title, "description": post.summary}}}
+        record: dict[str, Any] = {
+            "$type": COLLECTION,
+            "text": text,
+            "createdAt": created_at,
+            "facets": facets(text),
+            "embed": {
+                "$type": "app.bsky.embed.external",
+                "external": {"uri": post.url, "title": post.title, "description": post.summary},
+            },
+        }
         if self._language:
             record["langs"] = [self._language]
         return record
@@ -187,18 +217,30 @@ class BlueskyChannel(Channel):
         return site_image(post.image, self.site.url, self.site.site_dir, MAX_THUMB)
 
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
-        message = render_message(post, self.id, self.settings.template or DEFAULT_TEMPLATE,
-                                 LengthRule(300, bluesky_length, "graphemes"), self.site.name,
-                                 where=self.settings.where("template"), max_hashtag=MAX_TAG)
+        message = render_message(
+            post,
+            self.id,
+            self.settings.template or DEFAULT_TEMPLATE,
+            LengthRule(300, bluesky_length, "graphemes"),
+            self.site.name,
+            where=self.settings.where("template"),
+            max_hashtag=MAX_TAG,
+        )
         frozen = created_at or to_iso_ms(dt.datetime.now(dt.UTC))
         record = self.record(post, message.text, frozen)
         thumb, why_not = self._thumb(post)
         if why_not:
             message = replace(message, notes=(*message.notes, f"{post.source or post.key}: {self.id}: {why_not}"))
         fingerprint = json.dumps(record, sort_keys=True, ensure_ascii=False) + (
-            hashlib.sha256(thumb.data).hexdigest() if thumb else "")
-        return Prepared(message, idempotency_key=rkey_for(post, self.id), created_at=frozen,
-                        description=message.text, payload_sha256=message_sha256(fingerprint))
+            hashlib.sha256(thumb.data).hexdigest() if thumb else ""
+        )
+        return Prepared(
+            message,
+            idempotency_key=rkey_for(post, self.id),
+            created_at=frozen,
+            description=message.text,
+            payload_sha256=message_sha256(fingerprint),
+        )
 
     # ---------------------------------------------------------------- session
 
@@ -211,19 +253,29 @@ class BlueskyChannel(Channel):
             return None
         kept = self._kept.load() if self._kept is not None else None
         if kept and {"did", "pds", "refresh"} <= kept.keys():
-            self._session = {"did": kept["did"], "handle": kept.get("handle"), "pds": kept["pds"],
-                             "access": Secret(""), "refresh": Secret(kept["refresh"])}
+            self._session = {
+                "did": kept["did"],
+                "handle": kept.get("handle"),
+                "pds": kept["pds"],
+                "access": Secret(""),
+                "refresh": Secret(kept["refresh"]),
+            }
             try:
                 if await self._refresh(http):
                     return None
             except httpx.TransportError:
-                self._session = None   # the login below meets the same network and says so
+                self._session = None  # the login below meets the same network and says so
             if self._kept is not None:
                 self._kept.forget()
         try:
-            response = await http.request("POST", f"{self._xrpc}/com.atproto.server.createSession", json={
-                "identifier": self.settings.options["handle"],
-                "password": self.settings.options["app_password"].reveal()})
+            response = await http.request(
+                "POST",
+                f"{self._xrpc}/com.atproto.server.createSession",
+                json={
+                    "identifier": self.settings.options["handle"],
+                    "password": self.settings.options["app_password"].reveal(),
+                },
+            )
         except httpx.TransportError as exc:
             outcome = transport_outcome(exc)
             if outcome.kind is Kind.AMBIGUOUS:  # a login creates nothing: no post can exist
@@ -231,15 +283,22 @@ class BlueskyChannel(Channel):
             return outcome
         if response.status_code != 200:
             failed = status_outcome(response, http.now())
-            kind = Kind.AUTH if response.status_code in (400, 401) else (
-                Kind.NOT_SENT if failed.kind is Kind.AMBIGUOUS else failed.kind)
+            kind = (
+                Kind.AUTH
+                if response.status_code in (400, 401)
+                else (Kind.NOT_SENT if failed.kind is Kind.AMBIGUOUS else failed.kind)
+            )
             return Outcome(kind, error=f"login: {failed.error}", retry_after=failed.retry_after)
         try:
             body = json_object(response)
             did = identifier(body.get("did"), "did")
-            self._session = {"did": did, "handle": body.get("handle"), "pds": self._pds_of(body.get("didDoc"), did),
-                             "access": Secret(identifier(body.get("accessJwt"), "accessJwt")),
-                             "refresh": Secret(identifier(body.get("refreshJwt"), "refreshJwt"))}
+            self._session = {
+                "did": did,
+                "handle": body.get("handle"),
+                "pds": self._pds_of(body.get("didDoc"), did),
+                "access": Secret(identifier(body.get("accessJwt"), "accessJwt")),
+                "refresh": Secret(identifier(body.get("refreshJwt"), "refreshJwt")),
+            }
         except BadAnswer as exc:
             return Outcome(Kind.NOT_SENT, error=f"login: unreadable session ({exc}); nothing was posted")
         except ConfigError as exc:
@@ -252,9 +311,14 @@ class BlueskyChannel(Channel):
         the last; the server honours the old one for a grace period, so a kill before this write
         still refreshes)."""
         if self._kept is not None and self._session is not None:
-            self._kept.save({"did": self._session["did"], "pds": self._session["pds"],
-                             "handle": str(self._session.get("handle") or ""),
-                             "refresh": self._session["refresh"].reveal()})
+            self._kept.save(
+                {
+                    "did": self._session["did"],
+                    "pds": self._session["pds"],
+                    "handle": str(self._session.get("handle") or ""),
+                    "refresh": self._session["refresh"].reveal(),
+                }
+            )
 
     def _pds_of(self, did_doc: Any, did: str) -> str:
         """Where the account's repository lives: the `#atproto_pds` service of the DID document
@@ -262,9 +326,12 @@ class BlueskyChannel(Channel):
         token goes there, so it must be https (http only on loopback)."""
         services = did_doc.get("service") if isinstance(did_doc, dict) else None
         for service in services if isinstance(services, list) else []:
-            if (isinstance(service, dict) and service.get("id") in ("#atproto_pds", f"{did}#atproto_pds")
-                    and service.get("type") == "AtprotoPersonalDataServer"
-                    and isinstance(service.get("serviceEndpoint"), str)):
+            if (
+                isinstance(service, dict)
+                and service.get("id") in ("#atproto_pds", f"{did}#atproto_pds")
+                and service.get("type") == "AtprotoPersonalDataServer"
+                and isinstance(service.get("serviceEndpoint"), str)
+            ):
                 return check_url(service["serviceEndpoint"].rstrip("/"), "the PDS in the account's DID document")
         return str(self.settings.options["service"])
 
@@ -274,14 +341,19 @@ class BlueskyChannel(Channel):
 
     async def _refresh(self, http: Http) -> bool:
         assert self._session is not None
-        response = await http.request("POST", f"{self._pds_xrpc}/com.atproto.server.refreshSession",
-                                      headers={"Authorization": f"Bearer {self._session['refresh'].reveal()}"})
+        response = await http.request(
+            "POST",
+            f"{self._pds_xrpc}/com.atproto.server.refreshSession",
+            headers={"Authorization": f"Bearer {self._session['refresh'].reveal()}"},
+        )
         try:
             if response.status_code != 200:
                 raise BadAnswer(f"refreshSession answered {response.status_code}")
             body = json_object(response)
-            self._session.update(access=Secret(identifier(body.get("accessJwt"), "accessJwt")),
-                                 refresh=Secret(identifier(body.get("refreshJwt"), "refreshJwt")))
+            self._session.update(
+                access=Secret(identifier(body.get("accessJwt"), "accessJwt")),
+                refresh=Secret(identifier(body.get("refreshJwt"), "refreshJwt")),
+            )
         except BadAnswer:
             self._session = None
             return False
@@ -294,10 +366,14 @@ class BlueskyChannel(Channel):
         for attempt in range(2):
             headers = {**kwargs.pop("headers", {}), "Authorization": f"Bearer {self._session['access'].reveal()}"}
             response = await http.request(method, f"{self._pds_xrpc}/{name}", headers=headers, **kwargs)
-            if (response.status_code == 400 and "ExpiredToken" in response.text and attempt == 0
-                    and await self._refresh(http)):
-                    kwargs["headers"] = {k: v for k, v in headers.items() if k != "Authorization"}
-                    continue
+            if (
+                response.status_code == 400
+                and "ExpiredToken" in response.text
+                and attempt == 0
+                and await self._refresh(http)
+            ):
+                kwargs["headers"] = {k: v for k, v in headers.items() if k != "Authorization"}
+                continue
             return response
         return response
 
@@ -313,7 +389,7 @@ class BlueskyChannel(Channel):
         import httpx
 
         assert prepared.message is not None and prepared.created_at and prepared.idempotency_key
-        failed = self._failed_login or await self._login(http)   # warm_up's verdict is used once
+        failed = self._failed_login or await self._login(http)  # warm_up's verdict is used once
         self._failed_login = None
         if failed is not None:
             return failed
@@ -321,16 +397,30 @@ class BlueskyChannel(Channel):
         record = self.record(post, prepared.message.text, prepared.created_at)
         try:
             thumb, _ = self._thumb(post)
-            if thumb is not None:   # its type from its bytes, as the server sniffs them
-                uploaded = await self._authed(http, "POST", "com.atproto.repo.uploadBlob",
-                                              content=thumb.data, headers={"Content-Type": thumb.mime})
+            if thumb is not None:  # its type from its bytes, as the server sniffs them
+                uploaded = await self._authed(
+                    http,
+                    "POST",
+                    "com.atproto.repo.uploadBlob",
+                    content=thumb.data,
+                    headers={"Content-Type": thumb.mime},
+                )
                 if uploaded.status_code == 200:
                     blob = json_object(uploaded).get("blob")
                     if isinstance(blob, dict):  # else: the card goes without its thumbnail
                         record["embed"]["external"]["thumb"] = blob
-            response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json={
-                "repo": self._session["did"], "collection": COLLECTION, "rkey": prepared.idempotency_key,
-                "record": record, "swapRecord": None})
+            response = await self._authed(
+                http,
+                "POST",
+                "com.atproto.repo.putRecord",
+                json={
+                    "repo": self._session["did"],
+                    "collection": COLLECTION,
+                    "rkey": prepared.idempotency_key,
+                    "record": record,
+                    "swapRecord": None,
+                },
+            )
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         except BadAnswer:
@@ -355,8 +445,10 @@ class BlueskyChannel(Channel):
         appview = options.get("appview") or "https://public.api.bsky.app"
         if not isinstance(appview, str) or not (record.remote_id or "").startswith("at://"):
             return None
-        return (f"{appview.rstrip('/')}/xrpc/app.bsky.feed.getPostThread?uri={quote(str(record.remote_id), safe='')}"
-                "&depth=10")
+        return (
+            f"{appview.rstrip('/')}/xrpc/app.bsky.feed.getPostThread?uri={quote(str(record.remote_id), safe='')}"
+            "&depth=10"
+        )
 
     def recognises(self, remote_url: str) -> bool:
         return remote_url.startswith(self._web_url(""))
@@ -375,8 +467,11 @@ class BlueskyChannel(Channel):
         assert self._session is not None
         repo = self._session["did"]
         try:
-            response = await http.request("GET", f"{self._pds_xrpc}/com.atproto.repo.getRecord",
-                                          params={"repo": repo, "collection": COLLECTION, "rkey": rkey})
+            response = await http.request(
+                "GET",
+                f"{self._pds_xrpc}/com.atproto.repo.getRecord",
+                params={"repo": repo, "collection": COLLECTION, "rkey": rkey},
+            )
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"getRecord failed ({type(exc).__name__})")
         if response.status_code == 200:
@@ -386,9 +481,13 @@ class BlueskyChannel(Channel):
             except BadAnswer as exc:
                 return Verdict(Found.UNKNOWN, reason=f"getRecord: {exc}")
             if not _links_to(body.get("value"), post.url):
-                return Verdict(Found.CONFLICT, reason=(
-                    f"the record at our key {rkey} does not link to {post.url}: it is another post's "
-                    "(another site on this account?); the next run sends under a fresh key"))
+                return Verdict(
+                    Found.CONFLICT,
+                    reason=(
+                        f"the record at our key {rkey} does not link to {post.url}: it is another post's "
+                        "(another site on this account?); the next run sends under a fresh key"
+                    ),
+                )
             return Verdict(Found.FOUND, uri or f"at://{repo}/{COLLECTION}/{rkey}", self._web_url(rkey))
         if response.status_code == 400 and "RecordNotFound" in response.text:
             return Verdict(Found.ABSENT, reason="getRecord: no record at our key")

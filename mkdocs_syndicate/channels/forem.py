@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 ACCEPT = "application/vnd.forem.api-v1+json"
 MAX_TAGS = 4
 MAX_TITLE = 128
-PER_PAGE = 100            # articles carry their whole body_markdown: keep pages small
+PER_PAGE = 100  # articles carry their whole body_markdown: keep pages small
 MAX_PAGES = 100
 _TAKEN = lazy_compile(r"canonical url has already been taken", re.IGNORECASE)
 _TITLE_USED = lazy_compile(r"title has already been used", re.IGNORECASE)
@@ -79,7 +79,8 @@ def dropped_tag(tag: str) -> bool:
     import regex
 
     return bool(regex.search(r"\p{M}", tag)) and bool(
-        regex.search(r"\p{M}", regex.sub(r"[\p{Alphabetic}\p{Nd}]", "", unicodedata.normalize("NFC", tag))))
+        regex.search(r"\p{M}", regex.sub(r"[\p{Alphabetic}\p{Nd}]", "", unicodedata.normalize("NFC", tag)))
+    )
 
 
 def forem_title(title: str) -> str:
@@ -87,7 +88,7 @@ def forem_title(title: str) -> str:
     grapheme boundary with an ellipsis."""
     if len(title) <= MAX_TITLE:
         return title
-    kept, size = [], 1   # the ellipsis
+    kept, size = [], 1  # the ellipsis
     for cluster in graphemes(title):
         if size + len(cluster) > MAX_TITLE:
             break
@@ -99,6 +100,7 @@ def forem_title(title: str) -> str:
 def same_url(a: str | None, b: str) -> bool:
     def norm(url: str) -> str:
         return re.sub(r"^https?://", "", url.strip()).rstrip("/").lower()
+
     return a is not None and norm(a) == norm(b)
 
 
@@ -107,8 +109,9 @@ class ForemChannel(Channel):
     default_min_interval = 75.0
     options: ClassVar[Mapping[str, Option]] = {
         "api": Option("url", default="https://dev.to/api", help="https://<forem>/api"),
-        "api_key": Option("secret", required=True,
-                          help="DEV → Settings → Extensions → DEV API Keys, e.g. !ENV DEVTO_API_KEY"),
+        "api_key": Option(
+            "secret", required=True, help="DEV → Settings → Extensions → DEV API Keys, e.g. !ENV DEVTO_API_KEY"
+        ),
         "published": Option("bool", default=True),
     }
 
@@ -121,10 +124,13 @@ class ForemChannel(Channel):
     def article(self, post: Post) -> dict[str, Any]:
         title = forem_title(post.title)
         article: dict[str, Any] = {
-            "title": title, "body_markdown": portable_markdown(post.body_html, post.url, post.title,
-                                                                   post.code_languages),
-            "published": self.settings.options["published"], "canonical_url": post.url,
-            "description": post.summary, "tags": forem_tags(post.tags)}
+            "title": title,
+            "body_markdown": portable_markdown(post.body_html, post.url, post.title, post.code_languages),
+            "published": self.settings.options["published"],
+            "canonical_url": post.url,
+            "description": post.summary,
+            "tags": forem_tags(post.tags),
+        }
         if post.image:
             article["main_image"] = post.image
         return {"article": article}
@@ -133,43 +139,56 @@ class ForemChannel(Channel):
         if post.body_missing:
             # A feed entry with a summary only, a page `serve --dirty` did not render: DEV
             # publishes the whole article, and an empty one is not a cross-post.
-            raise PostError(f"{post.source or post.key}: channel {self.id} ({self.type_name}) needs the post's "
-                            "body, and there is none (a feed entry without its full content, or a page this "
-                            "build did not render?); give the feed full content, build the whole site, or opt "
-                            "the post out of this channel")
-        article = self.article(post)   # once: the body's conversion parses the whole post
+            raise PostError(
+                f"{post.source or post.key}: channel {self.id} ({self.type_name}) needs the post's "
+                "body, and there is none (a feed entry without its full content, or a page this "
+                "build did not render?); give the feed full content, build the whole site, or opt "
+                "the post out of this channel"
+            )
+        article = self.article(post)  # once: the body's conversion parses the whole post
         payload = json.dumps(article, ensure_ascii=False, sort_keys=True)
         body = article["article"]
-        summary = (f"article {body['title']!r}, canonical {post.url}, tags {body['tags']}, "
-                   f"{len(body['body_markdown'])} characters of Markdown")
-        notes = tuple(f"{post.source or post.key}: tag {tag!r} is left out on {self.id}: Forem's tag rule would drop "
-                      "its combining marks and misspell it" for tag in post.tags if dropped_tag(tag))
+        summary = (
+            f"article {body['title']!r}, canonical {post.url}, tags {body['tags']}, "
+            f"{len(body['body_markdown'])} characters of Markdown"
+        )
+        notes = tuple(
+            f"{post.source or post.key}: tag {tag!r} is left out on {self.id}: Forem's tag rule would drop "
+            "its combining marks and misspell it"
+            for tag in post.tags
+            if dropped_tag(tag)
+        )
         message = Message(payload, len(body["title"]), MAX_TITLE, notes=notes, unit="title characters")
         return Prepared(message, description=summary)
 
     def preview(self, post: Post, prepared: Prepared) -> str:
         """The whole article as DEV would get it: its front fields, then the Markdown body."""
         article = self.article(post)["article"]
-        head = (f"title: {article['title']}\ntags: {', '.join(article['tags'])}\n"
-                f"canonical_url: {article['canonical_url']}\npublished: {article['published']}\n")
+        head = (
+            f"title: {article['title']}\ntags: {', '.join(article['tags'])}\n"
+            f"canonical_url: {article['canonical_url']}\npublished: {article['published']}\n"
+        )
         return head + "---\n" + str(article["body_markdown"]).strip()
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         import httpx
 
         try:
-            response = await http.request("POST", f"{self.settings.options['api']}/articles",
-                                          # The article as prepared (and hashed), not converted again.
-                                          json=json.loads(prepared.message.text) if prepared.message
-                                          else self.article(post),
-                                          headers=self._headers())
+            response = await http.request(
+                "POST",
+                f"{self.settings.options['api']}/articles",
+                # The article as prepared (and hashed), not converted again.
+                json=json.loads(prepared.message.text) if prepared.message else self.article(post),
+                headers=self._headers(),
+            )
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         if response.status_code == 201:
             try:
                 article = json_object(response)
-                return Outcome(Kind.DONE, remote_id=identifier(article.get("id")),
-                               remote_url=optional_url(article.get("url")))
+                return Outcome(
+                    Kind.DONE, remote_id=identifier(article.get("id")), remote_url=optional_url(article.get("url"))
+                )
             except BadAnswer as exc:
                 return Outcome(Kind.AMBIGUOUS, error=f"201 with an unreadable article ({exc}); the article exists")
         if response.status_code == 422:
@@ -193,22 +212,31 @@ class ForemChannel(Channel):
         if found is not None:
             return found
         if taken:
-            return Verdict(Found.CONFLICT, reason=(
-                f"DEV says canonical_url {post.url} is already used by a published article that is not "
-                "on this account (an RSS import, or another account?). Unpublish it or remove its "
-                "canonical URL there, then run again"))
+            return Verdict(
+                Found.CONFLICT,
+                reason=(
+                    f"DEV says canonical_url {post.url} is already used by a published article that is not "
+                    "on this account (an RSS import, or another account?). Unpublish it or remove its "
+                    "canonical URL there, then run again"
+                ),
+            )
         if after is not None and after.error and _TITLE_USED.search(after.error):
-            return Verdict(Found.CONFLICT, reason="another of your articles used this title in the last "
-                           "five minutes; run again later")
+            return Verdict(
+                Found.CONFLICT,
+                reason="another of your articles used this title in the last five minutes; run again later",
+            )
         return Verdict(Found.ABSENT, reason="not among own articles")
 
     async def _scan(self, http: Http, post: Post, oldest: float) -> Verdict | None:
         """Own articles come drafts first, then published ones newest first: stop at the first
         article published before the first attempt. None: not there."""
         for page in range(1, MAX_PAGES + 1):
-            response = await http.request("GET", f"{self.settings.options['api']}/articles/me/all",
-                                          params={"page": page, "per_page": PER_PAGE},
-                                          headers=self._headers())
+            response = await http.request(
+                "GET",
+                f"{self.settings.options['api']}/articles/me/all",
+                params={"page": page, "per_page": PER_PAGE},
+                headers=self._headers(),
+            )
             if response.status_code != 200:
                 return Verdict(Found.UNKNOWN, reason=f"own-articles listing answered {response.status_code}")
             articles = json_list(response)

@@ -37,8 +37,7 @@ class IndexNowChannel(Channel):
     batched = True
     options: ClassVar[Mapping[str, Option]] = {
         "endpoint": Option("url", default="https://api.indexnow.org/indexnow"),
-        "key": Option("text", required=True,
-                      help="8-128 letters, digits or '-'; the plugin publishes it as <key>.txt"),
+        "key": Option("text", required=True, help="8-128 letters, digits or '-'; the plugin publishes it as <key>.txt"),
         "key_location": Option("url", help="where the key file is served; default <site_url><key>.txt"),
     }
 
@@ -46,8 +45,9 @@ class IndexNowChannel(Channel):
         super().__init__(settings, site)
         key = settings.options.get("key")
         if key is not None and not _KEY.fullmatch(key):
-            raise ConfigError(f"{settings.where('key')}: an IndexNow key is 8-128 characters from "
-                              "a-z, A-Z, 0-9 and '-'")
+            raise ConfigError(
+                f"{settings.where('key')}: an IndexNow key is 8-128 characters from a-z, A-Z, 0-9 and '-'"
+            )
 
     @property
     def key(self) -> str:
@@ -68,16 +68,24 @@ class IndexNowChannel(Channel):
         by_host: dict[str, list[Post]] = {}
         for post in posts:
             by_host.setdefault(urlsplit(post.url).netloc, []).append(post)
-        return [group[i:i + MAX_URLS] for group in by_host.values() for i in range(0, len(group), MAX_URLS)]
+        return [group[i : i + MAX_URLS] for group in by_host.values() for i in range(0, len(group), MAX_URLS)]
 
     async def send_batch(self, http: Http, posts: list[Post]) -> Outcome:
         import httpx
 
-        body = {"host": urlsplit(posts[0].url).hostname, "key": self.key,
-                "keyLocation": self.key_location, "urlList": [p.url for p in posts]}
+        body = {
+            "host": urlsplit(posts[0].url).hostname,
+            "key": self.key,
+            "keyLocation": self.key_location,
+            "urlList": [p.url for p in posts],
+        }
         try:
-            response = await http.request("POST", self.settings.options["endpoint"], json=body,
-                                          headers={"Content-Type": "application/json; charset=utf-8"})
+            response = await http.request(
+                "POST",
+                self.settings.options["endpoint"],
+                json=body,
+                headers={"Content-Type": "application/json; charset=utf-8"},
+            )
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         if response.status_code == 200:
@@ -85,14 +93,20 @@ class IndexNowChannel(Channel):
         if response.status_code == 202:
             # "URL received. IndexNow key validation pending": the engines fetch the key file
             # later, and Yandex says to submit again until the answer is 200.
-            return Outcome(Kind.ACCEPTED, error=f"202 accepted, key validation pending (the engines fetch "
-                                                f"{self.key_location})")
+            return Outcome(
+                Kind.ACCEPTED, error=f"202 accepted, key validation pending (the engines fetch {self.key_location})"
+            )
         outcome = status_outcome(response, http.now())
         if response.status_code == 403:
-            return Outcome(Kind.REFUSED, error=f"403 key not accepted: {self.key_location} is missing "
-                           "or does not contain the key (deploy the site, then run again)")
+            return Outcome(
+                Kind.REFUSED,
+                error=f"403 key not accepted: {self.key_location} is missing "
+                "or does not contain the key (deploy the site, then run again)",
+            )
         if response.status_code == 422:
-            return Outcome(Kind.REFUSED, error=f"422 {(outcome.error or '').removeprefix('422 refused')}"
-                           .rstrip() + " (a URL is not on the key's host, or the key is malformed)")
+            return Outcome(
+                Kind.REFUSED,
+                error=f"422 {(outcome.error or '').removeprefix('422 refused')}".rstrip()
+                + " (a URL is not on the key's host, or the key is malformed)",
+            )
         return outcome
-

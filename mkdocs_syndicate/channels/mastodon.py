@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     pass
 
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
-MAX_PAGES = 25            # 25 × 40 statuses
+MAX_PAGES = 25  # 25 × 40 statuses
 
 
 def idempotency_key(post_url: str, channel_id: str) -> str:
@@ -57,19 +57,24 @@ def idempotency_key(post_url: str, channel_id: str) -> str:
 
 
 NEAR_LIMIT = 50
-SCOPE_HINT = ("the token may not read the account back: verify_credentials answered 403 (outside the "
-              "authorized scopes). Make a token with the scopes write:statuses read:statuses profile "
-              "(read:accounts before Mastodon 4.3); until then a post whose outcome is unknown cannot be "
-              "checked")
+SCOPE_HINT = (
+    "the token may not read the account back: verify_credentials answered 403 (outside the "
+    "authorized scopes). Make a token with the scopes write:statuses read:statuses profile "
+    "(read:accounts before Mastodon 4.3); until then a post whose outcome is unknown cannot be "
+    "checked"
+)
 
 
 class MastodonChannel(Channel):
     type_name = "mastodon"
     options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
-        "token": Option("secret", required=True,
-                        help="an access token with the scopes write:statuses read:statuses profile "
-                             "(read:accounts before Mastodon 4.3), e.g. !ENV MASTODON_TOKEN"),
+        "token": Option(
+            "secret",
+            required=True,
+            help="an access token with the scopes write:statuses read:statuses profile "
+            "(read:accounts before Mastodon 4.3), e.g. !ENV MASTODON_TOKEN",
+        ),
         "visibility": Option("choice", default="public", choices=("public", "unlisted", "private", "direct")),
         "language": Option("text"),
         "max_characters": Option("int", default=500, help="the status length limit when the instance does not say"),
@@ -92,10 +97,15 @@ class MastodonChannel(Channel):
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
         weight = self._url_weight
         rule = LengthRule(self._max_characters, lambda text: mastodon_length(text, weight))
-        message = render_message(post, self.id, self.settings.template or DEFAULT_TEMPLATE, rule,
-                                 self.site.name, where=self.settings.where("template"))
-        return Prepared(message, idempotency_key=idempotency_key(post.url, self.id),
-                        description=message.text)
+        message = render_message(
+            post,
+            self.id,
+            self.settings.template or DEFAULT_TEMPLATE,
+            rule,
+            self.site.name,
+            where=self.settings.where("template"),
+        )
+        return Prepared(message, idempotency_key=idempotency_key(post.url, self.id), description=message.text)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         import httpx
@@ -106,8 +116,7 @@ class MastodonChannel(Channel):
             form["language"] = self.settings.options["language"]
         headers = {**self._auth(), "Idempotency-Key": prepared.idempotency_key or ""}
         try:
-            response = await http.request("POST", f"{self._base}/api/v1/statuses", data=form,
-                                          headers=headers)
+            response = await http.request("POST", f"{self._base}/api/v1/statuses", data=form, headers=headers)
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         if response.status_code == 200:
@@ -116,17 +125,26 @@ class MastodonChannel(Channel):
                 if post.url in prepared.message.text and not self._links_to(status, post.url):
                     # A replayed key can answer with another post's status (a key collision):
                     # recording it as ours would lose this post.
-                    return Outcome(Kind.AMBIGUOUS, error="200 with a status that does not link to this post "
-                                   "(another post's Idempotency-Key?); the post may exist")
-                return Outcome(Kind.DONE, remote_id=identifier(status.get("id")),
-                               remote_url=optional_url(status.get("url")) or optional_url(status.get("uri")))
+                    return Outcome(
+                        Kind.AMBIGUOUS,
+                        error="200 with a status that does not link to this post "
+                        "(another post's Idempotency-Key?); the post may exist",
+                    )
+                return Outcome(
+                    Kind.DONE,
+                    remote_id=identifier(status.get("id")),
+                    remote_url=optional_url(status.get("url")) or optional_url(status.get("uri")),
+                )
             except BadAnswer as exc:
                 return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
         if response.status_code in (404, 410) and prepared.replay:
             # Mastodon answers a replayed Idempotency-Key whose status was deleted with 404: it
             # existed, and its author removed it. Never post it again.
-            return Outcome(Kind.GONE, error=f"{response.status_code} for a replayed Idempotency-Key: the "
-                           "status was made and then deleted on the instance; not sent again")
+            return Outcome(
+                Kind.GONE,
+                error=f"{response.status_code} for a replayed Idempotency-Key: the "
+                "status was made and then deleted on the instance; not sent again",
+            )
         return status_outcome(response, http.now())
 
     @classmethod
@@ -149,15 +167,16 @@ class MastodonChannel(Channel):
         links: list[str] = [card_url] if isinstance(card_url, str) else []
         links += hrefs(optional_text(status.get("content"), "content"))
         page = post_key_of(url, self.site.url)
-        return any(link == url or (page is not None and post_key_of(link, self.site.url) == page)
-                   for link in links)
+        return any(link == url or (page is not None and post_key_of(link, self.site.url) == page) for link in links)
 
     async def learn_limits(self, http: Http, fresh: list[Prepared]) -> bool:
         """The instance's own length rule, read once per run and only when it can matter: a new
         message within NEAR_LIMIT of the limit used to make it (it may have been shortened for
         nothing, or count URLs differently from the instance). True when the rule changed."""
-        if self._limits_read or not any(p.message is not None and p.message.limit is not None
-                                        and p.message.length >= p.message.limit - NEAR_LIMIT for p in fresh):
+        if self._limits_read or not any(
+            p.message is not None and p.message.limit is not None and p.message.length >= p.message.limit - NEAR_LIMIT
+            for p in fresh
+        ):
             return False
         self._limits_read = True
         import httpx
@@ -165,18 +184,26 @@ class MastodonChannel(Channel):
         try:
             answer = await http.request("GET", f"{self._base}/api/v2/instance")
             configuration = json_object(answer).get("configuration") if answer.status_code == 200 else None
-        except (httpx.HTTPError, BadAnswer):   # unreachable, undecodable, not JSON
-            return False   # the setting stands; the server's own check has the last word
+        except (httpx.HTTPError, BadAnswer):  # unreachable, undecodable, not JSON
+            return False  # the setting stands; the server's own check has the last word
         statuses = configuration.get("statuses") if isinstance(configuration, dict) else None
         if not isinstance(statuses, dict):
             return False
         limit, weight = statuses.get("max_characters"), statuses.get("characters_reserved_per_url")
         changed = False
-        if isinstance(limit, int) and not isinstance(limit, bool) and 1 <= limit <= 100_000 \
-                and limit != self._max_characters:
+        if (
+            isinstance(limit, int)
+            and not isinstance(limit, bool)
+            and 1 <= limit <= 100_000
+            and limit != self._max_characters
+        ):
             self._max_characters, changed = limit, True
-        if isinstance(weight, int) and not isinstance(weight, bool) and 0 <= weight <= 1000 \
-                and weight != self._url_weight:
+        if (
+            isinstance(weight, int)
+            and not isinstance(weight, bool)
+            and 0 <= weight <= 1000
+            and weight != self._url_weight
+        ):
             self._url_weight, changed = weight, True
         return changed
 
@@ -191,8 +218,7 @@ class MastodonChannel(Channel):
             return Verdict(Found.UNKNOWN, reason=f"could not read own statuses: {exc}")
 
     async def _scan(self, http: Http, post: Post, oldest: float) -> Verdict:
-        me = await http.request("GET", f"{self._base}/api/v1/accounts/verify_credentials",
-                                headers=self._auth())
+        me = await http.request("GET", f"{self._base}/api/v1/accounts/verify_credentials", headers=self._auth())
         if me.status_code == 403:
             return Verdict(Found.UNKNOWN, reason=SCOPE_HINT)
         if me.status_code != 200:
@@ -209,8 +235,11 @@ class MastodonChannel(Channel):
             reached_oldest = False
             for status in statuses:
                 if self._links_to(status, post.url):
-                    return Verdict(Found.FOUND, identifier(status.get("id")),
-                                   optional_url(status.get("url")) or optional_url(status.get("uri")))
+                    return Verdict(
+                        Found.FOUND,
+                        identifier(status.get("id")),
+                        optional_url(status.get("url")) or optional_url(status.get("uri")),
+                    )
                 reached_oldest |= timestamp(status.get("created_at"), "created_at") < oldest
             if not statuses or reached_oldest:
                 return Verdict(Found.ABSENT, reason="not among own statuses since the first attempt")
@@ -218,7 +247,10 @@ class MastodonChannel(Channel):
             if not next_link:
                 return Verdict(Found.ABSENT, reason="not among own statuses (all read)")
             if not same_origin(next_link, self._base):
-                return Verdict(Found.UNKNOWN, reason="the next page of own statuses is on another origin; "
-                               "not followed (the token is only sent to the instance)")
+                return Verdict(
+                    Found.UNKNOWN,
+                    reason="the next page of own statuses is on another origin; "
+                    "not followed (the token is only sent to the instance)",
+                )
             url, params = next_link, None
         return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * 40} statuses since the first attempt")

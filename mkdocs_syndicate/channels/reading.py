@@ -72,8 +72,13 @@ def optional_url(value: Any, what: str = "url") -> str | None:
     if not isinstance(value, str):
         raise BadAnswer(f"{what} is {_shown(value)}, not a URL")
     parts = urlsplit(value)
-    if (parts.scheme not in ("http", "https", "at") or not parts.netloc or len(value) > MAX_URL
-            or _CONTROL.search(value) or any(ch.isspace() for ch in value)):
+    if (
+        parts.scheme not in ("http", "https", "at")
+        or not parts.netloc
+        or len(value) > MAX_URL
+        or _CONTROL.search(value)
+        or any(ch.isspace() for ch in value)
+    ):
         raise BadAnswer(f"{what} is not an http(s) URL")
     return value
 
@@ -100,7 +105,10 @@ def same_origin(url: str, base: str) -> bool:
     """Scheme, host and port equal: where a credential may be sent again (pagination links)."""
     a, b = urlsplit(url), urlsplit(base)
     return (a.scheme, a.hostname, a.port or _default_port(a.scheme)) == (
-        b.scheme, b.hostname, b.port or _default_port(b.scheme))
+        b.scheme,
+        b.hostname,
+        b.port or _default_port(b.scheme),
+    )
 
 
 def same_host(url: str, base: str) -> bool:

@@ -51,7 +51,7 @@ class SessionFile:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             atomic_write_text(self.path, json.dumps(data), mode=0o600, checkpoint=False, durable=False)
         except OSError:
-            pass   # not kept: the next run logs in
+            pass  # not kept: the next run logs in
 
     def forget(self) -> None:
         with contextlib.suppress(OSError):

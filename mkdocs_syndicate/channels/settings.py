@@ -23,10 +23,10 @@ class Option:
 
     kind: OptionKind
     required: bool = False
-    only_to_send: bool = False   # needed to create a post, not to read one back (a verify-only run)
+    only_to_send: bool = False  # needed to create a post, not to read one back (a verify-only run)
     default: Any = None
     help: str = ""
-    choices: tuple[str, ...] = ()   # kind "choice": the values the service accepts
+    choices: tuple[str, ...] = ()  # kind "choice": the values the service accepts
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class ChannelSettings:
     delivery: str
     min_interval: float
     timeout: float
-    settle: float            # seconds before an unanswered at-most-once request may be read and resent
+    settle: float  # seconds before an unanswered at-most-once request may be read and resent
     enabled: bool
     template: str | None
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -58,23 +58,25 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_SETTLE = 600.0
 
 
-def parse_channels(raw: Any, registry: Mapping[str, Any], *, check_templates: bool = True,
-                   problems: list[str] | None = None) -> list[ChannelSettings]:
+def parse_channels(
+    raw: Any, registry: Mapping[str, Any], *, check_templates: bool = True, problems: list[str] | None = None
+) -> list[ChannelSettings]:
     """`channels:` mapping → settings, in the order written. `registry` maps type → channel class.
     With `problems`, a channel whose settings are wrong adds what is wrong there (every setting,
     not the first) and is left out, so the caller can report all of them at once."""
     if raw is None:
         return []
     if not isinstance(raw, dict):
-        raise ConfigError("channels: must be a mapping of channel id to settings, "
-                          f"not {type(raw).__name__}")
+        raise ConfigError(f"channels: must be a mapping of channel id to settings, not {type(raw).__name__}")
     parsed = []
     seen: dict[str, str] = {}
     for key, values in raw.items():
         channel_id = str(key)
         if channel_id.casefold() in seen:
-            raise ConfigError(f"channels.{channel_id}: differs from channels.{seen[channel_id.casefold()]} only "
-                              "by case; channel ids name ledger records, so they must differ in more than that")
+            raise ConfigError(
+                f"channels.{channel_id}: differs from channels.{seen[channel_id.casefold()]} only "
+                "by case; channel ids name ledger records, so they must differ in more than that"
+            )
         seen[channel_id.casefold()] = channel_id
         try:
             parsed.append(_parse_one(channel_id, values, registry, check_templates))
@@ -98,8 +100,7 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any], check_
     unknown = set(values) - COMMON - set(spec)
     if unknown:
         allowed = ", ".join(sorted((COMMON | set(spec)) - {"type"}))
-        raise ConfigError(f"{where}.{sorted(unknown)[0]}: unknown setting for type {type_name} "
-                          f"(allowed: {allowed})")
+        raise ConfigError(f"{where}.{sorted(unknown)[0]}: unknown setting for type {type_name} (allowed: {allowed})")
 
     delivery = values.get("delivery", cls.default_delivery)
     if delivery not in DELIVERIES:
@@ -111,8 +112,10 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any], check_
     if "settle" in values:
         settle = _number(values["settle"], f"{where}.settle")
         if settle < 2 * timeout:
-            raise ConfigError(f"{where}.settle: {settle:g} s is less than twice the timeout ({timeout:g} s): "
-                              "a request that timed out may still be running on the server for that long")
+            raise ConfigError(
+                f"{where}.settle: {settle:g} s is less than twice the timeout ({timeout:g} s): "
+                "a request that timed out may still be running on the server for that long"
+            )
     else:
         settle = max(DEFAULT_SETTLE, 2 * timeout)
     enabled = values.get("enabled", True)
@@ -135,12 +138,11 @@ def _parse_one(channel_id: str, values: Any, registry: Mapping[str, Any], check_
     for name, option in spec.items():
         try:
             options[name] = _option(values.get(name, option.default), option, f"{where}.{name}")
-        except ConfigError as exc:   # every malformed setting of the channel, not only the first
+        except ConfigError as exc:  # every malformed setting of the channel, not only the first
             wrong.append(str(exc))
     if wrong:
         raise ConfigError("\n  ".join(wrong))
-    return ChannelSettings(channel_id, type_name, delivery, min_interval, timeout, settle, enabled,
-                           template, options)
+    return ChannelSettings(channel_id, type_name, delivery, min_interval, timeout, settle, enabled, template, options)
 
 
 def _number(value: Any, where: str) -> float:
@@ -150,13 +152,13 @@ def _number(value: Any, where: str) -> float:
 # Every duration setting has a documented range (README, "Settings"): a value past it is a typo
 # or a way to switch a bound off (`timeout: 1.0e+300` meant no timeout at all).
 DURATION_LIMITS: dict[str, float] = {
-    "timeout": 300.0,            # seconds: one request
-    "settle": 7 * 86400.0,       # seconds: before an unanswered request may be read and resent
-    "min_interval": 86400.0,     # seconds between two requests to one channel
-    "max_wait": 6 * 3600.0,      # seconds sat through in one run (a CI job's own limit)
-    "wait_until_live": 3600.0,   # seconds
+    "timeout": 300.0,  # seconds: one request
+    "settle": 7 * 86400.0,  # seconds: before an unanswered request may be read and resent
+    "min_interval": 86400.0,  # seconds between two requests to one channel
+    "max_wait": 6 * 3600.0,  # seconds sat through in one run (a CI job's own limit)
+    "wait_until_live": 3600.0,  # seconds
     "stale_after_hours": 8760.0,  # hours (a year)
-    "backlog_days": 36500.0,     # days
+    "backlog_days": 36500.0,  # days
 }
 
 
@@ -222,8 +224,10 @@ def check_url(url: str, where: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{where}: {url!r} is not an http(s) URL")
     if parts.scheme == "http" and not is_loopback(parts.hostname):
-        raise ConfigError(f"{where}: {url!r} uses http:// on a non-loopback host; "
-                          "use https:// (credentials would travel in clear text)")
+        raise ConfigError(
+            f"{where}: {url!r} uses http:// on a non-loopback host; "
+            "use https:// (credentials would travel in clear text)"
+        )
     return url
 
 
@@ -236,8 +240,9 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def missing_settings(raw: Any, registry: Mapping[str, Any], *, provided: Mapping[str, set[str]] | None = None,
-                     reading_only: bool = False) -> list[str]:
+def missing_settings(
+    raw: Any, registry: Mapping[str, Any], *, provided: Mapping[str, set[str]] | None = None, reading_only: bool = False
+) -> list[str]:
     """Send mode: every enabled channel needs its required settings; never skip one silently.
     Read from the raw `channels:` mapping, so a channel with a malformed setting still has its
     missing ones named. `provided`: per channel type, settings something else supplies (the
@@ -254,8 +259,9 @@ def missing_settings(raw: Any, registry: Mapping[str, Any], *, provided: Mapping
                 continue
             if option.required and values.get(name) in (None, ""):
                 hint = f" ({option.help})" if option.help else ""
-                missing.append(f"channels.{key}.{name}: missing (or empty); channel {str(key)!r} cannot send "
-                               f"without it{hint}.")
+                missing.append(
+                    f"channels.{key}.{name}: missing (or empty); channel {str(key)!r} cannot send without it{hint}."
+                )
     return missing
 
 
@@ -263,8 +269,11 @@ def config_problems(problems: list[str], missing: list[str]) -> ConfigError:
     """Everything wrong with the channels' settings, in one error (not one per build)."""
     lines = problems + missing
     if missing:
-        lines.append("Set them, or set 'enabled: false' on those channels." if len(missing) > 1 else
-                     "Set it, or set 'enabled: false' on the channel.")
+        lines.append(
+            "Set them, or set 'enabled: false' on those channels."
+            if len(missing) > 1
+            else "Set it, or set 'enabled: false' on the channel."
+        )
     if len(lines) == 2 and len(missing) == 1 and not problems:
         return ConfigError(f"{lines[0]} {lines[1]}")
     return ConfigError("\n  ".join(lines))

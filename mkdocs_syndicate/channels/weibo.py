@@ -43,7 +43,7 @@ RATE_CODES = {10022, 10023, 10024, 20016}
 AUTH_CODES = {21301, 21314, 21315, 21316, 21317, 21319, 21327, 21332, 10006}
 AMBIGUOUS_CODES = {20017, 20019, 20111, 20032, 10001, 10002, 10009}
 DUPLICATE_CODES = {20017, 20019, 20111}
-RATE_LIMIT_WAIT = 300.0   # Weibo gives no reset time; its posting limit is per hour
+RATE_LIMIT_WAIT = 300.0  # Weibo gives no reset time; its posting limit is per hour
 MAX_PAGES = 10
 _TOPIC = lazy_compile(r"#[^#\s]+#")
 
@@ -77,11 +77,16 @@ class WeiboChannel(Channel):
     type_name = "weibo"
     options: ClassVar[Mapping[str, Option]] = {
         "api": Option("url", default="https://api.weibo.com/2"),
-        "access_token": Option("secret", required=True,
-                               help="an OAuth2 user token of your Weibo app, e.g. !ENV WEIBO_ACCESS_TOKEN"),
-        "rip": Option("ip", required=True, only_to_send=True,
-                      help="the public IP address of the account's owner, which statuses/share requires "
-                           "(Weibo's 'rip'), e.g. !ENV WEIBO_RIP"),
+        "access_token": Option(
+            "secret", required=True, help="an OAuth2 user token of your Weibo app, e.g. !ENV WEIBO_ACCESS_TOKEN"
+        ),
+        "rip": Option(
+            "ip",
+            required=True,
+            only_to_send=True,
+            help="the public IP address of the account's owner, which statuses/share requires "
+            "(Weibo's 'rip'), e.g. !ENV WEIBO_RIP",
+        ),
         "marker": Option("bool", default=True, help="append a short marker so verify can find the post"),
         "max_length": Option("int", default=140),
         "web_url": Option("url", default="https://m.weibo.cn/status"),
@@ -99,19 +104,30 @@ class WeiboChannel(Channel):
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
         tag = self._marker(post)
         limit = self.settings.options["max_length"] - (weibo_length(" " + tag) if tag else 0)
-        message = render_message(post, self.id, self.settings.template or DEFAULT_TEMPLATE,
-                                 LengthRule(limit, weibo_length, "Weibo characters"), self.site.name,
-                                 where=self.settings.where("template"), neutraliser=neutralise_weibo,
-                                 with_hashtags=False)
+        message = render_message(
+            post,
+            self.id,
+            self.settings.template or DEFAULT_TEMPLATE,
+            LengthRule(limit, weibo_length, "Weibo characters"),
+            self.site.name,
+            where=self.settings.where("template"),
+            neutraliser=neutralise_weibo,
+            with_hashtags=False,
+        )
         if post.url not in message.text:
-            raise PostError(f"{post.source}: the {self.id} message must contain the post URL "
-                            "({{ url }}): Weibo only accepts a link on the app's safe domain")
+            raise PostError(
+                f"{post.source}: the {self.id} message must contain the post URL "
+                "({{ url }}): Weibo only accepts a link on the app's safe domain"
+            )
         if _TOPIC.search(message.text):
-            raise PostError(f"{post.source}: the {self.id} message contains a #topic#, which "
-                            "statuses/share refuses; remove it from the template or text")
+            raise PostError(
+                f"{post.source}: the {self.id} message contains a #topic#, which "
+                "statuses/share refuses; remove it from the template or text"
+            )
         if tag:
-            message = type(message)(f"{message.text} {tag}", message.length + weibo_length(" " + tag),
-                                    self.settings.options["max_length"])
+            message = type(message)(
+                f"{message.text} {tag}", message.length + weibo_length(" " + tag), self.settings.options["max_length"]
+            )
         # The marker is kept in the record: what verify looks for, whatever derives it later.
         return Prepared(message, idempotency_key=tag or None, description=message.text)
 
@@ -119,11 +135,9 @@ class WeiboChannel(Channel):
         import httpx
 
         assert prepared.message is not None
-        form = {"access_token": self._token(), "status": prepared.message.text,
-                "rip": self.settings.options["rip"]}
+        form = {"access_token": self._token(), "status": prepared.message.text, "rip": self.settings.options["rip"]}
         try:
-            response = await http.request("POST", f"{self.settings.options['api']}/statuses/share.json",
-                                          data=form)
+            response = await http.request("POST", f"{self.settings.options['api']}/statuses/share.json", data=form)
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         try:
@@ -135,12 +149,12 @@ class WeiboChannel(Channel):
                 status_id = weibo_id(body)
             except BadAnswer as exc:
                 return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
-            return Outcome(Kind.DONE, remote_id=status_id,
-                           remote_url=f"{self.settings.options['web_url']}/{status_id}")
+            return Outcome(Kind.DONE, remote_id=status_id, remote_url=f"{self.settings.options['web_url']}/{status_id}")
         code = error_code(body)
-        if code is None and response.status_code < 400:   # not documented: the post may exist
-            return Outcome(Kind.AMBIGUOUS,
-                           error=f"{response.status_code} with an unreadable answer; the post may exist")
+        if code is None and response.status_code < 400:  # not documented: the post may exist
+            return Outcome(
+                Kind.AMBIGUOUS, error=f"{response.status_code} with an unreadable answer; the post may exist"
+            )
         message = f"{response.status_code} error {code}: {body.get('error') if isinstance(body, dict) else ''}".strip()
         if code in RATE_CODES:
             return Outcome(Kind.RATE_LIMITED, error=message, retry_after=RATE_LIMIT_WAIT, code=code)
@@ -157,15 +171,22 @@ class WeiboChannel(Channel):
         tag = self._marker(post)
         # A record written before markers were per site has none stored: its message carried the
         # key-derived marker (or the current one, if it was re-sent since).
-        needles = ([record.idempotency_key] if record.idempotency_key else
-                   [legacy_marker(post.key, self.id), tag] if tag else [post.title])
+        needles = (
+            [record.idempotency_key]
+            if record.idempotency_key
+            else [legacy_marker(post.key, self.id), tag]
+            if tag
+            else [post.title]
+        )
         oldest = scan_bound(record)
         try:
             for page in range(1, MAX_PAGES + 1):
                 response = await http.request(
-                    "GET", f"{self.settings.options['api']}/statuses/user_timeline.json",
+                    "GET",
+                    f"{self.settings.options['api']}/statuses/user_timeline.json",
                     params={"count": 100, "page": page, "trim_user": 1},
-                    headers={"Authorization": f"OAuth2 {self._token()}"})
+                    headers={"Authorization": f"OAuth2 {self._token()}"},
+                )
                 if response.status_code != 200:
                     return Verdict(Found.UNKNOWN, reason=f"user_timeline answered {response.status_code}")
                 statuses = objects(json_object(response).get("statuses"), "statuses")
@@ -184,11 +205,16 @@ class WeiboChannel(Channel):
         except BadAnswer as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read the user timeline: {exc}")
         if code in DUPLICATE_CODES or code == 20032:
-            return Verdict(Found.UNKNOWN, reason=f"Weibo answered {code} (duplicate or delayed) but the "
-                           "timeline does not show the post; check weibo.com and resolve by hand")
+            return Verdict(
+                Found.UNKNOWN,
+                reason=f"Weibo answered {code} (duplicate or delayed) but the "
+                "timeline does not show the post; check weibo.com and resolve by hand",
+            )
         if not (tag or record.idempotency_key):
-            return Verdict(Found.UNKNOWN, reason="not found by title in the timeline, and without a "
-                           "marker that proves nothing; check weibo.com")
+            return Verdict(
+                Found.UNKNOWN,
+                reason="not found by title in the timeline, and without a marker that proves nothing; check weibo.com",
+            )
         return Verdict(Found.ABSENT, reason="marker not in the user timeline since the in_flight time")
 
 

@@ -13,16 +13,17 @@ from typing import Any
 
 from mkdocs_syndicate.ledger.schema import Record
 
-BLOCK_CLASS = "syndicate-links"   # content.portable leaves this block out of DEV's body
-SCRIPT_PATH = "assets/syndicate/comments.js"   # in the built site, with comments: true
+BLOCK_CLASS = "syndicate-links"  # content.portable leaves this block out of DEV's body
+SCRIPT_PATH = "assets/syndicate/comments.js"  # in the built site, with comments: true
 
 
 @dataclass(frozen=True)
 class Replies:
     """Where a reader's browser reads a copy's public replies (the comments script)."""
-    reader: str     # how the script reads the answer: the channel type ("mastodon", "bluesky")
+
+    reader: str  # how the script reads the answer: the channel type ("mastodon", "bluesky")
     url: str
-    web: str = ""   # the service's web address, for links to the replies (Bluesky)
+    web: str = ""  # the service's web address, for links to the replies (Bluesky)
 
 
 RepliesOf = Callable[[str, Record], "Replies | None"]
@@ -30,8 +31,8 @@ RepliesOf = Callable[[str, Record], "Replies | None"]
 
 @dataclass(frozen=True)
 class Copy:
-    channel: str    # the channel id, as in the ledger
-    service: str    # what readers are shown: the channel's `label`, else its service's name
+    channel: str  # the channel id, as in the ledger
+    service: str  # what readers are shown: the channel's `label`, else its service's name
     url: str
     replies: Replies | None = None
 
@@ -52,8 +53,9 @@ def labels(raw_channels: Any, services: Mapping[str, str]) -> dict[str, str]:
     return found
 
 
-def copies(records: Mapping[str, Record] | None, labels: Mapping[str, str],
-           replies_of: RepliesOf | None = None) -> list[Copy]:
+def copies(
+    records: Mapping[str, Record] | None, labels: Mapping[str, str], replies_of: RepliesOf | None = None
+) -> list[Copy]:
     """A post's copies (`records`: its ledger records by channel), in the order the channels are
     configured (`labels`: channel id → label); a channel no longer configured, or a pair not done
     or without a URL, shows nothing. With `replies_of`, each copy says where its replies are read."""
@@ -63,8 +65,14 @@ def copies(records: Mapping[str, Record] | None, labels: Mapping[str, str],
     for channel, label in labels.items():
         record = records.get(channel)
         if record is not None and record.state == "done" and _is_web_url(record.remote_url):
-            found.append(Copy(channel, label, str(record.remote_url),
-                              replies_of(channel, record) if replies_of is not None else None))
+            found.append(
+                Copy(
+                    channel,
+                    label,
+                    str(record.remote_url),
+                    replies_of(channel, record) if replies_of is not None else None,
+                )
+            )
     return found
 
 
@@ -77,8 +85,9 @@ def _replies_attributes(copy: Copy) -> str:
     if copy.replies is None:
         return ""
     web = f' data-web="{html.escape(copy.replies.web)}"' if copy.replies.web else ""
-    return (f' data-service-type="{html.escape(copy.replies.reader)}" data-replies="{html.escape(copy.replies.url)}"'
-            f"{web}")
+    return (
+        f' data-service-type="{html.escape(copy.replies.reader)}" data-replies="{html.escape(copy.replies.url)}"{web}'
+    )
 
 
 def _is_web_url(url: str | None) -> bool:
@@ -89,11 +98,16 @@ def block_html(found: Iterable[Copy], lead: str = "Also on:", script_url: str | 
     """`<aside class="syndicate-links">Also on: <a …>Mastodon</a> · <a …>DEV</a></aside>`, escaped;
     with `script_url`, links whose replies can be read say where, and the comments script loads."""
     found = list(found)
-    links = " · ".join(f'<a class="u-syndication" rel="syndication" href="{html.escape(copy.url)}"'
-                       f"{_replies_attributes(copy) if script_url else ''}>{html.escape(copy.service)}</a>"
-                       for copy in found)
+    links = " · ".join(
+        f'<a class="u-syndication" rel="syndication" href="{html.escape(copy.url)}"'
+        f"{_replies_attributes(copy) if script_url else ''}>{html.escape(copy.service)}</a>"
+        for copy in found
+    )
     if not links:
         return ""
-    script = (f'<script src="{html.escape(script_url)}" defer></script>'
-              if script_url and any(copy.replies for copy in found) else "")
+    script = (
+        f'<script src="{html.escape(script_url)}" defer></script>'
+        if script_url and any(copy.replies for copy in found)
+        else ""
+    )
     return f'<aside class="{BLOCK_CLASS}"><p>{html.escape(lead)} {links}</p>{script}</aside>'

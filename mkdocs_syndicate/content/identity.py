@@ -52,11 +52,11 @@ def post_key_of(url: str, site_url: str) -> str | None:
     base = site.path if site.path.endswith("/") else site.path + "/"
     path = unquote(link.path) or "/"
     base_plain = unquote(base)
-    if path + "/" == base_plain:          # https://example.com/sub without its slash: the home page
+    if path + "/" == base_plain:  # https://example.com/sub without its slash: the home page
         return ""
     if not path.startswith(base_plain):
         return None
-    rest = posixpath.normpath(path[len(base_plain):]) if path[len(base_plain):] else ""
+    rest = posixpath.normpath(path[len(base_plain) :]) if path[len(base_plain) :] else ""
     if rest in (".", ""):
         return ""
     if rest.startswith("../") or rest == "..":

@@ -46,15 +46,15 @@ def site_image(image_url: str | None, site_url: str, site_dir: str, max_bytes: i
         return None, ""
     link, site = urlsplit(image_url), urlsplit(site_url)
     if (link.hostname or "").lower() != (site.hostname or "").lower():
-        return None, ""   # an image elsewhere: the card goes without a thumbnail, as before
+        return None, ""  # an image elsewhere: the card goes without a thumbnail, as before
     path, base = unquote(link.path), unquote(site.path)
     if not path.startswith(base):
         return None, f"image {image_url}: outside the built site; not read"
-    relative = path[len(base):]
+    relative = path[len(base) :]
     root = Path(site_dir).resolve()
     try:
         candidate = (root / relative.lstrip("/")).resolve()
-    except (OSError, RuntimeError):   # a symlink loop
+    except (OSError, RuntimeError):  # a symlink loop
         return None, f"image {image_url}: cannot be resolved in the built site"
     if not candidate.is_relative_to(root):
         return None, f"image {image_url}: outside the built site; not read"

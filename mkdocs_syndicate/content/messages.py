@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 # (never after): a rendered message, and every value a template makes on the way, holds at most
 # MAX_RENDERED characters; a count or width passed to a filter or method at most that; `range`
 # at most MAX_LOOP items; and a template has no macros (recursion) and no loop inside a loop.
-MAX_RENDERED = 20_000   # the longest message any channel takes (Weibo's 2,000) ten times over
+MAX_RENDERED = 20_000  # the longest message any channel takes (Weibo's 2,000) ten times over
 MAX_LOOP = 1_000
 
 
@@ -61,7 +61,7 @@ def _before(name: str, args: Any, kwargs: Any) -> None:
     """What would be too large, refused before it is made: the few operations whose result can
     be far larger than their bounded inputs (replace, indent, %-formatting)."""
     _bounded_args(args, kwargs)
-    values = [a for a in args if not hasattr(a, "environment")]   # without jinja's context argument
+    values = [a for a in args if not hasattr(a, "environment")]  # without jinja's context argument
     if name == "replace" and len(values) >= 3 and all(isinstance(v, str) for v in values[:3]):
         text, old, new = values[:3]
         hits = (len(text) + 1) if old == "" else text.count(old)
@@ -96,7 +96,7 @@ def _bounded_range(*args: int) -> range:
 
 
 def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(function)   # keeps jinja's pass_context/pass_environment marks
+    @functools.wraps(function)  # keeps jinja's pass_context/pass_environment marks
     def call(*args: Any, **kwargs: Any) -> Any:
         _before(name, args, kwargs)
         return _bounded(function(*args, **kwargs))
@@ -120,8 +120,11 @@ def _environment() -> Any:
                 _bounded_percent(left)
             if operator == "*":
                 for value, count in ((left, right), (right, left)):
-                    if isinstance(value, (str, list, tuple)) and isinstance(count, int) \
-                            and len(value) * count > MAX_RENDERED:
+                    if (
+                        isinstance(value, (str, list, tuple))
+                        and isinstance(count, int)
+                        and len(value) * count > MAX_RENDERED
+                    ):
                         raise TemplateTooLarge(f"a value of {len(value) * count} characters")
             return _bounded(super().call_binop(context, operator, left, right))
 
@@ -134,12 +137,13 @@ def _environment() -> Any:
 
         def wrap_str_format(self, value: Any) -> None:
             if getattr(value, "__name__", "") in ("format", "format_map") and isinstance(
-                    getattr(value, "__self__", None), str):   # widths hide inside the format string
+                getattr(value, "__self__", None), str
+            ):  # widths hide inside the format string
                 raise TemplateTooLarge("a call of str.format (use the 'format' filter)")
             return None
 
         @staticmethod
-        def bounded_join(pieces: tuple[Any, ...]) -> str:   # `a ~ b`, compiled to this (below)
+        def bounded_join(pieces: tuple[Any, ...]) -> str:  # `a ~ b`, compiled to this (below)
             return str(_bounded("".join(map(str, pieces))))
 
     class BoundedCodeGenerator(jinja2.compiler.CodeGenerator):
@@ -177,14 +181,24 @@ def _refuse_unbounded_shapes(tree: Any, where: str) -> None:
     for kind in (nodes.Macro, nodes.CallBlock, nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends):
         found = tree.find(kind)
         if found is not None:
-            raise ConfigError(f"{where}: template line {found.lineno}: '{kind.__name__.lower()}' is not "
-                              "available in message templates")
+            raise ConfigError(
+                f"{where}: template line {found.lineno}: '{kind.__name__.lower()}' is not "
+                "available in message templates"
+            )
     for loop in tree.find_all(nodes.For):
-        inner = next((n for part in (*loop.body, *loop.else_) for n in [part, *part.find_all(nodes.For)]
-                      if isinstance(n, nodes.For)), None)
+        inner = next(
+            (
+                n
+                for part in (*loop.body, *loop.else_)
+                for n in [part, *part.find_all(nodes.For)]
+                if isinstance(n, nodes.For)
+            ),
+            None,
+        )
         if inner is not None:
-            raise ConfigError(f"{where}: template line {inner.lineno}: a loop inside a loop is not available "
-                              "in message templates")
+            raise ConfigError(
+                f"{where}: template line {inner.lineno}: a loop inside a loop is not available in message templates"
+            )
 
 
 def _render_bounded(template: jinja2.Template, values: dict[str, Any]) -> str:
@@ -243,7 +257,7 @@ def bluesky_url_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-MASTODON_URL_WEIGHT = 23   # Mastodon's default characters_reserved_per_url
+MASTODON_URL_WEIGHT = 23  # Mastodon's default characters_reserved_per_url
 
 
 def mastodon_length(text: str, url_weight: int = MASTODON_URL_WEIGHT) -> int:
@@ -318,8 +332,8 @@ class Message:
     text: str
     length: int
     limit: int | None
-    notes: tuple[str, ...] = ()   # what was changed to fit the channel's rules, for a warning
-    unit: str = "characters"      # what `length` counts, as people read it
+    notes: tuple[str, ...] = ()  # what was changed to fit the channel's rules, for a warning
+    unit: str = "characters"  # what `length` counts, as people read it
 
     @property
     def sha256(self) -> str:
@@ -330,7 +344,7 @@ def message_sha256(payload: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-_ENDS_A_LINK = ".,;:!?)"   # trailing punctuation every service's linker leaves out of a link
+_ENDS_A_LINK = ".,;:!?)"  # trailing punctuation every service's linker leaves out of a link
 
 
 def set_url_apart(text: str, url: str) -> str:
@@ -348,17 +362,28 @@ def set_url_apart(text: str, url: str) -> str:
     return url.join(pieces)
 
 
-def render_message(post: Post, channel_id: str, template_source: str, rule: LengthRule | None,
-                   site_name: str, *, where: str, neutraliser: Callable[[str], str] = neutralise,
-                   with_hashtags: bool = True, max_hashtag: int | None = None) -> Message:
+def render_message(
+    post: Post,
+    channel_id: str,
+    template_source: str,
+    rule: LengthRule | None,
+    site_name: str,
+    *,
+    where: str,
+    neutraliser: Callable[[str], str] = neutralise,
+    with_hashtags: bool = True,
+    max_hashtag: int | None = None,
+) -> Message:
     """The exact text for (post, channel); a PostError if it cannot be made to fit."""
     override = post.overrides.get(channel_id)
     if override is not None and override.text is not None:
         text = _tidy(override.text)
         length = rule.measure(text) if rule else len(text)
         if rule and length > rule.limit:
-            raise PostError(f"{post.source}: front matter 'syndicate.{channel_id}.text' is {length} "
-                            f"{rule.unit}, over {channel_id}'s limit of {rule.limit}")
+            raise PostError(
+                f"{post.source}: front matter 'syndicate.{channel_id}.text' is {length} "
+                f"{rule.unit}, over {channel_id}'s limit of {rule.limit}"
+            )
         return Message(text, length, rule.limit if rule else None)
 
     from jinja2 import TemplateError
@@ -373,19 +398,36 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
     if max_hashtag is not None:
         too_long = [h for h in tags if grapheme_length(h) - 1 > max_hashtag]
         tags = [h for h in tags if h not in too_long]
-        notes = tuple(f"{post.source}: hashtag {h[:20]}… is longer than {channel_id}'s {max_hashtag} characters; "
-                      "left out" for h in too_long)
+        notes = tuple(
+            f"{post.source}: hashtag {h[:20]}… is longer than {channel_id}'s {max_hashtag} characters; left out"
+            for h in too_long
+        )
     hashtags = " ".join(tags)
 
     def render(t: str, d: str) -> str:
         try:
-            return set_url_apart(_tidy(_render_bounded(template, dict(
-                title=t, description=d, url=post.url, tags=list(post.tags),
-                hashtags=hashtags,
-                date=post.date.date().isoformat(), site_name=site_name))), post.url)
+            return set_url_apart(
+                _tidy(
+                    _render_bounded(
+                        template,
+                        dict(
+                            title=t,
+                            description=d,
+                            url=post.url,
+                            tags=list(post.tags),
+                            hashtags=hashtags,
+                            date=post.date.date().isoformat(),
+                            site_name=site_name,
+                        ),
+                    )
+                ),
+                post.url,
+            )
         except TemplateTooLarge as exc:
-            raise PostError(f"{where}: cannot render for {post.source}: the template makes {exc}; "
-                            f"a message template may make at most {MAX_RENDERED} characters") from None
+            raise PostError(
+                f"{where}: cannot render for {post.source}: the template makes {exc}; "
+                f"a message template may make at most {MAX_RENDERED} characters"
+            ) from None
         except TemplateError as exc:
             raise PostError(f"{where}: cannot render for {post.source}: {exc}") from None
         except Exception as exc:
@@ -412,8 +454,10 @@ def render_message(post: Post, channel_id: str, template_source: str, rule: Leng
             text = render(title, description)
             length = rule.measure(text)
     if length > rule.limit:
-        raise PostError(f"{post.source}: the {channel_id} message is {length} {rule.unit} even with "
-                        f"title and description removed (limit {rule.limit}); shorten the template")
+        raise PostError(
+            f"{post.source}: the {channel_id} message is {length} {rule.unit} even with "
+            f"title and description removed (limit {rule.limit}); shorten the template"
+        )
     return Message(text, length, rule.limit, notes)
 
 

@@ -50,26 +50,28 @@ def code_languages(markdown: str) -> dict[str, str]:
     for number, line in enumerate(lines):
         fence = _FENCE.match(line)
         if fence and fence.group(2):
-            first = next((text.strip() for text in lines[number + 1:] if text.strip()), "")
+            first = next((text.strip() for text in lines[number + 1 :] if text.strip()), "")
             if first and not first.startswith(fence.group(1)):
                 languages.setdefault(first, fence.group(2))
     return languages
 
 
-def portable_markdown(content_html: str, page_url: str, title: str = "",
-                      languages: dict[str, str] | None = None) -> str:
+def portable_markdown(
+    content_html: str, page_url: str, title: str = "", languages: dict[str, str] | None = None
+) -> str:
     """The post's HTML (`content_html`, its links relative to `page_url`) as Markdown that any
     renderer shows as the site does. A first heading that only repeats `title` is left out;
     code blocks whose HTML names no language take theirs from `languages` (code_languages)."""
     if not content_html.strip():
-        return ""   # and BeautifulSoup is not even imported (70 ms a process)
+        return ""  # and BeautifulSoup is not even imported (70 ms a process)
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(content_html, "html.parser")
     _drop_title(soup, title)
     _plain(soup, page_url, languages or {})
-    converter = _converter_class()(heading_style="ATX", bullets="-", strip=["script", "style"],
-                                   code_language_callback=_language)
+    converter = _converter_class()(
+        heading_style="ATX", bullets="-", strip=["script", "style"], code_language_callback=_language
+    )
     markdown = str(converter.convert_soup(soup))
     return re.sub(r"\n{3,}", "\n\n", markdown).strip()
 
@@ -86,8 +88,9 @@ def _text(tag: Tag) -> str:
 
 def _plain(soup: BeautifulSoup, page_url: str, languages: dict[str, str]) -> None:
     """Material's HTML made plain HTML, whose meaning every Markdown renderer keeps."""
-    for tag in soup.select("a.headerlink, a.footnote-backref, span.twemoji, input, script, style, "
-                           f"aside.{BLOCK_CLASS}"):   # the page's own "Also on" links
+    for tag in soup.select(
+        f"a.headerlink, a.footnote-backref, span.twemoji, input, script, style, aside.{BLOCK_CLASS}"
+    ):  # the page's own "Also on" links
         tag.decompose()
     for emoji in soup.select("img.twemoji, img.emojione, img.gemoji"):
         emoji.replace_with(str(emoji.get("alt") or ""))
@@ -105,7 +108,7 @@ def _plain(soup: BeautifulSoup, page_url: str, languages: dict[str, str]) -> Non
         _unfolded_tabs(soup, tabs)
     for reference in soup.select("sup[id^='fnref']"):
         link = reference.find("a")
-        label = str(link.get("href", ""))[len("#fn:"):] if link is not None else ""
+        label = str(link.get("href", ""))[len("#fn:") :] if link is not None else ""
         reference.replace_with(f"\x00FOOTNOTE:{label}\x00" if label else reference.get_text())
     for notes in soup.select("div.footnote"):
         _footnotes(soup, notes)
@@ -123,8 +126,15 @@ def _plain_code(soup: BeautifulSoup, block: Tag, languages: dict[str, str]) -> N
     `<pre><code class="language-x">`."""
     wrapper = block.find_parent("div", class_="highlight") if block.name != "div" else None
     wrapper = wrapper or block
-    language = next((c[len("language-"):] for tag in (wrapper, *wrapper.find_all(["pre", "code"]))
-                     for c in _classes(tag) if c.startswith("language-")), "")
+    language = next(
+        (
+            c[len("language-") :]
+            for tag in (wrapper, *wrapper.find_all(["pre", "code"]))
+            for c in _classes(tag)
+            if c.startswith("language-")
+        ),
+        "",
+    )
     for numbers in wrapper.find_all(class_=_LINE_NUMBERS):
         numbers.decompose()
     title = wrapper.find(class_="filename")
@@ -162,9 +172,12 @@ def _quoted(soup: BeautifulSoup, block: Tag) -> None:
 def _unfolded_tabs(soup: BeautifulSoup, tabs: Tag) -> None:
     """Content tabs, in either of pymdownx.tabbed's styles, as a bold line per tab and its content."""
     labels = [label for label in tabs.find_all("label") if label.find_parent("div", class_="tabbed-set") is tabs]
-    blocks = [block for block in tabs.find_all("div", class_=["tabbed-block", "tabbed-content"])
-              if block.find_parent("div", class_="tabbed-set") is tabs
-              and not (block.get("class") == ["tabbed-content"] and block.find("div", class_="tabbed-block"))]
+    blocks = [
+        block
+        for block in tabs.find_all("div", class_=["tabbed-block", "tabbed-content"])
+        if block.find_parent("div", class_="tabbed-set") is tabs
+        and not (block.get("class") == ["tabbed-content"] and block.find("div", class_="tabbed-block"))
+    ]
     pieces: list[Any] = []
     for label, block in zip(labels, blocks, strict=False):
         pieces.append(_bold_line(soup, _text(label)))
@@ -197,8 +210,15 @@ def _classes(tag: Tag | None) -> list[str]:
 
 def _language(tag: Tag) -> str | None:
     """markdownify's question: the language of a `<pre>`, from its own or its `<code>`'s class."""
-    return next((name[len("language-"):] for element in (tag, tag.find("code")) for name in _classes(element)
-                 if name.startswith("language-")), None)
+    return next(
+        (
+            name[len("language-") :]
+            for element in (tag, tag.find("code"))
+            for name in _classes(element)
+            if name.startswith("language-")
+        ),
+        None,
+    )
 
 
 @functools.cache
@@ -250,7 +270,7 @@ def excerpt(markdown: str, title: str, limit: int = 400) -> str:
 def excerpt_markdown(markdown: str) -> str:
     """The Markdown of the excerpt (cheap: no rendering)."""
     split = MORE.search(markdown)
-    part = markdown[:split.start()] if split else _first_paragraph(markdown)
+    part = markdown[: split.start()] if split else _first_paragraph(markdown)
     return "\n".join(line for line in part.splitlines() if not _HEADING.match(line)).strip()
 
 
@@ -264,7 +284,7 @@ def excerpt_text(part: str, title: str, limit: int = 400) -> str:
 def shorten(text: str, limit: int) -> str:
     """At most `limit` characters, cut at a word, with an ellipsis when cut."""
     if len(text) > limit:
-        text = text[:limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+        text = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
     return text
 
 

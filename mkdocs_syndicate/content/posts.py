@@ -22,20 +22,20 @@ class ChannelOverride:
 
 @dataclass(frozen=True)
 class Post:
-    key: str                      # ledger key: URL path relative to site_url, or front matter syndicate_id
-    url: str                      # absolute canonical URL
+    key: str  # ledger key: URL path relative to site_url, or front matter syndicate_id
+    url: str  # absolute canonical URL
     title: str
-    date: dt.datetime             # timezone-aware
-    source: str = ""              # docs-relative source path, for error messages
+    date: dt.datetime  # timezone-aware
+    source: str = ""  # docs-relative source path, for error messages
     description: str = ""
     tags: tuple[str, ...] = ()
     draft: bool = False
-    body_html: str = ""           # the post's content as the site shows it (MkDocs' HTML, a feed's content)
-    image: str | None = None      # absolute URL of the post's image, if any
-    opted_out: bool = False       # front matter `syndicate: false`
+    body_html: str = ""  # the post's content as the site shows it (MkDocs' HTML, a feed's content)
+    image: str | None = None  # absolute URL of the post's image, if any
+    opted_out: bool = False  # front matter `syndicate: false`
     overrides: dict[str, ChannelOverride] = field(default_factory=dict)
-    excerpt_source: str = ""      # without a description: the Markdown of its excerpt (made text on use)
-    body_missing: bool = False    # the source has no body to give (a feed entry with a summary only)
+    excerpt_source: str = ""  # without a description: the Markdown of its excerpt (made text on use)
+    body_missing: bool = False  # the source has no body to give (a feed entry with a summary only)
     code_languages: dict[str, str] = field(default_factory=dict)  # first line of code → language (source)
 
     @property
@@ -62,8 +62,10 @@ def parse_syndicate_meta(value: Any, source: str) -> tuple[bool | None, dict[str
     if isinstance(value, bool):
         return value, {}
     if not isinstance(value, dict):
-        raise PostError(f"{source}: front matter 'syndicate' must be true, false or a mapping of "
-                        f"channel ids, not {type(value).__name__}")
+        raise PostError(
+            f"{source}: front matter 'syndicate' must be true, false or a mapping of "
+            f"channel ids, not {type(value).__name__}"
+        )
     overrides: dict[str, ChannelOverride] = {}
     for channel, setting in value.items():
         where = f"{source}: front matter 'syndicate.{channel}'"
@@ -77,8 +79,10 @@ def parse_syndicate_meta(value: Any, source: str) -> tuple[bool | None, dict[str
             if text is not None and not isinstance(text, str):
                 raise PostError(f"{where}.text must be text")
             if text is not None and not text.strip():
-                raise PostError(f"{where}.text is empty; write the message, or use "
-                                f"'syndicate: {{{channel}: false}}' to skip this channel")
+                raise PostError(
+                    f"{where}.text is empty; write the message, or use "
+                    f"'syndicate: {{{channel}: false}}' to skip this channel"
+                )
             overrides[str(channel)] = ChannelOverride(enabled=True, text=text)
         else:
             raise PostError(f"{where} must be false or {{text: ...}}")
@@ -94,8 +98,9 @@ def check_syndicate_id(key: str, source: str) -> str:
     if len(key) > MAX_KEY:
         raise PostError(f"{source}: front matter 'syndicate_id' is {len(key)} characters; at most {MAX_KEY}")
     if _CONTROL.search(key) or key != key.strip():
-        raise PostError(f"{source}: front matter 'syndicate_id' must be one line without control characters "
-                        "or surrounding spaces")
+        raise PostError(
+            f"{source}: front matter 'syndicate_id' must be one line without control characters or surrounding spaces"
+        )
     return key
 
 
@@ -108,20 +113,31 @@ def check_text(post: Post) -> None:
     (`&#xD800;` in a feed, `"\\ud800"` in JSON or YAML front matter is not text) and keys or URLs
     longer than any real page's."""
     if len(post.key) > MAX_KEY:
-        raise PostError(f"{post.source}: its ledger key ({post.key[:60]!r}…) is {len(post.key)} characters; at most "
-                        f"{MAX_KEY}: give it a front matter 'syndicate_id', or a shorter URL")
+        raise PostError(
+            f"{post.source}: its ledger key ({post.key[:60]!r}…) is {len(post.key)} characters; at most "
+            f"{MAX_KEY}: give it a front matter 'syndicate_id', or a shorter URL"
+        )
     if len(post.url) > MAX_URL:
         raise PostError(f"{post.source}: its URL is {len(post.url)} characters; at most {MAX_URL}")
-    texts = {"key": post.key, "url": post.url, "title": post.title, "description": post.description,
-             "body": post.body_html, "image": post.image or "", "excerpt": post.excerpt_source,
-             **{f"tag {n}": tag for n, tag in enumerate(post.tags, 1)},
-             **{f"syndicate.{channel}.text": o.text or "" for channel, o in post.overrides.items()}}
+    texts = {
+        "key": post.key,
+        "url": post.url,
+        "title": post.title,
+        "description": post.description,
+        "body": post.body_html,
+        "image": post.image or "",
+        "excerpt": post.excerpt_source,
+        **{f"tag {n}": tag for n, tag in enumerate(post.tags, 1)},
+        **{f"syndicate.{channel}.text": o.text or "" for channel, o in post.overrides.items()},
+    }
     for name, value in texts.items():
         found = _SURROGATE.search(value)
         if found:
-            raise PostError(f"{post.source}: its {name} holds a lone surrogate (U+{ord(found.group()):04X}) at "
-                            f"character {found.start()}, which is not text and cannot be sent or recorded; "
-                            "fix the source")
+            raise PostError(
+                f"{post.source}: its {name} holds a lone surrogate (U+{ord(found.group()):04X}) at "
+                f"character {found.start()}, which is not text and cannot be sent or recorded; "
+                "fix the source"
+            )
 
 
 def as_datetime(value: Any, source: str) -> dt.datetime:
@@ -142,13 +158,16 @@ def as_datetime(value: Any, source: str) -> dt.datetime:
 
 def announceable(posts: Iterable[Post], now: dt.datetime, since: dt.datetime | None) -> list[Post]:
     """Drafts, future posts, posts before `since` and opted-out posts never go out; oldest first."""
-    chosen = [p for p in posts
-              if not p.draft and not p.opted_out and p.date <= now and (since is None or p.date >= since)]
+    chosen = [
+        p for p in posts if not p.draft and not p.opted_out and p.date <= now and (since is None or p.date >= since)
+    ]
     seen: dict[str, Post] = {}
     for post in chosen:
         check_text(post)
         if post.key in seen:
-            raise PostError(f"{post.source} and {seen[post.key].source} have the same syndication key "
-                            f"{post.key!r}; give one of them a front matter 'syndicate_id'")
+            raise PostError(
+                f"{post.source} and {seen[post.key].source} have the same syndication key "
+                f"{post.key!r}; give one of them a front matter 'syndicate_id'"
+            )
         seen[post.key] = post
     return sorted(chosen, key=lambda p: (p.date, p.key))

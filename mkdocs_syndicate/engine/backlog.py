@@ -30,16 +30,20 @@ NEW_CHANNEL_NOTE = "adopted: existed before this channel was added (backlog: ado
 @dataclass(frozen=True)
 class Adoption:
     posts: list[Post]
-    cut: dt.datetime          # posts dated before this are adopted
-    channels: tuple[str, ...] | None = None   # new channels of a ledger with records; None: all (first run)
+    cut: dt.datetime  # posts dated before this are adopted
+    channels: tuple[str, ...] | None = None  # new channels of a ledger with records; None: all (first run)
 
     def line(self) -> str:
         if self.channels is not None:
-            return (f"backlog: {', '.join(self.channels)} is new to the ledger: {len(self.posts)} post(s) dated "
-                    f"before {to_display(self.cut)} marked skipped for it, not announced there "
-                    f"(`backlog: send` announces them)")
-        return (f"backlog: {len(self.posts)} post(s) dated before {to_display(self.cut)} existed before "
-                f"syndication started: marked skipped, not announced (`backlog: send` announces them)")
+            return (
+                f"backlog: {', '.join(self.channels)} is new to the ledger: {len(self.posts)} post(s) dated "
+                f"before {to_display(self.cut)} marked skipped for it, not announced there "
+                f"(`backlog: send` announces them)"
+            )
+        return (
+            f"backlog: {len(self.posts)} post(s) dated before {to_display(self.cut)} existed before "
+            f"syndication started: marked skipped, not announced (`backlog: send` announces them)"
+        )
 
     def pairs(self, channels: list[str]) -> set[tuple[str, str]]:
         """The (post key, channel) pairs it adopts among `channels`."""
@@ -47,8 +51,9 @@ class Adoption:
         return {(post.key, channel) for post in self.posts for channel in chosen if post.wants(channel)}
 
 
-def adoption(ledger: Ledger, posts: list[Post], *, backlog: str, days: float, now: dt.datetime,
-             channels: Sequence[str] = ()) -> Adoption | None:
+def adoption(
+    ledger: Ledger, posts: list[Post], *, backlog: str, days: float, now: dt.datetime, channels: Sequence[str] = ()
+) -> Adoption | None:
     """What a run adopts: on a ledger without records, the backlog for every channel; on one with
     records, the backlog for each of `channels` the ledger has never seen. None when there is
     nothing to adopt, or with `backlog: send`."""
@@ -68,8 +73,10 @@ def adopt(ledger: Ledger, found: Adoption, channels: list[str], now: dt.datetime
     stamp = to_iso(now)
     note = NOTE if found.channels is None else NEW_CHANNEL_NOTE
     refs = {post.key: PostRef(post.key, post.url, post.title) for post in found.posts}
-    transitions = [Transition(refs[key], channel, Record("skipped", 0, stamp, note=note))
-                   for key, channel in sorted(found.pairs(channels))]
+    transitions = [
+        Transition(refs[key], channel, Record("skipped", 0, stamp, note=note))
+        for key, channel in sorted(found.pairs(channels))
+    ]
     if transitions:
         ledger.apply(transitions)
     return len(transitions)
@@ -81,7 +88,7 @@ def refuse_renamed_channels(ledger: Ledger, channels: list[Channel], configured:
     the new id. `configured` is every id in the config, disabled ones too (the way to keep an old
     channel apart). `mkdocs-syndicate rename-channel OLD NEW` moves the records."""
     known: set[str] = set()
-    samples: dict[str, list[str]] = {}   # a few remote URLs per channel id: enough to tell its account
+    samples: dict[str, list[str]] = {}  # a few remote URLs per channel id: enough to tell its account
     for entry in ledger.posts.values():
         for channel_id, record in entry.channels.items():
             known.add(channel_id)
@@ -97,4 +104,5 @@ def refuse_renamed_channels(ledger: Ledger, channels: list[Channel], configured:
                     f"channels: {old!r} has records in {ledger.path.name} but is no longer configured, and "
                     f"{channel.id!r} is new on the same {channel.type_name} account. If it was renamed, run "
                     f"`mkdocs-syndicate rename-channel {old} {channel.id}` (it moves the records, so nothing "
-                    f"is announced twice); if {old!r} is a separate channel, keep it with 'enabled: false'")
+                    f"is announced twice); if {old!r} is a separate channel, keep it with 'enabled: false'"
+                )

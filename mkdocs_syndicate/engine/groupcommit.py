@@ -26,8 +26,8 @@ from typing import Protocol
 
 from mkdocs_syndicate.ledger.store import Ledger, Transition
 
-LINGER = 0.05       # seconds a waiting in_flight may wait for other lanes' records to join its push
-IDLE_FLUSH = 1.0    # seconds staged records without a waiter wait for a push to ride along with
+LINGER = 0.05  # seconds a waiting in_flight may wait for other lanes' records to join its push
+IDLE_FLUSH = 1.0  # seconds staged records without a waiter wait for a push to ride along with
 
 
 class LedgerWriter(Protocol):
@@ -62,8 +62,15 @@ class GroupCommitter:
     """Group commit for a ledger kept in git (see the module docstring). `on_failure` hears the
     first failed flush, so the runner stops every lane, not only the ones that were waiting."""
 
-    def __init__(self, ledger: Ledger, lanes: int, on_failure: Callable[[BaseException], None], *,
-                 linger: float = LINGER, idle_flush: float = IDLE_FLUSH) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        lanes: int,
+        on_failure: Callable[[BaseException], None],
+        *,
+        linger: float = LINGER,
+        idle_flush: float = IDLE_FLUSH,
+    ) -> None:
         self.ledger = ledger
         self.lanes = lanes
         self.on_failure = on_failure
@@ -73,10 +80,10 @@ class GroupCommitter:
         self._closing = False
         self._failure: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
-        self._first_wait_at: float | None = None   # loop time the group's first waiter came
+        self._first_wait_at: float | None = None  # loop time the group's first waiter came
 
     async def write(self, transitions: list[Transition], *, before_request: bool) -> None:
-        self.ledger.stage(transitions)   # raises at once after a failed flush: nothing further is sent
+        self.ledger.stage(transitions)  # raises at once after a failed flush: nothing further is sent
         self._start()
         if not before_request:
             self._wake.set()
@@ -93,7 +100,7 @@ class GroupCommitter:
     async def close(self) -> None:
         self._closing = True
         self._wake.set()
-        if self._task is not None:   # started by the first write: nothing is staged without it
+        if self._task is not None:  # started by the first write: nothing is staged without it
             await self._task
         if self._failure is not None:
             raise self._failure

@@ -14,7 +14,7 @@ from mkdocs_syndicate.config import MODES  # noqa: F401 (the modes decide() unde
 
 @dataclass(frozen=True)
 class Decision:
-    action: str   # send | plan | off
+    action: str  # send | plan | off
     reason: str
 
     @property

@@ -39,22 +39,30 @@ class Options:
     since: dt.datetime | None = None
     max_per_run: int | None = 10
     sandbox: bool = False
-    sandbox_dir: Path | None = None    # default: next to the ledger
+    sandbox_dir: Path | None = None  # default: next to the ledger
     max_wait: float = DEFAULT_MAX_WAIT
     lock_timeout: float = 10.0
     git: GitSettings = field(default_factory=GitSettings)
-    wait_until_live: float | None = None   # seconds to wait for a new post's page to answer 200
+    wait_until_live: float | None = None  # seconds to wait for a new post's page to answer 200
     live_interval: float = DEFAULT_INTERVAL
     # First run: "adopt" posts older than backlog_days, or "send" them. The plugin's setting
     # defaults to adopt; callers of this library say which they want.
     backlog: str = "send"
     backlog_days: float = 2.0
-    sandbox_pacing: str = "fast"           # sandbox only: "fast" (min_interval / 100) or "real"
+    sandbox_pacing: str = "fast"  # sandbox only: "fast" (min_interval / 100) or "real"
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def parse_options(raw_channels: object, *, ledger_path: Path, site: Site, sandbox: bool,
-                  sending: bool, reading_only: bool = False, **rest: object) -> Options:
+def parse_options(
+    raw_channels: object,
+    *,
+    ledger_path: Path,
+    site: Site,
+    sandbox: bool,
+    sending: bool,
+    reading_only: bool = False,
+    **rest: object,
+) -> Options:
     """Validate everything a run needs; raises ConfigError naming the setting."""
     registry = clients()
     # Templates are checked now when this run sends; a plan checks each one when it renders it.
@@ -62,10 +70,19 @@ def parse_options(raw_channels: object, *, ledger_path: Path, site: Site, sandbo
     channels = parse_channels(raw_channels, registry, check_templates=sending, problems=problems)
     # In the sandbox the emulators' own credentials and addresses replace the real ones, but
     # every other required setting (Weibo's rip, say) must be there, as it must for real.
-    missing = missing_settings(raw_channels, registry, provided={
-        name: set(t.emulator_class().client_options("", "")) for name, t in TYPES.items()}
-        if sandbox else None, reading_only=reading_only) if sending else []
-    if problems or missing:   # all of them at once: a malformed value no longer hides a missing one
+    missing = (
+        missing_settings(
+            raw_channels,
+            registry,
+            provided={name: set(t.emulator_class().client_options("", "")) for name, t in TYPES.items()}
+            if sandbox
+            else None,
+            reading_only=reading_only,
+        )
+        if sending
+        else []
+    )
+    if problems or missing:  # all of them at once: a malformed value no longer hides a missing one
         raise config_problems(problems, missing)
     options = Options(ledger_path=ledger_path, channels=channels, site=site, sandbox=sandbox, **rest)  # type: ignore[arg-type]
     make_channels(options, Sandbox("http://127.0.0.1:1"))  # constructs every channel: checks their settings
@@ -92,8 +109,10 @@ def make_channels(options: Options, sandbox: Sandbox | None = None) -> list[Chan
             where = sandbox or Sandbox("http://127.0.0.1:8787")
             given = kind.emulator_class().client_options(where.url, where.public_base)
             spec = kind.client_class().options
-            settings = with_options(settings, **{name: Secret(str(value)) if spec[name].kind == "secret" else value
-                                                 for name, value in given.items()})
+            settings = with_options(
+                settings,
+                **{name: Secret(str(value)) if spec[name].kind == "secret" else value for name, value in given.items()},
+            )
             if options.sandbox_pacing == "fast":  # a rehearsal need not wait DEV's 75 s per post
                 settings = replace(settings, min_interval=settings.min_interval / SANDBOX_PACING_SCALE)
         channels.append(kind.client_class()(settings, options.site))
@@ -107,14 +126,19 @@ def sandbox_note(options: Options) -> str | None:
     """What a sandbox run does differently from a real one, said once at its start."""
     if not options.sandbox:
         return None
-    live = ("; wait_until_live looks for each new page in the built site_dir, not on the web"
-            if options.wait_until_live else "")
+    live = (
+        "; wait_until_live looks for each new page in the built site_dir, not on the web"
+        if options.wait_until_live
+        else ""
+    )
     paced = [c for c in options.channels if c.enabled and c.min_interval]
     if options.sandbox_pacing == "real" or not paced:
         return f"to the sandbox (real credentials are not sent there){live}"
     scaled = ", ".join(f"{c.id} {c.min_interval:g} s → {c.min_interval / SANDBOX_PACING_SCALE:g} s" for c in paced)
-    return (f"to the sandbox, with pacing {SANDBOX_PACING_SCALE}× faster than configured ({scaled}; "
-            f"`sandbox_pacing: real` keeps the real spacing){live}")
+    return (
+        f"to the sandbox, with pacing {SANDBOX_PACING_SCALE}× faster than configured ({scaled}; "
+        f"`sandbox_pacing: real` keeps the real spacing){live}"
+    )
 
 
 def select_posts(options: Options, posts: list[Post], clock: Clock) -> list[Post]:
@@ -136,8 +160,14 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
 
 
 def first_run_adoption(options: Options, ledger: Ledger, chosen: list[Post], clock: Clock) -> Adoption | None:
-    return adoption(ledger, chosen, backlog=options.backlog, days=options.backlog_days, now=utcnow(clock),
-                    channels=[c.id for c in options.channels if c.enabled])
+    return adoption(
+        ledger,
+        chosen,
+        backlog=options.backlog,
+        days=options.backlog_days,
+        now=utcnow(clock),
+        channels=[c.id for c in options.channels if c.enabled],
+    )
 
 
 def sandbox_state_dir(options: Options) -> Path:
@@ -146,6 +176,5 @@ def sandbox_state_dir(options: Options) -> Path:
 
 def require_site_url(site_url: str | None) -> str:
     if not site_url:
-        raise ConfigError("site_url: required by the syndicate plugin (posts are announced by their "
-                          "public URL)")
+        raise ConfigError("site_url: required by the syndicate plugin (posts are announced by their public URL)")
     return site_url if site_url.endswith("/") else site_url + "/"

@@ -17,14 +17,15 @@ Sleeper = Callable[[float, str], Awaitable[None]]
 
 
 class PacedHttp:
-    def __init__(self, client: httpx.AsyncClient, *, min_interval: float, timeout: float,
-                 clock: Clock, sleep: Sleeper) -> None:
+    def __init__(
+        self, client: httpx.AsyncClient, *, min_interval: float, timeout: float, clock: Clock, sleep: Sleeper
+    ) -> None:
         self._client = client
         self._min_interval = min_interval
         self._timeout = timeout
         self.clock = clock
         self._sleep = sleep
-        self._next_at = 0.0           # epoch seconds before which no request may start
+        self._next_at = 0.0  # epoch seconds before which no request may start
         self._next_reason = "pacing"
         self.requests = 0
 

@@ -29,8 +29,7 @@ class PendingPair:
     @property
     def needs_verify(self) -> bool:
         """An in_flight record of an at-most-once channel is read back before anything is resent."""
-        return (self.record is not None and self.record.state == "in_flight"
-                and self.channel.settings.at_most_once)
+        return self.record is not None and self.record.state == "in_flight" and self.channel.settings.at_most_once
 
     @property
     def ref(self) -> PostRef:
@@ -40,8 +39,8 @@ class PendingPair:
 @dataclass
 class Plan:
     lanes: dict[str, list[PendingPair]] = field(default_factory=dict)
-    deferred: list[Post] = field(default_factory=list)   # over max_per_run: next run
-    adoption: Adoption | None = None                     # a first run's backlog, adopted not sent
+    deferred: list[Post] = field(default_factory=list)  # over max_per_run: next run
+    adoption: Adoption | None = None  # a first run's backlog, adopted not sent
 
     @property
     def pairs(self) -> list[PendingPair]:
@@ -78,8 +77,13 @@ def keyed_as_in_ledger(ledger: Ledger, posts: list[Post], site_url: str) -> list
     return result
 
 
-def make_plan(ledger: Ledger, posts: list[Post], channels: list[Channel], max_per_run: int | None,
-              skip: Collection[tuple[str, str]] = frozenset()) -> Plan:
+def make_plan(
+    ledger: Ledger,
+    posts: list[Post],
+    channels: list[Channel],
+    max_per_run: int | None,
+    skip: Collection[tuple[str, str]] = frozenset(),
+) -> Plan:
     """`posts` are the announceable posts, oldest first; at most `max_per_run` of them get work.
     `skip`: (post key, channel) pairs left out (a backlog a plan would adopt)."""
     plan = Plan(lanes={c.id: [] for c in channels})

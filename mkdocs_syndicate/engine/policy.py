@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from mkdocs_syndicate.channels.base import Found, Kind
 
-DEFAULT_TRIES = 4          # sends per pair within one run (the first one plus retries)
-MAX_UNCERTAIN_SENDS = 5    # sends of an at-most-once pair ever, once one of them went unanswered (kills too)
-DEFAULT_429_WAIT = 60.0    # a 429 without any usable hint
-MIN_429_WAIT = 1.0         # a hint of "now" or the past must not become a hot loop
+DEFAULT_TRIES = 4  # sends per pair within one run (the first one plus retries)
+MAX_UNCERTAIN_SENDS = 5  # sends of an at-most-once pair ever, once one of them went unanswered (kills too)
+DEFAULT_429_WAIT = 60.0  # a 429 without any usable hint
+MIN_429_WAIT = 1.0  # a hint of "now" or the past must not become a hot loop
 # A service that answers "received, confirmed later" (IndexNow's 202) to this many sends of one
 # pair has received it that many times: it is done, with a note, instead of being sent (and the
 # ledger rewritten) on every build for ever.
@@ -47,20 +47,20 @@ class Step(enum.Enum):
 @dataclass(frozen=True)
 class Situation:
     at_most_once: bool
-    repeat_safe: bool          # a repeat is a no-op by construction
+    repeat_safe: bool  # a repeat is a no-op by construction
     last_attempt: float | None  # epoch seconds of the last in_flight write (the record's `at`)
     now: float
     settle: float
-    max_wait: float            # longest wait sat through inside this run
-    sends_left: int            # how many more sends this run allows for the pair
-    retry_after: float | None = None   # seconds, from a 429's headers
-    attempts: int = 0          # sends of this pair recorded in the ledger, across waits and runs
+    max_wait: float  # longest wait sat through inside this run
+    sends_left: int  # how many more sends this run allows for the pair
+    retry_after: float | None = None  # seconds, from a 429's headers
+    attempts: int = 0  # sends of this pair recorded in the ledger, across waits and runs
 
 
 @dataclass(frozen=True)
 class Action:
     step: Step
-    at: float | None = None    # RETRY after a 429 and READ_LATER: not before this moment
+    at: float | None = None  # RETRY after a 429 and READ_LATER: not before this moment
     needs_review: bool = False  # LEAVE: a human (or a later read) must decide
     keep_in_flight: bool = False  # STOP_LANE: the outcome is unknown, so the record stays in_flight
     reason: str = ""
@@ -78,10 +78,14 @@ def decide(event: Event, s: Situation) -> Action:
         return Action(Step.FAIL)
     if event is Kind.ACCEPTED:
         if s.attempts >= MAX_ACCEPTED_SENDS:
-            return Action(Step.DONE, reason=f"received {s.attempts} times and never confirmed (202 each time); "
-                                            "done, not sent again")
-        return Action(Step.AWAIT, reason=f"sent again by the next run until the service answers 200 "
-                                         f"(at most {MAX_ACCEPTED_SENDS} times)")
+            return Action(
+                Step.DONE,
+                reason=f"received {s.attempts} times and never confirmed (202 each time); done, not sent again",
+            )
+        return Action(
+            Step.AWAIT,
+            reason=f"sent again by the next run until the service answers 200 (at most {MAX_ACCEPTED_SENDS} times)",
+        )
     if event is Kind.GONE:
         return Action(Step.SKIP, reason="made, then deleted by its author: not sent again")
     if event is Kind.AUTH:
@@ -96,14 +100,24 @@ def decide(event: Event, s: Situation) -> Action:
             # A 429 is no proof that nothing was made: proxies and servers that ignore the key
             # have answered it after committing. Read before any resend, once the wait is over.
             if delay > s.max_wait:
-                return Action(Step.STOP_LANE, at=s.now + delay, keep_in_flight=True,
-                              reason=f"rate limited for {delay:.0f} s, beyond max_wait {s.max_wait:.0f} s; "
-                                     "the next run reads before it sends")
-            return Action(Step.READ, at=s.now + delay,
-                          reason="rate limited, and the post may have been made all the same: read first")
+                return Action(
+                    Step.STOP_LANE,
+                    at=s.now + delay,
+                    keep_in_flight=True,
+                    reason=f"rate limited for {delay:.0f} s, beyond max_wait {s.max_wait:.0f} s; "
+                    "the next run reads before it sends",
+                )
+            return Action(
+                Step.READ,
+                at=s.now + delay,
+                reason="rate limited, and the post may have been made all the same: read first",
+            )
         if delay > s.max_wait:
-            return Action(Step.STOP_LANE, at=s.now + delay,
-                          reason=f"rate limited for {delay:.0f} s, beyond max_wait {s.max_wait:.0f} s")
+            return Action(
+                Step.STOP_LANE,
+                at=s.now + delay,
+                reason=f"rate limited for {delay:.0f} s, beyond max_wait {s.max_wait:.0f} s",
+            )
         if s.sends_left <= 0:
             return Action(Step.FAIL, at=s.now + delay, reason="rate limited, and no tries are left in this run")
         return Action(Step.RETRY, at=s.now + delay)
@@ -118,26 +132,40 @@ def decide(event: Event, s: Situation) -> Action:
     if event is Found.UNKNOWN:
         if resend_is_harmless:
             return _send_or_leave(s, "cannot read the remote side; a resend is harmless on this channel")
-        return Action(Step.LEAVE, needs_review=True,
-                      reason="the remote side could not be read, so the post may exist; never resent blind")
+        return Action(
+            Step.LEAVE,
+            needs_review=True,
+            reason="the remote side could not be read, so the post may exist; never resent blind",
+        )
     if event is Found.ABSENT:
         if resend_is_harmless:
             return _send_or_leave(s, "not there; a resend is harmless on this channel")
         ready = settled_at(s)
-        if s.retry_after is not None:   # the server asked for a wait too
+        if s.retry_after is not None:  # the server asked for a wait too
             ready = max(ready, s.now + _rate_limit_wait(s.retry_after))
         if s.attempts >= MAX_UNCERTAIN_SENDS:
-            return Action(Step.LEAVE, needs_review=True, reason=(
-                f"sent {s.attempts} times without a definite answer, and not found; not sent again "
-                "(check the service, then `mkdocs-syndicate resolve`)"))
+            return Action(
+                Step.LEAVE,
+                needs_review=True,
+                reason=(
+                    f"sent {s.attempts} times without a definite answer, and not found; not sent again "
+                    "(check the service, then `mkdocs-syndicate resolve`)"
+                ),
+            )
         if s.now >= ready:
             return _send_or_leave(s, "proved absent after the settle time")
         if ready - s.now <= s.max_wait:
-            return Action(Step.READ_LATER, at=ready,
-                          reason="not there yet, but the server may still be working on the last request")
-        return Action(Step.LEAVE, at=ready,
-                      reason="not there yet, but the server may still be working on the last request; "
-                             "a run after the settle time reads again")
+            return Action(
+                Step.READ_LATER,
+                at=ready,
+                reason="not there yet, but the server may still be working on the last request",
+            )
+        return Action(
+            Step.LEAVE,
+            at=ready,
+            reason="not there yet, but the server may still be working on the last request; "
+            "a run after the settle time reads again",
+        )
     raise ValueError(f"unknown event {event!r}")
 
 

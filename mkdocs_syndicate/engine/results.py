@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 class PairResult:
     post_key: str
     channel: str
-    state: str               # done | failed | in_flight | waiting | not_attempted | pending (verify only)
+    state: str  # done | failed | in_flight | waiting | not_attempted | pending (verify only)
     detail: str = ""
     remote_url: str | None = None
     needs_review: bool = False
@@ -30,8 +30,8 @@ class RunReport:
     results: list[PairResult] = field(default_factory=list)
     deferred: list[str] = field(default_factory=list)
     requests: int = 0
-    warnings: list[str] = field(default_factory=list)   # messages changed to fit a channel's rules
-    adoption: Adoption | None = None                     # a first run's backlog, adopted not sent
+    warnings: list[str] = field(default_factory=list)  # messages changed to fit a channel's rules
+    adoption: Adoption | None = None  # a first run's backlog, adopted not sent
 
     @property
     def undone(self) -> list[PairResult]:
@@ -48,5 +48,3 @@ class Reporter(Protocol):
     def lane_started(self, channel_id: str, total: int) -> None: ...
     def pair_finished(self, result: PairResult) -> None: ...
     async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None: ...
-
-

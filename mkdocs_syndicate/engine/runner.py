@@ -38,7 +38,7 @@ from mkdocs_syndicate.redaction import redact
 from mkdocs_syndicate.safety import one_line
 from mkdocs_syndicate.timeutil import Clock, epoch_to_iso, from_iso, to_iso, utcnow
 
-ERROR_LENGTH = 300         # characters of an error kept in the ledger and the report
+ERROR_LENGTH = 300  # characters of an error kept in the ledger and the report
 INTERRUPTED_BEFORE_SENDING = "interrupted before the request was sent (the next run sends it)"
 
 
@@ -73,7 +73,7 @@ def _terminated_like_ctrl_c(runner: Runner) -> Iterator[None]:
     carries it. Only a shorter window for the next run, never what safety rests on: SIGKILL
     gets no say (reliability.md §4.1). A second SIGTERM terminates at once."""
     if threading.current_thread() is not threading.main_thread():
-        yield   # signal handlers belong to the main thread (a run inside a test's worker thread)
+        yield  # signal handlers belong to the main thread (a run inside a test's worker thread)
         return
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
@@ -88,7 +88,7 @@ def _terminated_like_ctrl_c(runner: Runner) -> Iterator[None]:
 
     try:
         loop.add_signal_handler(signal.SIGTERM, terminate)
-    except (NotImplementedError, RuntimeError, ValueError):   # Windows' event loops have none
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows' event loops have none
         yield
         return
     try:
@@ -110,16 +110,25 @@ class _LaneStopped(Exception):
 @dataclass
 class _Job:
     pair: PendingPair
-    read_first: bool             # an in_flight record: read the remote side before anything else
-    not_before: float = 0.0      # a settle wait: the read may not come sooner
-    sends: int = 0               # sends of this pair so far in this run (not reset by a settle wait)
+    read_first: bool  # an in_flight record: read the remote side before anything else
+    not_before: float = 0.0  # a settle wait: the read may not come sooner
+    sends: int = 0  # sends of this pair so far in this run (not reset by a settle wait)
 
 
 class Runner:
-    def __init__(self, ledger: Ledger, plan: Plan, *, clock: Clock, reporter: Reporter,
-                 transport: httpx.AsyncBaseTransport | None = None, max_wait: float = DEFAULT_MAX_WAIT,
-                 tries: int = DEFAULT_TRIES, rng: random.Random | None = None,
-                 verify_only: bool = False) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        plan: Plan,
+        *,
+        clock: Clock,
+        reporter: Reporter,
+        transport: httpx.AsyncBaseTransport | None = None,
+        max_wait: float = DEFAULT_MAX_WAIT,
+        tries: int = DEFAULT_TRIES,
+        rng: random.Random | None = None,
+        verify_only: bool = False,
+    ) -> None:
         self.ledger = ledger
         self.plan = plan
         self.clock = clock
@@ -128,11 +137,11 @@ class Runner:
         self.max_wait = max_wait
         self.tries = tries
         self.rng = rng or random.Random()
-        self.verify_only = verify_only   # `mkdocs-syndicate verify`: reads only, never a send
+        self.verify_only = verify_only  # `mkdocs-syndicate verify`: reads only, never a send
         self.report = RunReport(deferred=[p.key for p in plan.deferred])
-        self._stop: BaseException | None = None   # set by the first lane that fails
+        self._stop: BaseException | None = None  # set by the first lane that fails
         self._writer: LedgerWriter = DirectWriter(ledger)
-        self.terminated = False   # SIGTERM arrived: the run was cancelled as Ctrl-C cancels it
+        self.terminated = False  # SIGTERM arrived: the run was cancelled as Ctrl-C cancels it
 
     async def run(self) -> RunReport:
         with _terminated_like_ctrl_c(self):
@@ -144,14 +153,18 @@ class Runner:
         # run against loopback emulators, and plain http (loopback only) never needs it.
         transport = self.transport or _Lazy(verify=False)
         mounts = None if self.transport else {"https://": _Lazy(verify=True)}
-        async with httpx.AsyncClient(transport=transport, mounts=mounts, follow_redirects=False,
-                                     headers={"User-Agent": "mkdocs-syndicate"}) as client:
+        async with httpx.AsyncClient(
+            transport=transport, mounts=mounts, follow_redirects=False, headers={"User-Agent": "mkdocs-syndicate"}
+        ) as client:
             # Lanes that wait for a push start first: their in_flight records are staged (and
             # the push under way) before another lane's first request sets up its connection.
-            order = sorted((channel_id for channel_id, pairs in self.plan.lanes.items() if pairs),
-                           key=lambda channel_id: not _waits_for_push(channels[channel_id]))
-            lanes = [self._guarded_lane(client, channels[channel_id], self.plan.lanes[channel_id])
-                     for channel_id in order]
+            order = sorted(
+                (channel_id for channel_id, pairs in self.plan.lanes.items() if pairs),
+                key=lambda channel_id: not _waits_for_push(channels[channel_id]),
+            )
+            lanes = [
+                self._guarded_lane(client, channels[channel_id], self.plan.lanes[channel_id]) for channel_id in order
+            ]
             if self.ledger.mirror is not None:
                 # Only at-most-once lanes ever wait for a push: a group is complete once they all do.
                 waiting_kind = sum(1 for channel_id in order if _waits_for_push(channels[channel_id]))
@@ -164,7 +177,7 @@ class Runner:
                 for channel in channels.values():
                     await channel.close()
                 try:
-                    await self._writer.close()   # with git: the run's last push
+                    await self._writer.close()  # with git: the run's last push
                 except SyndicateError as error:
                     self._halt(error)
         if self._stop is not None:
@@ -201,8 +214,9 @@ class Runner:
         async def sleep(seconds: float, reason: str) -> None:
             await self.reporter.wait(channel.id, seconds, reason, self.clock)
 
-        http = PacedHttp(client, min_interval=settings.min_interval, timeout=settings.timeout,
-                         clock=self.clock, sleep=sleep)
+        http = PacedHttp(
+            client, min_interval=settings.min_interval, timeout=settings.timeout, clock=self.clock, sleep=sleep
+        )
         http.seed(self._last_request_at(channel.id))
         self.reporter.lane_started(channel.id, len(pairs))
         try:
@@ -221,8 +235,11 @@ class Runner:
                 jobs.remove(job)
                 wait = job.not_before - self.clock.time()
                 if wait > 0:
-                    await sleep(wait, "settle: the server may still be working on the last request; "
-                                      "reading again once it must have finished")
+                    await sleep(
+                        wait,
+                        "settle: the server may still be working on the last request; "
+                        "reading again once it must have finished",
+                    )
                 try:
                     later = await self._pair(channel, http, job)
                 except _LaneStopped as stop:
@@ -248,9 +265,11 @@ class Runner:
         return ready[0] if ready else min(jobs, key=lambda job: job.not_before)
 
     def _last_request_at(self, channel_id: str) -> float | None:
-        times = [from_iso(entry.channels[channel_id].at).timestamp()
-                 for entry in self.ledger.posts.values()
-                 if channel_id in entry.channels and entry.channels[channel_id].state != "skipped"]
+        times = [
+            from_iso(entry.channels[channel_id].at).timestamp()
+            for entry in self.ledger.posts.values()
+            if channel_id in entry.channels and entry.channels[channel_id].state != "skipped"
+        ]
         return max(times) if times else None
 
     def _state_of(self, pair: PendingPair) -> str:
@@ -264,9 +283,9 @@ class Runner:
         or None when the pair is finished for this run."""
         pair = job.pair
         record = self.ledger.record(pair.post.key, channel.id)
-        outcome: Outcome | None = None   # the last send's outcome (its error, for the record)
+        outcome: Outcome | None = None  # the last send's outcome (its error, for the record)
         event: Event
-        found: tuple[str | None, str | None] = (None, None)   # remote id and URL from the last read
+        found: tuple[str | None, str | None] = (None, None)  # remote id and URL from the last read
         if job.read_first:
             assert record is not None
             verdict = await self._read(channel, http, pair, record, None)
@@ -285,14 +304,20 @@ class Runner:
                 await self._verify_only_ending(pair, current, action, event)
                 return None
             if step is Step.DONE:
-                remote_id, remote_url = (outcome.remote_id, outcome.remote_url) if (
-                    event is Kind.DONE and outcome is not None) else found
+                remote_id, remote_url = (
+                    (outcome.remote_id, outcome.remote_url) if (event is Kind.DONE and outcome is not None) else found
+                )
                 assert current is not None
                 checkpoints.hit("before_done_write")
                 await self._write(pair, self._done(current, remote_id, remote_url))
                 checkpoints.hit("after_done_write")
-                how = ("sent" if event is Kind.DONE else
-                       "found by verify (sent by an earlier run)" if job.sends == 0 else "sent (confirmed by a read)")
+                how = (
+                    "sent"
+                    if event is Kind.DONE
+                    else "found by verify (sent by an earlier run)"
+                    if job.sends == 0
+                    else "sent (confirmed by a read)"
+                )
                 self._finish(pair, "done", how, remote_url)
                 return None
             if step is Step.SKIP:
@@ -335,7 +360,7 @@ class Runner:
                 continue
             if step is Step.READ:
                 assert current is not None
-                if action.at is not None:   # a 429: the read waits as the server asked
+                if action.at is not None:  # a 429: the read waits as the server asked
                     http.hold_until(action.at, "rate limited (server asked to wait)")
                 verdict = await self._read(channel, http, pair, current, outcome)
                 event, reason, found = verdict.found, verdict.reason, (verdict.remote_id, verdict.remote_url)
@@ -354,34 +379,41 @@ class Runner:
             self._finish(pair, "in_flight", detail, needs_review=action.needs_review)
             return None
 
-    def _situation(self, channel: Channel, current: Record | None, sends: int,
-                   outcome: Outcome | None) -> Situation:
+    def _situation(self, channel: Channel, current: Record | None, sends: int, outcome: Outcome | None) -> Situation:
         settings = channel.settings
         return Situation(
-            at_most_once=settings.at_most_once, repeat_safe=channel.repeat_safe,
+            at_most_once=settings.at_most_once,
+            repeat_safe=channel.repeat_safe,
             # `at` is written to the second, truncated: the attempt may have been up to 1 s later.
             last_attempt=from_iso(current.at).timestamp() + 1.0 if current is not None and current.at else None,
-            now=self.clock.time(), settle=settings.settle,
+            now=self.clock.time(),
+            settle=settings.settle,
             max_wait=0.0 if self.verify_only else self.max_wait,
-            sends_left=self.tries - sends,   # verify-only never sends: it stops at the decision
+            sends_left=self.tries - sends,  # verify-only never sends: it stops at the decision
             retry_after=outcome.retry_after if outcome is not None else None,
-            attempts=current.attempts if current is not None else 0)
+            attempts=current.attempts if current is not None else 0,
+        )
 
     async def _send(self, channel: Channel, http: PacedHttp, pair: PendingPair) -> Outcome:
         """Phase one (in_flight, durable) and the request itself."""
         await http.wait_turn()
         previous = self.ledger.record(pair.post.key, channel.id)
         checkpoints.hit("before_in_flight_write")
-        record = Record("in_flight", (previous.attempts if previous else 0) + 1, self._now(),
-                        idempotency_key=pair.prepared.idempotency_key, created_at=self._created_at(pair, previous),
-                        message_sha256=pair.prepared.sha256)
+        record = Record(
+            "in_flight",
+            (previous.attempts if previous else 0) + 1,
+            self._now(),
+            idempotency_key=pair.prepared.idempotency_key,
+            created_at=self._created_at(pair, previous),
+            message_sha256=pair.prepared.sha256,
+        )
         # What a send needs and changes nothing (a session) is fetched while the record is pushed.
         warming = asyncio.ensure_future(channel.warm_up(http))
         try:
             try:
                 await self._write(pair, record, before_request=_waits_for_push(channel))
             except BaseException:
-                warming.cancel()   # the record is not durable: no request of this pair leaves
+                warming.cancel()  # the record is not durable: no request of this pair leaves
                 raise
             finally:
                 await asyncio.gather(warming, return_exceptions=True)
@@ -389,14 +421,17 @@ class Runner:
             # Ctrl-C (or CI cancelling the job) while the record was on its way to the remote:
             # the request never left. Say so, or the pushed in_flight would cost the next run a
             # settle wait and a read before it may send.
-            with contextlib.suppress(SyndicateError):   # a failed flush already says why
+            with contextlib.suppress(SyndicateError):  # a failed flush already says why
                 await self._write(pair, self._failed(record, INTERRUPTED_BEFORE_SENDING))
             raise
         checkpoints.hit("after_in_flight_write")
         # A key sent before by a request whose outcome is unknown: the service may answer for it.
-        replay = (previous is not None and previous.state == "in_flight"
-                  and previous.idempotency_key is not None
-                  and previous.idempotency_key == pair.prepared.idempotency_key)
+        replay = (
+            previous is not None
+            and previous.state == "in_flight"
+            and previous.idempotency_key is not None
+            and previous.idempotency_key == pair.prepared.idempotency_key
+        )
         prepared = replace(pair.prepared, replay=True) if replay else pair.prepared
         outcome = await channel.send(http, pair.post, prepared)
         checkpoints.hit("after_response")
@@ -411,16 +446,18 @@ class Runner:
             return previous.created_at
         return self._now()
 
-    async def _read(self, channel: Channel, http: PacedHttp, pair: PendingPair, record: Record,
-                    after: Outcome | None) -> Verdict:
+    async def _read(
+        self, channel: Channel, http: PacedHttp, pair: PendingPair, record: Record, after: Outcome | None
+    ) -> Verdict:
         try:
             return await channel.verify(http, pair.post, record, after)
         except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
             # Whatever went wrong, nothing was proved: the pair stays in_flight, never resent blind.
             return Verdict(Found.UNKNOWN, reason=f"the read failed ({type(exc).__name__})")
 
-    async def _verify_only_ending(self, pair: PendingPair, current: Record | None, action: Action,
-                            event: Event) -> None:
+    async def _verify_only_ending(
+        self, pair: PendingPair, current: Record | None, action: Action, event: Event
+    ) -> None:
         """`mkdocs-syndicate verify` never sends: a proved absence becomes failed (pending again),
         unless the server may still be at work, which only a later read can tell."""
         assert current is not None
@@ -432,8 +469,12 @@ class Runner:
             self._finish(pair, "in_flight", "the next run sends it again (a repeat is harmless here)")
         else:
             assert action.at is not None
-            self._finish(pair, "in_flight", f"not found yet, but the last request may still be running; "
-                                            f"verify again after {epoch_to_iso(action.at)} (settle)")
+            self._finish(
+                pair,
+                "in_flight",
+                f"not found yet, but the last request may still be running; "
+                f"verify again after {epoch_to_iso(action.at)} (settle)",
+            )
         return None
 
     def _backoff(self, sends: int) -> float:
@@ -470,8 +511,9 @@ class Runner:
                 await http.wait_turn()
                 checkpoints.hit("before_in_flight_write")
                 # At-least-once: this in_flight need not be pushed before the ping (a later push carries it).
-                await self._write_many([(p, self._next_in_flight(p)) for p in members],
-                                       before_request=_waits_for_push(channel))
+                await self._write_many(
+                    [(p, self._next_in_flight(p)) for p in members], before_request=_waits_for_push(channel)
+                )
                 checkpoints.hit("after_in_flight_write")
                 outcome = await channel.send_batch(http, batch)
                 sends += 1
@@ -493,8 +535,12 @@ class Runner:
                     continue
                 if action.step is Step.LEAVE:
                     for p in members:
-                        self._finish(p, "in_flight", f"no answer after {sends} tries "
-                                     f"({self._clean(channel, outcome.error)}); the next run resends")
+                        self._finish(
+                            p,
+                            "in_flight",
+                            f"no answer after {sends} tries "
+                            f"({self._clean(channel, outcome.error)}); the next run resends",
+                        )
                     break
                 error = self._error_text(channel, outcome.kind, outcome.error or "", action)
                 await self._write_many([(p, self._failed(self._current(p), error)) for p in members])
@@ -514,8 +560,9 @@ class Runner:
         previous = self.ledger.record(pair.post.key, pair.channel.id)
         return Record("in_flight", (previous.attempts if previous else 0) + 1, self._now())
 
-    async def _with_service_limits(self, channel: Channel, http: PacedHttp,
-                                   pairs: list[PendingPair]) -> list[PendingPair]:
+    async def _with_service_limits(
+        self, channel: Channel, http: PacedHttp, pairs: list[PendingPair]
+    ) -> list[PendingPair]:
         """New pairs' messages made again under the service's own limits, when it states other
         ones (Mastodon's /api/v2/instance); a pair with a record keeps the message it was sent with."""
         fresh = [pair for pair in pairs if pair.record is None]
@@ -527,7 +574,7 @@ class Runner:
     def _prepared_again(channel: Channel, pair: PendingPair) -> PendingPair:
         try:
             return replace(pair, prepared=channel.prepare(pair.post))
-        except SyndicateError:   # it does not fit the service's rule: the first message goes, refused by name
+        except SyndicateError:  # it does not fit the service's rule: the first message goes, refused by name
             return pair
 
     async def _accepted(self, channel: Channel, members: list[PendingPair], outcome: Outcome) -> None:
@@ -564,8 +611,15 @@ class Runner:
     def _next_record(self, current: Record, state: str, **fields: str | None) -> Record:
         """The pair's next record, keeping what a resend or a later read must reuse (the
         idempotency key, the first attempt's time, the payload's hash)."""
-        return Record(state, current.attempts, self._now(), idempotency_key=current.idempotency_key,
-                      created_at=current.created_at, message_sha256=current.message_sha256, **fields)
+        return Record(
+            state,
+            current.attempts,
+            self._now(),
+            idempotency_key=current.idempotency_key,
+            created_at=current.created_at,
+            message_sha256=current.message_sha256,
+            **fields,
+        )
 
     def _done(self, current: Record, remote_id: str | None, remote_url: str | None) -> Record:
         return self._next_record(current, "done", remote_id=remote_id, remote_url=remote_url)
@@ -577,17 +631,17 @@ class Runner:
         await self._write_many([(pair, record)], before_request=before_request)
 
     async def _write_many(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None:
-        await self._writer.write([Transition(p.ref, p.channel.id, r) for p, r in items],
-                                 before_request=before_request)
+        await self._writer.write([Transition(p.ref, p.channel.id, r) for p, r in items], before_request=before_request)
 
     def _clean(self, channel: Channel, text: str | None) -> str:
         """Credentials out first, then control characters, then cut: a token cut in half before
         redaction would leave its prefix behind."""
         clean = one_line(redact(text or "unknown error", channel.secrets()))
-        return clean if len(clean) <= ERROR_LENGTH else clean[:ERROR_LENGTH - 1] + "…"
+        return clean if len(clean) <= ERROR_LENGTH else clean[: ERROR_LENGTH - 1] + "…"
 
-    def _finish(self, pair: PendingPair, state: str, detail: str, remote_url: str | None = None,
-                needs_review: bool = False) -> None:
+    def _finish(
+        self, pair: PendingPair, state: str, detail: str, remote_url: str | None = None, needs_review: bool = False
+    ) -> None:
         result = PairResult(pair.post.key, pair.channel.id, state, detail, remote_url, needs_review)
         self.report.results.append(result)
         self.reporter.pair_finished(result)

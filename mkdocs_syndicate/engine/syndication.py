@@ -45,8 +45,15 @@ if TYPE_CHECKING:
     import httpx
 
 
-def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Clock | None = None,
-         transport: httpx.AsyncBaseTransport | None = None, verify_only: bool = False) -> RunReport:
+def send(
+    options: Options,
+    posts: list[Post],
+    reporter: Reporter,
+    *,
+    clock: Clock | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    verify_only: bool = False,
+) -> RunReport:
     """Send every pending pair (with verify_only: only read back in_flight records). The ledger is
     locked for the whole run and loaded before any call. Ctrl-C raises RunInterrupted, with the
     ledger consistent: every record on disk is one the protocol wrote.
@@ -71,6 +78,7 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
             if options.wait_until_live and not verify_only:
                 for pair in _not_live(options, ledger, chosen, channels, reporter, clock, transport, report):
                     left_to_others.add((pair.post.key, pair.channel.id))
+
             def take_theirs(lost: StaleLedger, the_plan: Plan, run_report: RunReport) -> None:
                 """A push lost to another writer: what they changed since our base is theirs;
                 what only we changed (records of requests that went out) goes on top of their
@@ -95,12 +103,20 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
 
             for _ in range(REPLAN_ROUNDS):
                 the_plan = make_plan(ledger, chosen, channels, None if verify_only else options.max_per_run)
-                the_plan = Plan(lanes={ch: [p for p in pairs if (p.post.key, ch) not in left_to_others
-                                            and (p.needs_verify or not verify_only)]
-                                       for ch, pairs in the_plan.lanes.items()}, deferred=the_plan.deferred)
+                the_plan = Plan(
+                    lanes={
+                        ch: [
+                            p
+                            for p in pairs
+                            if (p.post.key, ch) not in left_to_others and (p.needs_verify or not verify_only)
+                        ]
+                        for ch, pairs in the_plan.lanes.items()
+                    },
+                    deferred=the_plan.deferred,
+                )
                 report.deferred = [p.key for p in the_plan.deferred]
                 report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
-                if mirror is not None:   # their change to a pair of this plan makes the plan stale
+                if mirror is not None:  # their change to a pair of this plan makes the plan stale
                     mirror.claimed = {(p.post.key, p.channel.id) for p in the_plan.pairs}
                 if not the_plan.pairs:
                     if mirror is None:
@@ -113,8 +129,15 @@ def send(options: Options, posts: list[Post], reporter: Reporter, *, clock: Cloc
                         take_theirs(lost, the_plan, RunReport())
                         continue
                     break
-                runner = Runner(ledger, the_plan, clock=clock, reporter=reporter, transport=transport,
-                                max_wait=options.max_wait, verify_only=verify_only)
+                runner = Runner(
+                    ledger,
+                    the_plan,
+                    clock=clock,
+                    reporter=reporter,
+                    transport=transport,
+                    max_wait=options.max_wait,
+                    verify_only=verify_only,
+                )
                 try:
                     result = asyncio.run(runner.run())
                 except KeyboardInterrupt:
@@ -157,14 +180,25 @@ def as_recorded(results: list[PairResult], posts: Posts) -> list[PairResult]:
     return kept
 
 
-SENT_BUT_CONTESTED = ("this run finished it, but another run changed the pushed record meanwhile; "
-                      "the next run verifies it")
-OTHER_RUNNER = ("another run changed this pair in the pushed ledger while this run was going; "
-                "left to it (the next run picks up whatever is still pending)")
+SENT_BUT_CONTESTED = (
+    "this run finished it, but another run changed the pushed record meanwhile; the next run verifies it"
+)
+OTHER_RUNNER = (
+    "another run changed this pair in the pushed ledger while this run was going; "
+    "left to it (the next run picks up whatever is still pending)"
+)
 
 
-def _not_live(options: Options, ledger: Ledger, chosen: list[Post], channels: list[Channel], reporter: Reporter,
-              clock: Clock, transport: httpx.AsyncBaseTransport | None, report: RunReport) -> list[PendingPair]:
+def _not_live(
+    options: Options,
+    ledger: Ledger,
+    chosen: list[Post],
+    channels: list[Channel],
+    reporter: Reporter,
+    clock: Clock,
+    transport: httpx.AsyncBaseTransport | None,
+    report: RunReport,
+) -> list[PendingPair]:
     """Pairs of posts announced for the first time whose page does not answer 200 in time."""
     pending = make_plan(ledger, chosen, channels, options.max_per_run).pairs
     fresh = sorted({p.post.url for p in pending if p.post.key not in ledger.posts})
@@ -175,11 +209,19 @@ def _not_live(options: Options, ledger: Ledger, chosen: list[Post], channels: li
         await reporter.wait("live", seconds, reason, clock)
 
     assert options.wait_until_live is not None
-    if options.sandbox:   # a rehearsal's "live site" is the build it just made, never the web
+    if options.sandbox:  # a rehearsal's "live site" is the build it just made, never the web
         verdicts = in_built_site(fresh, options.site.url, options.site.site_dir)
     else:
-        verdicts = asyncio.run(wait_until_live(fresh, timeout=options.wait_until_live, interval=options.live_interval,
-                                               clock=clock, sleep=sleep, transport=transport))
+        verdicts = asyncio.run(
+            wait_until_live(
+                fresh,
+                timeout=options.wait_until_live,
+                interval=options.live_interval,
+                clock=clock,
+                sleep=sleep,
+                transport=transport,
+            )
+        )
     late = [p for p in pending if verdicts.get(p.post.url)]
     for pair in late:
         result = PairResult(pair.post.key, pair.channel.id, "not_attempted", str(verdicts[pair.post.url]))
@@ -191,8 +233,7 @@ def _not_live(options: Options, ledger: Ledger, chosen: list[Post], channels: li
 def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
     if not options.git.enabled:
         return None
-    mirror = GitMirror(options.ledger_path, options.git,
-                       exclusive={c.id for c in options.channels if c.at_most_once})
+    mirror = GitMirror(options.ledger_path, options.git, exclusive={c.id for c in options.channels if c.at_most_once})
     remote_posts = mirror.start(ledger.posts)
     if remote_posts is not None:
         # The pushed ledger is the truth: what the local file has beyond it was never sent
@@ -218,8 +259,10 @@ class RunInterrupted(SyndicateError):
             note = " (a request may be out: the next run verifies it)" if state == "in_flight" else ""
             self.left.append(f"({pair.post.key}, {pair.channel.id}) {state}{note}")
         stopped = "terminated" if by == "SIGTERM" else "interrupted"
-        super().__init__(f"{stopped} ({by}): {len(finished)} pair(s) finished, {len(self.left)} left for the "
-                         f"next run (the ledger is consistent):\n  " + "\n  ".join(self.left))
+        super().__init__(
+            f"{stopped} ({by}): {len(finished)} pair(s) finished, {len(self.left)} left for the "
+            f"next run (the ledger is consistent):\n  " + "\n  ".join(self.left)
+        )
 
 
 @contextlib.contextmanager
@@ -246,5 +289,3 @@ def site_sandbox(options: Options, **server_options: object) -> SandboxServer:
     for channel in options.channels:
         server.channel_names.setdefault(channel.type, []).append(channel.id)
     return server
-
-

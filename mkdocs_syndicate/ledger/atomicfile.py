@@ -15,8 +15,9 @@ def temp_prefix(path: Path) -> str:
     return f".{path.name}."
 
 
-def atomic_write_text(path: Path, text: str, mode: int = 0o644, *, checkpoint: bool = True,
-                      durable: bool = True) -> None:
+def atomic_write_text(
+    path: Path, text: str, mode: int = 0o644, *, checkpoint: bool = True, durable: bool = True
+) -> None:
     """Replace `path` with `text` so that a crash leaves either the old or the new file, whole.
 
     Any OSError (EIO, ENOSPC, a failed fsync) propagates: fsync failures are never retried,

@@ -32,26 +32,28 @@ from mkdocs_syndicate.ledger.schema import (
 # any file that has one to the full parser, so the expressions below need not exclude them (and
 # compile in a fraction of the time: every build reads the ledger).
 _ODD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff\\ud800-\\udfff]")
-_QUOTED = r'"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"'   # unrolled: fast on long strings
+_QUOTED = r'"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"'  # unrolled: fast on long strings
 _QCONTENT = r'(?:[^"\\\n]|\\[^\n])[^"\\\n]*(?:\\[^\n][^"\\\n]*)*'  # non-empty
 # `at` as the dumper writes it (quoted UTC seconds; every record has one); other shapes, valid or
 # not, are left to the full parser, which says what is wrong and where.
 _STAMP = r'"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})"'
-_FLOW_VALUE = rf'(?:{_QUOTED}|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)'
+_FLOW_VALUE = rf"(?:{_QUOTED}|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)"
 _BLOCK_VALUE = rf'(?:{_QUOTED}|[^\s"#][^\n]*)'
 # A record line exactly as the dumper writes it: fields in schema order, the state an identifier,
 # attempts a number, `at` quoted (it would read as a timestamp otherwise).
 _RECORD = re.compile(
-    rf'      ({_FLOW_VALUE}): \{{state: ({"|".join(STATES)})(?:, attempts: (0|[1-9][0-9]*))?'
-    rf', at: ({_STAMP})'
+    rf"      ({_FLOW_VALUE}): \{{state: ({'|'.join(STATES)})(?:, attempts: (0|[1-9][0-9]*))?"
+    rf", at: ({_STAMP})"
     # Optional text fields: group A is the inside of a non-empty quoted value (one string made, not
     # two), group B an empty quoted value or a plain token; both empty means the field is absent.
-    + "".join(rf'(?:, {name}: (?:"({_QCONTENT})"|(""|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)))?'
-              for name in TEXT_FIELDS)
-    + r"\}")
+    + "".join(
+        rf'(?:, {name}: (?:"({_QCONTENT})"|(""|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)))?' for name in TEXT_FIELDS
+    )
+    + r"\}"
+)
 _ESCAPE = re.compile(r'\\(["\\nt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})')
 _SIMPLE = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
-_MAYBE_NOT_STR = set("yYnNtTfFoO-+0123456789.<~=")   # first letters of YAML 1.1 implicit types
+_MAYBE_NOT_STR = set("yYnNtTfFoO-+0123456789.<~=")  # first letters of YAML 1.1 implicit types
 
 
 class _NotCanonical(Exception):
@@ -61,10 +63,12 @@ class _NotCanonical(Exception):
 # Every line of the posts section is one of these; findall makes one pass in C, and a count of
 # matches equal to the count of lines proves no line was skipped (each alternative spans a line).
 _LINE = re.compile(
-    rf"^(?:  ({_QUOTED}|[^\s\"#][^\n]*?):"           # 1 post key
-    rf"|    url: ({_BLOCK_VALUE})|    title: ({_BLOCK_VALUE})"   # 2 url, 3 title
-    rf"|    (channels:(?: \{{\}})?)"                   # 4 channels header
-    rf"|{_RECORD.pattern})$", re.MULTILINE)              # 5.. a record
+    rf"^(?:  ({_QUOTED}|[^\s\"#][^\n]*?):"  # 1 post key
+    rf"|    url: ({_BLOCK_VALUE})|    title: ({_BLOCK_VALUE})"  # 2 url, 3 title
+    rf"|    (channels:(?: \{{\}})?)"  # 4 channels header
+    rf"|{_RECORD.pattern})$",
+    re.MULTILINE,
+)  # 5.. a record
 
 
 def parse_canonical(text: str) -> Posts | None:
@@ -74,7 +78,7 @@ def parse_canonical(text: str) -> Posts | None:
         return None
     if text == prefix + " {}\n...\n":
         return {}
-    body = text[len(prefix) + 1:-4]   # from the first post key line to the last record's newline
+    body = text[len(prefix) + 1 : -4]  # from the first post key line to the last record's newline
     if text[len(prefix)] != "\n" or not body or _ODD.search(body):
         return None
     # Tens of thousands of small objects and no cycles: the cyclic GC would only add passes.
@@ -89,7 +93,7 @@ def parse_canonical(text: str) -> Posts | None:
             gc.enable()
 
 
-_CHUNK = 1 << 20   # characters per findall: its row tuples for a whole 13 MB file would be ~10x that
+_CHUNK = 1 << 20  # characters per findall: its row tuples for a whole 13 MB file would be ~10x that
 
 
 def _chunks(body: str) -> Iterator[list[tuple[str, ...]]]:
@@ -104,7 +108,7 @@ def _chunks(body: str) -> Iterator[list[tuple[str, ...]]]:
         start = end
 
 
-_KEY, _URL, _TITLE, _CHANNELS, _RECORDS = range(5)   # what the next line may be
+_KEY, _URL, _TITLE, _CHANNELS, _RECORDS = range(5)  # what the next line may be
 
 
 def _posts(body: str) -> Posts:
@@ -135,9 +139,14 @@ def _posts(body: str) -> Posts:
                 # The text fields, in schema order: each a pair of groups (quoted inside, plain).
                 texts = row[8:]
                 entry.channels[channel] = Record(
-                    state, int(attempts_text) if attempts_text else 0, at,
-                    *[(q if "\\" not in q else _unescape(q)) if q else _value(p, plain_ok)
-                      for q, p in zip(texts[::2], texts[1::2], strict=True)])
+                    state,
+                    int(attempts_text) if attempts_text else 0,
+                    at,
+                    *[
+                        (q if "\\" not in q else _unescape(q)) if q else _value(p, plain_ok)
+                        for q, p in zip(texts[::2], texts[1::2], strict=True)
+                    ],
+                )
             elif key_token:
                 if expect not in (_KEY, _RECORDS) or (expect == _RECORDS and entry is not None and not entry.channels):
                     raise _NotCanonical

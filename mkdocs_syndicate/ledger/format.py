@@ -40,8 +40,11 @@ _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def parse(text: str, path: str) -> Posts:
     """Parse and validate a ledger; any doubt is a LedgerError naming `path` and the line."""
     if not _ends_with_marker(text):
-        raise LedgerError(path, f"no end marker '{END_MARKER}' on the last line: the file is truncated "
-                          "or was not written by mkdocs-syndicate. Restore it from git before running again.")
+        raise LedgerError(
+            path,
+            f"no end marker '{END_MARKER}' on the last line: the file is truncated "
+            "or was not written by mkdocs-syndicate. Restore it from git before running again.",
+        )
     if len(text) >= FAST_READER_FROM:
         from mkdocs_syndicate.ledger.fast import parse_canonical  # late: compiling it costs ~4 ms
 
@@ -50,7 +53,7 @@ def parse(text: str, path: str) -> Posts:
             return fast
         from mkdocs_syndicate.ledger.tolerant import parse_tolerant
 
-        tolerated = parse_tolerant(text, path)   # hand edits: only the edited posts parsed as YAML
+        tolerated = parse_tolerant(text, path)  # hand edits: only the edited posts parsed as YAML
         if tolerated is not None:
             return tolerated
     return parse_yaml(text, path)
@@ -84,8 +87,11 @@ def parse_yaml(text: str, path: str) -> Posts:
     found_version = _scalar(version[1], path)
     # Exactly the number 1: not `true`, `1.0`, `"1"` or `0x1`, which only look like it to YAML.
     if type(found_version) is not int or found_version != VERSION or version[1].value != str(VERSION):
-        raise LedgerError(path, f"unknown version {version[1].value!r}; this mkdocs-syndicate reads "
-                          f"version {VERSION} (upgrade the plugin)", _line(version[1]))
+        raise LedgerError(
+            path,
+            f"unknown version {version[1].value!r}; this mkdocs-syndicate reads version {VERSION} (upgrade the plugin)",
+            _line(version[1]),
+        )
     unknown = set(top) - {"version", "posts"}
     if unknown:
         key = sorted(unknown)[0]
@@ -103,7 +109,7 @@ def _ends_with_marker(text: str) -> bool:
     end = len(text)  # indexes, not copies: a ledger can be many megabytes
     while end and text[end - 1] in "\r\n":
         end -= 1
-    return text[text.rfind("\n", 0, end) + 1:end].rstrip() == END_MARKER
+    return text[text.rfind("\n", 0, end) + 1 : end].rstrip() == END_MARKER
 
 
 def _reject_aliases(root: yaml.Node, path: str) -> None:
@@ -165,8 +171,11 @@ def _text(node: yaml.Node, path: str, what: str, *, time: bool = False) -> str:
         return to_iso(value)
     if not isinstance(value, str):
         shown = "null" if value is None else f"a {type(value).__name__}"
-        raise LedgerError(path, f"{what} must be text, but YAML reads {node.value!r} as {shown}: put it in "
-                          f'quotes ("{node.value}")', _line(node))
+        raise LedgerError(
+            path,
+            f'{what} must be text, but YAML reads {node.value!r} as {shown}: put it in quotes ("{node.value}")',
+            _line(node),
+        )
     return value
 
 
@@ -191,8 +200,9 @@ def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
     unknown = set(items) - set(FIELD_NAMES)
     if unknown:
         key = sorted(unknown)[0]
-        raise LedgerError(path, f"unknown field {key!r} in {what} (known: {', '.join(FIELD_NAMES)})",
-                          _line(items[key][0]))
+        raise LedgerError(
+            path, f"unknown field {key!r} in {what} (known: {', '.join(FIELD_NAMES)})", _line(items[key][0])
+        )
     if "state" not in items:
         raise LedgerError(path, f"{what} has no 'state'", _line(node))
     values: dict[str, Any] = {}
@@ -204,8 +214,9 @@ def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
         if spec.kind == "state":
             state = _text(value_node, path, label)
             if state not in STATES:
-                raise LedgerError(path, f"{what}: unknown state {state!r} (one of {', '.join(STATES)})",
-                                  _line(value_node))
+                raise LedgerError(
+                    path, f"{what}: unknown state {state!r} (one of {', '.join(STATES)})", _line(value_node)
+                )
             values["state"] = state
         elif spec.kind == "count":
             count = _scalar(value_node, path)
@@ -215,14 +226,21 @@ def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
         elif spec.kind == "time":
             stamp = _text(value_node, path, label, time=True)
             if stamp and not _valid_timestamp(stamp):
-                raise LedgerError(path, f"{what}: '{spec.name}' must be a UTC time like 2026-12-02T07:00:02Z, "
-                                  f"not {stamp!r}", _line(value_node))
+                raise LedgerError(
+                    path,
+                    f"{what}: '{spec.name}' must be a UTC time like 2026-12-02T07:00:02Z, not {stamp!r}",
+                    _line(value_node),
+                )
             values[spec.name] = stamp
         else:
             values[spec.name] = _text(value_node, path, label, time=spec.plain_time_ok)
     if not values.get("at"):  # every decision on timing (settle, waits, ages) starts from it
-        raise LedgerError(path, f"{what} has no 'at' (the UTC time of its last change, like "
-                          '"2026-12-02T07:00:02Z"): restore it from git, or write the time by hand', _line(node))
+        raise LedgerError(
+            path,
+            f"{what} has no 'at' (the UTC time of its last change, like "
+            '"2026-12-02T07:00:02Z"): restore it from git, or write the time by hand',
+            _line(node),
+        )
     return Record(**values)
 
 
@@ -265,8 +283,10 @@ def dump(posts: Posts, cache: dict[str, tuple[PostEntry, str]] | None = None) ->
 
 
 def render_post(key: str, entry: PostEntry) -> str:
-    lines = [_key_line("  ", _block_scalar(key)), f"    url: {_block_scalar(entry.url)}\n"
-             f"    title: {_block_scalar(entry.title)}\n"]
+    lines = [
+        _key_line("  ", _block_scalar(key)),
+        f"    url: {_block_scalar(entry.url)}\n    title: {_block_scalar(entry.title)}\n",
+    ]
     if not entry.channels:
         lines.append("    channels: {}\n")
     else:

@@ -64,7 +64,7 @@ class StaleLedger(SyndicateError):
         self.contested = contested
         self.remote_posts = remote_posts
         self.tip = tip
-        self.base = base     # the ledger this run last pushed (or started from): what "changed" means
+        self.base = base  # the ledger this run last pushed (or started from): what "changed" means
         names = ", ".join(f"({p.post_key}, {p.channel})" for p in contested[:5])
         super().__init__(f"another run changed {names} in the pushed ledger; re-planning")
 
@@ -83,15 +83,15 @@ class GitMirror:
     ledger_path: Path
     settings: GitSettings
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    tip: str | None = None                       # the commit our next commit builds on
-    pushed: str | None = None                    # the last commit known to be on the remote
-    base: Posts = field(default_factory=dict)    # the ledger in `pushed` (the three-way merge's base)
+    tip: str | None = None  # the commit our next commit builds on
+    pushed: str | None = None  # the last commit known to be on the remote
+    base: Posts = field(default_factory=dict)  # the ledger in `pushed` (the three-way merge's base)
     started_head: str | None = None
-    claimed: set[tuple[str, str]] = field(default_factory=set)   # the pairs this run's plan works on
-    foreign: bool = False                        # the tip holds others' commits, not only ours
-    processes: int = 0                           # git processes started (tests count them per push)
-    run_id: str = field(default_factory=lambda: secrets.token_hex(8))   # makes our commits ours alone
-    exclusive: set[str] | None = None            # at-most-once channel ids (None: treat every one so)
+    claimed: set[tuple[str, str]] = field(default_factory=set)  # the pairs this run's plan works on
+    foreign: bool = False  # the tip holds others' commits, not only ours
+    processes: int = 0  # git processes started (tests count them per push)
+    run_id: str = field(default_factory=lambda: secrets.token_hex(8))  # makes our commits ours alone
+    exclusive: set[str] | None = None  # at-most-once channel ids (None: treat every one so)
 
     # ------------------------------------------------------------------ setup
 
@@ -103,7 +103,9 @@ class GitMirror:
         here = self.ledger_path.parent
         located, identity = self._together(
             ("rev-parse", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD"),
-            ("-c", "user.useConfigOnly=true", "var", "GIT_COMMITTER_IDENT"), cwd=here)
+            ("-c", "user.useConfigOnly=true", "var", "GIT_COMMITTER_IDENT"),
+            cwd=here,
+        )
         if located.returncode != 0:
             raise _failed("rev-parse", located)
         top, head, self.head_ref = located.stdout.split("\n")[:3]
@@ -126,7 +128,7 @@ class GitMirror:
         self.tip = self.pushed = remote_tip or self.started_head
         if remote_tip is None:
             remote_text = self._show(self.tip)
-        self.foreign = self.tip != self.started_head   # commits beyond ours between HEAD and the tip
+        self.foreign = self.tip != self.started_head  # commits beyond ours between HEAD and the tip
         if remote_text is None:
             self.base = {}
             return None
@@ -145,8 +147,9 @@ class GitMirror:
         try:
             return self._git("symbolic-ref", "--short", "HEAD").strip()
         except GitError:
-            raise ConfigError("git.branch: required, because HEAD is detached (no branch to push the "
-                              "ledger to)") from None
+            raise ConfigError(
+                "git.branch: required, because HEAD is detached (no branch to push the ledger to)"
+            ) from None
 
     # ------------------------------------------------------------------ a flush
 
@@ -184,12 +187,15 @@ class GitMirror:
                 raise StaleLedger(contested, theirs, remote_tip, self.base)
             posts = merge(self.base, posts, theirs)
             self.foreign = True
-            self.tip = self._commit(dump(posts), remote_tip, f"syndicate: this run's records on top of "
-                                                             f"another run's {SKIP_CI}")
+            self.tip = self._commit(
+                dump(posts), remote_tip, f"syndicate: this run's records on top of another run's {SKIP_CI}"
+            )
             self.pushed, self.base = remote_tip, theirs
             time.sleep(random.uniform(0.05, 0.3) * attempt)
-        raise GitError(f"git push to {self.settings.remote}/{self.branch} was rejected {PUSH_TRIES} times "
-                       "in a row (others keep pushing); stopping")
+        raise GitError(
+            f"git push to {self.settings.remote}/{self.branch} was rejected {PUSH_TRIES} times "
+            "in a row (others keep pushing); stopping"
+        )
 
     def adopt_remote(self, tip: str, posts: Posts) -> None:
         """After StaleLedger: the remote's tip and ledger are our new base."""
@@ -202,7 +208,7 @@ class GitMirror:
         refresh the index entry of the ledger."""
         if self.tip is None or self.started_head is None or self.tip == self.started_head:
             return
-        if self.foreign:   # others' commits came in between: look before moving the checkout
+        if self.foreign:  # others' commits came in between: look before moving the checkout
             changed = self._git("diff", "--name-only", self.started_head, self.tip).split()
             if changed != [self.rel]:
                 return  # others changed more than the ledger: leave the checkout as it was
@@ -222,15 +228,17 @@ class GitMirror:
         would succeed as a no-op, both runs believing their in_flight pushed (regression)."""
         data, subject = text.encode("utf-8"), f"{message}\n\nSyndicate-Run: {self.run_id}".encode()
         ident = self.identity.encode("utf-8")
-        stream = b"".join([
-            b"reset %s\ncommit %s\nmark :1\n" % (_SCRATCH_REF.encode(), _SCRATCH_REF.encode()),
-            b"author %s now\ncommitter %s now\n" % (ident, ident),
-            b"data %d\n%s\n" % (len(subject), subject),
-            b"from %s\n" % parent.encode() if parent else b"",
-            b"M 100644 inline %s\ndata %d\n%s\n\n" % (_quoted(self.rel), len(data), data),
-            b"get-mark :1\n",
-            b"reset %s\nfrom %s\n\n" % (_SCRATCH_REF.encode(), _NULL.encode()),
-        ])
+        stream = b"".join(
+            [
+                b"reset %s\ncommit %s\nmark :1\n" % (_SCRATCH_REF.encode(), _SCRATCH_REF.encode()),
+                b"author %s now\ncommitter %s now\n" % (ident, ident),
+                b"data %d\n%s\n" % (len(subject), subject),
+                b"from %s\n" % parent.encode() if parent else b"",
+                b"M 100644 inline %s\ndata %d\n%s\n\n" % (_quoted(self.rel), len(data), data),
+                b"get-mark :1\n",
+                b"reset %s\nfrom %s\n\n" % (_SCRATCH_REF.encode(), _NULL.encode()),
+            ]
+        )
         # With push, the commit is durable once pushed: fsyncing the local pack first only delays
         # it, and so does exploding a three-object pack into loose objects (a child process).
         quick = ("-c", "core.fsync=none", "-c", "fastimport.unpackLimit=0") if self.settings.push else ()
@@ -241,8 +249,12 @@ class GitMirror:
         return commit
 
     def _fetch(self) -> None:
-        result = self._run("fetch", "--quiet", self.settings.remote,
-                           f"+refs/heads/{self.branch}:refs/remotes/{self.settings.remote}/{self.branch}")
+        result = self._run(
+            "fetch",
+            "--quiet",
+            self.settings.remote,
+            f"+refs/heads/{self.branch}:refs/remotes/{self.settings.remote}/{self.branch}",
+        )
         if result.returncode != 0 and "couldn't find remote ref" not in result.stderr:
             raise _failed(f"fetch {self.settings.remote} {self.branch}", result)
 
@@ -250,7 +262,7 @@ class GitMirror:
         """The remote-tracking tip and the ledger in it, in one process (None, None: no such ref)."""
         ref = f"refs/remotes/{self.settings.remote}/{self.branch}"
         out = self._run_bytes("cat-file", "--batch", input_bytes=f"{ref}\n{ref}:{self.rel}\n".encode())
-        objects: list[tuple[str, str, bytes]] = []   # (name, type, content) or (name, "missing", b"")
+        objects: list[tuple[str, str, bytes]] = []  # (name, type, content) or (name, "missing", b"")
         while out:
             header, _, out = out.partition(b"\n")
             fields = header.decode("utf-8", "replace").split(" ")
@@ -259,7 +271,7 @@ class GitMirror:
                 continue
             size = int(fields[2])
             objects.append((fields[0], fields[1], out[:size]))
-            out = out[size + 1:]
+            out = out[size + 1 :]
         if not objects or objects[0][1] != "commit":
             return None, None
         ledger = objects[1] if len(objects) > 1 and objects[1][1] == "blob" else None
@@ -272,8 +284,9 @@ class GitMirror:
     def _where(self) -> str:
         return f"{self.settings.remote}/{self.branch}:{self.rel}"
 
-    def _run(self, *args: str, input_bytes: bytes | None = None,
-             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def _run(
+        self, *args: str, input_bytes: bytes | None = None, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return _decoded(self._spawn(args, input_bytes, cwd))
 
     def _run_bytes(self, *args: str, input_bytes: bytes) -> bytes:
@@ -281,8 +294,9 @@ class GitMirror:
         result = self._spawn(args, input_bytes, None)
         return result.stdout if result.returncode == 0 else b""
 
-    def _spawn(self, args: tuple[str, ...], input_bytes: bytes | None,
-               cwd: Path | None) -> subprocess.CompletedProcess[bytes]:
+    def _spawn(
+        self, args: tuple[str, ...], input_bytes: bytes | None, cwd: Path | None
+    ) -> subprocess.CompletedProcess[bytes]:
         process = self._popen(args, cwd)
         return self._wait(process, args, input_bytes)
 
@@ -295,14 +309,21 @@ class GitMirror:
         env = {**self.env, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
         self.processes += 1
         try:
-            return subprocess.Popen(["git", *args], cwd=cwd or getattr(self, "root", self.ledger_path.parent),
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            return subprocess.Popen(
+                ["git", *args],
+                cwd=cwd or getattr(self, "root", self.ledger_path.parent),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
         except OSError as exc:
             raise GitError(f"git {args[0]} could not run: {exc}") from None
 
     @staticmethod
-    def _wait(process: subprocess.Popen[bytes], args: tuple[str, ...],
-              input_bytes: bytes | None) -> subprocess.CompletedProcess[bytes]:
+    def _wait(
+        process: subprocess.Popen[bytes], args: tuple[str, ...], input_bytes: bytes | None
+    ) -> subprocess.CompletedProcess[bytes]:
         try:
             stdout, stderr = process.communicate(input_bytes, timeout=120)
         except subprocess.TimeoutExpired as exc:
@@ -322,8 +343,12 @@ _EMPTY = "version: 1\nposts: {}\n...\n"
 
 
 def _decoded(result: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProcess[str]:
-    return subprocess.CompletedProcess(result.args, result.returncode, result.stdout.decode("utf-8", "replace"),
-                                       result.stderr.decode("utf-8", "replace"))
+    return subprocess.CompletedProcess(
+        result.args,
+        result.returncode,
+        result.stdout.decode("utf-8", "replace"),
+        result.stderr.decode("utf-8", "replace"),
+    )
 
 
 def _failed(what: str, result: subprocess.CompletedProcess[str]) -> GitError:
@@ -361,12 +386,15 @@ def changed_pairs(base: Posts, other: Posts) -> set[tuple[str, str]]:
 
 def _unshared(base: Posts, other: Posts) -> tuple[Posts, Posts]:
     """The entries of each that the other does not hold as the very same object."""
-    return ({k: e for k, e in base.items() if other.get(k) is not e},
-            {k: e for k, e in other.items() if base.get(k) is not e})
+    return (
+        {k: e for k, e in base.items() if other.get(k) is not e},
+        {k: e for k, e in other.items() if base.get(k) is not e},
+    )
 
 
-def contested_pairs(base: Posts, ours: Posts, theirs: Posts, claimed: set[tuple[str, str]],
-                    exclusive: set[str] | None = None) -> list[Pair]:
+def contested_pairs(
+    base: Posts, ours: Posts, theirs: Posts, claimed: set[tuple[str, str]], exclusive: set[str] | None = None
+) -> list[Pair]:
     """Pairs both sides changed since `base` (differently, or both to in_flight on an at-most-once
     channel), and pairs of our plan they changed: a lane may be about to send one of those on what
     it planned from, so the plan is stale. Two in_flight records of an at-most-once pair are two
@@ -375,9 +403,13 @@ def contested_pairs(base: Posts, ours: Posts, theirs: Posts, claimed: set[tuple[
     in_flight records of an at-least-once channel (`exclusive`: the at-most-once channel ids;
     None treats every channel as one), where a second send is harmless."""
     mine = changed_pairs(base, ours)
-    return [Pair(k, c) for k, c in sorted(changed_pairs(base, theirs) & (mine | claimed))
-            if (k, c) not in mine or _record(ours, k, c) != _record(theirs, k, c)
-            or (_claims(ours, k, c) and (exclusive is None or c in exclusive))]
+    return [
+        Pair(k, c)
+        for k, c in sorted(changed_pairs(base, theirs) & (mine | claimed))
+        if (k, c) not in mine
+        or _record(ours, k, c) != _record(theirs, k, c)
+        or (_claims(ours, k, c) and (exclusive is None or c in exclusive))
+    ]
 
 
 def _claims(posts: Posts, key: str, channel: str) -> bool:

@@ -14,7 +14,7 @@ class GitSettings:
     commit: bool = False
     push: bool = False
     remote: str = "origin"
-    branch: str | None = None     # default: $GITHUB_REF_NAME, else the checked-out branch
+    branch: str | None = None  # default: $GITHUB_REF_NAME, else the checked-out branch
 
     @property
     def enabled(self) -> bool:
@@ -36,7 +36,9 @@ def parse_git_settings(raw: object, where: str = "git") -> GitSettings:
         if name in raw and raw[name] is not None and not (isinstance(raw[name], str) and raw[name].strip()):
             raise ConfigError(f"{where}.{name}: must be a name")
     push = bool(raw.get("push", False))
-    return GitSettings(commit=bool(raw.get("commit", push)) or push, push=push,
-                       remote=str(raw.get("remote") or "origin"), branch=raw.get("branch"))
-
-
+    return GitSettings(
+        commit=bool(raw.get("commit", push)) or push,
+        push=push,
+        remote=str(raw.get("remote") or "origin"),
+        branch=raw.get("branch"),
+    )

@@ -24,13 +24,13 @@ FieldKind = Literal["state", "count", "time", "text"]
 class FieldSpec(NamedTuple):  # a NamedTuple, not a dataclass: cheaper to define on every import
     name: str
     kind: FieldKind
-    plain_time_ok: bool = False   # a hand edit may write it as an unquoted YAML timestamp
+    plain_time_ok: bool = False  # a hand edit may write it as an unquoted YAML timestamp
 
 
 FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("state", "state"),
     FieldSpec("attempts", "count"),
-    FieldSpec("at", "time", plain_time_ok=True),     # UTC, last transition
+    FieldSpec("at", "time", plain_time_ok=True),  # UTC, last transition
     FieldSpec("remote_id", "text"),
     FieldSpec("remote_url", "text"),
     FieldSpec("error", "text"),
@@ -40,7 +40,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("note", "text"),
 )
 FIELD_NAMES = tuple(spec.name for spec in FIELDS)
-TEXT_FIELDS = tuple(spec.name for spec in FIELDS if spec.kind == "text")   # optional, in file order
+TEXT_FIELDS = tuple(spec.name for spec in FIELDS if spec.kind == "text")  # optional, in file order
 
 
 @dataclass(slots=True)  # 50,000 of them in a large ledger: no per-object __dict__
@@ -77,7 +77,7 @@ Posts = dict[str, PostEntry]
 
 # ---------------------------------------------------------------- plain scalars
 
-FLOW_PLAIN = lazy_compile(r"[A-Za-z_][A-Za-z0-9_.-]*")          # unquoted in a flow mapping
+FLOW_PLAIN = lazy_compile(r"[A-Za-z_][A-Za-z0-9_.-]*")  # unquoted in a flow mapping
 BLOCK_PLAIN = lazy_compile(r"[A-Za-z0-9_/.][A-Za-z0-9_./~+%=?&@-]*(?::[A-Za-z0-9_./~+%=?&@-]+)*")
 _STR_TAG = "tag:yaml.org,2002:str"
 _resolver = yaml.resolver.Resolver()

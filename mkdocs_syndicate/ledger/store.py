@@ -57,12 +57,12 @@ class Ledger:
         self._posts = posts
         self._lock = lock
         self._poisoned: BaseException | None = None
-        self._durable = posts                  # the last state on disk (and in git)
-        self._staged: list[Transition] = []    # applied in memory, not yet flushed
-        self.abandoned: Posts | None = None     # the view in memory when a flush failed
+        self._durable = posts  # the last state on disk (and in git)
+        self._staged: list[Transition] = []  # applied in memory, not yet flushed
+        self.abandoned: Posts | None = None  # the view in memory when a flush failed
         self.writes = 0
-        self.mirror: GitMirror | None = None   # git persistence (CI), see gitmirror.py
-        self._rendered: dict[str, tuple[PostEntry, str]] = {}   # per-post text of the last write
+        self.mirror: GitMirror | None = None  # git persistence (CI), see gitmirror.py
+        self._rendered: dict[str, tuple[PostEntry, str]] = {}  # per-post text of the last write
 
     # -------------------------------------------------------------- opening
 
@@ -87,18 +87,25 @@ class Ledger:
             lock = filelock.FileLock(str(where), timeout=lock_timeout)
             lock.acquire()
         except filelock.Timeout:
-            raise LedgerLocked(str(path), f"another mkdocs-syndicate run holds {shown}; "
-                               f"waited {lock_timeout:g} s. Nothing was sent.") from None
+            raise LedgerLocked(
+                str(path), f"another mkdocs-syndicate run holds {shown}; waited {lock_timeout:g} s. Nothing was sent."
+            ) from None
         except OSError as exc:  # a read-only folder, a folder where the lock file goes
-            raise LedgerError(str(path), f"cannot create the lock file {shown} "
-                              f"({exc.strerror or exc}); is the folder writable? Nothing was sent.") from None
+            raise LedgerError(
+                str(path),
+                f"cannot create the lock file {shown} "
+                f"({exc.strerror or exc}); is the folder writable? Nothing was sent.",
+            ) from None
         try:
             sweep_stale_temp_files(path)
             return cls(path, _load(path), lock=lock)
         except OSError as exc:
             lock.release()
-            raise LedgerError(str(path), f"cannot clean up next to the ledger ({exc.strerror or exc}); "
-                              "is the folder writable? Nothing was sent.") from None
+            raise LedgerError(
+                str(path),
+                f"cannot clean up next to the ledger ({exc.strerror or exc}); "
+                "is the folder writable? Nothing was sent.",
+            ) from None
         except BaseException:
             lock.release()
             raise
@@ -142,8 +149,9 @@ class Ledger:
         if self._lock is None:
             raise LedgerError(str(self.path), "opened read-only; cannot record a transition")
         if self._poisoned is not None:
-            raise LedgerWriteError(str(self.path), f"an earlier write failed ({self._poisoned}); "
-                                   "refusing to continue") from self._poisoned
+            raise LedgerWriteError(
+                str(self.path), f"an earlier write failed ({self._poisoned}); refusing to continue"
+            ) from self._poisoned
         batch = list(transitions)
         self._posts = _with_transitions(self._posts, batch, _BY_HAND_FROM if by_hand else _ALLOWED_FROM)
         self._staged.extend(batch)
@@ -188,8 +196,10 @@ class Ledger:
         try:
             atomic_write_text(self.path, text, durable=not pushed)
         except OSError as exc:
-            raise LedgerWriteError(str(self.path), f"could not write the ledger ({exc.strerror or exc}); "
-                                   "stopping before any further remote call") from exc
+            raise LedgerWriteError(
+                str(self.path),
+                f"could not write the ledger ({exc.strerror or exc}); stopping before any further remote call",
+            ) from exc
         if self.mirror is None:
             return posts
         from mkdocs_syndicate.ledger.gitmirror import GitError
@@ -251,8 +261,10 @@ class Ledger:
             raise LedgerError(str(self.path), "opened read-only; cannot rename a channel")
         clash = next((key for key, entry in self._posts.items() if new in entry.channels), None)
         if clash is not None:
-            raise LedgerError(str(self.path), f"channel {new!r} already has records (e.g. {clash}); "
-                              "a rename would mix two channels' history")
+            raise LedgerError(
+                str(self.path),
+                f"channel {new!r} already has records (e.g. {clash}); a rename would mix two channels' history",
+            )
         posts: Posts = {}
         changes: list[tuple[str, str, str]] = []
         for key, entry in self._posts.items():
@@ -277,8 +289,9 @@ class Flush:
     transitions: list[Transition]
 
 
-def _with_transitions(posts: Posts, transitions: list[Transition],
-                      allowed_from: dict[str, set[str | None]] | None = None) -> Posts:
+def _with_transitions(
+    posts: Posts, transitions: list[Transition], allowed_from: dict[str, set[str | None]] | None = None
+) -> Posts:
     """`posts` with `transitions` applied (each checked against `allowed_from` when given). Only
     the entries they touch are copied: the others (and their rendered text) are reused, and a
     flush in progress keeps the mapping it took, unchanged."""
@@ -291,8 +304,10 @@ def _with_transitions(posts: Posts, transitions: list[Transition],
             copied.add(item.post.key)
         before = current.channels.get(item.channel) if current else None
         if allowed_from is not None and (before.state if before else None) not in allowed_from[item.record.state]:
-            raise ValueError(f"illegal transition {before.state if before else 'pending'} -> "
-                             f"{item.record.state} for ({item.post.key}, {item.channel})")
+            raise ValueError(
+                f"illegal transition {before.state if before else 'pending'} -> "
+                f"{item.record.state} for ({item.post.key}, {item.channel})"
+            )
         if current is None:
             current = result[item.post.key] = PostEntry(url=item.post.url, title=item.post.title)
             copied.add(item.post.key)
@@ -311,4 +326,3 @@ def _load(path: Path) -> Posts:
     except OSError as exc:
         raise LedgerError(str(path), f"cannot read: {exc.strerror}") from None
     return parse(text, str(path))
-

@@ -33,11 +33,11 @@ def parse_tolerant(text: str, path: str) -> Posts | None:
     head = [line for line in lines[:top] if not _is_filler(line)]
     if head != [f"version: {VERSION}"]:
         return None
-    pieces = _pieces(lines[top + 1:end - 1])
+    pieces = _pieces(lines[top + 1 : end - 1])
     if pieces is None:
         return None
     collecting = gc.isenabled()
-    gc.disable()   # many small objects, no cycles (as in the fast reader)
+    gc.disable()  # many small objects, no cycles (as in the fast reader)
     try:
         return _read(pieces, path)
     finally:
@@ -79,21 +79,21 @@ def _read(pieces: list[list[str]], path: str) -> Posts | None:
             continue
         for key, entry in found.items():
             if key in posts:
-                return None   # a repeated key: the full parser reports it with its line
+                return None  # a repeated key: the full parser reports it with its line
             posts[key] = entry
     if parse_later:
         from mkdocs_syndicate.ledger.format import parse_yaml
 
         # In slices: the parser's node tree for thousands of posts at once would cost far more memory.
         for start in range(0, len(parse_later), _SLICE):
-            some = parse_later[start:start + _SLICE]
+            some = parse_later[start : start + _SLICE]
             document = f"version: {VERSION}\nposts:\n" + "\n".join(some) + f"\n{END_MARKER}\n"
             try:
                 found = parse_yaml(document, path)
             except LedgerError:
                 return None
             if len(found) != len(some):
-                return None   # a piece that was not one post: leave the whole file to the full parser
+                return None  # a piece that was not one post: leave the whole file to the full parser
             for key, entry in found.items():
                 if key in posts:
                     return None

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-MAX_BODY = 8_000_000   # bytes after decompression; a listing page of 100 Forem articles fits
+MAX_BODY = 8_000_000  # bytes after decompression; a listing page of 100 Forem articles fits
 
 
 class ResponseTooLarge(httpx.ReadError):
@@ -26,8 +26,9 @@ class UnreadableEncoding(httpx.DecodingError):
     """Content-Encoding we do not decode (we only ask for gzip and deflate)."""
 
 
-async def bounded_request(client: httpx.AsyncClient, method: str, url: str, *, total: float,
-                          max_bytes: int = MAX_BODY, **kwargs: Any) -> httpx.Response:
+async def bounded_request(
+    client: httpx.AsyncClient, method: str, url: str, *, total: float, max_bytes: int = MAX_BODY, **kwargs: Any
+) -> httpx.Response:
     headers = {"Accept-Encoding": "gzip, deflate", **(kwargs.pop("headers", None) or {})}
     request = client.build_request(method, url, headers=headers, **kwargs)
     try:
@@ -39,10 +40,14 @@ async def bounded_request(client: httpx.AsyncClient, method: str, url: str, *, t
                 await response.aclose()
     except TimeoutError:
         raise httpx.ReadTimeout(f"no complete answer within {total:g} s", request=request) from None
-    kept = [(name, value) for name, value in response.headers.raw   # bytes: any odd header survives
-            if name.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")]
-    return httpx.Response(response.status_code, headers=kept, content=body, request=request,
-                          extensions=response.extensions)
+    kept = [
+        (name, value)
+        for name, value in response.headers.raw  # bytes: any odd header survives
+        if name.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")
+    ]
+    return httpx.Response(
+        response.status_code, headers=kept, content=body, request=request, extensions=response.extensions
+    )
 
 
 async def _read_body(response: httpx.Response, max_bytes: int) -> bytes:

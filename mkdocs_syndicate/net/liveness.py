@@ -18,32 +18,41 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_INTERVAL = 10.0
 
-Sleep = Callable[[str, float, str], Awaitable[None]]   # (url, seconds, reason)
+Sleep = Callable[[str, float, str], Awaitable[None]]  # (url, seconds, reason)
 
 
-async def wait_until_live(urls: list[str], *, timeout: float, interval: float, clock: Clock, sleep: Sleep,
-                          transport: httpx.AsyncBaseTransport | None = None) -> dict[str, str | None]:
+async def wait_until_live(
+    urls: list[str],
+    *,
+    timeout: float,
+    interval: float,
+    clock: Clock,
+    sleep: Sleep,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> dict[str, str | None]:
     """For each URL: None once it answered 200, else why it is not live after `timeout` seconds."""
     import asyncio
 
     import httpx
 
     headers = {"User-Agent": "mkdocs-syndicate (waiting for the page to go live)"}
-    async with httpx.AsyncClient(transport=transport, follow_redirects=True, max_redirects=5,
-                                 headers=headers) as client:
+    async with httpx.AsyncClient(
+        transport=transport, follow_redirects=True, max_redirects=5, headers=headers
+    ) as client:
         results = await asyncio.gather(*(_poll(client, url, timeout, interval, clock, sleep) for url in urls))
     return dict(zip(urls, results, strict=True))
 
 
-async def _poll(client: httpx.AsyncClient, url: str, timeout: float, interval: float, clock: Clock,
-                sleep: Sleep) -> str | None:
+async def _poll(
+    client: httpx.AsyncClient, url: str, timeout: float, interval: float, clock: Clock, sleep: Sleep
+) -> str | None:
     import httpx
 
     from mkdocs_syndicate.net.bounded import bounded_request
 
     deadline = clock.time() + timeout
     last = "no answer"
-    per_poll = min(30.0, interval * 3)   # in total: a page that trickles in is not live
+    per_poll = min(30.0, interval * 3)  # in total: a page that trickles in is not live
     while True:
         # The setting is the deadline: no poll runs past it by more than a second (a 5 s wait
         # once took 31 s); the last poll still gets that second, or it could never succeed.
@@ -75,6 +84,9 @@ def in_built_site(urls: list[str], site_url: str, site_dir: str) -> dict[str, st
             verdicts[url] = None
             continue
         page = Path(site_dir, key, "index.html") if key.endswith("/") or not key else Path(site_dir, key)
-        verdicts[url] = None if page.is_file() else (
-            f"not in the built site ({page}): the sandbox's wait_until_live checks site_dir; stays pending")
+        verdicts[url] = (
+            None
+            if page.is_file()
+            else (f"not in the built site ({page}): the sandbox's wait_until_live checks site_dir; stays pending")
+        )
     return verdicts

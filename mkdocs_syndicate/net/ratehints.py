@@ -16,7 +16,7 @@ from mkdocs_syndicate.timeutil import from_iso
 
 _EPOCH_THRESHOLD = 1e9  # larger numbers are epoch seconds, smaller ones seconds-until
 MAX_DELAY = 7 * 86400.0  # a week: anything longer is the same answer ("not in this run")
-_DIGITS = lazy_compile(r"[0-9]{1,12}")           # ASCII only: str.isdigit() accepts '²'
+_DIGITS = lazy_compile(r"[0-9]{1,12}")  # ASCII only: str.isdigit() accepts '²'
 _NUMBER = lazy_compile(r"[0-9]{1,20}(\.[0-9]{1,9})?")
 
 

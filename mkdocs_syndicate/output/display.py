@@ -23,9 +23,15 @@ def stderr_console() -> Console:
     return console
 
 
-def run_with_display(options: Options, posts: list[Post], log: Callable[[str], None],
-                     warn: Callable[[str], None], *, verify_only: bool = False,
-                     console: Console | None = None) -> RunReport:
+def run_with_display(
+    options: Options,
+    posts: list[Post],
+    log: Callable[[str], None],
+    warn: Callable[[str], None],
+    *,
+    verify_only: bool = False,
+    console: Console | None = None,
+) -> RunReport:
     console = console or stderr_console()
     if console.is_terminal:
         with RichReporter(console, log) as reporter:
@@ -35,8 +41,11 @@ def run_with_display(options: Options, posts: list[Post], log: Callable[[str], N
     if report.adoption is not None:
         log(report.adoption.line())
     if not report.results:
-        log("nothing in flight to verify (0 requests)" if verify_only
-            else "nothing pending: every post is announced everywhere (0 requests)")
+        log(
+            "nothing in flight to verify (0 requests)"
+            if verify_only
+            else "nothing pending: every post is announced everywhere (0 requests)"
+        )
     else:
         console.print(summary_table(report))
     for key in report.deferred:
@@ -56,7 +65,4 @@ def undone_message(report: RunReport, options: Options) -> str | None:
     undone = undone_lines(report)
     if not undone:
         return None
-    return (f"{len(undone)} pair(s) left undone (see {options.ledger_path.name}):\n  "
-            + "\n  ".join(undone))
-
-
+    return f"{len(undone)} pair(s) left undone (see {options.ledger_path.name}):\n  " + "\n  ".join(undone)

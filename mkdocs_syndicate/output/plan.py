@@ -25,10 +25,12 @@ def plan_lines(plan: Plan, collapse_after: int | None = None) -> list[str]:
             message = pair.prepared.message
             length = f" [{message.length}/{message.limit}]" if message is not None and message.limit else ""
             groups.setdefault(f"would {verb}", []).append(
-                f"{channel_id}: would {verb} {one_line(pair.post.key)}{length}: {text}")
+                f"{channel_id}: would {verb} {one_line(pair.post.key)}{length}: {text}"
+            )
     for post in plan.deferred:
         groups.setdefault("deferred to a later run (max_per_run)", []).append(
-            f"deferred to a later run (max_per_run): {one_line(post.key)}")
+            f"deferred to a later run (max_per_run): {one_line(post.key)}"
+        )
     lines = []
     for kind, members in groups.items():
         if collapse_after is not None and len(members) > collapse_after:
@@ -45,8 +47,11 @@ def full_plan_lines(plan: Plan, source: str, max_per_run: int | None, hashtags_f
     """`mkdocs-syndicate plan`: every pending pair with why it is pending and, indented, exactly
     what the channel would receive. `source`: where the posts came from ("the build of …")."""
     verifies = [p for p in plan.pairs if p.needs_verify]
-    lines = [f"plan from {source}: {len(plan.pairs)} pair(s) would be sent"
-             + (f", {len(verifies)} after a verify read" if verifies else "") + "; nothing sent"]
+    lines = [
+        f"plan from {source}: {len(plan.pairs)} pair(s) would be sent"
+        + (f", {len(verifies)} after a verify read" if verifies else "")
+        + "; nothing sent"
+    ]
     if plan.adoption is not None:
         lines.append(ADOPTS + plan.adoption.line())
     if hashtags_from and plan.pairs:
@@ -70,8 +75,14 @@ def _verb(pair: PendingPair, why: bool = False) -> str:
     record = pair.record
     if pair.needs_verify:
         assert record is not None
-        return (f"verify first (in_flight since {record.at}: reads {pair.channel.id} to see whether it went "
-                "out), then send only if it is proved absent") if why else "verify then maybe resend"
+        return (
+            (
+                f"verify first (in_flight since {record.at}: reads {pair.channel.id} to see whether it went "
+                "out), then send only if it is proved absent"
+            )
+            if why
+            else "verify then maybe resend"
+        )
     if record is not None:
         return f"send again (was {record.state}: {record.error or ''})" if why else "resend"
     return "send"
@@ -100,7 +111,7 @@ def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None], hashtags_f
         log(line)
 
 
-COLLAPSE_AFTER = 10   # more lines of one kind than this become one line with a count
+COLLAPSE_AFTER = 10  # more lines of one kind than this become one line with a count
 
 
 def stale_pending(the_plan: Plan, now: dt.datetime, hours: float, *, ledger_exists: bool) -> list[str]:
@@ -116,6 +127,8 @@ def stale_pending(the_plan: Plan, now: dt.datetime, hours: float, *, ledger_exis
         if pair.record is None and now - pair.post.date > dt.timedelta(hours=hours):
             by_post.setdefault(pair.post.key, []).append(pair.channel.id)
             dates[pair.post.key] = pair.post.date
-    return [f"{key} is dated {to_display(dates[key])}, more than {hours:g} h ago, and still not "
-            f"announced on {', '.join(channels)}: is the sending step running? (`mkdocs-syndicate status`)"
-            for key, channels in sorted(by_post.items())]
+    return [
+        f"{key} is dated {to_display(dates[key])}, more than {hours:g} h ago, and still not "
+        f"announced on {', '.join(channels)}: is the sending step running? (`mkdocs-syndicate status`)"
+        for key, channels in sorted(by_post.items())
+    ]

@@ -23,9 +23,14 @@ class RichReporter(PlainReporter):
 
     def __init__(self, console: Console, log: Callable[[str], None]) -> None:
         super().__init__(log)
-        self.progress = Progress(TextColumn("{task.fields[channel]:<12}"), BarColumn(),
-                                 MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
-                                 console=console, transient=False)
+        self.progress = Progress(
+            TextColumn("{task.fields[channel]:<12}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}"),
+            console=console,
+            transient=False,
+        )
         self._tasks: dict[str, TaskID] = {}
 
     def __enter__(self) -> RichReporter:
@@ -47,8 +52,11 @@ class RichReporter(PlainReporter):
         """A bar of its own under the channel's line, filling up as the wait runs down."""
         lane = self._tasks.get(channel_id)
         end = clock.time() + seconds
-        bar = self.progress.add_task("", total=max(seconds, 0.001), channel=f"  {channel_id} ⏳",
-                                     status="") if seconds >= 1 else None
+        bar = (
+            self.progress.add_task("", total=max(seconds, 0.001), channel=f"  {channel_id} ⏳", status="")
+            if seconds >= 1
+            else None
+        )
         while (left := end - clock.time()) > 0:
             if lane is not None:
                 self.progress.update(lane, status=f"waiting ({reason})")
@@ -68,9 +76,10 @@ def summary_table(report: RunReport) -> Table:
         table.add_column(column, overflow="fold")
     # Cells are Text, never markup: post keys and server error messages may hold "[...]".
     for result in sorted(report.results, key=lambda r: (r.post_key, r.channel)):
-        table.add_row(Text(one_line(result.post_key)), Text(one_line(result.channel)),
-                      Text(result.state, style=STATE_STYLES.get(result.state, "")),
-                      Text(one_line(result.remote_url if result.ok and result.remote_url else result.detail)))
+        table.add_row(
+            Text(one_line(result.post_key)),
+            Text(one_line(result.channel)),
+            Text(result.state, style=STATE_STYLES.get(result.state, "")),
+            Text(one_line(result.remote_url if result.ok and result.remote_url else result.detail)),
+        )
     return table
-
-

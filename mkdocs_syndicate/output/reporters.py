@@ -10,8 +10,16 @@ from mkdocs_syndicate.engine.results import PairResult, RunReport
 from mkdocs_syndicate.safety import one_line
 from mkdocs_syndicate.timeutil import Clock
 
-STATE_STYLES = {"done": "green", "failed": "red", "in_flight": "yellow", "waiting": "yellow",
-                "not_attempted": "magenta", "pending": "cyan", "skipped": "dim", "opted_out": "dim"}
+STATE_STYLES = {
+    "done": "green",
+    "failed": "red",
+    "in_flight": "yellow",
+    "waiting": "yellow",
+    "not_attempted": "magenta",
+    "pending": "cyan",
+    "skipped": "dim",
+    "opted_out": "dim",
+}
 
 
 class PlainReporter:

@@ -21,10 +21,10 @@ ATTENTION = ("failed", "in_flight")
 class PairStatus:
     post_key: str
     channel: str
-    state: str                  # done | failed | in_flight | skipped | pending | opted_out
+    state: str  # done | failed | in_flight | skipped | pending | opted_out
     attempts: int = 0
     at: str | None = None
-    age_seconds: int | None = None   # in_flight only: how long it has been unresolved
+    age_seconds: int | None = None  # in_flight only: how long it has been unresolved
     remote_id: str | None = None
     remote_url: str | None = None
     error: str | None = None
@@ -34,7 +34,7 @@ class PairStatus:
 @dataclass
 class StatusView:
     pairs: list[PairStatus]
-    posts: dict[str, str]       # key -> url
+    posts: dict[str, str]  # key -> url
     channels: list[str]
 
     @property
@@ -43,29 +43,48 @@ class StatusView:
 
     def filtered(self, *, states: set[str], channels: set[str], post: str | None) -> StatusView:
         """Only the pairs asked for (`mkdocs-syndicate status --state/--channel/--post`)."""
+
         def keep(pair: PairStatus) -> bool:
-            return ((not states or pair.state in states) and (not channels or pair.channel in channels)
-                    and (post is None or post in pair.post_key or post in self.posts.get(pair.post_key, "")))
+            return (
+                (not states or pair.state in states)
+                and (not channels or pair.channel in channels)
+                and (post is None or post in pair.post_key or post in self.posts.get(pair.post_key, ""))
+            )
+
         pairs = [p for p in self.pairs if keep(p)]
         kept = {p.post_key for p in pairs}
-        return StatusView(pairs, {k: v for k, v in self.posts.items() if k in kept or not (states or channels or post)},
-                          [c for c in self.channels if not channels or c in channels])
+        return StatusView(
+            pairs,
+            {k: v for k, v in self.posts.items() if k in kept or not (states or channels or post)},
+            [c for c in self.channels if not channels or c in channels],
+        )
 
     @property
     def attention(self) -> list[PairStatus]:
         return [p for p in self.pairs if p.state in ATTENTION]
 
     def to_json(self) -> dict[str, Any]:
-        return {"channels": self.channels, "totals": self.totals,
-                "posts": [{"key": key, "url": url,
-                           "channels": {p.channel: {k: v for k, v in asdict(p).items()
-                                                    if k not in ("post_key", "channel") and v is not None}
-                                        for p in self.pairs if p.post_key == key}}
-                          for key, url in self.posts.items()]}
+        return {
+            "channels": self.channels,
+            "totals": self.totals,
+            "posts": [
+                {
+                    "key": key,
+                    "url": url,
+                    "channels": {
+                        p.channel: {
+                            k: v for k, v in asdict(p).items() if k not in ("post_key", "channel") and v is not None
+                        }
+                        for p in self.pairs
+                        if p.post_key == key
+                    },
+                }
+                for key, url in self.posts.items()
+            ],
+        }
 
 
-def status_view(ledger: Ledger, channels: list[str], built_posts: list[Post] | None,
-                now: dt.datetime) -> StatusView:
+def status_view(ledger: Ledger, channels: list[str], built_posts: list[Post] | None, now: dt.datetime) -> StatusView:
     """`built_posts`: the announceable posts of the last build (None when there is no build)."""
     known = {p.key: p for p in built_posts or []}
     keys = sorted(set(ledger.posts) | set(known))
@@ -84,8 +103,20 @@ def status_view(ledger: Ledger, channels: list[str], built_posts: list[Post] | N
                 pairs.append(PairStatus(key, channel, "pending" if post.wants(channel) else "opted_out"))
                 continue
             age = int((now - from_iso(record.at)).total_seconds()) if record.state == "in_flight" else None
-            pairs.append(PairStatus(key, channel, record.state, record.attempts, record.at, age,
-                                    record.remote_id, record.remote_url, record.error, record.note))
+            pairs.append(
+                PairStatus(
+                    key,
+                    channel,
+                    record.state,
+                    record.attempts,
+                    record.at,
+                    age,
+                    record.remote_id,
+                    record.remote_url,
+                    record.error,
+                    record.note,
+                )
+            )
     return StatusView(pairs, urls, all_channels)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"   # where the links the emulators hand out point
+DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"  # where the links the emulators hand out point
 _LAZY = ("Request", "Response", "SandboxServer", "running_sandbox")
 
 __all__ = ["DEFAULT_PUBLIC_BASE", "Request", "Response", "SandboxServer", "running_sandbox"]

@@ -36,17 +36,20 @@ from mkdocs_syndicate.sandbox.server import Emulator, Request, Response, first_u
 # repeated variant or extension singleton (§4.1), and a primary language subtag of 2–3 lowercase
 # letters. So `EN`, `PT-BR`, `english` and `en_US` are refused; `pt-br`, `zh-Hant` and `i-klingon`
 # pass. (Older PDS versions checked the syntax alone and took `EN` and `english`.)
-_GRANDFATHERED = re.compile(r"en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|"
-                            r"i-pwn|i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|"
-                            r"no-nyn|zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang")
+_GRANDFATHERED = re.compile(
+    r"en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|"
+    r"i-pwn|i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|"
+    r"no-nyn|zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang"
+)
 _PRIVATE_USE = re.compile(r"[xX](?:-[A-Za-z0-9]{1,8})+")
 _LANGTAG = re.compile(
     r"(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}(?:-[A-Za-z]{3}){0,2})?|[A-Za-z]{4}|[A-Za-z]{5,8})"  # language
-    r"(?:-[A-Za-z]{4})?"                                                      # script
-    r"(?:-(?:[A-Za-z]{2}|[0-9]{3}))?"                                         # region
-    r"(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*"                          # variants
-    r"(?:-[0-9A-WY-Za-wy-z](?:-[A-Za-z0-9]{2,8})+)*"                          # extensions
-    r"(?:-[xX](?:-[A-Za-z0-9]{1,8})+)?")                                      # private use
+    r"(?:-[A-Za-z]{4})?"  # script
+    r"(?:-(?:[A-Za-z]{2}|[0-9]{3}))?"  # region
+    r"(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*"  # variants
+    r"(?:-[0-9A-WY-Za-wy-z](?:-[A-Za-z0-9]{2,8})+)*"  # extensions
+    r"(?:-[xX](?:-[A-Za-z0-9]{1,8})+)?"
+)  # private use
 
 
 def _well_formed_language(value: str) -> bool:
@@ -70,7 +73,7 @@ def _well_formed_language(value: str) -> bool:
         variants.append(subtags[i].lower())
         i += 1
     singletons = [t.lower() for t in subtags[i:] if len(t) == 1]
-    singletons = singletons[:singletons.index("x")] if "x" in singletons else singletons
+    singletons = singletons[: singletons.index("x")] if "x" in singletons else singletons
     return len(set(variants)) == len(variants) and len(set(singletons)) == len(singletons)
 
 
@@ -122,13 +125,13 @@ def _graphemes(text: str) -> int:
 
 class BlueskyEmulator(Emulator):
     name = "bluesky"
-    also_at = ("bluesky-pds", "bluesky-appview")   # the PDS; the public AppView readers' browsers ask
+    also_at = ("bluesky-pds", "bluesky-appview")  # the PDS; the public AppView readers' browsers ask
     app_password = APP_PASSWORD  # what it accepts; tests may set their own (a sentinel)
-    jwt_prefix = ""              # tests: a marker inside every token it hands out
+    jwt_prefix = ""  # tests: a marker inside every token it hands out
     public_pages = ("/profile/",)
     creating = ("POST /xrpc/com.atproto.repo.putRecord", "POST /xrpc/com.atproto.repo.createRecord")
     access_ttl = ACCESS_TTL
-    expire_next_login = False   # tests: the next createSession hands out an already expired token
+    expire_next_login = False  # tests: the next createSession hands out an already expired token
 
     def initial_state(self) -> dict[str, Any]:
         return {"records": {}, "sessions": {}, "blobs": {}, "logins": [], "points": []}
@@ -136,16 +139,29 @@ class BlueskyEmulator(Emulator):
     @classmethod
     def client_options(cls, url: str, public_base: str) -> Mapping[str, object]:
         # A rehearsal keeps no session in the user's state folder.
-        return {"service": f"{url}/bluesky", "handle": HANDLE, "app_password": APP_PASSWORD,
-                "web_url": f"{public_base}/bluesky", "appview": f"{public_base}/bluesky-appview",
-                "keep_session": False}
+        return {
+            "service": f"{url}/bluesky",
+            "handle": HANDLE,
+            "app_password": APP_PASSWORD,
+            "web_url": f"{public_base}/bluesky",
+            "appview": f"{public_base}/bluesky-appview",
+            "keep_session": False,
+        }
 
     def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
         def announces(record: dict[str, Any]) -> str:
             return (record.get("embed") or {}).get("external", {}).get("uri") or first_url(record.get("text", ""))
-        return [{"id": rkey, "text": r["value"].get("text", ""), "announces": announces(r["value"]), "at": r.get("at"),
-                 "link": f"{public_base}/bluesky/profile/{HANDLE}/post/{rkey}"}
-                for rkey, r in state.get("records", {}).items()]
+
+        return [
+            {
+                "id": rkey,
+                "text": r["value"].get("text", ""),
+                "announces": announces(r["value"]),
+                "at": r.get("at"),
+                "link": f"{public_base}/bluesky/profile/{HANDLE}/post/{rkey}",
+            }
+            for rkey, r in state.get("records", {}).items()
+        ]
 
     @staticmethod
     def _error(status: int, name: str, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -157,26 +173,47 @@ class BlueskyEmulator(Emulator):
         return request.base.rsplit("/", 1)[0] + "/bluesky-pds"
 
     def did_doc(self, pds: str) -> dict[str, Any]:
-        return {"@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"],
-                "id": DID, "alsoKnownAs": [f"at://{HANDLE}"],
-                "verificationMethod": [{"id": f"{DID}#atproto", "type": "Multikey", "controller": DID,
-                                        "publicKeyMultibase": "zQ3shXjHeiBuRCKmM36cuYnm7YEMzhGnCmCyW92sRJ9pribSF"}],
-                "service": [{"id": "#atproto_pds", "type": "AtprotoPersonalDataServer", "serviceEndpoint": pds}]}
+        return {
+            "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"],
+            "id": DID,
+            "alsoKnownAs": [f"at://{HANDLE}"],
+            "verificationMethod": [
+                {
+                    "id": f"{DID}#atproto",
+                    "type": "Multikey",
+                    "controller": DID,
+                    "publicKeyMultibase": "zQ3shXjHeiBuRCKmM36cuYnm7YEMzhGnCmCyW92sRJ9pribSF",
+                }
+            ],
+            "service": [{"id": "#atproto_pds", "type": "AtprotoPersonalDataServer", "serviceEndpoint": pds}],
+        }
 
     def _rate_headers(self) -> dict[str, str]:
         now = self.server.now()
         used = sum(p["cost"] for p in self.state["points"] if now - p["at"] < WRITE_WINDOW)
-        return {"RateLimit-Limit": str(WRITE_LIMIT), "RateLimit-Remaining": str(max(0, WRITE_LIMIT - used)),
-                "RateLimit-Reset": str(int(now + WRITE_WINDOW)), "RateLimit-Policy": f"{WRITE_LIMIT};w={WRITE_WINDOW}"}
+        return {
+            "RateLimit-Limit": str(WRITE_LIMIT),
+            "RateLimit-Remaining": str(max(0, WRITE_LIMIT - used)),
+            "RateLimit-Reset": str(int(now + WRITE_WINDOW)),
+            "RateLimit-Policy": f"{WRITE_LIMIT};w={WRITE_WINDOW}",
+        }
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         # As xrpc-server's rate-limiter-http.ts: the RateLimit-* status, and Retry-After in seconds.
         wait = float(fault.get("reset_in", 30))
         reset = int(self.server.now() + wait)
-        return self._error(429, "RateLimitExceeded", "Rate Limit Exceeded",
-                           {"RateLimit-Limit": str(WRITE_LIMIT), "RateLimit-Remaining": "0",
-                            "RateLimit-Reset": str(reset), "RateLimit-Policy": f"{WRITE_LIMIT};w={WRITE_WINDOW}",
-                            "Retry-After": str(math.ceil(wait))})
+        return self._error(
+            429,
+            "RateLimitExceeded",
+            "Rate Limit Exceeded",
+            {
+                "RateLimit-Limit": str(WRITE_LIMIT),
+                "RateLimit-Remaining": "0",
+                "RateLimit-Reset": str(reset),
+                "RateLimit-Policy": f"{WRITE_LIMIT};w={WRITE_WINDOW}",
+                "Retry-After": str(math.ceil(wait)),
+            },
+        )
 
     # ---------------------------------------------------------------- dispatch
 
@@ -204,8 +241,16 @@ class BlueskyEmulator(Emulator):
         if problem is not None:
             return problem
         if method == "com.atproto.server.getSession" and request.method == "GET":
-            return Response(200, {"handle": HANDLE, "did": DID, "didDoc": self.did_doc(self._pds(request)),
-                                  "active": True, "emailConfirmed": True})
+            return Response(
+                200,
+                {
+                    "handle": HANDLE,
+                    "did": DID,
+                    "didDoc": self.did_doc(self._pds(request)),
+                    "active": True,
+                    "emailConfirmed": True,
+                },
+            )
         if method == "com.atproto.repo.putRecord" and request.method == "POST":
             return self._write(request, put=True)
         if method == "com.atproto.repo.createRecord" and request.method == "POST":
@@ -219,8 +264,14 @@ class BlueskyEmulator(Emulator):
     def _jwt(self, scope: str, ttl: float) -> str:
         now = int(self.server.now())
         header = {"typ": "at+jwt" if scope != "com.atproto.refresh" else "refresh+jwt", "alg": "ES256K"}
-        payload = {"scope": scope, "sub": DID, "aud": "did:web:sandbox.bsky.social", "iat": now,
-                   "exp": int(now + ttl), "jti": _random.token_hex(12)}
+        payload = {
+            "scope": scope,
+            "sub": DID,
+            "aud": "did:web:sandbox.bsky.social",
+            "iat": now,
+            "exp": int(now + ttl),
+            "jti": _random.token_hex(12),
+        }
         # The test marker leads the signature segment, in plain sight (base64url-safe characters),
         # padded so the segment still decodes.
         signature = self.jwt_prefix + _b64url(_random.token_bytes(64))
@@ -232,9 +283,16 @@ class BlueskyEmulator(Emulator):
         refresh = self._jwt("com.atproto.refresh", REFRESH_TTL)
         self.state["sessions"][access] = {"kind": "access", "expires": self.server.now() + self.access_ttl}
         self.state["sessions"][refresh] = {"kind": "refresh", "expires": self.server.now() + REFRESH_TTL}
-        return {"accessJwt": access, "refreshJwt": refresh, "handle": HANDLE, "did": DID,
-                "didDoc": self.did_doc(self._pds(request)), "email": "sandbox@example.com",
-                "emailConfirmed": True, "active": True}
+        return {
+            "accessJwt": access,
+            "refreshJwt": refresh,
+            "handle": HANDLE,
+            "did": DID,
+            "didDoc": self.did_doc(self._pds(request)),
+            "email": "sandbox@example.com",
+            "emailConfirmed": True,
+            "active": True,
+        }
 
     def _create_session(self, request: Request) -> Response:
         now = self.server.now()
@@ -281,9 +339,16 @@ class BlueskyEmulator(Emulator):
     def _describe_repo(self, request: Request) -> Response:
         if request.arg("repo") not in (DID, HANDLE):
             return self._error(400, "InvalidRequest", "Could not find repo")
-        return Response(200, {"handle": HANDLE, "did": DID, "didDoc": self.did_doc(self._pds(request)),
-                              "collections": [COLLECTION] if self.state["records"] else [],
-                              "handleIsCorrect": True})
+        return Response(
+            200,
+            {
+                "handle": HANDLE,
+                "did": DID,
+                "didDoc": self.did_doc(self._pds(request)),
+                "collections": [COLLECTION] if self.state["records"] else [],
+                "handleIsCorrect": True,
+            },
+        )
 
     # ---------------------------------------------------------------- records
 
@@ -299,8 +364,11 @@ class BlueskyEmulator(Emulator):
         if not isinstance(record.get("createdAt"), str):
             return invalid('Record must have the property "createdAt"')
         langs = record.get("langs")
-        if langs is not None and (not isinstance(langs, list) or len(langs) > 3
-                                  or not all(isinstance(x, str) and _well_formed_language(x) for x in langs)):
+        if langs is not None and (
+            not isinstance(langs, list)
+            or len(langs) > 3
+            or not all(isinstance(x, str) and _well_formed_language(x) for x in langs)
+        ):
             return invalid("Record/langs must be at most 3 valid language tags")
         size = len(text.encode("utf-8"))
         for facet in record.get("facets") or []:
@@ -312,17 +380,21 @@ class BlueskyEmulator(Emulator):
                 if tag is not None and (_graphemes(tag) > 64 or len(tag.encode("utf-8")) > 640):
                     return invalid("Record/facets/features/tag must not be longer than 64 graphemes")
         thumb = ((record.get("embed") or {}).get("external") or {}).get("thumb")
-        if thumb is not None and (thumb.get("size", 0) > 1_000_000
-                                  or thumb.get("ref", {}).get("$link") not in self.state["blobs"]):
+        if thumb is not None and (
+            thumb.get("size", 0) > 1_000_000 or thumb.get("ref", {}).get("$link") not in self.state["blobs"]
+        ):
             return invalid("thumb blob is missing or over 1000000 bytes")
         if thumb is not None and not str(thumb.get("mimeType", "")).startswith("image/"):
             # The lexicon's `accept: ["image/*"]`, checked on the type the record names.
-            return invalid(f'Expected "image/*" (got "{thumb.get("mimeType")}") '
-                           "at $.record.embed.external.thumb.mimeType")
+            return invalid(
+                f'Expected "image/*" (got "{thumb.get("mimeType")}") at $.record.embed.external.thumb.mimeType'
+            )
         stored = self.state["blobs"].get((thumb or {}).get("ref", {}).get("$link"), {})
         if thumb is not None and thumb.get("mimeType") != stored.get("mimeType"):
-            return (f"Referenced Mimetype does not match stored blob. Expected: {stored.get('mimeType')}, "
-                    f"Got: {thumb.get('mimeType')}")
+            return (
+                f"Referenced Mimetype does not match stored blob. Expected: {stored.get('mimeType')}, "
+                f"Got: {thumb.get('mimeType')}"
+            )
         return None
 
     def _write(self, request: Request, put: bool) -> Response:
@@ -334,11 +406,12 @@ class BlueskyEmulator(Emulator):
             return self._error(400, "InvalidRequest", "Could not find repo or collection")
         rkey = body.get("rkey") or (None if put else self._fresh_tid())
         if rkey is None:
-            return self._error(400, "InvalidRequest", "Input must have the property \"rkey\"")
+            return self._error(400, "InvalidRequest", 'Input must have the property "rkey"')
         if not _TID.fullmatch(rkey):
             # The reference PDS's words (checked against it: tests/test_realserver_bluesky.py).
-            return self._error(400, "InvalidRequest",
-                               f'Invalid record key for {COLLECTION}: Invalid TID string (got "{rkey}") at $')
+            return self._error(
+                400, "InvalidRequest", f'Invalid record key for {COLLECTION}: Invalid TID string (got "{rkey}") at $'
+            )
         record = body.get("record")
         problem = self._validate(record)
         if problem:
@@ -360,9 +433,12 @@ class BlueskyEmulator(Emulator):
         committed = self.commit_time()
         self.state["records"][rkey] = {"cid": cid, "value": record, "at": committed, "visible_at": committed}
         commit = _cid(f"commit:{rkey}:{cid}".encode(), 0x71)
-        return Response(200, {"uri": uri, "cid": cid, "commit": {"cid": commit, "rev": self._fresh_tid()},
-                              "validationStatus": "valid"}, self._rate_headers(),
-                        hold_until=committed if committed > self.server.now() else None)
+        return Response(
+            200,
+            {"uri": uri, "cid": cid, "commit": {"cid": commit, "rev": self._fresh_tid()}, "validationStatus": "valid"},
+            self._rate_headers(),
+            hold_until=committed if committed > self.server.now() else None,
+        )
 
     def _visible_record(self, rkey: str) -> dict[str, Any] | None:
         found = self.state["records"].get(rkey)
@@ -382,15 +458,22 @@ class BlueskyEmulator(Emulator):
         return Response(200, {"uri": uri, "cid": found["cid"], "value": found["value"]})
 
     def _list_records(self, request: Request) -> Response:
-        keys = sorted((k for k in self.state["records"] if self._visible_record(k)),
-                      reverse=request.arg("reverse") != "true")
+        keys = sorted(
+            (k for k in self.state["records"] if self._visible_record(k)), reverse=request.arg("reverse") != "true"
+        )
         cursor = request.arg("cursor")
         if cursor:
             keys = [k for k in keys if (k < cursor if request.arg("reverse") != "true" else k > cursor)]
         limit = min(100, max(1, int(request.arg("limit", "50") or 50)))
         page = keys[:limit]
-        records = [{"uri": f"at://{DID}/{COLLECTION}/{k}", "cid": self.state["records"][k]["cid"],
-                    "value": self.state["records"][k]["value"]} for k in page]
+        records = [
+            {
+                "uri": f"at://{DID}/{COLLECTION}/{k}",
+                "cid": self.state["records"][k]["cid"],
+                "value": self.state["records"][k]["value"],
+            }
+            for k in page
+        ]
         return Response(200, {"records": records, **({"cursor": page[-1]} if len(page) == limit else {})})
 
     # ---------------------------------------------------------------- the AppView's threads (comments: true)
@@ -398,9 +481,16 @@ class BlueskyEmulator(Emulator):
     def _post_view(self, uri: str) -> dict[str, Any] | None:
         rkey = uri.rsplit("/", 1)[-1]
         if uri == f"at://{DID}/{COLLECTION}/{rkey}" and (found := self._visible_record(rkey)) is not None:
-            return {"uri": uri, "cid": found["cid"], "author": {"did": DID, "handle": HANDLE, "displayName": "Sandbox"},
-                    "record": found["value"], "replyCount": 0, "repostCount": 0, "likeCount": 0,
-                    "indexedAt": _iso(found["at"])}
+            return {
+                "uri": uri,
+                "cid": found["cid"],
+                "author": {"did": DID, "handle": HANDLE, "displayName": "Sandbox"},
+                "record": found["value"],
+                "replyCount": 0,
+                "repostCount": 0,
+                "likeCount": 0,
+                "indexedAt": _iso(found["at"]),
+            }
         return next((dict(r["post"]) for r in self.state.get("replies", []) if r["post"]["uri"] == uri), None)
 
     def _thread(self, uri: str, depth: int) -> Response:
@@ -428,11 +518,23 @@ class BlueskyEmulator(Emulator):
             raise ValueError(f"no post {uri} on the sandbox's Bluesky")
         now = self.server.now()
         did = "did:plc:" + hashlib.sha256(author.encode()).hexdigest()[:24]
-        record = {"$type": COLLECTION, "text": text, "createdAt": _iso(now), "langs": ["en"],
-                  "reply": {"root": {"uri": uri, "cid": above["cid"]}, "parent": {"uri": uri, "cid": above["cid"]}}}
-        post = {"uri": f"at://{did}/{COLLECTION}/{self._fresh_tid()}", "cid": cid_of(record),
-                "author": {"did": did, "handle": f"{author}.elsewhere.example", "displayName": author},
-                "record": record, "replyCount": 0, "repostCount": 0, "likeCount": 0, "indexedAt": _iso(now)}
+        record = {
+            "$type": COLLECTION,
+            "text": text,
+            "createdAt": _iso(now),
+            "langs": ["en"],
+            "reply": {"root": {"uri": uri, "cid": above["cid"]}, "parent": {"uri": uri, "cid": above["cid"]}},
+        }
+        post = {
+            "uri": f"at://{did}/{COLLECTION}/{self._fresh_tid()}",
+            "cid": cid_of(record),
+            "author": {"did": did, "handle": f"{author}.elsewhere.example", "displayName": author},
+            "record": record,
+            "replyCount": 0,
+            "repostCount": 0,
+            "likeCount": 0,
+            "indexedAt": _iso(now),
+        }
         self.state.setdefault("replies", []).append({"parent": uri, "post": post})
         return post
 
@@ -447,15 +549,19 @@ class BlueskyEmulator(Emulator):
         cid = _cid(request.body, 0x55)
         mime = _sniffed(request.body) or claimed
         self.state["blobs"][cid] = {"size": len(request.body), "mimeType": mime}
-        return Response(200, {"blob": {"$type": "blob", "ref": {"$link": cid}, "mimeType": mime,
-                                       "size": len(request.body)}})
+        return Response(
+            200, {"blob": {"$type": "blob", "ref": {"$link": cid}, "mimeType": mime, "size": len(request.body)}}
+        )
 
 
 def _sniffed(data: bytes) -> str | None:
     """A blob's type by its magic bytes, for the images and a few common others (the PDS uses the
     file-type package, which knows hundreds; plain text it does not recognise)."""
-    for magic, mime in ((b"%PDF", "application/pdf"), (b"PK\x03\x04", "application/zip"),
-                        (b"\x1f\x8b", "application/gzip")):
+    for magic, mime in (
+        (b"%PDF", "application/pdf"),
+        (b"PK\x03\x04", "application/zip"),
+        (b"\x1f\x8b", "application/gzip"),
+    ):
         if data.startswith(magic):
             return mime
     if data.startswith(b"\x89PNG\r\n\x1a\n"):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mkdocs_syndicate.sandbox.server import Emulator
 
+
 def when(epoch: Any) -> str:
     """One time format for every emulator (they each answer in their service's own)."""
     try:
@@ -26,8 +27,10 @@ def received(emulators: Iterable[Emulator], state: dict[str, Any], public_base: 
     second copy of a post is a fault, duplicates marked."""
     items: dict[str, list[dict[str, Any]]] = {}
     for emulator in emulators:
-        entries = [{**item, "at": when(item.get("at"))}
-                   for item in emulator.received(state.get(emulator.name, {}), public_base.rstrip("/"))]
+        entries = [
+            {**item, "at": when(item.get("at"))}
+            for item in emulator.received(state.get(emulator.name, {}), public_base.rstrip("/"))
+        ]
         counts = Counter(item["announces"] for item in entries if item["announces"])
         for item in entries:
             item["duplicate"] = emulator.duplicates_matter and counts[item["announces"]] > 1
@@ -45,14 +48,21 @@ def page(data: dict[str, list[dict[str, Any]]], names: dict[str, list[str]] | No
         title = f"{', '.join(ids)} <small>({channel})</small>" if ids else channel
         head = f"{title} <small>{len(entries)} received"
         head += f", <b class=dup-count>{dupes} duplicate</b>" if dupes else ""
-        cards = "".join(
-            f"<article class=\"{'dup' if e['duplicate'] else ''}\"><header>"
-            + (f"<a href=\"{html.escape(e['link'], quote=True)}\">#{html.escape(e['id'])}</a>" if e["link"]
-               else f"#{html.escape(e['id'])}")
-            + f" <time>{html.escape(e['at'])}</time>{' <b>DUPLICATE</b>' if e['duplicate'] else ''}</header>"
-            f"<pre>{html.escape(e['text'])}</pre></article>"
-            for e in reversed(entries)) or "<p class=empty>nothing yet</p>"
-        columns.append(f"<section data-channel=\"{html.escape(channel)}\"><h2>{head}</small></h2>{cards}</section>")
+        cards = (
+            "".join(
+                f'<article class="{"dup" if e["duplicate"] else ""}"><header>'
+                + (
+                    f'<a href="{html.escape(e["link"], quote=True)}">#{html.escape(e["id"])}</a>'
+                    if e["link"]
+                    else f"#{html.escape(e['id'])}"
+                )
+                + f" <time>{html.escape(e['at'])}</time>{' <b>DUPLICATE</b>' if e['duplicate'] else ''}</header>"
+                f"<pre>{html.escape(e['text'])}</pre></article>"
+                for e in reversed(entries)
+            )
+            or "<p class=empty>nothing yet</p>"
+        )
+        columns.append(f'<section data-channel="{html.escape(channel)}"><h2>{head}</small></h2>{cards}</section>')
     body = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="3">
 <title>mkdocs-syndicate sandbox</title>
@@ -67,7 +77,7 @@ pre {{ white-space: pre-wrap; word-break: break-word; font: inherit; margin: .25
 </style></head>
 <body><h1>mkdocs-syndicate sandbox</h1>
 <p>What each emulator received (refreshes every 3 s). Nothing here left this machine.</p>
-<main>{''.join(columns)}</main></body></html>
+<main>{"".join(columns)}</main></body></html>
 """
     return body.encode("utf-8")
 
@@ -76,16 +86,19 @@ def post_page(emulator: str, item: dict[str, Any]) -> bytes:
     """A received post's public page, as the real service has one at the link it hands out (the
     ledger's remote_url, the dashboard and the run log point here); everything escaped."""
     announces = item.get("announces") or ""
-    about = (f"<p>Announces <a href=\"{html.escape(announces, quote=True)}\">{html.escape(announces)}</a></p>"
-             if announces else "")
+    about = (
+        f'<p>Announces <a href="{html.escape(announces, quote=True)}">{html.escape(announces)}</a></p>'
+        if announces
+        else ""
+    )
     body = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(emulator)} #{html.escape(item['id'])} (sandbox)</title>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(emulator)} #{html.escape(item["id"])} (sandbox)</title>
 <style>body {{ font: 15px system-ui, sans-serif; margin: 2rem auto; max-width: 40rem; }}
 pre {{ white-space: pre-wrap; word-break: break-word; font: inherit; background: white; border: 1px solid #ddd;
 border-radius: 6px; padding: 1rem; }} small {{ color: #666; }}</style></head>
-<body><p><small>mkdocs-syndicate sandbox · {html.escape(emulator)} · received {html.escape(item['at'])}
-{' · <b>DUPLICATE</b>' if item.get('duplicate') else ''} · <a href="/">all received posts</a></small></p>
-<article data-id="{html.escape(item['id'], quote=True)}"><pre>{html.escape(item['text'])}</pre></article>
+<body><p><small>mkdocs-syndicate sandbox · {html.escape(emulator)} · received {html.escape(item["at"])}
+{" · <b>DUPLICATE</b>" if item.get("duplicate") else ""} · <a href="/">all received posts</a></small></p>
+<article data-id="{html.escape(item["id"], quote=True)}"><pre>{html.escape(item["text"])}</pre></article>
 {about}<p><small>Nothing here left this machine.</small></p></body></html>
 """
     return body.encode("utf-8")

@@ -17,7 +17,7 @@ from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
 API_KEY = "sandbox-forem-api-key"
 ACCEPT = "application/vnd.forem.api-v1+json"
 USERNAME = "sandbox"
-CREATE_LIMIT, CREATE_WINDOW = 9, 30.0     # published_article_creation: 9 per 30 s
+CREATE_LIMIT, CREATE_WINDOW = 9, 30.0  # published_article_creation: 9 per 30 s
 
 
 def _iso(epoch: float) -> str:
@@ -30,7 +30,7 @@ def _slug(title: str) -> str:
 
 class ForemEmulator(Emulator):
     name = "forem"
-    api_key = API_KEY      # what it accepts; tests may set their own (a sentinel)
+    api_key = API_KEY  # what it accepts; tests may set their own (a sentinel)
     public_pages = ("/sandbox/",)
     creating = ("POST /api/articles",)
 
@@ -42,16 +42,27 @@ class ForemEmulator(Emulator):
         return {"api": f"{url}/forem/api", "api_key": API_KEY}
 
     def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
-        return [{"id": str(a["id"]), "text": f"{a['title']}\n\n{a.get('body_markdown', '')[:280]}",
-                 "announces": a.get("canonical_url", ""), "at": a.get("created_epoch"), "link": a.get("url", "")}
-                for a in state.get("articles", []) if a.get("user") == USERNAME]
+        return [
+            {
+                "id": str(a["id"]),
+                "text": f"{a['title']}\n\n{a.get('body_markdown', '')[:280]}",
+                "announces": a.get("canonical_url", ""),
+                "at": a.get("created_epoch"),
+                "link": a.get("url", ""),
+            }
+            for a in state.get("articles", [])
+            if a.get("user") == USERNAME
+        ]
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         seconds = int(fault.get("retry_after", 30))
         if fault.get("plain"):  # Rack::Attack's throttle answer
             return Response(429, b"Retry later\n", {"Retry-After": str(seconds)})
-        return Response(429, {"error": f"Rate limit reached, try again in {seconds} seconds", "status": 429},
-                        {"Retry-After": str(seconds)})
+        return Response(
+            429,
+            {"error": f"Rate limit reached, try again in {seconds} seconds", "status": 429},
+            {"Retry-After": str(seconds)},
+        )
 
     def add_foreign(self, canonical_url: str, title: str = "Imported elsewhere") -> None:
         """An article by another user holding a canonical URL (an RSS import, a scraper)."""
@@ -109,11 +120,16 @@ class ForemEmulator(Emulator):
                 problems.append(f"Tag {tag} is too long (maximum is 30 characters)")
         canonical = article.get("canonical_url")
         committed = self.visible(self.state["articles"])  # Rails validates, then inserts: no lock
-        if article.get("published") and canonical and any(
-                a["canonical_url"] == canonical and a["published"] and a["id"] != current_id for a in committed):
+        if (
+            article.get("published")
+            and canonical
+            and any(a["canonical_url"] == canonical and a["published"] and a["id"] != current_id for a in committed)
+        ):
             problems.append("Canonical url has already been taken. Email yo@dev.to for further details.")
-        if current_id is None and any(a["user"] == USERNAME and a["title"] == article.get("title")
-                                      and now - a["created_epoch"] < 300 for a in committed):
+        if current_id is None and any(
+            a["user"] == USERNAME and a["title"] == article.get("title") and now - a["created_epoch"] < 300
+            for a in committed
+        ):
             problems.append("Title has already been used in the last five minutes")
         return " ".join(p if p.endswith(".") else p + "." for p in problems) if problems else None
 
@@ -122,8 +138,9 @@ class ForemEmulator(Emulator):
         if isinstance(article, Response):
             return article
         now = self.server.now()
-        recent = [a for a in self.state["articles"]
-                  if a["user"] == USERNAME and now - a["created_epoch"] < CREATE_WINDOW]
+        recent = [
+            a for a in self.state["articles"] if a["user"] == USERNAME and now - a["created_epoch"] < CREATE_WINDOW
+        ]
         if len(recent) >= CREATE_LIMIT:
             return self.rate_limited({"retry_after": 30})
         problem = self._validate(article)
@@ -142,15 +159,25 @@ class ForemEmulator(Emulator):
         url = f"{self.server.public_base}/forem/{user}/{slug}"
         published = bool(article.get("published", False))
         stored = {
-            "type_of": "article", "id": article_id, "title": title, "slug": slug,
-            "path": f"/{user}/{slug}", "url": url,
-            "canonical_url": article.get("canonical_url") or url, "published": published,
+            "type_of": "article",
+            "id": article_id,
+            "title": title,
+            "slug": slug,
+            "path": f"/{user}/{slug}",
+            "url": url,
+            "canonical_url": article.get("canonical_url") or url,
+            "published": published,
             "published_at": _iso(self.server_clock(now)) if published else None,
             "created_at": _iso(self.server_clock(now)),
-            "description": article.get("description") or "", "tags": list(article.get("tags") or []),
+            "description": article.get("description") or "",
+            "tags": list(article.get("tags") or []),
             "tag_list": ", ".join(article.get("tags") or []),
-            "body_markdown": article.get("body_markdown") or "", "main_image": article.get("main_image"),
-            "user": user, "created_epoch": now, "visible_at": visible_at}
+            "body_markdown": article.get("body_markdown") or "",
+            "main_image": article.get("main_image"),
+            "user": user,
+            "created_epoch": now,
+            "visible_at": visible_at,
+        }
         self.state["articles"].append(stored)
         return stored
 
@@ -181,4 +208,4 @@ class ForemEmulator(Emulator):
         unpublished = [a for a in mine if not a["published"]]
         published = sorted((a for a in mine if a["published"]), key=lambda a: a["id"], reverse=True)
         chosen = {"all": unpublished + published, "published": published, "unpublished": unpublished}[which]
-        return Response(200, chosen[(page - 1) * per_page: page * per_page])
+        return Response(200, chosen[(page - 1) * per_page : page * per_page])

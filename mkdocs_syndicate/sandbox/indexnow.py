@@ -21,7 +21,7 @@ import httpx
 from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
 
 _KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
-KEY = "sandbox-indexnow-key-0001"   # the key sandbox runs ping with
+KEY = "sandbox-indexnow-key-0001"  # the key sandbox runs ping with
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -30,17 +30,19 @@ class IndexNowEmulator(Emulator):
     creating = ("POST /", "GET /")
 
     def initial_state(self) -> dict[str, Any]:
-        return {"pings": [], "keys": {}}   # key -> "pending" | "valid" | "invalid"
+        return {"pings": [], "keys": {}}  # key -> "pending" | "valid" | "invalid"
 
     @classmethod
     def client_options(cls, url: str, public_base: str) -> dict[str, str]:
         return {"endpoint": f"{url}/indexnow", "key": KEY}
 
-    duplicates_matter = False   # pinging a URL again is harmless (at-least-once)
+    duplicates_matter = False  # pinging a URL again is harmless (at-least-once)
 
     def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
-        return [{"id": str(n), "text": "\n".join(p["urls"]), "announces": "", "at": p.get("at"), "link": ""}
-                for n, p in enumerate(state.get("pings", []), 1)]
+        return [
+            {"id": str(n), "text": "\n".join(p["urls"]), "announces": "", "at": p.get("at"), "link": ""}
+            for n, p in enumerate(state.get("pings", []), 1)
+        ]
 
     def trust(self, *keys: str) -> None:
         """Tests that are not about the key check: these keys were validated long ago."""
@@ -88,8 +90,11 @@ class IndexNowEmulator(Emulator):
             self.state["keys"] = {k: "valid" for k in self.state["keys"]}
         verdict = self.state["keys"].get(key)
         if verdict == "invalid":
-            return Response(403, b"Key not valid: key file not found or content does not match",
-                            after=lambda: self._check(key, where))
+            return Response(
+                403,
+                b"Key not valid: key file not found or content does not match",
+                after=lambda: self._check(key, where),
+            )
         self.state["pings"].append({"at": self.server.now(), "host": host, "key": key, "urls": urls})
         if verdict == "valid":
             return Response(200, b"")
@@ -123,6 +128,6 @@ class IndexNowEmulator(Emulator):
             return location
         if self.server.key_file_root is not None and self.server.listening:
             if not parts.path.startswith(self.site_path):
-                return f"{self.server.url}/_site/.outside-this-site"   # not in this site's build: 404
-            return f"{self.server.url}/_site/{parts.path[len(self.site_path):]}"
+                return f"{self.server.url}/_site/.outside-this-site"  # not in this site's build: 404
+            return f"{self.server.url}/_site/{parts.path[len(self.site_path) :]}"
         return None

@@ -22,7 +22,7 @@ ALL_SCOPES = frozenset({"read", "write", "profile"})
 ACCOUNT_ID = "1"
 USERNAME = "sandbox"
 MAX_CHARACTERS = 500
-STATUS_LIMIT = 300           # the statuses family: 300 per 3 h per account
+STATUS_LIMIT = 300  # the statuses family: 300 per 3 h per account
 WINDOW = 3 * 3600
 
 # URL extraction as Mastodon does it: twitter-text's valid_url with the overrides of Mastodon's
@@ -53,13 +53,19 @@ def _allows(scopes: frozenset[str], *any_of: str) -> bool:
 
 def _outside() -> Response:
     """Api::BaseController#doorkeeper_forbidden_render_options, and Doorkeeper's header."""
-    return Response(403, {"error": "This action is outside the authorized scopes"},
-                    {"WWW-Authenticate": 'Bearer realm="Doorkeeper", error="insufficient_scope", '
-                                         'error_description="The request requires higher privileges than provided '
-                                         'by the access token."'})
+    return Response(
+        403,
+        {"error": "This action is outside the authorized scopes"},
+        {
+            "WWW-Authenticate": 'Bearer realm="Doorkeeper", error="insufficient_scope", '
+            'error_description="The request requires higher privileges than provided '
+            'by the access token."'
+        },
+    )
 
 
 _CONTEXT = re.compile(r"/api/v1/statuses/([^/]+)/context")
+
 
 def _iso_ms(epoch: float) -> str:
     return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
@@ -80,17 +86,20 @@ def rails_escape(text: str) -> str:
 
 def _linkify(text: str) -> str:
     """Mastodon's HTML: paragraphs, and links as <a href> with the scheme in an invisible span."""
+
     def link(match: regex.Match[str]) -> str:
         url = match.group(0)
         scheme, _, rest = url.partition("://")
-        return (f'<a href="{rails_escape(url)}" rel="nofollow noopener" target="_blank">'
-                f'<span class="invisible">{scheme}://</span><span class="">{rails_escape(rest)}</span></a>')
+        return (
+            f'<a href="{rails_escape(url)}" rel="nofollow noopener" target="_blank">'
+            f'<span class="invisible">{scheme}://</span><span class="">{rails_escape(rest)}</span></a>'
+        )
 
     paragraphs = []
     for block in text.split("\n\n"):
         pieces, last = [], 0
         for match in _URL.finditer(block):
-            pieces.append(rails_escape(block[last:match.start()]))
+            pieces.append(rails_escape(block[last : match.start()]))
             pieces.append(link(match))
             last = match.end()
         pieces.append(rails_escape(block[last:]))
@@ -100,7 +109,7 @@ def _linkify(text: str) -> str:
 
 class MastodonEmulator(Emulator):
     name = "mastodon"
-    token = TOKEN          # what it accepts; tests may set their own (a sentinel)
+    token = TOKEN  # what it accepts; tests may set their own (a sentinel)
     creating = ("POST /api/v1/statuses",)
     public_pages = ("/@",)
 
@@ -112,8 +121,16 @@ class MastodonEmulator(Emulator):
         return {"instance": f"{url}/mastodon", "token": TOKEN}
 
     def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
-        return [{"id": s["id"], "text": s["text"], "announces": first_url(s["text"]), "at": s.get("created_epoch"),
-                 "link": s.get("url", "")} for s in state.get("statuses", [])]
+        return [
+            {
+                "id": s["id"],
+                "text": s["text"],
+                "announces": first_url(s["text"]),
+                "at": s.get("created_epoch"),
+                "link": s.get("url", ""),
+            }
+            for s in state.get("statuses", [])
+        ]
 
     # ---------------------------------------------------------------- helpers
 
@@ -121,28 +138,43 @@ class MastodonEmulator(Emulator):
         return f"{self.server.public_base}/mastodon"
 
     def _account(self) -> dict[str, Any]:
-        return {"id": ACCOUNT_ID, "username": USERNAME, "acct": USERNAME, "display_name": "Sandbox",
-                "url": f"{self._public()}/@{USERNAME}"}
+        return {
+            "id": ACCOUNT_ID,
+            "username": USERNAME,
+            "acct": USERNAME,
+            "display_name": "Sandbox",
+            "url": f"{self._public()}/@{USERNAME}",
+        }
 
     def _rate_headers(self, now: float) -> dict[str, str]:
         window_start = now - now % WINDOW
         used = sum(1 for s in self.state["statuses"] if s["created_epoch"] >= window_start)
-        return {"X-RateLimit-Limit": str(STATUS_LIMIT),
-                "X-RateLimit-Remaining": str(max(0, STATUS_LIMIT - used)),
-                "X-RateLimit-Reset": _iso_us(window_start + WINDOW)}
+        return {
+            "X-RateLimit-Limit": str(STATUS_LIMIT),
+            "X-RateLimit-Remaining": str(max(0, STATUS_LIMIT - used)),
+            "X-RateLimit-Reset": _iso_us(window_start + WINDOW),
+        }
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         now = self.server.now()
         reset = now + float(fault.get("reset_in", 30))
-        return Response(429, {"error": "Too many requests"},
-                        {"X-RateLimit-Limit": str(STATUS_LIMIT), "X-RateLimit-Remaining": "0",
-                         "X-RateLimit-Reset": _iso_us(reset)})
+        return Response(
+            429,
+            {"error": "Too many requests"},
+            {"X-RateLimit-Limit": str(STATUS_LIMIT), "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": _iso_us(reset)},
+        )
 
     def _entity(self, status: dict[str, Any]) -> dict[str, Any]:
-        return {key: status[key] for key in ("id", "created_at", "uri", "url", "content", "visibility",
-                                             "language", "card")} | {
-            "account": self._account(), "application": {"name": "mkdocs-syndicate", "website": None},
-            "in_reply_to_id": None, "reblog": None, "spoiler_text": "", "sensitive": False}
+        return {
+            key: status[key] for key in ("id", "created_at", "uri", "url", "content", "visibility", "language", "card")
+        } | {
+            "account": self._account(),
+            "application": {"name": "mkdocs-syndicate", "website": None},
+            "in_reply_to_id": None,
+            "reblog": None,
+            "spoiler_text": "",
+            "sensitive": False,
+        }
 
     # ---------------------------------------------------------------- routes
 
@@ -159,12 +191,23 @@ class MastodonEmulator(Emulator):
 
     def handle(self, request: Request) -> Response:
         context = _CONTEXT.fullmatch(request.path)
-        if context and request.method == "GET":   # public for a public status: a token is optional
+        if context and request.method == "GET":  # public for a public status: a token is optional
             return self._context(context.group(1))
-        if request.path == "/api/v2/instance" and request.method == "GET":   # public, no token
-            return Response(200, {"domain": "sandbox", "version": "4.3.0", "configuration": {"statuses": {
-                "max_characters": self._max_characters(), "characters_reserved_per_url": 23,
-                "max_media_attachments": 4}}})
+        if request.path == "/api/v2/instance" and request.method == "GET":  # public, no token
+            return Response(
+                200,
+                {
+                    "domain": "sandbox",
+                    "version": "4.3.0",
+                    "configuration": {
+                        "statuses": {
+                            "max_characters": self._max_characters(),
+                            "characters_reserved_per_url": 23,
+                            "max_media_attachments": 4,
+                        }
+                    },
+                },
+            )
         scopes = self._scopes(request)
         if scopes is None:
             return Response(401, {"error": "The access token is invalid"})
@@ -195,7 +238,7 @@ class MastodonEmulator(Emulator):
         if status_id not in self._status_ids():
             return Response(404, {"error": "Record not found"}, cors)
         below, wanted = [], {status_id}
-        for reply in self.state.get("replies", []):   # kept in the order they came, so a reply's parent is seen first
+        for reply in self.state.get("replies", []):  # kept in the order they came, so a reply's parent is seen first
             if reply["in_reply_to_id"] in wanted:
                 below.append(reply)
                 wanted.add(reply["id"])
@@ -214,13 +257,27 @@ class MastodonEmulator(Emulator):
         self.state["seq"] += 1
         now = self.server.now()
         reply_id = str((int(now * 1000) << 16) | (self.state["seq"] & 0xFFFF))
-        account_id = str(int(hashlib.sha256(author.encode()).hexdigest()[:12], 16))   # the same on every run
-        account = {"id": account_id, "username": author, "acct": f"{author}@elsewhere.example",
-                   "display_name": author, "url": f"{self._public()}/@{author}"}
-        reply = {"id": reply_id, "created_at": _iso_ms(now), "in_reply_to_id": parent_id,
-                 "uri": f"{self._public()}/users/{author}/statuses/{reply_id}",
-                 "url": f"{self._public()}/@{author}/{reply_id}", "content": text, "visibility": "public",
-                 "account": account, "spoiler_text": "", "sensitive": False, "reblog": None}
+        account_id = str(int(hashlib.sha256(author.encode()).hexdigest()[:12], 16))  # the same on every run
+        account = {
+            "id": account_id,
+            "username": author,
+            "acct": f"{author}@elsewhere.example",
+            "display_name": author,
+            "url": f"{self._public()}/@{author}",
+        }
+        reply = {
+            "id": reply_id,
+            "created_at": _iso_ms(now),
+            "in_reply_to_id": parent_id,
+            "uri": f"{self._public()}/users/{author}/statuses/{reply_id}",
+            "url": f"{self._public()}/@{author}/{reply_id}",
+            "content": text,
+            "visibility": "public",
+            "account": account,
+            "spoiler_text": "",
+            "sensitive": False,
+            "reblog": None,
+        }
         replies.append(reply)
         return reply
 
@@ -233,8 +290,11 @@ class MastodonEmulator(Emulator):
         remembered = self.state["idempotency"].get(key) if key else None
         if remembered and remembered["at"] <= now < remembered["at"] + self.server.idempotency_ttl:
             if self.quirks.get("replay_500"):  # mastodon/mastodon#40399: postprocess_status! on nil
-                return Response(500, b"<!DOCTYPE html><html><body><h1>We're sorry, but something went "
-                                     b"wrong.</h1></body></html>", {"Content-Type": "text/html; charset=utf-8"})
+                return Response(
+                    500,
+                    b"<!DOCTYPE html><html><body><h1>We're sorry, but something went wrong.</h1></body></html>",
+                    {"Content-Type": "text/html; charset=utf-8"},
+                )
             for status in self.state["statuses"]:
                 if status["id"] == remembered["id"]:
                     return Response(200, self._entity(status), self._rate_headers(now))
@@ -247,8 +307,9 @@ class MastodonEmulator(Emulator):
         if not text.strip():
             return Response(422, {"error": "Validation failed: Text can't be blank"})
         if countable_length(text) > self._max_characters():
-            return Response(422, {"error": "Validation failed: Text character limit of "
-                                           f"{self._max_characters()} exceeded"})
+            return Response(
+                422, {"error": f"Validation failed: Text character limit of {self._max_characters()} exceeded"}
+            )
         headers = self._rate_headers(now)
         if headers["X-RateLimit-Remaining"] == "0":
             return Response(429, {"error": "Too many requests"}, headers)
@@ -258,18 +319,26 @@ class MastodonEmulator(Emulator):
         visibility = fields.get("visibility") or "public"
         if visibility not in ("public", "unlisted", "private", "direct"):
             return Response(422, {"error": "Validation failed: Visibility is not included in the list"})
-        status = {"id": status_id, "created_at": _iso_ms(self.server_clock(committed)), "created_epoch": committed,
-                  "visible_at": committed,
-                  "uri": f"{self._public()}/users/{USERNAME}/statuses/{status_id}",
-                  "url": f"{self._public()}/@{USERNAME}/{status_id}", "text": text,
-                  "content": _linkify(text), "visibility": visibility,
-                  "language": fields.get("language") or "en", "card": None,
-                  "idempotency_key": key}
+        status = {
+            "id": status_id,
+            "created_at": _iso_ms(self.server_clock(committed)),
+            "created_epoch": committed,
+            "visible_at": committed,
+            "uri": f"{self._public()}/users/{USERNAME}/statuses/{status_id}",
+            "url": f"{self._public()}/@{USERNAME}/{status_id}",
+            "text": text,
+            "content": _linkify(text),
+            "visibility": visibility,
+            "language": fields.get("language") or "en",
+            "card": None,
+            "idempotency_key": key,
+        }
         self.state["statuses"].append(status)
         if key:
             self.state["idempotency"][key] = {"id": status_id, "at": committed}
-        return Response(200, self._entity(status), self._rate_headers(now),
-                        hold_until=committed if committed > now else None)
+        return Response(
+            200, self._entity(status), self._rate_headers(now), hold_until=committed if committed > now else None
+        )
 
     def _delete(self, status_id: str) -> Response:
         """DELETE /api/v1/statuses/:id (the author removes it). The Idempotency-Key stays in Redis
@@ -295,6 +364,7 @@ class MastodonEmulator(Emulator):
         headers = {}
         if page:
             base = f"{request.base}/api/v1/accounts/{ACCOUNT_ID}/statuses?limit={limit}"
-            headers["Link"] = (f'<{base}&max_id={page[-1]["id"]}>; rel="next", '
-                               f'<{base}&min_id={page[0]["id"]}>; rel="prev"')
+            headers["Link"] = (
+                f'<{base}&max_id={page[-1]["id"]}>; rel="next", <{base}&min_id={page[0]["id"]}>; rel="prev"'
+            )
         return Response(200, [self._entity(s) for s in page], headers)

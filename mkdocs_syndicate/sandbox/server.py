@@ -59,12 +59,12 @@ from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
 @dataclass
 class Request:
     method: str
-    path: str                     # below the channel prefix, e.g. /api/v1/statuses
+    path: str  # below the channel prefix, e.g. /api/v1/statuses
     query: dict[str, list[str]]
-    headers: dict[str, str]       # lower-case names
+    headers: dict[str, str]  # lower-case names
     body: bytes
-    base: str                     # scheme://host:port/prefix as the client reached it
-    prefix: str = ""              # the first path segment it came in on (an emulator may have two)
+    base: str  # scheme://host:port/prefix as the client reached it
+    prefix: str = ""  # the first path segment it came in on (an emulator may have two)
 
     def json(self) -> Any:
         return json.loads(self.body.decode("utf-8"))
@@ -80,10 +80,10 @@ class Request:
 @dataclass
 class Response:
     status: int
-    body: Any = None              # JSON-serialisable, bytes or None
+    body: Any = None  # JSON-serialisable, bytes or None
     headers: dict[str, str] = field(default_factory=dict)
-    hold_until: float | None = None   # server time before which the answer is not sent (slow commit)
-    after: Callable[[], None] | None = None   # work the service does once it has answered
+    hold_until: float | None = None  # server time before which the answer is not sent (slow commit)
+    after: Callable[[], None] | None = None  # work the service does once it has answered
 
     def encoded(self) -> tuple[bytes, str]:
         if self.body is None:
@@ -106,9 +106,9 @@ class Emulator:
     """Base class: one service. `state` is a JSON-able dict owned by the server's lock."""
 
     name: str = ""
-    also_at: tuple[str, ...] = ()    # more path prefixes it answers on (a second host of the service)
-    creating: tuple[str, ...] = ()   # "METHOD path" prefixes that create something (fault default)
-    public_pages: tuple[str, ...] = ()   # path prefixes (after its own) of received posts' public pages
+    also_at: tuple[str, ...] = ()  # more path prefixes it answers on (a second host of the service)
+    creating: tuple[str, ...] = ()  # "METHOD path" prefixes that create something (fault default)
+    public_pages: tuple[str, ...] = ()  # path prefixes (after its own) of received posts' public pages
 
     def __init__(self, server: SandboxServer) -> None:
         self.server = server
@@ -127,7 +127,7 @@ class Emulator:
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         return Response(429, {"error": "Too many requests"})
 
-    duplicates_matter: bool = True   # a post received twice is a duplicate (not so for pings)
+    duplicates_matter: bool = True  # a post received twice is a duplicate (not so for pings)
 
     def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
         """What it received, for the dashboard: {id, text, announces (the post URL it is about),
@@ -169,9 +169,16 @@ QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset"
 
 
 class SandboxServer:
-    def __init__(self, state_dir: Path, *, port: int = 0, public_base: str = DEFAULT_PUBLIC_BASE,
-                 key_file_root: Path | None = None, idempotency_ttl: float = 3600.0,
-                 latency: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        port: int = 0,
+        public_base: str = DEFAULT_PUBLIC_BASE,
+        key_file_root: Path | None = None,
+        idempotency_ttl: float = 3600.0,
+        latency: Callable[[], float] | None = None,
+    ) -> None:
         from mkdocs_syndicate.registry import emulators
 
         self.state_dir = Path(state_dir)
@@ -179,18 +186,18 @@ class SandboxServer:
         self.key_file_root = key_file_root
         self.idempotency_ttl = idempotency_ttl
         self.latency = latency
-        self.now: Callable[[], float] = time.time   # tests may share their virtual clock
+        self.now: Callable[[], float] = time.time  # tests may share their virtual clock
         self.lock = threading.RLock()
         self.emulators: dict[str, Emulator] = {e.name: e for e in (cls(self) for cls in emulators())}
         self.routes = {prefix: e.name for e in self.emulators.values() for prefix in (e.name, *e.also_at)}
-        self.channel_names: dict[str, list[str]] = {}     # emulator -> the site's channel ids for it
-        self.on_request: Callable[[str], None] | None = None   # a line per request (foreground)
+        self.channel_names: dict[str, list[str]] = {}  # emulator -> the site's channel ids for it
+        self.on_request: Callable[[str], None] | None = None  # a line per request (foreground)
         self.faults: list[dict[str, Any]] = []
         self.quirks: dict[str, dict[str, Any]] = {}
         self.state = self._load()
         self._busy = threading.Condition()
-        self._active = 0              # requests being handled (a killed client's may still be)
-        self._later = 0               # work a service does after answering (IndexNow's key fetch)
+        self._active = 0  # requests being handled (a killed client's may still be)
+        self._later = 0  # work a service does after answering (IndexNow's key fetch)
         self._port = port
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -201,8 +208,9 @@ class SandboxServer:
         self._httpd = _QuietServer(("127.0.0.1", self._port), _handler_for(self))
         self._httpd.owner = self
         httpd = self._httpd
-        self._thread = threading.Thread(target=lambda: httpd.serve_forever(poll_interval=0.05),
-                                        name="syndicate-sandbox", daemon=True)
+        self._thread = threading.Thread(
+            target=lambda: httpd.serve_forever(poll_interval=0.05), name="syndicate-sandbox", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -254,7 +262,7 @@ class SandboxServer:
         prefix, _, rest = path.lstrip("/").partition("/")
         emulator_name = self.routes.get(prefix)
         if emulator_name is None or not ("/" + rest).startswith(self.emulators[emulator_name].public_pages):
-            return None   # an API path: only the few public ones are looked up
+            return None  # an API path: only the few public ones are looked up
         seen = received(self.emulators.values(), self.snapshot(), self.public_base)
         for emulator, items in seen.items():
             for item in items:
@@ -289,8 +297,7 @@ class SandboxServer:
 
     def save(self) -> None:
         private_dir(self.state_dir)
-        atomic_write_text(self.state_file, json.dumps(self.state, ensure_ascii=False, indent=1),
-                          checkpoint=False)
+        atomic_write_text(self.state_file, json.dumps(self.state, ensure_ascii=False, indent=1), checkpoint=False)
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
@@ -380,8 +387,9 @@ class SandboxServer:
             time.sleep(self.latency())
         fault = self._take_fault(channel, request) or {}
         with self.lock:
-            self.state["requests"].append({"channel": channel, "method": request.method,
-                                           "path": request.path, "at": self.now()})
+            self.state["requests"].append(
+                {"channel": channel, "method": request.method, "path": request.path, "at": self.now()}
+            )
         action = fault.get("action")
         if action is not None and not action.endswith("_after"):
             with self.lock:
@@ -491,17 +499,21 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
             parts = urlsplit(self.path)
             prefix, _, rest = parts.path.lstrip("/").partition("/")
             host = self.headers.get("Host", "127.0.0.1")
-            request = Request(self.command, "/" + rest, parse_qs(parts.query, keep_blank_values=True),
-                              {k.lower(): v for k, v in self.headers.items()}, body,
-                              f"http://{host}/{prefix}")
+            request = Request(
+                self.command,
+                "/" + rest,
+                parse_qs(parts.query, keep_blank_values=True),
+                {k.lower(): v for k, v in self.headers.items()},
+                body,
+                f"http://{host}/{prefix}",
+            )
             if prefix == "_sandbox":
                 response: Response | None = server.control(request)
             elif prefix == "_site" and request.method == "GET":
                 response = server.site_file(request.path)
             elif prefix == "" and request.method == "GET":
                 seen = received(server.emulators.values(), server.snapshot(), server.public_base)
-                response = Response(200, page(seen, server.channel_names),
-                                    {"Content-Type": "text/html; charset=utf-8"})
+                response = Response(200, page(seen, server.channel_names), {"Content-Type": "text/html; charset=utf-8"})
             elif request.method == "GET" and (public := server.public_page(parts.path)) is not None:
                 response = public
             elif prefix in server.routes:

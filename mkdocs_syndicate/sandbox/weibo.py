@@ -17,7 +17,7 @@ TOKEN = "sandbox-weibo-access-token"
 UID = 5000000001
 POSTS_PER_HOUR = 30
 REPEAT_WINDOW = 3600.0
-_URL = re.compile(r"https?://[!#-;=?-~]+")   # printable ASCII but space, " < >
+_URL = re.compile(r"https?://[!#-;=?-~]+")  # printable ASCII but space, " < >
 _TOPIC = re.compile(r"#[^#\s]+#")
 _BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -45,10 +45,10 @@ def weibo_time(epoch: float) -> str:
 
 class WeiboEmulator(Emulator):
     name = "weibo"
-    token = TOKEN          # what it accepts; tests may set their own (a sentinel)
+    token = TOKEN  # what it accepts; tests may set their own (a sentinel)
     public_pages = ("/status/",)
     creating = ("POST /2/statuses/share.json",)
-    safe_domain: str | None = None   # None: any link will do
+    safe_domain: str | None = None  # None: any link will do
 
     def initial_state(self) -> dict[str, Any]:
         return {"statuses": [], "next_id": 4900000000000000}
@@ -58,23 +58,32 @@ class WeiboEmulator(Emulator):
         return {"api": f"{url}/weibo/2", "access_token": TOKEN, "web_url": f"{public_base}/weibo/status"}
 
     def configure_for_site(self, site_url: str) -> None:
-        self.safe_domain = urlsplit(site_url).hostname   # a registered app's safe domain is the site's host
+        self.safe_domain = urlsplit(site_url).hostname  # a registered app's safe domain is the site's host
 
     def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
-        return [{"id": s["idstr"], "text": s["original"], "announces": first_url(s["original"]), "at": s.get("epoch"),
-                 "link": f"{public_base}/weibo/status/{s['idstr']}"} for s in state.get("statuses", [])]
+        return [
+            {
+                "id": s["idstr"],
+                "text": s["original"],
+                "announces": first_url(s["original"]),
+                "at": s.get("epoch"),
+                "link": f"{public_base}/weibo/status/{s['idstr']}",
+            }
+            for s in state.get("statuses", [])
+        ]
 
     def _error(self, status: int, code: int, message: str, path: str) -> Response:
         return Response(status, {"request": f"/2{path.removeprefix('/2')}", "error_code": code, "error": message})
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
-        return self._error(403, int(fault.get("code", 10023)), "User requests out of rate limit!",
-                           "/statuses/share.json")
+        return self._error(
+            403, int(fault.get("code", 10023)), "User requests out of rate limit!", "/statuses/share.json"
+        )
 
     def _token(self, request: Request, fields: dict[str, list[str]]) -> str | None:
         header = request.headers.get("authorization", "")
         if header.startswith("OAuth2 "):
-            return header[len("OAuth2 "):]
+            return header[len("OAuth2 ") :]
         values = fields.get("access_token") or request.query.get("access_token")
         return values[0] if values else None
 
@@ -107,8 +116,9 @@ class WeiboEmulator(Emulator):
             return self._error(400, 10017, "parameter (status)'s value invalid: #topic# is not allowed", path)
         links = _URL.findall(text)
         if not links or (self.safe_domain and not any(urlsplit(u).hostname == self.safe_domain for u in links)):
-            return self._error(400, 10017, "parameter (status)'s value invalid: it must contain a link "
-                               "on the app's safe domain", path)
+            return self._error(
+                400, 10017, "parameter (status)'s value invalid: it must contain a link on the app's safe domain", path
+            )
         now = self.server.now()
         committed = self.visible(self.state["statuses"])
         if len([s for s in committed if now - s["epoch"] < 3600]) >= POSTS_PER_HOUR:
@@ -118,10 +128,20 @@ class WeiboEmulator(Emulator):
         now = self.commit_time()
         self.state["next_id"] += 1
         status_id = self.state["next_id"]
-        status = {"created_at": weibo_time(self.server_clock(now)), "id": status_id, "idstr": str(status_id),
-                  "mid": str(status_id), "text": shown, "source": "mkdocs-syndicate",
-                  "user": {"id": UID, "idstr": str(UID), "screen_name": "sandbox"},
-                  "reposts_count": 0, "comments_count": 0, "original": text, "epoch": now, "visible_at": now}
+        status = {
+            "created_at": weibo_time(self.server_clock(now)),
+            "id": status_id,
+            "idstr": str(status_id),
+            "mid": str(status_id),
+            "text": shown,
+            "source": "mkdocs-syndicate",
+            "user": {"id": UID, "idstr": str(UID), "screen_name": "sandbox"},
+            "reposts_count": 0,
+            "comments_count": 0,
+            "original": text,
+            "epoch": now,
+            "visible_at": now,
+        }
         self.state["statuses"].append(status)
         return Response(200, self._public(status), hold_until=now if now > self.server.now() else None)
 
@@ -140,5 +160,5 @@ class WeiboEmulator(Emulator):
             statuses = [s for s in statuses if s["id"] > int(request.arg("since_id") or 0)]
         if request.arg("max_id"):
             statuses = [s for s in statuses if s["id"] <= int(request.arg("max_id") or 0)]
-        chosen = [self._public(s) for s in statuses[(page - 1) * count: page * count]]
+        chosen = [self._public(s) for s in statuses[(page - 1) * count : page * count]]
         return Response(200, {"statuses": chosen, "total_number": len(statuses)})

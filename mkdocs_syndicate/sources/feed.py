@@ -26,7 +26,7 @@ from mkdocs_syndicate.redaction import shown_url
 from mkdocs_syndicate.safety import one_line
 
 MAX_FEED_BYTES = 20_000_000
-SUMMARY_LENGTH = 400       # characters of an entry's summary kept as the description, as for excerpts
+SUMMARY_LENGTH = 400  # characters of an entry's summary kept as the description, as for excerpts
 FETCH_TIMEOUT = 30.0
 
 
@@ -36,7 +36,7 @@ class FeedError(SyndicateError):
 
 def read_feed(source: str, site_url: str) -> list[Post]:
     """Every entry of the feed at `source` (a path or an http(s) URL) as a Post."""
-    name = f"feed {shown_url(source)}"   # credentials in the URL are never printed
+    name = f"feed {shown_url(source)}"  # credentials in the URL are never printed
     raw = _load(source, name)
     entries = _json_feed_entries(raw, name) if _is_json(raw) else _xml_feed_entries(raw, name)
     posts = [_post(entry, site_url, name) for entry in entries]
@@ -49,6 +49,7 @@ def read_feed(source: str, site_url: str) -> list[Post]:
 
 
 # ---------------------------------------------------------------------- loading
+
 
 def _load(source: str, name: str) -> bytes:
     if urlsplit(source).scheme in ("http", "https"):
@@ -97,11 +98,12 @@ def _is_json(raw: bytes) -> bool:
 
 # ---------------------------------------------------------------------- the formats
 
+
 @dataclass(frozen=True)
 class _Entry:
     """What the formats have in common, before it becomes a Post."""
 
-    where: str                 # "feed <source>: entry <n> (<link>)", for error messages
+    where: str  # "feed <source>: entry <n> (<link>)", for error messages
     link: Any
     title: Any
     date: dt.datetime | None
@@ -123,8 +125,9 @@ def _xml_feed_entries(raw: bytes, name: str) -> list[_Entry]:
     try:
         parsed = feedparser.parse(raw)
     except (UnicodeError, ValueError) as exc:  # feedparser's own crash, e.g. on `&#xD800;`
-        raise FeedError(f"{name}: not a feed this tool can read ({type(exc).__name__}: "
-                        f"{one_line(str(exc))[:200]})") from None
+        raise FeedError(
+            f"{name}: not a feed this tool can read ({type(exc).__name__}: {one_line(str(exc))[:200]})"
+        ) from None
     if parsed.bozo and not parsed.entries:
         reason = one_line(str(parsed.get("bozo_exception") or "not a feed"))
         raise FeedError(f"{name}: not an RSS, Atom or JSON feed ({reason})")
@@ -137,13 +140,18 @@ def _xml_feed_entries(raw: bytes, name: str) -> list[_Entry]:
         contents = [c for c in item.get("content", []) if "html" in c.get("type", "") or c.get("value")]
         images = [e.get("href") for e in item.get("enclosures", []) if str(e.get("type", "")).startswith("image/")]
         images += [m.get("url") for m in item.get("media_content", []) if str(m.get("medium", "")) == "image"]
-        entries.append(_Entry(
-            where=f"{name}: entry {number} ({_shown(item.get('link') or item.get('title'))})",
-            link=item.get("link"), title=item.get("title"), date=date,
-            summary_html=str(item.get("summary") or ""),
-            content_html=str(contents[0].get("value") or "") if contents else "",
-            tags=[str(t.get("term")) for t in item.get("tags", []) if t.get("term")],
-            image=next((i for i in images if i), None)))
+        entries.append(
+            _Entry(
+                where=f"{name}: entry {number} ({_shown(item.get('link') or item.get('title'))})",
+                link=item.get("link"),
+                title=item.get("title"),
+                date=date,
+                summary_html=str(item.get("summary") or ""),
+                content_html=str(contents[0].get("value") or "") if contents else "",
+                tags=[str(t.get("term")) for t in item.get("tags", []) if t.get("term")],
+                image=next((i for i in images if i), None),
+            )
+        )
     return entries
 
 
@@ -172,13 +180,18 @@ def _json_feed_entries(raw: bytes, name: str) -> list[_Entry]:
                 raise FeedError(f"{name}: item {number} ({link}): date {stamp!r} is not RFC 3339") from None
         html = item.get("content_html")
         text = item.get("content_text")
-        entries.append(_Entry(
-            where=f"{name}: item {number} ({_shown(link or item.get('title'))})",
-            link=link, title=item.get("title"), date=date,
-            summary_html=str(item.get("summary") or ""),
-            content_html=str(html) if isinstance(html, str) else (_escape(text) if isinstance(text, str) else ""),
-            tags=[str(t) for t in item.get("tags") or [] if isinstance(t, str)],
-            image=item.get("image") or item.get("banner_image")))
+        entries.append(
+            _Entry(
+                where=f"{name}: item {number} ({_shown(link or item.get('title'))})",
+                link=link,
+                title=item.get("title"),
+                date=date,
+                summary_html=str(item.get("summary") or ""),
+                content_html=str(html) if isinstance(html, str) else (_escape(text) if isinstance(text, str) else ""),
+                tags=[str(t) for t in item.get("tags") or [] if isinstance(t, str)],
+                image=item.get("image") or item.get("banner_image"),
+            )
+        )
     return entries
 
 
@@ -189,6 +202,7 @@ def _escape(text: str) -> str:
 
 
 # ---------------------------------------------------------------------- entry → Post
+
 
 def _post(entry: _Entry, site_url: str, name: str) -> Post:
     if not isinstance(entry.link, str) or not entry.link.strip():
@@ -211,5 +225,15 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
         summary = ""
     body = entry.content_html if entry.content_html.strip() else ""
     image = urljoin(link, entry.image) if isinstance(entry.image, str) and entry.image else None
-    return Post(key=key, url=url, title=title, date=date, source=entry.where, description=summary,
-                tags=tuple(entry.tags), body_html=body, image=image, body_missing=not body)
+    return Post(
+        key=key,
+        url=url,
+        title=title,
+        date=date,
+        source=entry.where,
+        description=summary,
+        tags=tuple(entry.tags),
+        body_html=body,
+        image=image,
+        body_missing=not body,
+    )

@@ -17,7 +17,7 @@ from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 
 FORMAT = 1
-Copies = dict[str, dict[str, Record]]   # post key → channel → its done record with a URL
+Copies = dict[str, dict[str, Record]]  # post key → channel → its done record with a URL
 
 
 def cache_path(ledger_path: Path) -> Path:
@@ -36,17 +36,35 @@ def done_copies(ledger_path: Path) -> Copies:
         return cached
     from mkdocs_syndicate.ledger.store import Ledger
 
-    found = {key: {channel: record for channel, record in entry.channels.items()
-                   if record.state == "done" and record.remote_url}
-             for key, entry in Ledger.read(ledger_path).posts.items()}
+    found = {
+        key: {
+            channel: record
+            for channel, record in entry.channels.items()
+            if record.state == "done" and record.remote_url
+        }
+        for key, entry in Ledger.read(ledger_path).posts.items()
+    }
     found = {key: records for key, records in found.items() if records}
     try:
         private_dir(cache_path(ledger_path).parent)
-        atomic_write_text(cache_path(ledger_path), json.dumps({"format": FORMAT, "ledger": digest, "copies": {
-            key: {channel: [r.remote_id, r.remote_url] for channel, r in records.items()}
-            for key, records in found.items()}}, ensure_ascii=False), checkpoint=False, durable=False)
+        atomic_write_text(
+            cache_path(ledger_path),
+            json.dumps(
+                {
+                    "format": FORMAT,
+                    "ledger": digest,
+                    "copies": {
+                        key: {channel: [r.remote_id, r.remote_url] for channel, r in records.items()}
+                        for key, records in found.items()
+                    },
+                },
+                ensure_ascii=False,
+            ),
+            checkpoint=False,
+            durable=False,
+        )
     except OSError:
-        pass   # a cache: the next build parses the ledger again
+        pass  # a cache: the next build parses the ledger again
     return found
 
 
@@ -55,11 +73,15 @@ def _cached(path: Path, digest: str) -> Copies | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("format") != FORMAT or data.get("ledger") != digest:
             return None
-        return {key: {channel: Record("done", remote_id=remote_id, remote_url=remote_url)
-                      for channel, (remote_id, remote_url) in records.items()}
-                for key, records in data["copies"].items()}
+        return {
+            key: {
+                channel: Record("done", remote_id=remote_id, remote_url=remote_url)
+                for channel, (remote_id, remote_url) in records.items()
+            }
+            for key, records in data["copies"].items()
+        }
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return None   # absent, torn or from another version: read the ledger
+        return None  # absent, torn or from another version: read the ledger
 
 
 def replies_locator(raw_channels: Any, *, sandbox: bool) -> RepliesOf:
@@ -70,10 +92,20 @@ def replies_locator(raw_channels: Any, *, sandbox: bool) -> RepliesOf:
     from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
 
     # Settings are checked elsewhere (on_config); here a channel that does not parse shows nothing.
-    channels = {channel.id: channel for channel in
-                parse_channels(raw_channels, clients(), check_templates=False, problems=[])}
-    options = {channel.id: {**channel.options, **(TYPES[channel.type].emulator_class().client_options(
-        DEFAULT_PUBLIC_BASE, DEFAULT_PUBLIC_BASE) if sandbox else {})} for channel in channels.values()}
+    channels = {
+        channel.id: channel for channel in parse_channels(raw_channels, clients(), check_templates=False, problems=[])
+    }
+    options = {
+        channel.id: {
+            **channel.options,
+            **(
+                TYPES[channel.type].emulator_class().client_options(DEFAULT_PUBLIC_BASE, DEFAULT_PUBLIC_BASE)
+                if sandbox
+                else {}
+            ),
+        }
+        for channel in channels.values()
+    }
 
     def replies_of(channel_id: str, record: Record) -> Replies | None:
         channel = channels.get(channel_id)

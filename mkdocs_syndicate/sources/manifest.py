@@ -19,7 +19,7 @@ from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 from mkdocs_syndicate.timeutil import from_iso, to_iso
 
-FORMAT = 2   # 2: the body as HTML (`body_html`) and its code blocks' languages
+FORMAT = 2  # 2: the body as HTML (`body_html`) and its code blocks' languages
 
 
 class ManifestError(SyndicateError):
@@ -31,19 +31,23 @@ def manifest_path(ledger_path: Path) -> Path:
 
 
 def write_manifest(path: Path, posts: list[Post], site_url: str, built_at: dt.datetime) -> None:
-    data = {"format": FORMAT, "site_url": site_url, "built_at": to_iso(built_at),
-            "posts": [post_to_json(post) for post in posts]}
+    data = {
+        "format": FORMAT,
+        "site_url": site_url,
+        "built_at": to_iso(built_at),
+        "posts": [post_to_json(post) for post in posts],
+    }
     private_dir(path.parent)
     # A cache: read_manifest refuses a torn file, and a build writes it again (no fsync: builds stay fast).
-    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", checkpoint=False,
-                      durable=False)
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", checkpoint=False, durable=False)
 
 
 def read_manifest(path: Path, site_url: str) -> tuple[list[Post], dt.datetime]:
     """The posts of the last build and when it ran; raises ManifestError naming the file."""
     if not path.exists():
-        raise ManifestError(f"{path}: no record of a build; run `mkdocs build` first (it saves the "
-                            "posts it found there)")
+        raise ManifestError(
+            f"{path}: no record of a build; run `mkdocs build` first (it saves the posts it found there)"
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("format") != FORMAT:
@@ -53,25 +57,46 @@ def read_manifest(path: Path, site_url: str) -> tuple[list[Post], dt.datetime]:
     except (ValueError, KeyError, TypeError) as exc:
         raise ManifestError(f"{path}: unreadable ({type(exc).__name__}); run `mkdocs build` again") from None
     if data.get("site_url") != site_url:
-        raise ManifestError(f"{path}: built for site_url {data.get('site_url')!r}, but mkdocs.yml says "
-                            f"{site_url!r}; run `mkdocs build` again")
+        raise ManifestError(
+            f"{path}: built for site_url {data.get('site_url')!r}, but mkdocs.yml says "
+            f"{site_url!r}; run `mkdocs build` again"
+        )
     return posts, built_at
 
 
 def post_to_json(post: Post) -> dict[str, Any]:
-    return {"key": post.key, "url": post.url, "title": post.title, "date": post.date.isoformat(),
-            "source": post.source, "description": post.description, "excerpt_source": post.excerpt_source,
-            "tags": list(post.tags),
-            "draft": post.draft, "body_html": post.body_html,
-            "code_languages": post.code_languages, "image": post.image, "opted_out": post.opted_out,
-            "overrides": {k: {"enabled": o.enabled, "text": o.text} for k, o in post.overrides.items()}}
+    return {
+        "key": post.key,
+        "url": post.url,
+        "title": post.title,
+        "date": post.date.isoformat(),
+        "source": post.source,
+        "description": post.description,
+        "excerpt_source": post.excerpt_source,
+        "tags": list(post.tags),
+        "draft": post.draft,
+        "body_html": post.body_html,
+        "code_languages": post.code_languages,
+        "image": post.image,
+        "opted_out": post.opted_out,
+        "overrides": {k: {"enabled": o.enabled, "text": o.text} for k, o in post.overrides.items()},
+    }
 
 
 def _post_from_json(item: dict[str, Any]) -> Post:
-    return Post(key=item["key"], url=item["url"], title=item["title"],
-                date=dt.datetime.fromisoformat(item["date"]), source=item["source"],
-                description=item["description"], excerpt_source=item.get("excerpt_source", ""),
-                tags=tuple(item["tags"]), draft=item["draft"],
-                body_html=item["body_html"], code_languages=dict(item["code_languages"]), image=item["image"],
-                opted_out=item["opted_out"],
-                overrides={k: ChannelOverride(bool(o["enabled"]), o["text"]) for k, o in item["overrides"].items()})
+    return Post(
+        key=item["key"],
+        url=item["url"],
+        title=item["title"],
+        date=dt.datetime.fromisoformat(item["date"]),
+        source=item["source"],
+        description=item["description"],
+        excerpt_source=item.get("excerpt_source", ""),
+        tags=tuple(item["tags"]),
+        draft=item["draft"],
+        body_html=item["body_html"],
+        code_languages=dict(item["code_languages"]),
+        image=item["image"],
+        opted_out=item["opted_out"],
+        overrides={k: ChannelOverride(bool(o["enabled"]), o["text"]) for k, o in item["overrides"].items()},
+    )

@@ -30,8 +30,6 @@ def blog_enabled(config: MkDocsConfig) -> bool:
     return any(name in config.plugins for name in ("material/blog", "blog"))
 
 
-
-
 def post_selector(config: MkDocsConfig, globs: list[str] | None) -> Callable[[Page], bool]:
     """Which pages are posts: those `posts:` globs match; else, with Material's blog, its posts;
     else pages whose front matter says `syndicate: true` (or has `syndicate:` settings)."""
@@ -55,11 +53,15 @@ def post_key(page: Page) -> str:
     return key if isinstance(key, str) else ""
 
 
-def gather_posts(files: Files, config: MkDocsConfig, globs: list[str] | None,
-                 hashtags_from: tuple[str, ...] = ("tags",)) -> list[Post]:
+def gather_posts(
+    files: Files, config: MkDocsConfig, globs: list[str] | None, hashtags_from: tuple[str, ...] = ("tags",)
+) -> list[Post]:
     is_post = post_selector(config, globs)
-    return [page_to_post(file.page, config, hashtags_from) for file in files.documentation_pages()
-            if file.page is not None and is_post(file.page)]
+    return [
+        page_to_post(file.page, config, hashtags_from)
+        for file in files.documentation_pages()
+        if file.page is not None and is_post(file.page)
+    ]
 
 
 def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...] = ("tags",)) -> Post:
@@ -84,21 +86,33 @@ def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...
         draft = bool(meta.get("draft"))
         categories = list(meta.get("categories") or [])
     # Which front-matter lists feed `tags`/`hashtags` is the site's choice (hashtags_from).
-    tags = [*(meta.get("tags") or [] if "tags" in hashtags_from else []),
-            *(categories if "categories" in hashtags_from else [])]
+    tags = [
+        *(meta.get("tags") or [] if "tags" in hashtags_from else []),
+        *(categories if "categories" in hashtags_from else []),
+    ]
     image = meta.get("image")
     title = str(page.title or meta.get("title") or key)
     description = str(meta.get("description") or "").strip()
     if description.casefold() == title.casefold():
-        description = ""   # the title is said already
+        description = ""  # the title is said already
     # Without one: Material's excerpt (before <!-- more -->), else the first paragraph.
     markdown = page.markdown or ""
     excerpt_source = "" if description else excerpt_markdown(markdown)
-    return Post(key=key, url=url, title=title, date=date,
-                source=source, description=description,
-                tags=tuple(str(t) for t in tags), draft=draft,
-                # No HTML when this build did not render the page (`serve --dirty`): DEV then refuses it.
-                body_html=page.content or "", body_missing=page.content is None,
-                code_languages=code_languages(markdown),
-                image=urljoin(url, image) if isinstance(image, str) else None,
-                opted_out=enabled is False, overrides=overrides, excerpt_source=excerpt_source)
+    return Post(
+        key=key,
+        url=url,
+        title=title,
+        date=date,
+        source=source,
+        description=description,
+        tags=tuple(str(t) for t in tags),
+        draft=draft,
+        # No HTML when this build did not render the page (`serve --dirty`): DEV then refuses it.
+        body_html=page.content or "",
+        body_missing=page.content is None,
+        code_languages=code_languages(markdown),
+        image=urljoin(url, image) if isinstance(image, str) else None,
+        opted_out=enabled is False,
+        overrides=overrides,
+        excerpt_source=excerpt_source,
+    )

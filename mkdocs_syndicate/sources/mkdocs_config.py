@@ -33,21 +33,32 @@ def options_from(config: MkDocsConfig, plugin_config: Any, *, sending: bool, rea
             raise SyndicateError("max_per_run: must be 1 or more")
         seconds(plugin_config.stale_after_hours, "stale_after_hours", "hours")
         return parse_options(
-            plugin_config.channels, ledger_path=ledger_path(config, plugin_config), site=site,
-            sandbox=plugin_config.sandbox, sending=sending, reading_only=reading_only,
+            plugin_config.channels,
+            ledger_path=ledger_path(config, plugin_config),
+            site=site,
+            sandbox=plugin_config.sandbox,
+            sending=sending,
+            reading_only=reading_only,
             since=as_datetime(since, "since") if since is not None else None,
-            max_per_run=max_per_run, max_wait=seconds(plugin_config.max_wait, "max_wait"),
+            max_per_run=max_per_run,
+            max_wait=seconds(plugin_config.max_wait, "max_wait"),
             git=parse_git_settings(plugin_config.git, "git"),
             wait_until_live=_live_timeout(plugin_config.wait_until_live),
-            backlog=plugin_config.backlog, backlog_days=seconds(plugin_config.backlog_days, "backlog_days", "days"),
-            sandbox_pacing=plugin_config.sandbox_pacing)
+            backlog=plugin_config.backlog,
+            backlog_days=seconds(plugin_config.backlog_days, "backlog_days", "days"),
+            sandbox_pacing=plugin_config.sandbox_pacing,
+        )
     except SyndicateError as exc:
         text = str(exc)
         if where is None:
             raise ConfigError(f"{config.config_file_path}: {text}") from None
-        raise ConfigError(f"{where}.{text}" if text.startswith(
-            ("channels", "max_per_run", "git", "wait_until_live", "max_wait", "stale_after_hours", "backlog_days"))
-            else f"{where}: {text}") from None
+        raise ConfigError(
+            f"{where}.{text}"
+            if text.startswith(
+                ("channels", "max_per_run", "git", "wait_until_live", "max_wait", "stale_after_hours", "backlog_days")
+            )
+            else f"{where}: {text}"
+        ) from None
 
 
 def _live_timeout(value: object) -> float | None:
@@ -64,7 +75,7 @@ def _live_timeout(value: object) -> float | None:
 
 @dataclass
 class LoadedSite:
-    config: MkDocsConfig   # or, for syndicate.yml, a StandaloneConfig with the same few fields
+    config: MkDocsConfig  # or, for syndicate.yml, a StandaloneConfig with the same few fields
     plugin_config: Any
 
     @property
@@ -101,10 +112,12 @@ def load_site(config_file: Path | None) -> LoadedSite:
 
     if config_file is None:
         config_file = find_config() or next(
-            (Path.cwd() / name for name in STANDALONE_NAMES if (Path.cwd() / name).is_file()), None)
+            (Path.cwd() / name for name in STANDALONE_NAMES if (Path.cwd() / name).is_file()), None
+        )
         if config_file is None:
-            raise ConfigError(f"no {', '.join(CONFIG_NAMES + STANDALONE_NAMES)} in {Path.cwd()}; "
-                              "name the config with -f")
+            raise ConfigError(
+                f"no {', '.join(CONFIG_NAMES + STANDALONE_NAMES)} in {Path.cwd()}; name the config with -f"
+            )
     if is_standalone(config_file):
         standalone, settings = load_standalone(config_file)
         return LoadedSite(standalone, settings)  # type: ignore[arg-type]  # the fields options_from reads

@@ -35,8 +35,9 @@ def snapshot_path(ledger_path: Path) -> Path:
     return ledger_path.parent / CACHE_DIR / f"{ledger_path.name}.plan.json"
 
 
-def settings_fingerprint(plugin_settings: Mapping[str, Any], site_url: str | None, decision: str,
-                         secret_names: Mapping[str, Sequence[str]]) -> str | None:
+def settings_fingerprint(
+    plugin_settings: Mapping[str, Any], site_url: str | None, decision: str, secret_names: Mapping[str, Sequence[str]]
+) -> str | None:
     """A digest of everything the plugin was configured with, credentials reduced to their
     shape. None when a channel's type is not in `secret_names` (its credentials are unknown)."""
     channels = plugin_settings.get("channels")
@@ -49,8 +50,13 @@ def settings_fingerprint(plugin_settings: Mapping[str, Any], site_url: str | Non
             if names is None:
                 return None
             shaped[str(channel_id)] = {key: _shape(value) if key in names else value for key, value in values.items()}
-    everything = {**plugin_settings, "channels": shaped if isinstance(channels, Mapping) else channels,
-                  "site_url": site_url, "decision": decision, "version": __version__}
+    everything = {
+        **plugin_settings,
+        "channels": shaped if isinstance(channels, Mapping) else channels,
+        "site_url": site_url,
+        "decision": decision,
+        "version": __version__,
+    }
     return _digest(everything)
 
 
@@ -86,11 +92,23 @@ def load(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def save(path: Path, *, settings: str, inputs: str, secret_names: Mapping[str, Sequence[str]],
-         site_files: list[tuple[str, str]], due: dt.datetime | None) -> None:
-    data = {"format": FORMAT, "settings": settings, "inputs": inputs,
-            "secret_names": {k: sorted(v) for k, v in secret_names.items()},
-            "site_files": [list(f) for f in site_files], "due": to_iso(due) if due else None}
+def save(
+    path: Path,
+    *,
+    settings: str,
+    inputs: str,
+    secret_names: Mapping[str, Sequence[str]],
+    site_files: list[tuple[str, str]],
+    due: dt.datetime | None,
+) -> None:
+    data = {
+        "format": FORMAT,
+        "settings": settings,
+        "inputs": inputs,
+        "secret_names": {k: sorted(v) for k, v in secret_names.items()},
+        "site_files": [list(f) for f in site_files],
+        "due": to_iso(due) if due else None,
+    }
     private_dir(path.parent)
     atomic_write_text(path, json.dumps(data, indent=1) + "\n", checkpoint=False, durable=False)
 

@@ -69,7 +69,10 @@ def load_standalone(path: Path) -> tuple[StandaloneConfig, Any]:
         name, error = errors[0]
         raise ConfigError(f"{path}: {name}: {error}")
     folder = path.resolve().parent
-    site = StandaloneConfig(config_file_path=str(path.resolve()), site_url=raw["site_url"],
-                            site_name=str(raw.get("site_name") or ""),
-                            site_dir=str((folder / str(raw.get("site_dir") or "site")).resolve()))
+    site = StandaloneConfig(
+        config_file_path=str(path.resolve()),
+        site_url=raw["site_url"],
+        site_name=str(raw.get("site_name") or ""),
+        site_dir=str((folder / str(raw.get("site_dir") or "site")).resolve()),
+    )
     return site, settings
