@@ -25,8 +25,8 @@ from mkdocs_syndicate.content.posts import Post, as_datetime
 from mkdocs_syndicate.engine.modes import pull_request_reason
 from mkdocs_syndicate.engine.options import Options, sandbox_note, sandbox_state_dir, select_posts
 from mkdocs_syndicate.engine.options import plan as make_the_plan
-from mkdocs_syndicate.engine.syndication import RunInterrupted, site_sandbox
-from mkdocs_syndicate.errors import LedgerError, SyndicateError
+from mkdocs_syndicate.engine.syndication import site_sandbox
+from mkdocs_syndicate.errors import LedgerError, RunInterrupted, SyndicateError
 from mkdocs_syndicate.ledger.schema import STATES, Record
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 from mkdocs_syndicate.output.display import run_with_display, undone_message

@@ -18,8 +18,9 @@ import yaml
 from sites import mkdocs, post, write_site
 
 from mkdocs_syndicate.content.portable import portable_markdown
+from mkdocs_syndicate.errors import FeedError
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.sources.feed import FeedError, read_feed
+from mkdocs_syndicate.sources.feed import read_feed
 
 SITE = "https://example.com/"
 

@@ -20,9 +20,8 @@ from rawserver import RawServer, answer
 from test_channel_contracts import SPECS, remote_posts
 
 from mkdocs_syndicate.engine.options import parse_options
-from mkdocs_syndicate.engine.runner import LaneCrashed
 from mkdocs_syndicate.engine.syndication import send
-from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.errors import LaneCrashed, SyndicateError
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.ledger.store import Ledger
 

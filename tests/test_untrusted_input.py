@@ -170,8 +170,9 @@ def test_a_misspelt_plugin_setting_fails_the_mkdocs_config(tmp_path):
     ],
 )
 def test_credentials_in_a_feed_url_are_never_printed(url, secrets):
+    from mkdocs_syndicate.errors import FeedError
     from mkdocs_syndicate.redaction import shown_url
-    from mkdocs_syndicate.sources.feed import FeedError, read_feed
+    from mkdocs_syndicate.sources.feed import read_feed
 
     with pytest.raises(FeedError) as caught:
         read_feed(url, SITE)
@@ -265,7 +266,8 @@ def test_a_feed_entry_no_ledger_could_hold_is_refused_by_name_before_any_request
 def test_a_character_reference_feedparser_cannot_take_is_a_feed_error(tmp_path):
     from test_feed import ATOM
 
-    from mkdocs_syndicate.sources.feed import FeedError, read_feed
+    from mkdocs_syndicate.errors import FeedError
+    from mkdocs_syndicate.sources.feed import read_feed
 
     feed = tmp_path / "atom.xml"
     feed.write_text(ATOM.replace("<title>Group commits</title>", "<title>Bad &#xD800; title</title>"))

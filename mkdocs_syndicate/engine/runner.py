@@ -30,8 +30,7 @@ from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Event, Situation, Step, decide
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
-from mkdocs_syndicate.errors import SyndicateError
-from mkdocs_syndicate.ledger.gitmirror import StaleLedger
+from mkdocs_syndicate.errors import LaneCrashed, StaleLedger, SyndicateError
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.ledger.store import Ledger, Transition
 from mkdocs_syndicate.redaction import redact
@@ -40,15 +39,6 @@ from mkdocs_syndicate.timeutil import Clock, epoch_to_iso, from_iso, to_iso, utc
 
 ERROR_LENGTH = 300  # characters of an error kept in the ledger and the report
 INTERRUPTED_BEFORE_SENDING = "interrupted before the request was sent (the next run sends it)"
-
-
-class LaneCrashed(SyndicateError):
-    """An unexpected error in one lane; the others finished their current pair and stopped.
-    `trace` is its traceback with credentials redacted, for a verbose log."""
-
-    def __init__(self, message: str, trace: str = "") -> None:
-        super().__init__(message)
-        self.trace = trace
 
 
 class _Lazy(httpx.AsyncBaseTransport):

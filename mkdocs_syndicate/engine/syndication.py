@@ -27,10 +27,9 @@ from mkdocs_syndicate.engine.options import (
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, keyed_as_in_ledger, make_plan
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
-from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.errors import RunInterrupted, StaleLedger
 from mkdocs_syndicate.ledger.gitmirror import (
     GitMirror,
-    StaleLedger,
     changed_pairs,
     merge,
     without_unpushed_in_flight,
@@ -241,28 +240,6 @@ def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
         ledger.reset_to(remote_posts)
     ledger.mirror = mirror
     return mirror
-
-
-class RunInterrupted(SyndicateError):
-    """Ctrl-C (or SIGTERM) during a run: says what finished and what is left for the next run."""
-
-    def __init__(self, report: RunReport, the_plan: Plan, ledger: Ledger, by: str = "Ctrl-C") -> None:
-        finished = {(r.post_key, r.channel) for r in report.results}
-        self.report = report
-        self.by = by
-        self.left = []
-        for pair in the_plan.pairs:
-            if (pair.post.key, pair.channel.id) in finished:
-                continue
-            record = ledger.record(pair.post.key, pair.channel.id)
-            state = record.state if record else "pending"
-            note = " (a request may be out: the next run verifies it)" if state == "in_flight" else ""
-            self.left.append(f"({pair.post.key}, {pair.channel.id}) {state}{note}")
-        stopped = "terminated" if by == "SIGTERM" else "interrupted"
-        super().__init__(
-            f"{stopped} ({by}): {len(finished)} pair(s) finished, {len(self.left)} left for the "
-            f"next run (the ledger is consistent):\n  " + "\n  ".join(self.left)
-        )
 
 
 @contextlib.contextmanager

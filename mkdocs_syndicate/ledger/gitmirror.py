@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.errors import ConfigError, SyndicateError
+from mkdocs_syndicate.errors import ConfigError, GitError, StaleLedger
 from mkdocs_syndicate.ledger.format import dump, parse
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record
@@ -47,26 +47,10 @@ _SCRATCH_REF = "refs/syndicate/ledger"
 _NULL = "0" * 40
 
 
-class GitError(SyndicateError):
-    """git failed in a way that is not a race; the run stops before any further remote call."""
-
-
 @dataclass(frozen=True)
 class Pair:
     post_key: str
     channel: str
-
-
-class StaleLedger(SyndicateError):
-    """Another writer changed pairs this run changed too: take theirs, re-plan, never send."""
-
-    def __init__(self, contested: list[Pair], remote_posts: Posts, tip: str, base: Posts) -> None:
-        self.contested = contested
-        self.remote_posts = remote_posts
-        self.tip = tip
-        self.base = base  # the ledger this run last pushed (or started from): what "changed" means
-        names = ", ".join(f"({p.post_key}, {p.channel})" for p in contested[:5])
-        super().__init__(f"another run changed {names} in the pushed ledger; re-planning")
 
 
 def redact_git(text: str) -> str:

@@ -202,7 +202,7 @@ class Ledger:
             ) from exc
         if self.mirror is None:
             return posts
-        from mkdocs_syndicate.ledger.gitmirror import GitError
+        from mkdocs_syndicate.errors import GitError
 
         try:
             kept = self.mirror.persist(posts, text, changes, push)

@@ -21,17 +21,13 @@ from urllib.parse import urljoin, urlsplit
 from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.portable import html_to_text, shorten
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.errors import FeedError
 from mkdocs_syndicate.redaction import shown_url
 from mkdocs_syndicate.safety import one_line
 
 MAX_FEED_BYTES = 20_000_000
 SUMMARY_LENGTH = 400  # characters of an entry's summary kept as the description, as for excerpts
 FETCH_TIMEOUT = 30.0
-
-
-class FeedError(SyndicateError):
-    """A feed that cannot be read or an entry that cannot be announced; nothing is sent."""
 
 
 def read_feed(source: str, site_url: str) -> list[Post]:

@@ -14,16 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs_syndicate.content.posts import ChannelOverride, Post
-from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.errors import ManifestError
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 from mkdocs_syndicate.timeutil import from_iso, to_iso
 
 FORMAT = 2  # 2: the body as HTML (`body_html`) and its code blocks' languages
-
-
-class ManifestError(SyndicateError):
-    """No usable record of the last build's posts."""
 
 
 def manifest_path(ledger_path: Path) -> Path:
