@@ -130,6 +130,7 @@ class BlueskyEmulator(Emulator):
     jwt_prefix = ""  # tests: a marker inside every token it hands out
     public_pages = ("/profile/",)
     creating = ("POST /xrpc/com.atproto.repo.putRecord", "POST /xrpc/com.atproto.repo.createRecord")
+    read_marker = "getRecord"
     access_ttl = ACCESS_TTL
     expire_next_login = False  # tests: the next createSession hands out an already expired token
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import regex
 
@@ -33,6 +34,12 @@ class ForemEmulator(Emulator):
     api_key = API_KEY  # what it accepts; tests may set their own (a sentinel)
     public_pages = ("/sandbox/",)
     creating = ("POST /api/articles",)
+    read_marker = "articles/me"
+    rate_limit_fault: ClassVar[Mapping[str, Any]] = {
+        "action": "status",
+        "status": 429,
+        "retry_after": 40,
+    }  # Retry-After, plain text
 
     def initial_state(self) -> dict[str, Any]:
         return {"articles": [], "next_id": 1000}

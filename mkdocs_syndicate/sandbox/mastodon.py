@@ -111,6 +111,7 @@ class MastodonEmulator(Emulator):
     name = "mastodon"
     token = TOKEN  # what it accepts; tests may set their own (a sentinel)
     creating = ("POST /api/v1/statuses",)
+    read_marker = "verify_credentials"
     public_pages = ("/@",)
 
     def initial_state(self) -> dict[str, Any]:

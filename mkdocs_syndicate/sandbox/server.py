@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
@@ -109,6 +109,12 @@ class Emulator:
     also_at: tuple[str, ...] = ()  # more path prefixes it answers on (a second host of the service)
     creating: tuple[str, ...] = ()  # "METHOD path" prefixes that create something (fault default)
     public_pages: tuple[str, ...] = ()  # path prefixes (after its own) of received posts' public pages
+    # What the shared test suites need to hold a channel to its contract (docs/channels.md):
+    read_marker: ClassVar[str] = ""  # a part of the path of the reads its client's verify makes
+    rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "reset_in": 40}  # its 429: 40 s
+    user_settings: ClassVar[
+        Mapping[str, object]
+    ] = {}  # required settings a user supplies, not the sandbox (Weibo's rip)
 
     def __init__(self, server: SandboxServer) -> None:
         self.server = server

@@ -8,7 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from mkdocs_syndicate.sandbox.server import Emulator, Request, Response, first_url
@@ -48,6 +49,15 @@ class WeiboEmulator(Emulator):
     token = TOKEN  # what it accepts; tests may set their own (a sentinel)
     public_pages = ("/status/",)
     creating = ("POST /2/statuses/share.json",)
+    read_marker = "user_timeline"
+    rate_limit_fault: ClassVar[Mapping[str, Any]] = {
+        "action": "status",
+        "status": 429,
+        "code": 10023,
+    }  # its own error code
+    user_settings: ClassVar[Mapping[str, object]] = {
+        "rip": "203.0.113.7"
+    }  # the user's public IP, which the share API requires
     safe_domain: str | None = None  # None: any link will do
 
     def initial_state(self) -> dict[str, Any]:
