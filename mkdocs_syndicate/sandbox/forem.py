@@ -35,11 +35,8 @@ class ForemEmulator(Emulator):
     public_pages = ("/sandbox/",)
     creating = ("POST /api/articles",)
     read_marker = "articles/me"
-    rate_limit_fault: ClassVar[Mapping[str, Any]] = {
-        "action": "status",
-        "status": 429,
-        "retry_after": 40,
-    }  # Retry-After, plain text
+    # Its 429 says Retry-After, in a plain-text body.
+    rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "retry_after": 40}
 
     def initial_state(self) -> dict[str, Any]:
         return {"articles": [], "next_id": 1000}

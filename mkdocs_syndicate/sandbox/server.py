@@ -110,11 +110,12 @@ class Emulator:
     creating: tuple[str, ...] = ()  # "METHOD path" prefixes that create something (fault default)
     public_pages: tuple[str, ...] = ()  # path prefixes (after its own) of received posts' public pages
     # What the shared test suites need to hold a channel to its contract (docs/channels.md):
-    read_marker: ClassVar[str] = ""  # a part of the path of the reads its client's verify makes
-    rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "reset_in": 40}  # its 429: 40 s
-    user_settings: ClassVar[
-        Mapping[str, object]
-    ] = {}  # required settings a user supplies, not the sandbox (Weibo's rip)
+    # read_marker, a part of the path of the reads its client's verify makes; rate_limit_fault, the
+    # fault that makes it answer 429 asking for 40 s; user_settings, required settings a user
+    # supplies and the sandbox does not (Weibo's rip).
+    read_marker: ClassVar[str] = ""
+    rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "reset_in": 40}
+    user_settings: ClassVar[Mapping[str, object]] = {}
 
     def __init__(self, server: SandboxServer) -> None:
         self.server = server

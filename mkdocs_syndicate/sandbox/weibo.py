@@ -50,14 +50,9 @@ class WeiboEmulator(Emulator):
     public_pages = ("/status/",)
     creating = ("POST /2/statuses/share.json",)
     read_marker = "user_timeline"
-    rate_limit_fault: ClassVar[Mapping[str, Any]] = {
-        "action": "status",
-        "status": 429,
-        "code": 10023,
-    }  # its own error code
-    user_settings: ClassVar[Mapping[str, object]] = {
-        "rip": "203.0.113.7"
-    }  # the user's public IP, which the share API requires
+    # Its 429 carries its own error code; the share API requires the user's public IP (rip).
+    rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "code": 10023}
+    user_settings: ClassVar[Mapping[str, object]] = {"rip": "203.0.113.7"}
     safe_domain: str | None = None  # None: any link will do
 
     def initial_state(self) -> dict[str, Any]:
