@@ -18,7 +18,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crashsite import remote
+from channel_specs import SPECS
+from crashsite import AT_MOST_ONCE, CHANNELS, remote
 from forkserver import ForkedChild
 
 from mkdocs_syndicate.ledger.store import Ledger
@@ -27,8 +28,6 @@ from mkdocs_syndicate.sandbox import SandboxServer
 HERE = Path(__file__).resolve().parent
 KEYS = ["blog/one/", "blog/two/", "blog/three/"]
 TITLES = {"blog/one/": "One", "blog/two/": "Two", "blog/three/": "Three"}
-AT_MOST_ONCE = {"masto": "mastodon", "devto": "forem", "weibo": "weibo", "bsky": "bluesky"}
-CHANNELS = ("ping", *AT_MOST_ONCE)
 KEY_FILE = "crash-key-1234"
 TIMEOUT, SETTLE = 1.0, 2.0  # per channel: short, so slow-commit scenarios time out quickly
 
@@ -37,32 +36,17 @@ STATS: Counter = Counter()
 
 
 def channels(url: str) -> dict:
+    """The IndexNow ping and every at-most-once type in the registry, at the private emulator."""
     timing = {"timeout": TIMEOUT, "settle": SETTLE}
-    return {
-        "ping": {"type": "indexnow", "endpoint": url + "/indexnow", "key": KEY_FILE, **timing},
-        "masto": {"type": "mastodon", "instance": url + "/mastodon", "token": "sandbox-mastodon-token", **timing},
-        "devto": {
-            "type": "forem",
-            "api": url + "/forem/api",
-            "api_key": "sandbox-forem-api-key",
-            "min_interval": 0,
+    found = {"ping": {"type": "indexnow", "endpoint": url + "/indexnow", "key": KEY_FILE, **timing}}
+    for channel_id, name in AT_MOST_ONCE.items():
+        spec = SPECS[name]
+        found[channel_id] = {
+            "type": name,
+            **{k: (v.format(url=url) if isinstance(v, str) else v) for k, v in spec.settings.items()},
             **timing,
-        },
-        "weibo": {
-            "type": "weibo",
-            "api": url + "/weibo/2",
-            "access_token": "sandbox-weibo-access-token",
-            "rip": "203.0.113.7",
-            **timing,
-        },
-        "bsky": {
-            "type": "bluesky",
-            "service": url + "/bluesky",
-            "handle": "sandbox.bsky.social",
-            "app_password": "sandbox-bsky-app-password",
-            **timing,
-        },
-    }
+        }
+    return found
 
 
 # The ways real servers misbehave (sandbox quirks), given to scenarios so that the crash tests
@@ -171,7 +155,7 @@ class Scenario:
         state = self.server.snapshot()
         for channel, emulator in AT_MOST_ONCE.items():
             held = remote(state, emulator)
-            assert sorted(t for _, t in held) == ["One", "Three", "Two"], (channel, held)
+            assert sorted(u for _, u in held) == sorted(f"https://example.com/{k}" for k in KEYS), (channel, held)
             assert {book.record(k, channel).remote_id for k in KEYS} == {i for i, _ in held}, channel
         pinged = {u for ping in state["indexnow"]["pings"] for u in ping["urls"]}
         assert pinged >= {f"https://example.com/{k}" for k in KEYS}
@@ -197,8 +181,8 @@ class Scenario:
         """At any moment, killed or not: never two of the same post on an at-most-once channel."""
         state = self.server.snapshot()
         for emulator in AT_MOST_ONCE.values():
-            titles = [t for _, t in remote(state, emulator)]
-            assert len(titles) == len(set(titles)), (emulator, titles)
+            announced = [u for _, u in remote(state, emulator)]
+            assert len(announced) == len(set(announced)), (emulator, announced)
 
 
 def checkpoint_names(log: Path) -> list[str]:

@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from channel_specs import SPECS
 from sites import post, write_site
 
 from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.registry import TYPES
 
 POSTS = {
     "one.md": post("One", "2026-11-20"),
@@ -27,28 +29,9 @@ TIMING = {"timeout": 1, "settle": 2}
 
 
 def make(folder: Path, sandbox) -> Path:
-    channels = {
-        "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token"},
-        "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"},
-        "devto": {
-            "type": "forem",
-            "api": sandbox.url + "/forem/api",
-            "api_key": "sandbox-forem-api-key",
-            "min_interval": 0,
-        },
-        "weibo": {
-            "type": "weibo",
-            "api": sandbox.url + "/weibo/2",
-            "access_token": "sandbox-weibo-access-token",
-            "rip": "203.0.113.7",
-        },
-        "bsky": {
-            "type": "bluesky",
-            "service": sandbox.url + "/bluesky",
-            "handle": "sandbox.bsky.social",
-            "app_password": "sandbox-bsky-app-password",
-        },
-    }
+    channels = {"ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"}}
+    for channel_id, name in AT_MOST_ONCE.items():
+        channels[channel_id] = SPECS[name].raw(sandbox)
     config = write_site(folder, {"mode": "send", "channels": {k: {**v, **TIMING} for k, v in channels.items()}}, POSTS)
     sandbox.key_file_root = folder / "site"
     return config
@@ -76,21 +59,21 @@ def run(config: Path, **env: str) -> tuple[int, str]:
     return process.returncode, err
 
 
-CHANNELS = ("masto", "ping", "devto", "weibo", "bsky")
-AT_MOST_ONCE = {"masto": "mastodon", "devto": "forem", "weibo": "weibo", "bsky": "bluesky"}
+# Every at-most-once type in the registry (built in or a plugin), under the short ids the
+# built-in ones have always had here, beside the IndexNow ping.
+SHORT_IDS = {"mastodon": "masto", "forem": "devto", "weibo": "weibo", "bluesky": "bsky"}
+AT_MOST_ONCE = {SHORT_IDS.get(name, name): name for name in SPECS}
+CHANNELS = ("ping", *AT_MOST_ONCE)
 
 
 def remote(state: dict, emulator: str) -> list[tuple[str, str]]:
-    """(remote id, first line of text) of every post an at-most-once emulator holds."""
-    if emulator == "mastodon":
-        return [(s["id"], s["text"].splitlines()[0]) for s in state["mastodon"]["statuses"]]
-    if emulator == "forem":
-        return [(str(a["id"]), a["title"]) for a in state["forem"]["articles"]]
-    if emulator == "weibo":
-        return [(s["idstr"], s["original"].split(" ")[0]) for s in state["weibo"]["statuses"]]
+    """(remote id as the ledger records it, the post URL it announces) of every post an
+    at-most-once service holds, from its emulator's own account (`received`)."""
+    cls = TYPES[emulator].emulator_class()
+    # `received` reads only the state it is given: no server is needed to call it.
     return [
-        (f"at://did:plc:sandbox0000000000000000/app.bsky.feed.post/{k}", r["value"]["text"].splitlines()[0])
-        for k, r in state["bluesky"]["records"].items()
+        (item.get("remote_id", item["id"]), item["announces"])
+        for item in cls.received(object.__new__(cls), state.get(emulator, {}), "")
     ]
 
 
@@ -100,7 +83,7 @@ def check_outcome(config: Path, sandbox) -> None:
     book = Ledger.read(config.parent / "ledger.yml")
     for channel, emulator in AT_MOST_ONCE.items():
         held = remote(state, emulator)
-        assert sorted(text for _, text in held) == ["One", "Three", "Two"], (channel, held)
+        assert sorted(url for _, url in held) == sorted(URLS), (channel, held)
         assert {book.record(k, channel).remote_id for k in KEYS} == {i for i, _ in held}, channel
     pinged = {url for ping in state["indexnow"]["pings"] for url in ping["urls"]}
     assert pinged >= set(URLS)

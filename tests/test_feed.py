@@ -334,8 +334,8 @@ def test_a_feed_driven_run_killed_mid_way_finishes_on_the_next_without_a_duplica
     assert rerun.returncode == 0, rerun.stderr
     state = sandbox.snapshot()
     for emulator in ("mastodon", "bluesky"):
-        titles = sorted(title for _, title in remote(state, emulator))
-        assert titles == ["Group commits", "Summary only"], (emulator, titles)
+        announced = sorted(url for _, url in remote(state, emulator))
+        assert len(announced) == 2 and len(set(announced)) == 2, (emulator, announced)  # each post once
     print(f"feed run killed at {kill_at}: each post once after the rerun")
     STATS["feed-driven runs killed"] += 1
 

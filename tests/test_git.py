@@ -610,7 +610,7 @@ def pushed_in_flight(scenario: GitScenario, last_push_only: bool = False) -> tup
     """The at-most-once pairs the pushed ledger holds in_flight (with last_push_only: those the
     last push brought), split into those whose post the emulator has (the request went out) and
     those it has not."""
-    from crashlab import AT_MOST_ONCE, TITLES
+    from crashlab import AT_MOST_ONCE
     from crashsite import remote
 
     text = remote_ledger(scenario.bare)
@@ -630,8 +630,8 @@ def pushed_in_flight(scenario: GitScenario, last_push_only: bool = False) -> tup
         for channel, record in entry.channels.items():
             was = earlier.get(key).channels.get(channel) if key in earlier else None
             if channel in AT_MOST_ONCE and record.state == "in_flight" and not (last_push_only and was == record):
-                held = [title for _, title in remote(state, AT_MOST_ONCE[channel])]
-                (sent if TITLES[key] in held else unsent).append(f"({key}, {channel})")
+                held = [url for _, url in remote(state, AT_MOST_ONCE[channel])]
+                (sent if f"https://example.com/{key}" in held else unsent).append(f"({key}, {channel})")
     return sent, unsent
 
 

@@ -156,6 +156,7 @@ class BlueskyEmulator(Emulator):
         return [
             {
                 "id": rkey,
+                "remote_id": f"at://{DID}/{COLLECTION}/{rkey}",
                 "text": r["value"].get("text", ""),
                 "announces": announces(r["value"]),
                 "at": r.get("at"),

@@ -137,8 +137,9 @@ class Emulator:
     duplicates_matter: bool = True  # a post received twice is a duplicate (not so for pings)
 
     def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
-        """What it received, for the dashboard: {id, text, announces (the post URL it is about),
-        at (epoch seconds), link (where it would be seen)} each, oldest first."""
+        """What it received, for the dashboard and the shared test suites: {id, text, announces
+        (the post URL it is about), at (epoch seconds), link (where it would be seen)} each, oldest
+        first, and remote_id where the id a client records differs from `id`."""
         return []
 
     def configure_for_site(self, site_url: str) -> None:

@@ -1,0 +1,62 @@
+"""Every at-most-once channel type in the registry, built in or installed as a plugin, as the
+shared suites see it (the contract, faults, read-before-resend and crash suites): built from what
+its client and its emulator declare (docs/channels.md), so a new type is covered with no edit to
+any suite."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from mkdocs_syndicate import registry
+
+
+@dataclasses.dataclass
+class Spec:
+    type: str
+    settings: dict
+    bad_credentials: dict
+    read_path: str  # a request of verify, to make it fail
+    rate_limit: dict  # the 429 fault
+    repeat_safe: bool = False  # a repeat is a no-op by construction (Bluesky)
+
+    def raw(self, sandbox, **extra):
+        return {
+            "type": self.type,
+            **{k: (v.format(url=sandbox.url) if isinstance(v, str) else v) for k, v in self.settings.items()},
+            **extra,
+        }
+
+
+def spec_of(kind: registry.ChannelType) -> Spec | None:
+    """The contract's view of a channel type, from what its client and emulator declare
+    (docs/channels.md): every at-most-once type in the registry, built in or installed as a
+    plugin, is covered without an edit here."""
+    client, emulator = kind.client_class(), kind.emulator_class()
+    if client.default_delivery != "at_most_once" or client.batched:
+        return None
+    # The settings that point at the emulator, with its credentials (a rehearsal's toggles, such
+    # as keep_session, are not the contract's), plus what a real user supplies (Weibo's rip).
+    pointing = {k: v for k, v in emulator.client_options("{url}", "{url}").items() if isinstance(v, str)}
+    settings = {**pointing, **emulator.user_settings, "min_interval": 0}
+    secrets = [name for name, option in client.options.items() if option.kind == "secret"]
+    return Spec(
+        kind.name,
+        settings,
+        {name: f"wrong-{name.replace('_', '-')}-123" for name in secrets},
+        emulator.read_marker,
+        dict(emulator.rate_limit_fault),
+        client.repeat_safe,
+    )
+
+
+SPECS = {name: spec for name, kind in registry.TYPES.items() if (spec := spec_of(kind)) is not None}
+
+
+def held(emulator: Any, state: dict[str, Any]) -> list[tuple[str, str]]:
+    """(remote id as a client records it, the post URL it announces) of everything a service
+    holds, from its emulator's own account of what it received (`state`: the server's snapshot)."""
+    return [
+        (item.get("remote_id", item["id"]), item["announces"])
+        for item in emulator.received(state.get(emulator.name, {}), "")
+    ]
