@@ -28,7 +28,7 @@ from mkdocs_syndicate.safety import printable
 if TYPE_CHECKING:  # types only: this module imports nothing of the package at run time
     from mkdocs_syndicate.engine.plan import Plan
     from mkdocs_syndicate.engine.results import RunReport
-    from mkdocs_syndicate.ledger.gitmirror import Pair
+    from mkdocs_syndicate.ledger.merge import Pair
     from mkdocs_syndicate.ledger.schema import Posts
     from mkdocs_syndicate.ledger.store import Ledger
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mkdocs_syndicate.ledger.gitmirror import Pair, changed_pairs, contested_pairs, merge, without_unpushed_in_flight
+from mkdocs_syndicate.ledger.merge import Pair, changed_pairs, contested_pairs, merge, without_unpushed_in_flight
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record
 
 pytestmark = pytest.mark.unit

@@ -28,12 +28,8 @@ from mkdocs_syndicate.engine.plan import PendingPair, Plan, keyed_as_in_ledger, 
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
 from mkdocs_syndicate.errors import RunInterrupted, StaleLedger
-from mkdocs_syndicate.ledger.gitmirror import (
-    GitMirror,
-    changed_pairs,
-    merge,
-    without_unpushed_in_flight,
-)
+from mkdocs_syndicate.ledger.gitmirror import GitMirror
+from mkdocs_syndicate.ledger.merge import changed_pairs, merge, without_unpushed_in_flight
 from mkdocs_syndicate.ledger.schema import Posts
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.net.liveness import in_built_site, wait_until_live

@@ -237,7 +237,7 @@ class Ledger:
         mirror = self.mirror
         if mirror is None or not mirror.settings.push:
             return
-        from mkdocs_syndicate.ledger.gitmirror import changed_pairs
+        from mkdocs_syndicate.ledger.merge import changed_pairs
 
         ahead = sorted(changed_pairs(mirror.base, self._posts))
         if not ahead and mirror.tip == mirror.pushed:
