@@ -64,94 +64,147 @@ def send(
         with _sandbox(options) as sandbox:
             channels = make_channels(options, sandbox)
             refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
-            report = RunReport()
-            adopting = None if verify_only else first_run_adoption(options, ledger, chosen, clock)
-            if adopting is not None:
-                adopt(ledger, adopting, [c.id for c in channels], utcnow(clock))
-                report.adoption = adopting
-            left_to_others: set[tuple[str, str]] = set()
-            if options.wait_until_live and not verify_only:
-                for pair in _not_live(options, ledger, chosen, channels, reporter, clock, transport, report):
-                    left_to_others.add((pair.post.key, pair.channel.id))
+            session = Session(options, ledger, mirror, chosen, channels, reporter, clock, transport, verify_only)
+            return session.run()
 
-            def take_theirs(lost: StaleLedger, the_plan: Plan, run_report: RunReport) -> None:
-                """A push lost to another writer: what they changed since our base is theirs;
-                what only we changed (records of requests that went out) goes on top of their
-                ledger, pushed by the next round."""
-                assert mirror is not None
-                changed = changed_pairs(lost.base, lost.remote_posts)
-                planned = {(p.post.key, p.channel.id) for p in the_plan.pairs}
-                went_out = {(r.post_key, r.channel) for r in run_report.results if r.state != "not_attempted"}
-                report.results += [r for r in run_report.results if (r.post_key, r.channel) not in changed]
-                report.requests += run_report.requests
-                for key, channel in sorted((changed & planned) - left_to_others):
-                    theirs = lost.remote_posts.get(key)
-                    record = theirs.channels.get(channel) if theirs else None
-                    if (key, channel) in went_out:  # ours went out, but the pushed record is theirs
-                        report.results.append(PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED))
-                    elif record is None or record.state not in ("done", "skipped"):  # theirs is not finished
-                        report.results.append(PairResult(key, channel, "not_attempted", OTHER_RUNNER))
-                left_to_others.update(changed)
-                ours = without_unpushed_in_flight(ledger.abandoned or ledger.posts, lost.base)
-                ledger.reset_to(merge(lost.base, ours, lost.remote_posts))
-                mirror.adopt_remote(lost.tip, lost.remote_posts)
 
-            for _ in range(REPLAN_ROUNDS):
-                the_plan = make_plan(ledger, chosen, channels, None if verify_only else options.max_per_run)
-                the_plan = Plan(
-                    lanes={
-                        ch: [
-                            p
-                            for p in pairs
-                            if (p.post.key, ch) not in left_to_others and (p.needs_verify or not verify_only)
-                        ]
-                        for ch, pairs in the_plan.lanes.items()
-                    },
-                    deferred=the_plan.deferred,
-                )
-                report.deferred = [p.key for p in the_plan.deferred]
-                report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
-                if mirror is not None:  # their change to a pair of this plan makes the plan stale
-                    mirror.claimed = {(p.post.key, p.channel.id) for p in the_plan.pairs}
-                if not the_plan.pairs:
-                    if mirror is None:
-                        break
-                    # Nothing to send; records merged onto another run's ledger may still need
-                    # their push, which can lose a race like any other (regression: it escaped).
-                    try:
-                        ledger.push_if_ahead()
-                    except StaleLedger as lost:
-                        take_theirs(lost, the_plan, RunReport())
-                        continue
-                    break
-                runner = Runner(
-                    ledger,
-                    the_plan,
-                    clock=clock,
-                    reporter=reporter,
-                    transport=transport,
-                    max_wait=options.max_wait,
-                    verify_only=verify_only,
-                )
-                try:
-                    result = asyncio.run(runner.run())
-                except KeyboardInterrupt:
-                    raise RunInterrupted(runner.report, the_plan, ledger) from None
-                except asyncio.CancelledError:
-                    if not runner.terminated:
-                        raise
-                    raise RunInterrupted(runner.report, the_plan, ledger, by="SIGTERM") from None
-                except StaleLedger as lost:
-                    take_theirs(lost, the_plan, runner.report)
-                    continue
-                report.results += result.results
-                report.requests += result.requests
+class Session:
+    """One run over a locked ledger: adoption on first contact, the live-page wait, then plans
+    and runners in rounds. A round ends the run unless a push was lost to another writer
+    (StaleLedger): their ledger is taken, the pairs they changed are left to them, and the rest
+    is planned again."""
+
+    def __init__(
+        self,
+        options: Options,
+        ledger: Ledger,
+        mirror: GitMirror | None,
+        chosen: list[Post],
+        channels: list[Channel],
+        reporter: Reporter,
+        clock: Clock,
+        transport: httpx.AsyncBaseTransport | None,
+        verify_only: bool,
+    ) -> None:
+        self.options, self.ledger, self.mirror = options, ledger, mirror
+        self.chosen, self.channels, self.reporter = chosen, channels, reporter
+        self.clock, self.transport, self.verify_only = clock, transport, verify_only
+        self.report = RunReport()
+        self.left_to_others: set[tuple[str, str]] = set()  # pairs another run (or a late page) has
+
+    def run(self) -> RunReport:
+        self._adopt_on_first_contact()
+        if self.options.wait_until_live and not self.verify_only:
+            late = _not_live(
+                self.options,
+                self.ledger,
+                self.chosen,
+                self.channels,
+                self.reporter,
+                self.clock,
+                self.transport,
+                self.report,
+            )
+            self.left_to_others.update((pair.post.key, pair.channel.id) for pair in late)
+        for _ in range(REPLAN_ROUNDS):
+            if self._round():
                 break
-            if mirror is not None:
-                ledger.push_if_ahead()
-                mirror.finish()
-            report.results = as_recorded(report.results, ledger.posts)
-            return report
+        if self.mirror is not None:
+            self.ledger.push_if_ahead()
+            self.mirror.finish()
+        self.report.results = as_recorded(self.report.results, self.ledger.posts)
+        return self.report
+
+    def _adopt_on_first_contact(self) -> None:
+        if self.verify_only:
+            return
+        adopting = first_run_adoption(self.options, self.ledger, self.chosen, self.clock)
+        if adopting is not None:
+            adopt(self.ledger, adopting, [c.id for c in self.channels], utcnow(self.clock))
+            self.report.adoption = adopting
+
+    def _plan(self) -> Plan:
+        """This round's plan: what is pending, less what others have and (verify only) what
+        needs no read."""
+        made = make_plan(
+            self.ledger, self.chosen, self.channels, None if self.verify_only else self.options.max_per_run
+        )
+        lanes = {
+            channel: [
+                p
+                for p in pairs
+                if (p.post.key, channel) not in self.left_to_others and (p.needs_verify or not self.verify_only)
+            ]
+            for channel, pairs in made.lanes.items()
+        }
+        the_plan = Plan(lanes=lanes, deferred=made.deferred)
+        self.report.deferred = [p.key for p in the_plan.deferred]
+        self.report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
+        if self.mirror is not None:  # their change to a pair of this plan makes the plan stale
+            self.mirror.claimed = {(p.post.key, p.channel.id) for p in the_plan.pairs}
+        return the_plan
+
+    def _round(self) -> bool:
+        """Plan and run once; True when the run is over, False when a lost push means planning
+        again on the other writer's ledger."""
+        the_plan = self._plan()
+        if not the_plan.pairs:
+            if self.mirror is None:
+                return True
+            # Nothing to send; records merged onto another run's ledger may still need their
+            # push, which can lose a race like any other (regression: it escaped).
+            try:
+                self.ledger.push_if_ahead()
+            except StaleLedger as lost:
+                self._take_theirs(lost, the_plan, RunReport())
+                return False
+            return True
+        runner = Runner(
+            self.ledger,
+            the_plan,
+            clock=self.clock,
+            reporter=self.reporter,
+            transport=self.transport,
+            max_wait=self.options.max_wait,
+            verify_only=self.verify_only,
+        )
+        try:
+            result = asyncio.run(runner.run())
+        except KeyboardInterrupt:
+            raise RunInterrupted(runner.report, the_plan, self.ledger) from None
+        except asyncio.CancelledError:
+            if not runner.terminated:
+                raise
+            raise RunInterrupted(runner.report, the_plan, self.ledger, by="SIGTERM") from None
+        except StaleLedger as lost:
+            self._take_theirs(lost, the_plan, runner.report)
+            return False
+        self.report.results += result.results
+        self.report.requests += result.requests
+        return True
+
+    def _take_theirs(self, lost: StaleLedger, the_plan: Plan, run_report: RunReport) -> None:
+        """A push lost to another writer: what they changed since our base is theirs; what only
+        we changed (records of requests that went out) goes on top of their ledger, pushed by the
+        next round."""
+        assert self.mirror is not None
+        report = self.report
+        changed = changed_pairs(lost.base, lost.remote_posts)
+        planned = {(p.post.key, p.channel.id) for p in the_plan.pairs}
+        went_out = {(r.post_key, r.channel) for r in run_report.results if r.state != "not_attempted"}
+        report.results += [r for r in run_report.results if (r.post_key, r.channel) not in changed]
+        report.requests += run_report.requests
+        for key, channel in sorted((changed & planned) - self.left_to_others):
+            theirs = lost.remote_posts.get(key)
+            record = theirs.channels.get(channel) if theirs else None
+            if (key, channel) in went_out:  # ours went out, but the pushed record is theirs
+                report.results.append(PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED))
+            elif record is None or record.state not in ("done", "skipped"):  # theirs is not finished
+                report.results.append(PairResult(key, channel, "not_attempted", OTHER_RUNNER))
+        self.left_to_others.update(changed)
+        ours = without_unpushed_in_flight(self.ledger.abandoned or self.ledger.posts, lost.base)
+        self.ledger.reset_to(merge(lost.base, ours, lost.remote_posts))
+        self.mirror.adopt_remote(lost.tip, lost.remote_posts)
 
 
 REPLAN_ROUNDS = 5
