@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from mkdocs_syndicate.ledger.format import dump
 from mkdocs_syndicate.ledger.schema import PostEntry, Record
+from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
 BODY = (
@@ -129,7 +130,7 @@ def main() -> None:
     parser.add_argument("--posts", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch, SandboxServer(Path(scratch) / "emu") as server:
+    with tempfile.TemporaryDirectory() as scratch, SandboxServer(Path(scratch) / "emu", emulators()) as server:
         with_plugin, without = make_site(Path(scratch), args.posts, server.url)
         build(without)  # warm the page cache and the bytecode
         times: dict[str, list[float]] = {"with": [], "without": []}

@@ -45,8 +45,9 @@ SERVER = """
 import sys
 from pathlib import Path
 sys.path.insert(0, {root!r})
+from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
-server = SandboxServer(Path({state!r}), port={port}, latency=lambda: {latency!r})
+server = SandboxServer(Path({state!r}), emulators(), port={port}, latency=lambda: {latency!r})
 server.emulators["indexnow"].trust("bench-key-1234")
 server.serve_forever()
 """

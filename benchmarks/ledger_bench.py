@@ -139,10 +139,11 @@ from pathlib import Path
 from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.output.reporters import PlainReporter
+from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
-with SandboxServer(Path({str(folder)!r}) / "emulator") as server:
+with SandboxServer(Path({str(folder)!r}) / "emulator", emulators()) as server:
     u = server.url
     channels = {{"indexnow": {{"type": "indexnow", "endpoint": u + "/indexnow", "key": "bench-key-1234"}},
         "mastodon": {{"type": "mastodon", "instance": u + "/mastodon", "token": "sandbox-mastodon-token"}},

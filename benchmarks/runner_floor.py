@@ -40,9 +40,10 @@ SERVER = """
 import sys
 from pathlib import Path
 sys.path.insert(0, {root!r})
+from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 import time
-server = SandboxServer(Path({state!r}), port={port})
+server = SandboxServer(Path({state!r}), emulators(), port={port})
 server.emulators["weibo"].safe_domain = "example.com"
 # The services' own windows (DEV: 9 articles per 30 s) are scaled with the spacing: emulator time
 # runs 1/scale times faster, as if the real 75 s spacing had been kept.

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.channels.base import Channel
-    from mkdocs_syndicate.sandbox.server import Emulator
+    from mkdocs_syndicate.sandbox.emulator import Emulator
 
 
 class ChannelType(NamedTuple):  # cheaper to define than a dataclass: every build imports this

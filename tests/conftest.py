@@ -15,6 +15,7 @@ from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.channels.settings import parse_channels
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
 SITE = Site("https://example.com/", "Example")
@@ -74,7 +75,7 @@ TRUSTED_INDEXNOW_KEYS = ("test-key-12345678", "sandbox-indexnow-key-0001", "site
 
 @pytest.fixture
 def sandbox(tmp_path: Path):
-    with SandboxServer(tmp_path / "sandbox-state") as server:
+    with SandboxServer(tmp_path / "sandbox-state", emulators()) as server:
         server.emulators["indexnow"].trust(*TRUSTED_INDEXNOW_KEYS)
         yield server
         check_bluesky_records(server)

@@ -23,6 +23,7 @@ from crashsite import AT_MOST_ONCE, CHANNELS, remote
 from forkserver import ForkedChild
 
 from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
 HERE = Path(__file__).resolve().parent
@@ -75,7 +76,7 @@ class Scenario:
 
     def __post_init__(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.server = SandboxServer(self.folder / "emulator")
+        self.server = SandboxServer(self.folder / "emulator", emulators())
         self.server.now = lambda: time.time() + self.offset
         for emulator, quirks in HOSTILE[self.hostile].items():
             self.server.set_quirks(emulator, **quirks)

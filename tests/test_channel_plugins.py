@@ -78,7 +78,7 @@ def test_a_sandbox_rehearsal_announces_to_the_plugin_channel(tmp_path, clock):
     posts = [make_post(1), make_post(2)]
     report = send(options, posts, ListReporter(), clock=clock)
     assert [r.state for r in report.results] == ["done", "done"], report.results
-    with SandboxServer(tmp_path / "sandbox") as server:
+    with SandboxServer(tmp_path / "sandbox", registry.emulators()) as server:
         received = httpx.get(f"{server.url}/_sandbox/received").json()
         assert [item["announces"] for item in received["matrix"]] == [p.url for p in posts]
         link = Ledger.read(tmp_path / "ledger.yml").record("blog/post-1/", "room").remote_url

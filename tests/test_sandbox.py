@@ -5,6 +5,7 @@ import json
 import httpx
 import pytest
 
+from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
 pytestmark = pytest.mark.http
@@ -82,9 +83,9 @@ def test_faults_429_drop_and_control_api(api, sandbox):
 
 
 def test_state_survives_a_restart(tmp_path):
-    with SandboxServer(tmp_path / "s") as first:
+    with SandboxServer(tmp_path / "s", emulators()) as first:
         httpx.post(first.url + "/mastodon/api/v1/statuses", data={"status": "kept"}, headers=AUTH)
-    with SandboxServer(tmp_path / "s") as second:
+    with SandboxServer(tmp_path / "s", emulators()) as second:
         assert [s["text"] for s in second.snapshot()["mastodon"]["statuses"]] == ["kept"]
     json.loads((tmp_path / "s" / "state.json").read_text())
 
@@ -156,7 +157,7 @@ def test_stopping_the_sandbox_lets_the_engine_finish_checking_the_key(tmp_path, 
     site = tmp_path / "site"
     site.mkdir()
     (site / "abcdefgh1.txt").write_text("abcdefgh1")
-    with SandboxServer(tmp_path / "state", key_file_root=site) as server:
+    with SandboxServer(tmp_path / "state", emulators(), key_file_root=site) as server:
         engine = server.emulators["indexnow"]
         slow_check = engine._check
 
@@ -185,7 +186,7 @@ def test_answers_are_not_held_back_by_nagle(tmp_path, monkeypatch):
         nodelay.append(handler.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
 
     monkeypatch.setattr(socketserver.StreamRequestHandler, "setup", watched)
-    with SandboxServer(tmp_path / "s") as server, httpx.Client(base_url=server.url) as client:
+    with SandboxServer(tmp_path / "s", emulators()) as server, httpx.Client(base_url=server.url) as client:
         assert post_status(client).status_code == 200
     assert nodelay and all(nodelay), nodelay
 

@@ -44,7 +44,7 @@ def test_a_toy_channel_through_the_registry_alone(tmp_path, toy_type, clock):
     assert Ledger.read(tmp_path / "ledger.yml").record("blog/post-2/", "play").remote_id == "2"
     assert send(options, posts, ListReporter(), clock=clock).results == []  # nothing left
 
-    with SandboxServer(tmp_path / "sandbox") as server:  # the dashboard shows it too
+    with SandboxServer(tmp_path / "sandbox", registry.emulators()) as server:  # the dashboard shows it too
         import httpx
 
         received = httpx.get(f"{server.url}/_sandbox/received").json()

@@ -20,7 +20,7 @@ from mkdocs_syndicate.channels.base import (
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_list, json_object
 from mkdocs_syndicate.channels.settings import Option
 from mkdocs_syndicate.content.messages import LengthRule, render_message
-from mkdocs_syndicate.sandbox.server import Emulator, Request, Response
+from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response
 
 
 class ToyChannel(Channel):

@@ -33,6 +33,7 @@ from mkdocs_syndicate.ledger.merge import changed_pairs, merge, without_unpushed
 from mkdocs_syndicate.ledger.schema import Posts
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.net.liveness import in_built_site, wait_until_live
+from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer, running_sandbox
 from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
 
@@ -309,7 +310,7 @@ def site_sandbox(options: Options, **server_options: object) -> SandboxServer:
     """The emulators set up for this site: its built site checked for the IndexNow key file, and
     its host as Weibo's safe domain (as a registered Weibo app would have it)."""
     key_root = Path(options.site.site_dir) if options.site.site_dir else None
-    server = SandboxServer(sandbox_state_dir(options), key_file_root=key_root, **server_options)
+    server = SandboxServer(sandbox_state_dir(options), emulators(), key_file_root=key_root, **server_options)
     for emulator in server.emulators.values():  # e.g. Weibo's safe domain: the site's host
         emulator.configure_for_site(options.site.url)
     for channel in options.channels:

@@ -7,14 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"  # where the links the emulators hand out point
-_LAZY = ("Request", "Response", "SandboxServer", "running_sandbox")
+_LAZY = {"SandboxServer": "server", "running_sandbox": "server", "Request": "emulator", "Response": "emulator"}
 
 __all__ = ["DEFAULT_PUBLIC_BASE", "Request", "Response", "SandboxServer", "running_sandbox"]
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from mkdocs_syndicate.sandbox import server
+        import importlib
 
-        return getattr(server, name)
+        return getattr(importlib.import_module(f"mkdocs_syndicate.sandbox.{_LAZY[name]}"), name)
     raise AttributeError(name)

@@ -28,7 +28,7 @@ from typing import Any
 
 import regex
 
-from mkdocs_syndicate.sandbox.server import Emulator, Request, Response, first_url
+from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response, first_url
 
 # The PDS checks a record's `langs` with the lexicon's strict `language` format (checked against
 # the reference PDS itself: tests/test_realserver_bluesky.py; the rule is bluesky-social/atproto's

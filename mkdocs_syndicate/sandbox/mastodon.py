@@ -12,7 +12,7 @@ from typing import Any
 
 import regex
 
-from mkdocs_syndicate.sandbox.server import Emulator, Request, Response, first_url
+from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response, first_url
 
 TOKEN = "sandbox-mastodon-token"
 # A token made with only the scopes an older README named: it can post and list statuses, but not

@@ -37,141 +37,22 @@ import contextlib
 import datetime as dt
 import json
 import os
-import re
 import select
 import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
 from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
-
-
-@dataclass
-class Request:
-    method: str
-    path: str  # below the channel prefix, e.g. /api/v1/statuses
-    query: dict[str, list[str]]
-    headers: dict[str, str]  # lower-case names
-    body: bytes
-    base: str  # scheme://host:port/prefix as the client reached it
-    prefix: str = ""  # the first path segment it came in on (an emulator may have two)
-
-    def json(self) -> Any:
-        return json.loads(self.body.decode("utf-8"))
-
-    def form(self) -> dict[str, list[str]]:
-        return parse_qs(self.body.decode("utf-8"), keep_blank_values=True)
-
-    def arg(self, name: str, default: str | None = None) -> str | None:
-        values = self.query.get(name)
-        return values[0] if values else default
-
-
-@dataclass
-class Response:
-    status: int
-    body: Any = None  # JSON-serialisable, bytes or None
-    headers: dict[str, str] = field(default_factory=dict)
-    hold_until: float | None = None  # server time before which the answer is not sent (slow commit)
-    after: Callable[[], None] | None = None  # work the service does once it has answered
-
-    def encoded(self) -> tuple[bytes, str]:
-        if self.body is None:
-            return b"", "text/plain"
-        if isinstance(self.body, bytes):
-            return self.body, self.headers.get("Content-Type", "text/plain; charset=utf-8")
-        return json.dumps(self.body, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8"
-
-
-_URL = re.compile(r"https?://[^\s<>\"]+")
-
-
-def first_url(text: str) -> str:
-    """The first link in a text: what a received post announces."""
-    match = _URL.search(text or "")
-    return match.group(0).rstrip(".,)") if match else ""
-
-
-class Emulator:
-    """Base class: one service. `state` is a JSON-able dict owned by the server's lock."""
-
-    name: str = ""
-    also_at: tuple[str, ...] = ()  # more path prefixes it answers on (a second host of the service)
-    creating: tuple[str, ...] = ()  # "METHOD path" prefixes that create something (fault default)
-    public_pages: tuple[str, ...] = ()  # path prefixes (after its own) of received posts' public pages
-    # What the shared test suites need to hold a channel to its contract (docs/channels.md):
-    # read_marker, a part of the path of the reads its client's verify makes; rate_limit_fault, the
-    # fault that makes it answer 429 asking for 40 s; user_settings, required settings a user
-    # supplies and the sandbox does not (Weibo's rip).
-    read_marker: ClassVar[str] = ""
-    rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "reset_in": 40}
-    user_settings: ClassVar[Mapping[str, object]] = {}
-
-    def __init__(self, server: SandboxServer) -> None:
-        self.server = server
-
-    def initial_state(self) -> dict[str, Any]:
-        return {}
-
-    @property
-    def state(self) -> dict[str, Any]:
-        mine: dict[str, Any] = self.server.state[self.name]
-        return mine
-
-    def handle(self, request: Request) -> Response:
-        raise NotImplementedError
-
-    def rate_limited(self, fault: dict[str, Any]) -> Response:
-        return Response(429, {"error": "Too many requests"})
-
-    duplicates_matter: bool = True  # a post received twice is a duplicate (not so for pings)
-
-    def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
-        """What it received, for the dashboard and the shared test suites: {id, text, announces
-        (the post URL it is about), at (epoch seconds), link (where it would be seen)} each, oldest
-        first, and remote_id where the id a client records differs from `id`."""
-        return []
-
-    def configure_for_site(self, site_url: str) -> None:
-        """Set up as a real account for this site would be (Weibo: the app's safe domain)."""
-
-    @classmethod
-    def client_options(cls, url: str, public_base: str) -> Mapping[str, object]:
-        """The channel settings that point a client at this emulator, with its own credentials
-        (a rehearsal never sends the real ones): `url` is where the server listens, `public_base`
-        where the links it hands out point."""
-        return {}
-
-    # ---------------------------------------------------------------- quirks
-
-    @property
-    def quirks(self) -> dict[str, Any]:
-        return self.server.quirks.setdefault(self.name, {})
-
-    def commit_time(self) -> float:
-        """When a create accepted now becomes visible (now, unless the database is slow)."""
-        return self.server.now() + float(self.quirks.get("commit_delay", 0) or 0)
-
-    def server_clock(self, epoch: float) -> float:
-        """The time the service writes for a moment: its own clock, which may be off ours (quirk
-        clock_offset, in seconds; negative is behind)."""
-        return epoch + float(self.quirks.get("clock_offset", 0) or 0)
-
-    def visible(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """What a reader (or a uniqueness check) sees now: creates still being committed are not there."""
-        now = self.server.now()
-        return [item for item in items if item.get("visible_at", 0) <= now]
-
+from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response
 
 QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset", "max_characters"}
 
@@ -180,6 +61,7 @@ class SandboxServer:
     def __init__(
         self,
         state_dir: Path,
+        emulators: Iterable[type[Emulator]],
         *,
         port: int = 0,
         public_base: str = DEFAULT_PUBLIC_BASE,
@@ -187,8 +69,6 @@ class SandboxServer:
         idempotency_ttl: float = 3600.0,
         latency: Callable[[], float] | None = None,
     ) -> None:
-        from mkdocs_syndicate.registry import emulators
-
         self.state_dir = Path(state_dir)
         self.public_base = public_base.rstrip("/")
         self.key_file_root = key_file_root
@@ -196,7 +76,7 @@ class SandboxServer:
         self.latency = latency
         self.now: Callable[[], float] = time.time  # tests may share their virtual clock
         self.lock = threading.RLock()
-        self.emulators: dict[str, Emulator] = {e.name: e for e in (cls(self) for cls in emulators())}
+        self.emulators: dict[str, Emulator] = {e.name: e for e in (cls(self) for cls in emulators)}
         self.routes = {prefix: e.name for e in self.emulators.values() for prefix in (e.name, *e.also_at)}
         self.channel_names: dict[str, list[str]] = {}  # emulator -> the site's channel ids for it
         self.on_request: Callable[[str], None] | None = None  # a line per request (foreground)

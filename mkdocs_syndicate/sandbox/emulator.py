@@ -1,0 +1,132 @@
+"""What one emulated service is made of: the base class every emulator extends (built in, or a
+channel plugin's: docs/channels.md), and the request and answer it handles. The loopback server
+(sandbox/server.py) is handed its emulators; it routes, injects faults and keeps their state."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import parse_qs
+
+if TYPE_CHECKING:
+    from mkdocs_syndicate.sandbox.server import SandboxServer
+
+
+@dataclass
+class Request:
+    method: str
+    path: str  # below the channel prefix, e.g. /api/v1/statuses
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+    base: str  # scheme://host:port/prefix as the client reached it
+    prefix: str = ""  # the first path segment it came in on (an emulator may have two)
+
+    def json(self) -> Any:
+        return json.loads(self.body.decode("utf-8"))
+
+    def form(self) -> dict[str, list[str]]:
+        return parse_qs(self.body.decode("utf-8"), keep_blank_values=True)
+
+    def arg(self, name: str, default: str | None = None) -> str | None:
+        values = self.query.get(name)
+        return values[0] if values else default
+
+
+@dataclass
+class Response:
+    status: int
+    body: Any = None  # JSON-serialisable, bytes or None
+    headers: dict[str, str] = field(default_factory=dict)
+    hold_until: float | None = None  # server time before which the answer is not sent (slow commit)
+    after: Callable[[], None] | None = None  # work the service does once it has answered
+
+    def encoded(self) -> tuple[bytes, str]:
+        if self.body is None:
+            return b"", "text/plain"
+        if isinstance(self.body, bytes):
+            return self.body, self.headers.get("Content-Type", "text/plain; charset=utf-8")
+        return json.dumps(self.body, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8"
+
+
+_URL = re.compile(r"https?://[^\s<>\"]+")
+
+
+def first_url(text: str) -> str:
+    """The first link in a text: what a received post announces."""
+    match = _URL.search(text or "")
+    return match.group(0).rstrip(".,)") if match else ""
+
+
+class Emulator:
+    """Base class: one service. `state` is a JSON-able dict owned by the server's lock."""
+
+    name: str = ""
+    also_at: tuple[str, ...] = ()  # more path prefixes it answers on (a second host of the service)
+    creating: tuple[str, ...] = ()  # "METHOD path" prefixes that create something (fault default)
+    public_pages: tuple[str, ...] = ()  # path prefixes (after its own) of received posts' public pages
+    # What the shared test suites need to hold a channel to its contract (docs/channels.md):
+    # read_marker, a part of the path of the reads its client's verify makes; rate_limit_fault, the
+    # fault that makes it answer 429 asking for 40 s; user_settings, required settings a user
+    # supplies and the sandbox does not (Weibo's rip).
+    read_marker: ClassVar[str] = ""
+    rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "reset_in": 40}
+    user_settings: ClassVar[Mapping[str, object]] = {}
+
+    def __init__(self, server: SandboxServer) -> None:
+        self.server = server
+
+    def initial_state(self) -> dict[str, Any]:
+        return {}
+
+    @property
+    def state(self) -> dict[str, Any]:
+        mine: dict[str, Any] = self.server.state[self.name]
+        return mine
+
+    def handle(self, request: Request) -> Response:
+        raise NotImplementedError
+
+    def rate_limited(self, fault: dict[str, Any]) -> Response:
+        return Response(429, {"error": "Too many requests"})
+
+    duplicates_matter: bool = True  # a post received twice is a duplicate (not so for pings)
+
+    def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
+        """What it received, for the dashboard and the shared test suites: {id, text, announces
+        (the post URL it is about), at (epoch seconds), link (where it would be seen)} each, oldest
+        first, and remote_id where the id a client records differs from `id`."""
+        return []
+
+    def configure_for_site(self, site_url: str) -> None:
+        """Set up as a real account for this site would be (Weibo: the app's safe domain)."""
+
+    @classmethod
+    def client_options(cls, url: str, public_base: str) -> Mapping[str, object]:
+        """The channel settings that point a client at this emulator, with its own credentials
+        (a rehearsal never sends the real ones): `url` is where the server listens, `public_base`
+        where the links it hands out point."""
+        return {}
+
+    # ---------------------------------------------------------------- quirks
+
+    @property
+    def quirks(self) -> dict[str, Any]:
+        return self.server.quirks.setdefault(self.name, {})
+
+    def commit_time(self) -> float:
+        """When a create accepted now becomes visible (now, unless the database is slow)."""
+        return self.server.now() + float(self.quirks.get("commit_delay", 0) or 0)
+
+    def server_clock(self, epoch: float) -> float:
+        """The time the service writes for a moment: its own clock, which may be off ours (quirk
+        clock_offset, in seconds; negative is behind)."""
+        return epoch + float(self.quirks.get("clock_offset", 0) or 0)
+
+    def visible(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """What a reader (or a uniqueness check) sees now: creates still being committed are not there."""
+        now = self.server.now()
+        return [item for item in items if item.get("visible_at", 0) <= now]
