@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -39,8 +40,6 @@ from mkdocs_syndicate.content.identity import client_id
 from mkdocs_syndicate.content.images import LocalImage, site_image
 from mkdocs_syndicate.content.messages import (
     LengthRule,
-    bluesky_length,
-    bluesky_url_spans,
     grapheme_length,
     message_sha256,
     render_message,
@@ -61,6 +60,27 @@ MAX_THUMB = 1_000_000
 MAX_TAG = 64  # app.bsky.richtext.facet#tag: maxGraphemes 64 (maxLength 640 bytes)
 _ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
 _TAG = lazy_compile(r"(?<![\w#])#([^\W\d_][\w]*)")
+
+
+def bluesky_url_spans(text: str) -> list[tuple[int, int]]:
+    """The Bluesky app's link detection (@atproto/api RichText.detectFacets): a URL runs to the
+    next white space, then one trailing . , ; : ! or ? is dropped, then a ")" without a "("."""
+    spans = []
+    for match in re.finditer(r"(?:^|(?<=[\s(]))(https?://\S+)", text):
+        start, end = match.span(1)
+        if text[end - 1] in ".,;:!?":
+            end -= 1
+        if text[end - 1] == ")" and "(" not in text[start:end]:
+            end -= 1
+        spans.append((start, end))
+    return spans
+
+
+def bluesky_length(text: str) -> int:
+    """Bluesky's limits: 300 graphemes and 3000 UTF-8 bytes; report whichever is tighter, in
+    graphemes (a text over 3000 bytes is reported as over the limit)."""
+    size = grapheme_length(text)
+    return size if len(text.encode("utf-8")) <= 3000 else max(size, 301)
 
 
 def tid(micros: int, clock_id: int) -> str:

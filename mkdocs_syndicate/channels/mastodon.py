@@ -39,8 +39,9 @@ from mkdocs_syndicate.channels.reading import (
 from mkdocs_syndicate.channels.settings import ChannelSettings, Option
 from mkdocs_syndicate.content.identity import client_id, post_key_of
 from mkdocs_syndicate.content.links import hrefs
-from mkdocs_syndicate.content.messages import MASTODON_URL_WEIGHT, LengthRule, mastodon_length, render_message
+from mkdocs_syndicate.content.messages import LengthRule, grapheme_length, render_message
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.ledger.schema import Record
 
 if TYPE_CHECKING:
@@ -48,6 +49,43 @@ if TYPE_CHECKING:
 
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
 MAX_PAGES = 25  # 25 × 40 statuses
+
+
+# Mastodon's own counting (its length and link rules live with its client).
+_URL_CANDIDATE = lazy_compile(r"https?://[^\s<>]+")
+_MENTION = lazy_compile(r"@(\w+)@[\w.-]+\w")
+
+# Where a URL ends, per service. Mastodon extracts URLs with twitter-text as its
+# config/initializers/twitter_regex.rb overrides it: a path may not end on any of these (so
+# "(https://example.com/p/)." links only "https://example.com/p/"), except on a ")" that closes
+# a "(" inside the URL (Wikipedia's /Foo_(bar)).
+_MASTODON_NOT_LAST = frozenset("()?!*\"'「」<>;:=,.$%[]~&|@")
+
+
+def mastodon_url_spans(text: str) -> list[tuple[int, int]]:
+    spans = []
+    for match in _URL_CANDIDATE.finditer(text):
+        start, end = match.span()
+        while end > start and text[end - 1] in _MASTODON_NOT_LAST:
+            url = text[start:end]
+            if url[-1] == ")" and url.count("(") >= url.count(")"):
+                break
+            end -= 1
+        spans.append((start, end))
+    return spans
+
+
+MASTODON_URL_WEIGHT = 23  # Mastodon's default characters_reserved_per_url
+
+
+def mastodon_length(text: str, url_weight: int = MASTODON_URL_WEIGHT) -> int:
+    """Mastodon's count (StatusLengthValidator): grapheme clusters, every URL as `url_weight`,
+    @user@host as @user."""
+    text = _MENTION.sub(r"@\1", text)
+    spans = mastodon_url_spans(text)
+    starts, ends = [0, *(e for _, e in spans)], [*(s for s, _ in spans), len(text)]
+    rest = "".join(text[a:b] for a, b in zip(starts, ends, strict=True))
+    return grapheme_length(rest) + url_weight * len(spans)
 
 
 def idempotency_key(post_url: str, channel_id: str) -> str:

@@ -1,4 +1,5 @@
-"""Announcement text: sandboxed Jinja2 templates and per-channel length rules.
+"""Announcement text: sandboxed Jinja2 templates, fitted to a length rule the channel gives
+(each service's own counting, and where it ends a link, live in its client).
 
 When a message is too long, the description is shortened first, then the title, each with an
 ellipsis; the URL is never touched. Titles and descriptions have @ and # neutralised (a zero-width
@@ -19,8 +20,6 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import ConfigError, PostError
 from mkdocs_syndicate.lazyre import lazy_compile
 
-_URL_CANDIDATE = lazy_compile(r"https?://[^\s<>]+")
-_MENTION = lazy_compile(r"@(\w+)@[\w.-]+\w")
 _ZWSP = "\u200b"
 ELLIPSIS = "…"
 
@@ -223,82 +222,8 @@ def grapheme_length(text: str) -> int:
     return len(graphemes(text))
 
 
-# Where a URL ends, per service. Mastodon extracts URLs with twitter-text as its
-# config/initializers/twitter_regex.rb overrides it: a path may not end on any of these (so
-# "(https://example.com/p/)." links only "https://example.com/p/"), except on a ")" that closes
-# a "(" inside the URL (Wikipedia's /Foo_(bar)).
-_MASTODON_NOT_LAST = frozenset("()?!*\"'「」<>;:=,.$%[]~&|@")
-
-
-def mastodon_url_spans(text: str) -> list[tuple[int, int]]:
-    spans = []
-    for match in _URL_CANDIDATE.finditer(text):
-        start, end = match.span()
-        while end > start and text[end - 1] in _MASTODON_NOT_LAST:
-            url = text[start:end]
-            if url[-1] == ")" and url.count("(") >= url.count(")"):
-                break
-            end -= 1
-        spans.append((start, end))
-    return spans
-
-
-def bluesky_url_spans(text: str) -> list[tuple[int, int]]:
-    """The Bluesky app's link detection (@atproto/api RichText.detectFacets): a URL runs to the
-    next white space, then one trailing . , ; : ! or ? is dropped, then a ")" without a "("."""
-    spans = []
-    for match in re.finditer(r"(?:^|(?<=[\s(]))(https?://\S+)", text):
-        start, end = match.span(1)
-        if text[end - 1] in ".,;:!?":
-            end -= 1
-        if text[end - 1] == ")" and "(" not in text[start:end]:
-            end -= 1
-        spans.append((start, end))
-    return spans
-
-
-MASTODON_URL_WEIGHT = 23  # Mastodon's default characters_reserved_per_url
-
-
-def mastodon_length(text: str, url_weight: int = MASTODON_URL_WEIGHT) -> int:
-    """Mastodon's count (StatusLengthValidator): grapheme clusters, every URL as `url_weight`,
-    @user@host as @user."""
-    text = _MENTION.sub(r"@\1", text)
-    spans = mastodon_url_spans(text)
-    starts, ends = [0, *(e for _, e in spans)], [*(s for s, _ in spans), len(text)]
-    rest = "".join(text[a:b] for a, b in zip(starts, ends, strict=True))
-    return grapheme_length(rest) + url_weight * len(spans)
-
-
-def bluesky_length(text: str) -> int:
-    """Bluesky's limits: 300 graphemes and 3000 UTF-8 bytes; report whichever is tighter, in
-    graphemes (a text over 3000 bytes is reported as over the limit)."""
-    size = grapheme_length(text)
-    return size if len(text.encode("utf-8")) <= 3000 else max(size, 301)
-
-
-def weibo_length(text: str, url_weight: int = 10) -> int:
-    """Weibo's count (its composer's rule): a character beyond U+00FF is 1, two of the first 256
-    (ASCII, Latin-1) are 1, every link counts as its t.cn short form (about 20 ASCII, so 10)."""
-    import math
-
-    urls = _WEIBO_URL.findall(text)
-    rest = _WEIBO_URL.sub("", text)
-    halves = sum(2 if ord(ch) > 0xFF else 1 for ch in rest)
-    return math.ceil(halves / 2) + url_weight * len(urls)
-
-
-# Weibo shortens what is a URL by RFC 3986's characters (anything else, like "，" or "。", ends it).
-_WEIBO_URL = lazy_compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
-
-
 def neutralise(text: str) -> str:
     return text.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
-
-
-def neutralise_weibo(text: str) -> str:
-    """Weibo reads #...# as a topic whatever sits inside, so # becomes the fullwidth ＃."""
-    return text.replace("@", "@" + _ZWSP).replace("#", "＃")
 
 
 def hashtag(tag: str) -> str:
