@@ -27,7 +27,8 @@ from mkdocs_syndicate.engine.options import Options, sandbox_note, sandbox_state
 from mkdocs_syndicate.engine.options import plan as make_the_plan
 from mkdocs_syndicate.engine.syndication import site_sandbox
 from mkdocs_syndicate.errors import LedgerError, RunInterrupted, SyndicateError
-from mkdocs_syndicate.ledger.schema import STATES, Record
+from mkdocs_syndicate.ledger.resolution import Decision, resolved
+from mkdocs_syndicate.ledger.schema import STATES, Record, State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 from mkdocs_syndicate.output.display import run_with_display, undone_message
 from mkdocs_syndicate.output.plan import full_plan_lines, hashtag_source
@@ -334,7 +335,7 @@ def _posts_for_verify(options: Options, ledger: Ledger, feed: str | None = None)
     built = {p.key: p for p in _built_posts_if_any(options, feed) or []}
     posts = []
     for key, entry in ledger.posts.items():
-        if not any(r.state == "in_flight" for r in entry.channels.values()):
+        if not any(r.state == State.IN_FLIGHT for r in entry.channels.values()):
             continue
         if key in built:
             posts.append(built[key])
@@ -383,38 +384,17 @@ def resolve(
                 raise SyndicateError(f"no channel {channel!r} in mkdocs.yml nor in the ledger for {ref.key}")
             current = ledger.record(ref.key, channel)
             now = to_iso(_now())
-            if current is not None and current.state in ("done", "skipped") and not skip:
-                raise SyndicateError(f"({ref.key}, {channel}) is already {current.state}; nothing to resolve")
             decision = (
-                "marked done" + (f" ({done_url})" if done_url else "")
+                Decision("done", done_url, remote_id)
                 if done_url is not None
-                else "to be sent again"
-                if retry
-                else "skipped"
+                else Decision("retry" if retry else "skip")
             )
-            text = f"resolved by hand by {by or _who()} on {now[:10]}: {decision}" + (f" — {note}" if note else "")
-            keep = (
-                dict(
-                    idempotency_key=current.idempotency_key,
-                    created_at=current.created_at,
-                    message_sha256=current.message_sha256,
-                )
-                if current
-                else {}
+            text = f"resolved by hand by {by or _who()} on {now[:10]}: {decision.describe()}" + (
+                f" — {note}" if note else ""
             )
-            attempts = current.attempts if current else 0
-            if done_url is not None:
-                record = Record("done", attempts, now, remote_id=remote_id, remote_url=done_url, note=text, **keep)
-            elif retry:
-                if current is None or current.state == "failed":
-                    return f"({ref.key}, {channel}) is already pending: the next run sends it"
-                record = Record("failed", attempts, now, error="resolved by hand: send again", note=text, **keep)
-            else:
-                if current is not None and current.state == "skipped":
-                    return f"({ref.key}, {channel}) is already skipped"
-                if current is not None and current.state == "done":
-                    raise SyndicateError(f"({ref.key}, {channel}) is done (it went out); it cannot be skipped")
-                record = Record("skipped", attempts, now, note=text, **keep)
+            record = resolved(f"({ref.key}, {channel})", current, decision, now, text)
+            if isinstance(record, str):
+                return record
             ledger.apply([Transition(ref, channel, record)], by_hand=True)
             return f"({ref.key}, {channel}) {current.state if current else 'pending'} → {record.state}: {text}"
 
@@ -462,7 +442,7 @@ def adopt(config_file: Path | None, before: str | None, by: str | None, feed: st
         with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
             chosen = [p for p in posts if not p.draft and p.date < cutoff]
             batch = [
-                Transition(PostRef(p.key, p.url, p.title), ch, Record("skipped", 0, now, note=note))
+                Transition(PostRef(p.key, p.url, p.title), ch, Record(State.SKIPPED, 0, now, note=note))
                 for p in chosen
                 for ch in channels
                 if p.wants(ch) and ledger.record(p.key, ch) is None

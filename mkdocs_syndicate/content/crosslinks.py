@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 
 BLOCK_CLASS = "syndicate-links"  # content.portable leaves this block out of DEV's body
 SCRIPT_PATH = "assets/syndicate/comments.js"  # in the built site, with comments: true
@@ -64,7 +64,7 @@ def copies(
     found = []
     for channel, label in labels.items():
         record = records.get(channel)
-        if record is not None and record.state == "done" and _is_web_url(record.remote_url):
+        if record is not None and record.state == State.DONE and _is_web_url(record.remote_url):
             found.append(
                 Copy(
                     channel,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from mkdocs_syndicate.channels.base import Channel
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 from mkdocs_syndicate.timeutil import to_display, to_iso
 
@@ -74,7 +74,7 @@ def adopt(ledger: Ledger, found: Adoption, channels: list[str], now: dt.datetime
     note = NOTE if found.channels is None else NEW_CHANNEL_NOTE
     refs = {post.key: PostRef(post.key, post.url, post.title) for post in found.posts}
     transitions = [
-        Transition(refs[key], channel, Record("skipped", 0, stamp, note=note))
+        Transition(refs[key], channel, Record(State.SKIPPED, 0, stamp, note=note))
         for key, channel in sorted(found.pairs(channels))
     ]
     if transitions:

@@ -13,10 +13,10 @@ from mkdocs_syndicate.channels.base import Channel, Prepared
 from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import Adoption
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef
 
-PENDING_STATES = (None, "failed", "in_flight")
+PENDING_STATES = (None, State.FAILED, State.IN_FLIGHT)
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class PendingPair:
     @property
     def needs_verify(self) -> bool:
         """An in_flight record of an at-most-once channel is read back before anything is resent."""
-        return self.record is not None and self.record.state == "in_flight" and self.channel.settings.at_most_once
+        return self.record is not None and self.record.state == State.IN_FLIGHT and self.channel.settings.at_most_once
 
     @property
     def ref(self) -> PostRef:

@@ -31,7 +31,7 @@ from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Event, Situation, Step, decide
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.errors import LaneCrashed, StaleLedger, SyndicateError
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, Transition
 from mkdocs_syndicate.redaction import redact
 from mkdocs_syndicate.safety import one_line
@@ -258,7 +258,7 @@ class Runner:
         times = [
             from_iso(entry.channels[channel_id].at).timestamp()
             for entry in self.ledger.posts.values()
-            if channel_id in entry.channels and entry.channels[channel_id].state != "skipped"
+            if channel_id in entry.channels and entry.channels[channel_id].state != State.SKIPPED
         ]
         return max(times) if times else None
 
@@ -313,7 +313,7 @@ class Runner:
             if step is Step.SKIP:
                 assert current is not None
                 note = self._clean(channel, reason or action.reason)
-                await self._write(pair, self._next_record(current, "skipped", note=note))
+                await self._write(pair, current.moved(State.SKIPPED, self._now(), note=note))
                 self._finish(pair, "skipped", note)
                 return None
             if step is Step.STOP_LANE and action.keep_in_flight:
@@ -323,7 +323,7 @@ class Runner:
             if step in (Step.FAIL, Step.STOP_LANE, Step.RETRY):
                 error = self._error_text(channel, event, reason, action)
                 assert current is not None
-                if current.state == "in_flight":
+                if current.state == State.IN_FLIGHT:
                     failed = self._failed(current, error)
                     if event is Found.CONFLICT:
                         # What is at our key is not ours: the next attempt takes a fresh key.
@@ -390,7 +390,7 @@ class Runner:
         previous = self.ledger.record(pair.post.key, channel.id)
         checkpoints.hit("before_in_flight_write")
         record = Record(
-            "in_flight",
+            State.IN_FLIGHT,
             (previous.attempts if previous else 0) + 1,
             self._now(),
             idempotency_key=pair.prepared.idempotency_key,
@@ -418,7 +418,7 @@ class Runner:
         # A key sent before by a request whose outcome is unknown: the service may answer for it.
         replay = (
             previous is not None
-            and previous.state == "in_flight"
+            and previous.state == State.IN_FLIGHT
             and previous.idempotency_key is not None
             and previous.idempotency_key == pair.prepared.idempotency_key
         )
@@ -548,7 +548,7 @@ class Runner:
 
     def _next_in_flight(self, pair: PendingPair) -> Record:
         previous = self.ledger.record(pair.post.key, pair.channel.id)
-        return Record("in_flight", (previous.attempts if previous else 0) + 1, self._now())
+        return Record(State.IN_FLIGHT, (previous.attempts if previous else 0) + 1, self._now())
 
     async def _with_service_limits(
         self, channel: Channel, http: PacedHttp, pairs: list[PendingPair]
@@ -576,7 +576,7 @@ class Runner:
             current = self._current(pair)
             action = decide(Kind.ACCEPTED, self._situation(channel, current, 1, outcome))
             if action.step is Step.DONE:
-                writes.append((pair, self._next_record(current, "done", note=action.reason)))
+                writes.append((pair, current.moved(State.DONE, self._now(), note=action.reason)))
                 said.append((pair, "done", action.reason))
             else:
                 note = f"{self._clean(channel, outcome.error)}; {action.reason}"
@@ -598,24 +598,11 @@ class Runner:
     def _now(self) -> str:
         return to_iso(utcnow(self.clock))
 
-    def _next_record(self, current: Record, state: str, **fields: str | None) -> Record:
-        """The pair's next record, keeping what a resend or a later read must reuse (the
-        idempotency key, the first attempt's time, the payload's hash)."""
-        return Record(
-            state,
-            current.attempts,
-            self._now(),
-            idempotency_key=current.idempotency_key,
-            created_at=current.created_at,
-            message_sha256=current.message_sha256,
-            **fields,
-        )
-
     def _done(self, current: Record, remote_id: str | None, remote_url: str | None) -> Record:
-        return self._next_record(current, "done", remote_id=remote_id, remote_url=remote_url)
+        return current.moved(State.DONE, self._now(), remote_id=remote_id, remote_url=remote_url)
 
     def _failed(self, current: Record, error: str) -> Record:
-        return self._next_record(current, "failed", error=error)
+        return current.moved(State.FAILED, self._now(), error=error)
 
     async def _write(self, pair: PendingPair, record: Record, *, before_request: bool = False) -> None:
         await self._write_many([(pair, record)], before_request=before_request)

@@ -30,7 +30,7 @@ from mkdocs_syndicate.engine.runner import Runner
 from mkdocs_syndicate.errors import RunInterrupted, StaleLedger
 from mkdocs_syndicate.ledger.gitmirror import GitMirror
 from mkdocs_syndicate.ledger.merge import changed_pairs, merge, without_unpushed_in_flight
-from mkdocs_syndicate.ledger.schema import Posts
+from mkdocs_syndicate.ledger.schema import Posts, State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.net.liveness import in_built_site, wait_until_live
 from mkdocs_syndicate.registry import emulators
@@ -200,7 +200,7 @@ class Session:
             record = theirs.channels.get(channel) if theirs else None
             if (key, channel) in went_out:  # ours went out, but the pushed record is theirs
                 report.results.append(PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED))
-            elif record is None or record.state not in ("done", "skipped"):  # theirs is not finished
+            elif record is None or record.state not in (State.DONE, State.SKIPPED):  # theirs is not finished
                 report.results.append(PairResult(key, channel, "not_attempted", OTHER_RUNNER))
         self.left_to_others.update(changed)
         ours = without_unpushed_in_flight(self.ledger.abandoned or self.ledger.posts, lost.base)
@@ -223,7 +223,7 @@ def as_recorded(results: list[PairResult], posts: Posts) -> list[PairResult]:
     for (key, channel), result in last.items():
         entry = posts.get(key)
         record = entry.channels.get(channel) if entry is not None else None
-        if result.state == "not_attempted" and record is not None and record.state in ("done", "skipped"):
+        if result.state == "not_attempted" and record is not None and record.state in (State.DONE, State.SKIPPED):
             continue
         kept.append(result)
     return kept

@@ -24,6 +24,7 @@ from mkdocs_syndicate.ledger.schema import (
     PostEntry,
     Posts,
     Record,
+    State,
     resolves_to_str,
 )
 
@@ -54,6 +55,8 @@ _RECORD = re.compile(
 _ESCAPE = re.compile(r'\\(["\\nt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})')
 _SIMPLE = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 _MAYBE_NOT_STR = set("yYnNtTfFoO-+0123456789.<~=")  # first letters of YAML 1.1 implicit types
+
+_STATE_OF = {state.value: state for state in State}  # the regex took one of these texts
 
 
 class _NotCanonical(Exception):
@@ -139,7 +142,7 @@ def _posts(body: str) -> Posts:
                 # The text fields, in schema order: each a pair of groups (quoted inside, plain).
                 texts = row[8:]
                 entry.channels[channel] = Record(
-                    state,
+                    _STATE_OF[state],
                     int(attempts_text) if attempts_text else 0,
                     at,
                     *[

@@ -27,6 +27,7 @@ from mkdocs_syndicate.ledger.schema import (
     PostEntry,
     Posts,
     Record,
+    State,
     resolves_to_str,
 )
 from mkdocs_syndicate.timeutil import to_iso
@@ -217,7 +218,7 @@ def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
                 raise LedgerError(
                     path, f"{what}: unknown state {state!r} (one of {', '.join(STATES)})", _line(value_node)
                 )
-            values["state"] = state
+            values["state"] = State(state)
         elif spec.kind == "count":
             count = _scalar(value_node, path)
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record
+from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def contested_pairs(
 
 def _claims(posts: Posts, key: str, channel: str) -> bool:
     record = _record(posts, key, channel)
-    return record is not None and record.state == "in_flight"
+    return record is not None and record.state == State.IN_FLIGHT
 
 
 def merge(base: Posts, ours: Posts, theirs: Posts) -> Posts:
@@ -96,7 +96,7 @@ def without_unpushed_in_flight(ours: Posts, base: Posts) -> Posts:
     kept = {key: replace(entry, channels=dict(entry.channels)) for key, entry in ours.items()}
     for key, channel in _pairs(ours):
         record = _record(ours, key, channel)
-        if record is not None and record.state == "in_flight" and record != _record(base, key, channel):
+        if record is not None and record.state == State.IN_FLIGHT and record != _record(base, key, channel):
             previous = _record(base, key, channel)
             if previous is None:
                 del kept[key].channels[channel]

@@ -5,6 +5,7 @@ schema v1"), so a field added here is parsed, read fast and written alike."""
 
 from __future__ import annotations
 
+import enum
 import functools
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, NamedTuple
@@ -16,7 +17,19 @@ from mkdocs_syndicate.lazyre import lazy_compile
 VERSION = 1
 HEADER = "# mkdocs-syndicate ledger: what was announced where. Commit this file.\n"
 END_MARKER = "..."
-STATES = ("in_flight", "done", "failed", "skipped")
+
+
+class State(enum.StrEnum):
+    """Where a (post, channel) pair is in its life (DESIGN.md's state machine; the transitions
+    allowed are ledger/store.py's). A StrEnum: it is written, printed and compared as its text."""
+
+    IN_FLIGHT = "in_flight"  # durable before the request leaves; the request may be out
+    DONE = "done"  # the service confirmed, or a read found it
+    FAILED = "failed"  # nothing went out, or a definite no: pending again
+    SKIPPED = "skipped"  # never announced here (adopted, opted out, deleted by its author)
+
+
+STATES = tuple(state.value for state in State)
 
 FieldKind = Literal["state", "count", "time", "text"]
 
@@ -47,7 +60,7 @@ TEXT_FIELDS = tuple(spec.name for spec in FIELDS if spec.kind == "text")  # opti
 class Record:
     """The state of one (post, channel) pair: the fields of FIELDS, in their order."""
 
-    state: str
+    state: State
     attempts: int = 0
     at: str = ""
     remote_id: str | None = None
@@ -57,6 +70,19 @@ class Record:
     created_at: str | None = None
     message_sha256: str | None = None
     note: str | None = None
+
+    def moved(self, state: State, at: str, **fields: str | None) -> Record:
+        """The pair's next record: what a resend or a later read must reuse (the idempotency key,
+        the first attempt's time, the payload's hash) carried forward, the rest given."""
+        return Record(
+            state,
+            self.attempts,
+            at,
+            idempotency_key=self.idempotency_key,
+            created_at=self.created_at,
+            message_sha256=self.message_sha256,
+            **fields,
+        )
 
     def as_items(self) -> list[tuple[str, Any]]:
         return [(name, getattr(self, name)) for name in FIELD_NAMES if getattr(self, name) is not None]

@@ -16,7 +16,7 @@ from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text, sweep_stale_temp_files
 from mkdocs_syndicate.ledger.format import dump, parse
-from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record
+from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State
 from mkdocs_syndicate.localdirs import lock_path, private_dir
 
 if TYPE_CHECKING:
@@ -25,14 +25,14 @@ if TYPE_CHECKING:
     from mkdocs_syndicate.ledger.gitmirror import GitMirror
 
 # Which states the runner may move a record from, for each target state.
-_ALLOWED_FROM: dict[str, set[str | None]] = {
-    "in_flight": {None, "failed", "in_flight"},
-    "done": {"in_flight"},
-    "failed": {"in_flight"},
-    "skipped": {None, "failed", "in_flight"},
+_ALLOWED_FROM: dict[State, set[State | None]] = {
+    State.IN_FLIGHT: {None, State.FAILED, State.IN_FLIGHT},
+    State.DONE: {State.IN_FLIGHT},
+    State.FAILED: {State.IN_FLIGHT},
+    State.SKIPPED: {None, State.FAILED, State.IN_FLIGHT},
 }
 # A human's decision (`mkdocs-syndicate resolve`) may also say a failed pair did go out.
-_BY_HAND_FROM: dict[str, set[str | None]] = {**_ALLOWED_FROM, "done": {"in_flight", "failed"}}
+_BY_HAND_FROM: dict[State, set[State | None]] = {**_ALLOWED_FROM, State.DONE: {State.IN_FLIGHT, State.FAILED}}
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,7 @@ class Ledger:
         """The slow part, safe to run in a worker thread: nothing here touches state that staging
         changes. Returns the posts that are now durable (with other writers' records merged in
         when a git push had to be redone on their tip)."""
-        changes = [(t.post.key, t.channel, t.record.state) for t in pending.transitions]
+        changes = [(t.post.key, t.channel, str(t.record.state)) for t in pending.transitions]
         return self._write(pending.posts, changes, push)
 
     def _write(self, posts: Posts, changes: list[tuple[str, str, str]], push: bool) -> Posts:
@@ -290,7 +290,7 @@ class Flush:
 
 
 def _with_transitions(
-    posts: Posts, transitions: list[Transition], allowed_from: dict[str, set[str | None]] | None = None
+    posts: Posts, transitions: list[Transition], allowed_from: dict[State, set[State | None]] | None = None
 ) -> Posts:
     """`posts` with `transitions` applied (each checked against `allowed_from` when given). Only
     the entries they touch are copied: the others (and their rendered text) are reused, and a

@@ -11,10 +11,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.ledger.schema import State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import from_iso
 
-ATTENTION = ("failed", "in_flight")
+ATTENTION = (State.FAILED, State.IN_FLIGHT)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def status_view(ledger: Ledger, channels: list[str], built_posts: list[Post] | N
                     continue
                 pairs.append(PairStatus(key, channel, "pending" if post.wants(channel) else "opted_out"))
                 continue
-            age = int((now - from_iso(record.at)).total_seconds()) if record.state == "in_flight" else None
+            age = int((now - from_iso(record.at)).total_seconds()) if record.state == State.IN_FLIGHT else None
             pairs.append(
                 PairStatus(
                     key,

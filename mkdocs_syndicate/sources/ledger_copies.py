@@ -13,7 +13,7 @@ from typing import Any
 
 from mkdocs_syndicate.content.crosslinks import Replies, RepliesOf
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 
 FORMAT = 1
@@ -40,7 +40,7 @@ def done_copies(ledger_path: Path) -> Copies:
         key: {
             channel: record
             for channel, record in entry.channels.items()
-            if record.state == "done" and record.remote_url
+            if record.state == State.DONE and record.remote_url
         }
         for key, entry in Ledger.read(ledger_path).posts.items()
     }
@@ -75,7 +75,7 @@ def _cached(path: Path, digest: str) -> Copies | None:
             return None
         return {
             key: {
-                channel: Record("done", remote_id=remote_id, remote_url=remote_url)
+                channel: Record(State.DONE, remote_id=remote_id, remote_url=remote_url)
                 for channel, (remote_id, remote_url) in records.items()
             }
             for key, records in data["copies"].items()

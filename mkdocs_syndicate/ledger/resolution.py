@@ -1,0 +1,43 @@
+"""A human's decision on one pair (`mkdocs-syndicate resolve`): which decisions a record allows,
+and the record each one makes. The ledger's own rules, so the command only asks and prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.ledger.schema import Record, State
+
+
+@dataclass(frozen=True)
+class Decision:
+    kind: Literal["done", "retry", "skip"]
+    url: str | None = None  # done: where the post is
+    remote_id: str | None = None  # done: its id on the service, if known
+
+    def describe(self) -> str:
+        if self.kind == "done":
+            return "marked done" + (f" ({self.url})" if self.url else "")
+        return "to be sent again" if self.kind == "retry" else "skipped"
+
+
+def resolved(where: str, current: Record | None, decision: Decision, at: str, note: str) -> Record | str:
+    """The record `decision` makes for a pair whose record is `current` (None: never attempted),
+    or a sentence saying that nothing needs to change. Refused (SyndicateError, naming the pair
+    `where`) when the pair is finished: a post that went out cannot be skipped or sent again.
+    What a later resend or read must reuse (key, first attempt, payload hash) is carried forward."""
+    if current is not None and current.state in (State.DONE, State.SKIPPED) and decision.kind != "skip":
+        raise SyndicateError(f"{where} is already {current.state}; nothing to resolve")
+    base = current or Record(State.FAILED, 0, at)
+    if decision.kind == "done":
+        return base.moved(State.DONE, at, remote_id=decision.remote_id, remote_url=decision.url, note=note)
+    if decision.kind == "retry":
+        if current is None or current.state == State.FAILED:
+            return f"{where} is already pending: the next run sends it"
+        return base.moved(State.FAILED, at, error="resolved by hand: send again", note=note)
+    if current is not None and current.state == State.SKIPPED:
+        return f"{where} is already skipped"
+    if current is not None and current.state == State.DONE:
+        raise SyndicateError(f"{where} is done (it went out); it cannot be skipped")
+    return base.moved(State.SKIPPED, at, note=note)
