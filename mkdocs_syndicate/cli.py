@@ -22,13 +22,15 @@ from rich.console import Console
 from rich.text import Text
 
 from mkdocs_syndicate.content.posts import Post, as_datetime
+from mkdocs_syndicate.engine.backlog import Adoption
+from mkdocs_syndicate.engine.backlog import adopt as adopt_backlog
 from mkdocs_syndicate.engine.modes import pull_request_reason
 from mkdocs_syndicate.engine.options import Options, sandbox_note, sandbox_state_dir, select_posts
 from mkdocs_syndicate.engine.options import plan as make_the_plan
 from mkdocs_syndicate.engine.syndication import site_sandbox
 from mkdocs_syndicate.errors import LedgerError, RunInterrupted, SyndicateError
 from mkdocs_syndicate.ledger.resolution import Decision, resolved
-from mkdocs_syndicate.ledger.schema import STATES, Record, State
+from mkdocs_syndicate.ledger.schema import STATES, State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 from mkdocs_syndicate.output.display import run_with_display, undone_message
 from mkdocs_syndicate.output.plan import full_plan_lines, hashtag_source
@@ -437,22 +439,15 @@ def adopt(config_file: Path | None, before: str | None, by: str | None, feed: st
 
     def mark() -> str:
         channels = _channel_ids(options)
-        now = to_iso(_now())
-        note = f"adopted by {by or _who()} on {now[:10]}: existed before syndication started"
+        now = _now()
+        note = f"adopted by {by or _who()} on {to_iso(now)[:10]}: existed before syndication started"
+        found = Adoption([p for p in posts if not p.draft and p.date < cutoff], cutoff)
         with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
-            chosen = [p for p in posts if not p.draft and p.date < cutoff]
-            batch = [
-                Transition(PostRef(p.key, p.url, p.title), ch, Record(State.SKIPPED, 0, now, note=note))
-                for p in chosen
-                for ch in channels
-                if p.wants(ch) and ledger.record(p.key, ch) is None
-            ]
-            kept = sum(1 for p in chosen for ch in channels if ledger.record(p.key, ch) is not None)
-            if batch:
-                ledger.apply(batch)
+            kept = sum(1 for p in found.posts for ch in channels if ledger.record(p.key, ch) is not None)
+            marked = adopt_backlog(ledger, found, channels, now, note=note)
         later = len([p for p in posts if not p.draft and p.date >= cutoff])
         return (
-            f"adopted {len({t.post.key for t in batch})} post(s): {len(batch)} pair(s) marked skipped"
+            f"adopted {len({key for key, _ in marked})} post(s): {len(marked)} pair(s) marked skipped"
             + (f", {kept} pair(s) already recorded left as they are" if kept else "")
             + (f"; {later} post(s) dated {to_iso(cutoff)} or later stay pending" if later else "")
             + f" ({_source(feed, built_at).removeprefix('the ')})"

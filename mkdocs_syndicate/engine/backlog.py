@@ -68,18 +68,21 @@ def adoption(
     return Adoption(old, cut, new) if old else None
 
 
-def adopt(ledger: Ledger, found: Adoption, channels: list[str], now: dt.datetime) -> int:
-    """Mark the adopted posts' pairs skipped, in one write. Returns how many pairs."""
+def adopt(
+    ledger: Ledger, found: Adoption, channels: list[str], now: dt.datetime, note: str | None = None
+) -> list[tuple[str, str]]:
+    """Mark the adopted posts' pairs skipped, in one write; a pair that already has a record is
+    left as it is. Returns the pairs marked. (A first run and `mkdocs-syndicate adopt` both come
+    through here; the command gives its own note, naming who decided.)"""
     stamp = to_iso(now)
-    note = NOTE if found.channels is None else NEW_CHANNEL_NOTE
+    note = note or (NOTE if found.channels is None else NEW_CHANNEL_NOTE)
     refs = {post.key: PostRef(post.key, post.url, post.title) for post in found.posts}
-    transitions = [
-        Transition(refs[key], channel, Record(State.SKIPPED, 0, stamp, note=note))
-        for key, channel in sorted(found.pairs(channels))
-    ]
-    if transitions:
-        ledger.apply(transitions)
-    return len(transitions)
+    marked = sorted(pair for pair in found.pairs(channels) if ledger.record(*pair) is None)
+    if marked:
+        ledger.apply(
+            [Transition(refs[key], channel, Record(State.SKIPPED, 0, stamp, note=note)) for key, channel in marked]
+        )
+    return marked
 
 
 def refuse_renamed_channels(ledger: Ledger, channels: list[Channel], configured: set[str]) -> None:
