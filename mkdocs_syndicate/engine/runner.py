@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import random
 import signal
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 
 import httpx
@@ -103,6 +104,27 @@ class _Job:
     read_first: bool  # an in_flight record: read the remote side before anything else
     not_before: float = 0.0  # a settle wait: the read may not come sooner
     sends: int = 0  # sends of this pair so far in this run (not reset by a settle wait)
+
+
+@dataclass
+class _Attempt:
+    """One pair's way through this run: the last event and what came with it."""
+
+    channel: Channel
+    http: PacedHttp
+    job: _Job
+    event: Event = Kind.NOT_SENT
+    reason: str = ""
+    outcome: Outcome | None = None  # the last send's outcome (its error, for the record)
+    found: tuple[str | None, str | None] = (None, None)  # remote id and URL from the last read
+
+
+class _GoOn(enum.Enum):
+    GO_ON = "the pair's next event is ready: decide again"
+
+
+_GO_ON = _GoOn.GO_ON
+_Ending = float | None | _GoOn  # a settle wait's moment, None (finished), or go on
 
 
 class Runner:
@@ -269,105 +291,117 @@ class Runner:
     # ------------------------------------------------------------------ one pair
 
     async def _pair(self, channel: Channel, http: PacedHttp, job: _Job) -> float | None:
-        """Carry one pair as far as this run may. Returns a moment to read it again (a settle wait),
-        or None when the pair is finished for this run."""
-        pair = job.pair
-        record = self.ledger.record(pair.post.key, channel.id)
-        outcome: Outcome | None = None  # the last send's outcome (its error, for the record)
-        event: Event
-        found: tuple[str | None, str | None] = (None, None)  # remote id and URL from the last read
+        """Carry one pair as far as this run may: the policy decides each step from the last
+        event, and a handler of `_STEPS` carries it out. Returns a moment to read it again (a
+        settle wait), or None when the pair is finished for this run."""
+        if not job.read_first and self.verify_only:
+            return None
+        attempt = _Attempt(channel, http, job)
         if job.read_first:
+            record = self.ledger.record(job.pair.post.key, channel.id)
             assert record is not None
-            verdict = await self._read(channel, http, pair, record, None)
-            event, reason, found = verdict.found, verdict.reason, (verdict.remote_id, verdict.remote_url)
-        elif self.verify_only:
-            return None
+            await self._read_into(attempt, record, None)
         else:
-            outcome = await self._send(channel, http, pair)
-            job.sends += 1
-            event, reason = outcome.kind, outcome.error or ""
+            await self._send_into(attempt)
         while True:
-            current = self.ledger.record(pair.post.key, channel.id)
-            action = decide(event, self._situation(channel, current, job.sends, outcome))
-            step = action.step
-            if self.verify_only and step in (Step.SEND, Step.READ_LATER):
-                await self._verify_only_ending(pair, current, action, event)
+            current = self.ledger.record(job.pair.post.key, channel.id)
+            action = decide(attempt.event, self._situation(channel, current, job.sends, attempt.outcome))
+            if self.verify_only and action.step in (Step.SEND, Step.READ_LATER):
+                await self._verify_only_ending(job.pair, current, action, attempt.event)
                 return None
-            if step is Step.DONE:
-                remote_id, remote_url = (
-                    (outcome.remote_id, outcome.remote_url) if (event is Kind.DONE and outcome is not None) else found
-                )
-                assert current is not None
-                checkpoints.hit("before_done_write")
-                await self._write(pair, self._done(current, remote_id, remote_url))
-                checkpoints.hit("after_done_write")
-                how = (
-                    "sent"
-                    if event is Kind.DONE
-                    else "found by verify (sent by an earlier run)"
-                    if job.sends == 0
-                    else "sent (confirmed by a read)"
-                )
-                self._finish(pair, "done", how, remote_url)
-                return None
-            if step is Step.SKIP:
-                assert current is not None
-                note = self._clean(channel, reason or action.reason)
-                await self._write(pair, current.moved(State.SKIPPED, self._now(), note=note))
-                self._finish(pair, "skipped", note)
-                return None
-            if step is Step.STOP_LANE and action.keep_in_flight:
-                error = self._error_text(channel, event, reason, action)
-                self._finish(pair, "in_flight", f"{error}; {action.reason}")
-                raise _LaneStopped(f"{channel.id} stopped for this run: {error}")
-            if step in (Step.FAIL, Step.STOP_LANE, Step.RETRY):
-                error = self._error_text(channel, event, reason, action)
-                assert current is not None
-                if current.state == State.IN_FLIGHT:
-                    failed = self._failed(current, error)
-                    if event is Found.CONFLICT:
-                        # What is at our key is not ours: the next attempt takes a fresh key.
-                        failed = replace(failed, idempotency_key=None, created_at=None)
-                    await self._write(pair, failed)
-                if step is Step.FAIL:
-                    self._finish(pair, "failed", error)
-                    return None
-                if step is Step.STOP_LANE:
-                    self._finish(pair, "failed", error)
-                    raise _LaneStopped(f"{channel.id} stopped for this run: {error}")
-                if action.at is not None:
-                    http.hold_until(action.at, "rate limited (server asked to wait)")
-                else:
-                    await http.backoff(self._backoff(job.sends), "retrying (nothing was sent)")
-                outcome = await self._send(channel, http, pair)
-                job.sends += 1
-                event, reason = outcome.kind, outcome.error or ""
-                continue
-            if step is Step.SEND:
-                outcome = await self._send(channel, http, pair)
-                job.sends += 1
-                event, reason = outcome.kind, outcome.error or ""
-                continue
-            if step is Step.READ:
-                assert current is not None
-                if action.at is not None:  # a 429: the read waits as the server asked
-                    http.hold_until(action.at, "rate limited (server asked to wait)")
-                verdict = await self._read(channel, http, pair, current, outcome)
-                event, reason, found = verdict.found, verdict.reason, (verdict.remote_id, verdict.remote_url)
-                continue
-            if step is Step.READ_LATER:
-                assert action.at is not None
-                return action.at
-            if step is Step.AWAIT:
-                assert current is not None
-                note = f"{self._clean(channel, reason)}; {action.reason}"
-                await self._write(pair, replace(current, error=note))
-                self._finish(pair, "waiting", note)
-                return None
-            assert step is Step.LEAVE
-            detail = self._leave_text(channel, outcome, reason, action)
-            self._finish(pair, "in_flight", detail, needs_review=action.needs_review)
+            ended = await _STEPS[action.step](self, attempt, current, action)
+            if ended is not _GO_ON:
+                return ended
+
+    async def _send_into(self, attempt: _Attempt) -> None:
+        attempt.outcome = await self._send(attempt.channel, attempt.http, attempt.job.pair)
+        attempt.job.sends += 1
+        attempt.event, attempt.reason = attempt.outcome.kind, attempt.outcome.error or ""
+
+    async def _read_into(self, attempt: _Attempt, record: Record, after: Outcome | None) -> None:
+        verdict = await self._read(attempt.channel, attempt.http, attempt.job.pair, record, after)
+        attempt.event, attempt.reason = verdict.found, verdict.reason
+        attempt.found = (verdict.remote_id, verdict.remote_url)
+
+    # Each step of the policy table (engine/policy.py), carried out: _GO_ON when the pair's next
+    # event is in `attempt`, else what `_pair` returns.
+
+    async def _step_done(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
+        pair, outcome = attempt.job.pair, attempt.outcome
+        sent_now = attempt.event is Kind.DONE and outcome is not None
+        remote_id, remote_url = (outcome.remote_id, outcome.remote_url) if sent_now and outcome else attempt.found
+        assert current is not None
+        checkpoints.hit("before_done_write")
+        await self._write(pair, self._done(current, remote_id, remote_url))
+        checkpoints.hit("after_done_write")
+        if attempt.event is Kind.DONE:
+            how = "sent"
+        else:
+            how = "found by verify (sent by an earlier run)" if attempt.job.sends == 0 else "sent (confirmed by a read)"
+        self._finish(pair, "done", how, remote_url)
+        return None
+
+    async def _step_skip(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
+        assert current is not None
+        note = self._clean(attempt.channel, attempt.reason or action.reason)
+        await self._write(attempt.job.pair, current.moved(State.SKIPPED, self._now(), note=note))
+        self._finish(attempt.job.pair, "skipped", note)
+        return None
+
+    async def _step_failed(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
+        """FAIL, STOP_LANE and RETRY: the record says failed (when a request may have gone out, it
+        was in_flight), then the pair ends, the lane stops, or it is sent again after a wait."""
+        channel, pair = attempt.channel, attempt.job.pair
+        error = self._error_text(channel, attempt.event, attempt.reason, action)
+        if action.step is Step.STOP_LANE and action.keep_in_flight:
+            self._finish(pair, "in_flight", f"{error}; {action.reason}")
+            raise _LaneStopped(f"{channel.id} stopped for this run: {error}")
+        assert current is not None
+        if current.state == State.IN_FLIGHT:
+            failed = self._failed(current, error)
+            if attempt.event is Found.CONFLICT:
+                # What is at our key is not ours: the next attempt takes a fresh key.
+                failed = replace(failed, idempotency_key=None, created_at=None)
+            await self._write(pair, failed)
+        if action.step is Step.FAIL:
+            self._finish(pair, "failed", error)
             return None
+        if action.step is Step.STOP_LANE:
+            self._finish(pair, "failed", error)
+            raise _LaneStopped(f"{channel.id} stopped for this run: {error}")
+        if action.at is not None:
+            attempt.http.hold_until(action.at, "rate limited (server asked to wait)")
+        else:
+            await attempt.http.backoff(self._backoff(attempt.job.sends), "retrying (nothing was sent)")
+        await self._send_into(attempt)
+        return _GO_ON
+
+    async def _step_send(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
+        await self._send_into(attempt)
+        return _GO_ON
+
+    async def _step_read(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
+        assert current is not None
+        if action.at is not None:  # a 429: the read waits as the server asked
+            attempt.http.hold_until(action.at, "rate limited (server asked to wait)")
+        await self._read_into(attempt, current, attempt.outcome)
+        return _GO_ON
+
+    async def _step_read_later(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
+        assert action.at is not None
+        return action.at
+
+    async def _step_await(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
+        assert current is not None
+        note = f"{self._clean(attempt.channel, attempt.reason)}; {action.reason}"
+        await self._write(attempt.job.pair, replace(current, error=note))
+        self._finish(attempt.job.pair, "waiting", note)
+        return None
+
+    async def _step_leave(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
+        detail = self._leave_text(attempt.channel, attempt.outcome, attempt.reason, action)
+        self._finish(attempt.job.pair, "in_flight", detail, needs_review=action.needs_review)
+        return None
 
     def _situation(self, channel: Channel, current: Record | None, sends: int, outcome: Outcome | None) -> Situation:
         settings = channel.settings
@@ -622,3 +656,18 @@ class Runner:
         result = PairResult(pair.post.key, pair.channel.id, state, detail, remote_url, needs_review)
         self.report.results.append(result)
         self.reporter.pair_finished(result)
+
+
+_Step = Callable[[Runner, _Attempt, Record | None, Action], Awaitable[_Ending]]
+_STEPS: dict[Step, _Step] = {
+    Step.DONE: Runner._step_done,
+    Step.SKIP: Runner._step_skip,
+    Step.FAIL: Runner._step_failed,
+    Step.STOP_LANE: Runner._step_failed,
+    Step.RETRY: Runner._step_failed,
+    Step.SEND: Runner._step_send,
+    Step.READ: Runner._step_read,
+    Step.READ_LATER: Runner._step_read_later,
+    Step.AWAIT: Runner._step_await,
+    Step.LEAVE: Runner._step_leave,
+}
