@@ -214,6 +214,22 @@ def test_indexnow_in_flight_is_simply_resent(tmp_path, sandbox, clock):
     assert sandbox.snapshot()["indexnow"]["pings"][0]["urls"] == [make_post(1).url, make_post(2).url]
 
 
+def test_a_batch_that_stops_the_lane_leaves_the_later_batches_reported(tmp_path, sandbox, clock, monkeypatch):
+    """Regression: a 429 beyond max_wait on the first of several IndexNow batches stopped the lane
+    and the later batches' pairs were in no report at all (a run that looked finished)."""
+    from mkdocs_syndicate.channels import indexnow
+
+    monkeypatch.setattr(indexnow, "MAX_URLS", 1)  # one URL per request: three batches
+    # A 429 asking for longer than max_wait stops the lane.
+    sandbox.add_fault({"channel": "indexnow", "action": "status", "status": 429, "reset_in": 3600, "retry_after": 3600})
+    posts = [make_post(n) for n in (1, 2, 3)]
+    report, _ = run(tmp_path, {"ping": indexnow_raw(sandbox)}, posts, clock)
+    states = {r.post_key: r.state for r in report.results}
+    assert states == {"blog/post-1/": "failed", "blog/post-2/": "not_attempted", "blog/post-3/": "not_attempted"}
+    assert len(report.undone) == 3
+    assert all("ping stopped for this run" in r.detail for r in report.results if r.state == "not_attempted")
+
+
 def test_max_per_run_defers_the_newest_posts(tmp_path, sandbox, clock):
     posts = [make_post(n) for n in (1, 2, 3)]
     report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, posts, clock, max_per_run=2)

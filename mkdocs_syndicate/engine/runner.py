@@ -26,6 +26,7 @@ import httpx
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
 from mkdocs_syndicate.config import DEFAULT_MAX_WAIT
+from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, LedgerWriter
 from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
@@ -523,62 +524,70 @@ class Runner:
     # ------------------------------------------------------------------ batched (IndexNow)
 
     async def _batched(self, channel: Channel, http: PacedHttp, pairs: list[PendingPair]) -> None:
-        """At-least-once, one request for many posts: every pair of a batch shares its outcome."""
+        """At-least-once, one request for many posts: every pair of a batch shares its outcome. A
+        batch that stops the lane leaves the later batches' pairs reported, not attempted."""
         if self.verify_only:
             return
         by_key = {pair.post.key: pair for pair in pairs}
-        for batch in channel.batches([pair.post for pair in pairs]):
-            members = [by_key[post.key] for post in batch]
-            sends = 0
-            outcome: Outcome | None = None
-            while True:
-                await http.wait_turn()
-                checkpoints.hit("before_in_flight_write")
-                # At-least-once: this in_flight need not be pushed before the ping (a later push carries it).
-                await self._write_many(
-                    [(p, self._next_in_flight(p)) for p in members], before_request=_waits_for_push(channel)
-                )
-                checkpoints.hit("after_in_flight_write")
-                outcome = await channel.send_batch(http, batch)
-                sends += 1
-                checkpoints.hit("after_response")
-                if outcome.kind is Kind.ACCEPTED:
-                    await self._accepted(channel, members, outcome)
-                    break
-                current = self.ledger.record(members[0].post.key, channel.id)
-                action = decide(outcome.kind, self._situation(channel, current, sends, outcome))
-                if action.step is Step.DONE:
-                    checkpoints.hit("before_done_write")
-                    await self._write_many([(p, self._done(self._current(p), None, None)) for p in members])
-                    checkpoints.hit("after_done_write")
-                    for p in members:
-                        self._finish(p, "done", f"pinged with {len(batch)} URL(s)")
-                    break
-                if action.step is Step.SEND:
-                    await http.backoff(self._backoff(sends), "retrying")
-                    continue
-                if action.step is Step.LEAVE:
-                    for p in members:
-                        self._finish(
-                            p,
-                            "in_flight",
-                            f"no answer after {sends} tries "
-                            f"({self._clean(channel, outcome.error)}); the next run resends",
-                        )
-                    break
-                error = self._error_text(channel, outcome.kind, outcome.error or "", action)
-                await self._write_many([(p, self._failed(self._current(p), error)) for p in members])
-                if action.step is Step.RETRY:
-                    if action.at is not None:
-                        http.hold_until(action.at, "rate limited (server asked to wait)")
-                    else:
-                        await http.backoff(self._backoff(sends), "retrying (nothing was sent)")
-                    continue
+        batches = channel.batches([pair.post for pair in pairs])
+        for index, batch in enumerate(batches):
+            stopped = await self._batch(channel, http, [by_key[post.key] for post in batch], batch)
+            if stopped is not None:
+                for later in batches[index + 1 :]:
+                    for post in later:
+                        self._finish(by_key[post.key], "not_attempted", stopped)
+                return
+
+    async def _batch(
+        self, channel: Channel, http: PacedHttp, members: list[PendingPair], batch: list[Post]
+    ) -> str | None:
+        """Send one batch until the policy says it is finished for this run. Returns why the lane
+        stops, or None."""
+        sends = 0
+        while True:
+            await http.wait_turn()
+            checkpoints.hit("before_in_flight_write")
+            # At-least-once: this in_flight need not be pushed before the ping (a later push carries it).
+            await self._write_many(
+                [(p, self._next_in_flight(p)) for p in members], before_request=_waits_for_push(channel)
+            )
+            checkpoints.hit("after_in_flight_write")
+            outcome = await channel.send_batch(http, batch)
+            sends += 1
+            checkpoints.hit("after_response")
+            if outcome.kind is Kind.ACCEPTED:
+                await self._accepted(channel, members, outcome)
+                return None
+            current = self.ledger.record(members[0].post.key, channel.id)
+            action = decide(outcome.kind, self._situation(channel, current, sends, outcome))
+            if action.step is Step.DONE:
+                await self._batch_done(members, len(batch))
+                return None
+            if action.step is Step.SEND:
+                await http.backoff(self._backoff(sends), "retrying")
+                continue
+            if action.step is Step.LEAVE:
+                error = self._clean(channel, outcome.error)
+                for p in members:
+                    self._finish(p, "in_flight", f"no answer after {sends} tries ({error}); the next run resends")
+                return None
+            error = self._error_text(channel, outcome.kind, outcome.error or "", action)
+            await self._write_many([(p, self._failed(self._current(p), error)) for p in members])
+            if action.step is not Step.RETRY:
                 for p in members:
                     self._finish(p, "failed", error)
-                if action.step is Step.STOP_LANE:
-                    return
-                break
+                return f"{channel.id} stopped for this run: {error}" if action.step is Step.STOP_LANE else None
+            if action.at is not None:
+                http.hold_until(action.at, "rate limited (server asked to wait)")
+            else:
+                await http.backoff(self._backoff(sends), "retrying (nothing was sent)")
+
+    async def _batch_done(self, members: list[PendingPair], size: int) -> None:
+        checkpoints.hit("before_done_write")
+        await self._write_many([(p, self._done(self._current(p), None, None)) for p in members])
+        checkpoints.hit("after_done_write")
+        for p in members:
+            self._finish(p, "done", f"pinged with {size} URL(s)")
 
     def _next_in_flight(self, pair: PendingPair) -> Record:
         previous = self.ledger.record(pair.post.key, pair.channel.id)
