@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mkdocs_syndicate.channels.base import Found, Kind
@@ -72,101 +73,111 @@ def settled_at(situation: Situation) -> float:
 
 
 def decide(event: Event, s: Situation) -> Action:
-    if event is Kind.DONE or event is Found.FOUND:
-        return Action(Step.DONE)
-    if event is Kind.REFUSED or event is Found.CONFLICT:
-        return Action(Step.FAIL)
-    if event is Kind.ACCEPTED:
-        if s.attempts >= MAX_ACCEPTED_SENDS:
-            return Action(
-                Step.DONE,
-                reason=f"received {s.attempts} times and never confirmed (202 each time); done, not sent again",
-            )
+    """What to do after `event`, by the rule for that event (`_RULES`, below)."""
+    rule = _RULES.get(event)
+    if rule is None:
+        raise ValueError(f"unknown event {event!r}")
+    return rule(s)
+
+
+def _accepted(s: Situation) -> Action:
+    if s.attempts >= MAX_ACCEPTED_SENDS:
         return Action(
-            Step.AWAIT,
-            reason=f"sent again by the next run until the service answers 200 (at most {MAX_ACCEPTED_SENDS} times)",
+            Step.DONE,
+            reason=f"received {s.attempts} times and never confirmed (202 each time); done, not sent again",
         )
-    if event is Kind.GONE:
-        return Action(Step.SKIP, reason="made, then deleted by its author: not sent again")
-    if event is Kind.AUTH:
-        return Action(Step.STOP_LANE, reason="the service refused the credentials")
-    if event is Kind.NOT_SENT:
-        if s.sends_left <= 0:
-            return Action(Step.FAIL, reason="nothing was sent, and no tries are left in this run")
-        return Action(Step.RETRY)
-    if event is Kind.RATE_LIMITED:
-        delay = _rate_limit_wait(s.retry_after)
-        if s.at_most_once and not s.repeat_safe:
-            # A 429 is no proof that nothing was made: proxies and servers that ignore the key
-            # have answered it after committing. Read before any resend, once the wait is over.
-            if delay > s.max_wait:
-                return Action(
-                    Step.STOP_LANE,
-                    at=s.now + delay,
-                    keep_in_flight=True,
-                    reason=f"rate limited for {delay:.0f} s, beyond max_wait {s.max_wait:.0f} s; "
-                    "the next run reads before it sends",
-                )
-            return Action(
-                Step.READ,
-                at=s.now + delay,
-                reason="rate limited, and the post may have been made all the same: read first",
-            )
+    return Action(
+        Step.AWAIT,
+        reason=f"sent again by the next run until the service answers 200 (at most {MAX_ACCEPTED_SENDS} times)",
+    )
+
+
+def _not_sent(s: Situation) -> Action:
+    if s.sends_left <= 0:
+        return Action(Step.FAIL, reason="nothing was sent, and no tries are left in this run")
+    return Action(Step.RETRY)
+
+
+def _rate_limited(s: Situation) -> Action:
+    delay = _rate_limit_wait(s.retry_after)
+    if s.at_most_once and not s.repeat_safe:
+        # A 429 is no proof that nothing was made: proxies and servers that ignore the key
+        # have answered it after committing. Read before any resend, once the wait is over.
         if delay > s.max_wait:
             return Action(
                 Step.STOP_LANE,
                 at=s.now + delay,
-                reason=f"rate limited for {delay:.0f} s, beyond max_wait {s.max_wait:.0f} s",
+                keep_in_flight=True,
+                reason=f"rate limited for {delay:.0f} s, beyond max_wait {s.max_wait:.0f} s; "
+                "the next run reads before it sends",
             )
-        if s.sends_left <= 0:
-            return Action(Step.FAIL, at=s.now + delay, reason="rate limited, and no tries are left in this run")
-        return Action(Step.RETRY, at=s.now + delay)
+        return Action(
+            Step.READ,
+            at=s.now + delay,
+            reason="rate limited, and the post may have been made all the same: read first",
+        )
+    if delay > s.max_wait:
+        return Action(
+            Step.STOP_LANE,
+            at=s.now + delay,
+            reason=f"rate limited for {delay:.0f} s, beyond max_wait {s.max_wait:.0f} s",
+        )
+    if s.sends_left <= 0:
+        return Action(Step.FAIL, at=s.now + delay, reason="rate limited, and no tries are left in this run")
+    return Action(Step.RETRY, at=s.now + delay)
 
-    resend_is_harmless = not s.at_most_once or s.repeat_safe
-    if event is Kind.AMBIGUOUS:
-        if not s.at_most_once:
-            return _send_or_leave(s, "no answer; a resend is harmless on this channel")
-        # Even where a repeat is harmless, a read is cheap and settles it (and finds a record of
-        # ours that a repeat could not overwrite, such as Bluesky's InvalidSwap).
-        return Action(Step.READ, reason="the request may have been carried out: read before anything else")
-    if event is Found.UNKNOWN:
-        if resend_is_harmless:
-            return _send_or_leave(s, "cannot read the remote side; a resend is harmless on this channel")
+
+def _ambiguous(s: Situation) -> Action:
+    if not s.at_most_once:
+        return _send_or_leave(s, "no answer; a resend is harmless on this channel")
+    # Even where a repeat is harmless, a read is cheap and settles it (and finds a record of
+    # ours that a repeat could not overwrite, such as Bluesky's InvalidSwap).
+    return Action(Step.READ, reason="the request may have been carried out: read before anything else")
+
+
+def _resend_is_harmless(s: Situation) -> bool:
+    return not s.at_most_once or s.repeat_safe
+
+
+def _unknown(s: Situation) -> Action:
+    if _resend_is_harmless(s):
+        return _send_or_leave(s, "cannot read the remote side; a resend is harmless on this channel")
+    return Action(
+        Step.LEAVE,
+        needs_review=True,
+        reason="the remote side could not be read, so the post may exist; never resent blind",
+    )
+
+
+def _absent(s: Situation) -> Action:
+    if _resend_is_harmless(s):
+        return _send_or_leave(s, "not there; a resend is harmless on this channel")
+    ready = settled_at(s)
+    if s.retry_after is not None:  # the server asked for a wait too
+        ready = max(ready, s.now + _rate_limit_wait(s.retry_after))
+    if s.attempts >= MAX_UNCERTAIN_SENDS:
         return Action(
             Step.LEAVE,
             needs_review=True,
-            reason="the remote side could not be read, so the post may exist; never resent blind",
+            reason=(
+                f"sent {s.attempts} times without a definite answer, and not found; not sent again "
+                "(check the service, then `mkdocs-syndicate resolve`)"
+            ),
         )
-    if event is Found.ABSENT:
-        if resend_is_harmless:
-            return _send_or_leave(s, "not there; a resend is harmless on this channel")
-        ready = settled_at(s)
-        if s.retry_after is not None:  # the server asked for a wait too
-            ready = max(ready, s.now + _rate_limit_wait(s.retry_after))
-        if s.attempts >= MAX_UNCERTAIN_SENDS:
-            return Action(
-                Step.LEAVE,
-                needs_review=True,
-                reason=(
-                    f"sent {s.attempts} times without a definite answer, and not found; not sent again "
-                    "(check the service, then `mkdocs-syndicate resolve`)"
-                ),
-            )
-        if s.now >= ready:
-            return _send_or_leave(s, "proved absent after the settle time")
-        if ready - s.now <= s.max_wait:
-            return Action(
-                Step.READ_LATER,
-                at=ready,
-                reason="not there yet, but the server may still be working on the last request",
-            )
+    if s.now >= ready:
+        return _send_or_leave(s, "proved absent after the settle time")
+    if ready - s.now <= s.max_wait:
         return Action(
-            Step.LEAVE,
+            Step.READ_LATER,
             at=ready,
-            reason="not there yet, but the server may still be working on the last request; "
-            "a run after the settle time reads again",
+            reason="not there yet, but the server may still be working on the last request",
         )
-    raise ValueError(f"unknown event {event!r}")
+    return Action(
+        Step.LEAVE,
+        at=ready,
+        reason="not there yet, but the server may still be working on the last request; "
+        "a run after the settle time reads again",
+    )
 
 
 def _send_or_leave(s: Situation, reason: str) -> Action:
@@ -179,3 +190,20 @@ def _rate_limit_wait(hint: float | None) -> float:
     if hint is None or not math.isfinite(hint):
         return DEFAULT_429_WAIT
     return max(MIN_429_WAIT, hint)
+
+
+# The table: each event's rule.
+_RULES: dict[Event, Callable[[Situation], Action]] = {
+    Kind.DONE: lambda s: Action(Step.DONE),
+    Found.FOUND: lambda s: Action(Step.DONE),
+    Kind.REFUSED: lambda s: Action(Step.FAIL),
+    Found.CONFLICT: lambda s: Action(Step.FAIL),
+    Kind.ACCEPTED: _accepted,
+    Kind.GONE: lambda s: Action(Step.SKIP, reason="made, then deleted by its author: not sent again"),
+    Kind.AUTH: lambda s: Action(Step.STOP_LANE, reason="the service refused the credentials"),
+    Kind.NOT_SENT: _not_sent,
+    Kind.RATE_LIMITED: _rate_limited,
+    Kind.AMBIGUOUS: _ambiguous,
+    Found.UNKNOWN: _unknown,
+    Found.ABSENT: _absent,
+}

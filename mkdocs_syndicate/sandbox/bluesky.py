@@ -23,8 +23,8 @@ import json
 import math
 import re
 import secrets as _random
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import regex
 
@@ -131,6 +131,8 @@ class BlueskyEmulator(Emulator):
     public_pages = ("/profile/",)
     creating = ("POST /xrpc/com.atproto.repo.putRecord", "POST /xrpc/com.atproto.repo.createRecord")
     read_marker = "getRecord"
+    _OPEN: ClassVar[dict[tuple[str, str], Callable[[BlueskyEmulator, Request], Response]]]
+    _AUTHED: ClassVar[dict[tuple[str, str], Callable[[BlueskyEmulator, Request], Response]]]
     access_ttl = ACCESS_TTL
     expire_next_login = False  # tests: the next createSession hands out an already expired token
 
@@ -224,42 +226,37 @@ class BlueskyEmulator(Emulator):
         if request.prefix.endswith("-appview"):
             if method == "app.bsky.feed.getPostThread" and request.method == "GET":
                 return self._thread(request.arg("uri") or "", int(request.arg("depth", "6") or 6))
-            return self._error(501, "MethodNotImplemented", f"Method Not Implemented: {method}")
+            return self._not_implemented(method)
         at_pds = request.prefix.endswith("-pds")
         if method.startswith(_REPO_METHODS) and not at_pds and method != "com.atproto.repo.describeRepo":
             # The entryway is not where the repository lives: follow the DID document to the PDS.
-            return self._error(501, "MethodNotImplemented", f"Method Not Implemented: {method}")
-        if method == "com.atproto.server.createSession" and request.method == "POST":
-            return self._create_session(request)
-        if method == "com.atproto.server.refreshSession" and request.method == "POST":
-            return self._refresh(request)
-        if method == "com.atproto.repo.getRecord" and request.method == "GET":
-            return self._get_record(request)
-        if method == "com.atproto.repo.listRecords" and request.method == "GET":
-            return self._list_records(request)
-        if method == "com.atproto.repo.describeRepo" and request.method == "GET":
-            return self._describe_repo(request)
-        problem = self._check_access(request)
-        if problem is not None:
-            return problem
-        if method == "com.atproto.server.getSession" and request.method == "GET":
-            return Response(
-                200,
-                {
-                    "handle": HANDLE,
-                    "did": DID,
-                    "didDoc": self.did_doc(self._pds(request)),
-                    "active": True,
-                    "emailConfirmed": True,
-                },
-            )
-        if method == "com.atproto.repo.putRecord" and request.method == "POST":
-            return self._write(request, put=True)
-        if method == "com.atproto.repo.createRecord" and request.method == "POST":
-            return self._write(request, put=False)
-        if method == "com.atproto.repo.uploadBlob" and request.method == "POST":
-            return self._upload(request)
+            return self._not_implemented(method)
+        route = self._OPEN.get((request.method, method))
+        if route is not None:  # no access token needed
+            return route(self, request)
+        route = self._AUTHED.get((request.method, method))
+        if route is None:
+            return self._not_implemented(method)
+        return self._check_access(request) or route(self, request)
+
+    def _not_implemented(self, method: str) -> Response:
         return self._error(501, "MethodNotImplemented", f"Method Not Implemented: {method}")
+
+    def _get_session(self, request: Request) -> Response:
+        body = {
+            "handle": HANDLE,
+            "did": DID,
+            "didDoc": self.did_doc(self._pds(request)),
+            "active": True,
+            "emailConfirmed": True,
+        }
+        return Response(200, body)
+
+    def _put_record(self, request: Request) -> Response:
+        return self._write(request, put=True)
+
+    def _create_record(self, request: Request) -> Response:
+        return self._write(request, put=False)
 
     # ---------------------------------------------------------------- sessions
 
@@ -355,44 +352,30 @@ class BlueskyEmulator(Emulator):
     # ---------------------------------------------------------------- records
 
     def _validate(self, record: Any) -> str | None:
-        def invalid(why: str) -> str:
-            return f"Invalid app.bsky.feed.post record: {why}"
-
+        """The record checked as the lexicon and the PDS check it: the first problem, in the PDS's
+        words, or None."""
         if not isinstance(record, dict) or record.get("$type") != COLLECTION:
-            return invalid("Record/$type must be app.bsky.feed.post")
+            return _invalid("Record/$type must be app.bsky.feed.post")
         text = record.get("text", "")
         if not isinstance(text, str) or _graphemes(text) > 300 or len(text.encode("utf-8")) > 3000:
-            return invalid("Record/text must not be longer than 300 graphemes")
+            return _invalid("Record/text must not be longer than 300 graphemes")
         if not isinstance(record.get("createdAt"), str):
-            return invalid('Record must have the property "createdAt"')
-        langs = record.get("langs")
-        if langs is not None and (
-            not isinstance(langs, list)
-            or len(langs) > 3
-            or not all(isinstance(x, str) and _well_formed_language(x) for x in langs)
-        ):
-            return invalid("Record/langs must be at most 3 valid language tags")
-        size = len(text.encode("utf-8"))
-        for facet in record.get("facets") or []:
-            index = facet.get("index", {})
-            if not 0 <= index.get("byteStart", -1) < index.get("byteEnd", -1) <= size:
-                return invalid("facet index out of range")
-            for feature in facet.get("features") or []:
-                tag = feature.get("tag") if feature.get("$type") == "app.bsky.richtext.facet#tag" else None
-                if tag is not None and (_graphemes(tag) > 64 or len(tag.encode("utf-8")) > 640):
-                    return invalid("Record/facets/features/tag must not be longer than 64 graphemes")
+            return _invalid('Record must have the property "createdAt"')
+        return _bad_langs(record.get("langs")) or _bad_facets(record, text) or self._bad_thumb(record)
+
+    def _bad_thumb(self, record: dict[str, Any]) -> str | None:
         thumb = ((record.get("embed") or {}).get("external") or {}).get("thumb")
-        if thumb is not None and (
-            thumb.get("size", 0) > 1_000_000 or thumb.get("ref", {}).get("$link") not in self.state["blobs"]
-        ):
-            return invalid("thumb blob is missing or over 1000000 bytes")
-        if thumb is not None and not str(thumb.get("mimeType", "")).startswith("image/"):
+        if thumb is None:
+            return None
+        if thumb.get("size", 0) > 1_000_000 or thumb.get("ref", {}).get("$link") not in self.state["blobs"]:
+            return _invalid("thumb blob is missing or over 1000000 bytes")
+        if not str(thumb.get("mimeType", "")).startswith("image/"):
             # The lexicon's `accept: ["image/*"]`, checked on the type the record names.
-            return invalid(
+            return _invalid(
                 f'Expected "image/*" (got "{thumb.get("mimeType")}") at $.record.embed.external.thumb.mimeType'
             )
-        stored = self.state["blobs"].get((thumb or {}).get("ref", {}).get("$link"), {})
-        if thumb is not None and thumb.get("mimeType") != stored.get("mimeType"):
+        stored = self.state["blobs"].get(thumb.get("ref", {}).get("$link"), {})
+        if thumb.get("mimeType") != stored.get("mimeType"):
             return (
                 f"Referenced Mimetype does not match stored blob. Expected: {stored.get('mimeType')}, "
                 f"Got: {thumb.get('mimeType')}"
@@ -556,6 +539,36 @@ class BlueskyEmulator(Emulator):
         )
 
 
+def _invalid(why: str) -> str:
+    return f"Invalid app.bsky.feed.post record: {why}"
+
+
+def _bad_langs(langs: Any) -> str | None:
+    if langs is None:
+        return None
+    if (
+        not isinstance(langs, list)
+        or len(langs) > 3
+        or not all(isinstance(x, str) and _well_formed_language(x) for x in langs)
+    ):
+        return _invalid("Record/langs must be at most 3 valid language tags")
+    return None
+
+
+def _bad_facets(record: dict[str, Any], text: str) -> str | None:
+    """Facet ranges inside the text's UTF-8 bytes, and #tag facets of at most 64 graphemes."""
+    size = len(text.encode("utf-8"))
+    for facet in record.get("facets") or []:
+        index = facet.get("index", {})
+        if not 0 <= index.get("byteStart", -1) < index.get("byteEnd", -1) <= size:
+            return _invalid("facet index out of range")
+        for feature in facet.get("features") or []:
+            tag = feature.get("tag") if feature.get("$type") == "app.bsky.richtext.facet#tag" else None
+            if tag is not None and (_graphemes(tag) > 64 or len(tag.encode("utf-8")) > 640):
+                return _invalid("Record/facets/features/tag must not be longer than 64 graphemes")
+    return None
+
+
 def _sniffed(data: bytes) -> str | None:
     """A blob's type by its magic bytes, for the images and a few common others (the PDS uses the
     file-type package, which knows hundreds; plain text it does not recognise)."""
@@ -575,3 +588,19 @@ def _sniffed(data: bytes) -> str | None:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "image/webp"
     return None
+
+
+# (HTTP method, XRPC method) -> handler: what answers without a session, and what needs one.
+BlueskyEmulator._OPEN = {
+    ("POST", "com.atproto.server.createSession"): BlueskyEmulator._create_session,
+    ("POST", "com.atproto.server.refreshSession"): BlueskyEmulator._refresh,
+    ("GET", "com.atproto.repo.getRecord"): BlueskyEmulator._get_record,
+    ("GET", "com.atproto.repo.listRecords"): BlueskyEmulator._list_records,
+    ("GET", "com.atproto.repo.describeRepo"): BlueskyEmulator._describe_repo,
+}
+BlueskyEmulator._AUTHED = {
+    ("GET", "com.atproto.server.getSession"): BlueskyEmulator._get_session,
+    ("POST", "com.atproto.repo.putRecord"): BlueskyEmulator._put_record,
+    ("POST", "com.atproto.repo.createRecord"): BlueskyEmulator._create_record,
+    ("POST", "com.atproto.repo.uploadBlob"): BlueskyEmulator._upload,
+}

@@ -29,6 +29,25 @@ def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "post"
 
 
+def _title_problems(article: dict[str, Any]) -> list[str]:
+    title = str(article.get("title") or "")
+    problems = [] if title.strip() else ["Title can't be blank"]
+    return [*problems, "Title is too long (maximum is 128 characters)"] if len(title) > 128 else problems
+
+
+def _tag_problems(tags: Any) -> list[str]:
+    if not isinstance(tags, list):
+        return ["Tag list exceed the maximum of 4 tags"]
+    problems = ["Tag list exceed the maximum of 4 tags"] if len(tags) > 4 else []
+    for tag in tags:
+        # Tag#validate_name: /\A[[:alnum:]]+\z/i (Unicode letters and digits), 30 at most.
+        if not isinstance(tag, str) or not regex.fullmatch(r"[[:alnum:]]+", tag, regex.V1):
+            problems.append(f"Tag {tag} contains non-alphanumeric or prohibited unicode characters")
+        elif len(tag) > 30:
+            problems.append(f"Tag {tag} is too long (maximum is 30 characters)")
+    return problems
+
+
 class ForemEmulator(Emulator):
     name = "forem"
     api_key = API_KEY  # what it accepts; tests may set their own (a sentinel)
@@ -107,29 +126,17 @@ class ForemEmulator(Emulator):
         return article
 
     def _validate(self, article: dict[str, Any], current_id: int | None = None) -> str | None:
-        now = self.server.now()
-        problems = []
-        if not str(article.get("title") or "").strip():
-            problems.append("Title can't be blank")
-        if len(str(article.get("title") or "")) > 128:
-            problems.append("Title is too long (maximum is 128 characters)")
-        tags = article.get("tags") or []
-        if not isinstance(tags, list) or len(tags) > 4:
-            problems.append("Tag list exceed the maximum of 4 tags")
-        for tag in tags if isinstance(tags, list) else []:
-            # Tag#validate_name: /\A[[:alnum:]]+\z/i (Unicode letters and digits), 30 at most.
-            if not isinstance(tag, str) or not regex.fullmatch(r"[[:alnum:]]+", tag, regex.V1):
-                problems.append(f"Tag {tag} contains non-alphanumeric or prohibited unicode characters")
-            elif len(tag) > 30:
-                problems.append(f"Tag {tag} is too long (maximum is 30 characters)")
-        canonical = article.get("canonical_url")
+        """Every problem Rails' validations find, in one sentence each, or None."""
+        problems = [*_title_problems(article), *_tag_problems(article.get("tags") or [])]
         committed = self.visible(self.state["articles"])  # Rails validates, then inserts: no lock
+        canonical = article.get("canonical_url")
         if (
             article.get("published")
             and canonical
             and any(a["canonical_url"] == canonical and a["published"] and a["id"] != current_id for a in committed)
         ):
             problems.append("Canonical url has already been taken. Email yo@dev.to for further details.")
+        now = self.server.now()
         if current_id is None and any(
             a["user"] == USERNAME and a["title"] == article.get("title") and now - a["created_epoch"] < 300
             for a in committed

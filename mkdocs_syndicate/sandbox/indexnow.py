@@ -25,6 +25,25 @@ KEY = "sandbox-indexnow-key-0001"  # the key sandbox runs ping with
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+def _refused(host: Any, key: Any, urls: list[Any], location: Any) -> bytes | None:
+    """Why the engines answer 422, or None."""
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        return b"Invalid key: 8-128 characters of a-z, A-Z, 0-9 and -"
+    if not urls or len(urls) > 10_000:
+        return b"urlList must hold 1 to 10000 URLs"
+    if any(urlsplit(u).hostname != host for u in urls):
+        return b"URL does not belong to the host"
+    if location and urlsplit(location).hostname != host:
+        return b"Invalid key location"
+    if location:
+        # indexnow.org: a key file in a folder covers only the URLs under that folder
+        # ("https://example.com/catalog/key.txt" → URLs starting with /catalog/).
+        folder = urlsplit(location).path.rsplit("/", 1)[0] + "/"
+        if any(not (urlsplit(u).path or "/").startswith(folder) for u in urls):
+            return b"URL is not under the key location's folder"
+    return None
+
+
 class IndexNowEmulator(Emulator):
     name = "indexnow"
     creating = ("POST /", "GET /")
@@ -57,34 +76,13 @@ class IndexNowEmulator(Emulator):
     def handle(self, request: Request) -> Response:
         if request.path not in ("/", "", "/indexnow"):
             return Response(404, b"Not Found")
-        if request.method == "POST":
-            try:
-                body = request.json()
-                host, key, urls = body["host"], body["key"], list(body["urlList"])
-                location = body.get("keyLocation")
-            except (ValueError, KeyError, TypeError):
-                return Response(400, b"Bad request: expected JSON with host, key and urlList")
-        elif request.method == "GET":
-            url, key = request.arg("url"), request.arg("key")
-            if not url or not key:
-                return Response(400, b"Bad request: url and key are required")
-            host, urls, location = urlsplit(url).hostname, [url], request.arg("keyLocation")
-        else:
-            return Response(405, b"Method Not Allowed")
-        if not isinstance(key, str) or not _KEY.fullmatch(key):
-            return Response(422, b"Invalid key: 8-128 characters of a-z, A-Z, 0-9 and -")
-        if not urls or len(urls) > 10_000:
-            return Response(422, b"urlList must hold 1 to 10000 URLs")
-        if any(urlsplit(u).hostname != host for u in urls):
-            return Response(422, b"URL does not belong to the host")
-        if location and urlsplit(location).hostname != host:
-            return Response(422, b"Invalid key location")
-        if location:
-            # indexnow.org: a key file in a folder covers only the URLs under that folder
-            # ("https://example.com/catalog/key.txt" → URLs starting with /catalog/).
-            folder = urlsplit(location).path.rsplit("/", 1)[0] + "/"
-            if any(not (urlsplit(u).path or "/").startswith(folder) for u in urls):
-                return Response(422, b"URL is not under the key location's folder")
+        submitted = self._submission(request)
+        if isinstance(submitted, Response):
+            return submitted
+        host, key, urls, location = submitted
+        problem = _refused(host, key, urls, location)
+        if problem is not None:
+            return Response(422, problem)
         where = location or f"https://{host}/{key}.txt"
         if isinstance(self.state["keys"], list):  # a state.json from before keys had verdicts
             self.state["keys"] = {k: "valid" for k in self.state["keys"]}
@@ -100,6 +98,22 @@ class IndexNowEmulator(Emulator):
             return Response(200, b"")
         self.state["keys"][key] = "pending"
         return Response(202, b"", after=lambda: self._check(key, where))
+
+    @staticmethod
+    def _submission(request: Request) -> Response | tuple[Any, Any, list[Any], Any]:
+        """(host, key, URLs, key location) of a POST of many URLs or a GET of one, or the 400/405."""
+        if request.method == "POST":
+            try:
+                body = request.json()
+                return body["host"], body["key"], list(body["urlList"]), body.get("keyLocation")
+            except (ValueError, KeyError, TypeError):
+                return Response(400, b"Bad request: expected JSON with host, key and urlList")
+        if request.method == "GET":
+            url, key = request.arg("url"), request.arg("key")
+            if not url or not key:
+                return Response(400, b"Bad request: url and key are required")
+            return urlsplit(url).hostname, key, [url], request.arg("keyLocation")
+        return Response(405, b"Method Not Allowed")
 
     def _check(self, key: str, location: str) -> None:
         """The engine's later fetch of the key file, over HTTP."""
