@@ -226,6 +226,16 @@ def _cut(text: str, width: int) -> str:
 _ORDER = {"failed": 0, "in_flight": 1, "pending": 2, "opted_out": 3, "done": 4, "skipped": 5}
 
 
+def _status_lines(pair: Any, width: int) -> list[Text]:
+    """One pair: its state, channel, when and post; under it the remote URL, the error or the note."""
+    when = f"{human_age(pair.age_seconds)} ago" if pair.age_seconds is not None else (pair.at or "")[:10]
+    head = Text(_cut(f"{pair.state:<10} {one_line(pair.channel):<10} {when:<11} {one_line(pair.post_key)}", width))
+    head.stylize(STATE_STYLES.get(pair.state, ""), 0, len(pair.state))
+    tries = f"(try {pair.attempts})" if pair.attempts > 1 else ""
+    detail = " ".join(part for part in (tries, pair.remote_url or pair.error or pair.note or "") if part)
+    return [head, Text(_cut(" " * 11 + one_line(detail), width))] if detail else [head]
+
+
 def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool) -> None:
     """Readable at 80 columns: undone pairs first, a line each (state, channel, when, post) and
     the remote URL or error under it; done and skipped pairs only counted unless asked for. The
@@ -238,21 +248,8 @@ def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool)
     console.print(Text(f"{ledger_name}: {len(view.posts)} posts × {len(view.channels)} channels"))
     width = max(40, console.width)
     for pair in shown:
-        when = f"{human_age(pair.age_seconds)} ago" if pair.age_seconds is not None else (pair.at or "")[:10]
-        head = f"{pair.state:<10} {one_line(pair.channel):<10} {when:<11} {one_line(pair.post_key)}"
-        line = Text(_cut(head, width))
-        line.stylize(STATE_STYLES.get(pair.state, ""), 0, len(pair.state))
-        console.print(line)
-        detail = " ".join(
-            part
-            for part in (
-                f"(try {pair.attempts})" if pair.attempts > 1 else "",
-                pair.remote_url or pair.error or pair.note or "",
-            )
-            if part
-        )
-        if detail:
-            console.print(Text(_cut(" " * 11 + one_line(detail), width)))
+        for line in _status_lines(pair, width):
+            console.print(line)
     hidden = Counter(p.state for p in view.pairs if p not in shown)
     totals = ", ".join(f"{n} {state}" for state, n in view.totals.items()) or "nothing yet"
     console.print(Text(f"totals: {totals}"))

@@ -185,8 +185,6 @@ class WeiboChannel(Channel):
         return Outcome(Kind.REFUSED, error=message, code=code)
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
-        import httpx
-
         code = after.code if after else None
         tag = self._marker(post)
         # A record written before markers were per site has none stored: its message carried the
@@ -198,7 +196,27 @@ class WeiboChannel(Channel):
             if tag
             else [post.title]
         )
-        oldest = scan_bound(record)
+        seen = await self._scan_timeline(http, needles, scan_bound(record))
+        if seen is not None:
+            return seen
+        if code in DUPLICATE_CODES or code == 20032:
+            return Verdict(
+                Found.UNKNOWN,
+                reason=f"Weibo answered {code} (duplicate or delayed) but the "
+                "timeline does not show the post; check weibo.com and resolve by hand",
+            )
+        if not (tag or record.idempotency_key):
+            return Verdict(
+                Found.UNKNOWN,
+                reason="not found by title in the timeline, and without a marker that proves nothing; check weibo.com",
+            )
+        return Verdict(Found.ABSENT, reason="marker not in the user timeline since the in_flight time")
+
+    async def _scan_timeline(self, http: Http, needles: list[str], oldest: float) -> Verdict | None:
+        """The account's timeline back to `oldest`: FOUND with the status that holds a needle,
+        UNKNOWN when it cannot be read to there, None when it was read and holds none."""
+        import httpx
+
         try:
             for page in range(1, MAX_PAGES + 1):
                 response = await http.request(
@@ -215,27 +233,13 @@ class WeiboChannel(Channel):
                     if any(needle and needle in text for needle in needles):
                         status_id = weibo_id(status)
                         return Verdict(Found.FOUND, status_id, f"{self.settings.options['web_url']}/{status_id}")
-                older = [s for s in statuses if _weibo_epoch(s.get("created_at")) < oldest]
-                if not statuses or older:
-                    break
-            else:
-                return Verdict(Found.UNKNOWN, reason="too many posts since the in_flight time")
+                if not statuses or any(_weibo_epoch(s.get("created_at")) < oldest for s in statuses):
+                    return None
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read the user timeline ({type(exc).__name__})")
         except BadAnswer as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read the user timeline: {exc}")
-        if code in DUPLICATE_CODES or code == 20032:
-            return Verdict(
-                Found.UNKNOWN,
-                reason=f"Weibo answered {code} (duplicate or delayed) but the "
-                "timeline does not show the post; check weibo.com and resolve by hand",
-            )
-        if not (tag or record.idempotency_key):
-            return Verdict(
-                Found.UNKNOWN,
-                reason="not found by title in the timeline, and without a marker that proves nothing; check weibo.com",
-            )
-        return Verdict(Found.ABSENT, reason="marker not in the user timeline since the in_flight time")
+        return Verdict(Found.UNKNOWN, reason="too many posts since the in_flight time")
 
 
 def _weibo_epoch(text: str | None) -> float:
