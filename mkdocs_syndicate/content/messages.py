@@ -58,26 +58,49 @@ _PERCENT_WIDTH = lazy_compile(r"%[-#0 +]*(\d+|\*)?(?:\.(\d+|\*))?")
 
 def _before(name: str, args: Any, kwargs: Any) -> None:
     """What would be too large, refused before it is made: the few operations whose result can
-    be far larger than their bounded inputs (replace, indent, %-formatting)."""
+    be far larger than their bounded inputs (replace, indent, join, %-formatting)."""
     _bounded_args(args, kwargs)
     values = [a for a in args if not hasattr(a, "environment")]  # without jinja's context argument
-    if name == "replace" and len(values) >= 3 and all(isinstance(v, str) for v in values[:3]):
+    check = _SIZED.get(name)
+    if check is not None:
+        check(values, kwargs)
+
+
+def _sized_replace(values: list[Any], kwargs: Any) -> None:
+    if len(values) >= 3 and all(isinstance(v, str) for v in values[:3]):
         text, old, new = values[:3]
         hits = (len(text) + 1) if old == "" else text.count(old)
         if len(text) + hits * (len(new) - len(old)) > MAX_RENDERED:
             raise TemplateTooLarge(f"a replace of more than {MAX_RENDERED} characters")
-    elif name == "indent" and values and isinstance(values[0], str):
+
+
+def _sized_indent(values: list[Any], kwargs: Any) -> None:
+    if values and isinstance(values[0], str):
         width = kwargs.get("width", values[1] if len(values) > 1 else 4)
         size = len(width) if isinstance(width, str) else int(width) if isinstance(width, int) else 0
         if len(values[0]) + (values[0].count("\n") + 1) * size > MAX_RENDERED:
             raise TemplateTooLarge(f"an indent of more than {MAX_RENDERED} characters")
-    elif name == "join" and len(values) >= 2:
+
+
+def _sized_join(values: list[Any], kwargs: Any) -> None:
+    if len(values) >= 2:
         # str.join(items) arrives as (separator, items); the join filter as (items, separator).
         separator, items = (values[0], values[1]) if isinstance(values[0], str) else (values[1], values[0])
         if isinstance(separator, str) and hasattr(items, "__len__") and len(separator) * len(items) > MAX_RENDERED:
             raise TemplateTooLarge(f"a join of more than {MAX_RENDERED} characters")
-    elif name == "format" and values and isinstance(values[0], str):
+
+
+def _sized_format(values: list[Any], kwargs: Any) -> None:
+    if values and isinstance(values[0], str):
         _bounded_percent(values[0])
+
+
+_SIZED: dict[str, Callable[[list[Any], Any], None]] = {
+    "replace": _sized_replace,
+    "indent": _sized_indent,
+    "join": _sized_join,
+    "format": _sized_format,
+}
 
 
 def _bounded_percent(form: str) -> None:
@@ -302,14 +325,7 @@ def render_message(
     """The exact text for (post, channel); a PostError if it cannot be made to fit."""
     override = post.overrides.get(channel_id)
     if override is not None and override.text is not None:
-        text = _tidy(override.text)
-        length = rule.measure(text) if rule else len(text)
-        if rule and length > rule.limit:
-            raise PostError(
-                f"{post.source}: front matter 'syndicate.{channel_id}.text' is {length} "
-                f"{rule.unit}, over {channel_id}'s limit of {rule.limit}"
-            )
-        return Message(text, length, rule.limit if rule else None)
+        return _as_written(post, channel_id, override.text, rule)
 
     from jinja2 import TemplateError
 
@@ -318,16 +334,7 @@ def render_message(
     # loses nothing: it would be shortened to fit anyway).
     title = neutraliser(shorten(post.title, MAX_RENDERED // 2))
     description = neutraliser(shorten(post.summary, MAX_RENDERED // 2))
-    tags = [h for h in map(hashtag, post.tags) if h] if with_hashtags else []
-    notes: tuple[str, ...] = ()
-    if max_hashtag is not None:
-        too_long = [h for h in tags if grapheme_length(h) - 1 > max_hashtag]
-        tags = [h for h in tags if h not in too_long]
-        notes = tuple(
-            f"{post.source}: hashtag {h[:20]}… is longer than {channel_id}'s {max_hashtag} characters; left out"
-            for h in too_long
-        )
-    hashtags = " ".join(tags)
+    hashtags, notes = _hashtags(post, channel_id, with_hashtags, max_hashtag)
 
     def render(t: str, d: str) -> str:
         try:
@@ -358,12 +365,48 @@ def render_message(
         except Exception as exc:
             raise PostError(f"{where}: cannot render for {post.source}: {type(exc).__name__}: {exc}") from None
 
-    text = render(title, description)
     if rule is None:
+        text = render(title, description)
         return Message(text, len(text), None, notes)
+    text, length = _fitted(render, title, description, rule)
+    if length > rule.limit:
+        raise PostError(
+            f"{post.source}: the {channel_id} message is {length} {rule.unit} even with "
+            f"title and description removed (limit {rule.limit}); shorten the template"
+        )
+    return Message(text, length, rule.limit, notes)
+
+
+def _as_written(post: Post, channel_id: str, text: str, rule: LengthRule | None) -> Message:
+    """The author's own text for this channel (front matter), tidied, never shortened."""
+    text = _tidy(text)
+    length = rule.measure(text) if rule else len(text)
+    if rule and length > rule.limit:
+        raise PostError(
+            f"{post.source}: front matter 'syndicate.{channel_id}.text' is {length} "
+            f"{rule.unit}, over {channel_id}'s limit of {rule.limit}"
+        )
+    return Message(text, length, rule.limit if rule else None)
+
+
+def _hashtags(post: Post, channel_id: str, with_hashtags: bool, max_hashtag: int | None) -> tuple[str, tuple[str, ...]]:
+    """The post's tags as hashtags, and a note for each left out as longer than the service takes."""
+    tags = [h for h in map(hashtag, post.tags) if h] if with_hashtags else []
+    if max_hashtag is None:
+        return " ".join(tags), ()
+    too_long = [h for h in tags if grapheme_length(h) - 1 > max_hashtag]
+    notes = tuple(
+        f"{post.source}: hashtag {h[:20]}… is longer than {channel_id}'s {max_hashtag} characters; left out"
+        for h in too_long
+    )
+    return " ".join(h for h in tags if h not in too_long), notes
+
+
+def _fitted(render: Callable[[str, str], str], title: str, description: str, rule: LengthRule) -> tuple[str, int]:
+    """Shorten the description, then the title, by exactly the overflow; repeat because a
+    template may use a variable twice. The text and its length (still over: nothing left to cut)."""
+    text = render(title, description)
     length = rule.measure(text)
-    # Shorten the description, then the title, by exactly the overflow; repeat because a template
-    # may use a variable twice.
     for field in ("description", "title"):
         while length > rule.limit:
             current = description if field == "description" else title
@@ -378,12 +421,7 @@ def render_message(
                 title = shorter
             text = render(title, description)
             length = rule.measure(text)
-    if length > rule.limit:
-        raise PostError(
-            f"{post.source}: the {channel_id} message is {length} {rule.unit} even with "
-            f"title and description removed (limit {rule.limit}); shorten the template"
-        )
-    return Message(text, length, rule.limit, notes)
+    return text, length
 
 
 def _tidy(text: str) -> str:
