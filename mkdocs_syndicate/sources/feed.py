@@ -129,26 +129,25 @@ def _xml_feed_entries(raw: bytes, name: str) -> list[_Entry]:
         raise FeedError(f"{name}: not an RSS, Atom or JSON feed ({reason})")
     if not parsed.get("version") and not parsed.entries:
         raise FeedError(f"{name}: not an RSS, Atom or JSON feed")
-    entries = []
-    for number, item in enumerate(parsed.entries, 1):
-        when = item.get("published_parsed") or item.get("updated_parsed")
-        date = dt.datetime.fromtimestamp(calendar.timegm(when), dt.UTC) if when else None
-        contents = [c for c in item.get("content", []) if "html" in c.get("type", "") or c.get("value")]
-        images = [e.get("href") for e in item.get("enclosures", []) if str(e.get("type", "")).startswith("image/")]
-        images += [m.get("url") for m in item.get("media_content", []) if str(m.get("medium", "")) == "image"]
-        entries.append(
-            _Entry(
-                where=f"{name}: entry {number} ({_shown(item.get('link') or item.get('title'))})",
-                link=item.get("link"),
-                title=item.get("title"),
-                date=date,
-                summary_html=str(item.get("summary") or ""),
-                content_html=str(contents[0].get("value") or "") if contents else "",
-                tags=[str(t.get("term")) for t in item.get("tags", []) if t.get("term")],
-                image=next((i for i in images if i), None),
-            )
-        )
-    return entries
+    return [_xml_entry(item, f"{name}: entry {number}") for number, item in enumerate(parsed.entries, 1)]
+
+
+def _xml_entry(item: Any, where: str) -> _Entry:
+    """One RSS or Atom entry as feedparser read it."""
+    when = item.get("published_parsed") or item.get("updated_parsed")
+    contents = [c for c in item.get("content", []) if "html" in c.get("type", "") or c.get("value")]
+    images = [e.get("href") for e in item.get("enclosures", []) if str(e.get("type", "")).startswith("image/")]
+    images += [m.get("url") for m in item.get("media_content", []) if str(m.get("medium", "")) == "image"]
+    return _Entry(
+        where=f"{where} ({_shown(item.get('link') or item.get('title'))})",
+        link=item.get("link"),
+        title=item.get("title"),
+        date=dt.datetime.fromtimestamp(calendar.timegm(when), dt.UTC) if when else None,
+        summary_html=str(item.get("summary") or ""),
+        content_html=str(contents[0].get("value") or "") if contents else "",
+        tags=[str(t.get("term")) for t in item.get("tags", []) if t.get("term")],
+        image=next((i for i in images if i), None),
+    )
 
 
 def _json_feed_entries(raw: bytes, name: str) -> list[_Entry]:

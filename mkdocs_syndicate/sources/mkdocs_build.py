@@ -64,6 +64,19 @@ def gather_posts(
     ]
 
 
+def _dated(page: Page, meta: Mapping[str, Any], source: str) -> tuple[dt.datetime, bool, list[Any]]:
+    """(date, draft, categories): Material's blog metadata for its posts, else the front matter."""
+    if MaterialPost is not None and isinstance(page, MaterialPost):
+        blog: Any = page.config  # Material's blog metadata (untyped; page is its Post here)
+        return as_datetime(blog.date.created, source), bool(blog.draft), list(blog.categories)
+    return as_datetime(meta.get("date"), source), bool(meta.get("draft")), list(meta.get("categories") or [])
+
+
+def _description(meta: Mapping[str, Any], title: str) -> str:
+    description = str(meta.get("description") or "").strip()
+    return "" if description.casefold() == title.casefold() else description  # the title is said already
+
+
 def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...] = ("tags",)) -> Post:
     source = f"{config.docs_dir}/{page.file.src_uri}"
     meta: Mapping[str, Any] = page.meta or {}
@@ -75,16 +88,7 @@ def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...
         raise PostError(f"{source}: front matter 'syndicate_id' must be text")
     if "syndicate_id" in meta:
         check_syndicate_id(key, source)
-    is_material = MaterialPost is not None and isinstance(page, MaterialPost)
-    if is_material:
-        blog: Any = page.config  # type: ignore[attr-defined]  # Material's blog metadata (untyped)
-        date: dt.datetime = as_datetime(blog.date.created, source)
-        draft = bool(blog.draft)
-        categories = list(blog.categories)
-    else:
-        date = as_datetime(meta.get("date"), source)
-        draft = bool(meta.get("draft"))
-        categories = list(meta.get("categories") or [])
+    date, draft, categories = _dated(page, meta, source)
     # Which front-matter lists feed `tags`/`hashtags` is the site's choice (hashtags_from).
     tags = [
         *(meta.get("tags") or [] if "tags" in hashtags_from else []),
@@ -92,9 +96,7 @@ def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...
     ]
     image = meta.get("image")
     title = str(page.title or meta.get("title") or key)
-    description = str(meta.get("description") or "").strip()
-    if description.casefold() == title.casefold():
-        description = ""  # the title is said already
+    description = _description(meta, title)
     # Without one: Material's excerpt (before <!-- more -->), else the first paragraph.
     markdown = page.markdown or ""
     excerpt_source = "" if description else excerpt_markdown(markdown)
