@@ -30,7 +30,7 @@ from mkdocs_syndicate.engine.runner import Runner
 from mkdocs_syndicate.errors import RunInterrupted, StaleLedger
 from mkdocs_syndicate.ledger.gitmirror import GitMirror
 from mkdocs_syndicate.ledger.merge import changed_pairs, merge, without_unpushed_in_flight
-from mkdocs_syndicate.ledger.schema import Posts, State
+from mkdocs_syndicate.ledger.schema import Posts, State, record_in
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.net.liveness import in_built_site, wait_until_live
 from mkdocs_syndicate.registry import emulators
@@ -196,8 +196,7 @@ class Session:
         report.results += [r for r in run_report.results if (r.post_key, r.channel) not in changed]
         report.requests += run_report.requests
         for key, channel in sorted((changed & planned) - self.left_to_others):
-            theirs = lost.remote_posts.get(key)
-            record = theirs.channels.get(channel) if theirs else None
+            record = record_in(lost.remote_posts, key, channel)
             if (key, channel) in went_out:  # ours went out, but the pushed record is theirs
                 report.results.append(PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED))
             elif record is None or record.state not in (State.DONE, State.SKIPPED):  # theirs is not finished
@@ -221,8 +220,7 @@ def as_recorded(results: list[PairResult], posts: Posts) -> list[PairResult]:
         last[(result.post_key, result.channel)] = result
     kept = []
     for (key, channel), result in last.items():
-        entry = posts.get(key)
-        record = entry.channels.get(channel) if entry is not None else None
+        record = record_in(posts, key, channel)
         if result.state == "not_attempted" and record is not None and record.state in (State.DONE, State.SKIPPED):
             continue
         kept.append(result)

@@ -11,18 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State
+from mkdocs_syndicate.ledger.schema import PostEntry, Posts, State, record_in
 
 
 @dataclass(frozen=True)
 class Pair:
     post_key: str
     channel: str
-
-
-def _record(posts: Posts, key: str, channel: str) -> Record | None:
-    entry = posts.get(key)
-    return entry.channels.get(channel) if entry else None
 
 
 def _pairs(*ledgers: Posts) -> Iterable[tuple[str, str]]:
@@ -39,7 +34,7 @@ def changed_pairs(base: Posts, other: Posts) -> set[tuple[str, str]]:
     """Pairs whose record in `other` differs from `base`. Entries are copied on write (the
     ledger's staging, `merge`), so an entry both share is unchanged: skipped without comparing
     (every run compares its whole ledger with the pushed one)."""
-    return {(k, c) for k, c in _pairs(*_unshared(base, other)) if _record(base, k, c) != _record(other, k, c)}
+    return {(k, c) for k, c in _pairs(*_unshared(base, other)) if record_in(base, k, c) != record_in(other, k, c)}
 
 
 def _unshared(base: Posts, other: Posts) -> tuple[Posts, Posts]:
@@ -65,13 +60,13 @@ def contested_pairs(
         Pair(k, c)
         for k, c in sorted(changed_pairs(base, theirs) & (mine | claimed))
         if (k, c) not in mine
-        or _record(ours, k, c) != _record(theirs, k, c)
+        or record_in(ours, k, c) != record_in(theirs, k, c)
         or (_claims(ours, k, c) and (exclusive is None or c in exclusive))
     ]
 
 
 def _claims(posts: Posts, key: str, channel: str) -> bool:
-    record = _record(posts, key, channel)
+    record = record_in(posts, key, channel)
     return record is not None and record.state == State.IN_FLIGHT
 
 
@@ -79,7 +74,7 @@ def merge(base: Posts, ours: Posts, theirs: Posts) -> Posts:
     """Theirs, with every pair that only we changed since `base` taken from ours."""
     merged = {key: replace(entry, channels=dict(entry.channels)) for key, entry in theirs.items()}
     for key, channel in sorted(changed_pairs(base, ours) - changed_pairs(base, theirs)):
-        record = _record(ours, key, channel)
+        record = record_in(ours, key, channel)
         entry = merged.get(key)
         if entry is None:
             entry = merged[key] = PostEntry(url=ours[key].url, title=ours[key].title)
@@ -95,9 +90,9 @@ def without_unpushed_in_flight(ours: Posts, base: Posts) -> Posts:
     at-most-once requests waited for that push and never left (an at-least-once one is sent again)."""
     kept = {key: replace(entry, channels=dict(entry.channels)) for key, entry in ours.items()}
     for key, channel in _pairs(ours):
-        record = _record(ours, key, channel)
-        if record is not None and record.state == State.IN_FLIGHT and record != _record(base, key, channel):
-            previous = _record(base, key, channel)
+        record = record_in(ours, key, channel)
+        if record is not None and record.state == State.IN_FLIGHT and record != record_in(base, key, channel):
+            previous = record_in(base, key, channel)
             if previous is None:
                 del kept[key].channels[channel]
             else:

@@ -101,6 +101,13 @@ class PostEntry:
 
 Posts = dict[str, PostEntry]
 
+
+def record_in(posts: Posts, post_key: str, channel: str) -> Record | None:
+    """The pair's record in a ledger's posts, or None when it has none."""
+    entry = posts.get(post_key)
+    return entry.channels.get(channel) if entry else None
+
+
 # ---------------------------------------------------------------- plain scalars
 
 FLOW_PLAIN = lazy_compile(r"[A-Za-z_][A-Za-z0-9_.-]*")  # unquoted in a flow mapping

@@ -16,7 +16,7 @@ from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text, sweep_stale_temp_files
 from mkdocs_syndicate.ledger.format import dump, parse
-from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State
+from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State, record_in
 from mkdocs_syndicate.localdirs import lock_path, private_dir
 
 if TYPE_CHECKING:
@@ -128,8 +128,7 @@ class Ledger:
         return self._posts
 
     def record(self, post_key: str, channel: str) -> Record | None:
-        entry = self._posts.get(post_key)
-        return entry.channels.get(channel) if entry else None
+        return record_in(self._posts, post_key, channel)
 
     def text(self) -> str:
         return dump(self._posts)
