@@ -269,24 +269,8 @@ class BlueskyChannel(Channel):
         good, else a new login. An Outcome when that fails (nothing was posted)."""
         import httpx
 
-        if self._session is not None:
+        if self._session is not None or await self._resume(http):
             return None
-        kept = self._kept.load() if self._kept is not None else None
-        if kept and {"did", "pds", "refresh"} <= kept.keys():
-            self._session = {
-                "did": kept["did"],
-                "handle": kept.get("handle"),
-                "pds": kept["pds"],
-                "access": Secret(""),
-                "refresh": Secret(kept["refresh"]),
-            }
-            try:
-                if await self._refresh(http):
-                    return None
-            except httpx.TransportError:
-                self._session = None  # the login below meets the same network and says so
-            if self._kept is not None:
-                self._kept.forget()
         try:
             response = await http.request(
                 "POST",
@@ -325,6 +309,29 @@ class BlueskyChannel(Channel):
             return Outcome(Kind.REFUSED, error=f"login: {exc}")
         self._keep()
         return None
+
+    async def _resume(self, http: Http) -> bool:
+        """The last run's kept session, refreshed: True when the server still honours it; a
+        session it refuses is forgotten (the caller logs in)."""
+        import httpx
+
+        kept = self._kept.load() if self._kept is not None else None
+        if self._kept is None or not kept or not {"did", "pds", "refresh"} <= kept.keys():
+            return False
+        self._session = {
+            "did": kept["did"],
+            "handle": kept.get("handle"),
+            "pds": kept["pds"],
+            "access": Secret(""),  # replaced by the refresh
+            "refresh": Secret(kept["refresh"]),
+        }
+        try:
+            if await self._refresh(http):
+                return True
+        except httpx.TransportError:
+            self._session = None  # the login that follows meets the same network and says so
+        self._kept.forget()
+        return False
 
     def _keep(self) -> None:
         """Write the session down for the next run (refresh tokens rotate: each new one replaces

@@ -55,7 +55,7 @@ MAX_PAGES = 25  # 25 × 40 statuses
 _URL_CANDIDATE = lazy_compile(r"https?://[^\s<>]+")
 _MENTION = lazy_compile(r"@(\w+)@[\w.-]+\w")
 
-# Where a URL ends, per service. Mastodon extracts URLs with twitter-text as its
+# Where a URL ends: Mastodon extracts URLs with twitter-text as its
 # config/initializers/twitter_regex.rb overrides it: a path may not end on any of these (so
 # "(https://example.com/p/)." links only "https://example.com/p/"), except on a ")" that closes
 # a "(" inside the URL (Wikipedia's /Foo_(bar)).

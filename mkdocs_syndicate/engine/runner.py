@@ -329,8 +329,10 @@ class Runner:
 
     async def _step_done(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
         pair, outcome = attempt.job.pair, attempt.outcome
-        sent_now = attempt.event is Kind.DONE and outcome is not None
-        remote_id, remote_url = (outcome.remote_id, outcome.remote_url) if sent_now and outcome else attempt.found
+        if attempt.event is Kind.DONE and outcome is not None:  # the send's answer names it
+            remote_id, remote_url = outcome.remote_id, outcome.remote_url
+        else:  # a read found it
+            remote_id, remote_url = attempt.found
         assert current is not None
         checkpoints.hit("before_done_write")
         await self._write(pair, self._done(current, remote_id, remote_url))

@@ -29,7 +29,7 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
     What a later resend or read must reuse (key, first attempt, payload hash) is carried forward."""
     if current is not None and current.state in (State.DONE, State.SKIPPED) and decision.kind != "skip":
         raise SyndicateError(f"{where} is already {current.state}; nothing to resolve")
-    base = current or Record(State.FAILED, 0, at)
+    base = current or Record(State.FAILED, 0, at)  # never attempted: nothing to carry forward
     if decision.kind == "done":
         return base.moved(State.DONE, at, remote_id=decision.remote_id, remote_url=decision.url, note=note)
     if decision.kind == "retry":
