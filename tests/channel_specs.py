@@ -6,7 +6,6 @@ any suite."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from mkdocs_syndicate import registry
 
@@ -21,9 +20,13 @@ class Spec:
     repeat_safe: bool = False  # a repeat is a no-op by construction (Bluesky)
 
     def raw(self, sandbox, **extra):
+        return self.raw_at(sandbox.url, **extra)
+
+    def raw_at(self, url: str, **extra):
+        """The channel's settings for the emulators served at `url`."""
         return {
             "type": self.type,
-            **{k: (v.format(url=sandbox.url) if isinstance(v, str) else v) for k, v in self.settings.items()},
+            **{k: (v.format(url=url) if isinstance(v, str) else v) for k, v in self.settings.items()},
             **extra,
         }
 
@@ -51,12 +54,3 @@ def spec_of(kind: registry.ChannelType) -> Spec | None:
 
 
 SPECS = {name: spec for name, kind in registry.TYPES.items() if (spec := spec_of(kind)) is not None}
-
-
-def held(emulator: Any, state: dict[str, Any]) -> list[tuple[str, str]]:
-    """(remote id as a client records it, the post URL it announces) of everything a service
-    holds, from its emulator's own account of what it received (`state`: the server's snapshot)."""
-    return [
-        (item.get("remote_id", item["id"]), item["announces"])
-        for item in emulator.received(state.get(emulator.name, {}), "")
-    ]

@@ -150,6 +150,19 @@ def write_ledger(path: Path, records: dict[tuple[str, str], Record]) -> None:
     path.write_text(dump(posts), encoding="utf-8")
 
 
+def as_in_flight(done: Record) -> Record:
+    """A done record as the in_flight record it was before the answer came (a run killed after
+    the server committed): its key, first attempt and payload hash, and no remote id."""
+    return Record(
+        "in_flight",
+        1,
+        done.at,
+        idempotency_key=done.idempotency_key,
+        created_at=done.created_at,
+        message_sha256=done.message_sha256,
+    )
+
+
 # ---------------------------------------------------------------- kinds of test
 
 # Every test is one kind, by the heaviest thing it does (a module sets its default with

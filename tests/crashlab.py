@@ -41,12 +41,7 @@ def channels(url: str) -> dict:
     timing = {"timeout": TIMEOUT, "settle": SETTLE}
     found = {"ping": {"type": "indexnow", "endpoint": url + "/indexnow", "key": KEY_FILE, **timing}}
     for channel_id, name in AT_MOST_ONCE.items():
-        spec = SPECS[name]
-        found[channel_id] = {
-            "type": name,
-            **{k: (v.format(url=url) if isinstance(v, str) else v) for k, v in spec.settings.items()},
-            **timing,
-        }
+        found[channel_id] = SPECS[name].raw_at(url, **timing)
     return found
 
 

@@ -8,11 +8,10 @@ from dataclasses import replace
 
 import pytest
 from channel_specs import SPECS, Spec  # noqa: F401 (other suites import them from here too)
-from conftest import SITE, ListReporter, RecordingTransport, make_post, write_ledger
+from conftest import SITE, ListReporter, RecordingTransport, as_in_flight, make_post, write_ledger
 
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
-from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 
 pytestmark = pytest.mark.http
@@ -90,16 +89,7 @@ def _leave_in_flight(source, target, clock):
     target.mkdir(exist_ok=True)
     write_ledger(
         target / "ledger.yml",
-        {
-            ("blog/post-1/", "ch"): Record(
-                "in_flight",
-                1,
-                done.at,
-                idempotency_key=done.idempotency_key,
-                created_at=done.created_at,
-                message_sha256=done.message_sha256,
-            )
-        },
+        {("blog/post-1/", "ch"): as_in_flight(done)},
     )
     clock.now += 2 * 3600  # beyond any idempotency window
     return done

@@ -16,13 +16,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import FakeClock, make_post, write_ledger
+from conftest import FakeClock, as_in_flight, make_post, write_ledger
 from realserver_pds import ScaledClock, start_pds
 
 from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
-from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.ledger.store import Ledger
 
 pytestmark = pytest.mark.realserver
@@ -95,16 +94,7 @@ def test_an_in_flight_record_is_found_by_a_read_and_never_sent_again(pds, tmp_pa
     # As if the run had been killed after the server committed, before `done` was written.
     write_ledger(
         tmp_path / "ledger.yml",
-        {
-            (post.key, "bsky"): Record(
-                "in_flight",
-                1,
-                done.at,
-                idempotency_key=done.idempotency_key,
-                created_at=done.created_at,
-                message_sha256=done.message_sha256,
-            )
-        },
+        {(post.key, "bsky"): as_in_flight(done)},
     )
     again = run(tmp_path, raw(pds, "bob.test"), [post])
     assert not again.undone
@@ -254,16 +244,7 @@ def test_two_sites_on_one_account_each_find_only_their_own_post(pds, tmp_path):
     assert ours.remote_id != theirs.remote_id and len(records(pds, alice.did)) == before + 2
     write_ledger(
         tmp_path / "there" / "ledger.yml",
-        {
-            (there.key, "bsky"): Record(
-                "in_flight",
-                1,
-                theirs.at,
-                idempotency_key=theirs.idempotency_key,
-                created_at=theirs.created_at,
-                message_sha256=theirs.message_sha256,
-            )
-        },
+        {(there.key, "bsky"): as_in_flight(theirs)},
     )
     assert not run(tmp_path / "there", raw(pds, "alice.test"), [there], site=other).undone
     settled = Ledger.read(tmp_path / "there" / "ledger.yml").record(there.key, "bsky")

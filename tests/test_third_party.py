@@ -13,12 +13,11 @@ import sys
 import time
 
 import pytest
-from conftest import SITE, ListReporter, make_post
+from conftest import SITE, ListReporter, as_in_flight, make_post
 from test_channel_contracts import SPECS
 
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
-from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.ledger.store import Ledger
 
 pytestmark = pytest.mark.http
@@ -167,16 +166,7 @@ def test_a_second_mastodon_server_mastodon_mock(tmp_path, mastodon_mock, clock):
     (tmp_path / "again").mkdir()
     write_ledger(
         tmp_path / "again" / "ledger.yml",
-        {
-            ("blog/post-1/", "masto"): Record(
-                "in_flight",
-                1,
-                done.at,
-                idempotency_key=done.idempotency_key,
-                created_at=done.created_at,
-                message_sha256=done.message_sha256,
-            )
-        },
+        {("blog/post-1/", "masto"): as_in_flight(done)},
     )
     clock.now += 3600
     report = run(tmp_path / "again", channels, [make_post(1)], clock)
