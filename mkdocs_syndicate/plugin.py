@@ -201,7 +201,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
 
     def _shown_copies(self, config: MkDocsConfig) -> tuple[dict[str, dict[str, Record]], dict[str, str]]:
         from mkdocs_syndicate.content.crosslinks import labels
-        from mkdocs_syndicate.registry import TYPES
+        from mkdocs_syndicate.registry import named_in
         from mkdocs_syndicate.sources.ledger_copies import done_copies
         from mkdocs_syndicate.sources.locations import ledger_path
 
@@ -209,7 +209,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             posts = done_copies(ledger_path(config, self.config))
         except SyndicateError as exc:
             raise PluginError(f"syndicate: {exc}") from None
-        return posts, labels(self.config.channels, {name: kind.service or name for name, kind in TYPES.items()})
+        services = {name: kind.service or name for name, kind in named_in(self.config.channels).items()}
+        return posts, labels(self.config.channels, services)
 
     def on_build_error(self, *, error: Exception) -> None:
         self.failed = True
@@ -373,7 +374,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
 
     def _remember_if_quiet(self, options: Options, posts: list[Post], the_plan: Any) -> None:
         """After a plan that found nothing to do, nothing to adopt and nothing to warn about."""
-        from mkdocs_syndicate.registry import TYPES
+        from mkdocs_syndicate.registry import named_in
         from mkdocs_syndicate.sources import plan_snapshot
         from mkdocs_syndicate.sources.manifest import post_to_json
 
@@ -384,7 +385,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             return
         secret_names = {
             name: [key for key, option in kind.client_class().options.items() if option.kind == "secret"]
-            for name, kind in TYPES.items()
+            for name, kind in named_in(self.config.channels).items()
         }
         settings_now = plan_snapshot.settings_fingerprint(
             dict(self.config), self.site_url, self.decision.action, secret_names

@@ -13,7 +13,7 @@ process; importing this module reads nothing.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -132,6 +132,15 @@ class _Types(MutableMapping[str, ChannelType]):
 
 
 TYPES: MutableMapping[str, ChannelType] = _Types(BUILT_IN)
+
+
+def named_in(raw_channels: object) -> dict[str, ChannelType]:
+    """The channel types a raw `channels:` mapping names, those that exist: looked up by name, so
+    a site of built-in types reads no package metadata (a build pays for the group only when it
+    names a type from a plugin)."""
+    values = raw_channels.values() if isinstance(raw_channels, Mapping) else ()
+    names = {v.get("type") for v in values if isinstance(v, Mapping)}
+    return {name: TYPES[name] for name in sorted(n for n in names if isinstance(n, str)) if name in TYPES}
 
 
 def register(channel_type: ChannelType) -> None:

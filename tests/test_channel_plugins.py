@@ -9,12 +9,11 @@ import importlib.metadata
 
 import httpx
 import pytest
-from conftest import SITE, ListReporter, make_post, write_ledger
+from conftest import SITE, ListReporter, as_in_flight, make_post, write_ledger
 
 from mkdocs_syndicate import registry
 from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
-from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.ledger.store import Ledger
 
 INSTALL = "pip install -e tests/plugins/mkdocs-syndicate-matrix (the README's test command does)"
@@ -35,6 +34,20 @@ def test_the_group_is_read_only_for_a_name_not_built_in_or_a_listing():
     assert "matrix" in types and types._plugins_read
     listed = registry._Types(registry.BUILT_IN)
     assert "matrix" in list(listed)
+
+
+@pytest.mark.unit
+def test_a_site_of_built_in_types_reads_no_package_metadata(monkeypatch):
+    """What a quiet build looks up (its channels' services and secret settings) is by name: the
+    entry-point group, about 50 ms of metadata scanning, is read only for a plugin's type."""
+
+    def scanned(group):
+        raise AssertionError("the entry-point group was read")
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", scanned)
+    monkeypatch.setattr(registry, "TYPES", registry._Types(registry.BUILT_IN))
+    raw = {"masto": {"type": "mastodon"}, "bsky": {"type": "bluesky", "label": "Bsky"}, "x": "not a mapping"}
+    assert sorted(registry.named_in(raw)) == ["bluesky", "mastodon"]
 
 
 @pytest.mark.unit
@@ -106,16 +119,7 @@ def test_matrix_verify_proves_the_post_by_its_id_in_the_content_not_by_the_devic
         event["sent_by"] = "another-device-token"  # as if sent from a session since logged out
     write_ledger(
         tmp_path / "ledger.yml",
-        {
-            ("blog/post-2/", "room"): Record(
-                "in_flight",
-                1,
-                done.at,
-                idempotency_key=done.idempotency_key,
-                created_at=done.created_at,
-                message_sha256=done.message_sha256,
-            )
-        },
+        {("blog/post-2/", "room"): as_in_flight(done)},
     )
     clock.now += 3600
     report = send(options, [make_post(2)], ListReporter(), clock=clock)
