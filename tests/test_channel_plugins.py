@@ -144,3 +144,52 @@ def test_matrix_429_is_waited_out_as_its_body_says(tmp_path, sandbox, clock):
     assert [r.state for r in report.results] == ["done"]
     assert [w for w in reporter.waits if "rate limited" in w[2]]
     assert any(abs(s - 7.0) < 0.01 for s in clock.sleeps), clock.sleeps
+
+
+@pytest.mark.http
+def test_matrix_a_server_that_forgot_the_transaction_still_posts_once(tmp_path, sandbox, clock):
+    """The homeserver no longer knows the transaction id (restart, expired cache) and the answer
+    is lost after the commit: the read finds the event by its content, nothing is sent twice."""
+    sandbox.now = clock.time
+    sandbox.set_quirks("matrix", ignore_idempotency_key=True)
+    sandbox.add_fault({"channel": "matrix", "action": "drop_after"})
+    options = parse_options(
+        matrix(sandbox), ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True
+    )
+    report = send(options, [make_post(1)], ListReporter(), clock=clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    assert len(sandbox.emulators["matrix"].state["events"]) == 1
+
+
+@pytest.mark.http
+def test_matrix_two_sites_in_one_room_each_find_only_their_own_message(tmp_path, sandbox, clock):
+    """The same post path on two sites, announced to one room by one account: the second site's
+    in_flight record is settled by its own message, never by the first site's."""
+    from dataclasses import replace
+
+    from mkdocs_syndicate.channels.base import Site
+
+    sandbox.now = clock.time
+    other = Site("https://other.example/", "Other")
+    here = make_post(1)
+    there = replace(make_post(1), url="https://other.example/blog/post-1/")
+    # The other site first: its message is the older one, so a read that took the first match of
+    # the post path would find this site's newer message instead.
+    for folder, site, post in (("there", other, there), ("here", SITE, here)):
+        (tmp_path / folder).mkdir()
+        options = parse_options(
+            matrix(sandbox), ledger_path=tmp_path / folder / "ledger.yml", site=site, sandbox=False, sending=True
+        )
+        assert not send(options, [post], ListReporter(), clock=clock).undone
+    ours = Ledger.read(tmp_path / "here" / "ledger.yml").record(here.key, "room")
+    theirs = Ledger.read(tmp_path / "there" / "ledger.yml").record(there.key, "room")
+    assert ours.idempotency_key != theirs.idempotency_key and ours.remote_id != theirs.remote_id
+    write_ledger(tmp_path / "there" / "ledger.yml", {(there.key, "room"): as_in_flight(theirs)})
+    clock.now += 3600
+    options = parse_options(
+        matrix(sandbox), ledger_path=tmp_path / "there" / "ledger.yml", site=other, sandbox=False, sending=True
+    )
+    report = send(options, [there], ListReporter(), clock=clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    assert Ledger.read(tmp_path / "there" / "ledger.yml").record(there.key, "room").remote_id == theirs.remote_id
+    assert len(sandbox.emulators["matrix"].state["events"]) == 2
