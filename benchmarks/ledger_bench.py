@@ -136,12 +136,12 @@ def peak_rss_of_a_run(ledger: Path, folder: Path) -> tuple[float, int]:
 import datetime as dt, json, resource, sys, time
 sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
 from pathlib import Path
-from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.output.reporters import PlainReporter
 from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 with SandboxServer(Path({str(folder)!r}) / "emulator", emulators()) as server:
     u = server.url

@@ -25,9 +25,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.output.reporters import PlainReporter
 

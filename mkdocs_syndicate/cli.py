@@ -21,12 +21,14 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from mkdocs_syndicate.config.run import Options
+from mkdocs_syndicate.config.site import LoadedSite, load_site
 from mkdocs_syndicate.content.posts import Post, as_datetime
 from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.engine.backlog import adopt as adopt_backlog
 from mkdocs_syndicate.engine.modes import pull_request_reason
-from mkdocs_syndicate.engine.options import Options, sandbox_note, sandbox_state_dir, select_posts
 from mkdocs_syndicate.engine.options import plan as make_the_plan
+from mkdocs_syndicate.engine.options import sandbox_note, sandbox_state_dir, select_posts
 from mkdocs_syndicate.engine.syndication import site_sandbox
 from mkdocs_syndicate.errors import LedgerError, RunInterrupted, SyndicateError
 from mkdocs_syndicate.ledger.resolution import Decision, resolved
@@ -39,7 +41,6 @@ from mkdocs_syndicate.output.status import human_age, status_view
 from mkdocs_syndicate.redaction import shown_url
 from mkdocs_syndicate.safety import one_line, printable
 from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
-from mkdocs_syndicate.sources.mkdocs_config import LoadedSite, load_site
 from mkdocs_syndicate.timeutil import SystemClock, from_iso, to_iso, utcnow
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
@@ -273,7 +274,7 @@ def plan(config_file: Path | None, feed: str | None) -> None:
     options = _guard(lambda: site.options(sending=False))
     posts, built_at = _built_posts(options, feed)
     the_plan = _guard(lambda: make_the_plan(options, posts))
-    hashtags_from = hashtag_source(site.plugin_config.hashtags_from, feed=feed is not None)
+    hashtags_from = hashtag_source(site.settings.hashtags_from, feed=feed is not None)
     for line in full_plan_lines(the_plan, _source(feed, built_at), options.max_per_run, hashtags_from):
         click.echo(line)
 

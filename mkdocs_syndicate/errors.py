@@ -21,6 +21,7 @@ canonical layout, a template that grew too large) stay beside the code that rais
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.safety import printable
@@ -43,7 +44,42 @@ class SyndicateError(Exception):
 
 
 class ConfigError(SyndicateError):
-    """A setting in mkdocs.yml is missing or wrong; the message names it."""
+    """A setting is missing or wrong. The setting is data, not a guess from the text: `setting` is
+    its path as the user wrote it (`max_wait`, `channels.masto.token`), `problem` what is wrong
+    with it; an error about several settings holds one error per setting in `parts` (and its own
+    `problem` is a closing hint, or empty). `located` places it in its file: `mkdocs.yml:
+    plugins.syndicate.max_wait: ...`, or `syndicate.yml: max_wait: ...`."""
+
+    def __init__(
+        self,
+        problem: str,
+        setting: str | None = None,
+        *,
+        parts: Sequence[ConfigError] = (),
+        file: str | None = None,
+        under: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.setting = setting
+        self.parts: tuple[ConfigError, ...] = tuple(part for error in parts for part in (error.parts or (error,)))
+        self.file = file
+        self.under = under  # the settings' own place in the file: plugins.syndicate in mkdocs.yml
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        if not self.parts:
+            return self._line(self.setting, self.problem)
+        lines = [self._line(part.setting, part.problem) for part in self.parts]
+        return "\n  ".join([*lines, self.problem] if self.problem else lines)
+
+    def _line(self, setting: str | None, problem: str) -> str:
+        path = ".".join(name for name in (self.under, setting) if name)
+        said = f"{path}: {problem}" if path else problem
+        return f"{self.file}: {said}" if self.file else said
+
+    def located(self, file: str, under: str | None = None) -> ConfigError:
+        """The same error, said as found in `file`, its settings under `under`."""
+        return ConfigError(self.problem, self.setting, parts=self.parts, file=file, under=under)
 
 
 class LedgerError(SyndicateError):

@@ -22,24 +22,23 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
-from mkdocs.config import base
-from mkdocs.config import config_options as c
-from mkdocs.config.base import ValidationError
+from mkdocs.config.base import ConfigErrors, ConfigWarnings
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files
 
-from mkdocs_syndicate import config as settings
+from mkdocs_syndicate.config import defaults as settings
+from mkdocs_syndicate.config.schema import SyndicateConfig, as_errors
 from mkdocs_syndicate.engine.modes import Decision, decide, pull_request_reason
 from mkdocs_syndicate.errors import SyndicateError
 
 if TYPE_CHECKING:
     from mkdocs.structure.pages import Page
 
+    from mkdocs_syndicate.config.run import Options
     from mkdocs_syndicate.content.crosslinks import RepliesOf
     from mkdocs_syndicate.content.posts import Post
-    from mkdocs_syndicate.engine.options import Options
     from mkdocs_syndicate.ledger.schema import Record
 
     Copies = tuple[dict[str, dict[str, Record]], dict[str, str], RepliesOf | None]
@@ -51,38 +50,12 @@ if TYPE_CHECKING:
 log = get_plugin_logger("syndicate")
 
 
-class SyndicateConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' __init_subclass__
-    ledger = c.Type(str, default=settings.DEFAULT_LEDGER)
-    mode = c.Choice(settings.MODES, default="auto")
-    posts = c.Optional(c.ListOfItems(c.Type(str)))
-    since = c.Optional(c.Type((dt.date, str)))
-    max_per_run = c.Optional(c.Type(int))
-    sandbox = c.Type(bool, default=False)
-    channels = c.Type(dict, default={})
-    max_wait = c.Type((int, float), default=settings.DEFAULT_MAX_WAIT)
-    git = c.Type(dict, default={})
-    wait_until_live = c.Type((bool, int, float), default=False)
-    stale_after_hours = c.Type((int, float), default=settings.DEFAULT_STALE_AFTER_HOURS)
-    backlog = c.Choice(settings.BACKLOGS, default=settings.DEFAULT_BACKLOG)
-    backlog_days = c.Type((int, float), default=settings.DEFAULT_BACKLOG_DAYS)
-    hashtags_from = c.ListOfItems(c.Choice(settings.HASHTAG_SOURCES), default=list(settings.DEFAULT_HASHTAGS_FROM))
-    sandbox_pacing = c.Choice(settings.SANDBOX_PACINGS, default="fast")
-    links = c.Type((bool, str), default="block")
-    links_lead = c.Type(str, default="Also on:")
-    links_rebuild = c.Type(bool, default=False)
-    comments = c.Type(bool, default=False)
-
-
 class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-call]
-    def load_config(self, options: dict[str, Any], config_file_path: str | None = None) -> Any:
-        """MkDocs only warns about an unknown plugin setting; a misspelt `chanels:` would then
-        mean "no channels", and a build that announces nothing. It is an error here."""
-        errors, warnings = super().load_config(options, config_file_path)
-        unknown = settings.unknown_setting(options, [name for name, _ in SyndicateConfig._schema])
-        if unknown is not None:
-            errors.append((unknown[0], ValidationError(unknown[1])))
-            warnings = [w for w in warnings if w[0] != unknown[0]]
-        return errors, warnings
+    def load_config(
+        self, options: dict[str, Any], config_file_path: str | None = None
+    ) -> tuple[ConfigErrors, ConfigWarnings]:
+        """Stricter than MkDocs: an unknown setting is an error (config.schema.as_errors)."""
+        return as_errors(options, *super().load_config(options, config_file_path))
 
     def __init__(self) -> None:
         self.command = "build"
@@ -133,7 +106,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         return config
 
     def _validate(self, config: MkDocsConfig) -> None:
-        from mkdocs_syndicate.sources.mkdocs_config import options_from
+        from mkdocs_syndicate.config.site import options_from
 
         try:
             self.options = options_from(config, self.config, sending=self.decision.sends)
@@ -200,10 +173,10 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         return posts, names, replies_locator(self.config.channels, sandbox=self.config.sandbox)
 
     def _shown_copies(self, config: MkDocsConfig) -> tuple[dict[str, dict[str, Record]], dict[str, str]]:
+        from mkdocs_syndicate.config.site import ledger_path
         from mkdocs_syndicate.content.crosslinks import labels
         from mkdocs_syndicate.registry import named_in
         from mkdocs_syndicate.sources.ledger_copies import done_copies
-        from mkdocs_syndicate.sources.locations import ledger_path
 
         try:
             posts = done_copies(ledger_path(config, self.config))
@@ -347,8 +320,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
 
     def _quiet_snapshot(self, config: MkDocsConfig) -> dict[str, Any] | None:
         """The last plan build's "nothing pending", if the settings are exactly what it validated."""
+        from mkdocs_syndicate.config.site import ledger_path
         from mkdocs_syndicate.sources import plan_snapshot
-        from mkdocs_syndicate.sources.locations import ledger_path
 
         snapshot = plan_snapshot.load(plan_snapshot.snapshot_path(ledger_path(config, self.config)))
         if snapshot is None:
@@ -359,8 +332,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         return snapshot if settings_now is not None and settings_now == snapshot.get("settings") else None
 
     def _still_quiet(self, config: MkDocsConfig, posts: list[Post]) -> bool:
+        from mkdocs_syndicate.config.site import ledger_path
         from mkdocs_syndicate.sources import plan_snapshot
-        from mkdocs_syndicate.sources.locations import ledger_path
         from mkdocs_syndicate.sources.manifest import manifest_path, post_to_json
 
         assert self.snapshot is not None

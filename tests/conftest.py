@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from mkdocs_syndicate.channels import REGISTRY
-from mkdocs_syndicate.channels.base import Site
-from mkdocs_syndicate.channels.settings import parse_channels
+from mkdocs_syndicate.config.channels import parse_channels
+from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.registry import emulators

@@ -14,12 +14,11 @@ import sys
 import time
 from pathlib import Path
 
-from mkdocs_syndicate.channels.base import Site
+from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.engine.options import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import SyndicateError
-from mkdocs_syndicate.ledger.gitsettings import parse_git_settings
+from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.output.reporters import PlainReporter
 from mkdocs_syndicate.timeutil import SystemClock
 
@@ -48,7 +47,7 @@ def main(spec_path: str) -> int:
         max_per_run=100,
         max_wait=0,
         lock_timeout=float(os.environ.get("CRASH_LOCK_TIMEOUT", "10")),
-        git=parse_git_settings(spec.get("git")),
+        git=GitSettings(**spec.get("git", {})),
     )
     posts = [
         Post(

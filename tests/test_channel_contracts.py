@@ -10,7 +10,7 @@ import pytest
 from channel_specs import SPECS, Spec  # noqa: F401 (other suites import them from here too)
 from conftest import SITE, ListReporter, RecordingTransport, as_in_flight, make_post, write_ledger
 
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 

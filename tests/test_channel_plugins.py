@@ -12,7 +12,7 @@ import pytest
 from conftest import SITE, ListReporter, as_in_flight, make_post, write_ledger
 
 from mkdocs_syndicate import registry
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.store import Ledger
 
@@ -167,7 +167,7 @@ def test_matrix_two_sites_in_one_room_each_find_only_their_own_message(tmp_path,
     in_flight record is settled by its own message, never by the first site's."""
     from dataclasses import replace
 
-    from mkdocs_syndicate.channels.base import Site
+    from mkdocs_syndicate.config.run import Site
 
     sandbox.now = clock.time
     other = Site("https://other.example/", "Other")

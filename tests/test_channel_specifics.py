@@ -11,9 +11,9 @@ from conftest import RecordingTransport, make_post, write_ledger
 from test_channel_contracts import SPECS, record, remote_posts, run
 
 from mkdocs_syndicate.channels import REGISTRY
-from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.channels.bluesky import facets, rkey_for
-from mkdocs_syndicate.channels.settings import parse_channels
+from mkdocs_syndicate.config.channels import parse_channels
+from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.ledger.schema import Record
 
@@ -264,7 +264,7 @@ def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox,
     settings = parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, REGISTRY)
     from conftest import ListReporter
 
-    from mkdocs_syndicate.engine.options import Options
+    from mkdocs_syndicate.config.run import Options
     from mkdocs_syndicate.engine.syndication import send
 
     options = Options(ledger_path=tmp_path / "ledger.yml", channels=settings, site=site)
@@ -362,7 +362,8 @@ def test_a_garbage_instance_answer_leaves_the_configured_limit_and_sends_once(tm
 def test_a_sandbox_rehearsal_keeps_no_bluesky_session():
     """The sandbox's settings (its emulator's client_options) turn keeping off: a rehearsal
     leaves nothing in the user's state folder."""
-    from mkdocs_syndicate.engine.options import make_channels, parse_options
+    from mkdocs_syndicate.config.run import parse_options
+    from mkdocs_syndicate.engine.options import make_channels
 
     options = parse_options(
         {"bsky": {"type": "bluesky"}},

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from sites import mkdocs, post, write_site
 
-from mkdocs_syndicate.channels.settings import parse_channels
+from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.content.crosslinks import Copy, block_html, copies
 from mkdocs_syndicate.content.portable import portable_markdown
 from mkdocs_syndicate.errors import ConfigError

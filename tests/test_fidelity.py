@@ -8,7 +8,7 @@ import pytest
 from conftest import SITE, ListReporter, make_post
 from test_channel_contracts import SPECS
 
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.store import Ledger

@@ -20,7 +20,7 @@ import pytest
 from conftest import SITE, ListReporter, indexnow_raw, make_post, mastodon_raw
 from crashlab import SAME_PATH, STATS, Scenario
 
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import LedgerWriteError
 from mkdocs_syndicate.ledger.format import dump, parse
@@ -820,7 +820,8 @@ def test_a_bad_git_setting_is_named(tmp_path, sandbox):
         tmp_path, {"git": {"push": "yes"}, "channels": {"masto": mastodon_raw(sandbox)}}, {"a.md": post("Alpha")}
     )
     result = mkdocs(config)
-    assert result.returncode == 1 and "plugins.syndicate.git.push: must be true or false" in result.stderr
+    # `git` is a SubConfig: MkDocs reports it with the other schema errors, named by its path.
+    assert result.returncode == 1 and "Plugin 'syndicate' option 'git.push': must be true or false" in result.stderr
 
 
 def test_commit_without_push_keeps_every_transition_as_a_local_commit(repo, sandbox):

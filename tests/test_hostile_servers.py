@@ -19,7 +19,7 @@ from conftest import SITE, ListReporter, make_post, mastodon_raw, write_ledger
 from rawserver import RawServer, answer
 from test_channel_contracts import SPECS, remote_posts
 
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import LaneCrashed, SyndicateError
 from mkdocs_syndicate.ledger.schema import Record

@@ -11,10 +11,9 @@ import datetime as dt
 import pytest
 from conftest import ListReporter, make_post, write_ledger
 
-from mkdocs_syndicate.channels.base import Site
 from mkdocs_syndicate.channels.bluesky import rkey_for
 from mkdocs_syndicate.channels.mastodon import idempotency_key
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, MAX_UNCERTAIN_SENDS
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.schema import Record

@@ -11,10 +11,11 @@ from conftest import SITE, ListReporter, make_post, mastodon_raw
 from sites import write_site
 
 from mkdocs_syndicate.channels import REGISTRY
-from mkdocs_syndicate.channels.settings import parse_channels
 from mkdocs_syndicate.cli import main
+from mkdocs_syndicate.config.channels import parse_channels
+from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.content.posts import ChannelOverride, check_syndicate_id, parse_syndicate_meta
-from mkdocs_syndicate.engine.options import parse_options, plan
+from mkdocs_syndicate.engine.options import plan
 from mkdocs_syndicate.engine.results import PairResult, RunReport
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import ConfigError, LedgerError, LedgerWriteError, PostError

@@ -11,7 +11,7 @@ import pytest
 from conftest import SITE, ListReporter, make_post, mastodon_raw, write_ledger
 from sites import mkdocs, post, write_site
 
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.ledger.store import Ledger

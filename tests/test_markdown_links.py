@@ -16,9 +16,9 @@ def test_a_forem_tag_that_needs_combining_marks_is_left_out_not_misspelt():
     tag is dropped (with a warning), and tags whose marks compose away (café) stay."""
     from conftest import make_post
 
-    from mkdocs_syndicate.channels.base import Site
     from mkdocs_syndicate.channels.forem import ForemChannel
-    from mkdocs_syndicate.channels.settings import parse_channels
+    from mkdocs_syndicate.config.channels import parse_channels
+    from mkdocs_syndicate.config.run import Site
     from mkdocs_syndicate.registry import clients
 
     assert forem_tags(("हिन्दी", "cafe\u0301", "日本語")) == ["café", "日本語"]

@@ -2,7 +2,7 @@ import pytest
 from conftest import SITE, make_post, write_ledger
 
 from mkdocs_syndicate.channels import REGISTRY
-from mkdocs_syndicate.channels.settings import parse_channels
+from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.content.posts import ChannelOverride
 from mkdocs_syndicate.engine.plan import make_plan
 from mkdocs_syndicate.ledger.schema import Record

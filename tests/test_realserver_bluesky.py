@@ -19,8 +19,7 @@ import pytest
 from conftest import FakeClock, as_in_flight, make_post, write_ledger
 from realserver_pds import ScaledClock, start_pds
 
-from mkdocs_syndicate.channels.base import Site
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.store import Ledger
 

@@ -18,7 +18,7 @@ from conftest import (
     write_ledger,
 )
 
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import LedgerError, LedgerWriteError
 from mkdocs_syndicate.ledger import atomicfile

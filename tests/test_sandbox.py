@@ -224,7 +224,7 @@ def test_every_received_post_has_a_public_page_where_its_links_point(tmp_path, s
     from conftest import SITE, ListReporter, make_post
     from test_channel_contracts import SPECS
 
-    from mkdocs_syndicate.engine.options import parse_options
+    from mkdocs_syndicate.config.run import parse_options
     from mkdocs_syndicate.engine.syndication import send
     from mkdocs_syndicate.ledger.store import Ledger
 

@@ -2,8 +2,8 @@ import pytest
 from conftest import SITE
 
 from mkdocs_syndicate.channels import REGISTRY
-from mkdocs_syndicate.channels.settings import missing_settings, parse_channels
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.channels import missing_settings, parse_channels
+from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.redaction import Secret, redact
 
@@ -115,3 +115,88 @@ def test_redact_removes_plain_and_url_encoded_forms():
 def test_enumerations_are_checked():
     with pytest.raises(ConfigError, match=r"channels\.m\.visibility: must be one of public, unlisted, private, direct"):
         parse({"m": {"type": "mastodon", "visibility": "followers"}})
+
+
+def schema_errors(given):
+    from mkdocs_syndicate.config.schema import SyndicateConfig, as_errors
+
+    settings = SyndicateConfig(config_file_path="mkdocs.yml")
+    settings.load_dict(given)
+    errors, _ = as_errors(given, *settings.validate())
+    return settings, [(name, str(error)) for name, error in errors]
+
+
+@pytest.mark.parametrize(
+    "git, expected",
+    [
+        ({"push": "yes"}, ("git.push", "must be true or false")),
+        ({"psuh": True}, ("git.psuh", "unknown setting; did you mean 'push'?")),
+        ({"push": True, "branch": ""}, ("git.branch", "must be a name")),
+        ("yes", ("git", "expected a mapping like {commit: true, push: true}")),
+    ],
+)
+def test_git_sub_settings_are_checked_by_the_schema_and_named_by_path(git, expected):
+    """A misspelt `psuh: true` must not leave the ledger out of git without a word."""
+    _, errors = schema_errors({"git": git})
+    assert errors == [expected]
+
+
+def test_git_push_implies_commit_and_false_means_off():
+    from mkdocs_syndicate.ledger.gitsettings import GitSettings
+
+    settings, errors = schema_errors({"git": {"push": True, "remote": "up"}})
+    assert errors == [] and settings.git.settings() == GitSettings(commit=True, push=True, remote="up")
+    for off in (False, None, {}):
+        settings, errors = schema_errors({"git": off})
+        assert errors == [] and settings.git.settings() == GitSettings()
+
+
+def test_a_config_error_carries_its_setting_and_is_placed_in_its_file(tmp_path):
+    """The setting is data: a caller places the error in its file without reading its text."""
+    raw = {"masto": {"type": "mastodon", "instance": "ftp://m.example", "token": "t-123456"}}
+    with pytest.raises(ConfigError) as caught:
+        parse_options(raw, ledger_path=tmp_path / "l.yml", site=SITE, sandbox=False, sending=True)
+    error = caught.value
+    assert error.setting == "channels.masto.instance" and error.problem.startswith("'ftp://m.example' is not")
+    placed = error.located("mkdocs.yml", "plugins.syndicate")
+    assert str(placed).startswith("mkdocs.yml: plugins.syndicate.channels.masto.instance: 'ftp://m.example'")
+
+
+def test_several_errors_are_each_placed_in_the_file():
+    """Before, only the first line of a many-setting error got the file and plugins.syndicate."""
+    raw = {"a": {"type": "mastodon", "visibility": "loud"}, "b": {"type": "forem", "api": "ftp://x"}}
+    problems: list[ConfigError] = []
+    parse_channels(raw, REGISTRY, problems=problems)
+    from mkdocs_syndicate.config.channels import config_problems
+
+    text = str(config_problems(problems, []).located("mkdocs.yml", "plugins.syndicate"))
+    lines = text.split("\n  ")
+    assert [line.split(": ", 2)[1] for line in lines] == [
+        "plugins.syndicate.channels.a.visibility",
+        "plugins.syndicate.channels.b.api",
+    ]
+    assert all(line.startswith("mkdocs.yml: ") for line in lines)
+
+
+def test_settings_are_checked_without_constructing_a_channel(tmp_path, monkeypatch):
+    """A type's own rules (an IndexNow key, a Bluesky language tag) are its options' checks, so
+    validating needs no channel built against a made-up sandbox address."""
+    from mkdocs_syndicate.channels.base import Channel
+
+    def no_channel(self, settings, site):
+        raise AssertionError("a channel was constructed to validate settings")
+
+    monkeypatch.setattr(Channel, "__init__", no_channel)
+    bluesky = {"type": "bluesky", "handle": "me.example", "app_password": "abcd-efgh-ijkl-mnop"}
+    with pytest.raises(ConfigError, match=r"channels.sky.language: 'en_US' is not a BCP 47 language tag"):
+        parse_options(
+            {"sky": {**bluesky, "language": "en_US"}},
+            ledger_path=tmp_path / "l",
+            site=SITE,
+            sandbox=False,
+            sending=True,
+        )
+    options = parse_options(
+        {"sky": {**bluesky, "language": "PT-br"}}, ledger_path=tmp_path / "l", site=SITE, sandbox=True, sending=True
+    )
+    assert options.channels[0].options["language"] == "pt-BR"

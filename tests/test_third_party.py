@@ -16,7 +16,7 @@ import pytest
 from conftest import SITE, ListReporter, as_in_flight, make_post
 from test_channel_contracts import SPECS
 
-from mkdocs_syndicate.engine.options import parse_options
+from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.store import Ledger
 

@@ -11,10 +11,9 @@ from conftest import ListReporter, make_post
 from test_channel_contracts import SPECS, remote_posts
 from test_channel_specifics import PNG
 
-from mkdocs_syndicate.channels.base import Site
-from mkdocs_syndicate.channels.settings import parse_channels
+from mkdocs_syndicate.config.channels import parse_channels
+from mkdocs_syndicate.config.run import Options, Site
 from mkdocs_syndicate.content.images import site_image, sniff
-from mkdocs_syndicate.engine.options import Options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.registry import clients
@@ -124,7 +123,7 @@ def test_the_bluesky_emulator_refuses_a_thumb_that_is_not_an_image(sandbox):
 
 @pytest.mark.unit
 def test_syndicate_yml_runs_no_python_tags_but_keeps_env(tmp_path, monkeypatch):
-    from mkdocs_syndicate.sources.standalone import load_standalone
+    from mkdocs_syndicate.config.standalone import load_standalone
 
     marker = tmp_path / "pwned"
     (tmp_path / "syndicate.yml").write_text(
@@ -141,7 +140,7 @@ def test_syndicate_yml_runs_no_python_tags_but_keeps_env(tmp_path, monkeypatch):
 
 @pytest.mark.unit
 def test_a_misspelt_setting_in_syndicate_yml_is_an_error_naming_the_nearest(tmp_path):
-    from mkdocs_syndicate.sources.standalone import load_standalone
+    from mkdocs_syndicate.config.standalone import load_standalone
 
     (tmp_path / "syndicate.yml").write_text("site_url: https://example.com/\nchanels: {}\n")
     with pytest.raises(ConfigError, match=r"syndicate\.yml: chanels: unknown setting; did you mean 'channels'\?"):

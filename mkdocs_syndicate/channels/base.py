@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from mkdocs_syndicate.channels.settings import ChannelSettings, Option
+from mkdocs_syndicate.config.channels import ChannelSettings, Option
+from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.content.messages import Message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.ledger.schema import Record
@@ -64,13 +65,6 @@ class Http(Protocol):
     async def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response: ...
 
     def now(self) -> float: ...  # wall clock, epoch seconds (the runner's clock, fake in tests)
-
-
-@dataclass(frozen=True)
-class Site:
-    url: str  # site_url, with a trailing slash
-    name: str
-    site_dir: str = ""
 
 
 @dataclass(frozen=True)

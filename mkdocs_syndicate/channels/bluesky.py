@@ -27,7 +27,6 @@ from mkdocs_syndicate.channels.base import (
     Kind,
     Outcome,
     Prepared,
-    Site,
     Verdict,
     error_detail,
     status_outcome,
@@ -35,7 +34,8 @@ from mkdocs_syndicate.channels.base import (
 )
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, optional_url
 from mkdocs_syndicate.channels.sessions import SessionFile
-from mkdocs_syndicate.channels.settings import ChannelSettings, Option, check_url
+from mkdocs_syndicate.config.channels import ChannelSettings, Option, check_url
+from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.content.identity import client_id
 from mkdocs_syndicate.content.images import LocalImage, site_image
 from mkdocs_syndicate.content.messages import (
@@ -138,13 +138,13 @@ def language_tag(value: str, where: str) -> str:
 
     if "_" in value:
         raise ConfigError(
-            f"{where}: {value!r} is not a BCP 47 language tag: subtags are joined by a hyphen "
-            f"({value.replace('_', '-')!r})"
+            f"{value!r} is not a BCP 47 language tag: subtags are joined by a hyphen ({value.replace('_', '-')!r})",
+            where,
         )
     if not langcodes.tag_is_valid(value):
         raise ConfigError(
-            f"{where}: {value!r} is not a BCP 47 language tag the IANA registry knows (like en, "
-            "en-US, pt-BR or zh-Hant)"
+            f"{value!r} is not a BCP 47 language tag the IANA registry knows (like en, en-US, pt-BR or zh-Hant)",
+            where,
         )
     return _registry_case(value)
 
@@ -179,7 +179,7 @@ class BlueskyChannel(Channel):
             required=True,
             help="Settings → Privacy and security → App passwords, e.g. !ENV BLUESKY_APP_PASSWORD",
         ),
-        "language": Option("text", help="a BCP 47 language tag such as en or pt-BR"),
+        "language": Option("text", help="a BCP 47 language tag such as en or pt-BR", check=language_tag),
         "web_url": Option("url", default="https://bsky.app"),
         "appview": Option(
             "url",
@@ -196,8 +196,7 @@ class BlueskyChannel(Channel):
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
         super().__init__(settings, site)
-        language = settings.options.get("language")
-        self._language = language_tag(language, settings.where("language")) if language is not None else None
+        self._language: str | None = settings.options.get("language")  # in the registry's case (language_tag)
         self._session: dict[str, Any] | None = None
         self._failed_login: Outcome | None = None  # from warm_up, for the send that follows
         self._kept = (

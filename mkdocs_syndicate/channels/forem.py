@@ -37,7 +37,7 @@ from mkdocs_syndicate.channels.reading import (
     same_host,
     timestamp,
 )
-from mkdocs_syndicate.channels.settings import Option
+from mkdocs_syndicate.config.channels import Option
 from mkdocs_syndicate.content.messages import ELLIPSIS, Message, graphemes
 from mkdocs_syndicate.content.portable import portable_markdown
 from mkdocs_syndicate.content.posts import Post

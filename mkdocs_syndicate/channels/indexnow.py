@@ -9,17 +9,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
 
-from mkdocs_syndicate.channels.base import (
-    Channel,
-    Http,
-    Kind,
-    Outcome,
-    Prepared,
-    Site,
-    status_outcome,
-    transport_outcome,
-)
-from mkdocs_syndicate.channels.settings import ChannelSettings, Option
+from mkdocs_syndicate.channels.base import Channel, Http, Kind, Outcome, Prepared, status_outcome, transport_outcome
+from mkdocs_syndicate.config.channels import Option
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.lazyre import lazy_compile
@@ -31,23 +22,26 @@ _KEY = lazy_compile(r"[A-Za-z0-9-]{8,128}")
 MAX_URLS = 10_000
 
 
+def _check_key(key: str, setting: str) -> str:
+    if not _KEY.fullmatch(key):
+        raise ConfigError("an IndexNow key is 8-128 characters from a-z, A-Z, 0-9 and '-'", setting)
+    return key
+
+
 class IndexNowChannel(Channel):
     type_name = "indexnow"
     default_delivery = "at_least_once"
     batched = True
     options: ClassVar[Mapping[str, Option]] = {
         "endpoint": Option("url", default="https://api.indexnow.org/indexnow"),
-        "key": Option("text", required=True, help="8-128 letters, digits or '-'; the plugin publishes it as <key>.txt"),
+        "key": Option(
+            "text",
+            required=True,
+            help="8-128 letters, digits or '-'; the plugin publishes it as <key>.txt",
+            check=_check_key,
+        ),
         "key_location": Option("url", help="where the key file is served; default <site_url><key>.txt"),
     }
-
-    def __init__(self, settings: ChannelSettings, site: Site) -> None:
-        super().__init__(settings, site)
-        key = settings.options.get("key")
-        if key is not None and not _KEY.fullmatch(key):
-            raise ConfigError(
-                f"{settings.where('key')}: an IndexNow key is 8-128 characters from a-z, A-Z, 0-9 and '-'"
-            )
 
     @property
     def key(self) -> str:

@@ -191,7 +191,7 @@ def compile_template(source: str, where: str) -> jinja2.Template:
         _refuse_unbounded_shapes(environment.parse(source), where)
         template: jinja2.Template = environment.from_string(source)
     except jinja2.TemplateSyntaxError as exc:
-        raise ConfigError(f"{where}: template error on line {exc.lineno}: {exc.message}") from None
+        raise ConfigError(f"template error on line {exc.lineno}: {exc.message}", where) from None
     return template
 
 
@@ -204,8 +204,8 @@ def _refuse_unbounded_shapes(tree: Any, where: str) -> None:
         found = tree.find(kind)
         if found is not None:
             raise ConfigError(
-                f"{where}: template line {found.lineno}: '{kind.__name__.lower()}' is not "
-                "available in message templates"
+                f"template line {found.lineno}: '{kind.__name__.lower()}' is not available in message templates",
+                where,
             )
     for loop in tree.find_all(nodes.For):
         inner = next(
@@ -219,7 +219,7 @@ def _refuse_unbounded_shapes(tree: Any, where: str) -> None:
         )
         if inner is not None:
             raise ConfigError(
-                f"{where}: template line {inner.lineno}: a loop inside a loop is not available in message templates"
+                f"template line {inner.lineno}: a loop inside a loop is not available in message templates", where
             )
 
 

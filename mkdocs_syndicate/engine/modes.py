@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mkdocs_syndicate.config import MODES  # noqa: F401 (the modes decide() understands)
+from mkdocs_syndicate.config.defaults import MODES  # noqa: F401 (the modes decide() understands)
 
 
 @dataclass(frozen=True)

@@ -3,90 +3,21 @@ announceable, the plan. Light on purpose: a build that sends nothing needs only 
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from mkdocs_syndicate.channels.base import Channel, Site
-from mkdocs_syndicate.channels.settings import (
-    ChannelSettings,
-    config_problems,
-    missing_settings,
-    parse_channels,
-    with_options,
-)
-from mkdocs_syndicate.config import DEFAULT_MAX_WAIT
+from mkdocs_syndicate.channels.base import Channel
+from mkdocs_syndicate.config.channels import with_options
+from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post, announceable
 from mkdocs_syndicate.engine.backlog import Adoption, adoption, refuse_renamed_channels
 from mkdocs_syndicate.engine.plan import Plan, keyed_as_in_ledger, make_plan
-from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.localdirs import SANDBOX_DIR
-from mkdocs_syndicate.net.liveness import DEFAULT_INTERVAL
 from mkdocs_syndicate.redaction import Secret
-from mkdocs_syndicate.registry import TYPES, clients
+from mkdocs_syndicate.registry import TYPES
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
 from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
-
-
-@dataclass
-class Options:
-    ledger_path: Path
-    channels: list[ChannelSettings]
-    site: Site
-    since: dt.datetime | None = None
-    max_per_run: int | None = 10
-    sandbox: bool = False
-    sandbox_dir: Path | None = None  # default: next to the ledger
-    max_wait: float = DEFAULT_MAX_WAIT
-    lock_timeout: float = 10.0
-    git: GitSettings = field(default_factory=GitSettings)
-    wait_until_live: float | None = None  # seconds to wait for a new post's page to answer 200
-    live_interval: float = DEFAULT_INTERVAL
-    # First run: "adopt" posts older than backlog_days, or "send" them. The plugin's setting
-    # defaults to adopt; callers of this library say which they want.
-    backlog: str = "send"
-    backlog_days: float = 2.0
-    sandbox_pacing: str = "fast"  # sandbox only: "fast" (min_interval / 100) or "real"
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def parse_options(
-    raw_channels: object,
-    *,
-    ledger_path: Path,
-    site: Site,
-    sandbox: bool,
-    sending: bool,
-    reading_only: bool = False,
-    **rest: object,
-) -> Options:
-    """Validate everything a run needs; raises ConfigError naming the setting."""
-    registry = clients()
-    # Templates are checked now when this run sends; a plan checks each one when it renders it.
-    problems: list[str] = []
-    channels = parse_channels(raw_channels, registry, check_templates=sending, problems=problems)
-    # In the sandbox the emulators' own credentials and addresses replace the real ones, but
-    # every other required setting (Weibo's rip, say) must be there, as it must for real.
-    missing = (
-        missing_settings(
-            raw_channels,
-            registry,
-            provided={name: set(t.emulator_class().client_options("", "")) for name, t in TYPES.items()}
-            if sandbox
-            else None,
-            reading_only=reading_only,
-        )
-        if sending
-        else []
-    )
-    if problems or missing:  # all of them at once: a malformed value no longer hides a missing one
-        raise config_problems(problems, missing)
-    options = Options(ledger_path=ledger_path, channels=channels, site=site, sandbox=sandbox, **rest)  # type: ignore[arg-type]
-    make_channels(options, Sandbox("http://127.0.0.1:1"))  # constructs every channel: checks their settings
-    return options
 
 
 @dataclass(frozen=True)
@@ -172,9 +103,3 @@ def first_run_adoption(options: Options, ledger: Ledger, chosen: list[Post], clo
 
 def sandbox_state_dir(options: Options) -> Path:
     return options.sandbox_dir or options.ledger_path.parent / SANDBOX_DIR
-
-
-def require_site_url(site_url: str | None) -> str:
-    if not site_url:
-        raise ConfigError("site_url: required by the syndicate plugin (posts are announced by their public URL)")
-    return site_url if site_url.endswith("/") else site_url + "/"

@@ -25,7 +25,7 @@ import httpx
 
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
-from mkdocs_syndicate.config import DEFAULT_MAX_WAIT
+from mkdocs_syndicate.config.defaults import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, LedgerWriter
 from mkdocs_syndicate.engine.pacing import PacedHttp

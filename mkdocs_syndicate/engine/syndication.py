@@ -14,16 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.channels.base import Channel
+from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import adopt, refuse_renamed_channels
-from mkdocs_syndicate.engine.options import (
-    Options,
-    Sandbox,
-    first_run_adoption,
-    make_channels,
-    sandbox_state_dir,
-    select_posts,
-)
+from mkdocs_syndicate.engine.options import Sandbox, first_run_adoption, make_channels, sandbox_state_dir, select_posts
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, keyed_as_in_ledger, make_plan
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner

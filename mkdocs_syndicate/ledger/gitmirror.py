@@ -127,7 +127,7 @@ class GitMirror:
             return self._git("symbolic-ref", "--short", "HEAD").strip()
         except GitError:
             raise ConfigError(
-                "git.branch: required, because HEAD is detached (no branch to push the ledger to)"
+                "required, because HEAD is detached (no branch to push the ledger to)", "git.branch"
             ) from None
 
     # ------------------------------------------------------------------ a flush

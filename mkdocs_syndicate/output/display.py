@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from rich.console import Console
 
+from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.engine.options import Options
 from mkdocs_syndicate.engine.results import RunReport
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.output.progress import RichReporter, summary_table

@@ -87,7 +87,7 @@ def _cached(path: Path, digest: str) -> Copies | None:
 def replies_locator(raw_channels: Any, *, sandbox: bool) -> RepliesOf:
     """For `comments: true`: where a reader's browser reads a copy's public replies, by its
     channel's settings (in the sandbox, the emulators' public addresses). Loads the clients."""
-    from mkdocs_syndicate.channels.settings import parse_channels
+    from mkdocs_syndicate.config.channels import parse_channels
     from mkdocs_syndicate.registry import TYPES, clients
     from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
 

@@ -28,7 +28,7 @@ from mkdocs_syndicate.channels.base import (
     transport_outcome,
 )
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object
-from mkdocs_syndicate.channels.settings import Option
+from mkdocs_syndicate.config.channels import Option
 from mkdocs_syndicate.content.identity import client_id
 from mkdocs_syndicate.content.messages import LengthRule, render_message
 from mkdocs_syndicate.content.posts import Post

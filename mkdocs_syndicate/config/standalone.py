@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mkdocs_syndicate.config.schema import SyndicateConfig, as_errors
 from mkdocs_syndicate.errors import ConfigError
 
 STANDALONE_NAMES = ("syndicate.yml", "syndicate.yaml")
@@ -32,13 +33,31 @@ def is_standalone(path: Path) -> bool:
     return path.name in STANDALONE_NAMES
 
 
-def load_standalone(path: Path) -> tuple[StandaloneConfig, Any]:
+def load_standalone(path: Path) -> tuple[StandaloneConfig, SyndicateConfig]:
     """Read and check `syndicate.yml` → (site, plugin settings); a ConfigError names the file."""
+    raw = _read(path)
+    settings = SyndicateConfig(config_file_path=str(path))
+    settings.load_dict({k: v for k, v in raw.items() if k not in SITE_KEYS})
+    errors, _warnings = as_errors(raw, *settings.validate(), also_known=SITE_KEYS)
+    if errors:  # the first: an unknown setting, if there is one
+        name, error = errors[0]
+        raise ConfigError(str(error), name).located(str(path))
+    if not raw.get("site_url"):
+        raise ConfigError("required (posts are announced by their public URL)", "site_url").located(str(path))
+    folder = path.resolve().parent
+    site = StandaloneConfig(
+        config_file_path=str(path.resolve()),
+        site_url=raw["site_url"],
+        site_name=str(raw.get("site_name") or ""),
+        site_dir=str((folder / str(raw.get("site_dir") or "site")).resolve()),
+    )
+    return site, settings
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The file's mapping, its site keys checked; a ConfigError names the file."""
     import yaml
     from mkdocs.utils.yaml import get_yaml_loader, yaml_load
-
-    from mkdocs_syndicate.config import unknown_setting
-    from mkdocs_syndicate.plugin import SyndicateConfig
 
     try:
         with open(path, "rb") as handle:
@@ -56,23 +75,5 @@ def load_standalone(path: Path) -> tuple[StandaloneConfig, Any]:
         raise ConfigError(f"{path}: expected the settings as a mapping (site_url: ..., channels: ...)")
     for key in SITE_KEYS:
         if raw.get(key) is not None and not isinstance(raw[key], str):
-            raise ConfigError(f"{path}: {key}: must be text")
-    unknown = unknown_setting(raw, [*SITE_KEYS, *(name for name, _ in SyndicateConfig._schema)])
-    if unknown is not None:
-        raise ConfigError(f"{path}: {unknown[0]}: {unknown[1]}")
-    if not raw.get("site_url"):
-        raise ConfigError(f"{path}: site_url: required (posts are announced by their public URL)")
-    settings = SyndicateConfig(config_file_path=str(path))
-    settings.load_dict({k: v for k, v in raw.items() if k not in SITE_KEYS})
-    errors, _warnings = settings.validate()
-    if errors:
-        name, error = errors[0]
-        raise ConfigError(f"{path}: {name}: {error}")
-    folder = path.resolve().parent
-    site = StandaloneConfig(
-        config_file_path=str(path.resolve()),
-        site_url=raw["site_url"],
-        site_name=str(raw.get("site_name") or ""),
-        site_dir=str((folder / str(raw.get("site_dir") or "site")).resolve()),
-    )
-    return site, settings
+            raise ConfigError("must be text", key).located(str(path))
+    return raw

@@ -1,0 +1,314 @@
+"""Channel settings from mkdocs.yml, validated up front so a bad value fails the build before
+any network call. Each error names its setting (as data: ConfigError.setting) as the user wrote
+it: `channels.<id>.<setting>`."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from mkdocs_syndicate.config.durations import DURATION_LIMITS, duration
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.redaction import Secret, credential_problem
+
+DELIVERIES = ("at_least_once", "at_most_once")
+OptionKind = Literal["url", "secret", "text", "int", "float", "bool", "ip", "choice"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One type-specific setting a channel type accepts."""
+
+    kind: OptionKind
+    required: bool = False
+    only_to_send: bool = False  # needed to create a post, not to read one back (a verify-only run)
+    default: Any = None
+    help: str = ""
+    choices: tuple[str, ...] = ()  # kind "choice": the values the service accepts
+    # The type's own rule, after the kind's (an IndexNow key's alphabet, a language tag): takes the
+    # value and the setting's path, returns the value to use or raises ConfigError naming it.
+    check: Callable[[Any, str], Any] | None = None
+
+
+@dataclass(frozen=True)
+class ChannelSettings:
+    id: str
+    type: str
+    delivery: str
+    min_interval: float
+    timeout: float
+    settle: float  # seconds before an unanswered at-most-once request may be read and resent
+    enabled: bool
+    template: str | None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def at_most_once(self) -> bool:
+        """Public posts: a duplicate can't be unsent (pings are at-least-once)."""
+        return self.delivery == "at_most_once"
+
+    def secrets(self) -> list[Secret]:
+        return [v for v in self.options.values() if isinstance(v, Secret)]
+
+    def where(self, setting: str) -> str:
+        return f"channels.{self.id}.{setting}"
+
+
+COMMON = {"type", "delivery", "min_interval", "template", "timeout", "settle", "enabled", "label"}
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_SETTLE = 600.0
+
+
+def parse_channels(
+    raw: object,
+    registry: Mapping[str, Any],
+    *,
+    check_templates: bool = True,
+    problems: list[ConfigError] | None = None,
+) -> list[ChannelSettings]:
+    """`channels:` mapping → settings, in the order written. `registry` maps type → channel class.
+    With `problems`, a channel whose settings are wrong adds what is wrong there (every setting,
+    not the first) and is left out, so the caller can report all of them at once."""
+    if raw is None:
+        return []
+    if not isinstance(raw, dict):
+        raise ConfigError(f"must be a mapping of channel id to settings, not {type(raw).__name__}", "channels")
+    parsed = []
+    seen: dict[str, str] = {}
+    for key, values in raw.items():
+        channel_id = str(key)
+        if channel_id.casefold() in seen:
+            raise ConfigError(
+                f"differs from channels.{seen[channel_id.casefold()]} only by case; channel ids name "
+                "ledger records, so they must differ in more than that",
+                f"channels.{channel_id}",
+            )
+        seen[channel_id.casefold()] = channel_id
+        try:
+            parsed.append(_parse_one(channel_id, values, registry, check_templates))
+        except ConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(exc)
+    return parsed
+
+
+def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], check_templates: bool) -> ChannelSettings:
+    where = f"channels.{channel_id}"
+    if not isinstance(values, dict):
+        raise ConfigError("must be a mapping of settings (at least 'type')", where)
+    cls = _channel_type(values, registry, where)
+    timing = _timing(values, cls, where)
+    enabled = values.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError("must be true or false", f"{where}.enabled")
+    label = values.get("label")
+    if label is not None and (not isinstance(label, str) or not label.strip()):
+        raise ConfigError("must be text (what the post page's links call this channel)", f"{where}.label")
+    template = _template(values.get("template"), f"{where}.template", check_templates)
+    options: dict[str, Any] = {}
+    wrong = []
+    for name, option in cls.options.items():
+        try:
+            options[name] = _option(values.get(name, option.default), option, f"{where}.{name}")
+        except ConfigError as exc:  # every malformed setting of the channel, not only the first
+            wrong.append(exc)
+    if wrong:
+        raise wrong[0] if len(wrong) == 1 else ConfigError("", parts=wrong)
+    return ChannelSettings(channel_id, cls.type_name, *timing, enabled, template, options)
+
+
+def _channel_type(values: Mapping[str, Any], registry: Mapping[str, Any], where: str) -> Any:
+    """The channel class its `type` names; every other key must be one of its settings."""
+    type_name = values.get("type")
+    if not isinstance(type_name, str) or type_name not in registry:
+        known = ", ".join(sorted(registry))
+        raise ConfigError(f"unknown channel type {type_name!r} (known: {known})", f"{where}.type")
+    cls = registry[type_name]
+    unknown = set(values) - COMMON - set(cls.options)
+    if unknown:
+        allowed = ", ".join(sorted((COMMON | set(cls.options)) - {"type"}))
+        raise ConfigError(f"unknown setting for type {type_name} (allowed: {allowed})", f"{where}.{sorted(unknown)[0]}")
+    return cls
+
+
+def _timing(values: Mapping[str, Any], cls: Any, where: str) -> tuple[str, float, float, float]:
+    """delivery, min_interval, timeout, settle: how and how often the channel's requests go out."""
+    delivery = values.get("delivery", cls.default_delivery)
+    if delivery not in DELIVERIES:
+        raise ConfigError(f"must be at_least_once or at_most_once, not {delivery!r}", f"{where}.delivery")
+    min_interval = _duration(values.get("min_interval", cls.default_min_interval), "min_interval", where)
+    timeout = _duration(values.get("timeout", DEFAULT_TIMEOUT), "timeout", where)
+    if timeout <= 0:
+        raise ConfigError(f"must be more than 0 seconds (at most {DURATION_LIMITS['timeout']:g})", f"{where}.timeout")
+    if "settle" not in values:
+        return delivery, min_interval, timeout, max(DEFAULT_SETTLE, 2 * timeout)
+    settle = _duration(values["settle"], "settle", where)
+    if settle < 2 * timeout:
+        raise ConfigError(
+            f"{settle:g} s is less than twice the timeout ({timeout:g} s): a request that timed out "
+            "may still be running on the server for that long",
+            f"{where}.settle",
+        )
+    return delivery, min_interval, timeout, settle
+
+
+def _duration(value: object, name: str, where: str) -> float:
+    return duration(value, name, setting=f"{where}.{name}")
+
+
+def _template(value: object, setting: str, check: bool) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError("must be text (a Jinja2 template)", setting)
+    if check:  # a build that sends nothing need not load the template engine
+        from mkdocs_syndicate.content.messages import compile_template
+
+        compile_template(value, setting)
+    return value
+
+
+def _option(value: Any, option: Option, setting: str) -> Any:
+    if value is None:
+        return None  # `!ENV` of an unset variable: checked by missing_settings in send mode
+    if option.kind == "secret" and value == "":
+        return None  # an empty secret (a fork's pull request gets those) is a missing one
+    checked = _OPTION_KINDS[option.kind](value, option, setting)
+    return option.check(checked, setting) if option.check is not None else checked
+
+
+def _secret(value: Any, option: Option, setting: str) -> Secret:
+    return Secret(check_credential(value, setting))
+
+
+def _url(value: Any, option: Option, setting: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError("must be a URL", setting)
+    return check_url(value.rstrip("/"), setting)
+
+
+def _text(value: Any, option: Option, setting: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"must be text, not {type(value).__name__}", setting)
+    return value
+
+
+def _choice(value: Any, option: Option, setting: str) -> str:
+    if value not in option.choices:
+        raise ConfigError(f"must be one of {', '.join(option.choices)}, not {value!r}", setting)
+    return str(value)
+
+
+def _ip(value: Any, option: Option, setting: str) -> str:
+    try:
+        return str(ipaddress.ip_address(str(value).strip()))
+    except ValueError:
+        raise ConfigError(f"{value!r} is not an IP address (like 203.0.113.7 or 2001:db8::7)", setting) from None
+
+
+def _bool(value: Any, option: Option, setting: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError("must be true or false", setting)
+    return value
+
+
+def _int(value: Any, option: Option, setting: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value > 10**9:
+        raise ConfigError(f"must be a whole number above 0, not {value!r}", setting)
+    return value
+
+
+def _float(value: Any, option: Option, setting: str) -> float:
+    return duration(value, setting.rsplit(".", 1)[-1], setting=setting)
+
+
+_OPTION_KINDS: dict[str, Callable[[Any, Option, str], Any]] = {
+    "secret": _secret,
+    "url": _url,
+    "text": _text,
+    "choice": _choice,
+    "ip": _ip,
+    "bool": _bool,
+    "int": _int,
+    "float": _float,
+}
+
+
+def check_credential(value: Any, setting: str) -> str:
+    """Tokens and passwords: what a service would refuse anyway is refused here, by name, before
+    any request (and never echoed back: the value may be a real secret)."""
+    problem = credential_problem(value)
+    if problem is not None:
+        raise ConfigError(problem, setting)
+    return str(value)
+
+
+def check_url(url: str, setting: str) -> str:
+    """https anywhere; http only for loopback hosts (the sandbox, a local test server)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{url!r} is not an http(s) URL", setting)
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        raise ConfigError(
+            f"{url!r} uses http:// on a non-loopback host; use https:// (credentials would travel in clear text)",
+            setting,
+        )
+    return url
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def missing_settings(
+    raw: object,
+    registry: Mapping[str, Any],
+    *,
+    provided: Mapping[str, set[str]] | None = None,
+    reading_only: bool = False,
+) -> list[ConfigError]:
+    """Send mode: every enabled channel needs its required settings; never skip one silently.
+    Read from the raw `channels:` mapping, so a channel with a malformed setting still has its
+    missing ones named. `provided`: per channel type, settings something else supplies (the
+    sandbox's credentials)."""
+    missing = []
+    for key, values in raw.items() if isinstance(raw, dict) else ():
+        type_name = values.get("type") if isinstance(values, dict) else None
+        if not isinstance(type_name, str) or type_name not in registry or values.get("enabled", True) is False:
+            continue
+        given = provided.get(type_name, set()) if provided is not None else set()
+        for name, option in registry[type_name].options.items():
+            if name in given or (reading_only and option.only_to_send):
+                continue
+            if option.required and values.get(name) in (None, ""):
+                hint = f" ({option.help})" if option.help else ""
+                missing.append(
+                    ConfigError(
+                        f"missing (or empty); channel {str(key)!r} cannot send without it{hint}.",
+                        f"channels.{key}.{name}",
+                    )
+                )
+    return missing
+
+
+def config_problems(problems: list[ConfigError], missing: list[ConfigError]) -> ConfigError:
+    """Everything wrong with the channels' settings, in one error (not one per build)."""
+    if len(missing) == 1 and not problems:
+        return ConfigError(f"{missing[0].problem} Set it, or set 'enabled: false' on the channel.", missing[0].setting)
+    hint = "Set them, or set 'enabled: false' on those channels." if missing else ""
+    if len(problems) == 1 and not missing:
+        return problems[0]
+    return ConfigError(hint, parts=[*problems, *missing])
+
+
+def with_options(channel: ChannelSettings, **changes: Any) -> ChannelSettings:
+    return replace(channel, options={**channel.options, **changes})

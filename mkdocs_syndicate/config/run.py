@@ -1,0 +1,99 @@
+"""A run's options, validated: what the engine is handed, from mkdocs.yml, properdocs.yml,
+syndicate.yml or a library caller. Validation reads each channel type's declared settings; no
+channel is constructed to check them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from mkdocs_syndicate.config.channels import ChannelSettings, config_problems, missing_settings, parse_channels
+from mkdocs_syndicate.config.defaults import DEFAULT_MAX_PER_RUN, DEFAULT_MAX_WAIT
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.ledger.gitsettings import GitSettings
+from mkdocs_syndicate.net.liveness import DEFAULT_INTERVAL
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+
+@dataclass(frozen=True)
+class Site:
+    url: str  # site_url, with a trailing slash
+    name: str
+    site_dir: str = ""
+
+
+@dataclass
+class Options:
+    ledger_path: Path
+    channels: list[ChannelSettings]
+    site: Site
+    since: dt.datetime | None = None
+    max_per_run: int | None = DEFAULT_MAX_PER_RUN
+    sandbox: bool = False
+    sandbox_dir: Path | None = None  # default: next to the ledger
+    max_wait: float = DEFAULT_MAX_WAIT
+    lock_timeout: float = 10.0
+    git: GitSettings = field(default_factory=GitSettings)
+    wait_until_live: float | None = None  # seconds to wait for a new post's page to answer 200
+    live_interval: float = DEFAULT_INTERVAL
+    # First run: "adopt" posts older than backlog_days, or "send" them. The plugin's setting
+    # defaults to adopt; callers of this library say which they want.
+    backlog: str = "send"
+    backlog_days: float = 2.0
+    sandbox_pacing: str = "fast"  # sandbox only: "fast" (min_interval / 100) or "real"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class RunSettings(TypedDict, total=False):
+    """The Options fields beside the channels that parse_options takes as they are (each already
+    validated by whoever read it: the schema, or a library caller)."""
+
+    since: dt.datetime | None
+    max_per_run: int | None
+    sandbox_dir: Path | None
+    max_wait: float
+    lock_timeout: float
+    git: GitSettings
+    wait_until_live: float | None
+    live_interval: float
+    backlog: str
+    backlog_days: float
+    sandbox_pacing: str
+    extra: dict[str, Any]
+
+
+def parse_options(
+    raw_channels: object,
+    *,
+    ledger_path: Path,
+    site: Site,
+    sandbox: bool,
+    sending: bool,
+    reading_only: bool = False,
+    **settings: Unpack[RunSettings],
+) -> Options:
+    """Validate the channels a run needs; raises ConfigError naming the setting (all of them at
+    once: a malformed value does not hide a missing one)."""
+    from mkdocs_syndicate.registry import TYPES, clients
+
+    registry = clients()
+    # Templates are checked now when this run sends; a plan checks each one when it renders it.
+    problems: list[ConfigError] = []
+    channels = parse_channels(raw_channels, registry, check_templates=sending, problems=problems)
+    # In the sandbox the emulators' own credentials and addresses replace the real ones, but
+    # every other required setting (Weibo's rip, say) must be there, as it must for real.
+    provided = {name: set(t.emulator_class().client_options("", "")) for name, t in TYPES.items()} if sandbox else None
+    missing = missing_settings(raw_channels, registry, provided=provided, reading_only=reading_only) if sending else []
+    if problems or missing:
+        raise config_problems(problems, missing)
+    return Options(ledger_path=ledger_path, channels=channels, site=site, sandbox=sandbox, **settings)
+
+
+def require_site_url(site_url: str | None) -> str:
+    if not site_url:
+        raise ConfigError("required by the syndicate plugin (posts are announced by their public URL)", "site_url")
+    return site_url if site_url.endswith("/") else site_url + "/"

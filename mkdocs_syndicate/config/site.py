@@ -1,0 +1,143 @@
+"""From a loaded site config to a run's Options: shared by the plugin (inside a build) and by the
+`mkdocs-syndicate` command (which loads mkdocs.yml itself, without building)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from mkdocs_syndicate.config.durations import DURATION_LIMITS, duration
+from mkdocs_syndicate.config.run import Options, Site, parse_options, require_site_url
+from mkdocs_syndicate.config.schema import SyndicateConfig
+from mkdocs_syndicate.errors import ConfigError, SyndicateError
+from mkdocs_syndicate.net.liveness import DEFAULT_TIMEOUT
+
+
+class SiteConfig(Protocol):
+    """What the settings need of the site's config: an MkDocsConfig, or syndicate.yml's own."""
+
+    @property
+    def config_file_path(self) -> str: ...
+    @property
+    def site_url(self) -> str | None: ...
+    @property
+    def site_name(self) -> str: ...
+    @property
+    def site_dir(self) -> str: ...
+
+
+def ledger_path(config: SiteConfig, settings: SyndicateConfig) -> Path:
+    """The `ledger` setting, relative to the config file."""
+    return (Path(config.config_file_path).parent / settings.ledger).resolve()
+
+
+def options_from(
+    config: SiteConfig, settings: SyndicateConfig, *, sending: bool, reading_only: bool = False
+) -> Options:
+    """Validate the plugin's settings; a ConfigError names `mkdocs.yml: plugins.syndicate.<setting>`
+    (in syndicate.yml, `syndicate.yml: <setting>`)."""
+    from mkdocs_syndicate.content.posts import as_datetime
+
+    try:
+        site = Site(require_site_url(config.site_url), config.site_name or "", config.site_dir)
+        max_per_run = settings.max_per_run if settings.max_per_run is not None else 10
+        if max_per_run < 1:
+            raise ConfigError("must be 1 or more", "max_per_run")
+        duration(settings.stale_after_hours, "stale_after_hours", unit="hours")
+        return parse_options(
+            settings.channels,
+            ledger_path=ledger_path(config, settings),
+            site=site,
+            sandbox=settings.sandbox,
+            sending=sending,
+            reading_only=reading_only,
+            since=as_datetime(settings.since, "since") if settings.since is not None else None,
+            max_per_run=max_per_run,
+            max_wait=duration(settings.max_wait, "max_wait"),
+            git=settings.git.settings(),
+            wait_until_live=_live_timeout(settings.wait_until_live),
+            backlog=settings.backlog,
+            backlog_days=duration(settings.backlog_days, "backlog_days", unit="days"),
+            sandbox_pacing=settings.sandbox_pacing,
+        )
+    except ConfigError as exc:
+        # In mkdocs.yml the settings are `plugins.syndicate.<key>`; in syndicate.yml just `<key>`.
+        raise exc.located(config.config_file_path, "plugins.syndicate" if _is_mkdocs(config) else None) from None
+    except SyndicateError as exc:  # `since` that is no date: its text names the setting
+        raise ConfigError(str(exc)).located(config.config_file_path) from None
+
+
+def _is_mkdocs(config: SiteConfig) -> bool:
+    return hasattr(config, "plugins")
+
+
+def _live_timeout(value: object) -> float | None:
+    """wait_until_live: false | true (600 s) | seconds."""
+    if value is False or value is None:
+        return None
+    if value is True:
+        return DEFAULT_TIMEOUT
+    limit = DURATION_LIMITS["wait_until_live"]
+    if isinstance(value, (int, float)) and math.isfinite(value) and 0 < value <= limit:
+        return float(value)
+    raise ConfigError(f"true, false, or the seconds to wait (more than 0, at most {limit:g})", "wait_until_live")
+
+
+@dataclass
+class LoadedSite:
+    config: SiteConfig
+    settings: SyndicateConfig
+
+    @property
+    def ledger_path(self) -> Path:
+        return ledger_path(self.config, self.settings)
+
+    @property
+    def mode(self) -> str:
+        return self.settings.mode
+
+    def options(self, *, sending: bool, reading_only: bool = False) -> Options:
+        """`reading_only`: a verify-only run, which needs the settings to read, not to create."""
+        return options_from(self.config, self.settings, sending=sending, reading_only=reading_only)
+
+
+CONFIG_NAMES = ("mkdocs.yml", "mkdocs.yaml", "properdocs.yml", "properdocs.yaml")
+
+
+def find_config(folder: Path | None = None) -> Path | None:
+    """The site's config in `folder`: MkDocs' own names first, then ProperDocs' (which continues
+    MkDocs 1.6 with the same format)."""
+    folder = folder or Path.cwd()
+    return next((folder / name for name in CONFIG_NAMES if (folder / name).is_file()), None)
+
+
+def load_site(config_file: Path | None) -> LoadedSite:
+    """Load and validate mkdocs.yml as MkDocs does (plugins included), without building; or a
+    standalone syndicate.yml (named with -f, or found when there is no MkDocs config)."""
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import ConfigurationError
+
+    from mkdocs_syndicate.config.standalone import STANDALONE_NAMES, is_standalone, load_standalone
+
+    if config_file is None:
+        config_file = find_config() or next(
+            (Path.cwd() / name for name in STANDALONE_NAMES if (Path.cwd() / name).is_file()), None
+        )
+        if config_file is None:
+            raise ConfigError(
+                f"no {', '.join(CONFIG_NAMES + STANDALONE_NAMES)} in {Path.cwd()}; name the config with -f"
+            )
+    if is_standalone(config_file):
+        return LoadedSite(*load_standalone(config_file))
+    try:
+        config = load_config(config_file=str(config_file))
+    except ConfigurationError as exc:
+        raise ConfigError(f"{config_file}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{config_file}: {exc.strerror or exc}") from None
+    for plugin in config.plugins.values():  # the plugin's own settings, found by their schema
+        if isinstance(plugin.config, SyndicateConfig):
+            return LoadedSite(config, plugin.config)
+    raise ConfigError(f"{config.config_file_path}: the syndicate plugin is not in `plugins:`")
