@@ -13,6 +13,7 @@ from mkdocs_syndicate.engine.policy import (
     DEFAULT_429_WAIT,
     MAX_ACCEPTED_SENDS,
     MAX_UNCERTAIN_SENDS,
+    Action,
     Situation,
     Step,
     decide,
@@ -183,3 +184,20 @@ def test_no_tries_left():
     assert decide(Kind.RATE_LIMITED, situation(repeat_safe=True, sends_left=0, retry_after=5)).step is Step.FAIL
     assert decide(Found.ABSENT, situation(ago=SETTLE, sends_left=0)).step is Step.LEAVE
     assert decide(Kind.AMBIGUOUS, situation(at_most_once=False, sends_left=0)).step is Step.LEAVE
+
+
+def test_a_verify_only_run_never_sends_and_says_what_the_next_run_does():
+    """`mkdocs-syndicate verify` is an input of the policy, not a special case in the runner: for
+    every event and situation, no step sends or waits inside the run."""
+    from dataclasses import replace
+
+    for event, s in ALL:
+        if isinstance(event, Kind):
+            continue  # a verify-only run reads: its events are reads' verdicts
+        action = decide(event, replace(s, verify_only=True, max_wait=0.0))
+        assert action.step not in (Step.SEND, Step.RETRY, Step.READ_LATER), (event, s, action)
+    settled = situation(ago=SETTLE + 1, max_wait=0.0)
+    released = decide(Found.ABSENT, replace(settled, verify_only=True))
+    assert released.step is Step.RELEASE and "the next run sends it" in released.reason
+    harmless = decide(Found.ABSENT, replace(settled, verify_only=True, repeat_safe=True))
+    assert harmless == Action(Step.LEAVE, reason="the next run sends it again (a repeat is harmless here)")

@@ -306,3 +306,42 @@ def test_a_run_restores_sigterm_and_runs_where_the_loop_has_no_signal_handlers(t
         assert not report.undone and signal.getsignal(signal.SIGTERM) is mine
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_bug_in_a_batched_lane_reports_every_member_of_every_batch(tmp_path, sandbox, clock, monkeypatch):
+    """Regression (one executor for pairs and batches): a batch's unexpected error left its own
+    members and the later batches' in no report; a pair's said where it stopped."""
+    from mkdocs_syndicate.channels import indexnow
+    from mkdocs_syndicate.errors import LaneCrashed
+
+    async def broken(self, http, posts):
+        raise RuntimeError("a bug in the ping channel")
+
+    monkeypatch.setattr(indexnow, "MAX_URLS", 1)
+    monkeypatch.setattr(indexnow.IndexNowChannel, "send_batch", broken)
+    opts = parse_options(
+        {"ping": indexnow_raw(sandbox)}, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True
+    )
+    reporter = ListReporter()
+    with pytest.raises(LaneCrashed, match="a bug in the ping channel"):
+        send(opts, [make_post(n) for n in (1, 2, 3)], reporter, clock=clock)
+    finished = [line.split(" ", 3)[1:3] for line in reporter.lines if line.startswith("ping blog/")]
+    assert finished == [
+        ["blog/post-1/", "in_flight"],
+        ["blog/post-2/", "not_attempted"],
+        ["blog/post-3/", "not_attempted"],
+    ]
+
+
+def test_an_at_most_once_batch_without_an_answer_is_read_post_by_post_not_resent(tmp_path, sandbox, clock):
+    """A batched channel set to at_most_once: an unanswered batch request is never repeated
+    blind. Its posts are read one by one (IndexNow cannot read back, so each needs review)."""
+    sandbox.add_fault({"channel": "indexnow", "action": "drop_after"})
+    posts = [make_post(1), make_post(2)]
+    report, _ = run(tmp_path, {"ping": indexnow_raw(sandbox, delivery="at_most_once")}, posts, clock)
+    assert [(r.post_key, r.state, r.needs_review) for r in report.results] == [
+        ("blog/post-1/", "in_flight", True),
+        ("blog/post-2/", "in_flight", True),
+    ]
+    assert len(sandbox.snapshot()["indexnow"]["pings"]) == 1  # the one request, not a second
+    assert all("no way to read back" in r.detail for r in report.results)

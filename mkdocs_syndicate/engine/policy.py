@@ -43,6 +43,7 @@ class Step(enum.Enum):
     LEAVE = "keep in_flight and report it"
     AWAIT = "keep in_flight: received, confirmed only later; the next run sends again"
     SKIP = "record skipped: it was made and its author deleted it; never sent again"
+    RELEASE = "record failed: proved absent by a run that only reads; the next run sends it"
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class Situation:
     sends_left: int  # how many more sends this run allows for the pair
     retry_after: float | None = None  # seconds, from a 429's headers
     attempts: int = 0  # sends of this pair recorded in the ledger, across waits and runs
+    verify_only: bool = False  # `mkdocs-syndicate verify`: this run reads, and never sends
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,10 @@ def _absent(s: Situation) -> Action:
 
 
 def _send_or_leave(s: Situation, reason: str) -> Action:
+    if s.verify_only:  # what a send would do is left to the next run
+        if _resend_is_harmless(s):
+            return Action(Step.LEAVE, reason="the next run sends it again (a repeat is harmless here)")
+        return Action(Step.RELEASE, reason="verify found no post after the settle time; the next run sends it")
     if s.sends_left <= 0:
         return Action(Step.LEAVE, reason=f"{reason}, but no tries are left in this run; the next run goes on")
     return Action(Step.SEND, reason=reason)

@@ -1,19 +1,20 @@
 """The runner: one lane per channel, all lanes concurrent, the two-phase protocol per pair.
 
-Per pair: [read back if in_flight] → wait for pacing → write in_flight durably → send → act on the
-outcome. What to do with an outcome is decided by `policy.decide` alone; this module only carries
-it out: write the record, wait, read, send again, or leave the pair in_flight and report it.
+A lane carries units: a pair, or on a batched channel (IndexNow) a batch of pairs sent by one
+request. One loop carries both: [read back if in_flight] → wait for pacing → write in_flight
+durably → send → act on the outcome. What to do with an outcome is decided by `policy.decide`
+alone, for each member (a verify-only run is one of its inputs); this module only carries it
+out: write the records, wait, read, send again, or leave the pair in_flight and report it.
 
 A pair that must wait for its settle time before a read can prove it absent goes to the back of
 its lane, so the other posts go out meanwhile. A failed ledger write, a lost git race or a bug in
-one lane stops the others only between pairs: a request already out is finished and recorded.
+one lane stops the others only between units: a request already out is finished and recorded.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import random
 import signal
 import threading
@@ -24,7 +25,7 @@ from dataclasses import dataclass, replace
 import httpx
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
+from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Prepared, Verdict
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, LedgerWriter
@@ -100,32 +101,44 @@ class _LaneStopped(Exception):
 
 
 @dataclass
-class _Job:
-    pair: PendingPair
-    read_first: bool  # an in_flight record: read the remote side before anything else
+class _Unit:
+    """What one request carries: one pair, or, on a batched channel (IndexNow), a batch of pairs
+    that share each outcome. The lane's loop and the policy's steps treat both alike."""
+
+    members: list[PendingPair]
+    batch: list[Post] | None = None  # a batched channel's request: its posts, as the channel grouped them
+    read_first: bool = False  # an in_flight record: read the remote side before anything else
     not_before: float = 0.0  # a settle wait: the read may not come sooner
-    sends: int = 0  # sends of this pair so far in this run (not reset by a settle wait)
+    sends: int = 0  # requests for it so far in this run (not reset by a settle wait)
 
 
 @dataclass
 class _Attempt:
-    """One pair's way through this run: the last event and what came with it."""
+    """One unit's way through this run: the last event and what came with it."""
 
     channel: Channel
     http: PacedHttp
-    job: _Job
+    unit: _Unit
     event: Event = Kind.NOT_SENT
     reason: str = ""
     outcome: Outcome | None = None  # the last send's outcome (its error, for the record)
     found: tuple[str | None, str | None] = (None, None)  # remote id and URL from the last read
 
 
-class _GoOn(enum.Enum):
-    GO_ON = "the pair's next event is ready: decide again"
+@dataclass(frozen=True)
+class _End:
+    """How one member's way ends in this run: the record to write (or none), and what to report."""
+
+    record: Record | None
+    state: str
+    text: str
+    remote_url: str | None = None
+    needs_review: bool = False
+    stops_lane: str | None = None  # why the channel takes no more requests this run
 
 
-_GO_ON = _GoOn.GO_ON
-_Ending = float | None | _GoOn  # a settle wait's moment, None (finished), or go on
+# The steps that end a member's way in this run; the others (send, retry, read) go on with the unit.
+_ENDINGS = frozenset({Step.DONE, Step.SKIP, Step.FAIL, Step.STOP_LANE, Step.RELEASE, Step.AWAIT, Step.LEAVE})
 
 
 class Runner:
@@ -233,20 +246,16 @@ class Runner:
         http.seed(self._last_request_at(channel.id))
         self.reporter.lane_started(channel.id, len(pairs))
         try:
-            if channel.batched:
-                await self._batched(channel, http, pairs)
-                return
-            if not self.verify_only:
+            if not self.verify_only and not channel.batched:
                 pairs = await self._with_service_limits(channel, http, pairs)
-            jobs = [_Job(pair, read_first=pair.needs_verify) for pair in pairs]
-            while jobs:
+            units = self._units(channel, pairs)
+            while units:
                 if self._stop is not None:
-                    for job in jobs:
-                        self._finish(job.pair, "not_attempted", f"the run stopped: {self._stop}")
+                    self._not_attempted(units, f"the run stopped: {self._stop}")
                     return
-                job = self._next(jobs)
-                jobs.remove(job)
-                wait = job.not_before - self.clock.time()
+                unit = self._next(units)
+                units.remove(unit)
+                wait = unit.not_before - self.clock.time()
                 if wait > 0:
                     await sleep(
                         wait,
@@ -254,28 +263,39 @@ class Runner:
                         "reading again once it must have finished",
                     )
                 try:
-                    later = await self._pair(channel, http, job)
+                    units += await self._carry(channel, http, unit)
                 except _LaneStopped as stop:
-                    for left in jobs:
-                        self._finish(left.pair, "not_attempted", str(stop))
+                    self._not_attempted(units, str(stop))
                     return
                 except Exception as error:
                     why = f"the run stopped: {self._clean(channel, str(error) or type(error).__name__)}"
-                    state = self._state_of(job.pair)
-                    self._finish(job.pair, state, why, needs_review=state == "in_flight")
-                    for left in jobs:
-                        self._finish(left.pair, "not_attempted", why)
+                    for member in unit.members:
+                        state = self._state_of(member)
+                        self._finish(member, state, why, needs_review=state == "in_flight")
+                    self._not_attempted(units, why)
                     raise
-                if later is not None:
-                    jobs.append(_Job(job.pair, read_first=True, not_before=later, sends=job.sends))
         finally:
             self.report.requests += http.requests
 
-    def _next(self, jobs: list[_Job]) -> _Job:
-        """The first job that may go now, in plan order; else the one that may go soonest."""
+    @staticmethod
+    def _units(channel: Channel, pairs: list[PendingPair]) -> list[_Unit]:
+        """The lane's requests, in plan order: a pair each, or the channel's batches."""
+        if not channel.batched:
+            return [_Unit([pair], read_first=pair.needs_verify) for pair in pairs]
+        by_key = {pair.post.key: pair for pair in pairs}
+        batches = channel.batches([pair.post for pair in pairs])
+        return [_Unit([by_key[post.key] for post in batch], batch=batch) for batch in batches]
+
+    def _not_attempted(self, units: list[_Unit], why: str) -> None:
+        for unit in units:
+            for member in unit.members:
+                self._finish(member, "not_attempted", why)
+
+    def _next(self, units: list[_Unit]) -> _Unit:
+        """The first unit that may go now, in plan order; else the one that may go soonest."""
         now = self.clock.time()
-        ready = [job for job in jobs if job.not_before <= now]
-        return ready[0] if ready else min(jobs, key=lambda job: job.not_before)
+        ready = [unit for unit in units if unit.not_before <= now]
+        return ready[0] if ready else min(units, key=lambda unit: unit.not_before)
 
     def _last_request_at(self, channel_id: str) -> float | None:
         times = [
@@ -289,122 +309,157 @@ class Runner:
         record = self.ledger.record(pair.post.key, pair.channel.id)
         return record.state if record else "not_attempted"
 
-    # ------------------------------------------------------------------ one pair
+    # ------------------------------------------------------------------ one unit
 
-    async def _pair(self, channel: Channel, http: PacedHttp, job: _Job) -> float | None:
-        """Carry one pair as far as this run may: the policy decides each step from the last
-        event, and a handler of `_STEPS` carries it out. Returns a moment to read it again (a
-        settle wait), or None when the pair is finished for this run."""
-        if not job.read_first and self.verify_only:
-            return None
-        attempt = _Attempt(channel, http, job)
-        if job.read_first:
-            record = self.ledger.record(job.pair.post.key, channel.id)
-            assert record is not None
-            await self._read_into(attempt, record, None)
+    async def _carry(self, channel: Channel, http: PacedHttp, unit: _Unit) -> list[_Unit]:
+        """Carry one unit as far as this run may, as tenacity's loop carries a call: the policy
+        decides each step from the last event, for each member (their records may differ), and
+        the unit either ends (each member its own way, written together) or goes on by a step
+        of `_STEPS`. Returns what the lane must take up again later (a settle wait), or []."""
+        if not unit.read_first and self.verify_only:
+            return []
+        attempt = _Attempt(channel, http, unit)
+        if unit.read_first:
+            await self._read_into(attempt)
         else:
             await self._send_into(attempt)
         while True:
-            current = self.ledger.record(job.pair.post.key, channel.id)
-            action = decide(attempt.event, self._situation(channel, current, job.sends, attempt.outcome))
-            if self.verify_only and action.step in (Step.SEND, Step.READ_LATER):
-                await self._verify_only_ending(job.pair, current, action, attempt.event)
-                return None
-            ended = await _STEPS[action.step](self, attempt, current, action)
-            if ended is not _GO_ON:
-                return ended
+            actions = [
+                decide(attempt.event, self._situation(channel, self._record(member), unit.sends, attempt.outcome))
+                for member in unit.members
+            ]
+            # One request serves them all: while a member must go on, the unit goes on.
+            going = next((action for action in actions if action.step not in _ENDINGS), None)
+            if going is None:
+                await self._end(attempt, actions)
+                return []
+            later = await _STEPS[going.step](self, attempt, going)
+            if later is not None:
+                return later
 
     async def _send_into(self, attempt: _Attempt) -> None:
-        attempt.outcome = await self._send(attempt.channel, attempt.http, attempt.job.pair)
-        attempt.job.sends += 1
+        attempt.outcome = await self._send(attempt.channel, attempt.http, attempt.unit)
+        attempt.unit.sends += 1
         attempt.event, attempt.reason = attempt.outcome.kind, attempt.outcome.error or ""
 
-    async def _read_into(self, attempt: _Attempt, record: Record, after: Outcome | None) -> None:
-        verdict = await self._read(attempt.channel, attempt.http, attempt.job.pair, record, after)
+    async def _read_into(self, attempt: _Attempt) -> None:
+        (pair,) = attempt.unit.members  # a batch is read post by post (_step_read)
+        record = self._record(pair)
+        assert record is not None
+        verdict = await self._read(attempt.channel, attempt.http, pair, record, attempt.outcome)
         attempt.event, attempt.reason = verdict.found, verdict.reason
         attempt.found = (verdict.remote_id, verdict.remote_url)
 
-    # Each step of the policy table (engine/policy.py), carried out: _GO_ON when the pair's next
-    # event is in `attempt`, else what `_pair` returns.
+    async def _end(self, attempt: _Attempt, actions: list[Action]) -> None:
+        members = attempt.unit.members
+        ends = [self._ending(attempt, member, action) for member, action in zip(members, actions, strict=True)]
+        writes = [(member, end.record) for member, end in zip(members, ends, strict=True) if end.record is not None]
+        done = any(end.state == "done" for end in ends)
+        if done:
+            checkpoints.hit("before_done_write")
+        if writes:
+            await self._write_many(writes)
+        if done:
+            checkpoints.hit("after_done_write")
+        for member, end in zip(members, ends, strict=True):
+            self._finish(member, end.state, end.text, end.remote_url, end.needs_review)
+        stopped = next((end.stops_lane for end in ends if end.stops_lane), None)
+        if stopped is not None:
+            raise _LaneStopped(stopped)
 
-    async def _step_done(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
-        pair, outcome = attempt.job.pair, attempt.outcome
+    def _ending(self, attempt: _Attempt, pair: PendingPair, action: Action) -> _End:
+        """One member's end of this run's way, by the policy's step (engine/policy.py)."""
+        channel, current, step = attempt.channel, self._record(pair), action.step
+        if step is Step.LEAVE:
+            text = self._leave_text(channel, attempt.outcome, attempt.reason, action)
+            return _End(None, "in_flight", text, needs_review=action.needs_review)
+        assert current is not None  # a send or a read came first: the pair has a record
+        if step is Step.DONE:
+            return self._done_end(attempt, current, action)
+        if step is Step.SKIP:
+            note = self._clean(channel, attempt.reason or action.reason)
+            return _End(current.moved(State.SKIPPED, self._now(), note=note), "skipped", note)
+        if step is Step.AWAIT:
+            note = f"{self._clean(channel, attempt.reason)}; {action.reason}"
+            return _End(replace(current, error=note), "waiting", note)
+        return self._failed_end(attempt, current, action)
+
+    def _done_end(self, attempt: _Attempt, current: Record, action: Action) -> _End:
+        outcome, unit = attempt.outcome, attempt.unit
         if attempt.event is Kind.DONE and outcome is not None:  # the send's answer names it
             remote_id, remote_url = outcome.remote_id, outcome.remote_url
-        else:  # a read found it
+        else:  # a read found it (or it is done without a name: received often enough)
             remote_id, remote_url = attempt.found
-        assert current is not None
-        checkpoints.hit("before_done_write")
-        await self._write(pair, self._done(current, remote_id, remote_url))
-        checkpoints.hit("after_done_write")
-        if attempt.event is Kind.DONE:
+        if action.reason:
+            how = action.reason
+        elif unit.batch is not None:
+            how = f"pinged with {len(unit.batch)} URL(s)"
+        elif attempt.event is Kind.DONE:
             how = "sent"
         else:
-            how = "found by verify (sent by an earlier run)" if attempt.job.sends == 0 else "sent (confirmed by a read)"
-        self._finish(pair, "done", how, remote_url)
-        return None
+            how = "found by verify (sent by an earlier run)" if unit.sends == 0 else "sent (confirmed by a read)"
+        record = current.moved(
+            State.DONE, self._now(), remote_id=remote_id, remote_url=remote_url, note=action.reason or None
+        )
+        return _End(record, "done", how, remote_url)
 
-    async def _step_skip(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
-        assert current is not None
-        note = self._clean(attempt.channel, attempt.reason or action.reason)
-        await self._write(attempt.job.pair, current.moved(State.SKIPPED, self._now(), note=note))
-        self._finish(attempt.job.pair, "skipped", note)
-        return None
+    def _failed_end(self, attempt: _Attempt, current: Record, action: Action) -> _End:
+        """FAIL, STOP_LANE and RELEASE: the record says failed (when a request may have gone out,
+        it was in_flight); the pair ends, and with STOP_LANE so does the lane."""
+        channel = attempt.channel
+        if action.step is Step.RELEASE:
+            error = action.reason
+        else:
+            error = self._error_text(channel, attempt.event, attempt.reason, action)
+        stop = f"{channel.id} stopped for this run: {error}" if action.step is Step.STOP_LANE else None
+        if action.keep_in_flight:  # the outcome is unknown: the next run reads before it sends
+            return _End(None, "in_flight", f"{error}; {action.reason}", stops_lane=stop)
+        record = self._failed_record(current, attempt.event, error) if current.state == State.IN_FLIGHT else None
+        return _End(record, "pending" if action.step is Step.RELEASE else "failed", error, stops_lane=stop)
 
-    async def _step_failed(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
-        """FAIL, STOP_LANE and RETRY: the record says failed (when a request may have gone out, it
-        was in_flight), then the pair ends, the lane stops, or it is sent again after a wait."""
-        channel, pair = attempt.channel, attempt.job.pair
-        error = self._error_text(channel, attempt.event, attempt.reason, action)
-        if action.step is Step.STOP_LANE and action.keep_in_flight:
-            self._finish(pair, "in_flight", f"{error}; {action.reason}")
-            raise _LaneStopped(f"{channel.id} stopped for this run: {error}")
-        assert current is not None
-        if current.state == State.IN_FLIGHT:
-            failed = self._failed(current, error)
-            if attempt.event is Found.CONFLICT:
-                # What is at our key is not ours: the next attempt takes a fresh key.
-                failed = replace(failed, idempotency_key=None, created_at=None)
-            await self._write(pair, failed)
-        if action.step is Step.FAIL:
-            self._finish(pair, "failed", error)
-            return None
-        if action.step is Step.STOP_LANE:
-            self._finish(pair, "failed", error)
-            raise _LaneStopped(f"{channel.id} stopped for this run: {error}")
+    def _failed_record(self, current: Record, event: Event, error: str) -> Record:
+        failed = self._failed(current, error)
+        if event is Found.CONFLICT:  # what is at our key is not ours: the next attempt takes a fresh key
+            failed = replace(failed, idempotency_key=None, created_at=None)
+        return failed
+
+    # The steps that go on (engine/policy.py): None when the unit's next event is in `attempt`,
+    # else what `_carry` returns.
+
+    async def _step_retry(self, attempt: _Attempt, action: Action) -> list[_Unit] | None:
+        """Nothing happened remotely: record failed, wait as the server asked (or back off), send."""
+        error = self._error_text(attempt.channel, attempt.event, attempt.reason, action)
+        writes = [(member, self._failed(record, error)) for member, record in self._in_flight_records(attempt.unit)]
+        if writes:
+            await self._write_many(writes)
         if action.at is not None:
             attempt.http.hold_until(action.at, "rate limited (server asked to wait)")
         else:
-            await attempt.http.backoff(self._backoff(attempt.job.sends), "retrying (nothing was sent)")
+            await attempt.http.backoff(self._backoff(attempt.unit.sends), "retrying (nothing was sent)")
         await self._send_into(attempt)
-        return _GO_ON
+        return None
 
-    async def _step_send(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
+    async def _step_send(self, attempt: _Attempt, action: Action) -> list[_Unit] | None:
+        if isinstance(attempt.event, Kind):  # the last request went unanswered: not straight away
+            await attempt.http.backoff(self._backoff(attempt.unit.sends), "retrying")
         await self._send_into(attempt)
-        return _GO_ON
+        return None
 
-    async def _step_read(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
-        assert current is not None
+    async def _step_read(self, attempt: _Attempt, action: Action) -> list[_Unit] | None:
+        unit = attempt.unit
+        if len(unit.members) > 1:  # a verify reads one post: each member is read on its own
+            return [
+                _Unit([member], read_first=True, not_before=action.at or 0.0, sends=unit.sends)
+                for member in unit.members
+            ]
         if action.at is not None:  # a 429: the read waits as the server asked
             attempt.http.hold_until(action.at, "rate limited (server asked to wait)")
-        await self._read_into(attempt, current, attempt.outcome)
-        return _GO_ON
+        await self._read_into(attempt)
+        return None
 
-    async def _step_read_later(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
+    async def _step_read_later(self, attempt: _Attempt, action: Action) -> list[_Unit] | None:
         assert action.at is not None
-        return action.at
-
-    async def _step_await(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
-        assert current is not None
-        note = f"{self._clean(attempt.channel, attempt.reason)}; {action.reason}"
-        await self._write(attempt.job.pair, replace(current, error=note))
-        self._finish(attempt.job.pair, "waiting", note)
-        return None
-
-    async def _step_leave(self, attempt: _Attempt, current: Record | None, action: Action) -> _Ending:
-        detail = self._leave_text(attempt.channel, attempt.outcome, attempt.reason, action)
-        self._finish(attempt.job.pair, "in_flight", detail, needs_review=action.needs_review)
-        return None
+        return [replace(attempt.unit, read_first=True, not_before=action.at)]
 
     def _situation(self, channel: Channel, current: Record | None, sends: int, outcome: Outcome | None) -> Situation:
         settings = channel.settings
@@ -419,28 +474,26 @@ class Runner:
             sends_left=self.tries - sends,  # verify-only never sends: it stops at the decision
             retry_after=outcome.retry_after if outcome is not None else None,
             attempts=current.attempts if current is not None else 0,
+            verify_only=self.verify_only,
         )
 
-    async def _send(self, channel: Channel, http: PacedHttp, pair: PendingPair) -> Outcome:
-        """Phase one (in_flight, durable) and the request itself."""
+    async def _send(self, channel: Channel, http: PacedHttp, unit: _Unit) -> Outcome:
+        """Phase one (in_flight, durable, for every member) and the request itself."""
         await http.wait_turn()
-        previous = self.ledger.record(pair.post.key, channel.id)
+        previous = [self._record(member) for member in unit.members]
         checkpoints.hit("before_in_flight_write")
-        record = Record(
-            State.IN_FLIGHT,
-            (previous.attempts if previous else 0) + 1,
-            self._now(),
-            idempotency_key=pair.prepared.idempotency_key,
-            created_at=self._created_at(pair, previous),
-            message_sha256=pair.prepared.sha256,
-        )
+        staged = [
+            (member, self._in_flight(unit, member, before))
+            for member, before in zip(unit.members, previous, strict=True)
+        ]
         # What a send needs and changes nothing (a session) is fetched while the record is pushed.
         warming = asyncio.ensure_future(channel.warm_up(http))
         try:
             try:
-                await self._write(pair, record, before_request=_waits_for_push(channel))
+                # At-least-once: this in_flight need not be pushed before the request (a later push carries it).
+                await self._write_many(staged, before_request=_waits_for_push(channel))
             except BaseException:
-                warming.cancel()  # the record is not durable: no request of this pair leaves
+                warming.cancel()  # the record is not durable: no request of this unit leaves
                 raise
             finally:
                 await asyncio.gather(warming, return_exceptions=True)
@@ -449,20 +502,40 @@ class Runner:
             # the request never left. Say so, or the pushed in_flight would cost the next run a
             # settle wait and a read before it may send.
             with contextlib.suppress(SyndicateError):  # a failed flush already says why
-                await self._write(pair, self._failed(record, INTERRUPTED_BEFORE_SENDING))
+                await self._write_many([(m, self._failed(r, INTERRUPTED_BEFORE_SENDING)) for m, r in staged])
             raise
         checkpoints.hit("after_in_flight_write")
-        # A key sent before by a request whose outcome is unknown: the service may answer for it.
+        if unit.batch is not None:
+            outcome = await channel.send_batch(http, unit.batch)
+        else:
+            (pair,) = unit.members
+            outcome = await channel.send(http, pair.post, self._prepared(pair, previous[0]))
+        checkpoints.hit("after_response")
+        return outcome
+
+    def _in_flight(self, unit: _Unit, pair: PendingPair, previous: Record | None) -> Record:
+        attempts = (previous.attempts if previous else 0) + 1
+        if unit.batch is not None:  # at-least-once pings: no key, and no read to match a payload against
+            return Record(State.IN_FLIGHT, attempts, self._now())
+        return Record(
+            State.IN_FLIGHT,
+            attempts,
+            self._now(),
+            idempotency_key=pair.prepared.idempotency_key,
+            created_at=self._created_at(pair, previous),
+            message_sha256=pair.prepared.sha256,
+        )
+
+    @staticmethod
+    def _prepared(pair: PendingPair, previous: Record | None) -> Prepared:
+        """A key sent before by a request whose outcome is unknown: the service may answer for it."""
         replay = (
             previous is not None
             and previous.state == State.IN_FLIGHT
             and previous.idempotency_key is not None
             and previous.idempotency_key == pair.prepared.idempotency_key
         )
-        prepared = replace(pair.prepared, replay=True) if replay else pair.prepared
-        outcome = await channel.send(http, pair.post, prepared)
-        checkpoints.hit("after_response")
-        return outcome
+        return replace(pair.prepared, replay=True) if replay else pair.prepared
 
     def _created_at(self, pair: PendingPair, previous: Record | None) -> str:
         """The pair's first attempt, kept while the payload is unchanged: windows and scan bounds
@@ -482,28 +555,6 @@ class Runner:
             # Whatever went wrong, nothing was proved: the pair stays in_flight, never resent blind.
             return Verdict(Found.UNKNOWN, reason=f"the read failed ({type(exc).__name__})")
 
-    async def _verify_only_ending(
-        self, pair: PendingPair, current: Record | None, action: Action, event: Event
-    ) -> None:
-        """`mkdocs-syndicate verify` never sends: a proved absence becomes failed (pending again),
-        unless the server may still be at work, which only a later read can tell."""
-        assert current is not None
-        if action.step is Step.SEND and event is Found.ABSENT:
-            error = f"verify found no post on {pair.channel.id} after the settle time; the next run sends it"
-            await self._write(pair, self._failed(current, error))
-            self._finish(pair, "pending", error)
-        elif action.step is Step.SEND:  # repeat-safe or at-least-once: the next run resends anyway
-            self._finish(pair, "in_flight", "the next run sends it again (a repeat is harmless here)")
-        else:
-            assert action.at is not None
-            self._finish(
-                pair,
-                "in_flight",
-                f"not found yet, but the last request may still be running; "
-                f"verify again after {epoch_to_iso(action.at)} (settle)",
-            )
-        return None
-
     def _backoff(self, sends: int) -> float:
         base = 2.0 ** max(1, sends)
         return base + self.rng.uniform(0, base / 2)
@@ -515,85 +566,13 @@ class Runner:
         return error
 
     def _leave_text(self, channel: Channel, outcome: Outcome | None, reason: str, action: Action) -> str:
-        cause = self._clean(channel, reason)
+        cause = self._clean(channel, reason) if reason else ""
         last = self._clean(channel, outcome.error) if outcome is not None and outcome.error else ""
-        text = f"{last}; {cause}" if last and last != cause else cause
-        text = f"{text}; {action.reason}" if action.reason else text
+        said = [part for part in (last, cause if cause != last else "", action.reason) if part]
+        text = "; ".join(said) or self._clean(channel, None)
         if action.at is not None:
             text += f" (after {epoch_to_iso(action.at)})"
         return ("needs review: " if action.needs_review else "") + text
-
-    # ------------------------------------------------------------------ batched (IndexNow)
-
-    async def _batched(self, channel: Channel, http: PacedHttp, pairs: list[PendingPair]) -> None:
-        """At-least-once, one request for many posts: every pair of a batch shares its outcome. A
-        batch that stops the lane leaves the later batches' pairs reported, not attempted."""
-        if self.verify_only:
-            return
-        by_key = {pair.post.key: pair for pair in pairs}
-        batches = channel.batches([pair.post for pair in pairs])
-        for index, batch in enumerate(batches):
-            stopped = await self._batch(channel, http, [by_key[post.key] for post in batch], batch)
-            if stopped is not None:
-                for later in batches[index + 1 :]:
-                    for post in later:
-                        self._finish(by_key[post.key], "not_attempted", stopped)
-                return
-
-    async def _batch(
-        self, channel: Channel, http: PacedHttp, members: list[PendingPair], batch: list[Post]
-    ) -> str | None:
-        """Send one batch until the policy says it is finished for this run. Returns why the lane
-        stops, or None."""
-        sends = 0
-        while True:
-            await http.wait_turn()
-            checkpoints.hit("before_in_flight_write")
-            # At-least-once: this in_flight need not be pushed before the ping (a later push carries it).
-            await self._write_many(
-                [(p, self._next_in_flight(p)) for p in members], before_request=_waits_for_push(channel)
-            )
-            checkpoints.hit("after_in_flight_write")
-            outcome = await channel.send_batch(http, batch)
-            sends += 1
-            checkpoints.hit("after_response")
-            if outcome.kind is Kind.ACCEPTED:
-                await self._accepted(channel, members, outcome)
-                return None
-            current = self.ledger.record(members[0].post.key, channel.id)
-            action = decide(outcome.kind, self._situation(channel, current, sends, outcome))
-            if action.step is Step.DONE:
-                await self._batch_done(members, len(batch))
-                return None
-            if action.step is Step.SEND:
-                await http.backoff(self._backoff(sends), "retrying")
-                continue
-            if action.step is Step.LEAVE:
-                error = self._clean(channel, outcome.error)
-                for p in members:
-                    self._finish(p, "in_flight", f"no answer after {sends} tries ({error}); the next run resends")
-                return None
-            error = self._error_text(channel, outcome.kind, outcome.error or "", action)
-            await self._write_many([(p, self._failed(self._current(p), error)) for p in members])
-            if action.step is not Step.RETRY:
-                for p in members:
-                    self._finish(p, "failed", error)
-                return f"{channel.id} stopped for this run: {error}" if action.step is Step.STOP_LANE else None
-            if action.at is not None:
-                http.hold_until(action.at, "rate limited (server asked to wait)")
-            else:
-                await http.backoff(self._backoff(sends), "retrying (nothing was sent)")
-
-    async def _batch_done(self, members: list[PendingPair], size: int) -> None:
-        checkpoints.hit("before_done_write")
-        await self._write_many([(p, self._done(self._current(p), None, None)) for p in members])
-        checkpoints.hit("after_done_write")
-        for p in members:
-            self._finish(p, "done", f"pinged with {size} URL(s)")
-
-    def _next_in_flight(self, pair: PendingPair) -> Record:
-        previous = self.ledger.record(pair.post.key, pair.channel.id)
-        return Record(State.IN_FLIGHT, (previous.attempts if previous else 0) + 1, self._now())
 
     async def _with_service_limits(
         self, channel: Channel, http: PacedHttp, pairs: list[PendingPair]
@@ -612,31 +591,14 @@ class Runner:
         except SyndicateError:  # it does not fit the service's rule: the first message goes, refused by name
             return pair
 
-    async def _accepted(self, channel: Channel, members: list[PendingPair], outcome: Outcome) -> None:
-        """Received, confirmed only later: each pair waits for the next run, or, sent often
-        enough already (its own count of attempts), is done with a note."""
-        writes: list[tuple[PendingPair, Record]] = []
-        said: list[tuple[PendingPair, str, str]] = []
-        for pair in members:
-            current = self._current(pair)
-            action = decide(Kind.ACCEPTED, self._situation(channel, current, 1, outcome))
-            if action.step is Step.DONE:
-                writes.append((pair, current.moved(State.DONE, self._now(), note=action.reason)))
-                said.append((pair, "done", action.reason))
-            else:
-                note = f"{self._clean(channel, outcome.error)}; {action.reason}"
-                writes.append((pair, replace(current, error=note)))
-                said.append((pair, "waiting", note))
-        if any(state == "done" for _, state, _ in said):
-            checkpoints.hit("before_done_write")
-        await self._write_many(writes)
-        for pair, state, text in said:
-            self._finish(pair, state, text)
+    def _record(self, pair: PendingPair) -> Record | None:
+        return self.ledger.record(pair.post.key, pair.channel.id)
 
-    def _current(self, pair: PendingPair) -> Record:
-        record = self.ledger.record(pair.post.key, pair.channel.id)
-        assert record is not None
-        return record
+    def _in_flight_records(self, unit: _Unit) -> list[tuple[PendingPair, Record]]:
+        records = [(member, self._record(member)) for member in unit.members]
+        return [
+            (member, record) for member, record in records if record is not None and record.state == State.IN_FLIGHT
+        ]
 
     # ------------------------------------------------------------------ helpers
 
@@ -648,9 +610,6 @@ class Runner:
 
     def _failed(self, current: Record, error: str) -> Record:
         return current.moved(State.FAILED, self._now(), error=error)
-
-    async def _write(self, pair: PendingPair, record: Record, *, before_request: bool = False) -> None:
-        await self._write_many([(pair, record)], before_request=before_request)
 
     async def _write_many(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None:
         await self._writer.write([Transition(p.ref, p.channel.id, r) for p, r in items], before_request=before_request)
@@ -669,16 +628,12 @@ class Runner:
         self.reporter.pair_finished(result)
 
 
-_Step = Callable[[Runner, _Attempt, Record | None, Action], Awaitable[_Ending]]
+_Step = Callable[[Runner, _Attempt, Action], Awaitable[list[_Unit] | None]]
 _STEPS: dict[Step, _Step] = {
-    Step.DONE: Runner._step_done,
-    Step.SKIP: Runner._step_skip,
-    Step.FAIL: Runner._step_failed,
-    Step.STOP_LANE: Runner._step_failed,
-    Step.RETRY: Runner._step_failed,
+    Step.RETRY: Runner._step_retry,
     Step.SEND: Runner._step_send,
     Step.READ: Runner._step_read,
     Step.READ_LATER: Runner._step_read_later,
-    Step.AWAIT: Runner._step_await,
-    Step.LEAVE: Runner._step_leave,
 }
+if set(_STEPS) | _ENDINGS != set(Step):  # pragma: no cover - a step added to the policy, not here
+    raise AssertionError("every policy step must end a unit or go on with it")
