@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import gc
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -111,72 +112,61 @@ def _chunks(body: str) -> Iterator[list[tuple[str, ...]]]:
         start = end
 
 
-_KEY, _URL, _TITLE, _CHANNELS, _RECORDS = range(5)  # what the next line may be
-
-
 def _posts(body: str) -> Posts:
-    """One loop over the rows, records first (most rows are records); the code is inlined and
-    flat on purpose: this loop runs once per line of a ledger that can hold 50,000 records."""
+    """One loop over the rows. A record (most rows are records: this loop runs once per line of a
+    ledger that can hold 50,000 of them) is read inline; a post's four header lines are read by
+    `_post`, once per post."""
     posts: Posts = {}
     plain_ok: dict[str, bool] = {}
     channels: dict[str, str] = {}
     stamps: dict[str, str] = {}
-    expect = _KEY
-    entry: PostEntry | None = None
-    key = url = ""
-    for rows in _chunks(body):
-        for row in rows:
-            key_token, url_token, title_token, header, channel_token, state, attempts_text, at_token = row[:8]
-            if channel_token:
-                if expect != _RECORDS or entry is None:
-                    raise _NotCanonical
-                # Channel ids and timestamps repeat across records: decode (and check) each once.
-                channel = channels.get(channel_token)
-                if channel is None:
-                    channel = channels[channel_token] = _flow(channel_token, plain_ok)
-                at = stamps.get(at_token)
-                if at is None:
-                    at = stamps[at_token] = _stamp(at_token)
-                if channel in entry.channels:
-                    raise _NotCanonical
-                # The text fields, in schema order: each a pair of groups (quoted inside, plain).
-                texts = row[8:]
-                entry.channels[channel] = Record(
-                    _STATE_OF[state],
-                    int(attempts_text) if attempts_text else 0,
-                    at,
-                    *[
-                        (q if "\\" not in q else _unescape(q)) if q else _value(p, plain_ok)
-                        for q, p in zip(texts[::2], texts[1::2], strict=True)
-                    ],
-                )
-            elif key_token:
-                if expect not in (_KEY, _RECORDS) or (expect == _RECORDS and entry is not None and not entry.channels):
-                    raise _NotCanonical
-                key = _block(key_token, plain_ok)
-                if key in posts:
-                    raise _NotCanonical  # a duplicate: the full parser reports it with its line
-                expect, entry = _URL, None
-            elif url_token:
-                if expect != _URL:
-                    raise _NotCanonical
-                url, expect = _block(url_token, plain_ok), _TITLE
-            elif title_token:
-                if expect != _TITLE:
-                    raise _NotCanonical
-                entry = posts[key] = PostEntry(url, _block(title_token, plain_ok))
-                expect = _CHANNELS
-            elif header:
-                if expect != _CHANNELS:
-                    raise _NotCanonical
-                expect = _KEY if header == "channels: {}" else _RECORDS
-            else:
-                raise _NotCanonical
-    if expect == _RECORDS and entry is not None and entry.channels:
-        return posts
-    if expect != _KEY:
+    rows = itertools.chain.from_iterable(_chunks(body))
+    entry: PostEntry | None = None  # the post whose records may come next (not after `channels: {}`)
+    for row in rows:
+        channel_token = row[4]
+        if not channel_token:  # a post's key line; its url, title and channels header follow
+            if not row[0] or (entry is not None and not entry.channels):
+                raise _NotCanonical  # a stray line, or `channels:` with no record under it
+            entry = _post(row[0], rows, posts, plain_ok)
+            continue
+        if entry is None:
+            raise _NotCanonical
+        # Channel ids and timestamps repeat across records: decode (and check) each once.
+        channel = channels.get(channel_token) or channels.setdefault(channel_token, _flow(channel_token, plain_ok))
+        at = stamps.get(row[7]) or stamps.setdefault(row[7], _stamp(row[7]))
+        if channel in entry.channels:
+            raise _NotCanonical
+        # The text fields, in schema order: each a pair of groups (quoted inside, plain).
+        texts = row[8:]
+        entry.channels[channel] = Record(
+            _STATE_OF[row[5]],
+            int(row[6]) if row[6] else 0,
+            at,
+            *[
+                (q if "\\" not in q else _unescape(q)) if q else _value(p, plain_ok)
+                for q, p in zip(texts[::2], texts[1::2], strict=True)
+            ],
+        )
+    if entry is not None and not entry.channels:
         raise _NotCanonical
     return posts
+
+
+def _post(key_token: str, rows: Iterator[tuple[str, ...]], posts: Posts, plain_ok: dict[str, bool]) -> PostEntry | None:
+    """A post's header: its key (given), then exactly its url, title and channels lines. Returns
+    the entry its records go into, or None after `channels: {}`."""
+    key = _block(key_token, plain_ok)
+    if key in posts:
+        raise _NotCanonical  # a duplicate: the full parser reports it with its line
+    url_row, title_row, header_row = next(rows, _NONE), next(rows, _NONE), next(rows, _NONE)
+    url_token, title_token, header = url_row[1], title_row[2], header_row[3]
+    if not (url_token and title_token and header):
+        raise _NotCanonical  # out of order, or the text ends inside the header
+    entry = posts[key] = PostEntry(_block(url_token, plain_ok), _block(title_token, plain_ok))
+    return None if header == "channels: {}" else entry
+
+
+_NONE = ("",) * 4  # a row that is none of a header's lines: the end of the text, read as such
 
 
 def _stamp(token: str) -> str:
