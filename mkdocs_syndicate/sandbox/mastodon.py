@@ -65,6 +65,7 @@ def _outside() -> Response:
 
 
 _CONTEXT = re.compile(r"/api/v1/statuses/([^/]+)/context")
+_STATUS = re.compile(r"/api/v1/statuses/([^/]+)")
 
 
 def _iso_ms(epoch: float) -> str:
@@ -195,40 +196,30 @@ class MastodonEmulator(Emulator):
         if context and request.method == "GET":  # public for a public status: a token is optional
             return self._context(context.group(1))
         if request.path == "/api/v2/instance" and request.method == "GET":  # public, no token
-            return Response(
-                200,
-                {
-                    "domain": "sandbox",
-                    "version": "4.3.0",
-                    "configuration": {
-                        "statuses": {
-                            "max_characters": self._max_characters(),
-                            "characters_reserved_per_url": 23,
-                            "max_media_attachments": 4,
-                        }
-                    },
-                },
-            )
+            return Response(200, self._instance())
         scopes = self._scopes(request)
         if scopes is None:
             return Response(401, {"error": "The access token is invalid"})
-        # Each action's scopes as Mastodon's controllers ask Doorkeeper for them (a broad scope
-        # covers its granular ones); anything else is a 403 with Doorkeeper's body and header.
-        if request.path == "/api/v1/statuses" and request.method == "POST":
-            return self._create(request) if _allows(scopes, "write", "write:statuses") else _outside()
-        if request.path.startswith("/api/v1/statuses/") and request.method == "DELETE":
-            if not _allows(scopes, "write", "write:statuses"):
-                return _outside()
-            return self._delete(request.path.rsplit("/", 1)[-1])
-        if request.path == "/api/v1/accounts/verify_credentials" and request.method == "GET":
-            if not _allows(scopes, "profile", "read", "read:accounts"):
-                return _outside()
-            return Response(200, self._account())
-        if request.path == f"/api/v1/accounts/{ACCOUNT_ID}/statuses" and request.method == "GET":
-            return self._list(request) if _allows(scopes, "read", "read:statuses") else _outside()
-        if request.path.startswith("/api/v1/accounts/") and request.path.endswith("/statuses"):
-            return Response(404, {"error": "Record not found"})
+        for method, path, needs, action in _ROUTES:
+            if request.method == method and path.fullmatch(request.path):
+                # Each action's scopes as Mastodon's controllers ask Doorkeeper for them (a broad
+                # scope covers its granular ones); else a 403 with Doorkeeper's body and header.
+                return action(self, request) if _allows(scopes, *needs) else _outside()
         return Response(404, {"error": "Record not found"})
+
+    def _instance(self) -> dict[str, Any]:
+        """GET /api/v2/instance: the limits a client fits its statuses to."""
+        return {
+            "domain": "sandbox",
+            "version": "4.3.0",
+            "configuration": {
+                "statuses": {
+                    "max_characters": self._max_characters(),
+                    "characters_reserved_per_url": 23,
+                    "max_media_attachments": 4,
+                }
+            },
+        }
 
     # ---------------------------------------------------------------- replies (comments: true)
 
@@ -290,20 +281,40 @@ class MastodonEmulator(Emulator):
         key = None if self.quirks.get("ignore_idempotency_key") else request.headers.get("idempotency-key")
         remembered = self.state["idempotency"].get(key) if key else None
         if remembered and remembered["at"] <= now < remembered["at"] + self.server.idempotency_ttl:
-            if self.quirks.get("replay_500"):  # mastodon/mastodon#40399: postprocess_status! on nil
-                return Response(
-                    500,
-                    b"<!DOCTYPE html><html><body><h1>We're sorry, but something went wrong.</h1></body></html>",
-                    {"Content-Type": "text/html; charset=utf-8"},
-                )
-            for status in self.state["statuses"]:
-                if status["id"] == remembered["id"]:
-                    return Response(200, self._entity(status), self._rate_headers(now))
-            return Response(404, {"error": "Record not found"})
-        if request.headers.get("content-type", "").startswith("application/json"):
-            fields = {k: v for k, v in request.json().items()}
-        else:
-            fields = {k: v[0] for k, v in request.form().items()}
+            return self._replay(remembered["id"], now)
+        fields = _fields(request)
+        refused = self._invalid(fields)
+        if refused is not None:
+            return refused
+        headers = self._rate_headers(now)
+        if headers["X-RateLimit-Remaining"] == "0":
+            return Response(429, {"error": "Too many requests"}, headers)
+        self.state["seq"] += 1
+        committed = self.commit_time()
+        status = self._status(str((int(committed * 1000) << 16) | (self.state["seq"] & 0xFFFF)), committed, fields)
+        status["idempotency_key"] = key
+        self.state["statuses"].append(status)
+        if key:
+            self.state["idempotency"][key] = {"id": status["id"], "at": committed}
+        return Response(
+            200, self._entity(status), self._rate_headers(now), hold_until=committed if committed > now else None
+        )
+
+    def _replay(self, status_id: str, now: float) -> Response:
+        """A request with a key Mastodon remembers: the status it made, found again."""
+        if self.quirks.get("replay_500"):  # mastodon/mastodon#40399: postprocess_status! on nil
+            return Response(
+                500,
+                b"<!DOCTYPE html><html><body><h1>We're sorry, but something went wrong.</h1></body></html>",
+                {"Content-Type": "text/html; charset=utf-8"},
+            )
+        for status in self.state["statuses"]:
+            if status["id"] == status_id:
+                return Response(200, self._entity(status), self._rate_headers(now))
+        return Response(404, {"error": "Record not found"})
+
+    def _invalid(self, fields: dict[str, Any]) -> Response | None:
+        """Status's validations, in Mastodon's words: a 422 naming what is wrong, or None."""
         text = str(fields.get("status") or "")
         if not text.strip():
             return Response(422, {"error": "Validation failed: Text can't be blank"})
@@ -311,16 +322,13 @@ class MastodonEmulator(Emulator):
             return Response(
                 422, {"error": f"Validation failed: Text character limit of {self._max_characters()} exceeded"}
             )
-        headers = self._rate_headers(now)
-        if headers["X-RateLimit-Remaining"] == "0":
-            return Response(429, {"error": "Too many requests"}, headers)
-        self.state["seq"] += 1
-        committed = self.commit_time()
-        status_id = str((int(committed * 1000) << 16) | (self.state["seq"] & 0xFFFF))
-        visibility = fields.get("visibility") or "public"
-        if visibility not in ("public", "unlisted", "private", "direct"):
+        if (fields.get("visibility") or "public") not in ("public", "unlisted", "private", "direct"):
             return Response(422, {"error": "Validation failed: Visibility is not included in the list"})
-        status = {
+        return None
+
+    def _status(self, status_id: str, committed: float, fields: dict[str, Any]) -> dict[str, Any]:
+        text = str(fields["status"])
+        return {
             "id": status_id,
             "created_at": _iso_ms(self.server_clock(committed)),
             "created_epoch": committed,
@@ -329,17 +337,10 @@ class MastodonEmulator(Emulator):
             "url": f"{self._public()}/@{USERNAME}/{status_id}",
             "text": text,
             "content": _linkify(text),
-            "visibility": visibility,
+            "visibility": fields.get("visibility") or "public",
             "language": fields.get("language") or "en",
             "card": None,
-            "idempotency_key": key,
         }
-        self.state["statuses"].append(status)
-        if key:
-            self.state["idempotency"][key] = {"id": status_id, "at": committed}
-        return Response(
-            200, self._entity(status), self._rate_headers(now), hold_until=committed if committed > now else None
-        )
 
     def _delete(self, status_id: str) -> Response:
         """DELETE /api/v1/statuses/:id (the author removes it). The Idempotency-Key stays in Redis
@@ -351,21 +352,50 @@ class MastodonEmulator(Emulator):
         return Response(404, {"error": "Record not found"})
 
     def _list(self, request: Request) -> Response:
-        try:
-            limit = min(40, max(1, int(request.arg("limit", "20") or 20)))
-        except ValueError:
-            limit = 20
+        limit = _limit(request)
         statuses = sorted(self.visible(self.state["statuses"]), key=lambda s: int(s["id"]), reverse=True)
-        if request.arg("max_id"):
-            statuses = [s for s in statuses if int(s["id"]) < int(request.arg("max_id") or 0)]
-        for name in ("min_id", "since_id"):
-            if request.arg(name):
-                statuses = [s for s in statuses if int(s["id"]) > int(request.arg(name) or 0)]
+        below, above = int(request.arg("max_id") or 0), max(int(request.arg(n) or 0) for n in ("min_id", "since_id"))
+        statuses = [s for s in statuses if (not below or int(s["id"]) < below) and int(s["id"]) > above]
         page = statuses[:limit]
-        headers = {}
-        if page:
-            base = f"{request.base}/api/v1/accounts/{ACCOUNT_ID}/statuses?limit={limit}"
-            headers["Link"] = (
-                f'<{base}&max_id={page[-1]["id"]}>; rel="next", <{base}&min_id={page[0]["id"]}>; rel="prev"'
-            )
+        headers = {"Link": _page_links(request, page, limit)} if page else {}
         return Response(200, [self._entity(s) for s in page], headers)
+
+
+def _limit(request: Request) -> int:
+    """`limit`: 20 by default, at most 40 (a bad number reads as the default)."""
+    try:
+        return min(40, max(1, int(request.arg("limit", "20") or 20)))
+    except ValueError:
+        return 20
+
+
+def _fields(request: Request) -> dict[str, Any]:
+    """A status's parameters, as JSON or as a form (Rails reads both)."""
+    if request.headers.get("content-type", "").startswith("application/json"):
+        return dict(request.json())
+    return {k: v[0] for k, v in request.form().items()}
+
+
+def _page_links(request: Request, page: list[dict[str, Any]], limit: int) -> str:
+    """The Link header of a page of statuses: the next (older) page and the previous (newer) one."""
+    base = f"{request.base}/api/v1/accounts/{ACCOUNT_ID}/statuses?limit={limit}"
+    return f'<{base}&max_id={page[-1]["id"]}>; rel="next", <{base}&min_id={page[0]["id"]}>; rel="prev"'
+
+
+# The token-guarded API: method, path, the scopes any of which allows it, and what answers.
+_ROUTES: list[tuple[str, re.Pattern[str], tuple[str, ...], Any]] = [
+    ("POST", re.compile(r"/api/v1/statuses"), ("write", "write:statuses"), MastodonEmulator._create),
+    (
+        "DELETE",
+        _STATUS,
+        ("write", "write:statuses"),
+        lambda self, request: self._delete(request.path.rsplit("/", 1)[-1]),
+    ),
+    (
+        "GET",
+        re.compile(r"/api/v1/accounts/verify_credentials"),
+        ("profile", "read", "read:accounts"),
+        lambda self, request: Response(200, self._account()),
+    ),
+    ("GET", re.compile(rf"/api/v1/accounts/{ACCOUNT_ID}/statuses"), ("read", "read:statuses"), MastodonEmulator._list),
+]
