@@ -106,30 +106,10 @@ class WeiboEmulator(Emulator):
         return self._error(404, 10020, "Request api not found!", request.path)
 
     def _share(self, request: Request, fields: dict[str, list[str]]) -> Response:
-        path = request.path
-        # The current statuses/share page lists rip ("the real IP of the end user") as required;
-        # 10016 is Weibo's code for a missing required parameter.
-        if not (fields.get("rip") or [""])[0].strip():
-            return self._error(400, 10016, "miss required parameter (rip) , see doc for more info", path)
         text = (fields.get("status") or [""])[0]
-        if not text.strip():
-            return self._error(400, 20008, "content is null!", path)
-        shown = _URL.sub(lambda m: f"http://t.cn/{short_code(m.group(0))}", text)
-        if counted_length(shown) > 140:
-            return self._error(400, 20012, "Text too long, please input text less than 140 characters!", path)
-        if _TOPIC.search(text):
-            return self._error(400, 10017, "parameter (status)'s value invalid: #topic# is not allowed", path)
-        links = _URL.findall(text)
-        if not links or (self.safe_domain and not any(urlsplit(u).hostname == self.safe_domain for u in links)):
-            return self._error(
-                400, 10017, "parameter (status)'s value invalid: it must contain a link on the app's safe domain", path
-            )
-        now = self.server.now()
-        committed = self.visible(self.state["statuses"])
-        if len([s for s in committed if now - s["epoch"] < 3600]) >= POSTS_PER_HOUR:
-            return self._error(403, 20016, "out of limit!", path)
-        if any(s["original"] == text and now - s["epoch"] < REPEAT_WINDOW for s in committed):
-            return self._error(400, 20019, "Repeat conetnt!", path)
+        refused = self._refusal(fields, text) or self._over_limits(text)
+        if refused is not None:
+            return self._error(*refused, request.path)
         now = self.commit_time()
         self.state["next_id"] += 1
         status_id = self.state["next_id"]
@@ -138,7 +118,7 @@ class WeiboEmulator(Emulator):
             "id": status_id,
             "idstr": str(status_id),
             "mid": str(status_id),
-            "text": shown,
+            "text": _shown(text),
             "source": "mkdocs-syndicate",
             "user": {"id": UID, "idstr": str(UID), "screen_name": "sandbox"},
             "reposts_count": 0,
@@ -150,20 +130,57 @@ class WeiboEmulator(Emulator):
         self.state["statuses"].append(status)
         return Response(200, self._public(status), hold_until=now if now > self.server.now() else None)
 
+    def _refusal(self, fields: dict[str, list[str]], text: str) -> tuple[int, int, str] | None:
+        """What is wrong with the request itself, as (HTTP status, Weibo's code, its message)."""
+        # The current statuses/share page lists rip ("the real IP of the end user") as required;
+        # 10016 is Weibo's code for a missing required parameter.
+        if not (fields.get("rip") or [""])[0].strip():
+            return 400, 10016, "miss required parameter (rip) , see doc for more info"
+        if not text.strip():
+            return 400, 20008, "content is null!"
+        if counted_length(_shown(text)) > 140:
+            return 400, 20012, "Text too long, please input text less than 140 characters!"
+        if _TOPIC.search(text):
+            return 400, 10017, "parameter (status)'s value invalid: #topic# is not allowed"
+        links = _URL.findall(text)
+        if not links or (self.safe_domain and not any(urlsplit(u).hostname == self.safe_domain for u in links)):
+            return 400, 10017, "parameter (status)'s value invalid: it must contain a link on the app's safe domain"
+        return None
+
+    def _over_limits(self, text: str) -> tuple[int, int, str] | None:
+        """The account's limits: posts per hour, and the same text again too soon."""
+        now = self.server.now()
+        committed = self.visible(self.state["statuses"])
+        if len([s for s in committed if now - s["epoch"] < 3600]) >= POSTS_PER_HOUR:
+            return 403, 20016, "out of limit!"
+        if any(s["original"] == text and now - s["epoch"] < REPEAT_WINDOW for s in committed):
+            return 400, 20019, "Repeat conetnt!"
+        return None
+
     @staticmethod
     def _public(status: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in status.items() if k not in ("original", "epoch", "visible_at")}
 
     def _timeline(self, request: Request) -> Response:
         try:
-            count = min(100, max(1, int(request.arg("count", "20") or 20)))
-            page = max(1, int(request.arg("page", "1") or 1))
+            count, page = min(100, max(1, _int_arg(request, "count", 20))), max(1, _int_arg(request, "page", 1))
+            since, until = _int_arg(request, "since_id", 0), _int_arg(request, "max_id", 0)
         except ValueError:
             return self._error(400, 10017, "parameter value invalid", request.path)
-        statuses = sorted(self.visible(self.state["statuses"]), key=lambda s: s["id"], reverse=True)
-        if request.arg("since_id"):
-            statuses = [s for s in statuses if s["id"] > int(request.arg("since_id") or 0)]
-        if request.arg("max_id"):
-            statuses = [s for s in statuses if s["id"] <= int(request.arg("max_id") or 0)]
+        statuses = [
+            s
+            for s in sorted(self.visible(self.state["statuses"]), key=lambda s: s["id"], reverse=True)
+            if s["id"] > since and (not until or s["id"] <= until)
+        ]
         chosen = [self._public(s) for s in statuses[(page - 1) * count : page * count]]
         return Response(200, {"statuses": chosen, "total_number": len(statuses)})
+
+
+def _shown(text: str) -> str:
+    """The text as Weibo shows and counts it: every link shortened to t.cn."""
+    return _URL.sub(lambda m: f"http://t.cn/{short_code(m.group(0))}", text)
+
+
+def _int_arg(request: Request, name: str, default: int) -> int:
+    """A number in the query; raises ValueError for one that is not."""
+    return int(request.arg(name) or default)
