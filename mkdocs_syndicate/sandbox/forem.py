@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import regex
@@ -101,18 +101,15 @@ class ForemEmulator(Emulator):
             return self._error(401, "unauthorized")
         if ACCEPT not in request.headers.get("accept", ""):
             return self._error(406, f"send Accept: {ACCEPT}")
-        if request.path == "/api/articles" and request.method == "POST":
-            return self._create(request)
-        match = re.fullmatch(r"/api/articles/(\d+)", request.path)
-        if match and request.method == "PUT":
-            return self._update(int(match.group(1)), request)
-        if match and request.method == "GET":
-            found = self._find(int(match.group(1)))
-            return Response(200, found) if found and found["published"] else self._error(404, "not found")
-        listing = re.fullmatch(r"/api/articles/me(?:/(all|published|unpublished))?", request.path)
-        if listing and request.method == "GET":
-            return self._list(listing.group(1) or "published", request)
+        for method, path, action in _ROUTES:
+            match = path.fullmatch(request.path)
+            if match and request.method == method:
+                return action(self, request, match)
         return self._error(404, "not found")
+
+    def _show(self, article_id: int) -> Response:
+        found = self._find(article_id)
+        return Response(200, found) if found and found["published"] else self._error(404, "not found")
 
     # ---------------------------------------------------------------- routes
 
@@ -129,20 +126,26 @@ class ForemEmulator(Emulator):
         """Every problem Rails' validations find, in one sentence each, or None."""
         problems = [*_title_problems(article), *_tag_problems(article.get("tags") or [])]
         committed = self.visible(self.state["articles"])  # Rails validates, then inserts: no lock
-        canonical = article.get("canonical_url")
-        if (
-            article.get("published")
-            and canonical
-            and any(a["canonical_url"] == canonical and a["published"] and a["id"] != current_id for a in committed)
-        ):
+        if self._canonical_taken(article, committed, current_id):
             problems.append("Canonical url has already been taken. Email yo@dev.to for further details.")
-        now = self.server.now()
-        if current_id is None and any(
-            a["user"] == USERNAME and a["title"] == article.get("title") and now - a["created_epoch"] < 300
-            for a in committed
-        ):
+        if current_id is None and self._title_used_lately(article, committed):
             problems.append("Title has already been used in the last five minutes")
         return " ".join(p if p.endswith(".") else p + "." for p in problems) if problems else None
+
+    def _title_used_lately(self, article: dict[str, Any], committed: list[dict[str, Any]]) -> bool:
+        now = self.server.now()
+        return any(
+            a["user"] == USERNAME and a["title"] == article.get("title") and now - a["created_epoch"] < 300
+            for a in committed
+        )
+
+    @staticmethod
+    def _canonical_taken(article: dict[str, Any], committed: list[dict[str, Any]], current_id: int | None) -> bool:
+        """A published article's canonical URL is unique among published articles."""
+        canonical = article.get("canonical_url")
+        if not (article.get("published") and canonical):
+            return False
+        return any(a["canonical_url"] == canonical and a["published"] and a["id"] != current_id for a in committed)
 
     def _create(self, request: Request) -> Response:
         article = self._body(request)
@@ -220,3 +223,17 @@ class ForemEmulator(Emulator):
         published = sorted((a for a in mine if a["published"]), key=lambda a: a["id"], reverse=True)
         chosen = {"all": unpublished + published, "published": published, "unpublished": unpublished}[which]
         return Response(200, chosen[(page - 1) * per_page : page * per_page])
+
+
+# The API: method, path, and what answers (with the path's match).
+_Action = Callable[["ForemEmulator", Request, re.Match[str]], Response]
+_ROUTES: list[tuple[str, re.Pattern[str], _Action]] = [
+    ("POST", re.compile(r"/api/articles"), lambda self, request, match: self._create(request)),
+    ("PUT", re.compile(r"/api/articles/(\d+)"), lambda self, request, match: self._update(int(match[1]), request)),
+    ("GET", re.compile(r"/api/articles/(\d+)"), lambda self, request, match: self._show(int(match[1]))),
+    (
+        "GET",
+        re.compile(r"/api/articles/me(?:/(all|published|unpublished))?"),
+        lambda self, request, match: self._list(match[1] or "published", request),
+    ),
+]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 import regex
@@ -383,7 +384,8 @@ def _page_links(request: Request, page: list[dict[str, Any]], limit: int) -> str
 
 
 # The token-guarded API: method, path, the scopes any of which allows it, and what answers.
-_ROUTES: list[tuple[str, re.Pattern[str], tuple[str, ...], Any]] = [
+_Action = Callable[["MastodonEmulator", Request], Response]
+_ROUTES: list[tuple[str, re.Pattern[str], tuple[str, ...], _Action]] = [
     ("POST", re.compile(r"/api/v1/statuses"), ("write", "write:statuses"), MastodonEmulator._create),
     (
         "DELETE",
