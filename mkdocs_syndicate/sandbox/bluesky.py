@@ -58,16 +58,22 @@ def _well_formed_language(value: str) -> bool:
     if not _LANGTAG.fullmatch(value):
         return False
     subtags = value.split("-")
-    if not re.fullmatch(r"[a-z]{2,3}", subtags[0]):
-        return False
-    # After the language (and its extlangs), script and region: variants, then extensions.
+    return bool(re.fullmatch(r"[a-z]{2,3}", subtags[0])) and _no_repeats(subtags, _past_region(subtags))
+
+
+def _past_region(subtags: list[str]) -> int:
+    """Where the variants start: after the language, its extlangs, the script and the region."""
     i = 1
     while i < len(subtags) and i <= 3 and re.fullmatch(r"[A-Za-z]{3}", subtags[i]):
         i += 1
-    if i < len(subtags) and re.fullmatch(r"[A-Za-z]{4}", subtags[i]):
-        i += 1
-    if i < len(subtags) and re.fullmatch(r"[A-Za-z]{2}|[0-9]{3}", subtags[i]):
-        i += 1
+    for optional in (r"[A-Za-z]{4}", r"[A-Za-z]{2}|[0-9]{3}"):  # script, then region
+        if i < len(subtags) and re.fullmatch(optional, subtags[i]):
+            i += 1
+    return i
+
+
+def _no_repeats(subtags: list[str], i: int) -> bool:
+    """No variant twice, and no extension's singleton twice (private use, after x, aside)."""
     variants: list[str] = []
     while i < len(subtags) and len(subtags[i]) > 1:
         variants.append(subtags[i].lower())
@@ -75,6 +81,24 @@ def _well_formed_language(value: str) -> bool:
     singletons = [t.lower() for t in subtags[i:] if len(t) == 1]
     singletons = singletons[: singletons.index("x")] if "x" in singletons else singletons
     return len(set(variants)) == len(variants) and len(set(singletons)) == len(singletons)
+
+
+def _write_problem(body: dict[str, Any], rkey: str | None) -> str | None:
+    """What a PDS refuses in a write's addressing, in its words, or None."""
+    if body.get("repo") not in (DID, HANDLE) or body.get("collection") != COLLECTION:
+        return "Could not find repo or collection"
+    if rkey is None:
+        return 'Input must have the property "rkey"'
+    if not _TID.fullmatch(rkey):
+        # The reference PDS's words (checked against it: tests/test_realserver_bluesky.py).
+        return f'Invalid record key for {COLLECTION}: Invalid TID string (got "{rkey}") at $'
+    return None
+
+
+def _needs_the_pds(method: str, *, at_pds: bool) -> bool:
+    """A repository method sent to the entryway: the repository lives on the PDS its DID
+    document names (describeRepo answers anywhere)."""
+    return method.startswith(_REPO_METHODS) and not at_pds and method != "com.atproto.repo.describeRepo"
 
 
 HANDLE = "sandbox.bsky.social"
@@ -224,11 +248,8 @@ class BlueskyEmulator(Emulator):
     def handle(self, request: Request) -> Response:
         method = request.path.removeprefix("/xrpc/")
         if request.prefix.endswith("-appview"):
-            if method == "app.bsky.feed.getPostThread" and request.method == "GET":
-                return self._thread(request.arg("uri") or "", int(request.arg("depth", "6") or 6))
-            return self._not_implemented(method)
-        at_pds = request.prefix.endswith("-pds")
-        if method.startswith(_REPO_METHODS) and not at_pds and method != "com.atproto.repo.describeRepo":
+            return self._appview(method, request)
+        if _needs_the_pds(method, at_pds=request.prefix.endswith("-pds")):
             # The entryway is not where the repository lives: follow the DID document to the PDS.
             return self._not_implemented(method)
         route = self._OPEN.get((request.method, method))
@@ -238,6 +259,12 @@ class BlueskyEmulator(Emulator):
         if route is None:
             return self._not_implemented(method)
         return self._check_access(request) or route(self, request)
+
+    def _appview(self, method: str, request: Request) -> Response:
+        """The public AppView: the one read a reader's browser makes (comments: true)."""
+        if method == "app.bsky.feed.getPostThread" and request.method == "GET":
+            return self._thread(request.arg("uri") or "", int(request.arg("depth", "6") or 6))
+        return self._not_implemented(method)
 
     def _not_implemented(self, method: str) -> Response:
         return self._error(501, "MethodNotImplemented", f"Method Not Implemented: {method}")
@@ -294,11 +321,8 @@ class BlueskyEmulator(Emulator):
         }
 
     def _create_session(self, request: Request) -> Response:
-        now = self.server.now()
-        logins = [t for t in self.state["logins"] if now - t < 86400]
-        if len([t for t in logins if now - t < 300]) >= 30 or len(logins) >= 300:  # 30/5 min and 300/day
+        if not self._login_allowed():
             return self.rate_limited({"reset_in": 300})
-        self.state["logins"] = [*logins, now]
         try:
             body = request.json()
         except ValueError:
@@ -310,6 +334,15 @@ class BlueskyEmulator(Emulator):
             self.expire_next_login = False
             self.state["sessions"][tokens["accessJwt"]]["expires"] = self.server.now()
         return Response(200, tokens)
+
+    def _login_allowed(self) -> bool:
+        """createSession's limits: 30 in 5 minutes and 300 a day; a login the limits allow counts."""
+        now = self.server.now()
+        logins = [t for t in self.state["logins"] if now - t < 86400]
+        if len([t for t in logins if now - t < 300]) >= 30 or len(logins) >= 300:
+            return False
+        self.state["logins"] = [*logins, now]
+        return True
 
     def _bearer(self, request: Request) -> str:
         return request.headers.get("authorization", "").removeprefix("Bearer ")
@@ -387,43 +420,47 @@ class BlueskyEmulator(Emulator):
             body = request.json()
         except ValueError:
             return self._error(400, "InvalidRequest", "Input must be JSON")
-        if body.get("repo") not in (DID, HANDLE) or body.get("collection") != COLLECTION:
-            return self._error(400, "InvalidRequest", "Could not find repo or collection")
         rkey = body.get("rkey") or (None if put else self._fresh_tid())
-        if rkey is None:
-            return self._error(400, "InvalidRequest", 'Input must have the property "rkey"')
-        if not _TID.fullmatch(rkey):
-            # The reference PDS's words (checked against it: tests/test_realserver_bluesky.py).
-            return self._error(
-                400, "InvalidRequest", f'Invalid record key for {COLLECTION}: Invalid TID string (got "{rkey}") at $'
-            )
-        record = body.get("record")
-        problem = self._validate(record)
+        problem = _write_problem(body, rkey) or self._validate(body.get("record"))
         if problem:
             return self._error(400, "InvalidRequest", problem)
         headers = self._rate_headers()
         if headers["RateLimit-Remaining"] == "0":
             return self.rate_limited({"reset_in": WRITE_WINDOW})
+        record, rkey = body["record"], str(rkey)  # _write_problem refused a missing rkey
         cid = cid_of(record)
-        uri = f"at://{DID}/{COLLECTION}/{rkey}"
         existing = self._visible_record(rkey)
-        if existing is not None:
-            if not put:  # the MST insert throws; the PDS answers a bare 500
-                return self._error(500, "InternalServerError", "Internal Server Error")
-            if existing["cid"] == cid:
-                return Response(200, {"uri": uri, "cid": cid, "validationStatus": "valid"}, headers)
-            if "swapRecord" in body and body["swapRecord"] != existing["cid"]:  # null: "must not exist"
-                return self._error(400, "InvalidSwap", f"Record was at {existing['cid']}")
-        self.state["points"].append({"at": self.server.now(), "cost": 2 if put else 3})
+        answer = self._over(existing, body, put, cid) if existing is not None else None
+        if answer is not None:
+            return answer
+        return self._commit(rkey, record, cid, cost=2 if put else 3)
+
+    def _commit(self, rkey: str, record: Any, cid: str, cost: int) -> Response:
+        """The write itself, committed (slowly, with the quirk commit_delay), and its answer."""
+        self.state["points"].append({"at": self.server.now(), "cost": cost})
         committed = self.commit_time()
         self.state["records"][rkey] = {"cid": cid, "value": record, "at": committed, "visible_at": committed}
         commit = _cid(f"commit:{rkey}:{cid}".encode(), 0x71)
+        body = {
+            "uri": f"at://{DID}/{COLLECTION}/{rkey}",
+            "cid": cid,
+            "commit": {"cid": commit, "rev": self._fresh_tid()},
+            "validationStatus": "valid",
+        }
         return Response(
-            200,
-            {"uri": uri, "cid": cid, "commit": {"cid": commit, "rev": self._fresh_tid()}, "validationStatus": "valid"},
-            self._rate_headers(),
-            hold_until=committed if committed > self.server.now() else None,
+            200, body, self._rate_headers(), hold_until=committed if committed > self.server.now() else None
         )
+
+    def _over(self, existing: dict[str, Any], body: dict[str, Any], put: bool, cid: str) -> Response | None:
+        """A write to a record key already taken: None when it replaces the record, else the answer."""
+        if not put:  # the MST insert throws; the PDS answers a bare 500
+            return self._error(500, "InternalServerError", "Internal Server Error")
+        if existing["cid"] == cid:  # the same record again: nothing to write
+            uri = f"at://{DID}/{COLLECTION}/{body['rkey']}"
+            return Response(200, {"uri": uri, "cid": cid, "validationStatus": "valid"}, self._rate_headers())
+        if "swapRecord" in body and body["swapRecord"] != existing["cid"]:  # null: "must not exist"
+            return self._error(400, "InvalidSwap", f"Record was at {existing['cid']}")
+        return None
 
     def _visible_record(self, rkey: str) -> dict[str, Any] | None:
         found = self.state["records"].get(rkey)

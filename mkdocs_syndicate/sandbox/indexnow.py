@@ -33,14 +33,17 @@ def _refused(host: Any, key: Any, urls: list[Any], location: Any) -> bytes | Non
         return b"urlList must hold 1 to 10000 URLs"
     if any(urlsplit(u).hostname != host for u in urls):
         return b"URL does not belong to the host"
-    if location and urlsplit(location).hostname != host:
+    return _location_refused(host, urls, location) if location else None
+
+
+def _location_refused(host: Any, urls: list[Any], location: str) -> bytes | None:
+    if urlsplit(location).hostname != host:
         return b"Invalid key location"
-    if location:
-        # indexnow.org: a key file in a folder covers only the URLs under that folder
-        # ("https://example.com/catalog/key.txt" → URLs starting with /catalog/).
-        folder = urlsplit(location).path.rsplit("/", 1)[0] + "/"
-        if any(not (urlsplit(u).path or "/").startswith(folder) for u in urls):
-            return b"URL is not under the key location's folder"
+    # indexnow.org: a key file in a folder covers only the URLs under that folder
+    # ("https://example.com/catalog/key.txt" → URLs starting with /catalog/).
+    folder = urlsplit(location).path.rsplit("/", 1)[0] + "/"
+    if any(not (urlsplit(u).path or "/").startswith(folder) for u in urls):
+        return b"URL is not under the key location's folder"
     return None
 
 
