@@ -243,3 +243,10 @@ def test_every_received_post_has_a_public_page_where_its_links_point(tmp_path, s
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html"), (channel, page.text)
         assert "Tom &amp; &lt;Jerry&gt;" in page.text and "<Jerry>" not in page.text, (channel, page.text)
     assert httpx.get(sandbox.url + "/mastodon/@sandbox/1").status_code != 200  # no such post
+
+
+def test_a_misspelt_fault_is_refused_not_ignored(sandbox):
+    """A fault the server does not know would leave every request unharmed: the test that set it
+    would then pass without testing anything."""
+    with pytest.raises(ValueError, match="unknown fault action 'dorp_after'"):
+        sandbox.add_fault({"channel": "mastodon", "action": "dorp_after"})

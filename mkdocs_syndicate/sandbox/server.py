@@ -195,6 +195,8 @@ class SandboxServer:
     def add_fault(self, fault: dict[str, Any]) -> None:
         if fault.get("channel") not in self.emulators:
             raise ValueError(f"unknown channel {fault.get('channel')!r}")
+        if fault.get("action") not in FAULT_ACTIONS:  # a misspelt one would leave the request unharmed
+            raise ValueError(f"unknown fault action {fault.get('action')!r} (known: {', '.join(FAULT_ACTIONS)})")
         with self.lock:
             self.faults.append({"times": 1, **fault})
 
@@ -279,53 +281,75 @@ class SandboxServer:
                 {"channel": channel, "method": request.method, "path": request.path, "at": self.now()}
             )
         action = fault.get("action")
-        if action is not None and not action.endswith("_after"):
+        if action is not None and not action.endswith("_after"):  # the request never reaches the service
             with self.lock:
                 self.save()
+            return self._before(emulator, action, fault)
+        with self.lock:
+            response = emulator.handle(request)
+            self.save()
+        return self._after(action, fault, response) if action is not None else response
+
+    @staticmethod
+    def _before(emulator: Emulator, action: str, fault: dict[str, Any]) -> Response | None:
+        """A fault in place of the service: an injected answer, or no answer at all."""
         if action == "status":
             status = int(fault["status"])
             if status == 429 and "headers" not in fault:
                 return emulator.rate_limited(fault)
             return Response(status, fault.get("body", {"error": f"injected {status}"}), fault.get("headers", {}))
-        if action in ("drop_before", "kill_before"):
-            if action == "kill_before":
-                os.kill(int(fault["pid"]), signal.SIGKILL)
-            return None
-        with self.lock:
-            response = emulator.handle(request)
-            self.save()
-        if action in ("drop_after", "kill_after"):
-            if action == "kill_after":
-                os.kill(int(fault["pid"]), signal.SIGKILL)
-            return None
+        if action == "kill_before":
+            os.kill(int(fault["pid"]), signal.SIGKILL)
+        return None  # drop_before, kill_before
+
+    @staticmethod
+    def _after(action: str, fault: dict[str, Any], response: Response) -> Response | None:
+        """A fault once the service has done its work: its answer lost, late or replaced."""
+        if action == "kill_after":
+            os.kill(int(fault["pid"]), signal.SIGKILL)
         if action == "delay_after":
             time.sleep(float(fault.get("seconds", 5)))
+            return response
         if action == "status_after":
             return Response(int(fault["status"]), fault.get("body"), fault.get("headers", {}))
-        return response
+        return None  # drop_after, kill_after
 
     def control(self, request: Request) -> Response:
-        if request.path == "/faults" and request.method == "POST":
-            try:
-                self.add_fault(request.json())
-            except (ValueError, json.JSONDecodeError) as exc:
-                return Response(400, {"error": str(exc)})
-            return Response(204)
-        if request.path == "/quirks" and request.method == "POST":
-            try:
-                body = request.json()
-                self.set_quirks(str(body.pop("channel", "")), **body)
-            except (ValueError, AttributeError, TypeError) as exc:
-                return Response(400, {"error": str(exc)})
-            return Response(204)
-        if request.path == "/faults" and request.method == "DELETE":
-            self.clear_faults()
-            return Response(204)
-        if request.path == "/state" and request.method == "GET":
-            return Response(200, self.snapshot())
-        if request.path == "/received" and request.method == "GET":
-            return Response(200, received(self.emulators.values(), self.snapshot(), self.public_base))
-        return Response(404, {"error": "Record not found"})
+        """/_sandbox/…: how tests and the dashboard steer the sandbox."""
+        route = _CONTROL.get((request.method, request.path))
+        if route is None:
+            return Response(404, {"error": "Record not found"})
+        try:
+            return route(self, request)
+        except (ValueError, AttributeError, TypeError) as exc:  # a malformed fault or quirk
+            return Response(400, {"error": str(exc)})
+
+    def _post_fault(self, request: Request) -> Response:
+        self.add_fault(request.json())
+        return Response(204)
+
+    def _post_quirks(self, request: Request) -> Response:
+        body = request.json()
+        self.set_quirks(str(body.pop("channel", "")), **body)
+        return Response(204)
+
+    def _delete_faults(self, request: Request) -> Response:
+        self.clear_faults()
+        return Response(204)
+
+
+_CONTROL: dict[tuple[str, str], Callable[[SandboxServer, Request], Response]] = {
+    ("POST", "/faults"): SandboxServer._post_fault,
+    ("POST", "/quirks"): SandboxServer._post_quirks,
+    ("DELETE", "/faults"): SandboxServer._delete_faults,
+    ("GET", "/state"): lambda server, request: Response(200, server.snapshot()),
+    ("GET", "/received"): lambda server, request: Response(
+        200, received(server.emulators.values(), server.snapshot(), server.public_base)
+    ),
+}
+
+
+FAULT_ACTIONS = ("status", "drop_before", "kill_before", "drop_after", "kill_after", "delay_after", "status_after")
 
 
 def running_sandbox(state_dir: Path) -> str | None:
