@@ -135,19 +135,29 @@ def _xml_feed_entries(raw: bytes, name: str) -> list[_Entry]:
 def _xml_entry(item: Any, where: str) -> _Entry:
     """One RSS or Atom entry as feedparser read it."""
     when = item.get("published_parsed") or item.get("updated_parsed")
-    contents = [c for c in item.get("content", []) if "html" in c.get("type", "") or c.get("value")]
-    images = [e.get("href") for e in item.get("enclosures", []) if str(e.get("type", "")).startswith("image/")]
-    images += [m.get("url") for m in item.get("media_content", []) if str(m.get("medium", "")) == "image"]
     return _Entry(
         where=f"{where} ({_shown(item.get('link') or item.get('title'))})",
         link=item.get("link"),
         title=item.get("title"),
         date=dt.datetime.fromtimestamp(calendar.timegm(when), dt.UTC) if when else None,
         summary_html=str(item.get("summary") or ""),
-        content_html=str(contents[0].get("value") or "") if contents else "",
+        content_html=_xml_content(item),
         tags=[str(t.get("term")) for t in item.get("tags", []) if t.get("term")],
-        image=next((i for i in images if i), None),
+        image=_xml_image(item),
     )
+
+
+def _xml_content(item: Any) -> str:
+    """The entry's full content: the first HTML (or non-empty) content element's."""
+    contents = [c for c in item.get("content", []) if "html" in c.get("type", "") or c.get("value")]
+    return str(contents[0].get("value") or "") if contents else ""
+
+
+def _xml_image(item: Any) -> str | None:
+    """An image enclosure, else Media RSS's image content."""
+    images = [e.get("href") for e in item.get("enclosures", []) if str(e.get("type", "")).startswith("image/")]
+    images += [m.get("url") for m in item.get("media_content", []) if str(m.get("medium", "")) == "image"]
+    return next((i for i in images if i), None)
 
 
 def _json_feed_entries(raw: bytes, name: str) -> list[_Entry]:
@@ -161,33 +171,40 @@ def _json_feed_entries(raw: bytes, name: str) -> list[_Entry]:
     items = feed.get("items")
     if not isinstance(items, list):
         raise FeedError(f"{name}: `items` must be a list")
-    entries = []
-    for number, item in enumerate(items, 1):
-        if not isinstance(item, dict):
-            raise FeedError(f"{name}: item {number} is not an object")
-        link = item.get("url") or item.get("external_url")
-        stamp = item.get("date_published") or item.get("date_modified")
-        date = None
-        if isinstance(stamp, str):
-            try:
-                date = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-            except ValueError:
-                raise FeedError(f"{name}: item {number} ({link}): date {stamp!r} is not RFC 3339") from None
-        html = item.get("content_html")
-        text = item.get("content_text")
-        entries.append(
-            _Entry(
-                where=f"{name}: item {number} ({_shown(link or item.get('title'))})",
-                link=link,
-                title=item.get("title"),
-                date=date,
-                summary_html=str(item.get("summary") or ""),
-                content_html=str(html) if isinstance(html, str) else (_escape(text) if isinstance(text, str) else ""),
-                tags=[str(t) for t in item.get("tags") or [] if isinstance(t, str)],
-                image=item.get("image") or item.get("banner_image"),
-            )
-        )
-    return entries
+    return [_json_item(item, f"{name}: item {number}") for number, item in enumerate(items, 1)]
+
+
+def _json_item(item: object, where: str) -> _Entry:
+    if not isinstance(item, dict):
+        raise FeedError(f"{where} is not an object")
+    link = item.get("url") or item.get("external_url")
+    where = f"{where} ({_shown(link or item.get('title'))})"
+    return _Entry(
+        where=where,
+        link=link,
+        title=item.get("title"),
+        date=_rfc3339(item.get("date_published") or item.get("date_modified"), where),
+        summary_html=str(item.get("summary") or ""),
+        content_html=_json_content(item.get("content_html"), item.get("content_text")),
+        tags=[str(t) for t in item.get("tags") or [] if isinstance(t, str)],
+        image=item.get("image") or item.get("banner_image"),
+    )
+
+
+def _rfc3339(stamp: object, where: str) -> dt.datetime | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        raise FeedError(f"{where}: date {stamp!r} is not RFC 3339") from None
+
+
+def _json_content(html: object, text: object) -> str:
+    """The item's HTML: content_html, else content_text as paragraphs."""
+    if isinstance(html, str):
+        return html
+    return _escape(text) if isinstance(text, str) else ""
 
 
 def _escape(text: str) -> str:
@@ -199,7 +216,7 @@ def _escape(text: str) -> str:
 # ---------------------------------------------------------------------- entry → Post
 
 
-def _post(entry: _Entry, site_url: str, name: str) -> Post:
+def _link_and_key(entry: _Entry, site_url: str) -> tuple[str, str]:
     if not isinstance(entry.link, str) or not entry.link.strip():
         raise FeedError(f"{entry.where}: no link; every announced entry needs its page's URL")
     link = entry.link.strip()
@@ -208,9 +225,14 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
     key = post_key_of(link, site_url)
     if key is None:
         raise FeedError(f"{entry.where}: the link {link} is outside site_url {site_url}")
-    url = site_url + key
     if not key:
         raise FeedError(f"{entry.where}: the link is the site's home page, not a post")
+    return link, key
+
+
+def _post(entry: _Entry, site_url: str, name: str) -> Post:
+    link, key = _link_and_key(entry, site_url)
+    url = site_url + key
     if entry.date is None:
         raise FeedError(f"{entry.where}: no date (published or updated); the backlog and `since` rules need one")
     date = entry.date if entry.date.tzinfo else entry.date.replace(tzinfo=dt.UTC)
