@@ -12,7 +12,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from mkdocs_syndicate.channels.base import (
     Channel,
@@ -44,9 +44,6 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.ledger.schema import Record
-
-if TYPE_CHECKING:
-    pass
 
 ACCEPT = "application/vnd.forem.api-v1+json"
 MAX_TAGS = 4

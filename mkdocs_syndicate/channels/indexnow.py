@@ -6,7 +6,7 @@ in_flight (with the 202 noted) and the next run pings them again."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 from mkdocs_syndicate.channels.base import Channel, Http, Kind, Outcome, Prepared, status_outcome, transport_outcome
@@ -14,9 +14,6 @@ from mkdocs_syndicate.config.channels import Option
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.lazyre import lazy_compile
-
-if TYPE_CHECKING:
-    pass
 
 _KEY = lazy_compile(r"[A-Za-z0-9-]{8,128}")
 MAX_URLS = 10_000

@@ -44,8 +44,8 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.ledger.schema import Record
 
-if TYPE_CHECKING:
-    pass
+if TYPE_CHECKING:  # HTTP is loaded only when something is sent
+    import httpx
 
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
 MAX_PAGES = 25  # 25 × 40 statuses
@@ -158,23 +158,7 @@ class MastodonChannel(Channel):
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         if response.status_code == 200:
-            try:
-                status = json_object(response)
-                if post.url in prepared.message.text and not self._links_to(status, post.url):
-                    # A replayed key can answer with another post's status (a key collision):
-                    # recording it as ours would lose this post.
-                    return Outcome(
-                        Kind.AMBIGUOUS,
-                        error="200 with a status that does not link to this post "
-                        "(another post's Idempotency-Key?); the post may exist",
-                    )
-                return Outcome(
-                    Kind.DONE,
-                    remote_id=identifier(status.get("id")),
-                    remote_url=optional_url(status.get("url")) or optional_url(status.get("uri")),
-                )
-            except BadAnswer as exc:
-                return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
+            return self._created(response, post, prepared.message.text)
         if response.status_code in (404, 410) and prepared.replay:
             # Mastodon answers a replayed Idempotency-Key whose status was deleted with 404: it
             # existed, and its author removed it. Never post it again.
@@ -184,6 +168,25 @@ class MastodonChannel(Channel):
                 "status was made and then deleted on the instance; not sent again",
             )
         return status_outcome(response, http.now())
+
+    def _created(self, response: httpx.Response, post: Post, text: str) -> Outcome:
+        try:
+            status = json_object(response)
+            if post.url in text and not self._links_to(status, post.url):
+                # A replayed key can answer with another post's status (a key collision):
+                # recording it as ours would lose this post.
+                return Outcome(
+                    Kind.AMBIGUOUS,
+                    error="200 with a status that does not link to this post "
+                    "(another post's Idempotency-Key?); the post may exist",
+                )
+            return Outcome(
+                Kind.DONE,
+                remote_id=identifier(status.get("id")),
+                remote_url=optional_url(status.get("url")) or optional_url(status.get("uri")),
+            )
+        except BadAnswer as exc:
+            return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
 
     @classmethod
     def replies_url(cls, options: Mapping[str, Any], record: Record) -> str | None:
@@ -211,39 +214,29 @@ class MastodonChannel(Channel):
         """The instance's own length rule, read once per run and only when it can matter: a new
         message within NEAR_LIMIT of the limit used to make it (it may have been shortened for
         nothing, or count URLs differently from the instance). True when the rule changed."""
-        if self._limits_read or not any(
-            p.message is not None and p.message.limit is not None and p.message.length >= p.message.limit - NEAR_LIMIT
-            for p in fresh
-        ):
+        if self._limits_read or not any(_near_limit(p) for p in fresh):
             return False
         self._limits_read = True
+        statuses = await self._instance_statuses(http)
+        if statuses is None:
+            return False  # the setting stands; the server's own check has the last word
+        limit = _whole(statuses.get("max_characters"), 1, 100_000, self._max_characters)
+        weight = _whole(statuses.get("characters_reserved_per_url"), 0, 1000, self._url_weight)
+        changed = (limit, weight) != (self._max_characters, self._url_weight)
+        self._max_characters, self._url_weight = limit, weight
+        return changed
+
+    async def _instance_statuses(self, http: Http) -> dict[str, Any] | None:
+        """/api/v2/instance's configuration.statuses, or None when it cannot be read."""
         import httpx
 
         try:
             answer = await http.request("GET", f"{self._base}/api/v2/instance")
             configuration = json_object(answer).get("configuration") if answer.status_code == 200 else None
         except (httpx.HTTPError, BadAnswer):  # unreachable, undecodable, not JSON
-            return False  # the setting stands; the server's own check has the last word
+            return None
         statuses = configuration.get("statuses") if isinstance(configuration, dict) else None
-        if not isinstance(statuses, dict):
-            return False
-        limit, weight = statuses.get("max_characters"), statuses.get("characters_reserved_per_url")
-        changed = False
-        if (
-            isinstance(limit, int)
-            and not isinstance(limit, bool)
-            and 1 <= limit <= 100_000
-            and limit != self._max_characters
-        ):
-            self._max_characters, changed = limit, True
-        if (
-            isinstance(weight, int)
-            and not isinstance(weight, bool)
-            and 0 <= weight <= 1000
-            and weight != self._url_weight
-        ):
-            self._url_weight, changed = weight, True
-        return changed
+        return statuses if isinstance(statuses, dict) else None
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx
@@ -254,6 +247,22 @@ class MastodonChannel(Channel):
             return Verdict(Found.UNKNOWN, reason=f"could not read own statuses ({type(exc).__name__})")
         except BadAnswer as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read own statuses: {exc}")
+
+    def _in_page(self, statuses: list[Any], post: Post, oldest: float) -> Verdict | None:
+        """This page's verdict: found, or absent once the page reaches back past the first attempt;
+        None to read the next page."""
+        reached_oldest = False
+        for status in statuses:
+            if self._links_to(status, post.url):
+                return Verdict(
+                    Found.FOUND,
+                    identifier(status.get("id")),
+                    optional_url(status.get("url")) or optional_url(status.get("uri")),
+                )
+            reached_oldest |= timestamp(status.get("created_at"), "created_at") < oldest
+        if not statuses or reached_oldest:
+            return Verdict(Found.ABSENT, reason="not among own statuses since the first attempt")
+        return None
 
     async def _scan(self, http: Http, post: Post, oldest: float) -> Verdict:
         me = await http.request("GET", f"{self._base}/api/v1/accounts/verify_credentials", headers=self._auth())
@@ -269,18 +278,9 @@ class MastodonChannel(Channel):
             page = await http.request("GET", url, params=params, headers=self._auth())
             if page.status_code != 200:
                 return Verdict(Found.UNKNOWN, reason=f"listing own statuses answered {page.status_code}")
-            statuses = json_list(page)
-            reached_oldest = False
-            for status in statuses:
-                if self._links_to(status, post.url):
-                    return Verdict(
-                        Found.FOUND,
-                        identifier(status.get("id")),
-                        optional_url(status.get("url")) or optional_url(status.get("uri")),
-                    )
-                reached_oldest |= timestamp(status.get("created_at"), "created_at") < oldest
-            if not statuses or reached_oldest:
-                return Verdict(Found.ABSENT, reason="not among own statuses since the first attempt")
+            verdict = self._in_page(json_list(page), post, oldest)
+            if verdict is not None:
+                return verdict
             next_link = page.links.get("next", {}).get("url")
             if not next_link:
                 return Verdict(Found.ABSENT, reason="not among own statuses (all read)")
@@ -292,3 +292,16 @@ class MastodonChannel(Channel):
                 )
             url, params = next_link, None
         return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * 40} statuses since the first attempt")
+
+
+def _near_limit(prepared: Prepared) -> bool:
+    """A message within NEAR_LIMIT of the limit it was made for: the instance's own rule may differ."""
+    message = prepared.message
+    return message is not None and message.limit is not None and message.length >= message.limit - NEAR_LIMIT
+
+
+def _whole(value: object, low: int, high: int, otherwise: int) -> int:
+    """`value` when it is a whole number from `low` to `high` (an instance's answer), else `otherwise`."""
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+        return value
+    return otherwise

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from mkdocs_syndicate.channels.base import (
     Channel,
@@ -34,9 +34,6 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.ledger.schema import Record
-
-if TYPE_CHECKING:
-    pass
 
 DEFAULT_TEMPLATE = "{{ title }} {{ url }}"
 RATE_CODES = {10022, 10023, 10024, 20016}
