@@ -162,24 +162,15 @@ class WeiboChannel(Channel):
         except BadAnswer:
             body = None
         if response.status_code == 200 and isinstance(body, dict) and "error_code" not in body:
-            try:
-                status_id = weibo_id(body)
-            except BadAnswer as exc:
-                return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
-            return Outcome(Kind.DONE, remote_id=status_id, remote_url=f"{self.settings.options['web_url']}/{status_id}")
-        code = error_code(body)
-        if code is None and response.status_code < 400:  # not documented: the post may exist
-            return Outcome(
-                Kind.AMBIGUOUS, error=f"{response.status_code} with an unreadable answer; the post may exist"
-            )
-        message = f"{response.status_code} error {code}: {body.get('error') if isinstance(body, dict) else ''}".strip()
-        if code in RATE_CODES:
-            return Outcome(Kind.RATE_LIMITED, error=message, retry_after=RATE_LIMIT_WAIT, code=code)
-        if code in AUTH_CODES or (code is None and response.status_code == 401):
-            return Outcome(Kind.AUTH, error=message, code=code)
-        if code in AMBIGUOUS_CODES or (code is None and response.status_code >= 500):
-            return Outcome(Kind.AMBIGUOUS, error=message, code=code)
-        return Outcome(Kind.REFUSED, error=message, code=code)
+            return self._shared(body)
+        return _failure(response.status_code, body)
+
+    def _shared(self, body: dict[str, Any]) -> Outcome:
+        try:
+            status_id = weibo_id(body)
+        except BadAnswer as exc:
+            return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
+        return Outcome(Kind.DONE, remote_id=status_id, remote_url=f"{self.settings.options['web_url']}/{status_id}")
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         code = after.code if after else None
@@ -209,6 +200,15 @@ class WeiboChannel(Channel):
             )
         return Verdict(Found.ABSENT, reason="marker not in the user timeline since the in_flight time")
 
+    def _holding(self, statuses: list[dict[str, Any]], needles: list[str]) -> Verdict | None:
+        """FOUND with the first status whose text holds a needle, or None."""
+        for status in statuses:
+            text = optional_text(status.get("text"), "text")
+            if any(needle and needle in text for needle in needles):
+                status_id = weibo_id(status)
+                return Verdict(Found.FOUND, status_id, f"{self.settings.options['web_url']}/{status_id}")
+        return None
+
     async def _scan_timeline(self, http: Http, needles: list[str], oldest: float) -> Verdict | None:
         """The account's timeline back to `oldest`: FOUND with the status that holds a needle,
         UNKNOWN when it cannot be read to there, None when it was read and holds none."""
@@ -225,11 +225,9 @@ class WeiboChannel(Channel):
                 if response.status_code != 200:
                     return Verdict(Found.UNKNOWN, reason=f"user_timeline answered {response.status_code}")
                 statuses = objects(json_object(response).get("statuses"), "statuses")
-                for status in statuses:
-                    text = optional_text(status.get("text"), "text")
-                    if any(needle and needle in text for needle in needles):
-                        status_id = weibo_id(status)
-                        return Verdict(Found.FOUND, status_id, f"{self.settings.options['web_url']}/{status_id}")
+                found = self._holding(statuses, needles)
+                if found is not None:
+                    return found
                 if not statuses or any(_weibo_epoch(s.get("created_at")) < oldest for s in statuses):
                     return None
         except httpx.TransportError as exc:
@@ -237,6 +235,27 @@ class WeiboChannel(Channel):
         except BadAnswer as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read the user timeline: {exc}")
         return Verdict(Found.UNKNOWN, reason="too many posts since the in_flight time")
+
+
+def _failure(status: int, body: Any) -> Outcome:
+    """Anything but a status made: Weibo's error code decides, else the HTTP status."""
+    code = error_code(body)
+    if code is None and status < 400:  # not documented: the post may exist
+        return Outcome(Kind.AMBIGUOUS, error=f"{status} with an unreadable answer; the post may exist")
+    message = f"{status} error {code}: {body.get('error') if isinstance(body, dict) else ''}".strip()
+    kind = _kind_of(code, status)
+    wait = RATE_LIMIT_WAIT if kind is Kind.RATE_LIMITED else None
+    return Outcome(kind, error=message, retry_after=wait, code=code)
+
+
+def _kind_of(code: int | None, status: int) -> Kind:
+    if code is None:  # no code of Weibo's: the HTTP status says
+        return Kind.AUTH if status == 401 else Kind.AMBIGUOUS if status >= 500 else Kind.REFUSED
+    if code in RATE_CODES:
+        return Kind.RATE_LIMITED
+    if code in AUTH_CODES:
+        return Kind.AUTH
+    return Kind.AMBIGUOUS if code in AMBIGUOUS_CODES else Kind.REFUSED
 
 
 def _weibo_epoch(text: str | None) -> float:
