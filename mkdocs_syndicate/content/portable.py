@@ -94,11 +94,7 @@ def _plain(soup: BeautifulSoup, page_url: str, languages: dict[str, str]) -> Non
         tag.decompose()
     for emoji in soup.select("img.twemoji, img.emojione, img.gemoji"):
         emoji.replace_with(str(emoji.get("alt") or ""))
-    for tag in soup.find_all(["a", "img"]):
-        name = "href" if tag.name == "a" else "src"
-        target = tag.get(name)
-        if isinstance(target, str) and target and is_relative(target):
-            tag[name] = urljoin(page_url, target)
+    _absolute_links(soup, page_url)
     for block in soup.select("div.highlight, div.highlighttable, table.highlighttable"):
         if block.parent is not None:
             _plain_code(soup, block, languages)
@@ -107,11 +103,25 @@ def _plain(soup: BeautifulSoup, page_url: str, languages: dict[str, str]) -> Non
     for tabs in soup.select("div.tabbed-set"):
         _unfolded_tabs(soup, tabs)
     for reference in soup.select("sup[id^='fnref']"):
-        link = reference.find("a")
-        label = str(link.get("href", ""))[len("#fn:") :] if link is not None else ""
-        reference.replace_with(f"\x00FOOTNOTE:{label}\x00" if label else reference.get_text())
+        _footnote_mark(reference)
     for notes in soup.select("div.footnote"):
         _footnotes(soup, notes)
+
+
+def _absolute_links(soup: BeautifulSoup, page_url: str) -> None:
+    """Links and images relative to the page, made absolute: the copy lives elsewhere."""
+    for tag in soup.find_all(["a", "img"]):
+        name = "href" if tag.name == "a" else "src"
+        target = tag.get(name)
+        if isinstance(target, str) and target and is_relative(target):
+            tag[name] = urljoin(page_url, target)
+
+
+def _footnote_mark(reference: Tag) -> None:
+    """A footnote's mark in the text, as a placeholder the Markdown step writes as [^label]."""
+    link = reference.find("a")
+    label = str(link.get("href", ""))[len("#fn:") :] if link is not None else ""
+    reference.replace_with(f"\x00FOOTNOTE:{label}\x00" if label else reference.get_text())
 
 
 def _bold_line(soup: BeautifulSoup, text: str) -> Tag:
@@ -126,24 +136,13 @@ def _plain_code(soup: BeautifulSoup, block: Tag, languages: dict[str, str]) -> N
     `<pre><code class="language-x">`."""
     wrapper = block.find_parent("div", class_="highlight") if block.name != "div" else None
     wrapper = wrapper or block
-    language = next(
-        (
-            c[len("language-") :]
-            for tag in (wrapper, *wrapper.find_all(["pre", "code"]))
-            for c in _classes(tag)
-            if c.startswith("language-")
-        ),
-        "",
-    )
+    language = _declared_language(wrapper)
     for numbers in wrapper.find_all(class_=_LINE_NUMBERS):
         numbers.decompose()
-    title = wrapper.find(class_="filename")
-    title_text = title.get_text() if title is not None else ""
-    if title is not None:
-        title.decompose()
+    title_text = _taken_title(wrapper)
     code_tag = wrapper.find("code") or wrapper.find("pre")
     text = code_tag.get_text() if code_tag else ""
-    language = language or languages.get(next((line.strip() for line in text.split("\n") if line.strip()), ""), "")
+    language = language or languages.get(_first_line(text), "")
     code = _ANNOTATION.sub(r"\g<comment>\g<space>(\g<number>)", text)
     pre, code_element = soup.new_tag("pre"), soup.new_tag("code")
     if language:
@@ -153,6 +152,29 @@ def _plain_code(soup: BeautifulSoup, block: Tag, languages: dict[str, str]) -> N
     wrapper.replace_with(pre)
     if title_text:
         pre.insert_before(_bold_line(soup, title_text))
+
+
+def _taken_title(wrapper: Tag) -> str:
+    """The block's title (`title="…"`), taken out of it: it becomes a bold line above."""
+    title = wrapper.find(class_="filename")
+    if title is None:
+        return ""
+    text = title.get_text()
+    title.decompose()
+    return str(text)
+
+
+def _declared_language(wrapper: Tag) -> str:
+    """The language a `language-x` class names on the block or its pre/code, or ''."""
+    for tag in (wrapper, *wrapper.find_all(["pre", "code"])):
+        for name in _classes(tag):
+            if name.startswith("language-"):
+                return name[len("language-") :]
+    return ""
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.split("\n") if line.strip()), "")
 
 
 def _quoted(soup: BeautifulSoup, block: Tag) -> None:
