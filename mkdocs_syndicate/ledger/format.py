@@ -24,6 +24,7 @@ from mkdocs_syndicate.ledger.schema import (
     HEADER,
     STATES,
     VERSION,
+    FieldSpec,
     PostEntry,
     Posts,
     Record,
@@ -70,29 +71,10 @@ def parse_yaml(text: str, path: str) -> Posts:
     """The full YAML path: hand edits, block style, and every error with its line."""
     if not _ends_with_marker(text):
         raise LedgerError(path, f"no end marker '{END_MARKER}' on the last line: the file is truncated")
-    try:
-        root = yaml.compose(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        raise LedgerError(path, f"not valid YAML: {exc.problem or exc}", line) from None
-    except yaml.YAMLError as exc:
-        raise LedgerError(path, f"not valid YAML: {exc}") from None
-    if root is None:
-        raise LedgerError(path, "empty document")
+    root = _compose(text, path)
     _reject_aliases(root, path)
     top = _mapping(root, path, "the top level")
-    version = top.get("version")
-    if version is None:
-        raise LedgerError(path, "missing 'version'", _line(root))
-    found_version = _scalar(version[1], path)
-    # Exactly the number 1: not `true`, `1.0`, `"1"` or `0x1`, which only look like it to YAML.
-    if type(found_version) is not int or found_version != VERSION or version[1].value != str(VERSION):
-        raise LedgerError(
-            path,
-            f"unknown version {version[1].value!r}; this mkdocs-syndicate reads version {VERSION} (upgrade the plugin)",
-            _line(version[1]),
-        )
+    _check_version(top, root, path)
     unknown = set(top) - {"version", "posts"}
     if unknown:
         key = sorted(unknown)[0]
@@ -104,6 +86,35 @@ def parse_yaml(text: str, path: str) -> Posts:
     for post_key, (key_node, entry_node) in _mapping(posts_node[1], path, "'posts'").items():
         posts[post_key] = _parse_post(post_key, key_node, entry_node, path)
     return posts
+
+
+def _compose(text: str, path: str) -> yaml.Node:
+    """The document's node tree; a YAML error names its line."""
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise LedgerError(path, f"not valid YAML: {exc.problem or exc}", line) from None
+    except yaml.YAMLError as exc:
+        raise LedgerError(path, f"not valid YAML: {exc}") from None
+    if root is None:
+        raise LedgerError(path, "empty document")
+    return root
+
+
+def _check_version(top: dict[str, Any], root: yaml.Node, path: str) -> None:
+    version = top.get("version")
+    if version is None:
+        raise LedgerError(path, "missing 'version'", _line(root))
+    found_version = _scalar(version[1], path)
+    # Exactly the number 1: not `true`, `1.0`, `"1"` or `0x1`, which only look like it to YAML.
+    if type(found_version) is not int or found_version != VERSION or version[1].value != str(VERSION):
+        raise LedgerError(
+            path,
+            f"unknown version {version[1].value!r}; this mkdocs-syndicate reads version {VERSION} (upgrade the plugin)",
+            _line(version[1]),
+        )
 
 
 def _ends_with_marker(text: str) -> bool:
@@ -210,31 +221,7 @@ def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
     for spec in FIELDS:  # the schema says what each field may hold
         if spec.name not in items or (spec.kind == "text" and _is_null(items[spec.name][1])):
             continue
-        value_node = items[spec.name][1]
-        label = f"{what} {spec.name}"
-        if spec.kind == "state":
-            state = _text(value_node, path, label)
-            if state not in STATES:
-                raise LedgerError(
-                    path, f"{what}: unknown state {state!r} (one of {', '.join(STATES)})", _line(value_node)
-                )
-            values["state"] = State(state)
-        elif spec.kind == "count":
-            count = _scalar(value_node, path)
-            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise LedgerError(path, f"{what}: {spec.name} must be a whole number >= 0", _line(value_node))
-            values[spec.name] = count
-        elif spec.kind == "time":
-            stamp = _text(value_node, path, label, time=True)
-            if stamp and not _valid_timestamp(stamp):
-                raise LedgerError(
-                    path,
-                    f"{what}: '{spec.name}' must be a UTC time like 2026-12-02T07:00:02Z, not {stamp!r}",
-                    _line(value_node),
-                )
-            values[spec.name] = stamp
-        else:
-            values[spec.name] = _text(value_node, path, label, time=spec.plain_time_ok)
+        values[spec.name] = _field(spec, items[spec.name][1], path, what)
     if not values.get("at"):  # every decision on timing (settle, waits, ages) starts from it
         raise LedgerError(
             path,
@@ -243,6 +230,29 @@ def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
             _line(node),
         )
     return Record(**values)
+
+
+def _field(spec: FieldSpec, node: yaml.Node, path: str, what: str) -> Any:
+    """One field's value, as its kind in the schema allows."""
+    label = f"{what} {spec.name}"
+    if spec.kind == "state":
+        state = _text(node, path, label)
+        if state not in STATES:
+            raise LedgerError(path, f"{what}: unknown state {state!r} (one of {', '.join(STATES)})", _line(node))
+        return State(state)
+    if spec.kind == "count":
+        count = _scalar(node, path)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise LedgerError(path, f"{what}: {spec.name} must be a whole number >= 0", _line(node))
+        return count
+    if spec.kind == "time":
+        stamp = _text(node, path, label, time=True)
+        if stamp and not _valid_timestamp(stamp):
+            raise LedgerError(
+                path, f"{what}: '{spec.name}' must be a UTC time like 2026-12-02T07:00:02Z, not {stamp!r}", _line(node)
+            )
+        return stamp
+    return _text(node, path, label, time=spec.plain_time_ok)
 
 
 _TS_RE = lazy_compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
@@ -333,6 +343,9 @@ def _block_scalar(value: str) -> str:
 _NEEDS_ESCAPE = lazy_compile('["\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]')
 
 
+_SIMPLE_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
+
+
 def _quote(value: str) -> str:
     """A YAML double-quoted scalar; escapes whatever YAML would not keep verbatim."""
     if not _NEEDS_ESCAPE.search(value):
@@ -340,14 +353,8 @@ def _quote(value: str) -> str:
     parts = ['"']
     for ch in value:
         code = ord(ch)
-        if ch == '"':
-            parts.append('\\"')
-        elif ch == "\\":
-            parts.append("\\\\")
-        elif ch == "\n":
-            parts.append("\\n")
-        elif ch == "\t":
-            parts.append("\\t")
+        if ch in _SIMPLE_ESCAPES:
+            parts.append(_SIMPLE_ESCAPES[ch])
         elif 0xD800 <= code <= 0xDFFF:
             # A lone surrogate is not text: libyaml refuses its escape, so a file holding one could
             # not be read back. It is written as U+FFFD (only a hostile server's answer can carry
