@@ -97,6 +97,17 @@ def parse_canonical(text: str) -> Posts | None:
             gc.enable()
 
 
+def parse_piece(chunk: str) -> Posts | None:
+    """The posts of a piece of a posts section (whole posts, as the tolerant reader cuts them) in
+    the canonical layout, or None when it is not canonical."""
+    if _ODD.search(chunk):
+        return None
+    try:
+        return _posts(chunk)
+    except _NotCanonical:
+        return None
+
+
 _CHUNK = 1 << 20  # characters per findall: its row tuples for a whole 13 MB file would be ~10x that
 
 

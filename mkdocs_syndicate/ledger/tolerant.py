@@ -16,20 +16,16 @@ from __future__ import annotations
 import gc
 
 from mkdocs_syndicate.errors import LedgerError
-from mkdocs_syndicate.ledger.fast import _ODD, _NotCanonical, _posts
+from mkdocs_syndicate.ledger.fast import parse_piece
 from mkdocs_syndicate.ledger.schema import END_MARKER, VERSION, Posts
 
 
 def parse_tolerant(text: str, path: str) -> Posts | None:
     lines = text.split("\n")
-    top = 0
-    while top < len(lines) and lines[top] != "posts:":
-        top += 1
-    end = len(lines)
-    while end > top and lines[end - 1].strip() != END_MARKER:
-        end -= 1
-    if top == len(lines) or end <= top:
+    section = _posts_section(lines)
+    if section is None:
         return None
+    top, end = section
     head = [line for line in lines[:top] if not _is_filler(line)]
     if head != [f"version: {VERSION}"]:
         return None
@@ -43,6 +39,15 @@ def parse_tolerant(text: str, path: str) -> Posts | None:
     finally:
         if collecting:
             gc.enable()
+
+
+def _posts_section(lines: list[str]) -> tuple[int, int] | None:
+    """Where `posts:` is, and where the end marker is after it; None without either."""
+    top = next((n for n, line in enumerate(lines) if line == "posts:"), None)
+    if top is None:
+        return None
+    end = next((n + 1 for n in range(len(lines) - 1, top, -1) if lines[n].strip() == END_MARKER), None)
+    return (top, end) if end is not None else None
 
 
 def _is_filler(line: str) -> bool:
@@ -68,37 +73,37 @@ def _read(pieces: list[list[str]], path: str) -> Posts | None:
     posts: Posts = {}
     parse_later: list[str] = []
     for piece in pieces:
-        kept = [line for line in piece if not _is_filler(line)]
-        chunk = "\n".join(kept) + "\n"
-        try:
-            if _ODD.search(chunk):
-                raise _NotCanonical
-            found = _posts(chunk)
-        except _NotCanonical:
+        found = parse_piece("\n".join(line for line in piece if not _is_filler(line)) + "\n")
+        if found is None:
             parse_later.append("\n".join(piece))
-            continue
-        for key, entry in found.items():
-            if key in posts:
-                return None  # a repeated key: the full parser reports it with its line
-            posts[key] = entry
-    if parse_later:
-        from mkdocs_syndicate.ledger.format import parse_yaml
-
-        # In slices: the parser's node tree for thousands of posts at once would cost far more memory.
-        for start in range(0, len(parse_later), _SLICE):
-            some = parse_later[start : start + _SLICE]
-            document = f"version: {VERSION}\nposts:\n" + "\n".join(some) + f"\n{END_MARKER}\n"
-            try:
-                found = parse_yaml(document, path)
-            except LedgerError:
-                return None
-            if len(found) != len(some):
-                return None  # a piece that was not one post: leave the whole file to the full parser
-            for key, entry in found.items():
-                if key in posts:
-                    return None
-                posts[key] = entry
+        elif not _merged(posts, found):
+            return None
+    # In slices: the parser's node tree for thousands of posts at once would cost far more memory.
+    for start in range(0, len(parse_later), _SLICE):
+        found = _parsed(parse_later[start : start + _SLICE], path)
+        if found is None or not _merged(posts, found):
+            return None
     return posts
+
+
+def _parsed(pieces: list[str], path: str) -> Posts | None:
+    """Hand-edited pieces, read by the full parser; None leaves the whole file to it."""
+    from mkdocs_syndicate.ledger.format import parse_yaml
+
+    document = f"version: {VERSION}\nposts:\n" + "\n".join(pieces) + f"\n{END_MARKER}\n"
+    try:
+        found = parse_yaml(document, path)
+    except LedgerError:
+        return None
+    return found if len(found) == len(pieces) else None  # a piece that was not one post
+
+
+def _merged(posts: Posts, found: Posts) -> bool:
+    """`found` added to `posts`; False on a repeated key (the full parser reports it with its line)."""
+    if any(key in posts for key in found):
+        return False
+    posts.update(found)
+    return True
 
 
 _SLICE = 500
