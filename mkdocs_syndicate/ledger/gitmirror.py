@@ -96,17 +96,21 @@ class GitMirror:
         # rather than whatever git would guess from the host name. "Name <email> 1700000000 +0000"
         # without the time.
         self.identity = identity.stdout.strip().rsplit(" ", 2)[0] if identity.returncode == 0 else _BOT
-        local_text = self.ledger_path.read_text(encoding="utf-8") if self.ledger_path.exists() else None
         if not self.settings.push:
             self.tip = self.pushed = self.started_head
             return None
+        return self._start_from_remote(local, head)
+
+    def _start_from_remote(self, local: Posts | None, head: str) -> Posts | None:
+        """With push: the remote branch's ledger is where this run starts (the module docstring)."""
+        local_text = self.ledger_path.read_text(encoding="utf-8") if self.ledger_path.exists() else None
         remote_tip, remote_text = self._remote_ledger()
         if remote_tip is None:
             self._fetch()
             remote_tip, remote_text = self._remote_ledger()
-        self.tip = self.pushed = remote_tip or self.started_head
+        tip = self.tip = self.pushed = remote_tip or head
         if remote_tip is None:
-            remote_text = self._show(self.tip)
+            remote_text = self._show(tip)
         self.foreign = self.tip != self.started_head  # commits beyond ours between HEAD and the tip
         if remote_text is None:
             self.base = {}

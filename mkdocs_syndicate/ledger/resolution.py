@@ -32,12 +32,13 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
     base = current or Record(State.FAILED, 0, at)  # never attempted: nothing to carry forward
     if decision.kind == "done":
         return base.moved(State.DONE, at, remote_id=decision.remote_id, remote_url=decision.url, note=note)
+    state = current.state if current is not None else None
     if decision.kind == "retry":
-        if current is None or current.state == State.FAILED:
+        if state in (None, State.FAILED):
             return f"{where} is already pending: the next run sends it"
         return base.moved(State.FAILED, at, error="resolved by hand: send again", note=note)
-    if current is not None and current.state == State.SKIPPED:
+    if state == State.SKIPPED:
         return f"{where} is already skipped"
-    if current is not None and current.state == State.DONE:
+    if state == State.DONE:
         raise SyndicateError(f"{where} is done (it went out); it cannot be skipped")
     return base.moved(State.SKIPPED, at, note=note)

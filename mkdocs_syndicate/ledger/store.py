@@ -301,18 +301,23 @@ def _with_transitions(
         if current is not None and item.post.key not in copied:
             current = result[item.post.key] = replace(current, channels=dict(current.channels))
             copied.add(item.post.key)
-        before = current.channels.get(item.channel) if current else None
-        if allowed_from is not None and (before.state if before else None) not in allowed_from[item.record.state]:
-            raise ValueError(
-                f"illegal transition {before.state if before else 'pending'} -> "
-                f"{item.record.state} for ({item.post.key}, {item.channel})"
-            )
+        if allowed_from is not None:
+            _check_allowed(current, item, allowed_from)
         if current is None:
             current = result[item.post.key] = PostEntry(url=item.post.url, title=item.post.title)
             copied.add(item.post.key)
         current.url, current.title = item.post.url or current.url, item.post.title or current.title
         current.channels[item.channel] = item.record
     return result
+
+
+def _check_allowed(entry: PostEntry | None, item: Transition, allowed_from: dict[State, set[State | None]]) -> None:
+    before = entry.channels.get(item.channel) if entry else None
+    if (before.state if before else None) not in allowed_from[item.record.state]:
+        raise ValueError(
+            f"illegal transition {before.state if before else 'pending'} -> "
+            f"{item.record.state} for ({item.post.key}, {item.channel})"
+        )
 
 
 def _load(path: Path) -> Posts:
