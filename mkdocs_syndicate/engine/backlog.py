@@ -90,22 +90,27 @@ def refuse_renamed_channels(ledger: Ledger, channels: list[Channel], configured:
     account appeared: most likely a rename, which would announce the recent posts again under
     the new id. `configured` is every id in the config, disabled ones too (the way to keep an old
     channel apart). `mkdocs-syndicate rename-channel OLD NEW` moves the records."""
+    known, samples = _remote_samples(ledger)
+    new = [channel for channel in channels if channel.id not in known]
+    for old, urls in sorted(samples.items()):
+        renamed = next((c for c in new if any(c.recognises(url) for url in urls)), None)
+        if old not in configured and renamed is not None:
+            raise ConfigError(
+                f"{old!r} has records in {ledger.path.name} but is no longer configured, and "
+                f"{renamed.id!r} is new on the same {renamed.type_name} account. If it was renamed, run "
+                f"`mkdocs-syndicate rename-channel {old} {renamed.id}` (it moves the records, so nothing "
+                f"is announced twice); if {old!r} is a separate channel, keep it with 'enabled: false'",
+                "channels",
+            )
+
+
+def _remote_samples(ledger: Ledger) -> tuple[set[str], dict[str, list[str]]]:
+    """Every channel id of the ledger, and a few remote URLs per id: enough to tell its account."""
     known: set[str] = set()
-    samples: dict[str, list[str]] = {}  # a few remote URLs per channel id: enough to tell its account
+    samples: dict[str, list[str]] = {}
     for entry in ledger.posts.values():
         for channel_id, record in entry.channels.items():
             known.add(channel_id)
             if record.remote_url and len(samples.setdefault(channel_id, [])) < 20:
                 samples[channel_id].append(record.remote_url)
-    new = [channel for channel in channels if channel.id not in known]
-    for old, urls in sorted(samples.items()):
-        if old in configured:
-            continue
-        for channel in new:
-            if any(channel.recognises(url) for url in urls):
-                raise ConfigError(
-                    f"channels: {old!r} has records in {ledger.path.name} but is no longer configured, and "
-                    f"{channel.id!r} is new on the same {channel.type_name} account. If it was renamed, run "
-                    f"`mkdocs-syndicate rename-channel {old} {channel.id}` (it moves the records, so nothing "
-                    f"is announced twice); if {old!r} is a separate channel, keep it with 'enabled: false'"
-                )
+    return known, samples

@@ -57,11 +57,7 @@ def keyed_as_in_ledger(ledger: Ledger, posts: list[Post], site_url: str) -> list
     takes that entry's key, so switching how posts are found announces nothing twice."""
     if all(post.key in ledger.posts for post in posts):
         return posts
-    by_url: dict[str, str] = {}
-    for key, entry in ledger.posts.items():
-        page = post_key_of(entry.url, site_url) if entry.url else None
-        if page is not None and entry.channels:
-            by_url.setdefault(page, key)
+    by_url = _keys_by_page(ledger, site_url)
     if not by_url:
         return posts
     taken = {post.key for post in posts}
@@ -77,6 +73,27 @@ def keyed_as_in_ledger(ledger: Ledger, posts: list[Post], site_url: str) -> list
     return result
 
 
+def _pending(ledger: Ledger, post: Post, channel: Channel) -> list[PendingPair]:
+    """The pair, prepared, when its record says it has work; an in_flight record's key is kept."""
+    record = ledger.record(post.key, channel.id)
+    if (record.state if record else None) not in PENDING_STATES:
+        return []
+    prepared = channel.prepare(post, created_at=record.created_at if record else None)
+    if record is not None and record.idempotency_key:
+        prepared = replace(prepared, idempotency_key=record.idempotency_key)
+    return [PendingPair(post, channel, record, prepared)]
+
+
+def _keys_by_page(ledger: Ledger, site_url: str) -> dict[str, str]:
+    """Each page the ledger has records for (its URL read as a key of this site), and its key."""
+    by_url: dict[str, str] = {}
+    for key, entry in ledger.posts.items():
+        page = post_key_of(entry.url, site_url) if entry.url else None
+        if page is not None and entry.channels:
+            by_url.setdefault(page, key)
+    return by_url
+
+
 def make_plan(
     ledger: Ledger,
     posts: list[Post],
@@ -89,17 +106,12 @@ def make_plan(
     plan = Plan(lanes={c.id: [] for c in channels})
     taken = 0
     for post in posts:
-        pairs = []
-        for channel in channels:
-            if not post.wants(channel.id) or (post.key, channel.id) in skip:
-                continue
-            record = ledger.record(post.key, channel.id)
-            if (record.state if record else None) not in PENDING_STATES:
-                continue
-            prepared = channel.prepare(post, created_at=record.created_at if record else None)
-            if record is not None and record.idempotency_key:
-                prepared = replace(prepared, idempotency_key=record.idempotency_key)
-            pairs.append(PendingPair(post, channel, record, prepared))
+        pairs = [
+            pair
+            for channel in channels
+            if post.wants(channel.id) and (post.key, channel.id) not in skip
+            for pair in _pending(ledger, post, channel)
+        ]
         if not pairs:
             continue
         if max_per_run is not None and taken >= max_per_run:

@@ -182,19 +182,7 @@ class Runner:
         async with httpx.AsyncClient(
             transport=transport, mounts=mounts, follow_redirects=False, headers={"User-Agent": "mkdocs-syndicate"}
         ) as client:
-            # Lanes that wait for a push start first: their in_flight records are staged (and
-            # the push under way) before another lane's first request sets up its connection.
-            order = sorted(
-                (channel_id for channel_id, pairs in self.plan.lanes.items() if pairs),
-                key=lambda channel_id: not _waits_for_push(channels[channel_id]),
-            )
-            lanes = [
-                self._guarded_lane(client, channels[channel_id], self.plan.lanes[channel_id]) for channel_id in order
-            ]
-            if self.ledger.mirror is not None:
-                # Only at-most-once lanes ever wait for a push: a group is complete once they all do.
-                waiting_kind = sum(1 for channel_id in order if _waits_for_push(channels[channel_id]))
-                self._writer = GroupCommitter(self.ledger, waiting_kind, self._halt)
+            lanes = self._lanes(client, channels)
             try:
                 # Not a TaskGroup: one lane's failure must not cancel another in the middle of a
                 # request, whose outcome would then go unrecorded.
@@ -211,6 +199,20 @@ class Runner:
         return self.report
 
     # ------------------------------------------------------------------ lanes
+
+    def _lanes(self, client: httpx.AsyncClient, channels: dict[str, Channel]) -> list[Awaitable[None]]:
+        """One lane per channel with work, those that wait for a push first: their in_flight
+        records are staged (and the push under way) before another lane's first request sets up
+        its connection. In git mode the writer groups their writes."""
+        order = sorted(
+            (channel_id for channel_id, pairs in self.plan.lanes.items() if pairs),
+            key=lambda channel_id: not _waits_for_push(channels[channel_id]),
+        )
+        if self.ledger.mirror is not None:
+            # Only at-most-once lanes ever wait for a push: a group is complete once they all do.
+            waiting_kind = sum(1 for channel_id in order if _waits_for_push(channels[channel_id]))
+            self._writer = GroupCommitter(self.ledger, waiting_kind, self._halt)
+        return [self._guarded_lane(client, channels[channel_id], self.plan.lanes[channel_id]) for channel_id in order]
 
     async def _guarded_lane(self, client: httpx.AsyncClient, channel: Channel, pairs: list[PendingPair]) -> None:
         try:
@@ -354,18 +356,21 @@ class Runner:
         members = attempt.unit.members
         ends = [self._ending(attempt, member, action) for member, action in zip(members, actions, strict=True)]
         writes = [(member, end.record) for member, end in zip(members, ends, strict=True) if end.record is not None]
-        done = any(end.state == "done" for end in ends)
+        await self._write_ends(writes, done=any(end.state == "done" for end in ends))
+        for member, end in zip(members, ends, strict=True):
+            self._finish(member, end.state, end.text, end.remote_url, end.needs_review)
+        stopped = next((end.stops_lane for end in ends if end.stops_lane), None)
+        if stopped is not None:
+            raise _LaneStopped(stopped)
+
+    async def _write_ends(self, writes: list[tuple[PendingPair, Record]], *, done: bool) -> None:
+        """The members' last records of this run, in one write (between the done checkpoints)."""
         if done:
             checkpoints.hit("before_done_write")
         if writes:
             await self._write_many(writes)
         if done:
             checkpoints.hit("after_done_write")
-        for member, end in zip(members, ends, strict=True):
-            self._finish(member, end.state, end.text, end.remote_url, end.needs_review)
-        stopped = next((end.stops_lane for end in ends if end.stops_lane), None)
-        if stopped is not None:
-            raise _LaneStopped(stopped)
 
     def _ending(self, attempt: _Attempt, pair: PendingPair, action: Action) -> _End:
         """One member's end of this run's way, by the policy's step (engine/policy.py)."""

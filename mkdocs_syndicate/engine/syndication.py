@@ -124,20 +124,19 @@ class Session:
         made = make_plan(
             self.ledger, self.chosen, self.channels, None if self.verify_only else self.options.max_per_run
         )
-        lanes = {
-            channel: [
-                p
-                for p in pairs
-                if (p.post.key, channel) not in self.left_to_others and (p.needs_verify or not self.verify_only)
-            ]
-            for channel, pairs in made.lanes.items()
-        }
+        lanes = {channel: [p for p in pairs if self._ours_now(p)] for channel, pairs in made.lanes.items()}
         the_plan = Plan(lanes=lanes, deferred=made.deferred)
         self.report.deferred = [p.key for p in the_plan.deferred]
         self.report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
         if self.mirror is not None:  # their change to a pair of this plan makes the plan stale
             self.mirror.claimed = {(p.post.key, p.channel.id) for p in the_plan.pairs}
         return the_plan
+
+    def _ours_now(self, pair: PendingPair) -> bool:
+        """Not left to another writer, and (verify only) a pair a read can settle."""
+        if (pair.post.key, pair.channel.id) in self.left_to_others:
+            return False
+        return pair.needs_verify or not self.verify_only
 
     def _round(self) -> bool:
         """Plan and run once; True when the run is over, False when a lost push means planning
@@ -190,15 +189,23 @@ class Session:
         report.results += [r for r in run_report.results if (r.post_key, r.channel) not in changed]
         report.requests += run_report.requests
         for key, channel in sorted((changed & planned) - self.left_to_others):
-            record = record_in(lost.remote_posts, key, channel)
-            if (key, channel) in went_out:  # ours went out, but the pushed record is theirs
-                report.results.append(PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED))
-            elif record is None or record.state not in (State.DONE, State.SKIPPED):  # theirs is not finished
-                report.results.append(PairResult(key, channel, "not_attempted", OTHER_RUNNER))
+            contested = _contested(key, channel, lost.remote_posts, went_out)
+            if contested is not None:
+                report.results.append(contested)
         self.left_to_others.update(changed)
         ours = without_unpushed_in_flight(self.ledger.abandoned or self.ledger.posts, lost.base)
         self.ledger.reset_to(merge(lost.base, ours, lost.remote_posts))
         self.mirror.adopt_remote(lost.tip, lost.remote_posts)
+
+
+def _contested(key: str, channel: str, theirs: Posts, went_out: set[tuple[str, str]]) -> PairResult | None:
+    """What to report of a pair of ours that the other writer changed: None when theirs finished it."""
+    if (key, channel) in went_out:  # ours went out, but the pushed record is theirs
+        return PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED)
+    record = record_in(theirs, key, channel)
+    if record is None or record.state not in (State.DONE, State.SKIPPED):  # theirs is not finished
+        return PairResult(key, channel, "not_attempted", OTHER_RUNNER)
+    return None
 
 
 REPLAN_ROUNDS = 5
