@@ -280,24 +280,46 @@ def missing_settings(
     Read from the raw `channels:` mapping, so a channel with a malformed setting still has its
     missing ones named. `provided`: per channel type, settings something else supplies (the
     sandbox's credentials)."""
-    missing = []
-    for key, values in raw.items() if isinstance(raw, dict) else ():
-        type_name = values.get("type") if isinstance(values, dict) else None
-        if not isinstance(type_name, str) or type_name not in registry or values.get("enabled", True) is False:
-            continue
-        given = provided.get(type_name, set()) if provided is not None else set()
-        for name, option in registry[type_name].options.items():
-            if name in given or (reading_only and option.only_to_send):
-                continue
-            if option.required and values.get(name) in (None, ""):
-                hint = f" ({option.help})" if option.help else ""
-                missing.append(
-                    ConfigError(
-                        f"missing (or empty); channel {str(key)!r} cannot send without it{hint}.",
-                        f"channels.{key}.{name}",
-                    )
-                )
-    return missing
+    channels = raw.items() if isinstance(raw, dict) else ()
+    return [
+        error for key, values in channels for error in _missing_in(str(key), values, registry, provided, reading_only)
+    ]
+
+
+def _missing_in(
+    channel_id: str,
+    values: object,
+    registry: Mapping[str, Any],
+    provided: Mapping[str, set[str]] | None,
+    reading_only: bool,
+) -> list[ConfigError]:
+    """One enabled channel's required settings that are unset (none for a type that is unknown:
+    its `type` error says what is wrong)."""
+    kind = _enabled_type(values, registry)
+    if kind is None or not isinstance(values, dict):
+        return []
+    given = (provided or {}).get(values["type"], set())  # the name it is registered by
+    return [
+        _missing(channel_id, name, option)
+        for name, option in kind.options.items()
+        if option.required and name not in given and not (reading_only and option.only_to_send)
+        if values.get(name) in (None, "")
+    ]
+
+
+def _enabled_type(values: object, registry: Mapping[str, Any]) -> Any:
+    """The channel class of an enabled channel whose type is known, else None."""
+    if not isinstance(values, dict) or values.get("enabled", True) is False:
+        return None
+    type_name = values.get("type")
+    return registry.get(type_name) if isinstance(type_name, str) else None
+
+
+def _missing(channel_id: str, name: str, option: Option) -> ConfigError:
+    hint = f" ({option.help})" if option.help else ""
+    return ConfigError(
+        f"missing (or empty); channel {channel_id!r} cannot send without it{hint}.", f"channels.{channel_id}.{name}"
+    )
 
 
 def config_problems(problems: list[ConfigError], missing: list[ConfigError]) -> ConfigError:

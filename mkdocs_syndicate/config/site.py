@@ -113,22 +113,26 @@ def find_config(folder: Path | None = None) -> Path | None:
     return next((folder / name for name in CONFIG_NAMES if (folder / name).is_file()), None)
 
 
+def _found_here() -> Path:
+    """The config in the current folder: MkDocs' or ProperDocs', else syndicate.yml."""
+    from mkdocs_syndicate.config.standalone import STANDALONE_NAMES
+
+    here = Path.cwd()
+    found = find_config(here) or next((here / name for name in STANDALONE_NAMES if (here / name).is_file()), None)
+    if found is None:
+        raise ConfigError(f"no {', '.join(CONFIG_NAMES + STANDALONE_NAMES)} in {here}; name the config with -f")
+    return found
+
+
 def load_site(config_file: Path | None) -> LoadedSite:
     """Load and validate mkdocs.yml as MkDocs does (plugins included), without building; or a
     standalone syndicate.yml (named with -f, or found when there is no MkDocs config)."""
     from mkdocs.config import load_config
     from mkdocs.exceptions import ConfigurationError
 
-    from mkdocs_syndicate.config.standalone import STANDALONE_NAMES, is_standalone, load_standalone
+    from mkdocs_syndicate.config.standalone import is_standalone, load_standalone
 
-    if config_file is None:
-        config_file = find_config() or next(
-            (Path.cwd() / name for name in STANDALONE_NAMES if (Path.cwd() / name).is_file()), None
-        )
-        if config_file is None:
-            raise ConfigError(
-                f"no {', '.join(CONFIG_NAMES + STANDALONE_NAMES)} in {Path.cwd()}; name the config with -f"
-            )
+    config_file = config_file or _found_here()
     if is_standalone(config_file):
         return LoadedSite(*load_standalone(config_file))
     try:
