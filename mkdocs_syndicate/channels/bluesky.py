@@ -422,19 +422,9 @@ class BlueskyChannel(Channel):
         assert self._session is not None
         record = self.record(post, prepared.message.text, prepared.created_at)
         try:
-            thumb, _ = self._thumb(post)
-            if thumb is not None:  # its type from its bytes, as the server sniffs them
-                uploaded = await self._authed(
-                    http,
-                    "POST",
-                    "com.atproto.repo.uploadBlob",
-                    content=thumb.data,
-                    headers={"Content-Type": thumb.mime},
-                )
-                if uploaded.status_code == 200:
-                    blob = json_object(uploaded).get("blob")
-                    if isinstance(blob, dict):  # else: the card goes without its thumbnail
-                        record["embed"]["external"]["thumb"] = blob
+            blob = await self._uploaded_thumb(http, post)
+            if blob is not None:
+                record["embed"]["external"]["thumb"] = blob
             response = await self._authed(
                 http,
                 "POST",
@@ -452,19 +442,31 @@ class BlueskyChannel(Channel):
         except BadAnswer:
             return Outcome(Kind.NOT_SENT, error="uploadBlob answered unreadably; nothing was posted")
         if response.status_code == 200:
-            try:
-                uri = optional_url(json_object(response).get("uri"), "uri")
-            except BadAnswer as exc:
-                return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable answer ({exc}); the post may exist")
-            if uri is None:
-                return Outcome(Kind.AMBIGUOUS, error="200 without the record's uri; the post may exist")
-            return Outcome(Kind.DONE, remote_id=uri, remote_url=self._web_url(prepared.idempotency_key))
-        detail = error_detail(response)
-        if response.status_code == 400 and "InvalidSwap" in response.text:
-            return Outcome(Kind.AMBIGUOUS, error=f"400 InvalidSwap{detail}: a different record is at our key")
+            return self._put(response, prepared.idempotency_key)
         if response.status_code == 400:
-            return Outcome(Kind.REFUSED, error=f"400 refused{detail}")
+            return _put_refused(response)
         return status_outcome(response, http.now())
+
+    async def _uploaded_thumb(self, http: Http, post: Post) -> dict[str, Any] | None:
+        """The card's thumbnail as a blob of this repository, or None: the card goes without it."""
+        thumb, _ = self._thumb(post)
+        if thumb is None:
+            return None
+        uploaded = await self._authed(  # its type from its bytes, as the server sniffs them
+            http, "POST", "com.atproto.repo.uploadBlob", content=thumb.data, headers={"Content-Type": thumb.mime}
+        )
+        blob = json_object(uploaded).get("blob") if uploaded.status_code == 200 else None
+        return blob if isinstance(blob, dict) else None
+
+    def _put(self, response: httpx.Response, rkey: str) -> Outcome:
+        """putRecord's 200: done, with the record's URI."""
+        try:
+            uri = optional_url(json_object(response).get("uri"), "uri")
+        except BadAnswer as exc:
+            return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable answer ({exc}); the post may exist")
+        if uri is None:
+            return Outcome(Kind.AMBIGUOUS, error="200 without the record's uri; the post may exist")
+        return Outcome(Kind.DONE, remote_id=uri, remote_url=self._web_url(rkey))
 
     @classmethod
     def replies_url(cls, options: Mapping[str, Any], record: Record) -> str | None:
@@ -501,26 +503,39 @@ class BlueskyChannel(Channel):
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"getRecord failed ({type(exc).__name__})")
         if response.status_code == 200:
-            try:
-                body = json_object(response)
-                uri = optional_url(body.get("uri"), "uri")
-            except BadAnswer as exc:
-                return Verdict(Found.UNKNOWN, reason=f"getRecord: {exc}")
-            if not _links_to(body.get("value"), post.url):
-                return Verdict(
-                    Found.CONFLICT,
-                    reason=(
-                        f"the record at our key {rkey} does not link to {post.url}: it is another post's "
-                        "(another site on this account?); the next run sends under a fresh key"
-                    ),
-                )
-            return Verdict(Found.FOUND, uri or f"at://{repo}/{COLLECTION}/{rkey}", self._web_url(rkey))
+            return self._found(response, post, repo, rkey)
         if response.status_code == 400 and "RecordNotFound" in response.text:
             return Verdict(Found.ABSENT, reason="getRecord: no record at our key")
         return Verdict(Found.UNKNOWN, reason=f"getRecord answered {response.status_code}")
 
+    def _found(self, response: httpx.Response, post: Post, repo: str, rkey: str) -> Verdict:
+        """getRecord's 200: ours only if it is about this post (another site's may hold our key)."""
+        try:
+            body = json_object(response)
+            uri = optional_url(body.get("uri"), "uri")
+        except BadAnswer as exc:
+            return Verdict(Found.UNKNOWN, reason=f"getRecord: {exc}")
+        if not _links_to(body.get("value"), post.url):
+            return Verdict(
+                Found.CONFLICT,
+                reason=(
+                    f"the record at our key {rkey} does not link to {post.url}: it is another post's "
+                    "(another site on this account?); the next run sends under a fresh key"
+                ),
+            )
+        return Verdict(Found.FOUND, uri or f"at://{repo}/{COLLECTION}/{rkey}", self._web_url(rkey))
+
     async def close(self) -> None:
         self._session = None
+
+
+def _put_refused(response: httpx.Response) -> Outcome:
+    """putRecord's 400: InvalidSwap means a record is at our key already (ours, or another's: a
+    read tells); anything else is a refusal."""
+    detail = error_detail(response)
+    if "InvalidSwap" in response.text:
+        return Outcome(Kind.AMBIGUOUS, error=f"400 InvalidSwap{detail}: a different record is at our key")
+    return Outcome(Kind.REFUSED, error=f"400 refused{detail}")
 
 
 def _links_to(value: Any, url: str) -> bool:
@@ -531,9 +546,13 @@ def _links_to(value: Any, url: str) -> bool:
     external = embed.get("external") if isinstance(embed, dict) else None
     if isinstance(external, dict) and external.get("uri") == url:
         return True
-    for facet in value.get("facets") or []:
+    text = value.get("text")
+    return _facet_links_to(value.get("facets"), url) or (isinstance(text, str) and url in text)
+
+
+def _facet_links_to(facets: object, url: str) -> bool:
+    for facet in facets if isinstance(facets, list) else []:
         features = facet.get("features") if isinstance(facet, dict) else None
         if any(isinstance(f, dict) and f.get("uri") == url for f in features or []):
             return True
-    text = value.get("text")
-    return isinstance(text, str) and url in text
+    return False
