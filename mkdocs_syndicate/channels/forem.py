@@ -206,23 +206,7 @@ class ForemChannel(Channel):
             return Verdict(Found.UNKNOWN, reason=f"could not list own articles ({type(exc).__name__})")
         except BadAnswer as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not list own articles: {exc}")
-        if found is not None:
-            return found
-        if taken:
-            return Verdict(
-                Found.CONFLICT,
-                reason=(
-                    f"DEV says canonical_url {post.url} is already used by a published article that is not "
-                    "on this account (an RSS import, or another account?). Unpublish it or remove its "
-                    "canonical URL there, then run again"
-                ),
-            )
-        if after is not None and after.error and _TITLE_USED.search(after.error):
-            return Verdict(
-                Found.CONFLICT,
-                reason="another of your articles used this title in the last five minutes; run again later",
-            )
-        return Verdict(Found.ABSENT, reason="not among own articles")
+        return found or _not_ours(post, taken, after)
 
     async def _scan(self, http: Http, post: Post, oldest: float) -> Verdict | None:
         """Own articles come drafts first, then published ones newest first: stop at the first
@@ -247,3 +231,22 @@ class ForemChannel(Channel):
             if len(articles) < PER_PAGE or reached_oldest:
                 return None
         return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * PER_PAGE} own articles since the first attempt")
+
+
+def _not_ours(post: Post, taken: bool, after: Outcome | None) -> Verdict:
+    """Not among own articles: absent, unless DEV's 422 said something else holds it."""
+    if taken:
+        return Verdict(
+            Found.CONFLICT,
+            reason=(
+                f"DEV says canonical_url {post.url} is already used by a published article that is not "
+                "on this account (an RSS import, or another account?). Unpublish it or remove its "
+                "canonical URL there, then run again"
+            ),
+        )
+    if after is not None and after.error and _TITLE_USED.search(after.error):
+        return Verdict(
+            Found.CONFLICT,
+            reason="another of your articles used this title in the last five minutes; run again later",
+        )
+    return Verdict(Found.ABSENT, reason="not among own articles")

@@ -50,6 +50,11 @@ async def bounded_request(
     )
 
 
+def _check_size(size: int, max_bytes: int, response: httpx.Response) -> None:
+    if size > max_bytes:
+        raise ResponseTooLarge(f"answer larger than {max_bytes} bytes", request=response.request)
+
+
 async def _read_body(response: httpx.Response, max_bytes: int) -> bytes:
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
     decoder = _decoder(encoding, response.request)
@@ -67,16 +72,13 @@ async def _read_body(response: httpx.Response, max_bytes: int) -> bytes:
                     raise httpx.DecodingError(f"bad {encoding} data: {exc}", request=response.request) from None
                 pending = decoder.unconsumed_tail
             size += len(chunk)
-            if size > max_bytes:
-                raise ResponseTooLarge(f"answer larger than {max_bytes} bytes", request=response.request)
+            _check_size(size, max_bytes, response)
             parts.append(chunk)
             if decoder is not None and not chunk and pending:
                 break  # cannot make progress (should not happen with zlib); avoid spinning
     if decoder is not None:
         tail = decoder.flush()
-        size += len(tail)
-        if size > max_bytes:
-            raise ResponseTooLarge(f"answer larger than {max_bytes} bytes", request=response.request)
+        _check_size(size + len(tail), max_bytes, response)
         parts.append(tail)
     return b"".join(parts)
 
