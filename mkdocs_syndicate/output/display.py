@@ -48,6 +48,12 @@ def run_with_display(
         )
     else:
         console.print(summary_table(report))
+    _warn_of_what_is_left(report, warn)
+    return report
+
+
+def _warn_of_what_is_left(report: RunReport, warn: Callable[[str], None]) -> None:
+    """Posts deferred, messages' notes, and pairs waiting for a service's confirmation."""
     for key in report.deferred:
         warn(f"deferred by max_per_run, goes out next run: {key}")
     for line in report.warnings:
@@ -58,7 +64,6 @@ def run_with_display(
     for (channel, detail), keys in waiting.items():
         which = keys[0] if len(keys) == 1 else f"{len(keys)} posts"
         warn(one_line(f"{channel}: {which} not confirmed yet: {detail}"))
-    return report
 
 
 def undone_message(report: RunReport, options: Options) -> str | None:

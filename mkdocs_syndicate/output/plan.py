@@ -21,26 +21,29 @@ def plan_lines(plan: Plan, collapse_after: int | None = None) -> list[str]:
     for channel_id, pairs in plan.lanes.items():
         for pair in pairs:
             verb = _verb(pair)
-            text = one_line(printable(pair.prepared.description).replace("\n", " ⏎ "))
-            message = pair.prepared.message
-            length = f" [{message.length}/{message.limit}]" if message is not None and message.limit else ""
-            groups.setdefault(f"would {verb}", []).append(
-                f"{channel_id}: would {verb} {one_line(pair.post.key)}{length}: {text}"
-            )
+            groups.setdefault(f"would {verb}", []).append(_pair_line(channel_id, verb, pair))
     for post in plan.deferred:
         groups.setdefault("deferred to a later run (max_per_run)", []).append(
             f"deferred to a later run (max_per_run): {one_line(post.key)}"
         )
-    lines = []
-    for kind, members in groups.items():
-        if collapse_after is not None and len(members) > collapse_after:
-            lines += members[:3]
-            lines.append(f"{kind}: … and {len(members) - 3} more (`mkdocs-syndicate plan` lists them all)")
-        else:
-            lines += members
+    lines = [line for kind, members in groups.items() for line in _collapsed(kind, members, collapse_after)]
     for warning in sorted({w for pair in plan.pairs for w in pair.prepared.warnings}):
         lines.append(f"note: {one_line(warning)}")
     return lines
+
+
+def _pair_line(channel_id: str, verb: str, pair: PendingPair) -> str:
+    text = one_line(printable(pair.prepared.description).replace("\n", " ⏎ "))
+    message = pair.prepared.message
+    length = f" [{message.length}/{message.limit}]" if message is not None and message.limit else ""
+    return f"{channel_id}: would {verb} {one_line(pair.post.key)}{length}: {text}"
+
+
+def _collapsed(kind: str, members: list[str], after: int | None) -> list[str]:
+    """A kind's lines; past `after` of them, the first three and a count of the rest."""
+    if after is None or len(members) <= after:
+        return members
+    return [*members[:3], f"{kind}: … and {len(members) - 3} more (`mkdocs-syndicate plan` lists them all)"]
 
 
 def full_plan_lines(plan: Plan, source: str, max_per_run: int | None, hashtags_from: str = "") -> list[str]:
@@ -58,16 +61,19 @@ def full_plan_lines(plan: Plan, source: str, max_per_run: int | None, hashtags_f
         lines.append(f"hashtags and DEV tags come from {hashtags_from}")
     for channel_id, pairs in plan.lanes.items():
         for pair in pairs:
-            message = pair.prepared.message
-            length = ""
-            if message is not None and message.limit:
-                length = f" — {message.length}/{message.limit} {message.unit}"
-            lines += ["", one_line(f"{channel_id} · {pair.post.key} · {_verb(pair, why=True)}{length}")]
-            preview = printable(pair.channel.preview(pair.post, pair.prepared))
-            lines += ["    " + line for line in preview.splitlines()]
+            lines += ["", *_pair_in_full(channel_id, pair)]
     for post in plan.deferred:
         lines += ["", f"deferred to a later run (max_per_run {max_per_run}): {one_line(post.key)}"]
     return lines
+
+
+def _pair_in_full(channel_id: str, pair: PendingPair) -> list[str]:
+    """A pair's heading (why it is pending, its length), and what the channel would receive."""
+    message = pair.prepared.message
+    length = f" — {message.length}/{message.limit} {message.unit}" if message is not None and message.limit else ""
+    preview = printable(pair.channel.preview(pair.post, pair.prepared))
+    heading = one_line(f"{channel_id} · {pair.post.key} · {_verb(pair, why=True)}{length}")
+    return [heading, *("    " + line for line in preview.splitlines())]
 
 
 def _verb(pair: PendingPair, why: bool = False) -> str:
