@@ -200,3 +200,21 @@ def test_settings_are_checked_without_constructing_a_channel(tmp_path, monkeypat
         {"sky": {**bluesky, "language": "PT-br"}}, ledger_path=tmp_path / "l", site=SITE, sandbox=True, sending=True
     )
     assert options.channels[0].options["language"] == "pt-BR"
+
+
+def test_a_float_setting_of_a_channel_type_is_a_duration_checked_against_its_range():
+    """A type's `float` option is a duration: its documented range is found by the option's name."""
+    from typing import ClassVar
+
+    from mkdocs_syndicate.config.channels import Option
+
+    class Paced:
+        type_name = "paced"
+        default_delivery = "at_least_once"
+        default_min_interval = 0.0
+        options: ClassVar = {"wait_until_live": Option("float", default=5.0), "pause": Option("float", default=5.0)}
+
+    with pytest.raises(ConfigError, match=r"channels.p.wait_until_live: 4000 seconds is more than the 3600"):
+        parse_channels({"p": {"type": "paced", "wait_until_live": 4000}}, {"paced": Paced})
+    (channel,) = parse_channels({"p": {"type": "paced", "pause": 4000}}, {"paced": Paced})
+    assert channel.options["pause"] == 4000.0  # a name without a documented range: the general bound

@@ -113,7 +113,7 @@ def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], che
     wrong = []
     for name, option in cls.options.items():
         try:
-            options[name] = _option(values.get(name, option.default), option, f"{where}.{name}")
+            options[name] = _option(values.get(name, option.default), option, where, name)
         except ConfigError as exc:  # every malformed setting of the channel, not only the first
             wrong.append(exc)
     if wrong:
@@ -172,12 +172,16 @@ def _template(value: object, setting: str, check: bool) -> str | None:
     return value
 
 
-def _option(value: Any, option: Option, setting: str) -> Any:
+def _option(value: Any, option: Option, where: str, name: str) -> Any:
+    setting = f"{where}.{name}"
     if value is None:
         return None  # `!ENV` of an unset variable: checked by missing_settings in send mode
     if option.kind == "secret" and value == "":
         return None  # an empty secret (a fork's pull request gets those) is a missing one
-    checked = _OPTION_KINDS[option.kind](value, option, setting)
+    if option.kind == "float":  # a duration: its documented range is looked up by its name
+        checked: Any = duration(value, name, setting=setting)
+    else:
+        checked = _OPTION_KINDS[option.kind](value, option, setting)
     return option.check(checked, setting) if option.check is not None else checked
 
 
@@ -222,10 +226,6 @@ def _int(value: Any, option: Option, setting: str) -> int:
     return value
 
 
-def _float(value: Any, option: Option, setting: str) -> float:
-    return duration(value, setting.rsplit(".", 1)[-1], setting=setting)
-
-
 _OPTION_KINDS: dict[str, Callable[[Any, Option, str], Any]] = {
     "secret": _secret,
     "url": _url,
@@ -234,7 +234,6 @@ _OPTION_KINDS: dict[str, Callable[[Any, Option, str], Any]] = {
     "ip": _ip,
     "bool": _bool,
     "int": _int,
-    "float": _float,
 }
 
 
@@ -295,8 +294,10 @@ def _missing_in(
 ) -> list[ConfigError]:
     """One enabled channel's required settings that are unset (none for a type that is unknown:
     its `type` error says what is wrong)."""
+    if not isinstance(values, dict):
+        return []
     kind = _enabled_type(values, registry)
-    if kind is None or not isinstance(values, dict):
+    if kind is None:
         return []
     given = (provided or {}).get(values["type"], set())  # the name it is registered by
     return [
@@ -307,9 +308,9 @@ def _missing_in(
     ]
 
 
-def _enabled_type(values: object, registry: Mapping[str, Any]) -> Any:
+def _enabled_type(values: Mapping[str, Any], registry: Mapping[str, Any]) -> Any:
     """The channel class of an enabled channel whose type is known, else None."""
-    if not isinstance(values, dict) or values.get("enabled", True) is False:
+    if values.get("enabled", True) is False:
         return None
     type_name = values.get("type")
     return registry.get(type_name) if isinstance(type_name, str) else None

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from mkdocs_syndicate.config.defaults import DEFAULT_MAX_PER_RUN
 from mkdocs_syndicate.config.durations import DURATION_LIMITS, duration
 from mkdocs_syndicate.config.run import Options, Site, parse_options, require_site_url
 from mkdocs_syndicate.config.schema import SyndicateConfig
@@ -42,7 +43,7 @@ def options_from(
 
     try:
         site = Site(require_site_url(config.site_url), config.site_name or "", config.site_dir)
-        max_per_run = settings.max_per_run if settings.max_per_run is not None else 10
+        max_per_run = settings.max_per_run if settings.max_per_run is not None else DEFAULT_MAX_PER_RUN
         if max_per_run < 1:
             raise ConfigError("must be 1 or more", "max_per_run")
         duration(settings.stale_after_hours, "stale_after_hours", unit="hours")

@@ -308,7 +308,7 @@ class Runner:
         return max(times) if times else None
 
     def _state_of(self, pair: PendingPair) -> str:
-        record = self.ledger.record(pair.post.key, pair.channel.id)
+        record = self._record(pair)
         return record.state if record else "not_attempted"
 
     # ------------------------------------------------------------------ one unit
