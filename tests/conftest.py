@@ -122,6 +122,12 @@ def indexnow_raw(server: SandboxServer, **extra) -> dict:
     return {"type": "indexnow", "endpoint": server.url + "/indexnow", "key": "test-key-12345678", **extra}
 
 
+def site_channels(server: SandboxServer, **masto) -> dict:
+    """A site's channels in the plugin and CLI tests: Mastodon (changed by `masto`) and IndexNow,
+    whose key file the site publishes."""
+    return {"masto": mastodon_raw(server, **masto), "ping": indexnow_raw(server, key="site-key-1234")}
+
+
 class ListReporter:
     def __init__(self) -> None:
         self.lines: list[str] = []

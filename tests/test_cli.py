@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_ledger
+from conftest import site_channels, write_ledger
 from sites import mkdocs, post, write_site
 
 from mkdocs_syndicate.cli import main
@@ -21,18 +21,6 @@ from mkdocs_syndicate.timeutil import to_iso
 pytestmark = pytest.mark.http
 
 KEYS = ["posts/a/", "posts/b/", "posts/c/"]
-
-
-def site_channels(sandbox, **masto):
-    return {
-        "masto": {
-            "type": "mastodon",
-            "instance": sandbox.url + "/mastodon",
-            "token": "sandbox-mastodon-token",
-            **masto,
-        },
-        "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"},
-    }
 
 
 @pytest.fixture(scope="module")

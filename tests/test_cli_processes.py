@@ -13,6 +13,7 @@ import time
 
 import httpx
 import pytest
+from conftest import mastodon_raw
 from sites import command, mkdocs, post, write_site
 
 from mkdocs_syndicate.ledger.store import Ledger
@@ -107,14 +108,7 @@ def test_ctrl_c_during_a_wait_stops_cleanly_and_says_what_is_left(tmp_path, sand
         tmp_path,
         {
             "mode": "plan",
-            "channels": {
-                "masto": {
-                    "type": "mastodon",
-                    "instance": sandbox.url + "/mastodon",
-                    "token": "sandbox-mastodon-token",
-                    "min_interval": 60,
-                }
-            },
+            "channels": {"masto": mastodon_raw(sandbox, min_interval=60)},
         },
         POSTS,
     )
@@ -144,14 +138,7 @@ def test_sigterm_during_a_builds_run_fails_the_build_saying_what_is_left(tmp_pat
         tmp_path,
         {
             "mode": "send",
-            "channels": {
-                "masto": {
-                    "type": "mastodon",
-                    "instance": sandbox.url + "/mastodon",
-                    "token": "sandbox-mastodon-token",
-                    "min_interval": 60,
-                }
-            },
+            "channels": {"masto": mastodon_raw(sandbox, min_interval=60)},
         },
         POSTS,
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import mastodon_raw
 from sites import mkdocs, post, write_site
 
 from mkdocs_syndicate.content.portable import portable_markdown
@@ -155,7 +156,7 @@ def cli(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
 
 def channels(sandbox) -> dict:
     return {
-        "masto": {"type": "mastodon", "instance": sandbox.url + "/mastodon", "token": "sandbox-mastodon-token"},
+        "masto": mastodon_raw(sandbox),
         "bsky": {
             "type": "bluesky",
             "service": sandbox.url + "/bluesky",

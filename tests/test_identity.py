@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from conftest import ListReporter, make_post, write_ledger
+from conftest import ListReporter, make_post, mastodon_raw, write_ledger
 
 from mkdocs_syndicate.channels.bluesky import rkey_for
 from mkdocs_syndicate.channels.mastodon import idempotency_key
@@ -28,7 +28,7 @@ SITE_B = Site("https://example.com/zh/", "例子")
 
 def channels(sandbox, *names, **extra):
     every = {
-        "masto": {"type": "mastodon", "instance": f"{sandbox.url}/mastodon", "token": "sandbox-mastodon-token"},
+        "masto": mastodon_raw(sandbox),
         "sky": {
             "type": "bluesky",
             "service": f"{sandbox.url}/bluesky",

@@ -12,6 +12,7 @@ import time
 
 import httpx
 import pytest
+from conftest import site_channels
 from sites import ROOT, mkdocs, post, write_site
 
 from mkdocs_syndicate.ledger.format import dump
@@ -20,24 +21,12 @@ from mkdocs_syndicate.ledger.store import Ledger
 pytestmark = pytest.mark.process
 
 
-def channels(sandbox, **masto):
-    return {
-        "masto": {
-            "type": "mastodon",
-            "instance": sandbox.url + "/mastodon",
-            "token": "sandbox-mastodon-token",
-            **masto,
-        },
-        "ping": {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"},
-    }
-
-
 @pytest.fixture
 def site(tmp_path, sandbox):
     def make(plugin=None, posts=None, **kwargs):
         config = write_site(
             tmp_path / "site",
-            {"channels": channels(sandbox), **(plugin or {})},
+            {"channels": site_channels(sandbox), **(plugin or {})},
             posts or {"a.md": post("First"), "b.md": post("Second", "2026-11-21")},
             **kwargs,
         )
@@ -87,7 +76,7 @@ def test_pull_request_builds_never_send(site, sandbox, env):
 
 
 def test_missing_token_in_send_mode_fails_the_build_naming_the_setting(site, sandbox, tmp_path):
-    config = site({"mode": "send", "channels": channels(sandbox, token=None)})
+    config = site({"mode": "send", "channels": site_channels(sandbox, token=None)})
     result = mkdocs(config)
     assert result.returncode == 1
     assert "plugins.syndicate.channels.masto.token: missing" in result.stderr
@@ -104,7 +93,7 @@ def test_missing_token_in_send_mode_fails_the_build_naming_the_setting(site, san
 def test_bad_channel_settings_fail_the_build(site, sandbox, change, message):
     import re
 
-    result = mkdocs(site({"mode": "send", "channels": {"masto": {**channels(sandbox)["masto"], **change}}}))
+    result = mkdocs(site({"mode": "send", "channels": {"masto": {**site_channels(sandbox)["masto"], **change}}}))
     assert result.returncode == 1 and re.search(message, result.stderr), result.stderr
 
 
@@ -138,7 +127,7 @@ def test_posts_globs_select_pages_without_front_matter_flag(site, sandbox):
 
 
 def test_undone_work_exits_non_zero_and_names_the_pairs(site, sandbox):
-    config = site({"mode": "send", "channels": channels(sandbox, token="not-the-right-one")})
+    config = site({"mode": "send", "channels": site_channels(sandbox, token="not-the-right-one")})
     result = mkdocs(config)
     assert result.returncode == 1
     assert "pair(s) left undone" in result.stderr and "(posts/a/, masto) failed: 401" in result.stderr
