@@ -8,6 +8,7 @@ and are reported, so the run exits non-zero and the next one tries again.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.timeutil import Clock
@@ -73,8 +74,6 @@ async def _poll(
 def in_built_site(urls: list[str], site_url: str, site_dir: str) -> dict[str, str | None]:
     """The sandbox's `wait_until_live`: a page is "live" when the build wrote it (`<key>index.html`
     under site_dir); nothing is fetched. Without a site_dir (a feed-driven run) every page is."""
-    from pathlib import Path
-
     from mkdocs_syndicate.content.identity import post_key_of
 
     verdicts: dict[str, str | None] = {}
@@ -83,10 +82,24 @@ def in_built_site(urls: list[str], site_url: str, site_dir: str) -> dict[str, st
         if not site_dir or key is None:
             verdicts[url] = None
             continue
-        page = Path(site_dir, key, "index.html") if key.endswith("/") or not key else Path(site_dir, key)
+        page = _built_file(site_dir, key)
         verdicts[url] = (
             None
-            if page.is_file()
-            else (f"not in the built site ({page}): the sandbox's wait_until_live checks site_dir; stays pending")
+            if page is not None and page.is_file()
+            else (
+                f"not in the built site ({page or key}): the sandbox's wait_until_live checks site_dir; stays pending"
+            )
         )
     return verdicts
+
+
+def _built_file(site_dir: str, key: str) -> Path | None:
+    """The file MkDocs wrote for a post key, or None when the key leads outside site_dir. The key
+    is percent-encoded like page.url (`posts/caf%C3%A9/`); the file on disk is named as the source
+    (`posts/café/index.html`)."""
+    from urllib.parse import unquote
+
+    name = unquote(key)
+    root = Path(site_dir).resolve()
+    page = (root / name / "index.html") if name.endswith("/") or not name else root / name
+    return page if page.resolve().is_relative_to(root) else None

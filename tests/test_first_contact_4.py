@@ -1,0 +1,33 @@
+"""Issue 36, a first contact's findings (fourth set): what an outside probe met on a first try."""
+
+from __future__ import annotations
+
+import pytest
+
+# ------------------------------------------------------------------ the sandbox's wait_until_live
+
+
+@pytest.mark.unit
+def test_the_sandbox_finds_a_built_post_whose_url_is_percent_encoded(tmp_path):
+    from mkdocs_syndicate.net.liveness import in_built_site
+
+    for folder in ("café", "two words"):  # MkDocs names the files as the sources, page.url encodes them
+        (tmp_path / "posts" / folder).mkdir(parents=True)
+        (tmp_path / "posts" / folder / "index.html").write_text("<html></html>", encoding="utf-8")
+    (tmp_path / "posts" / "flat é.html").write_text("<html></html>", encoding="utf-8")
+    urls = [
+        "https://example.com/posts/caf%C3%A9/",
+        "https://example.com/posts/two%20words/",
+        "https://example.com/posts/flat%20%C3%A9.html",
+    ]
+    assert in_built_site(urls, "https://example.com/", str(tmp_path)) == dict.fromkeys(urls)
+
+
+@pytest.mark.unit
+def test_the_sandbox_never_looks_outside_site_dir_for_a_post(tmp_path):
+    from mkdocs_syndicate.net.liveness import _built_file
+
+    (tmp_path / "site").mkdir()
+    (tmp_path / "secret.html").write_text("x", encoding="utf-8")
+    assert _built_file(str(tmp_path / "site"), "%2E%2E/secret.html") is None
+    assert _built_file(str(tmp_path / "site"), "posts/a/") == (tmp_path / "site" / "posts/a/index.html").resolve()
