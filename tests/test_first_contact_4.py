@@ -31,3 +31,30 @@ def test_the_sandbox_never_looks_outside_site_dir_for_a_post(tmp_path):
     (tmp_path / "secret.html").write_text("x", encoding="utf-8")
     assert _built_file(str(tmp_path / "site"), "%2E%2E/secret.html") is None
     assert _built_file(str(tmp_path / "site"), "posts/a/") == (tmp_path / "site" / "posts/a/index.html").resolve()
+
+
+# ------------------------------------------------------------------ settings said as the user writes them
+
+
+def loaded(folder, text: str):
+    """mkdocs.yml loaded as MkDocs loads it (no build): the config and the plugin's settings."""
+    from mkdocs.config import load_config
+
+    (folder / "docs").mkdir(exist_ok=True)
+    path = folder / "mkdocs.yml"
+    path.write_text(text, encoding="utf-8")
+    config = load_config(str(path))
+    return config, config.plugins["syndicate"].config
+
+
+@pytest.mark.unit
+def test_a_missing_site_url_is_named_as_the_top_level_setting_it_is(tmp_path):
+    from mkdocs_syndicate.config.site import options_from
+    from mkdocs_syndicate.errors import ConfigError
+
+    config, settings = loaded(tmp_path, "site_name: T\nplugins:\n  - syndicate:\n      channels: {}\n")
+    with pytest.raises(ConfigError) as caught:
+        options_from(config, settings, sending=True)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'mkdocs.yml'}: site_url: required"), message
+    assert "plugins.syndicate" not in message and "top level" in message

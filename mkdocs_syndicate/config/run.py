@@ -95,5 +95,9 @@ def parse_options(
 
 def require_site_url(site_url: str | None) -> str:
     if not site_url:
-        raise ConfigError("required by the syndicate plugin (posts are announced by their public URL)", "site_url")
+        raise ConfigError(
+            "required by the syndicate plugin (posts are announced by their public URL): "
+            "set it at the top level of the file, e.g. site_url: https://your-site/",
+            "site_url",
+        )
     return site_url if site_url.endswith("/") else site_url + "/"

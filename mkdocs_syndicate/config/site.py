@@ -43,6 +43,9 @@ def options_from(
 
     try:
         site = Site(require_site_url(config.site_url), config.site_name or "", config.site_dir)
+    except ConfigError as exc:  # a top-level setting of the file, not one of the plugin's
+        raise exc.located(config.config_file_path) from None
+    try:
         max_per_run = settings.max_per_run if settings.max_per_run is not None else DEFAULT_MAX_PER_RUN
         if max_per_run < 1:
             raise ConfigError("must be 1 or more", "max_per_run")
