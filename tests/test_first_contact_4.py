@@ -58,3 +58,32 @@ def test_a_missing_site_url_is_named_as_the_top_level_setting_it_is(tmp_path):
     message = str(caught.value)
     assert message.startswith(f"{tmp_path / 'mkdocs.yml'}: site_url: required"), message
     assert "plugins.syndicate" not in message and "top level" in message
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("written", ["devto", "dev", "dev.to", "DEV.to"])
+def test_a_channel_typed_after_dev_says_dev_is_type_forem(written):
+    from mkdocs_syndicate.channels import REGISTRY
+    from mkdocs_syndicate.config.channels import parse_channels
+    from mkdocs_syndicate.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        parse_channels({"dev": {"type": written, "api_key": "x-key-12"}}, REGISTRY)
+    assert caught.value.setting == "channels.dev.type"
+    assert f"unknown channel type {written!r}; DEV is type forem (known: " in str(caught.value)
+
+
+@pytest.mark.unit
+def test_a_misspelt_channel_setting_or_type_gets_the_nearest_name():
+    from mkdocs_syndicate.channels import REGISTRY
+    from mkdocs_syndicate.config.channels import parse_channels
+    from mkdocs_syndicate.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        parse_channels({"masto": {"type": "mastodon", "instance": "https://m.example", "tokne": "x-token-1"}}, REGISTRY)
+    assert caught.value.setting == "channels.masto.tokne"
+    assert "unknown setting for type mastodon; did you mean 'token'? (allowed: " in str(caught.value)
+
+    with pytest.raises(ConfigError) as caught:
+        parse_channels({"masto": {"type": "mastadon"}}, REGISTRY)
+    assert "unknown channel type 'mastadon'; did you mean 'mastodon'?" in str(caught.value)

@@ -126,13 +126,37 @@ def _channel_type(values: Mapping[str, Any], registry: Mapping[str, Any], where:
     type_name = values.get("type")
     if not isinstance(type_name, str) or type_name not in registry:
         known = ", ".join(sorted(registry))
-        raise ConfigError(f"unknown channel type {type_name!r} (known: {known})", f"{where}.type")
+        hint = _type_hint(type_name, registry)
+        raise ConfigError(f"unknown channel type {type_name!r}{hint} (known: {known})", f"{where}.type")
     cls = registry[type_name]
     unknown = set(values) - COMMON - set(cls.options)
     if unknown:
-        allowed = ", ".join(sorted((COMMON | set(cls.options)) - {"type"}))
-        raise ConfigError(f"unknown setting for type {type_name} (allowed: {allowed})", f"{where}.{sorted(unknown)[0]}")
+        names = sorted((COMMON | set(cls.options)) - {"type"})
+        first = sorted(unknown)[0]
+        hint = "".join(f"; did you mean '{near}'?" for near in _nearest(first, names))
+        allowed = ", ".join(names)
+        raise ConfigError(f"unknown setting for type {type_name}{hint} (allowed: {allowed})", f"{where}.{first}")
     return cls
+
+
+# What people call a service whose channel type is named after the software it runs.
+SERVICE_TYPES = {"dev": ("DEV", "forem"), "devto": ("DEV", "forem")}
+
+
+def _type_hint(type_name: object, registry: Mapping[str, Any]) -> str:
+    """ "; DEV is type forem" for `type: dev.to`, else the nearest known type, else nothing."""
+    if not isinstance(type_name, str):
+        return ""
+    service = SERVICE_TYPES.get("".join(c for c in type_name.lower() if c.isalnum()))
+    if service is not None and service[1] in registry:
+        return f"; {service[0]} is type {service[1]}"
+    return "".join(f"; did you mean '{near}'?" for near in _nearest(type_name.lower(), list(registry)))
+
+
+def _nearest(word: str, names: list[str]) -> list[str]:
+    import difflib
+
+    return difflib.get_close_matches(word, names, n=1, cutoff=0.6)
 
 
 def _timing(values: Mapping[str, Any], cls: Any, where: str) -> tuple[str, float, float, float]:
