@@ -87,3 +87,46 @@ def test_a_misspelt_channel_setting_or_type_gets_the_nearest_name():
     with pytest.raises(ConfigError) as caught:
         parse_channels({"masto": {"type": "mastadon"}}, REGISTRY)
     assert "unknown channel type 'mastadon'; did you mean 'mastodon'?" in str(caught.value)
+
+
+# ------------------------------------------------------------------ Bluesky's cut
+
+
+def bluesky_text(description: str) -> tuple[str, int]:
+    from conftest import SITE, channel_settings, make_post
+
+    from mkdocs_syndicate.channels.bluesky import BlueskyChannel
+
+    (settings,) = channel_settings(
+        {"b": {"type": "bluesky", "handle": "me.bsky.social", "app_password": "abcd-efgh-ijkl-mnop"}}
+    )
+    message = BlueskyChannel(settings, SITE).prepare(make_post(3, description=description)).message
+    return message.text, message.length
+
+
+@pytest.mark.unit
+def test_bluesky_shortens_a_description_at_a_word_with_an_ellipsis():
+    from mkdocs_syndicate.content.messages import grapheme_length
+
+    description = "The ledger is a YAML file committed next to mkdocs.yml, so every build knows what went out. " * 5
+    text, length = bluesky_text(description)
+    said = text.split("\n\n")[1]
+    assert said.endswith("…") and length <= 300 and grapheme_length(text) == length
+    cut = said[:-1]
+    assert description.startswith(cut) and description[len(cut)] == " ", said[-30:]  # was "…so every build kn…"
+
+    # Graphemes as Bluesky counts them: a family emoji is one (seven code points).
+    family = "👩\u200d👩\u200d👧\u200d👦"
+    text, length = bluesky_text(f"{family}{family} word " * 80)
+    said = text.split("\n\n")[1]
+    assert length <= 300 and grapheme_length(text) == length and said.endswith("word…")
+    assert len(text) > 300  # in code points it is longer: the limit is not theirs
+
+
+@pytest.mark.unit
+def test_a_description_without_spaces_is_cut_where_it_must_not_at_its_last_space():
+    """A guard on the word rule (this passed before it too): Japanese has no spaces to cut at,
+    and one space early in a text must not cost it the rest."""
+    for description in ("これは日本語の説明文です" * 40, "Vorwort: " + "Donaudampfschifffahrt" * 20):
+        text, length = bluesky_text(description)
+        assert 295 <= length <= 300 and text.split("\n\n")[1].endswith("…"), text

@@ -259,13 +259,19 @@ def hashtag(tag: str) -> str:
 
 
 def shorten(text: str, keep: int) -> str:
-    """The first `keep` graphemes plus an ellipsis (the ellipsis counts as one)."""
+    """At most `keep` graphemes, the last an ellipsis, cut where a word ends ("…next to mk…" is
+    no word); a text without spaces there (Chinese, Japanese, one long word) is cut where it must."""
     parts = graphemes(text)
     if len(parts) <= keep:
         return text
     if keep <= 0:
         return ""
-    return "".join(parts[: keep - 1]).rstrip() + ELLIPSIS
+    kept = parts[: keep - 1]
+    if not parts[keep - 1].isspace():  # the cut falls inside a word: end before it
+        spaces = [index for index, part in enumerate(kept) if part.isspace()]
+        if spaces and spaces[-1] >= len(kept) // 2:  # not at the cost of half the text
+            kept = kept[: spaces[-1]]
+    return "".join(kept).rstrip().rstrip(",;:").rstrip() + ELLIPSIS
 
 
 @dataclass(frozen=True)
