@@ -130,3 +130,56 @@ def test_a_description_without_spaces_is_cut_where_it_must_not_at_its_last_space
     for description in ("これは日本語の説明文です" * 40, "Vorwort: " + "Donaudampfschifffahrt" * 20):
         text, length = bluesky_text(description)
         assert 295 <= length <= 300 and text.split("\n\n")[1].endswith("…"), text
+
+
+# ------------------------------------------------------------------ DEV's body whatever wraps the content
+
+# What mkdocs-glightbox (0.5) hands on as page.content: selectolax's `tree.html`, a whole document.
+GLIGHTBOX_CONTENT = (
+    '<html><head></head><body><h1 id="lightbox-post">Lightbox post</h1>\n'
+    '<p>Body with an image <a class="glightbox" data-type="image" href="pic.png">'
+    '<img alt="a" src="pic.png"></a>.</p></body></html>'
+)
+
+
+@pytest.mark.unit
+def test_the_title_heading_goes_when_a_plugin_wraps_the_content_in_a_document():
+    from selectolax.lexbor import LexborHTMLParser
+
+    from mkdocs_syndicate.content.portable import portable_markdown
+
+    # The shape is glightbox's own: its parser wraps any fragment so.
+    assert LexborHTMLParser("<h1>T</h1>").html == "<html><head></head><body><h1>T</h1></body></html>"
+    markdown = portable_markdown(GLIGHTBOX_CONTENT, "https://blog.mysite.org/posts/one/", "Lightbox post")
+    assert markdown == (
+        "Body with an image [![a](https://blog.mysite.org/posts/one/pic.png)](https://blog.mysite.org/posts/one/pic.png)."
+    )
+    wrapped = '<!DOCTYPE html>\n<div class="content">\n<!-- a theme -->\n<h1>Lightbox post</h1><p>Body.</p></div>'
+    assert portable_markdown(wrapped, "https://blog.mysite.org/posts/one/", "Lightbox post") == "Body."
+    # Only a heading that comes first: text before it keeps it.
+    kept = "<div>Before <h1>Lightbox post</h1></div>"
+    assert "# Lightbox post" in portable_markdown(kept, "https://blog.mysite.org/posts/one/", "Lightbox post")
+
+
+@pytest.mark.process
+def test_dev_gets_the_title_once_from_a_site_that_uses_glightbox(tmp_path):
+    import base64
+    import json
+
+    from sites import mkdocs, post, write_site
+
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+    channels = {"devto": {"type": "forem", "api_key": "x-key-12", "min_interval": 0}}
+    text = post("Lightbox post").replace("Body of Lightbox post.", "Body with an image ![a](pic.png).")
+    config = write_site(tmp_path, {"mode": "send", "sandbox": True, "channels": channels}, {"one.md": text})
+    (tmp_path / "docs" / "posts" / "pic.png").write_bytes(base64.b64decode(png))
+    site = config.read_text(encoding="utf-8").replace("plugins:\n", "plugins:\n- glightbox\n")
+    config.write_text(site, encoding="utf-8")
+
+    result = mkdocs(config)
+    assert result.returncode == 0, result.stderr
+    assert 'class="glightbox"' in (tmp_path / "site" / "posts" / "one" / "index.html").read_text(encoding="utf-8")
+    (article,) = json.loads((tmp_path / ".syndicate-sandbox" / "state.json").read_text())["forem"]["articles"]
+    assert article["title"] == "Lightbox post"
+    assert article["body_markdown"].startswith("Body with an image [![a]("), article["body_markdown"]
+    assert "Lightbox post" not in article["body_markdown"]

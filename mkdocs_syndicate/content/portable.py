@@ -11,7 +11,8 @@ shows) or as a feed carries it (the same HTML), and written as Markdown by markd
   (`title="a.py"`) becomes a bold line above it; a code annotation marker keeps its number as
   ordinary text (`# (1)!` becomes `# (1)`), and the annotations' list stays;
 - icons are dropped, emoji become their character, footnotes stay footnotes (`[^1]`);
-- permalinks, the excerpt separator and a leading title heading (DEV shows the title) go;
+- permalinks, the excerpt separator and a leading title heading (DEV shows the title) go, the
+  heading found inside wrappers and in a whole document a plugin made of the content (glightbox);
 - links and images are made absolute against the post's URL.
 """
 
@@ -67,6 +68,7 @@ def portable_markdown(
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(content_html, "html.parser")
+    _unwrap_document(soup)
     _drop_title(soup, title)
     _plain(soup, page_url, languages or {})
     converter = _converter_class()(
@@ -76,10 +78,43 @@ def portable_markdown(
     return re.sub(r"\n{3,}", "\n\n", markdown).strip()
 
 
+def _unwrap_document(soup: BeautifulSoup) -> None:
+    """The content alone, when a plugin handed it on as a whole document (mkdocs-glightbox
+    re-serialises page.content as `<html><head></head><body>…</body></html>`)."""
+    from bs4 import Doctype
+
+    for declaration in soup.find_all(string=lambda text: isinstance(text, Doctype)):
+        declaration.extract()
+    for head in soup.find_all("head"):
+        head.decompose()
+    for name in ("html", "body"):
+        for tag in soup.find_all(name):
+            tag.unwrap()
+
+
+_WRAPPERS = ("div", "section", "article", "main", "header")
+
+
 def _drop_title(soup: BeautifulSoup, title: str) -> None:
-    first = soup.find(True)
+    """The first heading, if it only repeats the title, inside any wrappers that come before
+    anything else (a theme's or a plugin's `<div>` around the content)."""
+    first = _first_tag(soup)
+    while first is not None and first.name in _WRAPPERS:
+        first = _first_tag(first)
     if first is not None and first.name == "h1" and _text(first) == " ".join(title.split()):
         first.decompose()
+
+
+def _first_tag(parent: Tag | BeautifulSoup) -> Tag | None:
+    """The first element of `parent`, or None when text comes before it."""
+    from bs4 import Comment, Tag
+
+    for child in parent.children:
+        if isinstance(child, Tag):
+            return child
+        if not isinstance(child, Comment) and child.strip():
+            return None
+    return None
 
 
 def _text(tag: Tag) -> str:
