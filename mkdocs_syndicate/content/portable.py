@@ -107,12 +107,12 @@ def _drop_title(soup: BeautifulSoup, title: str) -> None:
 
 def _first_tag(parent: Tag | BeautifulSoup) -> Tag | None:
     """The first element of `parent`, or None when text comes before it."""
-    from bs4 import Comment, Tag
+    from bs4.element import Comment, NavigableString, Tag
 
     for child in parent.children:
         if isinstance(child, Tag):
             return child
-        if not isinstance(child, Comment) and child.strip():
+        if isinstance(child, NavigableString) and not isinstance(child, Comment) and child.strip():
             return None
     return None
 
