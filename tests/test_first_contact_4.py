@@ -183,3 +183,48 @@ def test_dev_gets_the_title_once_from_a_site_that_uses_glightbox(tmp_path):
     assert article["title"] == "Lightbox post"
     assert article["body_markdown"].startswith("Body with an image [![a]("), article["body_markdown"]
     assert "Lightbox post" not in article["body_markdown"]
+
+
+# ------------------------------------------------------------------ two sites' sandboxes
+
+
+@pytest.mark.http
+def test_a_run_s_sandbox_links_to_the_port_it_bound_when_another_sandbox_holds_the_default(
+    tmp_path, monkeypatch, clock
+):
+    """Another site's `mkdocs-syndicate sandbox` on the default address: links there reached it
+    (a 401, not this site's post). Stood in for by a sandbox on a port of its own, made the default."""
+    from urllib.parse import urlsplit
+
+    import httpx
+    from conftest import SITE, ListReporter, make_post
+
+    from mkdocs_syndicate.config.run import parse_options
+    from mkdocs_syndicate.engine.syndication import send
+    from mkdocs_syndicate.ledger.store import Ledger
+    from mkdocs_syndicate.registry import emulators
+    from mkdocs_syndicate.sandbox import SandboxServer
+
+    with SandboxServer(tmp_path / "other-site", emulators()) as other:
+        monkeypatch.setattr("mkdocs_syndicate.sandbox.server.DEFAULT_PUBLIC_BASE", other.url)
+        options = parse_options(
+            {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"}},
+            ledger_path=tmp_path / "ledger.yml",
+            site=SITE,
+            sandbox=True,
+            sending=True,
+        )
+        report = send(options, [make_post(1)], ListReporter(), clock=clock)
+        assert [r.state for r in report.results] == ["done"]
+        link = Ledger.read(tmp_path / "ledger.yml").record("blog/post-1/", "masto").remote_url
+        port = urlsplit(link).port
+        assert port != urlsplit(other.url).port, link
+        assert httpx.get(link.replace(f":{port}/", f":{urlsplit(other.url).port}/")).status_code != 200
+        (note,) = report.warnings
+        assert f"{other.url} is taken" in note and f"`mkdocs-syndicate sandbox --port {port}`" in note
+
+        # This site's own links are served by this site's sandbox on that port, after the run.
+        with SandboxServer(
+            tmp_path / ".syndicate-sandbox", emulators(), port=port, public_base=f"http://127.0.0.1:{port}"
+        ):
+            assert httpx.get(link).status_code == 200

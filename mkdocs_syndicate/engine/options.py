@@ -26,6 +26,7 @@ class Sandbox:
 
     url: str
     public_base: str = DEFAULT_PUBLIC_BASE
+    note: str | None = None  # why the links do not use the default address
 
 
 def make_channels(options: Options, sandbox: Sandbox | None = None) -> list[Channel]:

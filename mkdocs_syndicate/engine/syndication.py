@@ -60,7 +60,9 @@ def send(
             channels = make_channels(options, sandbox)
             refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
             session = Session(options, ledger, mirror, chosen, channels, reporter, clock, transport, verify_only)
-            return session.run()
+            report = session.run()
+            report.warnings[:0] = [sandbox.note] if sandbox and sandbox.note else []
+            return report
 
 
 class Session:
@@ -302,7 +304,8 @@ def _sandbox(options: Options) -> Iterator[Sandbox | None]:
         yield Sandbox(running, running)
         return
     with site_sandbox(options) as server:
-        yield Sandbox(server.url, server.public_base)
+        note = server.own_links_if_taken()  # 8787 held by another site's sandbox
+        yield Sandbox(server.url, server.public_base, note)
 
 
 def site_sandbox(options: Options, **server_options: object) -> SandboxServer:

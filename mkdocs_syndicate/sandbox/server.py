@@ -64,13 +64,13 @@ class SandboxServer:
         emulators: Iterable[type[Emulator]],
         *,
         port: int = 0,
-        public_base: str = DEFAULT_PUBLIC_BASE,
+        public_base: str | None = None,  # DEFAULT_PUBLIC_BASE
         key_file_root: Path | None = None,
         idempotency_ttl: float = 3600.0,
         latency: Callable[[], float] | None = None,
     ) -> None:
         self.state_dir = Path(state_dir)
-        self.public_base = public_base.rstrip("/")
+        self.public_base = (public_base or DEFAULT_PUBLIC_BASE).rstrip("/")
         self.key_file_root = key_file_root
         self.idempotency_ttl = idempotency_ttl
         self.latency = latency
@@ -144,6 +144,21 @@ class SandboxServer:
     @property
     def listening(self) -> bool:
         return self._httpd is not None
+
+    def own_links_if_taken(self) -> str | None:
+        """A run's own sandbox listens on any free port and hands out links at the default
+        address (8787), where `mkdocs-syndicate sandbox` serves them after the run. When something
+        already answers there (another site's sandbox), such links would reach it, not this site's
+        posts: they use the address this server bound instead. Returns what to tell the user then."""
+        if self.public_base == self.url or not _answering(self.public_base):
+            return None
+        taken, self.public_base = self.public_base, self.url
+        port = self.url.rsplit(":", 1)[1]
+        return (
+            f"sandbox: {taken} is taken (another site's `mkdocs-syndicate sandbox`?), so this run's sandbox "
+            f"and its links use the port it bound: {self.url}; `mkdocs-syndicate sandbox --port {port}` "
+            "serves them after the run"
+        )
 
     def public_page(self, path: str) -> Response | None:
         """The public page of a received post whose link has this path (None: not one)."""
@@ -366,6 +381,16 @@ def running_sandbox(state_dir: Path) -> str | None:
     except (OSError, ValueError, KeyError, TypeError, httpx.HTTPError):
         pass
     return None
+
+
+def _answering(base: str) -> bool:
+    """Whether something listens at base (a loopback address: connecting is immediate)."""
+    address = urlsplit(base)
+    try:
+        with socket.create_connection((address.hostname or "127.0.0.1", address.port or 80), timeout=2):
+            return True
+    except OSError:
+        return False
 
 
 class _QuietServer(ThreadingHTTPServer):
