@@ -102,6 +102,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             self.snapshot = self._quiet_snapshot(config)
             if self.snapshot is not None:
                 return config  # settings validated by an earlier build, unchanged since
+        else:
+            self._refuse_a_rebuild_it_cannot_make(config)
         self._validate(config)
         return config
 
@@ -281,25 +283,28 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         import subprocess
 
         log.info("building the pages again, with the links to the new copies (links_rebuild)")
-        command = [
-            sys.executable,
-            "-m",
-            "mkdocs",
-            "build",
-            "-f",
-            str(config.config_file_path),
-            "-d",
-            config.site_dir,
-            *(["--strict"] if config.strict else []),
-        ]
         rebuilt = subprocess.run(
-            command, env={**os.environ, settings.LINKS_REBUILD_ENV: "1"}, capture_output=True, text=True, check=False
+            _rebuild_command(config),
+            env={**os.environ, settings.LINKS_REBUILD_ENV: "1"},
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if rebuilt.returncode != 0:
             tail = "\n".join(rebuilt.stderr.strip().splitlines()[-5:])
             raise PluginError(
                 f"syndicate: the announcements went out, but building the pages again with their "
                 f"links failed (links_rebuild); the next build will carry them:\n{tail}"
+            )
+
+    def _refuse_a_rebuild_it_cannot_make(self, config: MkDocsConfig) -> None:
+        """links_rebuild builds again from the config file: one read from standard input is gone.
+        Said before anything is sent."""
+        rebuilding = self.config.links_rebuild and self.links != "off" and self.command == "build"
+        if rebuilding and not config.config_file_path:
+            raise PluginError(
+                "syndicate: links_rebuild: the pages cannot be built again from a config read from "
+                "standard input (-f -); build with -f mkdocs.yml, or set links_rebuild: false"
             )
 
     def _plan(self, options: Options, posts: list[Post]) -> None:
@@ -375,3 +380,28 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
                 site_files=self.site_files,
                 due=plan_snapshot.next_due([p.date for p in posts], dt.datetime.now(dt.UTC)),
             )
+
+
+def _rebuild_command(config: MkDocsConfig) -> list[str]:
+    """This `mkdocs build` again (links_rebuild): the same program (MkDocs or ProperDocs), config
+    file and command-line settings. MkDocs lays the command line over the file (`load_config(**options)`
+    in mkdocs/__main__.py), so each setting it can change is passed: its effective value where it
+    round-trips (site_dir, strict, use_directory_urls), the option as given where it does not
+    (`-t` replaces the whole theme). `-P`: nothing is imported from the working folder, which
+    `python -m` would put first on sys.path (a stray mkdocs.py there)."""
+    context = click.get_current_context(silent=True)
+    given = context.params if context is not None and context.command.name == "build" else {}
+    return [
+        sys.executable,
+        "-P",
+        "-m",
+        type(config).__module__.split(".")[0],  # the program whose config this is: mkdocs, properdocs
+        "build",
+        "-f",
+        config.config_file_path,
+        "-d",
+        config.site_dir,
+        "--strict" if config.strict else "--no-strict",
+        "--use-directory-urls" if config.use_directory_urls else "--no-directory-urls",
+        *(["-t", str(given["theme"])] if given.get("theme") else []),
+    ]

@@ -228,3 +228,85 @@ def test_a_run_s_sandbox_links_to_the_port_it_bound_when_another_sandbox_holds_t
             tmp_path / ".syndicate-sandbox", emulators(), port=port, public_base=f"http://127.0.0.1:{port}"
         ):
             assert httpx.get(link).status_code == 200
+
+
+# ------------------------------------------------------------------ links_rebuild builds what the build built
+
+
+def rebuilding_site(folder):
+    from sites import post, write_site
+
+    channels = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"}}
+    plugin = {"mode": "send", "sandbox": True, "links_rebuild": True, "channels": channels}
+    return write_site(folder, plugin, {"one.md": post("One")})
+
+
+def syndication_links(page) -> int:
+    return page.read_text(encoding="utf-8").count("u-syndication")
+
+
+@pytest.mark.process
+def test_links_rebuild_builds_with_the_command_line_s_settings(tmp_path):
+    """`mkdocs build --no-directory-urls` announced posts/one.html, and the rebuild made
+    posts/one/index.html instead (the announced link a 404); `-t readthedocs` was lost too."""
+    from sites import mkdocs
+
+    config = rebuilding_site(tmp_path / "flat")
+    result = mkdocs(config, "build", "--no-directory-urls")
+    assert result.returncode == 0, result.stderr
+    assert "posts/one.html done" in result.stderr and "building the pages again" in result.stderr
+    site = tmp_path / "flat" / "site"
+    assert not (site / "posts" / "one").exists()
+    assert syndication_links(site / "posts" / "one.html") == 1
+
+    config = rebuilding_site(tmp_path / "themed")
+    result = mkdocs(config, "build", "-t", "readthedocs")
+    assert result.returncode == 0, result.stderr
+    page = tmp_path / "themed" / "site" / "posts" / "one" / "index.html"
+    assert syndication_links(page) == 1 and "rst-content" in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.process
+def test_links_rebuild_imports_nothing_from_the_working_folder(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    config = rebuilding_site(tmp_path)
+    (tmp_path / "mkdocs.py").write_text('raise SystemExit("the working folder\'s mkdocs.py ran")\n', encoding="utf-8")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("CI", "GITHUB_", "SYNDICATE_"))}}
+    result = subprocess.run(
+        [sys.executable, "-P", "-m", "mkdocs", "build", "-f", str(config)],
+        cwd=tmp_path,
+        env={**env, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "working folder's mkdocs.py" not in result.stderr
+    assert syndication_links(tmp_path / "site" / "posts" / "one" / "index.html") == 1
+
+
+@pytest.mark.process
+def test_links_rebuild_refuses_a_config_from_standard_input_before_sending(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    config = rebuilding_site(tmp_path)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("CI", "GITHUB_", "SYNDICATE_"))}}
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-f", "-"],
+        input=config.read_text(encoding="utf-8"),
+        cwd=tmp_path,
+        env={**env, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "links_rebuild: the pages cannot be built again from a config read from standard input (-f -)" in (
+        result.stderr
+    )
+    assert not (tmp_path / ".syndicate-sandbox").exists() and not (tmp_path / "ledger.yml").exists()
