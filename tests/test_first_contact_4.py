@@ -310,3 +310,20 @@ def test_links_rebuild_refuses_a_config_from_standard_input_before_sending(tmp_p
         result.stderr
     )
     assert not (tmp_path / ".syndicate-sandbox").exists() and not (tmp_path / "ledger.yml").exists()
+
+
+@pytest.mark.unit
+def test_a_page_reads_replies_from_the_sandbox_that_made_the_copy():
+    from mkdocs_syndicate.ledger.schema import Record
+    from mkdocs_syndicate.sources.ledger_copies import replies_locator
+
+    channels = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"}}
+    replies_of = replies_locator(channels, sandbox=True)
+    moved = Record(
+        "done", 1, "2026-11-20T10:00:00Z", remote_id="7", remote_url="http://127.0.0.1:45273/mastodon/@sandbox/7"
+    )
+    assert replies_of("masto", moved).url == "http://127.0.0.1:45273/mastodon/api/v1/statuses/7/context"
+    usual = Record(
+        "done", 1, "2026-11-20T10:00:00Z", remote_id="7", remote_url="http://127.0.0.1:8787/mastodon/@sandbox/7"
+    )
+    assert replies_of("masto", usual).url == "http://127.0.0.1:8787/mastodon/api/v1/statuses/7/context"

@@ -10,6 +10,7 @@ import hashlib
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from mkdocs_syndicate.content.crosslinks import Replies, RepliesOf
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
@@ -95,23 +96,22 @@ def replies_locator(raw_channels: Any, *, sandbox: bool) -> RepliesOf:
     channels = {
         channel.id: channel for channel in parse_channels(raw_channels, clients(), check_templates=False, problems=[])
     }
-    options = {
-        channel.id: {
-            **channel.options,
-            **(
-                TYPES[channel.type].emulator_class().client_options(DEFAULT_PUBLIC_BASE, DEFAULT_PUBLIC_BASE)
-                if sandbox
-                else {}
-            ),
-        }
-        for channel in channels.values()
-    }
+
+    def options_for(channel: Any, record: Record) -> dict[str, Any]:
+        if not sandbox:
+            return dict(channel.options)
+        # The sandbox that made the copy: its link's address (8787, or the port a run's own
+        # sandbox bound when another site's held 8787).
+        link = urlsplit(record.remote_url or "")
+        base = f"{link.scheme}://{link.netloc}" if link.scheme == "http" and link.netloc else DEFAULT_PUBLIC_BASE
+        return {**channel.options, **TYPES[channel.type].emulator_class().client_options(base, base)}
 
     def replies_of(channel_id: str, record: Record) -> Replies | None:
         channel = channels.get(channel_id)
         if channel is None:
             return None
-        url = TYPES[channel.type].client_class().replies_url(options[channel_id], record)
-        return Replies(channel.type, url, str(options[channel_id].get("web_url") or "")) if url else None
+        options = options_for(channel, record)
+        url = TYPES[channel.type].client_class().replies_url(options, record)
+        return Replies(channel.type, url, str(options.get("web_url") or "")) if url else None
 
     return replies_of
