@@ -275,8 +275,12 @@ def plan(config_file: Path | None, feed: str | None) -> None:
     posts, built_at = _built_posts(options, feed)
     the_plan = _guard(lambda: make_the_plan(options, posts))
     hashtags_from = hashtag_source(site.settings.hashtags_from, feed=feed is not None)
-    for line in full_plan_lines(the_plan, _source(feed, built_at), options.max_per_run, hashtags_from):
+    for line in full_plan_lines(
+        the_plan, _source(feed, built_at), options.max_per_run, hashtags_from, options.site.url
+    ):
         click.echo(line)
+    if the_plan.pairs:
+        _warn_of_a_placeholder(options)
 
 
 # ---------------------------------------------------------------------- run / verify
@@ -284,6 +288,14 @@ def plan(config_file: Path | None, feed: str | None) -> None:
 
 def _log(text: str) -> None:
     click.echo(printable(text), err=True)
+
+
+def _warn_of_a_placeholder(options: Options) -> None:
+    from mkdocs_syndicate.output.siteurl import placeholder
+
+    found = placeholder(options)
+    if found is not None:
+        _log(("warning: " if found[0] else "note: ") + found[1])
 
 
 @main.command()
@@ -306,6 +318,7 @@ def run(config_file: Path | None, feed: str | None) -> None:
     posts, built_at = _built_posts(options, feed)
     note = sandbox_note(options)
     _log(f"sending the posts of {_source(feed, built_at)}" + (f" {note}" if note else ""))
+    _warn_of_a_placeholder(options)
     report = _guard(lambda: run_with_display(options, posts, _log, _log))
     message = undone_message(report, options)
     if message:

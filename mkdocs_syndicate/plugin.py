@@ -262,6 +262,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
 
         note = sandbox_note(options)
         log.info(f"sending ({self.decision.reason}){' ' + note if note else ''}")
+        _warn_of_a_placeholder_site_url(options)
         report = run_with_display(options, posts, log.info, log.warning)
         self._rebuild_for_new_links()
         message = undone_message(report, options)
@@ -312,7 +313,10 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         from mkdocs_syndicate.output.plan import hashtag_source, log_plan, stale_pending
 
         the_plan = plan(options, posts)
-        log_plan(the_plan, self.decision.reason, log.info, hashtags_from=hashtag_source(self.config.hashtags_from))
+        hashtags_from = hashtag_source(self.config.hashtags_from)
+        log_plan(the_plan, self.decision.reason, log.info, hashtags_from=hashtags_from, site_url=options.site.url)
+        if the_plan.pairs:
+            _warn_of_a_placeholder_site_url(options)
         self._remember_if_quiet(options, posts, the_plan)
         hours = self.config.stale_after_hours
         # A pull request cannot announce anything: old pending posts are news for its author, not
@@ -380,6 +384,15 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
                 site_files=self.site_files,
                 due=plan_snapshot.next_due([p.date for p in posts], dt.datetime.now(dt.UTC)),
             )
+
+
+def _warn_of_a_placeholder_site_url(options: Options) -> None:
+    from mkdocs_syndicate.output.siteurl import placeholder
+
+    found = placeholder(options)
+    if found is not None:
+        warning, text = found
+        (log.warning if warning else log.info)(text)
 
 
 def _rebuild_command(config: MkDocsConfig) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 # ------------------------------------------------------------------ the sandbox's wait_until_live
@@ -327,3 +329,72 @@ def test_a_page_reads_replies_from_the_sandbox_that_made_the_copy():
         "done", 1, "2026-11-20T10:00:00Z", remote_id="7", remote_url="http://127.0.0.1:8787/mastodon/@sandbox/7"
     )
     assert replies_of("masto", usual).url == "http://127.0.0.1:8787/mastodon/api/v1/statuses/7/context"
+
+
+# ------------------------------------------------------------------ a placeholder site_url
+
+
+def site_options(url: str, *, sandbox: bool = False, instance: str = "https://mastodon.social"):
+    from mkdocs_syndicate.config.run import Site, parse_options
+
+    channels = {"masto": {"type": "mastodon", "instance": instance, "token": "x-token-1"}}
+    return parse_options(
+        channels, ledger_path=Path("/nowhere/ledger.yml"), site=Site(url, "S"), sandbox=sandbox, sending=False
+    )
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com/",
+        "https://EXAMPLE.org./blog/",
+        "https://www.example.net/",
+        "https://blog.example/",
+        "https://my.site.test/",
+        "https://x.invalid/",
+        "http://localhost:8000/",
+        "http://docs.localhost/",
+        "http://127.0.0.1:8000/",
+    ],
+)
+def test_a_reserved_site_url_is_warned_of_when_posts_go_out(url):
+    from mkdocs_syndicate.output.siteurl import placeholder
+
+    warning, text = placeholder(site_options(url))
+    assert warning and text.startswith(f"site_url {url}: ") and "set site_url in mkdocs.yml" in text
+
+
+@pytest.mark.unit
+def test_a_real_site_url_or_the_sandbox_s_own_address_is_not_warned_of():
+    from mkdocs_syndicate.output.siteurl import placeholder
+
+    for url in ("https://blog.mysite.org/", "https://user.github.io/project/", "https://example.company.com/"):
+        assert placeholder(site_options(url)) is None
+    assert placeholder(site_options("http://localhost:8000/", sandbox=True)) is None
+    # Nothing goes public in a rehearsal: a note, not a warning (it does not fail --strict).
+    assert placeholder(site_options("https://example.com/", sandbox=True))[0] is False
+    assert placeholder(site_options("https://example.com/", instance="http://127.0.0.1:9"))[0] is False
+
+
+@pytest.mark.process
+def test_a_plan_build_says_where_links_lead_and_warns_of_the_readme_s_placeholder(tmp_path):
+    from sites import mkdocs, post, write_site
+
+    channels = {"masto": {"type": "mastodon", "instance": "https://mastodon.social", "token": "x-token-1"}}
+    config = write_site(tmp_path / "placeholder", {"mode": "plan", "channels": channels}, {"one.md": post("One")})
+    result = mkdocs(config, "build", "--strict")
+    assert result.returncode != 0
+    assert "syndicate: the posts' links are under site_url https://example.com/" in result.stderr
+    (warning,) = [line for line in result.stderr.splitlines() if line.startswith("WARNING") and "site_url" in line]
+    assert "example.com is reserved for examples (RFC 2606)" in warning
+
+    real = write_site(
+        tmp_path / "real",
+        {"mode": "plan", "channels": channels},
+        {"one.md": post("One")},
+        site_url="https://blog.mysite.org/",
+    )
+    result = mkdocs(real, "build", "--strict")
+    assert result.returncode == 0, result.stderr
+    assert "the posts' links are under site_url https://blog.mysite.org/" in result.stderr

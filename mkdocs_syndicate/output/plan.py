@@ -46,7 +46,14 @@ def _collapsed(kind: str, members: list[str], after: int | None) -> list[str]:
     return [*members[:3], f"{kind}: … and {len(members) - 3} more (`mkdocs-syndicate plan` lists them all)"]
 
 
-def full_plan_lines(plan: Plan, source: str, max_per_run: int | None, hashtags_from: str = "") -> list[str]:
+def carried(site_url: str) -> str:
+    """Which site the announced links lead to: one line of the plan."""
+    return f"the posts' links are under site_url {one_line(site_url)}"
+
+
+def full_plan_lines(
+    plan: Plan, source: str, max_per_run: int | None, hashtags_from: str = "", site_url: str = ""
+) -> list[str]:
     """`mkdocs-syndicate plan`: every pending pair with why it is pending and, indented, exactly
     what the channel would receive. `source`: where the posts came from ("the build of …")."""
     verifies = [p for p in plan.pairs if p.needs_verify]
@@ -57,6 +64,8 @@ def full_plan_lines(plan: Plan, source: str, max_per_run: int | None, hashtags_f
     ]
     if plan.adoption is not None:
         lines.append(ADOPTS + plan.adoption.line())
+    if site_url and plan.pairs:
+        lines.append(carried(site_url))
     if hashtags_from and plan.pairs:
         lines.append(f"hashtags and DEV tags come from {hashtags_from}")
     for channel_id, pairs in plan.lanes.items():
@@ -104,13 +113,17 @@ def hashtag_source(hashtags_from: Sequence[str], *, feed: bool = False) -> str:
     return f"front matter {' and '.join(hashtags_from)} (hashtags_from)" if hashtags_from else ""
 
 
-def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None], hashtags_from: str = "") -> None:
+def log_plan(
+    the_plan: Plan, reason: str, log: Callable[[str], None], hashtags_from: str = "", site_url: str = ""
+) -> None:
     if the_plan.adoption is not None:
         log(f"plan ({reason}): {ADOPTS}" + the_plan.adoption.line())
     if not the_plan.pairs and not the_plan.deferred:
         log(f"plan ({reason}): nothing pending")
         return
     log(f"plan ({reason}): {len(the_plan.pairs)} pair(s) would be sent; nothing sent")
+    if site_url:
+        log(carried(site_url))
     if hashtags_from:
         log(f"hashtags and DEV tags come from {hashtags_from}")
     for line in plan_lines(the_plan, collapse_after=COLLAPSE_AFTER):
