@@ -398,3 +398,34 @@ def test_a_plan_build_says_where_links_lead_and_warns_of_the_readme_s_placeholde
     result = mkdocs(real, "build", "--strict")
     assert result.returncode == 0, result.stderr
     assert "the posts' links are under site_url https://blog.mysite.org/" in result.stderr
+
+
+@pytest.mark.http
+def test_the_sandbox_says_it_reads_the_indexnow_key_from_the_built_site_not_the_web(tmp_path, clock):
+    """The example site's first run said only "the engines fetch https://example.com/<key>.txt":
+    the sandbox's engine reads the built site, where a missing file is fixed by building."""
+    from conftest import ListReporter, make_post
+
+    from mkdocs_syndicate.config.run import Site, parse_options
+    from mkdocs_syndicate.engine.syndication import send
+
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    options = parse_options(
+        {"ping": {"type": "indexnow", "key": "a-real-key-0001"}},
+        ledger_path=tmp_path / "ledger.yml",
+        site=Site("https://blog.mysite.org/", "S", str(site_dir)),
+        sandbox=True,
+        sending=True,
+    )
+    post = make_post(1, url="https://blog.mysite.org/blog/post-1/")
+    (result,) = send(options, [post], ListReporter(), clock=clock).results
+    expected = f"the sandbox's engine reads it from the built site: {site_dir / 'sandbox-indexnow-key-0001.txt'}"
+    assert result.state == "waiting" and expected in result.detail, result.detail
+    assert "(the engines fetch https://blog.mysite.org/sandbox-indexnow-key-0001.txt; " in result.detail
+    # The engine found no key file there: the fix is to build the site, not to deploy it.
+    (refused,) = send(options, [post], ListReporter(), clock=clock).results
+    assert refused.state == "failed" and "403 key not accepted: " in refused.detail
+    served = "(served as https://blog.mysite.org/sandbox-indexnow-key-0001.txt)"
+    assert f"{site_dir / 'sandbox-indexnow-key-0001.txt'} {served} is missing" in refused.detail
+    assert "(build the site, then run again)" in refused.detail

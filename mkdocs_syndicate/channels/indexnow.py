@@ -6,6 +6,7 @@ in_flight (with the 202 noted) and the next run pings them again."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlsplit
 
@@ -55,6 +56,22 @@ class IndexNowChannel(Channel):
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
         return Prepared(None, description=f"ping {post.url}")
 
+    def _key_checked_at(self) -> str:
+        local = self._key_file_in_built_site()
+        in_sandbox = f"; the sandbox's engine reads it from the built site: {local}" if local else ""
+        return f"the engines fetch {self.key_location}{in_sandbox}"
+
+    def _key_file_in_built_site(self) -> Path | None:
+        """Where an engine on this machine (the sandbox's) reads the key file: a public key
+        location is read from the built site, not the web. None for a real engine."""
+        from mkdocs_syndicate.config.channels import is_loopback
+
+        endpoint = urlsplit(self.settings.options["endpoint"]).hostname or ""
+        location = urlsplit(self.key_location).hostname or ""
+        if self.site.site_dir and is_loopback(endpoint) and not is_loopback(location):
+            return Path(self.site.site_dir, f"{self.key}.txt")
+        return None
+
     def batches(self, posts: list[Post]) -> list[list[Post]]:
         by_host: dict[str, list[Post]] = {}
         for post in posts:
@@ -84,15 +101,18 @@ class IndexNowChannel(Channel):
         if response.status_code == 202:
             # "URL received. IndexNow key validation pending": the engines fetch the key file
             # later, and Yandex says to submit again until the answer is 200.
-            return Outcome(
-                Kind.ACCEPTED, error=f"202 accepted, key validation pending (the engines fetch {self.key_location})"
-            )
+            return Outcome(Kind.ACCEPTED, error=f"202 accepted, key validation pending ({self._key_checked_at()})")
         outcome = status_outcome(response, http.now())
         if response.status_code == 403:
+            local = self._key_file_in_built_site()
+            where, fix = (
+                (f"{local} (served as {self.key_location})", "build the site")
+                if local
+                else (self.key_location, "deploy the site")
+            )
             return Outcome(
                 Kind.REFUSED,
-                error=f"403 key not accepted: {self.key_location} is missing "
-                "or does not contain the key (deploy the site, then run again)",
+                error=f"403 key not accepted: {where} is missing or does not contain the key ({fix}, then run again)",
             )
         if response.status_code == 422:
             return Outcome(
