@@ -205,6 +205,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
                 return
             self._validate(config)  # something changed: the whole work after all
         assert self.options is not None
+        from mkdocs_syndicate.sources.mkdocs_build import redirect_keys
+
+        self.options.redirects = redirect_keys(self.files, config)
         if not self.serving and not self.dirty:
             # For `mkdocs-syndicate run/plan/adopt`, which work from the last build's posts.
             try:

@@ -45,6 +45,9 @@ class Options:
     backlog: str = "send"
     backlog_days: float = 2.0
     sandbox_pacing: str = "fast"  # sandbox only: "fast" (min_interval / 100) or "real"
+    # Pages the site redirects (mkdocs-redirects): old page key → new page key. A post announced
+    # under the old one is the same post under the new one (engine/moves.py).
+    redirects: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
 

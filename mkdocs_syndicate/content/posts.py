@@ -37,6 +37,8 @@ class Post:
     excerpt_source: str = ""  # without a description: the Markdown of its excerpt (made text on use)
     body_missing: bool = False  # the source has no body to give (a feed entry with a summary only)
     code_languages: dict[str, str] = field(default_factory=dict)  # first line of code → language (source)
+    src: str = ""  # the source file relative to docs_dir (posts the plugin finds): the same post after a move
+    pin: str | None = None  # front matter `syndicate_id`, when the post has one
 
     @property
     def summary(self) -> str:

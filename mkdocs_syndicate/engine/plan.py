@@ -10,9 +10,9 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from mkdocs_syndicate.channels.base import Channel, Prepared
-from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import Adoption
+from mkdocs_syndicate.engine.moves import Move
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef
 
@@ -33,7 +33,7 @@ class PendingPair:
 
     @property
     def ref(self) -> PostRef:
-        return PostRef(self.post.key, self.post.url, self.post.title)
+        return PostRef(self.post.key, self.post.url, self.post.title, self.post.src or None, self.post.pin)
 
 
 @dataclass
@@ -41,6 +41,7 @@ class Plan:
     lanes: dict[str, list[PendingPair]] = field(default_factory=dict)
     deferred: list[Post] = field(default_factory=list)  # over max_per_run: next run
     adoption: Adoption | None = None  # a first run's backlog, adopted not sent
+    moves: list[Move] = field(default_factory=list)  # posts found under a new key: re-keyed, not announced again
 
     @property
     def pairs(self) -> list[PendingPair]:
@@ -48,29 +49,6 @@ class Plan:
 
     def __bool__(self) -> bool:
         return bool(self.pairs)
-
-
-def keyed_as_in_ledger(ledger: Ledger, posts: list[Post], site_url: str) -> list[Post]:
-    """Each post under the key its page already has in the ledger. A post is found by its key
-    first; a post whose key the ledger does not know, but whose URL a ledger entry has (a page
-    announced under a pinned `syndicate_id` and now read from a feed, or the other way round),
-    takes that entry's key, so switching how posts are found announces nothing twice."""
-    if all(post.key in ledger.posts for post in posts):
-        return posts
-    by_url = _keys_by_page(ledger, site_url)
-    if not by_url:
-        return posts
-    taken = {post.key for post in posts}
-    result = []
-    for post in posts:
-        page = post_key_of(post.url, site_url) if post.key not in ledger.posts else None
-        known = by_url.get(page) if page is not None else None
-        if known is not None and known not in taken:
-            taken.add(known)
-            result.append(replace(post, key=known))
-        else:
-            result.append(post)
-    return result
 
 
 def _pending(ledger: Ledger, post: Post, channel: Channel) -> list[PendingPair]:
@@ -82,16 +60,6 @@ def _pending(ledger: Ledger, post: Post, channel: Channel) -> list[PendingPair]:
     if record is not None and record.idempotency_key:
         prepared = replace(prepared, idempotency_key=record.idempotency_key)
     return [PendingPair(post, channel, record, prepared)]
-
-
-def _keys_by_page(ledger: Ledger, site_url: str) -> dict[str, str]:
-    """Each page the ledger has records for (its URL read as a key of this site), and its key."""
-    by_url: dict[str, str] = {}
-    for key, entry in ledger.posts.items():
-        page = post_key_of(entry.url, site_url) if entry.url else None
-        if page is not None and entry.channels:
-            by_url.setdefault(page, key)
-    return by_url
 
 
 def make_plan(

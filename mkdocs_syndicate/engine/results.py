@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.backlog import Adoption
+    from mkdocs_syndicate.engine.moves import Move
     from mkdocs_syndicate.timeutil import Clock
 
 
@@ -32,6 +33,7 @@ class RunReport:
     requests: int = 0
     warnings: list[str] = field(default_factory=list)  # messages changed to fit a channel's rules
     adoption: Adoption | None = None  # a first run's backlog, adopted not sent
+    moves: list[Move] = field(default_factory=list)  # posts found under a new key: the same post, re-keyed
 
     @property
     def undone(self) -> list[PairResult]:
