@@ -32,6 +32,9 @@ class Move:
     new: str  # the post's key in this build
     why: str  # what proved it is the same post
 
+    def line(self) -> str:
+        return f"moved: {self.old} → {self.new} (the same post, by {self.why}); not announced again"
+
 
 @dataclass
 class Identified:
