@@ -9,7 +9,6 @@ from rich.console import Console
 
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.engine.moves import Move
 from mkdocs_syndicate.engine.results import RunReport
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.output.progress import RichReporter, summary_table
@@ -41,8 +40,8 @@ def run_with_display(
         report = send(options, posts, PlainReporter(log), verify_only=verify_only)
     if report.adoption is not None:
         log(report.adoption.line())
-    for line in moved_lines(report.moves):
-        log(line)
+    for move in report.moves:
+        log(one_line(move.line()))
     if not report.results:
         log(
             "nothing in flight to verify (0 requests)"
@@ -53,14 +52,6 @@ def run_with_display(
         console.print(summary_table(report))
     _warn_of_what_is_left(report, warn)
     return report
-
-
-def moved_lines(moves: list[Move]) -> list[str]:
-    """One line per post found under a new key: the same post, never announced again."""
-    return [
-        one_line(f"moved: {move.old} → {move.new} (the same post, by {move.why}); not announced again")
-        for move in moves
-    ]
 
 
 def _warn_of_what_is_left(report: RunReport, warn: Callable[[str], None]) -> None:

@@ -57,9 +57,7 @@ def full_plan_lines(plan: Plan, source: str, max_per_run: int | None, hashtags_f
     ]
     if plan.adoption is not None:
         lines.append(ADOPTS + plan.adoption.line())
-    lines += [
-        one_line(f"moved: {m.old} → {m.new} (the same post, by {m.why}); not announced again") for m in plan.moves
-    ]
+    lines += [one_line(move.line()) for move in plan.moves]
     if hashtags_from and plan.pairs:
         lines.append(f"hashtags and DEV tags come from {hashtags_from}")
     for channel_id, pairs in plan.lanes.items():
@@ -111,11 +109,7 @@ def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None], hashtags_f
     if the_plan.adoption is not None:
         log(f"plan ({reason}): {ADOPTS}" + the_plan.adoption.line())
     for move in the_plan.moves:
-        log(
-            one_line(
-                f"plan ({reason}): moved: {move.old} → {move.new} (the same post, by {move.why}); not announced again"
-            )
-        )
+        log(one_line(f"plan ({reason}): {move.line()}"))
     if not the_plan.pairs and not the_plan.deferred:
         log(f"plan ({reason}): nothing pending")
         return
