@@ -10,7 +10,10 @@ Any other post is matched, among the entries no post of this build has by key, b
 5. a redirect the site declares (mkdocs-redirects' `redirect_maps`) from the entry's page to it.
 
 A matched entry is re-keyed under the post's key now, with the old key and URL kept as aliases,
-and what identifies the post (its `src`, its pin, its URL) is written into its entry. All of it
+and what identifies the post (its `src`, its pin, its URL) is written into its entry. One
+exception: an entry kept under a pinned `syndicate_id` that the post, read from a feed, cannot
+carry keeps its key, and the post takes it (a feed run and a plugin run then agree, with no
+re-keying back and forth). All of it
 goes to the ledger in one write before any request of the run (`Ledger.rewrite`), never only in
 memory: after the next rename, the ledger alone must know the post. A plan (which writes
 nothing) uses the same result in memory.
@@ -41,10 +44,15 @@ class Identified:
     posts: Posts  # the ledger's posts with every move and identity fact applied
     moves: list[Move] = field(default_factory=list)
     learned: list[str] = field(default_factory=list)  # keys whose entry gained a fact (src, id, URL) without a move
+    keys: dict[str, str] = field(default_factory=dict)  # a post's key → the pinned key it takes from its entry
 
     @property
     def changed(self) -> bool:
         return bool(self.moves or self.learned)
+
+    def keyed(self, posts: list[Post]) -> list[Post]:
+        """The posts, each under the key its entry has."""
+        return [replace(post, key=self.keys[post.key]) if post.key in self.keys else post for post in posts]
 
 
 def identify(
@@ -65,6 +73,10 @@ def identify(
             continue
         old, why = found
         claimed.add(old)
+        if not post.pin and _pinned(old, result.posts[old], site_url):
+            result.keys[post.key] = old
+            _learn(result, replace(post, key=old), old, site_url)
+            continue
         result.posts[post.key] = _moved(result.posts.pop(old), old, post, site_url)
         result.moves.append(Move(old, post.key, why))
     return result
@@ -120,6 +132,11 @@ def _find(
         if key is not None and key not in claimed and key != post.key:
             return key, why
     return None
+
+
+def _pinned(key: str, entry: PostEntry, site_url: str) -> bool:
+    """Whether an entry's key is a pinned syndicate_id (a key is a page's path, or a pin)."""
+    return entry.id == key or (bool(entry.url) and post_key_of(entry.url, site_url) != key)
 
 
 def _reversed(redirects: Mapping[str, str]) -> dict[str, list[str]]:

@@ -86,6 +86,7 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     chosen = select_posts(options, posts, clock)
     found = identify(ledger.posts, chosen, options.site.url, options.redirects)
     ledger.preview(found.posts)  # what a send would write first, seen without writing
+    chosen = found.keyed(chosen)
     adopting = first_run_adoption(options, ledger, chosen, clock)
     adopted = adopting.pairs([c.id for c in channels]) if adopting is not None else set()
     the_plan = make_plan(ledger, chosen, channels, options.max_per_run, skip=adopted)

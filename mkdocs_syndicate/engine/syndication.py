@@ -61,6 +61,7 @@ def send(
             refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
             found = identify(ledger.posts, chosen, options.site.url, options.redirects)
             _record_identities(ledger, found)
+            chosen = found.keyed(chosen)
             session = Session(options, ledger, mirror, chosen, channels, reporter, clock, transport, verify_only)
             session.report.moves = found.moves
             return session.run()
