@@ -224,7 +224,7 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-_ORDER = {"failed": 0, "in_flight": 1, "pending": 2, "opted_out": 3, "done": 4, "skipped": 5}
+_ORDER = {"failed": 0, "in_flight": 1, "pending": 2, "deleted": 3, "opted_out": 4, "done": 5, "skipped": 6}
 
 
 def _status_lines(pair: Any, width: int) -> list[Text]:

@@ -8,6 +8,7 @@ servers speaking this API ignore it. Pagination is followed on the instance's ow
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
@@ -103,6 +104,17 @@ SCOPE_HINT = (
 )
 
 
+def _record_not_found(response: httpx.Response) -> bool:
+    """Mastodon's API answer for a record that does not exist: JSON {"error": "Record not found"}."""
+    if not response.headers.get("content-type", "").startswith("application/json"):
+        return False
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("error") == "Record not found"
+
+
 class MastodonChannel(Channel):
     type_name = "mastodon"
     options: ClassVar[Mapping[str, Option]] = {
@@ -159,13 +171,21 @@ class MastodonChannel(Channel):
             return transport_outcome(exc)
         if response.status_code == 200:
             return self._created(response, post, prepared.message.text)
-        if response.status_code in (404, 410) and prepared.replay:
-            # Mastodon answers a replayed Idempotency-Key whose status was deleted with 404: it
-            # existed, and its author removed it. Never post it again.
+        if response.status_code == 404 and prepared.replay and _record_not_found(response):
+            # Mastodon answers a replayed Idempotency-Key whose status was deleted with its API's
+            # own 404 (PostStatusService finds the key's status id; Status.find raises, and
+            # Api::BaseController answers {"error": "Record not found"}): it existed, and its
+            # author removed it. Any other 404 (a maintenance page, a proxy) proves nothing.
             return Outcome(
                 Kind.GONE,
-                error=f"{response.status_code} for a replayed Idempotency-Key: the "
+                error="404 Record not found for a replayed Idempotency-Key: the "
                 "status was made and then deleted on the instance; not sent again",
+            )
+        if response.status_code in (404, 410) and prepared.replay:
+            return Outcome(
+                Kind.AMBIGUOUS,
+                error=f"{response.status_code} for a replayed Idempotency-Key, not the API's own "
+                "'Record not found': proves nothing; the post may exist",
             )
         return status_outcome(response, http.now())
 

@@ -42,7 +42,7 @@ class Step(enum.Enum):
     READ_LATER = "keep in_flight; read again once the settle time has passed"
     LEAVE = "keep in_flight and report it"
     AWAIT = "keep in_flight: received, confirmed only later; the next run sends again"
-    SKIP = "record skipped: it was made and its author deleted it; never sent again"
+    DELETED = "record deleted: it was made, and the service proves it is gone; never sent again"
     RELEASE = "record failed: proved absent by a run that only reads; the next run sends it"
 
 
@@ -205,7 +205,7 @@ _RULES: dict[Event, Callable[[Situation], Action]] = {
     Kind.REFUSED: lambda s: Action(Step.FAIL),
     Found.CONFLICT: lambda s: Action(Step.FAIL),
     Kind.ACCEPTED: _accepted,
-    Kind.GONE: lambda s: Action(Step.SKIP, reason="made, then deleted by its author: not sent again"),
+    Kind.GONE: lambda s: Action(Step.DELETED, reason="made, then deleted by its author: not sent again"),
     Kind.AUTH: lambda s: Action(Step.STOP_LANE, reason="the service refused the credentials"),
     Kind.NOT_SENT: _not_sent,
     Kind.RATE_LIMITED: _rate_limited,

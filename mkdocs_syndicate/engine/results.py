@@ -16,14 +16,15 @@ if TYPE_CHECKING:
 class PairResult:
     post_key: str
     channel: str
-    state: str  # done | failed | in_flight | waiting | not_attempted | pending (verify only)
+    state: str  # done | deleted | failed | in_flight | waiting | not_attempted | pending (verify only)
     detail: str = ""
     remote_url: str | None = None
     needs_review: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.state == "done"
+        """Finished: the copy is there, or the service proved it was made and then removed."""
+        return self.state in ("done", "deleted")
 
 
 @dataclass

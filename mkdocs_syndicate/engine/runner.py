@@ -138,7 +138,7 @@ class _End:
 
 
 # The steps that end a member's way in this run; the others (send, retry, read) go on with the unit.
-_ENDINGS = frozenset({Step.DONE, Step.SKIP, Step.FAIL, Step.STOP_LANE, Step.RELEASE, Step.AWAIT, Step.LEAVE})
+_ENDINGS = frozenset({Step.DONE, Step.DELETED, Step.FAIL, Step.STOP_LANE, Step.RELEASE, Step.AWAIT, Step.LEAVE})
 
 
 class Runner:
@@ -381,9 +381,9 @@ class Runner:
         assert current is not None  # a send or a read came first: the pair has a record
         if step is Step.DONE:
             return self._done_end(attempt, current, action)
-        if step is Step.SKIP:
+        if step is Step.DELETED:
             note = self._clean(channel, attempt.reason or action.reason)
-            return _End(current.moved(State.SKIPPED, self._now(), note=note), "skipped", note)
+            return _End(current.moved(State.DELETED, self._now(), note=note), "deleted", note)
         if step is Step.AWAIT:
             note = f"{self._clean(channel, attempt.reason)}; {action.reason}"
             return _End(replace(current, error=note), "waiting", note)
