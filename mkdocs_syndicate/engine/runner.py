@@ -137,6 +137,9 @@ class _End:
     stops_lane: str | None = None  # why the channel takes no more requests this run
 
 
+# Outcomes that prove the request made nothing: not counted among the uncertain sends.
+_DEFINITE = frozenset({Kind.NOT_SENT, Kind.REFUSED, Kind.RATE_LIMITED, Kind.AUTH})
+
 # The steps that end a member's way in this run; the others (send, retry, read) go on with the unit.
 _ENDINGS = frozenset({Step.DONE, Step.DELETED, Step.FAIL, Step.STOP_LANE, Step.RELEASE, Step.AWAIT, Step.LEAVE})
 
@@ -423,7 +426,7 @@ class Runner:
         return _End(record, "pending" if action.step is Step.RELEASE else "failed", error, stops_lane=stop)
 
     def _failed_record(self, current: Record, event: Event, error: str) -> Record:
-        failed = self._failed(current, error)
+        failed = self._failed(current, error, definite=event in _DEFINITE)
         if event is Found.CONFLICT:  # what is at our key is not ours: the next attempt takes a fresh key
             failed = replace(failed, idempotency_key=None, created_at=None)
         return failed
@@ -434,7 +437,10 @@ class Runner:
     async def _step_retry(self, attempt: _Attempt, action: Action) -> list[_Unit] | None:
         """Nothing happened remotely: record failed, wait as the server asked (or back off), send."""
         error = self._error_text(attempt.channel, attempt.event, attempt.reason, action)
-        writes = [(member, self._failed(record, error)) for member, record in self._in_flight_records(attempt.unit)]
+        writes = [
+            (member, self._failed(record, error, definite=True))
+            for member, record in self._in_flight_records(attempt.unit)
+        ]
         if writes:
             await self._write_many(writes)
         if action.at is not None:
@@ -507,7 +513,9 @@ class Runner:
             # the request never left. Say so, or the pushed in_flight would cost the next run a
             # settle wait and a read before it may send.
             with contextlib.suppress(SyndicateError):  # a failed flush already says why
-                await self._write_many([(m, self._failed(r, INTERRUPTED_BEFORE_SENDING)) for m, r in staged])
+                await self._write_many(
+                    [(m, self._failed(r, INTERRUPTED_BEFORE_SENDING, definite=True)) for m, r in staged]
+                )
             raise
         checkpoints.hit("after_in_flight_write")
         if unit.batch is not None:
@@ -613,8 +621,14 @@ class Runner:
     def _done(self, current: Record, remote_id: str | None, remote_url: str | None) -> Record:
         return current.moved(State.DONE, self._now(), remote_id=remote_id, remote_url=remote_url)
 
-    def _failed(self, current: Record, error: str) -> Record:
-        return current.moved(State.FAILED, self._now(), error=error)
+    def _failed(self, current: Record, error: str, *, definite: bool = False) -> Record:
+        """`definite`: the request never left, or the service said a definite no; it is not one
+        of the sends whose outcome was unknown, which `attempts` counts against the cap
+        (policy.MAX_UNCERTAIN_SENDS), so the in_flight write's count is taken back."""
+        failed = current.moved(State.FAILED, self._now(), error=error)
+        if definite and current.state == State.IN_FLIGHT:
+            failed = replace(failed, attempts=max(0, current.attempts - 1))
+        return failed
 
     async def _write_many(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None:
         await self._writer.write([Transition(p.ref, p.channel.id, r) for p, r in items], before_request=before_request)
