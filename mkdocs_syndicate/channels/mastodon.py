@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from mkdocs_syndicate.channels.base import (
     Channel,
+    Copy,
     Found,
     Http,
     Kind,
@@ -117,6 +118,7 @@ def _record_not_found(response: httpx.Response) -> bool:
 
 class MastodonChannel(Channel):
     type_name = "mastodon"
+    edits_in_place = True  # PUT /api/v1/statuses/:id (Mastodon 3.5+)
     options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option(
@@ -207,6 +209,48 @@ class MastodonChannel(Channel):
             )
         except BadAnswer as exc:
             return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
+
+    async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
+        """PUT /api/v1/statuses/:id with the new text: the status keeps its id, its replies and
+        boosts, and shows "edited". Mastodon answers a status that is gone (or not ours) with its
+        API's 404 "Record not found"."""
+        import httpx
+
+        assert prepared.message is not None and record.remote_id
+        form = {"status": prepared.message.text}
+        if self.settings.options.get("language"):
+            form["language"] = self.settings.options["language"]
+        url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
+        try:
+            response = await http.request("PUT", url, data=form, headers=self._auth())
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        if response.status_code == 200:
+            try:
+                status = json_object(response)
+            except BadAnswer as exc:
+                return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the copy may be updated")
+            return Outcome(Kind.DONE, remote_id=record.remote_id, remote_url=optional_url(status.get("url")))
+        outcome = status_outcome(response, http.now())
+        if response.status_code == 404:  # only a read of the copy's own id may say it is gone
+            return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the copy is read before anything else")
+        return outcome
+
+    async def read_copy(self, http: Http, record: Record, prepared: Prepared) -> Copy:
+        """GET /api/v1/statuses/:id/source: the status's plain text as its author wrote it (the
+        `content` of a status is HTML, re-linked by the instance: no basis for a comparison)."""
+        assert record.remote_id
+        status_url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
+        response = await http.request("GET", f"{status_url}/source", headers=self._auth())
+        if response.status_code == 404:  # gone, or an instance before 3.5: the status itself says which
+            shown = await http.request("GET", status_url, headers=self._auth())
+            return Copy.GONE if shown.status_code == 404 and _record_not_found(shown) else Copy.UNKNOWN
+        if response.status_code != 200:
+            return Copy.UNKNOWN
+        text = optional_text(json_object(response).get("text"), "the status source's text")
+        if not text or prepared.message is None:
+            return Copy.UNKNOWN
+        return Copy.MATCHES if text == prepared.message.text else Copy.DIFFERS
 
     @classmethod
     def replies_url(cls, options: Mapping[str, Any], record: Record) -> str | None:

@@ -44,6 +44,8 @@ class ChannelSettings:
     enabled: bool
     template: str | None
     options: Mapping[str, Any] = field(default_factory=dict)
+    edits: str = "ignore"  # "update": a copy whose message changed is edited in place
+    removals: str = "keep"  # "delete": a removed post's copies are deleted (not yet carried out: kept)
 
     @property
     def at_most_once(self) -> bool:
@@ -57,7 +59,7 @@ class ChannelSettings:
         return f"channels.{self.id}.{setting}"
 
 
-COMMON = {"type", "delivery", "min_interval", "template", "timeout", "settle", "enabled", "label"}
+COMMON = {"type", "delivery", "min_interval", "template", "timeout", "settle", "enabled", "label", "edits", "removals"}
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_SETTLE = 600.0
 
@@ -118,7 +120,23 @@ def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], che
             wrong.append(exc)
     if wrong:
         raise wrong[0] if len(wrong) == 1 else ConfigError("", parts=wrong)
-    return ChannelSettings(channel_id, cls.type_name, *timing, enabled, template, options)
+    edits = _life_choice(values.get("edits", "update" if cls.edits_in_place else "ignore"), EDITS, f"{where}.edits")
+    if edits == "update" and not cls.edits_in_place:
+        raise ConfigError(f"{cls.type_name} cannot edit a post in place; use 'edits: ignore'", f"{where}.edits")
+    removals = _life_choice(values.get("removals", "keep"), REMOVALS, f"{where}.removals")
+    if removals == "delete":  # said plainly rather than accepted and not carried out
+        raise ConfigError("'delete' is not available in this version yet: copies are kept", f"{where}.removals")
+    return ChannelSettings(channel_id, cls.type_name, *timing, enabled, template, options, edits, removals)
+
+
+EDITS = ("update", "ignore")
+REMOVALS = ("keep", "delete")
+
+
+def _life_choice(value: object, allowed: tuple[str, ...], setting: str) -> str:
+    if value not in allowed:
+        raise ConfigError(f"must be {' or '.join(allowed)}, not {value!r}", setting)
+    return str(value)
 
 
 def _channel_type(values: Mapping[str, Any], registry: Mapping[str, Any], where: str) -> Any:

@@ -25,11 +25,14 @@ class PendingPair:
     channel: Channel
     record: Record | None
     prepared: Prepared
+    op: str | None = None  # "update": the copy exists and its message changed (absent: the first send)
 
     @property
     def needs_verify(self) -> bool:
-        """An in_flight record of an at-most-once channel is read back before anything is resent."""
-        return self.record is not None and self.record.state == State.IN_FLIGHT and self.channel.settings.at_most_once
+        """An in_flight record of an at-most-once channel is read back before anything is resent;
+        so is an interrupted update (its copy is read by its own id)."""
+        in_flight = self.record is not None and self.record.state == State.IN_FLIGHT
+        return in_flight and (self.channel.settings.at_most_once or self.op is not None)
 
     @property
     def ref(self) -> PostRef:
@@ -52,14 +55,44 @@ class Plan:
 
 
 def _pending(ledger: Ledger, post: Post, channel: Channel) -> list[PendingPair]:
-    """The pair, prepared, when its record says it has work; an in_flight record's key is kept."""
+    """The pair, prepared, when its record says it has work; an in_flight record's key is kept.
+    A done copy whose message would now be different is an update, with `edits: update`."""
     record = ledger.record(post.key, channel.id)
+    if record is not None and record.op is not None:  # an update whose outcome is unknown: settled by a read
+        return [PendingPair(post, channel, record, _prepared(channel, post, record), record.op)]
+    if record is not None and record.state == State.DONE:
+        return _out_of_date(post, channel, record) if _same_door(ledger, post) else []
     if (record.state if record else None) not in PENDING_STATES:
         return []
+    return [PendingPair(post, channel, record, _prepared(channel, post, record))]
+
+
+def _same_door(ledger: Ledger, post: Post) -> bool:
+    """Whether the post was read the way its copies' messages were made: by the plugin (its
+    source file, as the entry has it) or from a feed (no source file on either side). A site that
+    moves from the plugin to its feed sees each post described differently (a feed's summary is
+    not the page's excerpt): that is not an edit, and no copy is touched for it."""
+    entry = ledger.posts.get(post.key)
+    return entry is not None and (entry.src or "") == post.src
+
+
+def _prepared(channel: Channel, post: Post, record: Record | None) -> Prepared:
     prepared = channel.prepare(post, created_at=record.created_at if record else None)
     if record is not None and record.idempotency_key:
         prepared = replace(prepared, idempotency_key=record.idempotency_key)
-    return [PendingPair(post, channel, record, prepared)]
+    return prepared
+
+
+def _out_of_date(post: Post, channel: Channel, record: Record) -> list[PendingPair]:
+    """A done copy to update: its message (as `message_sha256` recorded it) is not the one the
+    channel would send now. A record without a hash (written before hashes) or without a remote
+    id (nothing to address) is left alone."""
+    if channel.settings.edits != "update" or not record.message_sha256 or not record.remote_id:
+        return []
+    prepared = _prepared(channel, post, record)
+    if prepared.sha256 is None or prepared.sha256 == record.message_sha256:
+        return []
+    return [PendingPair(post, channel, record, prepared, "update")]
 
 
 def make_plan(

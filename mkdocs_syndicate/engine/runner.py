@@ -33,6 +33,7 @@ from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Event, Situation, Step, decide
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
+from mkdocs_syndicate.engine.updates import carry_update
 from mkdocs_syndicate.errors import LaneCrashed, StaleLedger, SyndicateError
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, Transition
@@ -94,6 +95,14 @@ def _terminated_like_ctrl_c(runner: Runner) -> Iterator[None]:
 def _waits_for_push(channel: Channel) -> bool:
     """An at-most-once request leaves only once its in_flight record is durable (pushed, in git)."""
     return channel.settings.at_most_once
+
+
+def _up_to_date(pair: PendingPair) -> bool:
+    return (
+        pair.record is not None
+        and pair.record.state == State.DONE
+        and pair.record.message_sha256 == pair.prepared.sha256
+    )
 
 
 class _LaneStopped(Exception):
@@ -321,6 +330,11 @@ class Runner:
         decides each step from the last event, for each member (their records may differ), and
         the unit either ends (each member its own way, written together) or goes on by a step
         of `_STEPS`. Returns what the lane must take up again later (a settle wait), or []."""
+        if unit.members[0].op == "update":  # an existing copy edited (engine/updates.py)
+            stop = await carry_update(self, http, unit.members[0], read_first=unit.read_first)
+            if stop is not None:
+                raise _LaneStopped(stop)
+            return []
         if not unit.read_first and self.verify_only:
             return []
         attempt = _Attempt(channel, http, unit)
@@ -592,10 +606,12 @@ class Runner:
     ) -> list[PendingPair]:
         """New pairs' messages made again under the service's own limits, when it states other
         ones (Mastodon's /api/v2/instance); a pair with a record keeps the message it was sent with."""
-        fresh = [pair for pair in pairs if pair.record is None]
+        fresh = [pair for pair in pairs if pair.record is None or pair.op == "update"]
         if not fresh or not await channel.learn_limits(http, [pair.prepared for pair in fresh]):
             return pairs
-        return [self._prepared_again(channel, pair) if pair.record is None else pair for pair in pairs]
+        again = [self._prepared_again(channel, pair) if pair in fresh else pair for pair in pairs]
+        # An update whose message, made under the service's limits, is what the copy says: none.
+        return [pair for pair in again if not (pair.op == "update" and _up_to_date(pair))]
 
     @staticmethod
     def _prepared_again(channel: Channel, pair: PendingPair) -> PendingPair:
@@ -612,6 +628,31 @@ class Runner:
         return [
             (member, record) for member, record in records if record is not None and record.state == State.IN_FLIGHT
         ]
+
+    # ------------------------------------------------------------------ what an update borrows (engine/updates.py)
+
+    def situation_for(self, channel: Channel, record: Record | None, sends: int, outcome: Outcome | None) -> Situation:
+        return self._situation(channel, record, sends, outcome)
+
+    async def write_records(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None:
+        await self._write_many(items, before_request=before_request)
+
+    def record_of(self, pair: PendingPair) -> Record | None:
+        return self._record(pair)
+
+    def report_pair(
+        self, pair: PendingPair, state: str, detail: str, remote_url: str | None, needs_review: bool
+    ) -> None:
+        self._finish(pair, state, detail, remote_url, needs_review)
+
+    def cleaned(self, channel: Channel, text: str | None) -> str:
+        return self._clean(channel, text)
+
+    def now_iso(self) -> str:
+        return self._now()
+
+    def backoff_for(self, sends: int) -> float:
+        return self._backoff(sends)
 
     # ------------------------------------------------------------------ helpers
 
