@@ -11,6 +11,7 @@ from mkdocs_syndicate.config.channels import with_options
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post, announceable
 from mkdocs_syndicate.engine.backlog import Adoption, adoption, refuse_renamed_channels
+from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import identify
 from mkdocs_syndicate.engine.plan import Plan, make_plan
 from mkdocs_syndicate.ledger.store import Ledger
@@ -89,7 +90,9 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     chosen = found.keyed(chosen)
     adopting = first_run_adoption(options, ledger, chosen, clock)
     adopted = adopting.pairs([c.id for c in channels]) if adopting is not None else set()
-    the_plan = make_plan(ledger, chosen, channels, options.max_per_run, skip=adopted)
+    memo = MessageMemo.beside(options.ledger_path)
+    the_plan = make_plan(ledger, chosen, channels, options.max_per_run, skip=adopted, memo=memo)
+    memo.save()
     the_plan.adoption = adopting
     the_plan.moves = found.moves
     return the_plan

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from mkdocs_syndicate.channels.base import Channel, Prepared
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import Adoption
+from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Move
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef
@@ -54,14 +55,14 @@ class Plan:
         return bool(self.pairs)
 
 
-def _pending(ledger: Ledger, post: Post, channel: Channel) -> list[PendingPair]:
+def _pending(ledger: Ledger, post: Post, channel: Channel, memo: MessageMemo) -> list[PendingPair]:
     """The pair, prepared, when its record says it has work; an in_flight record's key is kept.
     A done copy whose message would now be different is an update, with `edits: update`."""
     record = ledger.record(post.key, channel.id)
     if record is not None and record.op is not None:  # an update whose outcome is unknown: settled by a read
         return [PendingPair(post, channel, record, _prepared(channel, post, record), record.op)]
     if record is not None and record.state == State.DONE:
-        return _out_of_date(post, channel, record) if _same_door(ledger, post) else []
+        return _out_of_date(post, channel, record, memo) if _same_door(ledger, post) else []
     if (record.state if record else None) not in PENDING_STATES:
         return []
     return [PendingPair(post, channel, record, _prepared(channel, post, record))]
@@ -83,14 +84,21 @@ def _prepared(channel: Channel, post: Post, record: Record | None) -> Prepared:
     return prepared
 
 
-def _out_of_date(post: Post, channel: Channel, record: Record) -> list[PendingPair]:
+def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo) -> list[PendingPair]:
     """A done copy to update: its message (as `message_sha256` recorded it) is not the one the
     channel would send now. A record without a hash (written before hashes) or without a remote
-    id (nothing to address) is left alone."""
+    id (nothing to address) is left alone. The memo spares making the message of a post that did
+    not change (engine/memo.py)."""
     if channel.settings.edits != "update" or not record.message_sha256 or not record.remote_id:
         return []
+    fingerprint = memo.fingerprint(post, channel, record.created_at)
+    if memo.unchanged(post.key, channel.id, fingerprint, record.message_sha256):
+        return []
     prepared = _prepared(channel, post, record)
-    if prepared.sha256 is None or prepared.sha256 == record.message_sha256:
+    if prepared.sha256 is None:
+        return []
+    memo.remember(post.key, channel.id, fingerprint, prepared.sha256)
+    if prepared.sha256 == record.message_sha256:
         return []
     return [PendingPair(post, channel, record, prepared, "update")]
 
@@ -101,17 +109,19 @@ def make_plan(
     channels: list[Channel],
     max_per_run: int | None,
     skip: Collection[tuple[str, str]] = frozenset(),
+    memo: MessageMemo | None = None,
 ) -> Plan:
     """`posts` are the announceable posts, oldest first; at most `max_per_run` of them get work.
     `skip`: (post key, channel) pairs left out (a backlog a plan would adopt)."""
     plan = Plan(lanes={c.id: [] for c in channels})
+    memo = memo or MessageMemo(None)
     taken = 0
     for post in posts:
         pairs = [
             pair
             for channel in channels
             if post.wants(channel.id) and (post.key, channel.id) not in skip
-            for pair in _pending(ledger, post, channel)
+            for pair in _pending(ledger, post, channel, memo)
         ]
         if not pairs:
             continue

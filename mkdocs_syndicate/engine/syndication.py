@@ -17,6 +17,7 @@ from mkdocs_syndicate.channels.base import Channel
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import adopt, refuse_renamed_channels
+from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Identified, identify
 from mkdocs_syndicate.engine.options import Sandbox, first_run_adoption, make_channels, sandbox_state_dir, select_posts
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan
@@ -100,6 +101,7 @@ class Session:
         self.clock, self.transport, self.verify_only = clock, transport, verify_only
         self.report = RunReport()
         self.left_to_others: set[tuple[str, str]] = set()  # pairs another run (or a late page) has
+        self.memo = MessageMemo.beside(options.ledger_path)  # what unchanged posts' messages hash to
 
     def run(self) -> RunReport:
         self._adopt_on_first_contact()
@@ -118,6 +120,7 @@ class Session:
         for _ in range(REPLAN_ROUNDS):
             if self._round():
                 break
+        self.memo.save()
         if self.mirror is not None:
             self.ledger.push_if_ahead()
             self.mirror.finish()
@@ -136,7 +139,11 @@ class Session:
         """This round's plan: what is pending, less what others have and (verify only) what
         needs no read."""
         made = make_plan(
-            self.ledger, self.chosen, self.channels, None if self.verify_only else self.options.max_per_run
+            self.ledger,
+            self.chosen,
+            self.channels,
+            None if self.verify_only else self.options.max_per_run,
+            memo=self.memo,
         )
         lanes = {channel: [p for p in pairs if self._ours_now(p)] for channel, pairs in made.lanes.items()}
         the_plan = Plan(lanes=lanes, deferred=made.deferred)
