@@ -22,13 +22,15 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.channels.base import Channel
-    from mkdocs_syndicate.content.posts import Post
 
 _FORMAT = 1
+# Every field of a post: a message may depend on any of them (a new field is in the fingerprint at once).
+_POST_FIELDS = tuple(field.name for field in dataclasses.fields(Post))
 
 
 def _version() -> str:
@@ -46,6 +48,7 @@ class MessageMemo:
         self._entries: dict[str, list[str]] = {}
         self._changed = False
         self._release = _version()
+        self._channels: dict[str, bytes] = {}
         if path is not None:
             self._entries = _load(path)
 
@@ -54,17 +57,20 @@ class MessageMemo:
         return cls(ledger_path.parent / CACHE_DIR / f"{ledger_path.name}.messages.json")
 
     def fingerprint(self, post: Post, channel: Channel, created_at: str | None) -> str:
-        settings = channel.settings
-        parts = (
-            self._release,
-            repr(dataclasses.astuple(post)),
-            settings.type,
-            settings.template,
-            repr(sorted((name, repr(value)) for name, value in settings.options.items())),
-            channel.site.name,
-            created_at,
-        )
-        return hashlib.sha256("\x00".join(str(part) for part in parts).encode("utf-8", "surrogatepass")).hexdigest()
+        digest = hashlib.sha256(self._channel_part(channel))
+        digest.update(repr(tuple(getattr(post, name) for name in _POST_FIELDS)).encode("utf-8", "surrogatepass"))
+        digest.update(f"\x00{created_at}".encode())
+        return digest.hexdigest()
+
+    def _channel_part(self, channel: Channel) -> bytes:
+        """What of the channel and the release a message depends on, made once per channel."""
+        known = self._channels.get(channel.id)
+        if known is None:
+            settings = channel.settings
+            options = sorted((name, repr(value)) for name, value in settings.options.items())
+            text = repr((self._release, settings.type, settings.template, options, channel.site.name))
+            known = self._channels[channel.id] = text.encode("utf-8", "surrogatepass")
+        return known
 
     def unchanged(self, key: str, channel_id: str, fingerprint: str, sha: str) -> bool:
         """Whether the message made from `fingerprint` is known to hash to `sha`."""
