@@ -32,6 +32,7 @@ from mkdocs_syndicate.config import defaults as settings
 from mkdocs_syndicate.config.schema import SyndicateConfig, as_errors
 from mkdocs_syndicate.engine.modes import Decision, decide, pull_request_reason
 from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.safety import PrintableRecords
 
 if TYPE_CHECKING:
     from mkdocs.structure.pages import Page
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 # templates, the sandbox and git only by a build that sends.
 
 log = get_plugin_logger("syndicate")
+log.logger.addFilter(PrintableRecords())  # every line it logs: escape sequences shown, never acted on
 
 
 class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-call]

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 from mkdocs_syndicate.lazyre import lazy_compile
@@ -70,3 +71,15 @@ def json_safe(text: str) -> str:
     """JSON text (made with ensure_ascii=False) whose strings' control, bidi and invisible
     characters are written as \\uXXXX escapes: the same JSON, inert on a terminal."""
     return _RAW_IN_JSON.sub(lambda match: f"\\u{ord(match.group(0)):04x}", text)
+
+
+class PrintableRecords(logging.Filter):
+    """A logger's every record shown as `printable` text (whatever a message quotes: a feed's
+    title, a post key, a server's answer), installed on the plugin's logger."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        shown = printable(message)
+        if shown != message:
+            record.msg, record.args = shown, None
+        return True
