@@ -162,7 +162,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         value = self.config.links
         links = "off" if value is False else "block" if value is True else value
         if links not in settings.LINKS:
-            raise PluginError(f"syndicate: links: must be block, meta-only or false, not {value!r}")
+            from mkdocs_syndicate.redaction import env_named  # a value read by !ENV: shown by its name
+
+            raise PluginError(env_named(f"syndicate: links: must be block, meta-only or false, not {value!r}"))
         return str(links)
 
     def _ledger_copies(self, config: MkDocsConfig) -> Copies:

@@ -214,3 +214,19 @@ def test_syndicate_yml_errors_name_the_env_variable_too(tmp_path, monkeypatch):
     message = str(caught.value)
     assert "channels.masto.instance: !ENV MASTODON_TOKEN is not an http(s) URL" in message, message
     assert leaks(message) == []
+
+
+@pytest.mark.process
+def test_the_plugins_own_setting_errors_name_the_env_variable_too(tmp_path):
+    from sites import mkdocs
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Home\n")
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(
+        "site_name: S\nsite_url: https://example.com/\nplugins:\n"
+        "  - syndicate: {mode: plan, links: !ENV MASTODON_TOKEN, channels: {}}\n"
+    )
+    result = mkdocs(config, env={"MASTODON_TOKEN": TOKEN})
+    assert result.returncode != 0 and "links: must be block" in result.stderr, result.stderr
+    assert "!ENV MASTODON_TOKEN" in result.stderr and leaks(result.stdout + result.stderr) == []
