@@ -196,3 +196,31 @@ def test_yaml_merge_keys_are_not_taken_for_duplicates(tmp_path):
         """)
     )
     assert load_standalone(path)[1].channels["b"] == {"type": "indexnow", "enabled": True}
+
+
+def test_a_feeds_title_and_description_reach_the_post_without_their_escapes(tmp_path):
+    from mkdocs_syndicate.sources.feed import read_feed
+
+    feed = tmp_path / "feed.json"
+    feed.write_text(
+        json.dumps(
+            {
+                "version": "https://jsonfeed.org/version/1.1",
+                "title": "Blog",
+                "items": [
+                    {
+                        "id": "1",
+                        "url": "https://example.com/posts/a/",
+                        "title": HOSTILE,
+                        "summary": HOSTILE,
+                        "content_html": "<p>Body</p>",
+                        "date_published": "2026-11-20T10:00:00Z",
+                    }
+                ],
+            }
+        )
+    )
+    (found,) = read_feed(str(feed), "https://example.com/")
+    for text in (found.title, found.summary):
+        assert hostile_in(text) == [] and "\\x1b" not in text and "evil.example" not in text, text
+    assert found.title == "Release notes click here gnp.exe x end"
