@@ -321,7 +321,7 @@ def verify(config_file: Path | None, feed: str | None) -> None:
     if review:
         raise click.ClickException(
             f"{len(review)} record(s) need a decision (`mkdocs-syndicate resolve`):\n  "
-            + "\n  ".join(f"({r.post_key}, {r.channel}) {r.state}: {r.detail}" for r in review)
+            + "\n  ".join(one_line(f"({r.post_key}, {r.channel}) {r.state}: {r.detail}") for r in review)
         )
 
 

@@ -224,3 +224,19 @@ def test_a_feeds_title_and_description_reach_the_post_without_their_escapes(tmp_
     for text in (found.title, found.summary):
         assert hostile_in(text) == [] and "\\x1b" not in text and "evil.example" not in text, text
     assert found.title == "Release notes click here gnp.exe x end"
+
+
+@pytest.mark.http
+def test_verify_names_the_records_it_cannot_settle_on_escaped_lines(tmp_path, sandbox):
+    from conftest import mastodon_raw
+
+    config = write_site(tmp_path, {"channels": {"masto": mastodon_raw(sandbox)}}, {})
+    key = f"posts/{ESC}]0;pwned{BEL}\nx/"
+    write_ledger(
+        tmp_path / "ledger.yml",
+        {(key, "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
+    )
+    sandbox.add_fault({"channel": "mastodon", "match": "GET ", "action": "status", "status": 503, "times": 100})
+    result = cli(config, "verify")
+    assert result.exit_code == 1 and "need a decision" in result.output, result.output
+    assert hostile_in(result.output) == [] and "posts/\\x1b]0;pwned\\x07\\x0ax/" in result.output, result.output
