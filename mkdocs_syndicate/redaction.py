@@ -146,9 +146,10 @@ def env_named(text: str) -> str:
     (quoted or not), never as the value itself."""
     import os
 
-    for name in sorted(_ENV_NAMES):
-        value = os.environ.get(name)
-        if value is None or len(value.strip()) < _NAMED_FROM:
+    values = {name: os.environ.get(name) or "" for name in _ENV_NAMES}
+    # The longest first: a value inside another must not leave the rest of that one showing.
+    for name, value in sorted(values.items(), key=lambda item: (-len(item[1]), item[0])):
+        if len(value.strip()) < _NAMED_FROM:
             continue
         shown = f"!ENV {name}"
         text = text.replace(repr(value), shown).replace(value, shown)
