@@ -230,3 +230,14 @@ def test_the_plugins_own_setting_errors_name_the_env_variable_too(tmp_path):
     result = mkdocs(config, env={"MASTODON_TOKEN": TOKEN})
     assert result.returncode != 0 and "links: must be block" in result.stderr, result.stderr
     assert "!ENV MASTODON_TOKEN" in result.stderr and leaks(result.stdout + result.stderr) == []
+
+
+@pytest.mark.unit
+def test_an_env_value_holding_another_is_named_whole(monkeypatch):
+    from mkdocs_syndicate.redaction import env_named, note_env_names
+
+    monkeypatch.setenv("A_SHORT", "tok3n-abcdefgh")
+    monkeypatch.setenv("B_LONG", "tok3n-abcdefgh-and-more")
+    note_env_names(["A_SHORT", "B_LONG"])
+    assert env_named("'tok3n-abcdefgh-and-more' is not a URL") == "!ENV B_LONG is not a URL"
+    assert env_named("not tok3n-abcdefgh") == "not !ENV A_SHORT"
