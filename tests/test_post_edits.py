@@ -126,3 +126,25 @@ def test_a_run_killed_during_an_update_is_settled_by_the_next_runs_read(tmp_path
     assert record is not None and record.state == State.DONE and record.op is None, record
     assert len([r for r in sandbox.requests("mastodon") if r["method"] == "PUT"]) == puts_before
     assert len(statuses(sandbox)[0]["edits"]) == 1
+
+
+def test_a_typo_fixed_in_the_body_updates_the_dev_article_and_leaves_the_status_alone(tmp_path, sandbox):
+    """A body-only change touches only channels whose message holds the body (DEV's article)."""
+    forem = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key"}
+    config = write_site(
+        tmp_path / "site",
+        {"mode": "send", "channels": {"masto": mastodon_raw(sandbox), "devto": forem}},
+        {"a.md": post("First thoughts", description="A summary.") + "\nA tpyo in the body.\n"},
+    )
+    assert mkdocs(config).returncode == 0
+    (article,) = sandbox.snapshot()["forem"]["articles"]
+    source = config.parent / "docs" / "posts" / "a.md"
+    source.write_text(source.read_text().replace("tpyo", "typo"))
+    run = mkdocs(config)
+    assert run.returncode == 0, run.stderr
+    (updated,) = sandbox.snapshot()["forem"]["articles"]
+    assert updated["id"] == article["id"] and "A typo in the body." in updated["body_markdown"]
+    assert "edits" not in statuses(sandbox)[0]  # the status has no body: untouched
+    methods = [(r["method"], r["path"]) for r in sandbox.requests("forem")]
+    assert [m for m, _ in methods].count("PUT") == 1 and [m for m, _ in methods].count("POST") == 1
+    assert "nothing pending" in mkdocs(config).stderr
