@@ -148,3 +148,31 @@ def test_a_typo_fixed_in_the_body_updates_the_dev_article_and_leaves_the_status_
     methods = [(r["method"], r["path"]) for r in sandbox.requests("forem")]
     assert [m for m, _ in methods].count("PUT") == 1 and [m for m, _ in methods].count("POST") == 1
     assert "nothing pending" in mkdocs(config).stderr
+
+
+def test_a_corrected_post_updates_its_bluesky_record_at_the_same_key(tmp_path, sandbox):
+    """putRecord at the copy's own rkey, swapRecord the CID read just before: one record, its
+    createdAt kept, the new text; the official SDK's models accept it (conftest)."""
+    bsky = {
+        "type": "bluesky",
+        "service": sandbox.url + "/bluesky",
+        "handle": "sandbox.bsky.social",
+        "app_password": "sandbox-bsky-app-password",
+    }
+    config = write_site(
+        tmp_path / "site",
+        {"mode": "send", "channels": {"bsky": bsky}},
+        {"a.md": post("First thoughts", description="A first draft.")},
+    )
+    assert mkdocs(config).returncode == 0
+    (before,) = sandbox.snapshot()["bluesky"]["records"].values()
+    correct(config)
+    run = mkdocs(config)
+    assert run.returncode == 0, run.stderr
+    records = sandbox.snapshot()["bluesky"]["records"]
+    (after,) = records.values()
+    assert after["value"]["createdAt"] == before["value"]["createdAt"]
+    assert after["value"] != before["value"] and "A corrected summary." in str(after["value"])
+    puts = [r for r in sandbox.requests("bluesky") if r["path"].endswith("putRecord")]
+    assert len(puts) == 2  # the post, then its one update
+    assert "nothing pending" in mkdocs(config).stderr

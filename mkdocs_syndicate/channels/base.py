@@ -195,7 +195,7 @@ class Channel:
         is harmless (it sets the same text); it must never create a copy."""
         raise NotImplementedError
 
-    async def read_copy(self, http: Http, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
         """`edits_in_place` types: read the copy at `record.remote_id` by its own id, to settle an
         update whose outcome is unknown: does it say `prepared` now, something else, or is it gone?"""
         return Copy.UNKNOWN

@@ -226,7 +226,7 @@ class ForemChannel(Channel):
             return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the article is read before anything else")
         return outcome
 
-    async def read_copy(self, http: Http, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
         """GET /api/articles/{id}: a published article by its own id. Its title and Markdown
         body say whether the update happened; DEV's JSON 404 says it is gone (deleted, or
         unpublished by its author: either way there is no copy to edit)."""

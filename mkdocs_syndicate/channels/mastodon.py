@@ -236,7 +236,7 @@ class MastodonChannel(Channel):
             return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the copy is read before anything else")
         return outcome
 
-    async def read_copy(self, http: Http, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
         """GET /api/v1/statuses/:id/source: the status's plain text as its author wrote it (the
         `content` of a status is HTML, re-linked by the instance: no basis for a comparison)."""
         assert record.remote_id

@@ -121,7 +121,7 @@ async def _read(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
     record = host.record_of(way.pair)
     assert record is not None
     try:
-        copy = await way.pair.channel.read_copy(http, record, way.pair.prepared)
+        copy = await way.pair.channel.read_copy(http, way.pair.post, record, way.pair.prepared)
     except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
         copy, way.reason = Copy.UNKNOWN, f"the read of the copy failed ({type(exc).__name__})"
     way.event = copy
