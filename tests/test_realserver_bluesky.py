@@ -519,13 +519,13 @@ def test_an_edited_post_is_updated_in_place_at_the_same_record_key(pds, tmp_path
     PDS; the record keeps its key and createdAt and says the new text; a run killed after the
     update, its record left in_flight with op update, is settled by a read with no second write."""
     post = make_post(9, description="A first draft.")
-    carol = pds.account("carol.test")
-    assert not run(tmp_path, raw(pds, "carol.test"), [post]).undone
-    (made,) = [r for r in records(pds, carol.did) if card(r) == post.url]
+    bob = pds.account("bob.test")
+    assert not run(tmp_path, raw(pds, "bob.test"), [post]).undone
+    (made,) = [r for r in records(pds, bob.did) if card(r) == post.url]
     corrected = replace(post, description="A corrected summary.")
-    report = run(tmp_path, raw(pds, "carol.test"), [corrected])
+    report = run(tmp_path, raw(pds, "bob.test"), [corrected])
     assert not report.undone and [r.detail for r in report.results] == ["updated"], report.results
-    (updated,) = [r for r in records(pds, carol.did) if card(r) == post.url]
+    (updated,) = [r for r in records(pds, bob.did) if card(r) == post.url]
     assert updated["uri"] == made["uri"] and updated["cid"] != made["cid"]
     assert updated["value"]["createdAt"] == made["value"]["createdAt"]
     assert updated["value"]["embed"]["external"]["description"] == "A corrected summary."
@@ -533,7 +533,7 @@ def test_an_edited_post_is_updated_in_place_at_the_same_record_key(pds, tmp_path
     assert record.state == "done" and record.op is None and record.remote_id == made["uri"]
     # Killed after the PDS committed the update: the next run reads, finds it, writes nothing.
     write_ledger(tmp_path / "ledger.yml", {(post.key, "bsky"): replace(record, state="in_flight", op="update")})
-    again = run(tmp_path, raw(pds, "carol.test"), [corrected])
+    again = run(tmp_path, raw(pds, "bob.test"), [corrected])
     assert not again.undone and "confirmed by reading the copy" in again.results[0].detail
-    (same,) = [r for r in records(pds, carol.did) if card(r) == post.url]
+    (same,) = [r for r in records(pds, bob.did) if card(r) == post.url]
     assert same["cid"] == updated["cid"]
