@@ -176,3 +176,26 @@ def test_a_corrected_post_updates_its_bluesky_record_at_the_same_key(tmp_path, s
     puts = [r for r in sandbox.requests("bluesky") if r["path"].endswith("putRecord")]
     assert len(puts) == 2  # the post, then its one update
     assert "nothing pending" in mkdocs(config).stderr
+
+
+def test_a_changed_page_is_pinged_again_and_an_unchanged_one_is_not(tmp_path, sandbox):
+    """IndexNow exists to say "this URL's content changed": a corrected post is pinged again."""
+    from conftest import site_channels
+
+    config = write_site(
+        tmp_path / "site",
+        {"mode": "send", "channels": site_channels(sandbox)},
+        {"a.md": post("First thoughts", description="A first draft."), "b.md": post("Second", "2026-11-21")},
+    )
+    sandbox.key_file_root = config.parent / "site"
+    assert mkdocs(config).returncode == 0
+    pinged = [url for ping in sandbox.snapshot()["indexnow"]["pings"] for url in ping["urls"]]
+    assert sorted(pinged) == ["https://example.com/posts/a/", "https://example.com/posts/b/"]
+    correct(config)
+    run = mkdocs(config)
+    assert run.returncode == 0, run.stderr
+    pings = sandbox.snapshot()["indexnow"]["pings"]
+    assert pings[-1]["urls"] == ["https://example.com/posts/a/"]  # only the changed page
+    record = Ledger.read(config.parent / "ledger.yml").record(KEY, "ping")
+    assert record is not None and record.state == State.DONE and record.op is None
+    assert "nothing pending" in mkdocs(config).stderr

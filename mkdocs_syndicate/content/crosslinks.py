@@ -167,6 +167,13 @@ def _is_web_url(url: str | None) -> bool:
     return isinstance(url, str) and url.startswith(("https://", "http://"))
 
 
+def without_block(page_html: str) -> str:
+    """A post's content without the block this plugin appended to it (its copies change after
+    every announcement; the post did not)."""
+    head, found, _ = page_html.rpartition(f'\n<aside class="{BLOCK_CLASS}">')
+    return head if found else page_html
+
+
 def block_html(found: Iterable[Copy], lead: str = "Also on:", script_url: str | None = None) -> str:
     """`<aside class="syndicate-links">Also on: <a …>Mastodon</a> · <a …>DEV</a></aside>`, escaped;
     with `script_url`, links whose replies can be read say where, and the comments script loads."""

@@ -116,11 +116,11 @@ def refuse_renamed_channels(ledger: Ledger, channels: list[Channel], configured:
 
 def _unsure_outcomes(ledger: Ledger) -> set[str]:
     """Channel ids with an at-most-once request whose outcome is unknown (an in_flight record
-    with a payload: a batch ping has none), or a copy made without a URL to tell its account by."""
+    of one post: a batch ping's records have no `created_at`), or a copy made without a URL to tell its account by."""
     ids: set[str] = set()
     for entry in ledger.posts.values():
         for channel_id, record in entry.channels.items():
-            one_post = record.message_sha256 is not None  # a batch ping (IndexNow) carries no payload hash
+            one_post = record.created_at is not None  # a batch ping (IndexNow) has no first-attempt time
             if one_post and (record.state == State.IN_FLIGHT or (record.state == State.DONE and not record.remote_url)):
                 ids.add(channel_id)
     return ids

@@ -33,7 +33,8 @@ class PendingPair:
         """An in_flight record of an at-most-once channel is read back before anything is resent;
         so is an interrupted update (its copy is read by its own id)."""
         in_flight = self.record is not None and self.record.state == State.IN_FLIGHT
-        return in_flight and (self.channel.settings.at_most_once or self.op is not None)
+        copy_edit = self.op is not None and not self.channel.batched  # a ping again is read by nobody
+        return in_flight and (self.channel.settings.at_most_once or copy_edit)
 
     @property
     def ref(self) -> PostRef:
@@ -89,7 +90,9 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     channel would send now. A record without a hash (written before hashes) or without a remote
     id (nothing to address) is left alone. The memo spares making the message of a post that did
     not change (engine/memo.py)."""
-    if channel.settings.edits != "update" or not record.message_sha256 or not record.remote_id:
+    if channel.settings.edits != "update" or not record.message_sha256:
+        return []
+    if not record.remote_id and not channel.batched:  # nothing to address (a ping has no copy: it pings again)
         return []
     fingerprint = memo.fingerprint(post, channel, record.created_at)
     if memo.unchanged(post.key, channel.id, fingerprint, record.message_sha256):

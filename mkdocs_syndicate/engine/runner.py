@@ -330,7 +330,7 @@ class Runner:
         decides each step from the last event, for each member (their records may differ), and
         the unit either ends (each member its own way, written together) or goes on by a step
         of `_STEPS`. Returns what the lane must take up again later (a settle wait), or []."""
-        if unit.members[0].op == "update":  # an existing copy edited (engine/updates.py)
+        if unit.members[0].op == "update" and not channel.batched:  # a copy edited (engine/updates.py)
             stop = await carry_update(self, http, unit.members[0], read_first=unit.read_first)
             if stop is not None:
                 raise _LaneStopped(stop)
@@ -543,7 +543,9 @@ class Runner:
     def _in_flight(self, unit: _Unit, pair: PendingPair, previous: Record | None) -> Record:
         attempts = (previous.attempts if previous else 0) + 1
         if unit.batch is not None:  # at-least-once pings: no key, and no read to match a payload against
-            return Record(State.IN_FLIGHT, attempts, self._now())
+            # The page's hash, so a later change of the page pings it again; a re-ping of a done pair
+            # says so (op: update).
+            return Record(State.IN_FLIGHT, attempts, self._now(), message_sha256=pair.prepared.sha256, op=pair.op)
         return Record(
             State.IN_FLIGHT,
             attempts,

@@ -80,6 +80,8 @@ def _pair_in_full(channel_id: str, pair: PendingPair) -> list[str]:
 def _verb(pair: PendingPair, why: bool = False) -> str:
     """What the run would do with this pair; with `why`, the record that makes it so."""
     record = pair.record
+    if pair.op == "update" and pair.channel.batched:
+        return "ping again (the page changed since its ping)" if why else "ping again"
     if pair.op == "update":
         if pair.needs_verify:
             return "read the copy, then update it if it is not updated yet" if why else "verify the update"
