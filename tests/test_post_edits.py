@@ -199,3 +199,22 @@ def test_a_changed_page_is_pinged_again_and_an_unchanged_one_is_not(tmp_path, sa
     record = Ledger.read(config.parent / "ledger.yml").record(KEY, "ping")
     assert record is not None and record.state == State.DONE and record.op is None
     assert "nothing pending" in mkdocs(config).stderr
+
+
+def test_a_copy_on_a_channel_that_cannot_edit_is_said_to_be_out_of_date_and_left_alone(tmp_path, sandbox):
+    """Weibo has no edit: the run says which copies are out of date and why, and sends nothing."""
+    from channel_specs import SPECS
+
+    config = write_site(
+        tmp_path / "site",
+        {"mode": "send", "channels": {"wb": SPECS["weibo"].raw(sandbox)}},
+        {"a.md": post("First thoughts", description="A first draft.")},
+    )
+    assert mkdocs(config).returncode == 0
+    requests = len(sandbox.requests("weibo"))
+    source = config.parent / "docs" / "posts" / "a.md"
+    source.write_text(source.read_text().replace("First thoughts", "Second thoughts"))  # the title
+    run = mkdocs(config)
+    assert run.returncode == 0, run.stderr
+    assert "wb: 1 copy out of date, not updated (weibo cannot edit a post in place): posts/a/" in run.stderr
+    assert len(sandbox.requests("weibo")) == requests

@@ -26,7 +26,9 @@ class PendingPair:
     channel: Channel
     record: Record | None
     prepared: Prepared
-    op: str | None = None  # "update": the copy exists and its message changed (absent: the first send)
+    # "update": the copy exists and its message changed (absent: the first send); "keep": changed,
+    # on a channel that does not edit (only said, in Plan.not_updated)
+    op: str | None = None
 
     @property
     def needs_verify(self) -> bool:
@@ -47,6 +49,7 @@ class Plan:
     deferred: list[Post] = field(default_factory=list)  # over max_per_run: next run
     adoption: Adoption | None = None  # a first run's backlog, adopted not sent
     moves: list[Move] = field(default_factory=list)  # posts found under a new key: re-keyed, not announced again
+    not_updated: list[PendingPair] = field(default_factory=list)  # copies out of date on channels that do not edit
 
     @property
     def pairs(self) -> list[PendingPair]:
@@ -67,6 +70,26 @@ def _pending(ledger: Ledger, post: Post, channel: Channel, memo: MessageMemo) ->
     if (record.state if record else None) not in PENDING_STATES:
         return []
     return [PendingPair(post, channel, record, _prepared(channel, post, record))]
+
+
+def not_updated_lines(pairs: list[PendingPair]) -> list[str]:
+    """One line per channel whose copies are out of date and will not be edited, and why."""
+    by_channel: dict[str, list[str]] = {}
+    for pair in pairs:
+        by_channel.setdefault(pair.channel.id, []).append(pair.post.key)
+    lines = []
+    for channel_id, keys in by_channel.items():
+        channel = next(pair.channel for pair in pairs if pair.channel.id == channel_id)
+        why = (
+            f"{channel.type_name} cannot edit a post in place"
+            if not channel.edits_in_place
+            else f"channels.{channel_id}.edits is ignore"
+        )
+        shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+        lines.append(
+            f"{channel_id}: {len(keys)} cop{'y' if len(keys) == 1 else 'ies'} out of date, not updated ({why}): {shown}"
+        )
+    return lines
 
 
 def _same_door(ledger: Ledger, post: Post) -> bool:
@@ -90,7 +113,7 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     channel would send now. A record without a hash (written before hashes) or without a remote
     id (nothing to address) is left alone. The memo spares making the message of a post that did
     not change (engine/memo.py)."""
-    if channel.settings.edits != "update" or not record.message_sha256:
+    if not record.message_sha256:
         return []
     if not record.remote_id and not channel.batched:  # nothing to address (a ping has no copy: it pings again)
         return []
@@ -103,7 +126,8 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     memo.remember(post.key, channel.id, fingerprint, prepared.sha256)
     if prepared.sha256 == record.message_sha256:
         return []
-    return [PendingPair(post, channel, record, prepared, "update")]
+    # With `edits: ignore` (Weibo cannot edit) the copy is only said to be out of date.
+    return [PendingPair(post, channel, record, prepared, "update" if channel.settings.edits == "update" else "keep")]
 
 
 def make_plan(
@@ -126,6 +150,8 @@ def make_plan(
             if post.wants(channel.id) and (post.key, channel.id) not in skip
             for pair in _pending(ledger, post, channel, memo)
         ]
+        plan.not_updated += [pair for pair in pairs if pair.op == "keep"]
+        pairs = [pair for pair in pairs if pair.op != "keep"]
         if not pairs:
             continue
         if max_per_run is not None and taken >= max_per_run:

@@ -20,7 +20,7 @@ from mkdocs_syndicate.engine.backlog import adopt, refuse_renamed_channels
 from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Identified, identify
 from mkdocs_syndicate.engine.options import Sandbox, first_run_adoption, make_channels, sandbox_state_dir, select_posts
-from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan
+from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan, not_updated_lines
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
 from mkdocs_syndicate.errors import RunInterrupted, StaleLedger
@@ -149,6 +149,7 @@ class Session:
         the_plan = Plan(lanes=lanes, deferred=made.deferred)
         self.report.deferred = [p.key for p in the_plan.deferred]
         self.report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
+        self.report.warnings += not_updated_lines(made.not_updated)
         if self.mirror is not None:  # their change to a pair of this plan makes the plan stale
             self.mirror.claimed = {(p.post.key, p.channel.id) for p in the_plan.pairs}
         return the_plan

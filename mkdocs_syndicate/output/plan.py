@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 
-from mkdocs_syndicate.engine.plan import PendingPair, Plan
+from mkdocs_syndicate.engine.plan import PendingPair, Plan, not_updated_lines
 from mkdocs_syndicate.safety import one_line, printable
 from mkdocs_syndicate.timeutil import to_display
 
@@ -116,6 +116,8 @@ def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None], hashtags_f
         log(f"plan ({reason}): {ADOPTS}" + the_plan.adoption.line())
     for move in the_plan.moves:
         log(one_line(f"plan ({reason}): {move.line()}"))
+    for line in not_updated_lines(the_plan.not_updated):
+        log(one_line(f"plan ({reason}): {line}"))
     if not the_plan.pairs and not the_plan.deferred:
         log(f"plan ({reason}): nothing pending")
         return
