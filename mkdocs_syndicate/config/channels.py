@@ -127,7 +127,10 @@ def _channel_type(values: Mapping[str, Any], registry: Mapping[str, Any], where:
     if not isinstance(type_name, str) or type_name not in registry:
         known = ", ".join(sorted(registry))
         raise ConfigError(f"unknown channel type {type_name!r} (known: {known})", f"{where}.type")
-    cls = registry[type_name]
+    try:
+        cls = registry[type_name]
+    except ImportError as exc:  # registry.PluginError: an installed package's type that cannot load
+        raise ConfigError(f"{exc}; fix or uninstall that package", f"{where}.type") from None
     unknown = set(values) - COMMON - set(cls.options)
     if unknown:
         allowed = ", ".join(sorted((COMMON | set(cls.options)) - {"type"}))
@@ -313,7 +316,10 @@ def _enabled_type(values: Mapping[str, Any], registry: Mapping[str, Any]) -> Any
     if values.get("enabled", True) is False:
         return None
     type_name = values.get("type")
-    return registry.get(type_name) if isinstance(type_name, str) else None
+    try:
+        return registry.get(type_name) if isinstance(type_name, str) else None
+    except ImportError:  # a broken plugin: its `type` error says what is wrong
+        return None
 
 
 def _missing(channel_id: str, name: str, option: Option) -> ConfigError:
