@@ -67,6 +67,17 @@ feed_option = click.option(
 @click.version_option(package_name="mkdocs-syndicate", prog_name="mkdocs-syndicate")
 def main() -> None:
     """See and steer mkdocs-syndicate: what went out where, and what is left."""
+    _refused_entries.clear()
+
+
+_refused_entries: list[str] = []  # feed entries this command left out: it exits 1 once done
+
+
+@main.result_callback()
+def _after_a_command(*_: object, **__: object) -> None:
+    if _refused_entries:  # the rest was read and done; the feed still needs fixing
+        count = len(_refused_entries)
+        raise click.ClickException(f"{count} feed entr{'y was' if count == 1 else 'ies were'} left out (see above)")
 
 
 # ---------------------------------------------------------------------- helpers
@@ -92,9 +103,13 @@ def _site(config_file: Path | None) -> LoadedSite:
 def _built_posts(options: Options, feed: str | None = None) -> tuple[list[Post], dt.datetime]:
     """The posts of the last MkDocs build, or of the feed when one is given (read now)."""
     if feed is not None:
-        from mkdocs_syndicate.sources.feed import read_feed
+        from mkdocs_syndicate.sources.feed import read_feed_posts
 
-        return _guard(lambda: read_feed(feed, options.site.url)), _now()
+        read = _guard(lambda: read_feed_posts(feed, options.site.url))
+        for message in read.refused:  # each entry left out alone, by name; the rest goes on
+            click.echo(f"error: {printable(message)}", err=True)
+        _refused_entries.extend(read.refused)
+        return read.posts, _now()
     return _guard(lambda: read_manifest(manifest_path(options.ledger_path), options.site.url))
 
 
@@ -202,7 +217,7 @@ def status(
             f"unknown channel id {unknown[0]!r} (known: {', '.join(known) or 'none'})", param_hint="'--channel'"
         )
     built = _built_posts_if_any(options, feed)
-    posts = select_posts(options, built, SystemClock()) if built is not None else None
+    posts = _guard(lambda: select_posts(options, built, SystemClock())) if built is not None else None
     view = status_view(ledger, configured, posts, now).filtered(
         states=set(states), channels=set(channel_ids), post=post_text
     )

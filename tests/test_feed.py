@@ -111,7 +111,7 @@ def test_json_feed_items_become_posts(tmp_path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"url": None}, "item 1 (Hello): no link"),
+        ({"url": None}, "item 1 (1): no link"),
         ({"date_published": None}, "item 1 (https://example.com/posts/hello/): no date"),
         (
             {"url": "https://elsewhere.org/posts/hello/"},
