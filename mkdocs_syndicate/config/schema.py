@@ -47,9 +47,12 @@ class _Name(base.BaseConfigOption[str | None]):
         self.default = default
 
     def run_validation(self, value: object) -> str | None:
-        if value is not None and not (isinstance(value, str) and value.strip()):
-            raise ValidationError("must be a name")
-        return value
+        from mkdocs_syndicate.ledger.gitsettings import git_name_problem  # small: no git machinery
+
+        problem = None if value is None else git_name_problem(value)
+        if problem is not None:  # a space in `remote` crashed the ledger's git reads
+            raise ValidationError(problem)
+        return value  # type: ignore[return-value]
 
 
 class GitConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' __init_subclass__
