@@ -30,8 +30,32 @@ class SiteConfig(Protocol):
 
 
 def ledger_path(config: SiteConfig, settings: SyndicateConfig) -> Path:
-    """The `ledger` setting, relative to the config file."""
-    return (Path(config.config_file_path).parent / settings.ledger).resolve()
+    """The `ledger` setting, relative to the config file: a regular file, or none yet (a device
+    such as /dev/zero, a FIFO or a folder would be read without end, or not at all)."""
+    path = (Path(config.config_file_path).parent / settings.ledger).resolve()
+    if path.exists() and not path.is_file():
+        raise ConfigError(
+            f"{path} exists and is not a regular file (a device, a FIFO or a folder); name a file", "ledger"
+        )
+    return path
+
+
+MAX_CONFIG_BYTES = 1024 * 1024  # a site's settings are a few kilobytes; YAML is parsed whole
+
+
+def bounded_config(path: Path) -> bytes:
+    """A config file's bytes, refused before parsing when it is not a regular file or is over
+    MAX_CONFIG_BYTES (a 2,000,000-element list under an unknown key took 1 GB before the key was
+    refused). FileNotFoundError and other OSErrors are the caller's to name."""
+    import stat
+
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise ConfigError(f"{path}: not a regular file")
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than 1 MiB ({MAX_CONFIG_BYTES} bytes), more than any site's settings need")
+    return data
 
 
 def options_from(
@@ -137,6 +161,7 @@ def load_site(config_file: Path | None) -> LoadedSite:
     if is_standalone(config_file):
         return LoadedSite(*load_standalone(config_file))
     try:
+        bounded_config(config_file)  # MkDocs reads it whole: its size is checked first
         config = load_config(config_file=str(config_file))
     except ConfigurationError as exc:
         raise ConfigError(f"{config_file}: {exc}") from None

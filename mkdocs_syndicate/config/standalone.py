@@ -8,6 +8,7 @@ mkdocs.yml. Paths (the ledger) are relative to the file's folder.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,10 +60,15 @@ def _read(path: Path) -> dict[str, Any]:
     import yaml
     from mkdocs.utils.yaml import get_yaml_loader, yaml_load
 
+    from mkdocs_syndicate.config.site import bounded_config
+
     try:
-        with open(path, "rb") as handle:
-            # A safe loader with MkDocs' !ENV: no python tags run (mkdocs.yml's loader runs them).
-            raw = yaml_load(handle, loader=get_yaml_loader(loader=yaml.SafeLoader))
+        handle = io.BytesIO(bounded_config(path))  # at most 1 MiB, before any parsing
+        handle.name = str(path)  # as a file's: MkDocs' INHERIT is relative to it
+        # A safe loader with MkDocs' !ENV: no python tags run (mkdocs.yml's loader runs them).
+        raw = yaml_load(handle, loader=get_yaml_loader(loader=yaml.SafeLoader))
+    except ConfigError:
+        raise
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except OSError as exc:
