@@ -40,9 +40,9 @@ def load_standalone(path: Path) -> tuple[StandaloneConfig, SyndicateConfig]:
     settings = SyndicateConfig(config_file_path=str(path))
     settings.load_dict({k: v for k, v in raw.items() if k not in SITE_KEYS})
     errors, _warnings = as_errors(raw, *settings.validate(), also_known=SITE_KEYS)
-    if errors:  # the first: an unknown setting, if there is one
-        name, error = errors[0]
-        raise ConfigError(str(error), name).located(str(path))
+    if errors:  # every one at once, an unknown setting first
+        parts = [ConfigError(str(error), name) for name, error in errors]
+        raise (parts[0] if len(parts) == 1 else ConfigError("", parts=parts)).located(str(path))
     if not raw.get("site_url"):
         raise ConfigError("required (posts are announced by their public URL)", "site_url").located(str(path))
     folder = path.resolve().parent
