@@ -23,7 +23,7 @@ from rich.text import Text
 
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.config.site import LoadedSite, load_site
-from mkdocs_syndicate.content.posts import Post, as_datetime
+from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.engine.backlog import adopt as adopt_backlog
 from mkdocs_syndicate.engine.modes import pull_request_reason
@@ -445,10 +445,10 @@ def _find_post(ledger: Ledger, options: Options, given: str) -> PostRef:
 def adopt(config_file: Path | None, before: str | None, by: str | None, feed: str | None) -> None:
     """First run on a site that already has posts: mark every existing pair skipped, so nothing
     old is announced. Pairs that already have a record are left as they are."""
+    cutoff = _before_date(before) if before else _now()
     site = _site(config_file)
     options = _guard(lambda: site.options(sending=False))
     posts, built_at = _built_posts(options, feed)
-    cutoff = _guard(lambda: as_datetime(before, "--before")) if before else _now()
 
     def mark() -> str:
         channels = _channel_ids(options)
@@ -516,8 +516,8 @@ def site_files(config_file: Path | None, site_dir: Path | None) -> None:
     if not target.is_dir():
         raise click.ClickException(f"site dir {target}: no such folder (build the site first, or give --site-dir)")
     files = [f for channel in _guard(lambda: make_channels(options)) for f in channel.site_files()]
-    if not files:
-        click.echo("no channel needs a file on the site", err=True)
+    if not files:  # a deploy without the key file would fail every IndexNow ping: say why
+        raise click.ClickException(_nothing_to_write(site))
     for name, content in files:
         path = target / name
         try:
@@ -525,6 +525,37 @@ def site_files(config_file: Path | None, site_dir: Path | None) -> None:
         except OSError as exc:
             raise click.ClickException(f"{path}: could not write ({exc.strerror or exc})") from None
         click.echo(f"wrote {path}", err=True)
+
+
+def _before_date(value: str) -> dt.datetime:
+    try:
+        return from_iso(value.strip())
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not a date; give it like 2026-11-28, 2026-11-28T09:30 or 2026-11-28T09:30:00+01:00 "
+            "(UTC when it has no offset)",
+            param_hint="'--before'",
+        ) from None
+
+
+def _nothing_to_write(site: LoadedSite) -> str:
+    """What is missing when no channel has a file for the site: a setting, or such a channel."""
+    from mkdocs_syndicate.channels.base import Channel
+    from mkdocs_syndicate.config.channels import missing_settings
+    from mkdocs_syndicate.registry import clients
+
+    raw = site.settings.channels
+    with_files = {  # the channels whose type adds files to the site
+        key: values
+        for key, values in raw.items()
+        if isinstance(values, dict) and values.get("type") in clients()
+        if clients()[values["type"]].site_files is not Channel.site_files
+    }
+    missing = missing_settings(with_files, clients())
+    if missing:
+        said = "; ".join(f"{m.setting}: {m.problem}" for m in missing)
+        return f"nothing written: {said}"
+    return "nothing written: no enabled channel adds a file to the site (IndexNow adds its key file)"
 
 
 # ---------------------------------------------------------------------- sandbox
