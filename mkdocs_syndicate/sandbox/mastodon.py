@@ -67,6 +67,7 @@ def _outside() -> Response:
 
 _CONTEXT = re.compile(r"/api/v1/statuses/([^/]+)/context")
 _STATUS = re.compile(r"/api/v1/statuses/([^/]+)")
+_SOURCE = re.compile(r"/api/v1/statuses/([^/]+)/source")
 
 
 def _iso_ms(epoch: float) -> str:
@@ -352,6 +353,47 @@ class MastodonEmulator(Emulator):
                 return Response(200, self._entity(status) | {"text": status["text"]})
         return Response(404, {"error": "Record not found"})
 
+    def _edit(self, request: Request) -> Response:
+        """PUT /api/v1/statuses/:id (Mastodon 3.5+, docs.joinmastodon.org/methods/statuses/#edit):
+        the author's own status gets the new text; the answer is the Status with `edited_at`. Not
+        the author's, or no such status: 404 "Record not found" (Api::V1::StatusesController
+        finds it among the account's own statuses). The text is validated as a new status's is.
+        Each edit is kept as a revision (StatusEdit), as the instance's edit history shows it."""
+        status_id = request.path.rsplit("/", 1)[-1]
+        status = next((s for s in self.state["statuses"] if s["id"] == status_id), None)
+        if status is None:
+            return Response(404, {"error": "Record not found"})
+        fields = _fields(request)
+        refused = self._invalid(fields)
+        if refused is not None:
+            return refused
+        now = self.server.now()
+        headers = self._rate_headers(now)
+        if headers["X-RateLimit-Remaining"] == "0":
+            return Response(429, {"error": "Too many requests"}, headers)
+        status.setdefault("edits", []).append({"text": status["text"], "at": _iso_ms(self.server_clock(now))})
+        status["text"] = str(fields["status"])
+        status["content"] = _linkify(status["text"])
+        status["edited_at"] = _iso_ms(self.server_clock(now))
+        return Response(200, self._entity(status) | {"edited_at": status["edited_at"]}, headers)
+
+    def _show(self, request: Request) -> Response:
+        """GET /api/v1/statuses/:id: the Status; 404 "Record not found" when there is none."""
+        status_id = request.path.rsplit("/", 1)[-1]
+        status = next((s for s in self.state["statuses"] if s["id"] == status_id), None)
+        if status is None:
+            return Response(404, {"error": "Record not found"})
+        return Response(200, self._entity(status))
+
+    def _source(self, request: Request) -> Response:
+        """GET /api/v1/statuses/:id/source (Mastodon 3.5+): the plain text a client edits from,
+        as StatusSource {id, text, spoiler_text}; 404 "Record not found" when there is none."""
+        status_id = request.path.split("/")[-2]
+        status = next((s for s in self.state["statuses"] if s["id"] == status_id), None)
+        if status is None:
+            return Response(404, {"error": "Record not found"})
+        return Response(200, {"id": status_id, "text": status["text"], "spoiler_text": ""})
+
     def _list(self, request: Request) -> Response:
         limit = _limit(request)
         statuses = sorted(self.visible(self.state["statuses"]), key=lambda s: int(s["id"]), reverse=True)
@@ -387,6 +429,9 @@ def _page_links(request: Request, page: list[dict[str, Any]], limit: int) -> str
 _Action = Callable[["MastodonEmulator", Request], Response]
 _ROUTES: list[tuple[str, re.Pattern[str], tuple[str, ...], _Action]] = [
     ("POST", re.compile(r"/api/v1/statuses"), ("write", "write:statuses"), MastodonEmulator._create),
+    ("PUT", _STATUS, ("write", "write:statuses"), MastodonEmulator._edit),
+    ("GET", _SOURCE, ("read", "read:statuses"), MastodonEmulator._source),
+    ("GET", _STATUS, ("read", "read:statuses"), MastodonEmulator._show),
     (
         "DELETE",
         _STATUS,
