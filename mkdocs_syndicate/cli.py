@@ -164,6 +164,8 @@ def check(ledger: Path) -> None:
     """Validate LEDGER (default ledger.yml): exit 1 with file:line if it cannot be trusted."""
     if not ledger.exists():
         raise click.ClickException(f"{ledger}: no such file")
+    if not ledger.is_file():  # /dev/zero would be read until memory runs out
+        raise click.ClickException(f"{ledger}: not a regular file (a device, a FIFO or a folder)")
     try:
         loaded = Ledger.read(ledger)
     except LedgerError as exc:

@@ -82,3 +82,11 @@ def test_a_raw_nul_byte_in_the_ledger_is_placed_by_its_line():
         "ledger ledger.yml:5: not valid YAML: character U+0000 (control characters are not allowed); remove it"
     )
     assert caught.value.line == 5 and "position" not in str(caught.value)
+
+
+@pytest.mark.unit
+def test_check_refuses_a_ledger_that_is_not_a_regular_file(tmp_path):
+    """`check /dev/zero` was read until a MemoryError; a folder stands in for it here, so that a
+    regression fails without taking the machine's memory first."""
+    result = CliRunner().invoke(main, ["check", str(tmp_path)])
+    assert result.exit_code == 1 and f"{tmp_path}: not a regular file" in result.output, result.output
