@@ -23,7 +23,7 @@ from rich.text import Text
 
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.config.site import LoadedSite, load_site
-from mkdocs_syndicate.content.posts import Post, as_datetime
+from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.engine.backlog import adopt as adopt_backlog
 from mkdocs_syndicate.engine.modes import pull_request_reason
@@ -67,6 +67,17 @@ feed_option = click.option(
 @click.version_option(package_name="mkdocs-syndicate", prog_name="mkdocs-syndicate")
 def main() -> None:
     """See and steer mkdocs-syndicate: what went out where, and what is left."""
+    _refused_entries.clear()
+
+
+_refused_entries: list[str] = []  # feed entries this command left out: it exits 1 once done
+
+
+@main.result_callback()
+def _after_a_command(*_: object, **__: object) -> None:
+    if _refused_entries:  # the rest was read and done; the feed still needs fixing
+        count = len(_refused_entries)
+        raise click.ClickException(f"{count} feed entr{'y was' if count == 1 else 'ies were'} left out (see above)")
 
 
 # ---------------------------------------------------------------------- helpers
@@ -92,9 +103,13 @@ def _site(config_file: Path | None) -> LoadedSite:
 def _built_posts(options: Options, feed: str | None = None) -> tuple[list[Post], dt.datetime]:
     """The posts of the last MkDocs build, or of the feed when one is given (read now)."""
     if feed is not None:
-        from mkdocs_syndicate.sources.feed import read_feed
+        from mkdocs_syndicate.sources.feed import read_feed_posts
 
-        return _guard(lambda: read_feed(feed, options.site.url)), _now()
+        read = _guard(lambda: read_feed_posts(feed, options.site.url))
+        for message in read.refused:  # each entry left out alone, by name; the rest goes on
+            click.echo(f"error: {printable(message)}", err=True)
+        _refused_entries.extend(read.refused)
+        return read.posts, _now()
     return _guard(lambda: read_manifest(manifest_path(options.ledger_path), options.site.url))
 
 
@@ -149,6 +164,8 @@ def check(ledger: Path) -> None:
     """Validate LEDGER (default ledger.yml): exit 1 with file:line if it cannot be trusted."""
     if not ledger.exists():
         raise click.ClickException(f"{ledger}: no such file")
+    if not ledger.is_file():  # /dev/zero would be read until memory runs out
+        raise click.ClickException(f"{ledger}: not a regular file (a device, a FIFO or a folder)")
     try:
         loaded = Ledger.read(ledger)
     except LedgerError as exc:
@@ -202,7 +219,7 @@ def status(
             f"unknown channel id {unknown[0]!r} (known: {', '.join(known) or 'none'})", param_hint="'--channel'"
         )
     built = _built_posts_if_any(options, feed)
-    posts = select_posts(options, built, SystemClock()) if built is not None else None
+    posts = _guard(lambda: select_posts(options, built, SystemClock())) if built is not None else None
     view = status_view(ledger, configured, posts, now).filtered(
         states=set(states), channels=set(channel_ids), post=post_text
     )
@@ -438,10 +455,10 @@ def _find_post(ledger: Ledger, options: Options, given: str) -> PostRef:
 def adopt(config_file: Path | None, before: str | None, by: str | None, feed: str | None) -> None:
     """First run on a site that already has posts: mark every existing pair skipped, so nothing
     old is announced. Pairs that already have a record are left as they are."""
+    cutoff = _before_date(before) if before else _now()
     site = _site(config_file)
     options = _guard(lambda: site.options(sending=False))
     posts, built_at = _built_posts(options, feed)
-    cutoff = _guard(lambda: as_datetime(before, "--before")) if before else _now()
 
     def mark() -> str:
         channels = _channel_ids(options)
@@ -511,8 +528,8 @@ def site_files(config_file: Path | None, site_dir: Path | None) -> None:
     if not target.is_dir():
         raise click.ClickException(f"site dir {target}: no such folder (build the site first, or give --site-dir)")
     files = [f for channel in _guard(lambda: make_channels(options)) for f in channel.site_files()]
-    if not files:
-        click.echo("no channel needs a file on the site", err=True)
+    if not files:  # a deploy without the key file would fail every IndexNow ping: say why
+        raise click.ClickException(_nothing_to_write(site))
     for name, content in files:
         path = target / name
         try:
@@ -520,6 +537,37 @@ def site_files(config_file: Path | None, site_dir: Path | None) -> None:
         except OSError as exc:
             raise click.ClickException(f"{path}: could not write ({exc.strerror or exc})") from None
         click.echo(f"wrote {path}", err=True)
+
+
+def _before_date(value: str) -> dt.datetime:
+    try:
+        return from_iso(value.strip())
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not a date; give it like 2026-11-28, 2026-11-28T09:30 or 2026-11-28T09:30:00+01:00 "
+            "(UTC when it has no offset)",
+            param_hint="'--before'",
+        ) from None
+
+
+def _nothing_to_write(site: LoadedSite) -> str:
+    """What is missing when no channel has a file for the site: a setting, or such a channel."""
+    from mkdocs_syndicate.channels.base import Channel
+    from mkdocs_syndicate.config.channels import missing_settings
+    from mkdocs_syndicate.registry import clients
+
+    raw = site.settings.channels
+    with_files = {  # the channels whose type adds files to the site
+        key: values
+        for key, values in raw.items()
+        if isinstance(values, dict) and values.get("type") in clients()
+        if clients()[values["type"]].site_files is not Channel.site_files
+    }
+    missing = missing_settings(with_files, clients())
+    if missing:
+        said = "; ".join(f"{m.setting}: {m.problem}" for m in missing)
+        return f"nothing written: {said}"
+    return "nothing written: no enabled channel adds a file to the site (IndexNow adds its key file)"
 
 
 # ---------------------------------------------------------------------- sandbox

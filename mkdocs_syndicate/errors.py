@@ -59,9 +59,11 @@ class ConfigError(SyndicateError):
         parts: Sequence[ConfigError] = (),
         file: str | None = None,
         under: str | None = None,
+        top_level: bool = False,  # a setting of the file itself (site_url), never under the plugin's
     ) -> None:
         self.problem = problem
         self.setting = setting
+        self.top_level = top_level
         self.parts: tuple[ConfigError, ...] = tuple(part for error in parts for part in (error.parts or (error,)))
         self.file = file
         self.under = under  # the settings' own place in the file: plugins.syndicate in mkdocs.yml
@@ -70,18 +72,20 @@ class ConfigError(SyndicateError):
 
     def _text(self) -> str:
         if not self.parts:
-            return self._line(self.setting, self.problem)
-        lines = [self._line(part.setting, part.problem) for part in self.parts]
+            return self._line(self.setting, self.problem, self.top_level)
+        lines = [self._line(part.setting, part.problem, part.top_level) for part in self.parts]
         return "\n  ".join([*lines, self.problem] if self.problem else lines)
 
-    def _line(self, setting: str | None, problem: str) -> str:
-        path = ".".join(name for name in (self.under, setting) if name)
+    def _line(self, setting: str | None, problem: str, top_level: bool = False) -> str:
+        path = ".".join(name for name in (None if top_level else self.under, setting) if name)
         said = f"{path}: {problem}" if path else problem
         return f"{self.file}: {said}" if self.file else said
 
     def located(self, file: str, under: str | None = None) -> ConfigError:
         """The same error, said as found in `file`, its settings under `under`."""
-        return ConfigError(self.problem, self.setting, parts=self.parts, file=file, under=under)
+        return ConfigError(
+            self.problem, self.setting, parts=self.parts, file=file, under=under, top_level=self.top_level
+        )
 
 
 class LedgerError(SyndicateError):

@@ -61,6 +61,15 @@ def test_a_missing_site_url_is_named_as_the_top_level_setting_it_is(tmp_path):
     assert message.startswith(f"{tmp_path / 'mkdocs.yml'}: site_url: required"), message
     assert "plugins.syndicate" not in message and "top level" in message
 
+    # Said with the plugin's own wrong settings, each where it is.
+    channel = "{masto: {type: mastodon, instance: 'https://m.example', tokne: x}}"
+    config, settings = loaded(tmp_path, f"site_name: T\nplugins:\n  - syndicate:\n      channels: {channel}\n")
+    with pytest.raises(ConfigError) as caught:
+        options_from(config, settings, sending=True)
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith(f"{tmp_path / 'mkdocs.yml'}: site_url: required"), lines
+    assert any(": plugins.syndicate.channels.masto.tokne: unknown setting" in line for line in lines), lines
+
 
 @pytest.mark.unit
 @pytest.mark.parametrize("written", ["devto", "dev", "dev.to", "DEV.to"])

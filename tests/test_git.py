@@ -841,15 +841,17 @@ def test_commit_without_push_keeps_every_transition_as_a_local_commit(repo, sand
 
 
 @pytest.mark.parametrize("body", [b"<html>gateway</html>", b'{"did": 42}', b""])
-def test_a_garbage_login_while_the_in_flight_is_pushed_posts_nothing_then_retries_once(repo, sandbox, body):
+def test_a_garbage_login_while_the_in_flight_is_pushed_posts_nothing_and_the_next_run_posts_once(repo, sandbox, body):
     """Bluesky logs in while its in_flight record is being pushed (warm_up). A login answered with
-    200 and garbage proves nothing was posted: the pair is failed as never sent, retried in the
-    run with a fresh login, and posted exactly once."""
+    200 and garbage proves nothing was posted: the pair is failed as never sent, and the lane stops
+    for the run (another login would meet the same answer); the next run logs in and posts once."""
     bare, work = repo
     bsky = every_channel(sandbox)["bsky"]
     sandbox.add_fault(
         {"channel": "bluesky", "action": "status", "status": 200, "body": body.decode(), "match": "createSession"}
     )
+    report = run(work, {"bsky": bsky}, [make_post(1)])
+    assert [r.state for r in report.results] == ["failed"], report.results
     report = run(work, {"bsky": bsky}, [make_post(1)])
     assert not report.undone, report.results
     assert len(sandbox.snapshot()["bluesky"]["records"]) == 1

@@ -249,7 +249,7 @@ def test_escape_sequences_in_a_feed_never_reach_the_terminal(tmp_path, sandbox):
     [
         ({"title": "Bad \ud800 title"}, "its title holds a lone surrogate (U+D800) at character 4"),
         ({"content_html": "<p>\udfff</p>"}, "its body holds a lone surrogate (U+DFFF)"),
-        ({"url": "https://example.com/posts/" + "a" * 1100 + "/"}, "is 1107 characters; at most 512"),
+        ({"url": "https://example.com/posts/" + "a" * 1100 + "/"}, "is 1107 characters as a ledger key"),
     ],
 )
 def test_a_feed_entry_no_ledger_could_hold_is_refused_by_name_before_any_request(tmp_path, sandbox, item, expected):

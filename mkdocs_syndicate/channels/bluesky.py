@@ -201,6 +201,7 @@ class BlueskyChannel(Channel):
         self._language: str | None = settings.options.get("language")  # in the registry's case (language_tag)
         self._session: dict[str, Any] | None = None
         self._failed_login: Outcome | None = None  # from warm_up, for the send that follows
+        self._login_failed: Outcome | None = None  # a login that stops the lane: never tried twice a run
         self._kept = (
             SessionFile("bluesky", str(settings.options["service"]), str(settings.options["handle"]))
             if settings.options.get("keep_session", True)
@@ -268,10 +269,22 @@ class BlueskyChannel(Channel):
     async def _login(self, http: Http) -> Outcome | None:
         """Open the run's one session: the last run's, refreshed, when it was kept and is still
         good, else a new login. An Outcome when that fails (nothing was posted)."""
-        import httpx
 
+        if self._login_failed is not None:  # this run's one login failed: no second one
+            return self._login_failed
         if self._session is not None or await self._resume(http):
             return None
+        failed = await self._create_session(http)
+        if failed is not None and failed.kind is Kind.AUTH:
+            self._login_failed = failed
+        return failed
+
+    async def _create_session(self, http: Http) -> Outcome | None:
+        """createSession. A login that failed in a way another try this run would meet again
+        (credentials refused, an unreadable answer, a server error) is Kind.AUTH: the lane stops,
+        as it does for a 401, instead of logging in again for every post (8 logins for 2 posts)."""
+        import httpx
+
         try:
             response = await http.request(
                 "POST",
@@ -288,11 +301,9 @@ class BlueskyChannel(Channel):
             return outcome
         if response.status_code != 200:
             failed = status_outcome(response, http.now())
-            kind = (
-                Kind.AUTH
-                if response.status_code in (400, 401)
-                else (Kind.NOT_SENT if failed.kind is Kind.AMBIGUOUS else failed.kind)
-            )
+            kind = Kind.AUTH if response.status_code in (400, 401) or response.status_code >= 500 else failed.kind
+            if kind is Kind.AMBIGUOUS:  # a login creates nothing: no post can exist
+                kind = Kind.NOT_SENT
             return Outcome(kind, error=f"login: {failed.error}", retry_after=failed.retry_after)
         try:
             body = json_object(response)
@@ -305,7 +316,7 @@ class BlueskyChannel(Channel):
                 "refresh": Secret(identifier(body.get("refreshJwt"), "refreshJwt")),
             }
         except BadAnswer as exc:
-            return Outcome(Kind.NOT_SENT, error=f"login: unreadable session ({exc}); nothing was posted")
+            return Outcome(Kind.AUTH, error=f"login: unreadable session ({exc}); nothing was posted")
         except ConfigError as exc:
             return Outcome(Kind.REFUSED, error=f"login: {exc}")
         self._keep()

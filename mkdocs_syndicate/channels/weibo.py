@@ -242,10 +242,20 @@ def _failure(status: int, body: Any) -> Outcome:
     code = error_code(body)
     if code is None and status < 400:  # not documented: the post may exist
         return Outcome(Kind.AMBIGUOUS, error=f"{status} with an unreadable answer; the post may exist")
-    message = f"{status} error {code}: {body.get('error') if isinstance(body, dict) else ''}".strip()
+    message = _failure_message(status, code, body)
     kind = _kind_of(code, status)
     wait = RATE_LIMIT_WAIT if kind is Kind.RATE_LIMITED else None
     return Outcome(kind, error=message, retry_after=wait, code=code)
+
+
+def _failure_message(status: int, code: int | None, body: Any) -> str:
+    """`400 error 20019: repeated weibo text`; without Weibo's code or text, `500 from the server`
+    (a 500 with `{}` said "500 error None: None")."""
+    text = body.get("error") if isinstance(body, dict) else None
+    text = text.strip() if isinstance(text, str) and text.strip() else None
+    if code is None:
+        return f"{status} from the server" + (f": {text}" if text else "")
+    return f"{status} error {code}" + (f": {text}" if text else "")
 
 
 def _kind_of(code: int | None, status: int) -> Kind:

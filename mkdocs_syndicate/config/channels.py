@@ -106,34 +106,50 @@ def parse_channels(
 
 
 def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], check_templates: bool) -> ChannelSettings:
+    """One channel's settings; every wrong one at once (a bad `timeout` hid its type's errors)."""
     where = f"channels.{channel_id}"
     if not isinstance(values, dict):
         raise ConfigError("must be a mapping of settings (at least 'type')", where)
     cls = _channel_type(values, registry, where)
-    timing = _timing(values, cls, where)
-    enabled = values.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise ConfigError("must be true or false", f"{where}.enabled")
-    label = values.get("label")
-    if label is not None and (not isinstance(label, str) or not label.strip()):
-        raise ConfigError("must be text (what the post page's links call this channel)", f"{where}.label")
-    template = _template(values.get("template"), f"{where}.template", check_templates)
+    wrong: list[ConfigError] = _unknown_settings(values, cls, where)
+
+    def checked(check: Callable[[], Any]) -> Any:
+        try:
+            return check()
+        except ConfigError as exc:
+            wrong.extend(exc.parts or (exc,))
+            return None
+
+    timing = _timing(values, cls, where, wrong)
+    enabled = checked(lambda: _enabled(values.get("enabled", True), f"{where}.enabled"))
+    checked(lambda: _label(values.get("label"), f"{where}.label"))
+    template = checked(lambda: _template(values.get("template"), f"{where}.template", check_templates))
     options: dict[str, Any] = {}
-    wrong = []
     for name, option in cls.options.items():
         try:
             options[name] = _option(values.get(name, option.default), option, where, name)
-        except ConfigError as exc:  # every malformed setting of the channel, not only the first
+        except ConfigError as exc:
             wrong.append(exc)
+    edits = checked(lambda: _edits(values, cls, f"{where}.edits"))
+    removals = checked(lambda: _removals(values.get("removals", "keep"), f"{where}.removals"))
     if wrong:
         raise wrong[0] if len(wrong) == 1 else ConfigError("", parts=wrong)
-    edits = _life_choice(values.get("edits", "update" if cls.edits_in_place else "ignore"), EDITS, f"{where}.edits")
-    if edits == "update" and not cls.edits_in_place:
-        raise ConfigError(f"{cls.type_name} cannot edit a post in place; use 'edits: ignore'", f"{where}.edits")
-    removals = _life_choice(values.get("removals", "keep"), REMOVALS, f"{where}.removals")
-    if removals == "delete":  # said plainly rather than accepted and not carried out
-        raise ConfigError("'delete' is not available in this version yet: copies are kept", f"{where}.removals")
     return ChannelSettings(channel_id, cls.type_name, *timing, enabled, template, options, edits, removals)
+
+
+def _edits(values: Mapping[str, Any], cls: Any, setting: str) -> str:
+    in_place = getattr(cls, "edits_in_place", False)
+    edits = _life_choice(values.get("edits", "update" if in_place else "ignore"), EDITS, setting)
+    if edits == "update" and not in_place:
+        raise ConfigError(f"{cls.type_name} cannot edit a post in place; use 'edits: ignore'", setting)
+    return edits
+
+
+def _removals(value: object, setting: str) -> str:
+    removals = _life_choice(value, REMOVALS, setting)
+    if removals == "delete":  # said plainly rather than accepted and not carried out
+        raise ConfigError("'delete' is not available in this version yet: copies are kept", setting)
+    return removals
 
 
 EDITS = ("update", "ignore")
@@ -146,22 +162,42 @@ def _life_choice(value: object, allowed: tuple[str, ...], setting: str) -> str:
     return str(value)
 
 
+def _enabled(value: object, setting: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError("must be true or false", setting)
+    return value
+
+
+def _label(value: object, setting: str) -> None:
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise ConfigError("must be text (what the post page's links call this channel)", setting)
+
+
 def _channel_type(values: Mapping[str, Any], registry: Mapping[str, Any], where: str) -> Any:
-    """The channel class its `type` names; every other key must be one of its settings."""
+    """The channel class its `type` names."""
     type_name = values.get("type")
     if not isinstance(type_name, str) or type_name not in registry:
         known = ", ".join(sorted(registry))
         hint = _type_hint(type_name, registry)
         raise ConfigError(f"unknown channel type {type_name!r}{hint} (known: {known})", f"{where}.type")
-    cls = registry[type_name]
-    unknown = set(values) - COMMON - set(cls.options)
-    if unknown:
-        names = sorted((COMMON | set(cls.options)) - {"type"})
-        first = sorted(unknown)[0]
-        hint = "".join(f"; did you mean '{near}'?" for near in _nearest(first, names))
-        allowed = ", ".join(names)
-        raise ConfigError(f"unknown setting for type {type_name}{hint} (allowed: {allowed})", f"{where}.{first}")
-    return cls
+    try:
+        return registry[type_name]
+    except ImportError as exc:  # registry.PluginError: an installed package's type that cannot load
+        raise ConfigError(f"{exc}; fix or uninstall that package", f"{where}.type") from None
+
+
+def _unknown_settings(values: Mapping[str, Any], cls: Any, where: str) -> list[ConfigError]:
+    """Every key that is none of the type's settings, each named."""
+    unknown = sorted(set(values) - COMMON - set(cls.options), key=str)
+    names = sorted((COMMON | set(cls.options)) - {"type"})
+    allowed = ", ".join(names)
+    return [
+        ConfigError(
+            f"unknown setting for type {cls.type_name}{_did_you_mean(str(key), names)} (allowed: {allowed})",
+            f"{where}.{key}",
+        )
+        for key in unknown
+    ]
 
 
 # What people call a service whose channel type is named after the software it runs.
@@ -176,33 +212,50 @@ def _type_hint(type_name: object, registry: Mapping[str, Any]) -> str:
     service = SERVICE_TYPES.get("".join(c for c in type_name.lower() if c.isalnum()))
     if service is not None and service[1] in registry:
         return f"; {service[0]} is type {service[1]}"
-    return "".join(f"; did you mean '{near}'?" for near in _nearest(type_name.lower(), list(registry)))
+    return _did_you_mean(type_name.lower(), list(registry))
 
 
-def _nearest(word: str, names: list[str]) -> list[str]:
+def _did_you_mean(word: str, names: list[str]) -> str:
     import difflib
 
-    return difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    return "".join(f"; did you mean '{near}'?" for near in difflib.get_close_matches(word, names, n=1, cutoff=0.6))
 
 
-def _timing(values: Mapping[str, Any], cls: Any, where: str) -> tuple[str, float, float, float]:
-    """delivery, min_interval, timeout, settle: how and how often the channel's requests go out."""
+def _timing(
+    values: Mapping[str, Any], cls: Any, where: str, wrong: list[ConfigError]
+) -> tuple[str, float, float, float]:
+    """delivery, min_interval, timeout, settle: how and how often the channel's requests go out.
+    What is wrong is added to `wrong` (the values returned then are placeholders)."""
     delivery = values.get("delivery", cls.default_delivery)
     if delivery not in DELIVERIES:
-        raise ConfigError(f"must be at_least_once or at_most_once, not {delivery!r}", f"{where}.delivery")
-    min_interval = _duration(values.get("min_interval", cls.default_min_interval), "min_interval", where)
-    timeout = _duration(values.get("timeout", DEFAULT_TIMEOUT), "timeout", where)
-    if timeout <= 0:
-        raise ConfigError(f"must be more than 0 seconds (at most {DURATION_LIMITS['timeout']:g})", f"{where}.timeout")
+        wrong.append(ConfigError(f"must be at_least_once or at_most_once, not {delivery!r}", f"{where}.delivery"))
+    try:
+        min_interval = _duration(values.get("min_interval", cls.default_min_interval), "min_interval", where)
+    except ConfigError as exc:
+        wrong.append(exc)
+        min_interval = 0.0
+    try:
+        timeout = _duration(values.get("timeout", DEFAULT_TIMEOUT), "timeout", where)
+        if timeout <= 0:
+            raise ConfigError(
+                f"must be more than 0 seconds (at most {DURATION_LIMITS['timeout']:g})", f"{where}.timeout"
+            )
+    except ConfigError as exc:
+        wrong.append(exc)
+        timeout = DEFAULT_TIMEOUT
     if "settle" not in values:
         return delivery, min_interval, timeout, max(DEFAULT_SETTLE, 2 * timeout)
-    settle = _duration(values["settle"], "settle", where)
-    if settle < 2 * timeout:
-        raise ConfigError(
-            f"{settle:g} s is less than twice the timeout ({timeout:g} s): a request that timed out "
-            "may still be running on the server for that long",
-            f"{where}.settle",
-        )
+    try:
+        settle = _duration(values["settle"], "settle", where)
+        if settle < 2 * timeout:
+            raise ConfigError(
+                f"{settle:g} s is less than twice the timeout ({timeout:g} s): a request that timed out "
+                "may still be running on the server for that long",
+                f"{where}.settle",
+            )
+    except ConfigError as exc:
+        wrong.append(exc)
+        settle = DEFAULT_SETTLE
     return delivery, min_interval, timeout, settle
 
 
@@ -376,7 +429,10 @@ def _enabled_type(values: Mapping[str, Any], registry: Mapping[str, Any]) -> Any
     if values.get("enabled", True) is False:
         return None
     type_name = values.get("type")
-    return registry.get(type_name) if isinstance(type_name, str) else None
+    try:
+        return registry.get(type_name) if isinstance(type_name, str) else None
+    except ImportError:  # a broken plugin: its `type` error says what is wrong
+        return None
 
 
 def _missing(channel_id: str, name: str, option: Option) -> ConfigError:

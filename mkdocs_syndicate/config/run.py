@@ -5,6 +5,7 @@ channel is constructed to check them."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -88,20 +89,37 @@ def parse_options(
 ) -> Options:
     """Validate the channels a run needs; raises ConfigError naming the setting (all of them at
     once: a malformed value does not hide a missing one)."""
-    from mkdocs_syndicate.registry import TYPES, clients
+    from mkdocs_syndicate.registry import clients
 
-    registry = clients()
+    registry = clients()  # each type imported when the settings name it, and only then
     # Templates are checked now when this run sends; a plan checks each one when it renders it.
     problems: list[ConfigError] = []
     channels = parse_channels(raw_channels, registry, check_templates=sending, problems=problems)
     problems += misplaced_credentials(raw_channels, channels, {"ledger": str(ledger_path)})
     # In the sandbox the emulators' own credentials and addresses replace the real ones, but
     # every other required setting (Weibo's rip, say) must be there, as it must for real.
-    provided = {name: set(t.emulator_class().client_options("", "")) for name, t in TYPES.items()} if sandbox else None
+    provided = _sandbox_provided(raw_channels, problems) if sandbox else None
     missing = missing_settings(raw_channels, registry, provided=provided, reading_only=reading_only) if sending else []
     if problems or missing:
         raise config_problems(problems, missing)
     return Options(ledger_path=ledger_path, channels=channels, site=site, sandbox=sandbox, **settings)
+
+
+def _sandbox_provided(raw_channels: object, problems: list[ConfigError]) -> dict[str, set[str]]:
+    """Per channel type the settings, credentials and addresses, the sandbox's emulator supplies;
+    an emulator that cannot be loaded (a broken plugin) is an error of the first channel naming it."""
+    from mkdocs_syndicate.registry import PluginError, named_in
+
+    provided: dict[str, set[str]] = {}
+    if not isinstance(raw_channels, Mapping):
+        return provided
+    for name, kind in named_in(raw_channels).items():
+        try:
+            provided[name] = set(kind.emulator_class().client_options("", ""))
+        except PluginError as exc:
+            channel = next(k for k, v in raw_channels.items() if isinstance(v, Mapping) and v.get("type") == name)
+            problems.append(ConfigError(f"{exc}; fix or uninstall that package", f"channels.{channel}.type"))
+    return provided
 
 
 def require_site_url(site_url: str | None) -> str:
@@ -110,6 +128,7 @@ def require_site_url(site_url: str | None) -> str:
             "required by the syndicate plugin (posts are announced by their public URL): "
             "set it at the top level of the file, e.g. site_url: https://your-site/",
             "site_url",
+            top_level=True,
         )
     if "@" in urlsplit(site_url).netloc:  # it goes into every post and page: never with credentials
         raise ConfigError("has a user name or password in it (user:password@host); remove it", "site_url")

@@ -6,7 +6,7 @@ build or a command knows what it is about to do."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
@@ -47,9 +47,12 @@ class _Name(base.BaseConfigOption[str | None]):
         self.default = default
 
     def run_validation(self, value: object) -> str | None:
-        if value is not None and not (isinstance(value, str) and value.strip()):
-            raise ValidationError("must be a name")
-        return value
+        from mkdocs_syndicate.ledger.gitsettings import git_name_problem  # small: no git machinery
+
+        problem = None if value is None else git_name_problem(value)
+        if problem is not None:  # a space in `remote` crashed the ledger's git reads
+            raise ValidationError(problem)
+        return value  # type: ignore[return-value]
 
 
 class GitConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' __init_subclass__
@@ -141,8 +144,31 @@ def as_errors(
     warns, and a misspelt `chanels:` would mean "no channels", a build that announces nothing),
     and a sub-setting's error is named by its path (`git.push`), not its top-level option."""
     errors = [(getattr(error, "setting", key), error) for key, error in errors]
-    unknown = unknown_setting(given, [*also_known, *names_of(SyndicateConfig)])
-    if unknown is not None:
-        errors.insert(0, (unknown[0], ValidationError(unknown[1])))
-        warnings = [w for w in warnings if w[0] != unknown[0]]
+    known = [*also_known, *names_of(SyndicateConfig)]
+    for key in reversed(list(given) if isinstance(given, dict) else []):  # each unknown one, first
+        unknown = unknown_setting({key: None}, known)
+        if unknown is not None:
+            errors.insert(0, (unknown[0], ValidationError(unknown[1])))
+            warnings = [w for w in warnings if w[0] != unknown[0]]
+    if errors and isinstance(given, dict):  # this stops the build: say what else is wrong now, not a build later
+        errors += _the_other_errors(given, errors)
     return errors, warnings
+
+
+def _the_other_errors(given: dict[str, Any], found: ConfigErrors) -> ConfigErrors:
+    """Every error `found` does not hold: MkDocs stops validating at the first wrong setting (six
+    wrong settings took six builds), so each other setting is validated alone, and then the values
+    of those whose types are right (their ranges, the channels)."""
+    from mkdocs_syndicate.config.site import value_problems
+
+    failing = {str(key).partition(".")[0] for key, _ in found}
+    more: ConfigErrors = []
+    for key in names_of(SyndicateConfig):
+        if key in given and key not in failing:
+            alone = SyndicateConfig()
+            alone.load_dict({key: given[key]})
+            wrong, _warnings = alone.validate()
+            more += [(getattr(error, "setting", name), error) for name, error in wrong]
+    failing |= {str(key).partition(".")[0] for key, _ in more}
+    right = {k: v for k, v in given.items() if k not in failing}
+    return more + [(str(problem.setting), ValidationError(problem.problem)) for problem in value_problems(right)]

@@ -3,14 +3,21 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from mkdocs_syndicate.config.defaults import DEFAULT_MAX_PER_RUN
+from mkdocs_syndicate.config.defaults import (
+    DEFAULT_BACKLOG_DAYS,
+    DEFAULT_MAX_PER_RUN,
+    DEFAULT_MAX_WAIT,
+    DEFAULT_STALE_AFTER_HOURS,
+)
 from mkdocs_syndicate.config.durations import DURATION_LIMITS, duration
-from mkdocs_syndicate.config.run import Options, Site, parse_options, require_site_url
+from mkdocs_syndicate.config.run import Options, RunSettings, Site, parse_options, require_site_url
 from mkdocs_syndicate.config.schema import SyndicateConfig
 from mkdocs_syndicate.errors import ConfigError, SyndicateError
 from mkdocs_syndicate.net.liveness import DEFAULT_TIMEOUT
@@ -30,47 +37,139 @@ class SiteConfig(Protocol):
 
 
 def ledger_path(config: SiteConfig, settings: SyndicateConfig) -> Path:
-    """The `ledger` setting, relative to the config file."""
-    return (Path(config.config_file_path).parent / settings.ledger).resolve()
+    """The `ledger` setting, relative to the config file: a regular file, or none yet (a device
+    such as /dev/zero, a FIFO or a folder would be read without end, or not at all)."""
+    path = (Path(config.config_file_path).parent / settings.ledger).resolve()
+    if path.exists() and not path.is_file():
+        raise ConfigError(
+            f"{path} exists and is not a regular file (a device, a FIFO or a folder); name a file", "ledger"
+        )
+    return path
+
+
+MAX_CONFIG_BYTES = 1024 * 1024  # a site's settings are a few kilobytes; YAML is parsed whole
+
+
+def bounded_config(path: Path) -> bytes:
+    """A config file's bytes, refused before parsing when it is not a regular file or is over
+    MAX_CONFIG_BYTES (a 2,000,000-element list under an unknown key took 1 GB before the key was
+    refused). FileNotFoundError and other OSErrors are the caller's to name."""
+    import stat
+
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise ConfigError(f"{path}: not a regular file")
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than 1 MiB ({MAX_CONFIG_BYTES} bytes), more than any site's settings need")
+    return data
 
 
 def options_from(
     config: SiteConfig, settings: SyndicateConfig, *, sending: bool, reading_only: bool = False
 ) -> Options:
     """Validate the plugin's settings; a ConfigError names `mkdocs.yml: plugins.syndicate.<setting>`
-    (in syndicate.yml, `syndicate.yml: <setting>`)."""
-    from mkdocs_syndicate.content.posts import as_datetime
-
+    (in syndicate.yml, `syndicate.yml: <setting>`), every wrong setting at once: the site's and
+    the channels' (6 wrong settings and 3 wrong channels took 7 builds to see)."""
+    problems: list[ConfigError] = []
     try:
         site = Site(require_site_url(config.site_url), config.site_name or "", config.site_dir)
-    except ConfigError as exc:  # a top-level setting of the file, not one of the plugin's
-        raise exc.located(config.config_file_path) from None
+    except ConfigError as exc:
+        problems.append(exc)
+        site = Site("https://example.invalid/", "")
+    values, wrong = site_settings(settings)
+    problems += wrong
+    values["git"], values["backlog"] = settings.git.settings(), settings.backlog
+    values["sandbox_pacing"] = settings.sandbox_pacing
     try:
-        max_per_run = settings.max_per_run if settings.max_per_run is not None else DEFAULT_MAX_PER_RUN
-        if max_per_run < 1:
-            raise ConfigError("must be 1 or more", "max_per_run")
-        duration(settings.stale_after_hours, "stale_after_hours", unit="hours")
-        return parse_options(
+        options = parse_options(
             settings.channels,
             ledger_path=ledger_path(config, settings),
             site=site,
             sandbox=settings.sandbox,
             sending=sending,
             reading_only=reading_only,
-            since=as_datetime(settings.since, "since") if settings.since is not None else None,
-            max_per_run=max_per_run,
-            max_wait=duration(settings.max_wait, "max_wait"),
-            git=settings.git.settings(),
-            wait_until_live=_live_timeout(settings.wait_until_live),
-            backlog=settings.backlog,
-            backlog_days=duration(settings.backlog_days, "backlog_days", unit="days"),
-            sandbox_pacing=settings.sandbox_pacing,
+            **values,
         )
     except ConfigError as exc:
+        problems.append(exc)
+    if problems:
+        hint = next((p.problem for p in problems if p.parts and p.problem), "")  # the channels' closing hint
+        error = problems[0] if len(problems) == 1 else ConfigError(hint, parts=problems)
         # In mkdocs.yml the settings are `plugins.syndicate.<key>`; in syndicate.yml just `<key>`.
-        raise exc.located(config.config_file_path, "plugins.syndicate" if _is_mkdocs(config) else None) from None
-    except SyndicateError as exc:  # `since` that is no date: its text names the setting
-        raise ConfigError(str(exc)).located(config.config_file_path) from None
+        raise error.located(config.config_file_path, "plugins.syndicate" if _is_mkdocs(config) else None) from None
+    return options
+
+
+def site_settings(values: Mapping[str, Any]) -> tuple[RunSettings, list[ConfigError]]:
+    """The site-level settings a run takes, checked (their ranges: the schema has checked their
+    types), and every one that is wrong. `values`: the loaded settings, or a raw mapping (a
+    setting it lacks takes its default)."""
+    checked: dict[str, Any] = {}
+    problems: list[ConfigError] = []
+    checks: dict[str, Callable[[Any], Any]] = {
+        "max_per_run": _max_per_run,
+        "stale_after_hours": lambda v: duration(v, "stale_after_hours", unit="hours"),
+        "since": _since,
+        "max_wait": lambda v: duration(v, "max_wait"),
+        "wait_until_live": _live_timeout,
+        "backlog_days": lambda v: duration(v, "backlog_days", unit="days"),
+    }
+    for name, check in checks.items():
+        try:
+            checked[name] = check(values.get(name, _DEFAULTS.get(name)))
+        except ConfigError as exc:
+            problems.append(exc)
+    checked.pop("stale_after_hours", None)  # read by the status view, not the run
+    return RunSettings(**checked), problems  # type: ignore[typeddict-item]
+
+
+def value_problems(given: Mapping[str, Any]) -> list[ConfigError]:
+    """What is wrong with the values of raw settings whose types are right: the site-level ranges
+    and the channels' settings (not those only a sending run needs). For a config the schema
+    already refused, so that one build lists every error."""
+    from mkdocs_syndicate.config.channels import parse_channels
+    from mkdocs_syndicate.registry import clients
+
+    problems = site_settings(given)[1]
+    channels = given.get("channels")
+    if isinstance(channels, dict):
+        wrong: list[ConfigError] = []
+        try:
+            parse_channels(channels, clients(), check_templates=True, problems=wrong)
+        except ConfigError as exc:  # ids that differ only by case: nothing further is checked
+            wrong.append(exc)
+        problems += [part for error in wrong for part in (error.parts or (error,))]
+    return problems
+
+
+_DEFAULTS: dict[str, Any] = {
+    "max_wait": DEFAULT_MAX_WAIT,
+    "stale_after_hours": DEFAULT_STALE_AFTER_HOURS,
+    "backlog_days": DEFAULT_BACKLOG_DAYS,
+    "wait_until_live": False,
+}
+
+
+def _max_per_run(value: object) -> int:
+    if value is None:
+        return DEFAULT_MAX_PER_RUN
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"must be 1 or more, not {value!r}", "max_per_run")
+    return value
+
+
+def _since(value: object) -> dt.datetime | None:
+    from mkdocs_syndicate.content.posts import as_datetime
+
+    if value is None:
+        return None
+    try:
+        return as_datetime(value, "since")
+    except SyndicateError:
+        raise ConfigError(
+            f"{value!r} is not a date; write it like 2026-11-28 or 2026-11-28T09:30:00Z", "since"
+        ) from None
 
 
 def _is_mkdocs(config: SiteConfig) -> bool:
@@ -140,6 +239,7 @@ def load_site(config_file: Path | None) -> LoadedSite:
     if is_standalone(config_file):
         return LoadedSite(*load_standalone(config_file))
     try:
+        bounded_config(config_file)  # MkDocs reads it whole: its size is checked first
         config = load_config(config_file=str(config_file))
     except ConfigurationError as exc:
         raise ConfigError(f"{config_file}: {exc}") from None

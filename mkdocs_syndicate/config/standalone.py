@@ -8,6 +8,7 @@ mkdocs.yml. Paths (the ledger) are relative to the file's folder.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,9 @@ def load_standalone(path: Path) -> tuple[StandaloneConfig, SyndicateConfig]:
     settings = SyndicateConfig(config_file_path=str(path))
     settings.load_dict({k: v for k, v in raw.items() if k not in SITE_KEYS})
     errors, _warnings = as_errors(raw, *settings.validate(), also_known=SITE_KEYS)
-    if errors:  # the first: an unknown setting, if there is one
-        name, error = errors[0]
-        raise ConfigError(str(error), name).located(str(path))
+    if errors:  # every one at once, an unknown setting first
+        parts = [ConfigError(str(error), name) for name, error in errors]
+        raise (parts[0] if len(parts) == 1 else ConfigError("", parts=parts)).located(str(path))
     if not raw.get("site_url"):
         raise ConfigError("required (posts are announced by their public URL)", "site_url").located(str(path))
     _check_site_url(raw["site_url"], path)
@@ -86,11 +87,13 @@ def _read(path: Path) -> dict[str, Any]:
     from mkdocs.utils.yaml import yaml_load
 
     from mkdocs_syndicate.config.envtags import note_env_variables
+    from mkdocs_syndicate.config.site import bounded_config
 
     note_env_variables(path)  # before any error can quote a value read by !ENV
     try:
-        with open(path, "rb") as handle:
-            raw = yaml_load(handle, loader=_loader(path))
+        handle = io.BytesIO(bounded_config(path))  # at most 1 MiB, before any parsing
+        handle.name = str(path)  # as a file's: MkDocs' INHERIT is relative to it
+        raw = yaml_load(handle, loader=_loader(path))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except OSError as exc:

@@ -33,9 +33,13 @@ if TYPE_CHECKING:
 # on every build: `{{ title * 10000000 }}` took 44 s and 1.1 GB. Bounds, checked while rendering
 # (never after): a rendered message, and every value a template makes on the way, holds at most
 # MAX_RENDERED characters; a count or width passed to a filter or method at most that; `range`
-# at most MAX_LOOP items; and a template has no macros (recursion) and no loop inside a loop.
+# at most MAX_LOOP items; and a template has no macros or recursive loops (recursion) and no loop
+# inside a loop. Integers are bounded too: `{{ ((9**64)**64)**64 }}` or a namespace squared in a
+# loop never finished, so `*`, `**`, `+` and `-` refuse a result of more than MAX_INT_BITS bits
+# from the sizes of their operands, before computing it.
 MAX_RENDERED = 20_000  # the longest message any channel takes (Weibo's 2,000) ten times over
 MAX_LOOP = 1_000
+MAX_INT_BITS = 4_096
 
 
 class TemplateTooLarge(Exception):
@@ -46,6 +50,29 @@ def _bounded(value: Any) -> Any:
     if isinstance(value, (str, list, tuple, bytes)) and len(value) > MAX_RENDERED:
         raise TemplateTooLarge(f"a value of more than {MAX_RENDERED} characters")
     return value
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_result_bits(operator: str, left: Any, right: Any) -> int:
+    """At most how many bits `left <operator> right` has, for two integers (0 otherwise)."""
+    if not (_whole(left) and _whole(right)):
+        return 0
+    if operator == "*":
+        return int(left.bit_length() + right.bit_length())
+    if operator == "**":
+        return int(left.bit_length() * max(right, 0)) if abs(left) > 1 else 1
+    if operator in ("+", "-"):
+        return int(max(left.bit_length(), right.bit_length()) + 1)
+    return 0
+
+
+def _bounded_int(operator: str, left: Any, right: Any) -> None:
+    bits = _int_result_bits(operator, left, right)
+    if bits > MAX_INT_BITS:
+        raise TemplateTooLarge(f"a number of about {bits} bits with '{operator}' (at most {MAX_INT_BITS})")
 
 
 def _bounded_args(args: Any, kwargs: Any) -> None:
@@ -134,11 +161,12 @@ def _environment() -> Any:
     import jinja2.sandbox
 
     class BoundedEnvironment(jinja2.sandbox.SandboxedEnvironment):
-        intercepted_binops = frozenset({"*", "**", "+", "//", "%"})
+        intercepted_binops = frozenset({"*", "**", "+", "-", "//", "%"})
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             if operator == "**" and isinstance(right, (int, float)) and abs(right) > 64:
                 raise TemplateTooLarge(f"an exponent of {right} (at most 64)")
+            _bounded_int(operator, left, right)
             if operator == "%" and isinstance(left, str):
                 _bounded_percent(left)
             if operator == "*":
@@ -204,8 +232,8 @@ def _compiled(source: str, where: str) -> jinja2.Template:
 
 
 def _refuse_unbounded_shapes(tree: Any, where: str) -> None:
-    """Macros (which may call themselves) and a loop inside a loop multiply work past any bound a
-    single step can check; a message needs neither."""
+    """Macros and recursive loops (which may call themselves) and a loop inside a loop multiply
+    work past any bound a single step can check; a message needs none of them."""
     from jinja2 import nodes
 
     for kind in (nodes.Macro, nodes.CallBlock, nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends):
@@ -216,6 +244,10 @@ def _refuse_unbounded_shapes(tree: Any, where: str) -> None:
                 where,
             )
     for loop in tree.find_all(nodes.For):
+        if loop.recursive:
+            raise ConfigError(
+                f"template line {loop.lineno}: a recursive loop is not available in message templates", where
+            )
         inner = next(
             (
                 n

@@ -334,7 +334,8 @@ def site_sandbox(options: Options, **server_options: object) -> SandboxServer:
     """The emulators set up for this site: its built site checked for the IndexNow key file, and
     its host as Weibo's safe domain (as a registered Weibo app would have it)."""
     key_root = Path(options.site.site_dir) if options.site.site_dir else None
-    server = SandboxServer(sandbox_state_dir(options), emulators(), key_file_root=key_root, **server_options)
+    named = {channel.type for channel in options.channels}  # a plugin's emulator only if the site names it
+    server = SandboxServer(sandbox_state_dir(options), emulators(named), key_file_root=key_root, **server_options)
     for emulator in server.emulators.values():  # e.g. Weibo's safe domain: the site's host
         emulator.configure_for_site(options.site.url)
     for channel in options.channels:

@@ -99,6 +99,10 @@ def _compose(text: str, path: str) -> yaml.Node:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         raise LedgerError(path, f"not valid YAML: {exc.problem or exc}", line) from None
+    except yaml.reader.ReaderError as exc:  # a raw NUL or other control byte: its line, not its offset
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or b"\0")
+        line = text.count("\n", 0, exc.position) + 1
+        raise LedgerError(path, f"not valid YAML: character U+{code:04X} ({exc.reason}); remove it", line) from None
     except yaml.YAMLError as exc:
         raise LedgerError(path, f"not valid YAML: {exc}") from None
     if root is None:

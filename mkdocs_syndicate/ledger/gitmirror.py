@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.errors import ConfigError, GitError, StaleLedger
+from mkdocs_syndicate.errors import ConfigError, GitError, LedgerError, StaleLedger
 from mkdocs_syndicate.ledger.format import dump, parse
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.merge import contested_pairs, merge
@@ -103,7 +103,7 @@ class GitMirror:
 
     def _start_from_remote(self, local: Posts | None, head: str) -> Posts | None:
         """With push: the remote branch's ledger is where this run starts (the module docstring)."""
-        local_text = self.ledger_path.read_text(encoding="utf-8") if self.ledger_path.exists() else None
+        local_text = _utf8(self.ledger_path.read_bytes(), str(self.ledger_path)) if self.ledger_path.exists() else None
         remote_tip, remote_text = self._remote_ledger()
         if remote_tip is None:
             self._fetch()
@@ -249,7 +249,7 @@ class GitMirror:
         while out:
             header, _, out = out.partition(b"\n")
             fields = header.decode("utf-8", "replace").split(" ")
-            if len(fields) != 3:
+            if len(fields) != 3 or not fields[2].isdigit():  # "<name> missing", whatever the name holds
                 objects.append((fields[0], "missing", b""))
                 continue
             size = int(fields[2])
@@ -258,11 +258,11 @@ class GitMirror:
         if not objects or objects[0][1] != "commit":
             return None, None
         ledger = objects[1] if len(objects) > 1 and objects[1][1] == "blob" else None
-        return objects[0][0], ledger[2].decode("utf-8") if ledger else None
+        return objects[0][0], _utf8(ledger[2], self._where()) if ledger else None
 
     def _show(self, commit: str) -> str | None:
-        result = self._run("show", f"{commit}:{self.rel}")
-        return result.stdout if result.returncode == 0 else None
+        result = self._spawn(("show", f"{commit}:{self.rel}"), None, None)
+        return _utf8(result.stdout, f"{commit[:12]}:{self.rel}") if result.returncode == 0 else None
 
     def _where(self) -> str:
         return f"{self.settings.remote}/{self.branch}:{self.rel}"
@@ -323,6 +323,18 @@ class GitMirror:
 
 
 _EMPTY = "version: 1\nposts: {}\n...\n"
+
+
+def _utf8(data: bytes, where: str) -> str:
+    """A ledger's text; one that is not UTF-8 (another writer's, or an editor's Latin-1) is named."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LedgerError(
+            where,
+            f"not UTF-8 text (byte {exc.start}); a ledger is UTF-8: fix the file where it is (re-save it as "
+            "UTF-8, and push it when it is on the remote branch)",
+        ) from None
 
 
 def _decoded(result: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProcess[str]:

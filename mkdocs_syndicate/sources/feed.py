@@ -11,6 +11,7 @@ the post by name.
 from __future__ import annotations
 
 import calendar
+import codecs
 import datetime as dt
 import json
 from dataclasses import dataclass
@@ -20,8 +21,8 @@ from urllib.parse import urljoin, urlsplit
 
 from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.portable import html_to_text, shorten
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.errors import FeedError
+from mkdocs_syndicate.content.posts import MAX_KEY, Post, check_text
+from mkdocs_syndicate.errors import FeedError, PostError
 from mkdocs_syndicate.redaction import shown_url
 from mkdocs_syndicate.safety import one_line, public_text
 
@@ -30,25 +31,61 @@ SUMMARY_LENGTH = 400  # characters of an entry's summary kept as the description
 FETCH_TIMEOUT = 30.0
 
 
+MAX_JSON_DEPTH = 64  # a JSON Feed is a few levels deep; 10,000 nested arrays crashed the reader
+
+
+@dataclass(frozen=True)
+class FeedPosts:
+    """A feed's entries as Posts, and one message per entry left out (naming it and why)."""
+
+    posts: list[Post]
+    refused: list[str]
+
+
 def read_feed(source: str, site_url: str) -> list[Post]:
-    """Every entry of the feed at `source` (a path or an http(s) URL) as a Post."""
+    """Every entry of the feed at `source` (a path or an http(s) URL) as a Post; a FeedError if
+    any entry cannot be announced (`read_feed_posts` leaves those out instead)."""
+    read = read_feed_posts(source, site_url)
+    if read.refused:
+        raise FeedError("\n".join(read.refused))
+    return read.posts
+
+
+def read_feed_posts(source: str, site_url: str) -> FeedPosts:
+    """The feed's entries as Posts; an entry that cannot be announced (a field of the wrong type,
+    no link or date, a link no ledger can key) is left out alone, by name, and the rest is read.
+    A feed that cannot be read at all is a FeedError."""
     name = f"feed {shown_url(source)}"  # credentials in the URL are never printed
     raw = _load(source, name)
     entries = _json_feed_entries(raw, name) if _is_json(raw) else _xml_feed_entries(raw, name)
-    posts = [_post(entry, site_url, name) for entry in entries]
+    posts, refused = [], []
+    for entry in entries:
+        try:
+            if isinstance(entry, FeedError):
+                raise entry
+            posts.append(_post(entry, site_url, name))
+        except (FeedError, PostError) as exc:
+            refused.append(f"{exc}; the entry is left out")
+    _refuse_duplicates(posts, name)
+    return FeedPosts(posts, refused)
+
+
+def _refuse_duplicates(posts: list[Post], name: str) -> None:
     seen: dict[str, str] = {}
     for post in posts:
         if post.key in seen:
             raise FeedError(f"{name}: two entries have the link {post.url} ({seen[post.key]!r} and {post.title!r})")
         seen[post.key] = post.title
-    return posts
 
 
 # ---------------------------------------------------------------------- loading
 
 
 def _load(source: str, name: str) -> bytes:
-    if urlsplit(source).scheme in ("http", "https"):
+    scheme = urlsplit(source).scheme
+    if scheme and "://" in source and scheme not in ("http", "https"):
+        raise FeedError(f"{name}: the scheme {scheme}:// is not supported; give an http or https URL, or a path")
+    if scheme in ("http", "https"):
         import asyncio
 
         import httpx
@@ -89,7 +126,7 @@ def _load(source: str, name: str) -> bytes:
 
 
 def _is_json(raw: bytes) -> bool:
-    return raw.lstrip()[:1] == b"{"
+    return raw.removeprefix(codecs.BOM_UTF8).lstrip()[:1] == b"{"  # a BOM is allowed before it
 
 
 # ---------------------------------------------------------------------- the formats
@@ -115,7 +152,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 120 else text[:119] + "…"
 
 
-def _xml_feed_entries(raw: bytes, name: str) -> list[_Entry]:
+def _xml_feed_entries(raw: bytes, name: str) -> list[_Entry | FeedError]:
     import feedparser
 
     try:
@@ -160,25 +197,82 @@ def _xml_image(item: Any) -> str | None:
     return next((i for i in images if i), None)
 
 
-def _json_feed_entries(raw: bytes, name: str) -> list[_Entry]:
-    """JSON Feed 1.0/1.1 (https://www.jsonfeed.org/version/1.1/)."""
+def _json_feed_entries(raw: bytes, name: str) -> list[_Entry | FeedError]:
+    """JSON Feed 1.0/1.1 (https://www.jsonfeed.org/version/1.1/): each item an _Entry, or the
+    FeedError that leaves it out."""
     try:
-        feed = json.loads(raw)
+        feed = json.loads(raw)  # bytes: a UTF-8 BOM is recognised
+    except RecursionError:
+        raise FeedError(
+            f"{name}: nested too deeply to read (a JSON Feed is a few levels deep); nothing was sent"
+        ) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise FeedError(f"{name}: not valid JSON ({exc})") from None
+    if _depth_over(feed, MAX_JSON_DEPTH):
+        raise FeedError(
+            f"{name}: nested more than {MAX_JSON_DEPTH} levels deep (a JSON Feed is a few); nothing was sent"
+        )
     if not isinstance(feed, dict) or not str(feed.get("version", "")).startswith("https://jsonfeed.org/version/"):
         raise FeedError(f"{name}: JSON without a JSON Feed `version`")
     items = feed.get("items")
     if not isinstance(items, list):
         raise FeedError(f"{name}: `items` must be a list")
-    return [_json_item(item, f"{name}: item {number}") for number, item in enumerate(items, 1)]
+    return [_json_item_or_error(item, f"{name}: item {number}") for number, item in enumerate(items, 1)]
+
+
+def _depth_over(value: object, limit: int) -> bool:
+    """Whether arrays and objects nest deeper than `limit` (walked without recursion)."""
+    level: list[tuple[object, int]] = [(value, 1)]
+    while level:
+        node, depth = level.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        level.extend((child, depth + 1) for child in children)
+    return False
+
+
+# Each item field this reader uses, and the JSON type it must have (null counts as absent).
+_JSON_FIELDS: dict[str, type] = {
+    "id": str,
+    "url": str,
+    "external_url": str,
+    "title": str,
+    "summary": str,
+    "content_html": str,
+    "content_text": str,
+    "date_published": str,
+    "date_modified": str,
+    "image": str,
+    "banner_image": str,
+    "tags": list,
+}
+_JSON_TYPE_NAMES = {
+    str: "a string",
+    list: "a list of strings",
+    int: "a number",
+    float: "a number",
+    bool: "true or false",
+    dict: "an object",
+}
+
+
+def _json_item_or_error(item: object, where: str) -> _Entry | FeedError:
+    try:
+        return _json_item(item, where)
+    except FeedError as exc:
+        return exc
 
 
 def _json_item(item: object, where: str) -> _Entry:
     if not isinstance(item, dict):
         raise FeedError(f"{where} is not an object")
+    named = next((item.get(k) for k in ("url", "external_url", "id", "title") if isinstance(item.get(k), str)), None)
+    where = f"{where} ({_shown(named)})"
+    _check_json_types(item, where)
     link = item.get("url") or item.get("external_url")
-    where = f"{where} ({_shown(link or item.get('title'))})"
     return _Entry(
         where=where,
         link=link,
@@ -186,9 +280,35 @@ def _json_item(item: object, where: str) -> _Entry:
         date=_rfc3339(item.get("date_published") or item.get("date_modified"), where),
         summary_html=str(item.get("summary") or ""),
         content_html=_json_content(item.get("content_html"), item.get("content_text")),
-        tags=[str(t) for t in item.get("tags") or [] if isinstance(t, str)],
+        tags=list(item.get("tags") or []),
         image=item.get("image") or item.get("banner_image"),
     )
+
+
+def _check_json_types(item: dict[str, Any], where: str) -> None:
+    """A field of the wrong type leaves the item out, by name (an int `tags` crashed the run)."""
+    for field, expected in _JSON_FIELDS.items():
+        value = item.get(field)
+        if field == "id" and isinstance(value, int | float) and not isinstance(value, bool):
+            continue  # numeric ids exist in the wild; only used to name the item
+        wrong = value is not None and not isinstance(value, expected)
+        if field == "tags" and isinstance(value, list):
+            wrong = not all(isinstance(tag, str) for tag in value)
+        if wrong:
+            raise FeedError(
+                f"{where}: `{field}` must be {_JSON_TYPE_NAMES[expected]}, not {_json_type_of(value, field)}"
+            )
+
+
+def _json_type_of(value: object, field: str) -> str:
+    if field == "tags" and isinstance(value, list):
+        return "a list holding " + ", ".join(sorted({_json_type_of(t, "") for t in value if not isinstance(t, str)}))
+    if value is None:
+        return "null"
+    for kind in (bool, str, int, float, list, dict):
+        if isinstance(value, kind):
+            return _JSON_TYPE_NAMES[kind].replace("a list of strings", "a list")
+    return type(value).__name__
 
 
 def _rfc3339(stamp: object, where: str) -> dt.datetime | None:
@@ -233,6 +353,11 @@ def _link_and_key(entry: _Entry, site_url: str) -> tuple[str, str]:
 def _post(entry: _Entry, site_url: str, name: str) -> Post:
     link, key = _link_and_key(entry, site_url)
     url = site_url + key
+    if len(key) > MAX_KEY:  # a feed entry has no front matter to pin a shorter key with
+        raise FeedError(
+            f"{entry.where}: its link's path is {len(key)} characters as a ledger key (percent-encoded: "
+            f"a CJK character counts as 9); at most {MAX_KEY}: give the page a shorter URL slug"
+        )
     if entry.date is None:
         raise FeedError(f"{entry.where}: no date (published or updated); the backlog and `since` rules need one")
     date = entry.date if entry.date.tzinfo else entry.date.replace(tzinfo=dt.UTC)
@@ -244,7 +369,7 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
         summary = ""
     body = entry.content_html if entry.content_html.strip() else ""
     image = urljoin(link, entry.image) if isinstance(entry.image, str) and entry.image else None
-    return Post(
+    post = Post(
         key=key,
         url=url,
         title=title,
@@ -256,3 +381,5 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
         image=image,
         body_missing=not body,
     )
+    check_text(post)  # a lone surrogate leaves this entry out, not the whole run
+    return post
