@@ -1,0 +1,213 @@
+"""The third fidelity audit against real server software (issue 36): each test pins the service's
+own rule, read in its source or measured on the real server (the source is named in each test),
+so a client or an emulator that drifts from it fails here."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from conftest import SITE, ListReporter, make_post
+from test_channel_contracts import SPECS
+
+from mkdocs_syndicate.channels.base import Kind
+from mkdocs_syndicate.config.run import parse_options
+from mkdocs_syndicate.engine.policy import Situation, Step, decide
+from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.ledger.store import Ledger
+
+
+def run(folder, channels, posts, clock, **options):
+    folder.mkdir(parents=True, exist_ok=True)
+    opts = parse_options(channels, ledger_path=folder / "ledger.yml", site=SITE, sandbox=False, sending=True, **options)
+    return send(opts, posts, ListReporter(), clock=clock)
+
+
+# ------------------------------------------------------------------ Matrix (Synapse 1.163)
+
+
+def matrix(sandbox, **extra):
+    return {"room": SPECS["matrix"].raw(sandbox, **extra)}
+
+
+def matrix_reads(sandbox) -> list[str]:
+    return [r["path"] for r in sandbox.requests("matrix") if r["path"].endswith("/messages")]
+
+
+@pytest.mark.unit
+def test_a_429_from_a_channel_that_limits_first_is_retried_after_its_wait_without_a_read():
+    """F3: Synapse checks `rc_message` before it makes the event (handlers/message.py), so its 429
+    means "not made": the policy waits as asked, then sends again, with no read and no settle."""
+    situation = Situation(
+        at_most_once=True,
+        repeat_safe=False,
+        last_attempt=1000.0,
+        now=1000.0,
+        settle=600.0,
+        max_wait=120.0,
+        sends_left=3,
+        retry_after=5.0,
+        rate_limit_checked_first=True,
+    )
+    action = decide(Kind.RATE_LIMITED, situation)
+    assert (action.step, action.at) == (Step.RETRY, 1005.0)
+    beyond = decide(Kind.RATE_LIMITED, Situation(**{**situation.__dict__, "retry_after": 600.0}))
+    assert beyond.step is Step.STOP_LANE and not beyond.keep_in_flight  # failed: the next run sends
+
+
+@pytest.mark.http
+def test_matrix_429_is_not_made_so_the_pair_is_retried_with_no_read(tmp_path, sandbox, clock):
+    """F3, measured on Synapse: a spent bucket left pairs in_flight for the 600 s settle time. A
+    429 within max_wait is waited out and sent again; one beyond it leaves the pair failed, and
+    the next run sends it at once."""
+    sandbox.now = clock.time
+    sandbox.add_fault({"channel": "matrix", "action": "status", "status": 429, "reset_in": 5})
+    report = run(tmp_path / "a", matrix(sandbox), [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    assert matrix_reads(sandbox) == []
+
+    sandbox.add_fault({"channel": "matrix", "action": "status", "status": 429, "reset_in": 300})
+    report = run(tmp_path / "b", matrix(sandbox), [make_post(2)], clock, max_wait=120)
+    assert [r.state for r in report.results] == ["failed"], report.results
+    assert Ledger.read(tmp_path / "b" / "ledger.yml").record("blog/post-2/", "room").state == "failed"
+    clock.now += 300  # the wait asked for, and less than the 600 s settle time
+    report = run(tmp_path / "b", matrix(sandbox), [make_post(2)], clock, max_wait=120)
+    assert [r.state for r in report.results] == ["done"], report.results
+    assert matrix_reads(sandbox) == []
+    assert len(sandbox.emulators["matrix"].state["events"]) == 2
+
+
+def put_message(base: str, token: str, txn: str, body: str = "hello") -> str:
+    from mkdocs_syndicate_matrix.emulator import ROOM
+
+    answer = httpx.put(
+        f"{base}/matrix/_matrix/client/v3/rooms/{ROOM}/send/m.room.message/{txn}",
+        json={"msgtype": "m.text", "body": body},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["event_id"])
+
+
+@pytest.mark.http
+def test_matrix_emulator_keeps_transactions_per_device_for_24_hours(tmp_path, clock):
+    """F5, measured on Synapse: the same txnId returns the same event after a restart and from a
+    new token on the same device, whatever the body; another device gets a new event; the
+    mapping is deleted after 24 h (events_worker.py `_cleanup_old_transaction_ids`)."""
+    from mkdocs_syndicate_matrix.emulator import OTHER_DEVICE_TOKEN, SAME_DEVICE_TOKEN, TOKEN
+
+    from mkdocs_syndicate import registry
+    from mkdocs_syndicate.sandbox import SandboxServer
+
+    folder = tmp_path / "sandbox"
+    with SandboxServer(folder, registry.emulators()) as server:
+        server.now = clock.time
+        first = put_message(server.url, TOKEN, "txn-1")
+        assert put_message(server.url, TOKEN, "txn-1", body="another body") == first
+    with SandboxServer(folder, registry.emulators()) as server:  # a restart
+        server.now = clock.time
+        assert put_message(server.url, TOKEN, "txn-1") == first
+        assert put_message(server.url, SAME_DEVICE_TOKEN, "txn-1") == first
+        assert put_message(server.url, OTHER_DEVICE_TOKEN, "txn-1") != first
+        clock.now += 23 * 3600
+        assert put_message(server.url, TOKEN, "txn-1") == first
+        clock.now += 3600
+        assert put_message(server.url, TOKEN, "txn-1") != first
+
+
+@pytest.mark.http
+def test_matrix_permalinks_name_a_server_for_a_room_id_without_one(tmp_path, sandbox, clock):
+    """F6: Synapse's default room version is 12 (config/server.py), whose room ids have no server
+    part; the spec says a permalink by room id needs `via` to be routable. The link names the
+    bot's own server, which is in the room."""
+    from mkdocs_syndicate_matrix.emulator import ROOM, SERVER_NAME
+
+    assert ":" not in ROOM
+    sandbox.now = clock.time
+    run(tmp_path, matrix(sandbox), [make_post(1)], clock)
+    link = Ledger.read(tmp_path / "ledger.yml").record("blog/post-1/", "room").remote_url
+    assert link.endswith(f"?via={SERVER_NAME}") and f"/#/{ROOM}/$" in link
+
+
+MATRIX_OPTIONS = {
+    "type": "matrix",
+    "homeserver": "https://hs.example",
+    "room_id": "!r:example.org",
+    "access_token": "t",
+}
+
+
+def matrix_channel(**changes):
+    """A Matrix channel from its settings, as a site's config makes it (no network)."""
+    from mkdocs_syndicate.config.channels import parse_channels
+    from mkdocs_syndicate.registry import TYPES, clients
+
+    kind = TYPES["matrix"]
+    settings = parse_channels({"room": {**MATRIX_OPTIONS, **changes}}, {**clients(), "matrix": kind.client_class()})
+    return kind.client_class()(settings[0], SITE)
+
+
+@pytest.mark.unit
+def test_matrix_permalinks_fall_back_to_the_room_ids_server_part():
+    """Before whoami has named the bot's server: the room id's own server part, else no via."""
+    channel = matrix_channel()
+    assert channel._link("$ev") == "https://matrix.to/#/!r:example.org/$ev?via=example.org"
+    channel = matrix_channel(room_id="!opaqueRoomId")
+    assert channel._link("$ev") == "https://matrix.to/#/!opaqueRoomId/$ev"
+
+
+@pytest.mark.http
+def test_matrix_emulator_gives_end_on_the_last_page_and_none_past_it(sandbox):
+    """F7, measured on Synapse (and handlers/pagination.py `get_messages`): a page with events
+    carries `end`, the last one too; the page past it is empty and has no `end`."""
+    from mkdocs_syndicate_matrix.emulator import ROOM, TOKEN
+
+    put_message(sandbox.url, TOKEN, "a")
+    put_message(sandbox.url, TOKEN, "b")
+    url = f"{sandbox.url}/matrix/_matrix/client/v3/rooms/{ROOM}/messages"
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    last = httpx.get(url, params={"dir": "b", "limit": "100"}, headers=headers).json()
+    assert len(last["chunk"]) == 2 and last.get("end")
+    past = httpx.get(url, params={"dir": "b", "limit": "100", "from": last["end"]}, headers=headers).json()
+    assert past["chunk"] == [] and "end" not in past
+
+
+class Pages:
+    """A homeserver's /messages answers, one per call, in order (and whoami)."""
+
+    def __init__(self, pages: list[dict]) -> None:
+        self.pages = pages
+        self.calls = 0
+
+    async def request(self, method: str, url: str, **kwargs) -> httpx.Response:
+        if url.endswith("/account/whoami"):
+            return httpx.Response(200, json={"user_id": "@bot:example.org"})
+        self.calls += 1
+        return httpx.Response(200, json=self.pages[self.calls - 1])
+
+    def now(self) -> float:
+        return 0.0
+
+
+@pytest.mark.unit
+def test_matrix_verify_reads_on_past_an_empty_page_that_has_an_end():
+    """The spec leaves `end` out only when no further events are available; Synapse gives an
+    empty chunk with an `end` when its visibility filter removed a whole page. Such a page is not
+    the end of the room's history."""
+    from mkdocs_syndicate_matrix.client import MARKER
+
+    channel = matrix_channel()
+    record = _in_flight_record("key-1")
+    ours = {"event_id": "$found", "content": {"body": "x", MARKER: "key-1"}}
+    pages = Pages([{"chunk": [], "end": "t1"}, {"chunk": [ours], "end": "t2"}])
+    verdict = asyncio.run(channel.verify(pages, make_post(1), record, None))
+    assert verdict.found.value == "found" and verdict.remote_id == "$found"
+    stuck = Pages([{"chunk": [], "end": "t1"}, {"chunk": [], "end": "t1"}])
+    assert asyncio.run(channel.verify(stuck, make_post(1), record, None)).found.value == "absent"
+
+
+def _in_flight_record(key: str):
+    from mkdocs_syndicate.ledger.schema import Record, State
+
+    return Record(State.IN_FLIGHT, 1, "2026-12-04T10:00:00Z", idempotency_key=key)
