@@ -5,6 +5,7 @@ so a client or an emulator that drifts from it fails here."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import httpx
 import pytest
@@ -211,3 +212,60 @@ def _in_flight_record(key: str):
     from mkdocs_syndicate.ledger.schema import Record, State
 
     return Record(State.IN_FLIGHT, 1, "2026-12-04T10:00:00Z", idempotency_key=key)
+
+
+# ------------------------------------------------------------------ Bluesky emulator (reference PDS 0.5.35)
+
+# createdAt values and the reference PDS's verdict: the first five measured against the PDS itself
+# (fidelity audit 3, F10), the rest with the validator it runs, @atproto/lex-schema 0.2.7 and
+# @atproto/syntax 0.7.7 (`l.string({format: "datetime"})`) under Node. None: taken.
+CREATED_AT = {
+    "2026-12-01T08:00:00": "refused",
+    "2026-12-01 08:00:00Z": "refused",
+    "2026-12-01T08:00:00-00:00": "refused",
+    "2026-12-01T08:00:00z": "refused",
+    "2026-12-01": "refused",
+    "2026-12-01T08:00:00Z": None,
+    "2026-12-01T08:00:00+00:00": None,
+    "2026-12-01T08:00:00+09:00": None,
+    "2026-12-01T08:00:00.123Z": None,
+    "2026-12-01T08:00:00.123456Z": None,
+    "2026-12-01T08:00:00.1234567891Z": None,
+    "2026-12-01T08:00:60Z": "refused",  # JavaScript's Date refuses a leap second
+    "2026-12-01T24:00:00Z": "refused",
+    "2026-12-01T08:00:00+0900": "refused",
+    "2026-12-01T08:00:00.Z": "refused",
+    "0000-01-01T00:30:00+01:00": "refused",  # year -1
+    "9999-12-31T23:59:59-01:00": "refused",  # year 10000
+    "2026-12-01T08:00:00Z\n": "refused",
+}
+
+
+def bluesky_session(sandbox) -> tuple[str, str, dict[str, str]]:
+    """(the PDS's address, the DID, the authorization header), as a client following the DID
+    document finds them."""
+    session = httpx.post(
+        f"{sandbox.url}/bluesky/xrpc/com.atproto.server.createSession",
+        json={"identifier": "sandbox.bsky.social", "password": "sandbox-bsky-app-password"},
+    ).json()
+    pds = next(s["serviceEndpoint"] for s in session["didDoc"]["service"] if s["id"].endswith("atproto_pds"))
+    return pds, session["did"], {"Authorization": f"Bearer {session['accessJwt']}"}
+
+
+@pytest.mark.http
+def test_bluesky_emulator_checks_created_at_as_the_reference_pds(sandbox):
+    """F10: the emulator took any string; the PDS answers 400 InvalidRequest "Invalid datetime
+    (got "…") at $.record.createdAt" for what is not a strict atproto datetime."""
+    pds, did, headers = bluesky_session(sandbox)
+    for value, verdict in CREATED_AT.items():
+        record = {"$type": "app.bsky.feed.post", "text": "when", "createdAt": value}
+        answer = httpx.post(
+            f"{pds}/xrpc/com.atproto.repo.createRecord",
+            headers=headers,
+            json={"repo": did, "collection": "app.bsky.feed.post", "record": record},
+        )
+        if verdict is None:
+            assert answer.status_code == 200, (value, answer.text)
+        else:
+            expected = f"Invalid datetime (got {json.dumps(value)}) at $.record.createdAt"
+            assert (answer.status_code, answer.json()) == (400, {"error": "InvalidRequest", "message": expected})
