@@ -269,3 +269,115 @@ def test_bluesky_emulator_checks_created_at_as_the_reference_pds(sandbox):
         else:
             expected = f"Invalid datetime (got {json.dumps(value)}) at $.record.createdAt"
             assert (answer.status_code, answer.json()) == (400, {"error": "InvalidRequest", "message": expected})
+
+
+# ------------------------------------------------------------------ Bluesky facets (@atproto/api 0.20.44)
+
+# Texts and the facets @atproto/api 0.20.44 gives them (`new RichText({text})`, then
+# `detectFacetsWithoutResolution()`, run under Node 20): (byteStart, byteEnd, kind, tag or uri).
+DETECTED = [
+    ("Read #foo.bar today", [(5, 13, "tag", "foo.bar")]),
+    ("(#paren) text", []),
+    ("＃fullwidth tag", [(0, 12, "tag", "fullwidth")]),
+    ("#emoji🙂 yes", [(0, 10, "tag", "emoji🙂")]),
+    (
+        "$AAPL and $tsla. ($MSFT) $GOOGLE $a1 x$BAD $B's",
+        [
+            (0, 5, "tag", "$AAPL"),
+            (10, 15, "tag", "$TSLA"),
+            (18, 23, "tag", "$MSFT"),
+            (33, 36, "tag", "$A1"),
+            (43, 45, "tag", "$B"),
+        ],
+    ),
+    (
+        "#日本語 #中文 #Python #C++",
+        [
+            (0, 10, "tag", "日本語"),
+            (11, 18, "tag", "中文"),
+            (19, 26, "tag", "Python"),
+            (27, 31, "tag", "C++"),
+        ],
+    ),
+    (
+        "#123 #1a #a1 #_x #x_ #x- #-x",
+        [
+            (5, 8, "tag", "1a"),
+            (9, 12, "tag", "a1"),
+            (13, 16, "tag", "_x"),
+            (17, 19, "tag", "x"),
+            (21, 23, "tag", "x"),
+            (25, 28, "tag", "-x"),
+        ],
+    ),
+    (
+        "end.#tag and a#b #tag, #tag! #tag… https://example.com/#frag #a#b",
+        [
+            (17, 21, "tag", "tag"),
+            (23, 27, "tag", "tag"),
+            (29, 33, "tag", "tag"),
+            (37, 62, "link", "https://example.com/#frag"),
+            (63, 67, "tag", "a#b"),
+        ],
+    ),
+    ("#\ufe0f\u20e3 keycap #\ufe0fx", []),
+    (
+        "Title: https://example.com/blog/post-1/ #mkdocs\n\n#tag\u3000next #x\u200bsplit",
+        [
+            (7, 39, "link", "https://example.com/blog/post-1/"),
+            (40, 47, "tag", "mkdocs"),
+            (49, 53, "tag", "tag"),
+            (61, 63, "tag", "x"),
+        ],
+    ),
+    ("#café #cafe\u0301 #naïve", [(0, 6, "tag", "café"), (7, 14, "tag", "cafe\u0301"), (15, 22, "tag", "naïve")]),
+    (
+        'new\n#line\t#tab (#no) [#no] "#no" #end',
+        [
+            (4, 9, "tag", "line"),
+            (10, 14, "tag", "tab"),
+            (33, 37, "tag", "end"),
+        ],
+    ),
+    ("#a.b.c. #1.5 #v1.0 #x!?", [(0, 6, "tag", "a.b.c"), (13, 18, "tag", "v1.0"), (19, 21, "tag", "x")]),
+    (
+        "(https://example.com/x) and https://example.com/y.",
+        [
+            (1, 22, "link", "https://example.com/x"),
+            (28, 49, "link", "https://example.com/y"),
+        ],
+    ),
+]
+
+
+def facet_rows(found: list[dict]) -> list[tuple[int, int, str, str]]:
+    rows = []
+    for facet in found:
+        (feature,) = facet["features"]
+        kind = feature["$type"].removeprefix("app.bsky.richtext.facet#")
+        rows.append(
+            (facet["index"]["byteStart"], facet["index"]["byteEnd"], kind, feature.get("tag") or feature["uri"])
+        )
+    return sorted(rows)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("text", "expected"), DETECTED, ids=range(len(DETECTED)))
+def test_bluesky_facets_are_the_apps_own(text, expected):
+    """F8: tags kept their inner punctuation (`#foo.bar`), `＃` is a "#", cashtags are tags, and a
+    tag needs white space (or the start) before it, as in the app; links as before."""
+    from mkdocs_syndicate.channels.bluesky import facets
+
+    assert facet_rows(facets(text)) == sorted(expected)
+
+
+@pytest.mark.unit
+def test_bluesky_leaves_out_a_tag_the_pds_would_refuse():
+    """Where the client departs from the app on purpose: a tag of at most 64 graphemes but over
+    the lexicon's 640 bytes (app.bsky.richtext.facet#tag maxLength) stays plain text, since the
+    PDS refuses a record with it; the app makes the facet."""
+    from mkdocs_syndicate.channels.bluesky import facets
+
+    heavy = "a" + "\u0301" * 20  # one grapheme, 41 bytes
+    assert facet_rows(facets("#" + heavy * 15)) == [(0, 616, "tag", heavy * 15)]
+    assert facets("#" + heavy * 16) == []
