@@ -381,3 +381,77 @@ def test_bluesky_leaves_out_a_tag_the_pds_would_refuse():
     heavy = "a" + "\u0301" * 20  # one grapheme, 41 bytes
     assert facet_rows(facets("#" + heavy * 15)) == [(0, 616, "tag", heavy * 15)]
     assert facets("#" + heavy * 16) == []
+
+
+# ------------------------------------------------------------------ Mastodon emulator: the context read
+
+
+def mastodon_status(sandbox, clock, visibility="public") -> str:
+    sandbox.now = clock.time
+    answer = httpx.post(
+        f"{sandbox.url}/mastodon/api/v1/statuses",
+        data={"status": "A post https://example.com/blog/post-1/", "visibility": visibility},
+        headers={"Authorization": "Bearer sandbox-mastodon-token"},
+    )
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["id"])
+
+
+def context(sandbox, status_id: str, token: str | None = None) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.get(f"{sandbox.url}/mastodon/api/v1/statuses/{status_id}/context", headers=headers)
+
+
+@pytest.mark.http
+def test_mastodon_context_has_the_logged_out_limits(sandbox, clock):
+    """F11: Api::V1::Statuses::ContextsController gives a reader without a token at most 60
+    descendants, 20 levels deep, and 40 ancestors, with no pagination; with a token, 4,096."""
+    root = mastodon_status(sandbox, clock)
+    parent = root
+    chain = []
+    for level in range(45):  # a chain of replies, each answering the one before
+        clock.now += 1
+        parent = sandbox.add_reply("mastodon", parent, author=f"r{level}", text=f"<p>{level}</p>")["id"]
+        chain.append(parent)
+    for n in range(70):  # and many direct replies
+        clock.now += 1
+        sandbox.add_reply("mastodon", root, author=f"d{n}", text=f"<p>direct {n}</p>")
+
+    descendants = context(sandbox, root).json()["descendants"]
+    assert len(descendants) == 60
+    # Depth first: the chain comes first (its first reply is the oldest), cut at 20 levels.
+    assert [d["id"] for d in descendants[:20]] == chain[:20]
+    assert "Link" not in context(sandbox, root).headers
+    assert len(context(sandbox, root, "sandbox-mastodon-token").json()["descendants"]) == 115
+
+    assert len(context(sandbox, chain[-1]).json()["ancestors"]) == 40
+    assert context(sandbox, chain[-1]).json()["ancestors"][-1]["id"] == chain[-2]  # oldest first, nearest last
+    assert len(context(sandbox, chain[-1], "sandbox-mastodon-token").json()["ancestors"]) == 45
+
+
+@pytest.mark.http
+def test_mastodon_context_of_a_private_status_is_not_found_without_a_token(sandbox, clock):
+    """F11: `authorize @status, :show?` fails for a logged-out reader of a private status, and
+    the controller answers 404; the author's token sees it."""
+    private = mastodon_status(sandbox, clock, visibility="private")
+    assert context(sandbox, private).status_code == 404
+    assert context(sandbox, private, "sandbox-mastodon-token").status_code == 200
+    public = mastodon_status(sandbox, clock)
+    reply = sandbox.add_reply("mastodon", public, author="ana", text="<p>hidden</p>")
+    sandbox.emulators["mastodon"].state["replies"][-1]["visibility"] = "private"
+    assert context(sandbox, public).json()["descendants"] == []
+    assert [d["id"] for d in context(sandbox, public, "sandbox-mastodon-token").json()["descendants"]] == [reply["id"]]
+
+
+@pytest.mark.http
+def test_mastodon_context_puts_the_authors_own_replies_first(sandbox, clock):
+    """StatusThreadingConcern#promote_by!: a reply of the author to their own status comes
+    before the others' replies."""
+    root = mastodon_status(sandbox, clock)
+    clock.now += 1
+    other = sandbox.add_reply("mastodon", root, author="ana", text="<p>first</p>")["id"]
+    clock.now += 1
+    own = sandbox.add_reply("mastodon", root, author="sandbox", text="<p>a thread</p>")
+    emulator = sandbox.emulators["mastodon"]
+    emulator.state["replies"][-1]["account"] = emulator._account()  # the author's own reply
+    assert [d["id"] for d in context(sandbox, root).json()["descendants"]] == [own["id"], other]

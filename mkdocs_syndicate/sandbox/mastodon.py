@@ -24,6 +24,8 @@ ACCOUNT_ID = "1"
 USERNAME = "sandbox"
 MAX_CHARACTERS = 500
 STATUS_LIMIT = 300  # the statuses family: 300 per 3 h per account
+# Api::V1::Statuses::ContextsController: the context read's caps, logged out and with a token.
+ANCESTORS_LIMIT, DESCENDANTS_LIMIT, CONTEXT_LIMIT = 40, 60, 4_096
 WINDOW = 3 * 3600
 
 # URL extraction as Mastodon does it: twitter-text's valid_url with the overrides of Mastodon's
@@ -195,7 +197,7 @@ class MastodonEmulator(Emulator):
     def handle(self, request: Request) -> Response:
         context = _CONTEXT.fullmatch(request.path)
         if context and request.method == "GET":  # public for a public status: a token is optional
-            return self._context(context.group(1))
+            return self._context(request, context.group(1))
         if request.path == "/api/v2/instance" and request.method == "GET":  # public, no token
             return Response(200, self._instance())
         scopes = self._scopes(request)
@@ -224,18 +226,54 @@ class MastodonEmulator(Emulator):
 
     # ---------------------------------------------------------------- replies (comments: true)
 
-    def _context(self, status_id: str) -> Response:
+    def _context(self, request: Request, status_id: str) -> Response:
         """GET /api/v1/statuses/:id/context: its ancestors and descendants (the replies), as a
-        reader's browser asks for them: CORS open, as Mastodon's rack-cors allows /api/* from any origin."""
+        reader's browser asks for them: CORS open, as Mastodon's rack-cors allows /api/* from any
+        origin. Api::V1::Statuses::ContextsController (mastodon/mastodon main): a token is
+        optional (`authorize_if_got_token!`); a reader without one gets at most ANCESTORS_LIMIT = 40
+        ancestors and DESCENDANTS_LIMIT = 60 descendants, DESCENDANTS_DEPTH_LIMIT = 20 levels
+        deep, with no pagination, and a status it may not see (private, direct) is a 404
+        (`authorize @status, :show?` rescued as `not_found`). A reader with a token gets
+        CONTEXT_LIMIT = 4,096 of each, at any depth."""
         cors = {"Access-Control-Allow-Origin": "*"}
-        if status_id not in self._status_ids():
+        logged_in = self._scopes(request) is not None
+        everything = {s["id"]: s for s in (*self.state["statuses"], *self.state.get("replies", []))}
+        status = everything.get(status_id)
+        if status is None or not (logged_in or _public(status)):
             return Response(404, {"error": "Record not found"}, cors)
-        below, wanted = [], {status_id}
-        for reply in self.state.get("replies", []):  # kept in the order they came, so a reply's parent is seen first
-            if reply["in_reply_to_id"] in wanted:
-                below.append(reply)
-                wanted.add(reply["id"])
-        return Response(200, {"ancestors": [], "descendants": below}, cors)
+        limits = (CONTEXT_LIMIT, CONTEXT_LIMIT, None) if logged_in else (ANCESTORS_LIMIT, DESCENDANTS_LIMIT, 20)
+        ancestors = [everything[i] for i in _ancestor_ids(status, everything, limits[0])]
+        descendants = [everything[i] for i in self._descendant_ids(status_id, limits[1], limits[2])]
+        if not logged_in:  # Status.permitted_statuses_from_ids: what a logged-out reader may see
+            ancestors, descendants = [s for s in ancestors if _public(s)], [s for s in descendants if _public(s)]
+        body = {
+            "ancestors": [self._shown(s) for s in ancestors],
+            "descendants": [self._shown(s) for s in _self_replies_first(descendants, everything)],
+        }
+        return Response(200, body, cors)
+
+    def _descendant_ids(self, status_id: str, limit: int, depth: int | None) -> list[str]:
+        """StatusThreadingConcern#descendant_ids: the replies tree below the status, ordered by
+        path (depth first, siblings by id), at most `depth` levels down, the first `limit`."""
+        children: dict[str, list[str]] = {}
+        for reply in self.state.get("replies", []):
+            children.setdefault(reply["in_reply_to_id"], []).append(reply["id"])
+        found: list[str] = []
+
+        def walk(parent: str, level: int) -> None:
+            for child in sorted(children.get(parent, []), key=int):
+                if len(found) == limit:
+                    return
+                found.append(child)
+                if depth is None or level < depth:
+                    walk(child, level + 1)
+
+        walk(status_id, 1)
+        return found
+
+    def _shown(self, status: dict[str, Any]) -> dict[str, Any]:
+        """A status of ours as the API shows it; a reply is stored as shown."""
+        return self._entity(status) if "text" in status and "account" not in status else status
 
     def _status_ids(self) -> set[str]:
         """Ours and the replies to them."""
@@ -360,6 +398,38 @@ class MastodonEmulator(Emulator):
         page = statuses[:limit]
         headers = {"Link": _page_links(request, page, limit)} if page else {}
         return Response(200, [self._entity(s) for s in page], headers)
+
+
+def _public(status: dict[str, Any]) -> bool:
+    """What a logged-out reader may see: StatusPolicy#show? for no account."""
+    return status.get("visibility", "public") in ("public", "unlisted")
+
+
+def _ancestor_ids(status: dict[str, Any], everything: dict[str, dict[str, Any]], limit: int) -> list[str]:
+    """StatusThreadingConcern#ancestor_ids: the nearest `limit` statuses up the reply chain,
+    oldest first."""
+    found: list[str] = []
+    parent = status.get("in_reply_to_id")
+    while parent in everything and parent not in found and len(found) < limit:
+        found.append(parent)
+        parent = everything[parent].get("in_reply_to_id")
+    return found[::-1]
+
+
+def _self_replies_first(statuses: list[dict[str, Any]], everything: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """StatusThreadingConcern#promote_by!: replies of an author to their own status move up,
+    to just after the leading run of such replies, in their order."""
+
+    def author(status: dict[str, Any]) -> str:
+        return str((status.get("account") or {}).get("id", ACCOUNT_ID))
+
+    def own(status: dict[str, Any]) -> bool:
+        parent = everything.get(status.get("in_reply_to_id") or "")
+        return parent is not None and author(parent) == author(status)
+
+    lead = next((index for index, status in enumerate(statuses) if not own(status)), len(statuses))
+    rest = statuses[lead:]
+    return statuses[:lead] + [s for s in rest if own(s)] + [s for s in rest if not own(s)]
 
 
 def _limit(request: Request) -> int:
