@@ -455,3 +455,48 @@ def test_mastodon_context_puts_the_authors_own_replies_first(sandbox, clock):
     emulator = sandbox.emulators["mastodon"]
     emulator.state["replies"][-1]["account"] = emulator._account()  # the author's own reply
     assert [d["id"] for d in context(sandbox, root).json()["descendants"]] == [own["id"], other]
+
+
+# ------------------------------------------------------------------ Mastodon: language (N10)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("value", "hint"), [("english", ""), ("EN", "; did you mean 'en'?"), ("xx", ""), ("-en", "")])
+def test_mastodon_language_mastodon_would_drop_is_refused_naming_the_setting(tmp_path, value, hint):
+    """N10: LanguagesHelper#valid_locale_cascade replaces a language it does not support with the
+    account's default, silently; the setting is refused when the config is read."""
+    from mkdocs_syndicate.errors import ConfigError
+
+    channels = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "t", "language": value}}
+    with pytest.raises(ConfigError) as refused:
+        parse_options(channels, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True)
+    assert str(refused.value).startswith(f"channels.masto.language: {value!r} is not a language Mastodon takes")
+    assert "ISO 639-1" in str(refused.value) and str(refused.value).endswith(f"ast){hint}")
+
+
+@pytest.mark.http
+@pytest.mark.parametrize(("value", "stored"), [("ja", "ja"), ("en_US", "en"), ("pt-BR", "pt"), ("zh-TW", "zh-TW")])
+def test_mastodon_language_goes_out_as_mastodon_stores_it(tmp_path, sandbox, clock, value, stored):
+    """A code Mastodon supports is sent as it is; a region it does not know is cut off as
+    Mastodon cuts it (en_US posts as en), so the ledger's payload is what the status says."""
+    from conftest import mastodon_raw
+
+    sandbox.now = clock.time
+    report = run(tmp_path, {"masto": mastodon_raw(sandbox, language=value)}, [make_post(1)], clock)
+    assert [r.state for r in report.results] == ["done"], report.results
+    sent = [r for r in sandbox.requests("mastodon") if r["method"] == "POST"]
+    assert len(sent) == 1 and sandbox.emulators["mastodon"].state["statuses"][0]["language"] == stored
+
+
+@pytest.mark.http
+@pytest.mark.parametrize(("value", "stored"), [("english", "en"), ("EN", "en"), ("ja-JP", "ja"), ("zh-CN", "zh-CN")])
+def test_mastodon_emulator_stores_the_language_as_mastodon_does(sandbox, clock, value, stored):
+    """PostStatusService's valid_locale_cascade in the emulator: a supported code kept, a region
+    cut off, anything else the account's language (the sandbox account's is en)."""
+    sandbox.now = clock.time
+    answer = httpx.post(
+        f"{sandbox.url}/mastodon/api/v1/statuses",
+        data={"status": "hello", "language": value},
+        headers={"Authorization": "Bearer sandbox-mastodon-token"},
+    )
+    assert answer.json()["language"] == stored

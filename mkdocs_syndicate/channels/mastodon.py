@@ -8,6 +8,7 @@ servers speaking this API ignore it. Pagination is followed on the instance's ow
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
@@ -41,6 +42,7 @@ from mkdocs_syndicate.content.identity import client_id, post_key_of
 from mkdocs_syndicate.content.links import hrefs
 from mkdocs_syndicate.content.messages import LengthRule, grapheme_length, render_message
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.ledger.schema import Record
 
@@ -88,6 +90,43 @@ def mastodon_length(text: str, url_weight: int = MASTODON_URL_WEIGHT) -> int:
     return grapheme_length(rest) + url_weight * len(spans)
 
 
+# The languages a status may have: Mastodon's app/helpers/languages_helper.rb SUPPORTED_LOCALES
+# (ISO 639-1, four regional Chinese codes, some ISO 639-3 codes). PostStatusService passes the
+# `language` parameter through `valid_locale_cascade`: a supported code is kept, else the part
+# before the first "_" or "-" if that is one (`en_US` and `ja-JP` post as `en` and `ja`), else
+# the status silently gets the account's default language. Codes are case-sensitive there.
+_LANGUAGE_CODES = (
+    "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu "
+    "cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gu gv ha he hi ho "
+    "hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku "
+    "kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn "
+    "no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sn "
+    "so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo "
+    "wa wo xh yi yo za zh zu "  # ISO 639-1
+    "zh-CN zh-HK zh-TW zh-YUE "  # ISO_639_1_REGIONAL
+    "ast chr ckb cnr jbo kab ldn lfn sco sma smj szl tok xal zba zgh"  # ISO_639_3
+)
+MASTODON_LANGUAGES = frozenset(_LANGUAGE_CODES.split())
+
+
+def mastodon_language(value: str, where: str) -> str:
+    """The `language` setting as Mastodon will store it (`en_US` → `en`), or a ConfigError naming
+    the setting for a value Mastodon would replace with the account's default language."""
+    if not value or value in MASTODON_LANGUAGES:
+        return value
+    code = re.split(r"[_-]", value, maxsplit=1)[0]
+    if code in MASTODON_LANGUAGES:
+        return code
+    near = [known for known in sorted(MASTODON_LANGUAGES) if known.lower() in (value.lower(), code.lower())]
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    raise ConfigError(
+        f"{value!r} is not a language Mastodon takes for a status (it would post in the account's "
+        "default language instead): use an ISO 639-1 code such as en, de or ja, in lower case "
+        f"(Mastodon also knows zh-CN, zh-HK, zh-TW, zh-YUE and some ISO 639-3 codes such as ast){hint}",
+        where,
+    )
+
+
 def idempotency_key(post_url: str, channel_id: str) -> str:
     """Unique per (site, post, channel): from the full canonical URL, never the post key alone
     (two sites on one account share keys; the server would answer site B with site A's status)."""
@@ -114,7 +153,9 @@ class MastodonChannel(Channel):
             "(read:accounts before Mastodon 4.3), e.g. !ENV MASTODON_TOKEN",
         ),
         "visibility": Option("choice", default="public", choices=("public", "unlisted", "private", "direct")),
-        "language": Option("text"),
+        "language": Option(
+            "text", help="the statuses' language, an ISO 639-1 code such as en or ja", check=mastodon_language
+        ),
         "max_characters": Option("int", default=500, help="the status length limit when the instance does not say"),
     }
 

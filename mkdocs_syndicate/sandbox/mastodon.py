@@ -377,7 +377,7 @@ class MastodonEmulator(Emulator):
             "text": text,
             "content": _linkify(text),
             "visibility": fields.get("visibility") or "public",
-            "language": fields.get("language") or "en",
+            "language": _posting_language(fields.get("language")),
             "card": None,
         }
 
@@ -430,6 +430,34 @@ def _self_replies_first(statuses: list[dict[str, Any]], everything: dict[str, di
     lead = next((index for index, status in enumerate(statuses) if not own(status)), len(statuses))
     rest = statuses[lead:]
     return statuses[:lead] + [s for s in rest if own(s)] + [s for s in rest if not own(s)]
+
+
+# app/helpers/languages_helper.rb SUPPORTED_LOCALES: ISO_639_1, ISO_639_1_REGIONAL, ISO_639_3.
+_LOCALE_CODES = (
+    "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu "
+    "cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gu gv ha he hi ho "
+    "hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku "
+    "kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn "
+    "no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sn "
+    "so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo "
+    "wa wo xh yi yo za zh zu "
+    "zh-CN zh-HK zh-TW zh-YUE "
+    "ast chr ckb cnr jbo kab ldn lfn sco sma smj szl tok xal zba zgh"
+)
+_SUPPORTED_LOCALES = frozenset(_LOCALE_CODES.split())
+ACCOUNT_LANGUAGE = "en"  # the sandbox account's preferred posting language
+
+
+def _posting_language(given: Any) -> str:
+    """PostStatusService: `valid_locale_cascade(@options[:language], preferred_posting_language,
+    default)`. LanguagesHelper#valid_locale_or_nil keeps a supported code (case-sensitive), else
+    the part before the first "_" or "-" if that is supported, else falls through to the
+    account's language."""
+    text = str(given or "")
+    if text in _SUPPORTED_LOCALES:
+        return text
+    code = re.split(r"[_-]", text, maxsplit=1)[0]
+    return code if code in _SUPPORTED_LOCALES else ACCOUNT_LANGUAGE
 
 
 def _limit(request: Request) -> int:
