@@ -500,3 +500,49 @@ def test_mastodon_emulator_stores_the_language_as_mastodon_does(sandbox, clock, 
         headers={"Authorization": "Bearer sandbox-mastodon-token"},
     )
     assert answer.json()["language"] == stored
+
+
+# ------------------------------------------------------------------ Mastodon: what counts as a URL (N9)
+
+# Texts and Mastodon's count, by StatusLengthValidator#countable_text: what twitter-text 3.1's
+# extractor finds (with config/initializers/twitter_regex.rb's overrides) counts 23, the rest
+# in full.
+MASTODON_COUNTS = [
+    ("https://example.com/p/(draft", 23 + 6),  # a path does not take a bare "("
+    ("see https://example.com/p/?q=(1)", 4 + 23 + 1),  # a query does not end on ")"
+    ("(https://example.com/p/).", 1 + 23 + 2),
+    ("https://en.wikipedia.org/wiki/Foo_(bar)", 23),  # balanced parentheses
+    ("http://127.0.0.1:8000/blog/post/", 32),  # an IP address has no top-level domain
+    ("http://localhost:8000/blog/", 27),
+    ("https://a.b/c", 13),  # nor does a one-letter label
+    ("https://blog.example/post/", 26),  # reserved names are in no registry (RFC 2606)
+    ("https://build.test/p/ and https://x.localhost/", 21 + 5 + 20),
+    ("seehttps://example.com/x", 24),  # a URL may not follow a letter
+    ("gemini://example.org/capsule/", 23),  # Mastodon's schemes include gemini
+    ("https://日本語.jp/パス", 23),
+]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("text", "count"), MASTODON_COUNTS, ids=range(len(MASTODON_COUNTS)))
+def test_mastodon_counts_urls_as_mastodon_finds_them(text, count):
+    """N9: the client counted any http(s) run as a URL (so `(draft`, an IP address or localhost
+    counted 23), and the emulator counted IP and loopback hosts as URLs too."""
+    from mkdocs_syndicate.channels.mastodon import mastodon_length
+    from mkdocs_syndicate.sandbox.mastodon import countable_length
+
+    assert (mastodon_length(text), countable_length(text)) == (count, count)
+
+
+@pytest.mark.http
+def test_mastodon_emulator_links_only_what_mastodon_links(sandbox, clock):
+    """The formatter links with the same extraction: a loopback URL stays text, a real one is a
+    link whose href ends where the rule ends it."""
+    sandbox.now = clock.time
+    answer = httpx.post(
+        f"{sandbox.url}/mastodon/api/v1/statuses",
+        data={"status": "local http://127.0.0.1:8000/p/ and (https://example.com/p/)."},
+        headers={"Authorization": "Bearer sandbox-mastodon-token"},
+    )
+    content = answer.json()["content"]
+    assert 'href="https://example.com/p/"' in content and 'href="http://127' not in content
