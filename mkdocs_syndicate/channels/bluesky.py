@@ -60,7 +60,8 @@ DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags
 MAX_THUMB = 1_000_000
 MAX_TAG = 64  # app.bsky.richtext.facet#tag: maxGraphemes 64 (maxLength 640 bytes)
 _ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
-# Tags and cashtags as the Bluesky app finds them: @atproto/api 0.20.44, src/rich-text/util.ts
+# Tags and cashtags as the Bluesky app finds them: @atproto/api 0.20.44,
+# https://github.com/bluesky-social/atproto/blob/main/packages/api/src/rich-text/util.ts
 # TAG_REGEX and CASHTAG_REGEX, used by detection.ts `detectFacets`. A tag follows the start or
 # white space, begins with "#" or the full-width "＃", runs to the next white space or zero-width
 # character, and holds at least one character that is neither a digit nor punctuation; trailing

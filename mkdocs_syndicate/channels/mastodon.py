@@ -60,10 +60,11 @@ _MENTION = lazy_compile(r"@(\w+)@[\w.-]+\w")
 
 # Which text is a URL: what Mastodon's StatusLengthValidator#countable_text finds with
 # `Extractor.extract_urls_with_indices(text, extract_url_without_protocol: false)`, that is
-# twitter-text 3.1's extractor and `valid_url` regex (rb/lib/twitter-text/regex.rb) with the
-# overrides of Mastodon's config/initializers/twitter_regex.rb. Each such URL counts as
-# `characters_reserved_per_url`; any other text, a URL twitter-text does not find included,
-# counts in full. Hence:
+# twitter-text 3.1's extractor and `valid_url` regex
+# (https://github.com/twitter/twitter-text/blob/master/rb/lib/twitter-text/regex.rb) with the
+# overrides of https://github.com/mastodon/mastodon/blob/main/config/initializers/twitter_regex.rb.
+# Each such URL counts as `characters_reserved_per_url`; any other text, a URL twitter-text does
+# not find included, counts in full. Hence:
 # - a URL needs a scheme (http, https, dat, dweb, ipfs, ipns, ssb, gopher or gemini) and must not
 #   follow a letter, a digit, @, $ or # ("seehttps://…" is plain text);
 # - its host must end in a top-level domain of twitter-text's list or in punycode (xn--…): an IP
@@ -153,6 +154,7 @@ def mastodon_length(text: str, url_weight: int = MASTODON_URL_WEIGHT) -> int:
 
 
 # The languages a status may have: Mastodon's app/helpers/languages_helper.rb SUPPORTED_LOCALES
+# (https://github.com/mastodon/mastodon/blob/main/app/helpers/languages_helper.rb)
 # (ISO 639-1, four regional Chinese codes, some ISO 639-3 codes). PostStatusService passes the
 # `language` parameter through `valid_locale_cascade`: a supported code is kept, else the part
 # before the first "_" or "-" if that is one (`en_US` and `ja-JP` post as `en` and `ja`), else

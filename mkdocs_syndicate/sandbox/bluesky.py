@@ -396,7 +396,8 @@ class BlueskyEmulator(Emulator):
         if not isinstance(record.get("createdAt"), str):
             return _invalid('Record must have the property "createdAt"')
         if not _atproto_datetime(record["createdAt"]):
-            # @atproto/lex-schema 0.2.7 (the reference PDS 0.5.35's validator), IssueInvalidFormat:
+            # @atproto/lex-schema 0.2.7 (https://www.npmjs.com/package/@atproto/lex-schema, the
+            # reference PDS 0.5.35's validator), dist/core/validation-issue.js IssueInvalidFormat:
             # `Invalid ${format} (got ${value}) at ${path}`, answered as InvalidRequest.
             return f"Invalid datetime (got {json.dumps(record['createdAt'])}) at $.record.createdAt"
         return _bad_langs(record.get("langs")) or _bad_facets(record, text) or self._bad_thumb(record)
@@ -582,9 +583,10 @@ class BlueskyEmulator(Emulator):
 
 
 # The strict atproto datetime the PDS checks a record's `createdAt` with: @atproto/syntax 0.7.7,
-# src/datetime.ts `parseString` (RFC 3339 with "T", an upper-case "Z" or a ±hh:mm offset, any
-# number of fraction digits; not "-00:00"; at most 64 characters), then JavaScript's `Date` must
-# parse it to a year from 0 to 9999 (V8 refuses a leap second, and takes 30 February as 2 March).
+# https://github.com/bluesky-social/atproto/blob/main/packages/syntax/src/datetime.ts
+# `parseString`: RFC 3339 with "T", an upper-case "Z" or a ±hh:mm offset, any number of fraction
+# digits; not "-00:00"; at most 64 characters. Then JavaScript's `Date` must parse it to a year
+# from 0 to 9999 (V8 refuses a leap second, and takes 30 February as 2 March).
 _DATETIME = re.compile(
     r"(?P<year>[0-9]{4})-(?:0[1-9]|1[012])-(?:[0-2][0-9]|3[01])T(?P<time>(?:[01][0-9]|2[0-3]):[0-5][0-9]):"
     r"(?P<second>[0-5][0-9]|60)(?:\.[0-9]+)?(?:Z|(?P<sign>[+-])(?P<offset>(?:[01][0-9]|2[0-3]):[0-5][0-9]))"

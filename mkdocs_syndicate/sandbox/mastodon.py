@@ -28,7 +28,8 @@ STATUS_LIMIT = 300  # the statuses family: 300 per 3 h per account
 ANCESTORS_LIMIT, DESCENDANTS_LIMIT, CONTEXT_LIMIT = 40, 60, 4_096
 WINDOW = 3 * 3600
 
-# URL extraction as Mastodon does it (StatusLengthValidator#countable_text and the formatter's
+# URL extraction as Mastodon does it (https://github.com/mastodon/mastodon, main:
+# app/validators/status_length_validator.rb `countable_text` and the formatter's
 # linkify both call `Extractor.extract_urls_with_indices(text, extract_url_without_protocol:
 # false)`): twitter-text 3.1's valid_url (rb/lib/twitter-text/regex.rb) with the overrides of
 # Mastodon's config/initializers/twitter_regex.rb, and only the matches with a scheme.
@@ -286,7 +287,8 @@ class MastodonEmulator(Emulator):
     def _context(self, request: Request, status_id: str) -> Response:
         """GET /api/v1/statuses/:id/context: its ancestors and descendants (the replies), as a
         reader's browser asks for them: CORS open, as Mastodon's rack-cors allows /api/* from any
-        origin. Api::V1::Statuses::ContextsController (mastodon/mastodon main): a token is
+        origin. Api::V1::Statuses::ContextsController (https://github.com/mastodon/mastodon/blob/main/
+        app/controllers/api/v1/statuses/contexts_controller.rb): a token is
         optional (`authorize_if_got_token!`); a reader without one gets at most ANCESTORS_LIMIT = 40
         ancestors and DESCENDANTS_LIMIT = 60 descendants, DESCENDANTS_DEPTH_LIMIT = 20 levels
         deep, with no pagination, and a status it may not see (private, direct) is a 404
@@ -489,7 +491,8 @@ def _self_replies_first(statuses: list[dict[str, Any]], everything: dict[str, di
     return statuses[:lead] + [s for s in rest if own(s)] + [s for s in rest if not own(s)]
 
 
-# app/helpers/languages_helper.rb SUPPORTED_LOCALES: ISO_639_1, ISO_639_1_REGIONAL, ISO_639_3.
+# https://github.com/mastodon/mastodon/blob/main/app/helpers/languages_helper.rb
+# SUPPORTED_LOCALES: ISO_639_1, ISO_639_1_REGIONAL, ISO_639_3.
 _LOCALE_CODES = (
     "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu "
     "cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gu gv ha he hi ho "

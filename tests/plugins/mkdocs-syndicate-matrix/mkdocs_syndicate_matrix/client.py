@@ -12,7 +12,7 @@ that what it found is this post, whatever device sent it.
 
 A 429 `M_LIMIT_EXCEEDED` is a definite "not made": Synapse checks the sender's message rate
 limit before it looks up the transaction or builds the event, and again before it persists it
-(synapse/handlers/message.py, `create_and_send_nonmember_event`:
+(https://github.com/element-hq/synapse/blob/v1.163.2/synapse/handlers/message.py, `create_and_send_nonmember_event`:
 `request_ratelimiter.ratelimit(requester, update=False)`, then
 `persist_and_notify_client_events`: `request_ratelimiter.ratelimit(requester)` before the event is
 written), so the pair is retried after the wait the answer asks for, with no read first.

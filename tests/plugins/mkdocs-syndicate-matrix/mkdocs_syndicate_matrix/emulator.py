@@ -1,5 +1,7 @@
 """A Matrix homeserver for the sandbox and the tests, written from the Client-Server API
-(spec.matrix.org v1.x) and Synapse's behaviour (its source, 1.163), not from the client:
+(https://spec.matrix.org/latest/client-server-api/) and Synapse's behaviour, not from the client.
+Synapse's source, 1.163.2 (https://github.com/element-hq/synapse/tree/v1.163.2; the paths below
+are in it):
 
 - `PUT /_matrix/client/v3/rooms/{roomId}/send/{eventType}/{txnId}`: the same transaction id in
   the same room from the same user and device returns the first event id, whatever the body
