@@ -39,7 +39,7 @@ from mkdocs_syndicate.output.plan import full_plan_lines, hashtag_source
 from mkdocs_syndicate.output.reporters import STATE_STYLES
 from mkdocs_syndicate.output.status import human_age, status_view
 from mkdocs_syndicate.redaction import shown_url
-from mkdocs_syndicate.safety import one_line, printable
+from mkdocs_syndicate.safety import is_plain_name, json_safe, one_line, printable
 from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
 from mkdocs_syndicate.timeutil import SystemClock, from_iso, to_iso, utcnow
 
@@ -207,13 +207,8 @@ def status(
         states=set(states), channels=set(channel_ids), post=post_text
     )
     if as_json:
-        click.echo(
-            json.dumps(
-                {"ledger": str(options.ledger_path), "build_seen": posts is not None, **view.to_json()},
-                ensure_ascii=False,
-                indent=1,
-            )
-        )
+        data = {"ledger": str(options.ledger_path), "build_seen": posts is not None, **view.to_json()}
+        click.echo(json_safe(json.dumps(data, ensure_ascii=False, indent=1)))  # bidi and C1 as \uXXXX
     else:
         _print_status(view, options.ledger_path.name, show_all or bool(states), posts is not None)
     if check_ and view.attention:
@@ -224,7 +219,7 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-_ORDER = {"failed": 0, "in_flight": 1, "pending": 2, "opted_out": 3, "done": 4, "skipped": 5}
+_ORDER = {"failed": 0, "in_flight": 1, "pending": 2, "deleted": 3, "opted_out": 4, "done": 5, "skipped": 6}
 
 
 def _status_lines(pair: Any, width: int) -> list[Text]:
@@ -246,7 +241,7 @@ def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool)
     # and never confirmed, resolved by hand).
     shown = [p for p in view.pairs if show_all or p.state not in ("done", "skipped") or (p.state == "done" and p.note)]
     shown.sort(key=lambda p: (_ORDER.get(p.state, 9), p.post_key, p.channel))
-    console.print(Text(f"{ledger_name}: {len(view.posts)} posts × {len(view.channels)} channels"))
+    console.print(Text(f"{one_line(ledger_name)}: {len(view.posts)} posts × {len(view.channels)} channels"))
     width = max(40, console.width)
     for pair in shown:
         for line in _status_lines(pair, width):
@@ -326,7 +321,7 @@ def verify(config_file: Path | None, feed: str | None) -> None:
     if review:
         raise click.ClickException(
             f"{len(review)} record(s) need a decision (`mkdocs-syndicate resolve`):\n  "
-            + "\n  ".join(f"({r.post_key}, {r.channel}) {r.state}: {r.detail}" for r in review)
+            + "\n  ".join(one_line(f"({r.post_key}, {r.channel}) {r.state}: {r.detail}") for r in review)
         )
 
 
@@ -398,7 +393,7 @@ def resolve(
             ledger.apply([Transition(ref, channel, record)], by_hand=True)
             return f"({ref.key}, {channel}) {current.state if current else 'pending'} → {record.state}: {text}"
 
-    click.echo(_guard(decide))
+    click.echo(one_line(_guard(decide)))  # --note and --by are shown as given, escapes inert
 
 
 def _find_post(ledger: Ledger, options: Options, given: str) -> PostRef:
@@ -451,7 +446,7 @@ def adopt(config_file: Path | None, before: str | None, by: str | None, feed: st
             + f" ({_source(feed, built_at).removeprefix('the ')})"
         )
 
-    click.echo(_guard(mark))
+    click.echo(one_line(_guard(mark)))
 
 
 # ---------------------------------------------------------------------- rename-channel
@@ -464,6 +459,8 @@ def adopt(config_file: Path | None, before: str | None, by: str | None, feed: st
 def rename_channel(config_file: Path | None, old: str, new: str) -> None:
     """Move every record of channel OLD to NEW (after renaming it in the config), so nothing is
     announced again under the new id."""
+    if not is_plain_name(new):  # it would name records, commits and log lines: as a config id would
+        raise click.BadParameter(f"{new!r} has a control, line-break, bidi or invisible character", param_hint="NEW")
     site = _site(config_file)
     options = _guard(lambda: site.options(sending=False))
 
@@ -475,7 +472,7 @@ def rename_channel(config_file: Path | None, old: str, new: str) -> None:
         hint = "" if new in {c.id for c in options.channels} else f" (add {new!r} to the config's channels)"
         return f"renamed channel {old} → {new}: {moved} post(s) moved in {options.ledger_path.name}{hint}"
 
-    click.echo(_guard(move))
+    click.echo(one_line(_guard(move)))
 
 
 # ---------------------------------------------------------------------- site-files

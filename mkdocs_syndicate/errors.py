@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from mkdocs_syndicate.redaction import env_named
 from mkdocs_syndicate.safety import printable
 
 if TYPE_CHECKING:  # types only: this module imports nothing of the package at run time
@@ -64,7 +65,8 @@ class ConfigError(SyndicateError):
         self.parts: tuple[ConfigError, ...] = tuple(part for error in parts for part in (error.parts or (error,)))
         self.file = file
         self.under = under  # the settings' own place in the file: plugins.syndicate in mkdocs.yml
-        super().__init__(self._text())
+        # A value a setting got by `!ENV` is quoted by its variable's name: it may be a credential.
+        super().__init__(env_named(self._text()))
 
     def _text(self) -> str:
         if not self.parts:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CACHE_DIR = ".syndicate-cache"  # the last build's posts, the ledger's lock
+CACHE_DIR = ".syndicate-cache"  # the last build's posts, the ledger's lock, the messages' memo
 SANDBOX_DIR = ".syndicate-sandbox"  # what the sandbox emulators received
 
 

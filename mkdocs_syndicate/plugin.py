@@ -32,22 +32,24 @@ from mkdocs_syndicate.config import defaults as settings
 from mkdocs_syndicate.config.schema import SyndicateConfig, as_errors
 from mkdocs_syndicate.engine.modes import Decision, decide, pull_request_reason
 from mkdocs_syndicate.errors import SyndicateError
+from mkdocs_syndicate.safety import PrintableRecords
 
 if TYPE_CHECKING:
     from mkdocs.structure.pages import Page
 
     from mkdocs_syndicate.config.run import Options
-    from mkdocs_syndicate.content.crosslinks import RepliesOf
+    from mkdocs_syndicate.content.crosslinks import RepliesOf, Vetting
     from mkdocs_syndicate.content.posts import Post
     from mkdocs_syndicate.ledger.schema import Record
 
-    Copies = tuple[dict[str, dict[str, Record]], dict[str, str], RepliesOf | None]
+    Copies = tuple[dict[str, dict[str, Record]], dict[str, str], RepliesOf | None, Vetting | None]
 
 # Importing this module (every `mkdocs` command does, `serve` too) loads only what it needs to
 # know the settings: the rest is imported by the events that use it, and HTTP, the terminal UI,
 # templates, the sandbox and git only by a build that sends.
 
 log = get_plugin_logger("syndicate")
+log.logger.addFilter(PrintableRecords())  # every line it logs: escape sequences shown, never acted on
 
 
 class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-call]
@@ -143,10 +145,11 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         if self.copies is None:  # once per build: the ledger, and which pages are posts
             self.copies = self._ledger_copies(config)
             self.is_post = post_selector(config, self.config.posts)
-        posts, labels, replies_of = self.copies
+        posts, labels, replies_of, vetting = self.copies
         if not posts or not self.is_post(page):
             return html
-        found = crosslinks.copies(posts.get(post_key(page)), labels, replies_of)
+        key = post_key(page)
+        found = crosslinks.copies(posts.get(key), labels, replies_of, vetting, key)
         page.meta["syndication"] = [copy.as_meta() for copy in found]
         if self.links == "block" and found:
             from mkdocs.utils import get_relative_url
@@ -159,18 +162,25 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         value = self.config.links
         links = "off" if value is False else "block" if value is True else value
         if links not in settings.LINKS:
-            raise PluginError(f"syndicate: links: must be block, meta-only or false, not {value!r}")
+            from mkdocs_syndicate.redaction import env_named  # a value read by !ENV: shown by its name
+
+            raise PluginError(env_named(f"syndicate: links: must be block, meta-only or false, not {value!r}"))
         return str(links)
 
     def _ledger_copies(self, config: MkDocsConfig) -> Copies:
         """What the committed ledger says went out (no request), what each channel is called, and
         (comments: true) where a reader's browser reads each copy's replies."""
-        from mkdocs_syndicate.sources.ledger_copies import replies_locator
+        from mkdocs_syndicate.content.crosslinks import Vetting
+        from mkdocs_syndicate.sources.ledger_copies import own_urls, replies_locator
 
         posts, names = self._shown_copies(config)
-        if not self.config.comments or not posts:
-            return posts, names, None
-        return posts, names, replies_locator(self.config.channels, sandbox=self.config.sandbox)
+        if not posts:
+            return posts, names, None, None
+        # Only a copy on its channel's own service is linked (the ledger is hand-editable).
+        vetting = Vetting(own_urls(self.config.channels, config.site_url or ""), self.config.sandbox, log.warning)
+        if not self.config.comments:
+            return posts, names, None, vetting
+        return posts, names, replies_locator(self.config.channels, sandbox=self.config.sandbox), vetting
 
     def _shown_copies(self, config: MkDocsConfig) -> tuple[dict[str, dict[str, Record]], dict[str, str]]:
         from mkdocs_syndicate.config.site import ledger_path
@@ -205,6 +215,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
                 return
             self._validate(config)  # something changed: the whole work after all
         assert self.options is not None
+        from mkdocs_syndicate.sources.mkdocs_build import redirect_keys
+
+        self.options.redirects = redirect_keys(self.files, config)
         if not self.serving and not self.dirty:
             # For `mkdocs-syndicate run/plan/adopt`, which work from the last build's posts.
             try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -79,15 +81,76 @@ class Secret:
 
 
 def redact(text: str, secrets: Iterable[Secret | str | None]) -> str:
-    """Replace every occurrence of each secret value (and its URL-encoded form) with ***."""
-    from urllib.parse import quote
-
+    """Replace every occurrence of each secret value with ***: as it is, in any letter case, URL
+    (percent-) encoded, and base64-encoded (standard and URL-safe alphabets, padded or not, and
+    inside a longer base64 text such as HTTP Basic's `user:token`): a server may echo a credential
+    in any of these forms."""
     for secret in secrets:
         if secret is None:
             continue
         value = secret.reveal() if isinstance(secret, Secret) else secret
         if len(value) < 4:  # too short to redact without mangling ordinary text
             continue
-        for form in {value, quote(value, safe=""), quote(value)}:
-            text = text.replace(form, "***")
+        text = _forms_of(value).sub("***", text)
+    return text
+
+
+# Encoded forms only for a value at least this long: shorter, its base64 is a few characters that
+# ordinary text may hold. Real tokens and app passwords are far longer.
+_ENCODED_FROM = 8
+
+
+@functools.lru_cache(maxsize=64)
+def _forms_of(value: str) -> re.Pattern[str]:
+    """One pattern for every form of `value` a message may carry, the longest first."""
+    from urllib.parse import quote, quote_plus
+
+    textual = {value, quote(value, safe=""), quote(value), quote_plus(value)}
+    encoded = _base64_forms(value.encode("utf-8")) if len(value) >= _ENCODED_FROM else set()
+    forms = [f"(?i:{re.escape(form)})" for form in textual] + [re.escape(form) for form in encoded]
+    forms.sort(key=len, reverse=True)
+    return re.compile("|".join(forms))
+
+
+def _base64_forms(raw: bytes) -> set[str]:
+    """`raw`'s base64, standard and URL-safe, padded or not, at each of the three alignments it
+    may have inside a longer encoded text: the characters that depend on its bytes alone."""
+    import base64
+
+    found = set()
+    for offset in range(3):
+        encoded = base64.b64encode(bytes(offset) + raw).decode("ascii")
+        # Character i covers bits 6i..6i+6: keep those wholly inside raw's bits.
+        start, end = -(-8 * offset // 6), 8 * (offset + len(raw)) // 6
+        core = encoded[start:end]
+        found |= {core, core.replace("+", "-").replace("/", "_")}
+        if offset == 0:  # on its own: its last characters, with and without the padding
+            whole = {encoded, encoded.rstrip("=")}
+            found |= whole | {form.replace("+", "-").replace("/", "_") for form in whole}
+    return {form for form in found if len(form) >= _ENCODED_FROM}
+
+
+# The environment variables a loaded config file reads with `!ENV` (config.envtags finds them).
+# Their values may be credentials (`token: !ENV MASTODON_TOKEN`), even where they were put in the
+# wrong setting by mistake, so an error quoting a setting's value says `!ENV NAME` instead.
+_ENV_NAMES: set[str] = set()
+_NAMED_FROM = 8  # shorter values are ordinary words ("send" from SYNDICATE_MODE) an error may say
+
+
+def note_env_names(names: Iterable[str]) -> None:
+    _ENV_NAMES.update(names)
+
+
+def env_named(text: str) -> str:
+    """`text` with the value of each variable a config file reads by `!ENV` shown as `!ENV NAME`
+    (quoted or not), never as the value itself."""
+    import os
+
+    values = {name: os.environ.get(name) or "" for name in _ENV_NAMES}
+    # The longest first: a value inside another must not leave the rest of that one showing.
+    for name, value in sorted(values.items(), key=lambda item: (-len(item[1]), item[0])):
+        if len(value.strip()) < _NAMED_FROM:
+            continue
+        shown = f"!ENV {name}"
+        text = text.replace(repr(value), shown).replace(value, shown)
     return text

@@ -415,3 +415,83 @@ def test_the_copies_cache_follows_the_ledgers_bytes(tmp_path):
     assert done_copies(ledger)["a/"]["masto"].remote_url == "https://m.example/@me/2"
     cache_path(ledger).write_text('{"format": 1, "ledger": "torn')  # a torn cache: read the ledger
     assert done_copies(ledger)["a/"]["masto"].remote_url == "https://m.example/@me/2"
+
+
+class MoreLinks(HTMLParser):
+    """The script's "more on <service>" links: [(href, text)]."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[list[str]] = []
+        self._in = False
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        self._in = tag == "a" and "syndicate-replies-more" in (attributes.get("class") or "")
+        if self._in:
+            self.found.append([attributes.get("href") or "", ""])
+
+    def handle_data(self, data: str) -> None:
+        if self._in:
+            self.found[-1][1] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in = False
+
+
+@pytest.mark.process
+def test_a_real_browser_shows_at_most_200_replies_of_at_most_2000_characters(sandbox, tmp_path):
+    """Issue 36: 20,000 replies made a 45 MB page after 13 s. The rest is a link away."""
+    import functools
+    import http.server
+    import subprocess
+    import threading
+
+    from test_channel_contracts import SPECS
+
+    config = write_site(
+        tmp_path,
+        {"mode": "send", "comments": True, "channels": {"masto": SPECS["mastodon"].raw(sandbox)}},
+        {"a.md": post("Announced", dt.date(2026, 11, 20))},
+        blog=True,
+    )
+    assert mkdocs(config).returncode == 0
+    book = Ledger.read(tmp_path / "ledger.yml")
+    copy = book.record(next(iter(book.posts)), "masto")
+    # Mastodon gives a reader without a token 60 replies at most: a server without that cap.
+    sandbox.set_quirks("mastodon", uncapped_context=True)
+    sandbox.add_reply("mastodon", copy.remote_id, author="long", text="<p>" + "word " * 1000 + "</p>")
+    for n in range(260):
+        sandbox.add_reply("mastodon", copy.remote_id, author=f"r{n}", text=f"<p>reply {n}</p>")
+    site = yaml.safe_load(config.read_text())
+    site["plugins"][-1]["syndicate"]["mode"] = "plan"
+    config.write_text(yaml.safe_dump(site, sort_keys=False))
+    assert mkdocs(config).returncode == 0
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path / "site"))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        (page,) = (tmp_path / "site" / "blog").rglob("announced/index.html")
+        url = f"http://127.0.0.1:{server.server_address[1]}/{page.relative_to(tmp_path / 'site').as_posix()}"
+        shown = subprocess.run(
+            [
+                chromium(),
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={tmp_path / 'profile'}",
+                "--virtual-time-budget=15000",
+                "--dump-dom",
+                url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
+        server.shutdown()
+    rendered = ShownReplies(shown)
+    assert len(rendered.items) == 200, (len(rendered.items), shown[-2000:])
+    long = next(item for item in rendered.items if item.startswith("long"))
+    assert 2000 < len(long) < 2100 and "word " * 300 in long and long.rstrip().endswith("more on Mastodon")
+    assert "reply 198" in "".join(rendered.items) and "reply 199" not in "".join(rendered.items)
+    more = MoreLinks(shown).found
+    assert more[-1] == [copy.remote_url, "more on Mastodon"] and len(more) == 2, more

@@ -355,7 +355,8 @@ def test_forem_answering_200_html_is_ambiguous_not_a_refusal(tmp_path, sandbox, 
 
 def test_a_status_deleted_by_its_author_while_in_flight_is_never_sent_again(tmp_path, sandbox, clock):
     """A killed run made the status; its author deleted it. The next run's read finds nothing, the
-    replayed key answers 404: it existed, so the pair is skipped with that note, for good."""
+    replayed key answers the API's own 404 "Record not found": it existed, so the pair is
+    deleted (schema v2's state for a copy proved gone), with that note, for good."""
     sandbox.now = clock.time
     post = make_post(1)
     key = idempotency_key(post.url, "masto")
@@ -373,9 +374,9 @@ def test_a_status_deleted_by_its_author_while_in_flight_is_never_sent_again(tmp_
     clock.now += 1200  # past settle, within the key's hour
 
     report = run(tmp_path, channels(sandbox, "masto"), [post], clock)
-    assert [r.state for r in report.results] == ["skipped"], report.results
+    assert [r.state for r in report.results] == ["deleted"], report.results
     record = ledger(tmp_path).record("blog/post-1/", "masto")
-    assert record.state == "skipped" and "deleted" in record.note
+    assert record.state == "deleted" and "deleted" in record.note
     assert statuses(sandbox) == []
     clock.now += 7200  # the key has expired: a resend now would post again
     report = run(tmp_path, channels(sandbox, "masto"), [post], clock)

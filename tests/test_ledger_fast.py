@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mkdocs_syndicate.errors import LedgerError
 from mkdocs_syndicate.ledger.fast import parse_canonical
 from mkdocs_syndicate.ledger.format import dump, parse, parse_yaml
-from mkdocs_syndicate.ledger.schema import STATES, PostEntry, Record
+from mkdocs_syndicate.ledger.schema import OPS, STATES, PostEntry, Record, needs_v2
 
 pytestmark = pytest.mark.unit
 
@@ -75,19 +75,31 @@ record = st.builds(
     created_at=st.one_of(st.none(), timestamp),
     message_sha256=st.one_of(st.none(), text),
     note=st.one_of(st.none(), text),
+    op=st.one_of(st.none(), st.sampled_from(OPS)),
 )
-entry = st.builds(PostEntry, url=text, title=text, channels=st.dictionaries(ident, record, max_size=4))
+entry = st.builds(
+    PostEntry,
+    url=text,
+    title=text,
+    channels=st.dictionaries(ident, record, max_size=4),
+    id=st.one_of(st.none(), text),
+    src=st.one_of(st.none(), text),
+    aliases=st.lists(text, max_size=3).map(tuple),
+)
 posts = st.dictionaries(text, entry, max_size=5)
 
 
 def as_plain(data) -> dict:
     """What yaml.safe_load should return for `data`."""
     return {
-        "version": 1,
+        "version": 2 if needs_v2(data) else 1,
         "posts": {
             key: {
                 "url": e.url,
                 "title": e.title,
+                **({"id": e.id} if e.id is not None else {}),
+                **({"src": e.src} if e.src is not None else {}),
+                **({"aliases": list(e.aliases)} if e.aliases else {}),
                 "channels": {ch: {k: v for k, v in r.as_items()} for ch, r in e.channels.items()},
             }
             for key, e in data.items()

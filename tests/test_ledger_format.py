@@ -110,7 +110,7 @@ def test_a_version_that_only_looks_like_1_is_refused(version):
     "text, fragment, line",
     [
         ("version: 1\nposts: {}\n", "end marker", None),
-        ("version: 2\nposts: {}\n...\n", "unknown version", 1),
+        ("version: 3\nposts: {}\n...\n", "unknown version", 1),
         ("version: 1\nposts:\n  a/: &x {url: u, title: t}\n  b/: *x\n...\n", "aliases", 3),
         (
             "version: 1\nposts:\n  a/:\n    url: u\n    title: t\n    channels:\n      m: {state: sent}\n...\n",

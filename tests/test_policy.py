@@ -82,7 +82,7 @@ def check_invariants(event, s):
         assert action.step in (Step.READ, Step.LEAVE, Step.STOP_LANE)
         assert action.step is not Step.STOP_LANE or action.keep_in_flight, "an unknown outcome stays in_flight"
     if event is Kind.GONE:  # made, then deleted by its author: never again
-        assert action.step is Step.SKIP
+        assert action.step is Step.DELETED
     if resend:
         assert s.sends_left > 0, "never more sends than the run allows"
     if action.step in (Step.READ_LATER, Step.RETRY) and action.at is not None:
@@ -105,7 +105,7 @@ def check_invariants(event, s):
         (Kind.AUTH, Step.STOP_LANE),
         (Kind.NOT_SENT, Step.RETRY),
         (Kind.RATE_LIMITED, Step.READ),
-        (Kind.GONE, Step.SKIP),
+        (Kind.GONE, Step.DELETED),
         (Kind.AMBIGUOUS, Step.READ),
         (Found.UNKNOWN, Step.LEAVE),
         (Found.ABSENT, Step.READ_LATER),

@@ -512,3 +512,28 @@ def test_a_429_from_the_real_server_is_waited_out_as_its_headers_say(limited_pds
         waits = [s for s in clock.sleeps if s > 1]
         assert len(waits) == 1 and reset - 2 <= clock.time() and waits[0] <= retry_after + 2, clock.sleeps
     assert ours(limited_pds, bob.did, "https://limited.example/") == [post.url]
+
+
+def test_an_edited_post_is_updated_in_place_at_the_same_record_key(pds, tmp_path):
+    """Edits (issue 34): putRecord at the copy's own rkey with swapRecord, accepted by the real
+    PDS; the record keeps its key and createdAt and says the new text; a run killed after the
+    update, its record left in_flight with op update, is settled by a read with no second write."""
+    post = make_post(9, description="A first draft.")
+    bob = pds.account("bob.test")
+    assert not run(tmp_path, raw(pds, "bob.test"), [post]).undone
+    (made,) = [r for r in records(pds, bob.did) if card(r) == post.url]
+    corrected = replace(post, description="A corrected summary.")
+    report = run(tmp_path, raw(pds, "bob.test"), [corrected])
+    assert not report.undone and [r.detail for r in report.results] == ["updated"], report.results
+    (updated,) = [r for r in records(pds, bob.did) if card(r) == post.url]
+    assert updated["uri"] == made["uri"] and updated["cid"] != made["cid"]
+    assert updated["value"]["createdAt"] == made["value"]["createdAt"]
+    assert updated["value"]["embed"]["external"]["description"] == "A corrected summary."
+    record = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
+    assert record.state == "done" and record.op is None and record.remote_id == made["uri"]
+    # Killed after the PDS committed the update: the next run reads, finds it, writes nothing.
+    write_ledger(tmp_path / "ledger.yml", {(post.key, "bsky"): replace(record, state="in_flight", op="update")})
+    again = run(tmp_path, raw(pds, "bob.test"), [corrected])
+    assert not again.undone and "confirmed by reading the copy" in again.results[0].detail
+    (same,) = [r for r in records(pds, bob.did) if card(r) == post.url]
+    assert same["cid"] == updated["cid"]

@@ -6,9 +6,16 @@
  * as HTML: a Mastodon reply's HTML is parsed into an inert document and only its text is kept, and
  * every value is set as text or as a checked http(s) link. When scripts, the services or the
  * network are unavailable, the plain links stay and nothing else happens.
+ *
+ * Bounded whatever a service answers: at most MAX_REPLIES replies are read and shown per copy and
+ * in all, each reply's text at most MAX_TEXT characters; what is left out is one link away ("more
+ * on Mastodon", to the copy or the reply itself).
  */
 (function () {
   "use strict";
+
+  var MAX_REPLIES = 200;
+  var MAX_TEXT = 2000;
 
   function webUrl(value) {
     try {
@@ -28,7 +35,10 @@
   }
 
   function mastodonReplies(answer) {   // the status's context: its descendants are the replies
-    return (answer && Array.isArray(answer.descendants) ? answer.descendants : []).map(function (s) {
+    var all = answer && Array.isArray(answer.descendants) ? answer.descendants : [];
+    // One more than is shown: enough to know there are more, without parsing 20,000 of them.
+    return all.slice(0, MAX_REPLIES + 1).map(function (s) {
+      s = s || {};
       var account = s.account || {};
       return {
         service: "Mastodon", text: htmlToText(s.content), url: s.url || s.uri, at: s.created_at,
@@ -42,6 +52,7 @@
     (function walk(node, depth) {
       if (!node || depth > 10 || !Array.isArray(node.replies)) return;
       node.replies.forEach(function (reply) {
+        if (found.length > MAX_REPLIES) return;   // enough to know there are more
         var post = reply && reply.post;
         if (!post || !post.record) return;
         var author = post.author || {};
@@ -71,9 +82,19 @@
     return element;
   }
 
-  function show(block, replies) {
+  function more(service, href) {
+    var element = link("more on " + service, href);
+    element.className = "syndicate-replies-more";
+    return element;
+  }
+
+  function show(block, replies, cut) {
     if (!replies.length) return;
     replies.sort(function (a, b) { return String(a.at).localeCompare(String(b.at)); });
+    if (replies.length > MAX_REPLIES) {
+      replies.slice(MAX_REPLIES).forEach(function (reply) { cut[reply.service] = cut[reply.service] || reply.copy; });
+      replies = replies.slice(0, MAX_REPLIES);
+    }
     var section = document.createElement("section");
     section.className = "syndicate-replies";
     var heading = document.createElement("h2");
@@ -91,27 +112,43 @@
       var text = document.createElement("p");
       text.className = "syndicate-reply-text";
       text.style.whiteSpace = "pre-line";
-      text.textContent = reply.text;
+      var words = String(reply.text || "");
+      text.textContent = words.length > MAX_TEXT ? words.slice(0, MAX_TEXT) + "… " : words;
+      if (words.length > MAX_TEXT) text.appendChild(more(reply.service, reply.url || reply.copy));
       item.appendChild(who);
       item.appendChild(text);
       list.appendChild(item);
     });
     section.appendChild(list);
+    Object.keys(cut).forEach(function (service) {   // a copy with more replies than are shown
+      var rest = document.createElement("p");
+      rest.appendChild(more(service, cut[service]));
+      section.appendChild(rest);
+    });
     block.after(section);
   }
 
   function load(block) {
     var links = block.querySelectorAll("a[data-replies][data-service-type]");
+    var cut = {};   // service -> the copy's link, for a copy with more replies than are shown
     var asks = Array.prototype.map.call(links, function (a) {
       var read = READERS[a.getAttribute("data-service-type")];
       var url = webUrl(a.getAttribute("data-replies"));
       if (!read || !url || typeof fetch !== "function") return Promise.resolve([]);
       return fetch(url, { headers: { Accept: "application/json" }, credentials: "omit" })
         .then(function (r) { return r.ok ? r.json() : null; })
-        .then(function (answer) { return read(answer, (a.getAttribute("data-web") || "https://bsky.app").replace(/\/+$/, "")); })
+        .then(function (answer) {
+          var replies = read(answer, (a.getAttribute("data-web") || "https://bsky.app").replace(/\/+$/, ""));
+          replies.forEach(function (reply) { reply.copy = a.href; });
+          if (replies.length > MAX_REPLIES) {
+            cut[replies[0].service] = a.href;
+            replies = replies.slice(0, MAX_REPLIES);
+          }
+          return replies;
+        })
         .catch(function () { return []; });   // a service down: its replies are not shown
     });
-    Promise.all(asks).then(function (lists) { show(block, [].concat.apply([], lists)); });
+    Promise.all(asks).then(function (lists) { show(block, [].concat.apply([], lists), cut); });
   }
 
   function start() {

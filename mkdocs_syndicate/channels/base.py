@@ -51,6 +51,15 @@ class Found(enum.Enum):
     CONFLICT = "conflict"  # not ours, and sending again cannot succeed: failed, with a reason
 
 
+class Copy(enum.Enum):
+    """A copy read by its own id (to settle an update or a delete whose outcome is unknown)."""
+
+    MATCHES = "matches"  # it says what the update was to make it say
+    DIFFERS = "differs"  # it is there, saying something else (the update did not happen)
+    GONE = "gone"  # the service's documented answer: no such copy
+    UNKNOWN = "unknown"  # the read proved nothing
+
+
 @dataclass(frozen=True)
 class Verdict:
     found: Found
@@ -112,6 +121,7 @@ class Channel:
     batched: ClassVar[bool] = False
     repeat_safe: ClassVar[bool] = False
     rate_limit_checked_first: ClassVar[bool] = False
+    edits_in_place: ClassVar[bool] = False  # implements update and read_copy: `edits: update` is its default
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
         self.settings = settings
@@ -182,6 +192,16 @@ class Channel:
         (an idempotency key is not a proof). `after` is the ambiguous outcome that made us ask
         (None when resolving an earlier run's record). Scan bounds come from `record.created_at`."""
         return Verdict(Found.UNKNOWN, reason=f"{self.type_name} has no way to read back a post")
+
+    async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
+        """`edits_in_place` types: make the copy at `record.remote_id` say `prepared` now. A repeat
+        is harmless (it sets the same text); it must never create a copy."""
+        raise NotImplementedError
+
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+        """`edits_in_place` types: read the copy at `record.remote_id` by its own id, to settle an
+        update whose outcome is unknown: does it say `prepared` now, something else, or is it gone?"""
+        return Copy.UNKNOWN
 
     async def close(self) -> None:
         """End any session opened during the run."""

@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 from mkdocs_syndicate.channels.base import (
     Channel,
+    Copy,
     Found,
     Http,
     Kind,
@@ -33,7 +34,7 @@ from mkdocs_syndicate.channels.base import (
     status_outcome,
     transport_outcome,
 )
-from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, optional_url
+from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, optional_text, optional_url
 from mkdocs_syndicate.channels.sessions import SessionFile
 from mkdocs_syndicate.config.channels import ChannelSettings, Option, check_url
 from mkdocs_syndicate.config.run import Site
@@ -207,6 +208,7 @@ def _registry_case(tag: str) -> str:
 class BlueskyChannel(Channel):
     type_name = "bluesky"
     repeat_safe = True  # deterministic rkey + byte-identical putRecord: a repeat is a no-op
+    edits_in_place = True  # putRecord at the same rkey, swapRecord the current record's CID
     options: ClassVar[Mapping[str, Option]] = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
         "handle": Option("text", required=True, help="e.g. me.bsky.social"),
@@ -561,8 +563,86 @@ class BlueskyChannel(Channel):
             )
         return Verdict(Found.FOUND, uri or f"at://{repo}/{COLLECTION}/{rkey}", self._web_url(rkey))
 
+    async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
+        """putRecord at the copy's own rkey with the new record (its `createdAt` kept), and
+        `swapRecord` set to the CID read just before: the PDS refuses (InvalidSwap) if the record
+        changed in between, and never makes a record elsewhere. A copy that is gone is not made
+        again: putRecord would create it, so the read comes first."""
+        import httpx
+
+        assert prepared.message is not None and prepared.created_at
+        rkey = _rkey_of(record)
+        failed = await self._login(http)
+        if failed is not None:
+            return failed
+        assert self._session is not None
+        try:
+            current = await self._get(http, rkey)
+            if current.status_code == 400 and "RecordNotFound" in current.text:
+                return Outcome(Kind.AMBIGUOUS, error="getRecord: no record at the copy's key; read again")
+            if current.status_code != 200:
+                return status_outcome(current, http.now())
+            cid = optional_text(json_object(current).get("cid"), "cid")
+            new = self.record(post, prepared.message.text, prepared.created_at)
+            blob = await self._uploaded_thumb(http, post)
+            if blob is not None:
+                new["embed"]["external"]["thumb"] = blob
+            body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": rkey, "record": new}
+            response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json={**body, "swapRecord": cid})
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        except BadAnswer as exc:
+            return Outcome(Kind.AMBIGUOUS, error=f"an unreadable answer ({exc}); the copy may be updated")
+        if response.status_code == 200:
+            return self._put(response, rkey)
+        if response.status_code == 400:
+            return _put_refused(response)
+        return status_outcome(response, http.now())
+
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+        """getRecord at the copy's own rkey: the record (its card's thumbnail aside, a blob whose
+        reference the PDS makes) says whether the update happened; the PDS's RecordNotFound says
+        the copy is gone."""
+        failed = await self._login(http)
+        if failed is not None or prepared.message is None or not prepared.created_at:
+            return Copy.UNKNOWN
+        response = await self._get(http, _rkey_of(record))
+        if response.status_code == 400 and "RecordNotFound" in response.text:
+            return Copy.GONE
+        if response.status_code != 200:
+            return Copy.UNKNOWN
+        value = json_object(response).get("value")
+        if not isinstance(value, dict):
+            return Copy.UNKNOWN
+        target = self.record(post, prepared.message.text, prepared.created_at)
+        return Copy.MATCHES if _without_thumb(value) == _without_thumb(target) else Copy.DIFFERS
+
+    async def _get(self, http: Http, rkey: str) -> httpx.Response:
+        assert self._session is not None
+        return await http.request(
+            "GET",
+            f"{self._pds_xrpc}/com.atproto.repo.getRecord",
+            params={"repo": self._session["did"], "collection": COLLECTION, "rkey": rkey},
+        )
+
     async def close(self) -> None:
         self._session = None
+
+
+def _without_thumb(value: dict[str, Any]) -> dict[str, Any]:
+    embed = value.get("embed")
+    if not isinstance(embed, dict) or not isinstance(embed.get("external"), dict):
+        return value
+    external = {k: v for k, v in embed["external"].items() if k != "thumb"}
+    return {**value, "embed": {**embed, "external": external}}
+
+
+def _rkey_of(record: Record) -> str:
+    """The copy's record key: the last part of its at:// URI (the key it was made under)."""
+    if record.remote_id and record.remote_id.startswith("at://"):
+        return record.remote_id.rsplit("/", 1)[-1]
+    assert record.idempotency_key
+    return record.idempotency_key
 
 
 def _put_refused(response: httpx.Response) -> Outcome:

@@ -12,10 +12,12 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import quote
 
 from mkdocs_syndicate.channels.base import (
     Channel,
+    Copy,
     Found,
     Http,
     Kind,
@@ -44,6 +46,9 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.ledger.schema import Record
+
+if TYPE_CHECKING:
+    import httpx
 
 ACCEPT = "application/vnd.forem.api-v1+json"
 MAX_TAGS = 4
@@ -104,6 +109,7 @@ def same_url(a: str | None, b: str) -> bool:
 class ForemChannel(Channel):
     type_name = "forem"
     default_min_interval = 75.0
+    edits_in_place = True  # PUT /api/articles/{id}
     options: ClassVar[Mapping[str, Option]] = {
         "api": Option("url", default="https://dev.to/api", help="https://<forem>/api"),
         "api_key": Option(
@@ -194,6 +200,51 @@ class ForemChannel(Channel):
                 return Outcome(Kind.AMBIGUOUS, error=f"422{detail}")
         return status_outcome(response, http.now())
 
+    async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
+        """PUT /api/articles/{id} with the article as prepared: the same article, its body, title,
+        tags and description made what the post says now."""
+        import httpx
+
+        assert prepared.message is not None and record.remote_id
+        try:
+            response = await http.request(
+                "PUT",
+                f"{self.settings.options['api']}/articles/{quote(record.remote_id, safe='')}",
+                json=json.loads(prepared.message.text),
+                headers=self._headers(),
+            )
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        if response.status_code == 200:
+            try:
+                article = json_object(response)
+            except BadAnswer as exc:
+                return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable article ({exc}); it may be updated")
+            return Outcome(Kind.DONE, remote_id=record.remote_id, remote_url=optional_url(article.get("url")))
+        outcome = status_outcome(response, http.now())
+        if response.status_code == 404:  # only a read of the article's own id may say it is gone
+            return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the article is read before anything else")
+        return outcome
+
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+        """GET /api/articles/{id}: a published article by its own id. Its title and Markdown
+        body say whether the update happened; DEV's JSON 404 says it is gone (deleted, or
+        unpublished by its author: either way there is no copy to edit)."""
+        assert record.remote_id and prepared.message is not None
+        response = await http.request(
+            "GET",
+            f"{self.settings.options['api']}/articles/{quote(record.remote_id, safe='')}",
+            headers=self._headers(),
+        )
+        if response.status_code == 404 and _not_found(response):
+            return Copy.GONE
+        if response.status_code != 200:
+            return Copy.UNKNOWN
+        article = json_object(response)
+        target = json.loads(prepared.message.text)["article"]
+        said = (optional_text(article.get("title"), "title"), optional_text(article.get("body_markdown"), "body"))
+        return Copy.MATCHES if said == (target["title"], target["body_markdown"]) else Copy.DIFFERS
+
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx
 
@@ -231,6 +282,15 @@ class ForemChannel(Channel):
             if len(articles) < PER_PAGE or reached_oldest:
                 return None
         return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * PER_PAGE} own articles since the first attempt")
+
+
+def _not_found(response: httpx.Response) -> bool:
+    """DEV's own 404 for a record it does not have: JSON {"error": "not found", "status": 404}."""
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("error") == "not found" and body.get("status") == 404
 
 
 def _not_ours(post: Post, taken: bool, after: Outcome | None) -> Verdict:

@@ -11,6 +11,8 @@ from urllib.parse import urlsplit
 
 from mkdocs_syndicate.channels.base import Channel, Http, Kind, Outcome, Prepared, status_outcome, transport_outcome
 from mkdocs_syndicate.config.channels import Option
+from mkdocs_syndicate.content.crosslinks import without_block
+from mkdocs_syndicate.content.messages import message_sha256
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.lazyre import lazy_compile
@@ -29,6 +31,7 @@ class IndexNowChannel(Channel):
     type_name = "indexnow"
     default_delivery = "at_least_once"
     batched = True
+    edits_in_place = True  # a changed page is pinged again (no copy to edit: the ping is the update)
     options: ClassVar[Mapping[str, Option]] = {
         "endpoint": Option("url", default="https://api.indexnow.org/indexnow"),
         "key": Option(
@@ -53,7 +56,13 @@ class IndexNowChannel(Channel):
         return self.settings.options.get("key_location") or f"{self.site.url}{self.key}.txt"
 
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
-        return Prepared(None, description=f"ping {post.url}")
+        # What the page says, hashed: a post changed after its ping is pinged again (`edits: update`),
+        # which is what IndexNow is for: "tell the engines a URL's content changed".
+        body = without_block(post.body_html)  # the "Also on" links change with each announcement
+        page = "\x00".join(
+            (post.url, post.title, post.description, post.excerpt_source, body, *post.tags, post.image or "")
+        )
+        return Prepared(None, description=f"ping {post.url}", payload_sha256=message_sha256(page))
 
     def batches(self, posts: list[Post]) -> list[list[Post]]:
         by_host: dict[str, list[Post]] = {}

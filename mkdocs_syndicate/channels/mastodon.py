@@ -9,6 +9,7 @@ servers speaking this API ignore it. Pagination is followed on the instance's ow
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -16,6 +17,7 @@ from urllib.parse import quote
 
 from mkdocs_syndicate.channels.base import (
     Channel,
+    Copy,
     Found,
     Http,
     Kind,
@@ -206,8 +208,20 @@ SCOPE_HINT = (
 )
 
 
+def _record_not_found(response: httpx.Response) -> bool:
+    """Mastodon's API answer for a record that does not exist: JSON {"error": "Record not found"}."""
+    if not response.headers.get("content-type", "").startswith("application/json"):
+        return False
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("error") == "Record not found"
+
+
 class MastodonChannel(Channel):
     type_name = "mastodon"
+    edits_in_place = True  # PUT /api/v1/statuses/:id (Mastodon 3.5+)
     options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option(
@@ -264,13 +278,21 @@ class MastodonChannel(Channel):
             return transport_outcome(exc)
         if response.status_code == 200:
             return self._created(response, post, prepared.message.text)
-        if response.status_code in (404, 410) and prepared.replay:
-            # Mastodon answers a replayed Idempotency-Key whose status was deleted with 404: it
-            # existed, and its author removed it. Never post it again.
+        if response.status_code == 404 and prepared.replay and _record_not_found(response):
+            # Mastodon answers a replayed Idempotency-Key whose status was deleted with its API's
+            # own 404 (PostStatusService finds the key's status id; Status.find raises, and
+            # Api::BaseController answers {"error": "Record not found"}): it existed, and its
+            # author removed it. Any other 404 (a maintenance page, a proxy) proves nothing.
             return Outcome(
                 Kind.GONE,
-                error=f"{response.status_code} for a replayed Idempotency-Key: the "
+                error="404 Record not found for a replayed Idempotency-Key: the "
                 "status was made and then deleted on the instance; not sent again",
+            )
+        if response.status_code in (404, 410) and prepared.replay:
+            return Outcome(
+                Kind.AMBIGUOUS,
+                error=f"{response.status_code} for a replayed Idempotency-Key, not the API's own "
+                "'Record not found': proves nothing; the post may exist",
             )
         return status_outcome(response, http.now())
 
@@ -292,6 +314,48 @@ class MastodonChannel(Channel):
             )
         except BadAnswer as exc:
             return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
+
+    async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
+        """PUT /api/v1/statuses/:id with the new text: the status keeps its id, its replies and
+        boosts, and shows "edited". Mastodon answers a status that is gone (or not ours) with its
+        API's 404 "Record not found"."""
+        import httpx
+
+        assert prepared.message is not None and record.remote_id
+        form = {"status": prepared.message.text}
+        if self.settings.options.get("language"):
+            form["language"] = self.settings.options["language"]
+        url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
+        try:
+            response = await http.request("PUT", url, data=form, headers=self._auth())
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        if response.status_code == 200:
+            try:
+                status = json_object(response)
+            except BadAnswer as exc:
+                return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the copy may be updated")
+            return Outcome(Kind.DONE, remote_id=record.remote_id, remote_url=optional_url(status.get("url")))
+        outcome = status_outcome(response, http.now())
+        if response.status_code == 404:  # only a read of the copy's own id may say it is gone
+            return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the copy is read before anything else")
+        return outcome
+
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+        """GET /api/v1/statuses/:id/source: the status's plain text as its author wrote it (the
+        `content` of a status is HTML, re-linked by the instance: no basis for a comparison)."""
+        assert record.remote_id
+        status_url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
+        response = await http.request("GET", f"{status_url}/source", headers=self._auth())
+        if response.status_code == 404:  # gone, or an instance before 3.5: the status itself says which
+            shown = await http.request("GET", status_url, headers=self._auth())
+            return Copy.GONE if shown.status_code == 404 and _record_not_found(shown) else Copy.UNKNOWN
+        if response.status_code != 200:
+            return Copy.UNKNOWN
+        text = optional_text(json_object(response).get("text"), "the status source's text")
+        if not text or prepared.message is None:
+            return Copy.UNKNOWN
+        return Copy.MATCHES if text == prepared.message.text else Copy.DIFFERS
 
     @classmethod
     def replies_url(cls, options: Mapping[str, Any], record: Record) -> str | None:

@@ -12,7 +12,8 @@ from urllib.parse import urlsplit
 
 from mkdocs_syndicate.config.durations import DURATION_LIMITS, duration
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.redaction import Secret, credential_problem
+from mkdocs_syndicate.redaction import Secret, credential_problem, shown_url
+from mkdocs_syndicate.safety import is_plain_name, one_line
 
 DELIVERIES = ("at_least_once", "at_most_once")
 OptionKind = Literal["url", "secret", "text", "int", "float", "bool", "ip", "choice"]
@@ -44,6 +45,8 @@ class ChannelSettings:
     enabled: bool
     template: str | None
     options: Mapping[str, Any] = field(default_factory=dict)
+    edits: str = "ignore"  # "update": a copy whose message changed is edited in place
+    removals: str = "keep"  # "delete": a removed post's copies are deleted (not yet carried out: kept)
 
     @property
     def at_most_once(self) -> bool:
@@ -57,7 +60,7 @@ class ChannelSettings:
         return f"channels.{self.id}.{setting}"
 
 
-COMMON = {"type", "delivery", "min_interval", "template", "timeout", "settle", "enabled", "label"}
+COMMON = {"type", "delivery", "min_interval", "template", "timeout", "settle", "enabled", "label", "edits", "removals"}
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_SETTLE = 600.0
 
@@ -80,6 +83,12 @@ def parse_channels(
     seen: dict[str, str] = {}
     for key, values in raw.items():
         channel_id = str(key)
+        if not is_plain_name(channel_id):
+            raise ConfigError(
+                "a channel id must be one line of visible characters (it names ledger records, commits "
+                "and log lines): this one has a control, line-break, bidi or invisible character; rename it",
+                f"channels.{one_line(channel_id)}",
+            )
         if channel_id.casefold() in seen:
             raise ConfigError(
                 f"differs from channels.{seen[channel_id.casefold()]} only by case; channel ids name "
@@ -118,7 +127,23 @@ def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], che
             wrong.append(exc)
     if wrong:
         raise wrong[0] if len(wrong) == 1 else ConfigError("", parts=wrong)
-    return ChannelSettings(channel_id, cls.type_name, *timing, enabled, template, options)
+    edits = _life_choice(values.get("edits", "update" if cls.edits_in_place else "ignore"), EDITS, f"{where}.edits")
+    if edits == "update" and not cls.edits_in_place:
+        raise ConfigError(f"{cls.type_name} cannot edit a post in place; use 'edits: ignore'", f"{where}.edits")
+    removals = _life_choice(values.get("removals", "keep"), REMOVALS, f"{where}.removals")
+    if removals == "delete":  # said plainly rather than accepted and not carried out
+        raise ConfigError("'delete' is not available in this version yet: copies are kept", f"{where}.removals")
+    return ChannelSettings(channel_id, cls.type_name, *timing, enabled, template, options, edits, removals)
+
+
+EDITS = ("update", "ignore")
+REMOVALS = ("keep", "delete")
+
+
+def _life_choice(value: object, allowed: tuple[str, ...], setting: str) -> str:
+    if value not in allowed:
+        raise ConfigError(f"must be {' or '.join(allowed)}, not {value!r}", setting)
+    return str(value)
 
 
 def _channel_type(values: Mapping[str, Any], registry: Mapping[str, Any], where: str) -> Any:
@@ -247,13 +272,26 @@ def check_credential(value: Any, setting: str) -> str:
 
 
 def check_url(url: str, setting: str) -> str:
-    """https anywhere; http only for loopback hosts (the sandbox, a local test server)."""
-    parts = urlsplit(url)
+    """https anywhere; http only for loopback hosts (the sandbox, a local test server); never a
+    user name or password in it (quoted in errors without them)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  # a port that is no number raises here, not in a later request
+    except ValueError:
+        raise ConfigError(f"{shown_url(url)!r} is not a URL this tool can use", setting) from None
+    if "@" in parts.netloc:
+        raise ConfigError(
+            "has a user name or password in it (user:password@host); remove it: a URL setting may be "
+            "published (the post pages' links and comments) and printed, so credentials go in their own "
+            "setting, e.g. token: !ENV MASTODON_TOKEN",
+            setting,
+        )
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{url!r} is not an http(s) URL", setting)
+        raise ConfigError(f"{shown_url(url)!r} is not an http(s) URL", setting)
     if parts.scheme == "http" and not is_loopback(parts.hostname):
         raise ConfigError(
-            f"{url!r} uses http:// on a non-loopback host; use https:// (credentials would travel in clear text)",
+            f"{shown_url(url)!r} uses http:// on a non-loopback host; use https:// (credentials would travel "
+            "in clear text)",
             setting,
         )
     return url
@@ -335,3 +373,42 @@ def config_problems(problems: list[ConfigError], missing: list[ConfigError]) -> 
 
 def with_options(channel: ChannelSettings, **changes: Any) -> ChannelSettings:
     return replace(channel, options={**channel.options, **changes})
+
+
+def misplaced_credentials(raw: object, channels: list[ChannelSettings], others: Mapping[str, str]) -> list[ConfigError]:
+    """A credential's value where it would be shown: in a channel id, a URL, a template, a label,
+    or `others` (setting → value: the ledger's path). Such a setting names ledger records, goes
+    into posts, plans and error messages, so it is refused, by name and without quoting it."""
+    secrets = {
+        f"channels.{channel.id}.{name}": value.reveal()
+        for channel in channels
+        for name, value in channel.options.items()
+        if isinstance(value, Secret)
+    }
+    if not secrets or not isinstance(raw, dict):
+        return []
+    shown: list[tuple[str, str]] = [(setting, value) for setting, value in others.items()]
+    for position, (key, values) in enumerate(raw.items(), 1):
+        shown.append((f"channels (the id of its channel number {position})", str(key)))
+        if isinstance(values, dict):
+            shown += [
+                (f"channels.{one_line(str(key))}.{name}", value)
+                for name, value in values.items()
+                if isinstance(value, str) and f"channels.{key}.{name}" not in secrets
+            ]
+    return [
+        ConfigError(
+            f"holds the value of {where} (a credential in the wrong setting?); this setting is shown in "
+            "ledger records, plans, posts or errors, so it must not hold a credential",
+            setting,
+        )
+        for setting, value in shown
+        for where, secret in secrets.items()
+        if _holds(value, secret)
+    ]
+
+
+def _holds(value: str, secret: str) -> bool:
+    """Whether `value` carries `secret`: equal to it, or containing it when it is long enough not
+    to be an ordinary word (real tokens and app passwords are)."""
+    return value == secret or (len(secret) >= 8 and secret in value)

@@ -8,8 +8,15 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
+from urllib.parse import urlsplit
 
-from mkdocs_syndicate.config.channels import ChannelSettings, config_problems, missing_settings, parse_channels
+from mkdocs_syndicate.config.channels import (
+    ChannelSettings,
+    config_problems,
+    misplaced_credentials,
+    missing_settings,
+    parse_channels,
+)
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_PER_RUN, DEFAULT_MAX_WAIT
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
@@ -45,6 +52,9 @@ class Options:
     backlog: str = "send"
     backlog_days: float = 2.0
     sandbox_pacing: str = "fast"  # sandbox only: "fast" (min_interval / 100) or "real"
+    # Pages the site redirects (mkdocs-redirects): old page key → new page key. A post announced
+    # under the old one is the same post under the new one (engine/moves.py).
+    redirects: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -84,6 +94,7 @@ def parse_options(
     # Templates are checked now when this run sends; a plan checks each one when it renders it.
     problems: list[ConfigError] = []
     channels = parse_channels(raw_channels, registry, check_templates=sending, problems=problems)
+    problems += misplaced_credentials(raw_channels, channels, {"ledger": str(ledger_path)})
     # In the sandbox the emulators' own credentials and addresses replace the real ones, but
     # every other required setting (Weibo's rip, say) must be there, as it must for real.
     provided = {name: set(t.emulator_class().client_options("", "")) for name, t in TYPES.items()} if sandbox else None
@@ -96,4 +107,6 @@ def parse_options(
 def require_site_url(site_url: str | None) -> str:
     if not site_url:
         raise ConfigError("required by the syndicate plugin (posts are announced by their public URL)", "site_url")
+    if "@" in urlsplit(site_url).netloc:  # it goes into every post and page: never with credentials
+        raise ConfigError("has a user name or password in it (user:password@host); remove it", "site_url")
     return site_url if site_url.endswith("/") else site_url + "/"

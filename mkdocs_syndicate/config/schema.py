@@ -111,6 +111,24 @@ class SyndicateConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' 
     links_rebuild = c.Type(bool, default=False)
     comments = c.Type(bool, default=False)
 
+    def validate(self) -> tuple[ConfigErrors, ConfigWarnings]:
+        """MkDocs' checks, their messages quoting a value read by `!ENV` by its variable's name
+        (`Expected one of ... but received: <a token>` must not print the token)."""
+        from mkdocs_syndicate.config.envtags import note_env_variables
+        from mkdocs_syndicate.redaction import env_named
+
+        note_env_variables(self.config_file_path)
+        failed, warnings = super().validate()
+        named = [(key, _renamed(error, env_named(str(error)))) for key, error in failed]
+        return named, [(key, env_named(text)) for key, text in warnings]
+
+
+def _renamed(error: Exception, text: str) -> Exception:
+    """The same error (its setting path kept) with `text` as its message."""
+    if text == str(error):
+        return error
+    return SettingError(text, error.setting) if isinstance(error, SettingError) else ValidationError(text)
+
 
 def names_of(schema: type[base.Config]) -> list[str]:
     return [name for name, _ in schema._schema]

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mkdocs_syndicate.ledger.schema import Record, State
+from mkdocs_syndicate.safety import one_line, public_text
 
 BLOCK_CLASS = "syndicate-links"  # content.portable leaves this block out of DEV's body
 SCRIPT_PATH = "assets/syndicate/comments.js"  # in the built site, with comments: true
@@ -53,18 +54,90 @@ def labels(raw_channels: Any, services: Mapping[str, str]) -> dict[str, str]:
     return found
 
 
+MAX_COPY_URL = 2_048  # what a post page links to; the ledger is hand-editable, answers are a server's
+
+OwnUrl = Callable[[str, str], bool]  # (channel id, URL): is the URL on that channel's own service?
+
+
+@dataclass
+class Vetting:
+    """Which copies a post page may link, as the channel's own (rel=syndication, named after its
+    service): a URL a hand-edited ledger or a server's answer put there is linked only when it is
+    https (http only on a loopback host: the sandbox, a local test server) on the channel's own
+    service, and at most MAX_COPY_URL characters. Each copy left out is said once, by `warn`."""
+
+    is_own: OwnUrl
+    sandbox: bool = False  # a sandbox build: the emulators' loopback links are the copies
+    warn: Callable[[str], None] | None = None
+    _said: set[tuple[str, str]] = field(default_factory=set)
+
+    def refusal(self, channel: str, url: str) -> str | None:
+        """Why `url` is not linked as `channel`'s copy, or None."""
+        from urllib.parse import urlsplit
+
+        if len(url) > MAX_COPY_URL:
+            return f"its URL is {len(url)} characters long (at most {MAX_COPY_URL})"
+        try:
+            parts = urlsplit(url)
+            host = parts.hostname or ""
+        except ValueError:
+            return "its URL is not a URL"
+        if "@" in parts.netloc:
+            return "its URL has a user name or password in it"
+        if parts.scheme not in ("https", "http") or not host:
+            return "its URL is not an https:// link"
+        if self.sandbox and _is_loopback(host):
+            return None
+        if parts.scheme == "http" and not _is_loopback(host):
+            return "its URL is plain http:// (https:// only)"
+        if not self.is_own(channel, url):
+            return f"its URL is not on {channel}'s own service (host {host})"
+        return None
+
+    def linked(self, post: str, channel: str, url: str) -> bool:
+        why = self.refusal(channel, url)
+        if why is not None and self.warn is not None and (post, channel) not in self._said:
+            self._said.add((post, channel))
+            self.warn(one_line(f"{post}: the {channel} copy is not linked on the post's page: {why}"))
+        return why is None
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    try:
+        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def copies(
-    records: Mapping[str, Record] | None, labels: Mapping[str, str], replies_of: RepliesOf | None = None
+    records: Mapping[str, Record] | None,
+    labels: Mapping[str, str],
+    replies_of: RepliesOf | None = None,
+    vetting: Vetting | None = None,
+    post: str = "",
 ) -> list[Copy]:
     """A post's copies (`records`: its ledger records by channel), in the order the channels are
     configured (`labels`: channel id → label); a channel no longer configured, or a pair not done
-    or without a URL, shows nothing. With `replies_of`, each copy says where its replies are read."""
+    or without a URL, shows nothing; with `vetting`, neither does a URL not on its channel's own
+    service (`post` names the post in the warning). With `replies_of`, each copy says where its
+    replies are read."""
     if records is None:
         return []
     found = []
     for channel, label in labels.items():
         record = records.get(channel)
-        if record is not None and record.state == State.DONE and _is_web_url(record.remote_url):
+        if (
+            record is not None
+            and record.state == State.DONE
+            and _is_web_url(record.remote_url)
+            and (
+                len(str(record.remote_url)) <= MAX_COPY_URL
+                if vetting is None
+                else vetting.linked(post, channel, str(record.remote_url))
+            )
+        ):
             found.append(
                 Copy(
                     channel,
@@ -94,13 +167,20 @@ def _is_web_url(url: str | None) -> bool:
     return isinstance(url, str) and url.startswith(("https://", "http://"))
 
 
+def without_block(page_html: str) -> str:
+    """A post's content without the block this plugin appended to it (its copies change after
+    every announcement; the post did not)."""
+    head, found, _ = page_html.rpartition(f'\n<aside class="{BLOCK_CLASS}">')
+    return head if found else page_html
+
+
 def block_html(found: Iterable[Copy], lead: str = "Also on:", script_url: str | None = None) -> str:
     """`<aside class="syndicate-links">Also on: <a …>Mastodon</a> · <a …>DEV</a></aside>`, escaped;
     with `script_url`, links whose replies can be read say where, and the comments script loads."""
     found = list(found)
     links = " · ".join(
         f'<a class="u-syndication" rel="syndication" href="{html.escape(copy.url)}"'
-        f"{_replies_attributes(copy) if script_url else ''}>{html.escape(copy.service)}</a>"
+        f"{_replies_attributes(copy) if script_url else ''}>{html.escape(public_text(copy.service))}</a>"
         for copy in found
     )
     if not links:
@@ -110,4 +190,4 @@ def block_html(found: Iterable[Copy], lead: str = "Also on:", script_url: str | 
         if script_url and any(copy.replies for copy in found)
         else ""
     )
-    return f'<aside class="{BLOCK_CLASS}"><p>{html.escape(lead)} {links}</p>{script}</aside>'
+    return f'<aside class="{BLOCK_CLASS}"><p>{html.escape(public_text(lead))} {links}</p>{script}</aside>'

@@ -3,8 +3,10 @@ call is unique per (site, post, channel).
 
 The post key is the page's URL path under `site_url`, in the form MkDocs writes `page.url`
 (percent-encoded, `dir/` for a directory URL, `name.html` otherwise). A link found any other way
-— a feed entry with `?utm_source=…`, a `#fragment`, `index.html`, no trailing slash, `http` for
-`https`, the host in capitals — canonicalises to the same key (`post_key_of`). Ids a client picks
+— a feed entry with `?utm_source=…`, a `#fragment`, `index.html`, no trailing slash (also after
+a last segment with a dot, `release-v1.2`), `http` for `https`, the host in capitals, doubled
+slashes, another percent-encoding case or Unicode normalisation (macOS writes NFD, MkDocs NFC) —
+canonicalises to the same key (`post_key_of`). See docs/design/identity.md. Ids a client picks
 (Mastodon's Idempotency-Key, Bluesky's record key, Weibo's marker) are derived from the post's full
 canonical URL and the channel id (`client_id`), never from the key alone: two sites on one account
 (translations with the same file names) share keys, not URLs.
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+import re
+import unicodedata
 from urllib.parse import quote, unquote, urlsplit
 
 # What MkDocs leaves unescaped in page.url (urllib.parse.quote's default safe set is "/").
@@ -27,16 +31,24 @@ def _host(netloc: str, scheme: str) -> str:
     return host[: -len(default)] if default and host.endswith(default) else host
 
 
+_SLASHES = re.compile(r"/{2,}")
+# A page is a directory (`post/`) or an HTML file (`post.html`, MkDocs' use_directory_urls: false);
+# any other last segment is a directory URL without its slash (`release-v1.2` is `release-v1.2/`).
+_PAGE_FILE = (".html", ".htm")
+
+
 def canonical_path(path: str) -> str:
-    """A URL path as MkDocs writes page.url: percent-encoded the one way, `index.html` dropped,
-    a last segment without an extension made a directory (`post` → `post/`)."""
-    text = quote(unquote(path), safe=_SAFE)
+    """A URL path as MkDocs writes page.url: NFC, percent-encoded the one way, no doubled
+    slashes, `index.html` dropped, any last segment but an HTML file made a directory
+    (`post` → `post/`, `release-v1.2` → `release-v1.2/`)."""
+    plain = _SLASHES.sub("/", unicodedata.normalize("NFC", unquote(path)))
+    text = quote(plain, safe=_SAFE)
     if text.endswith("/index.html"):
         text = text[: -len("index.html")]
     elif text == "index.html":
         text = ""
     last = text.rsplit("/", 1)[-1]
-    if last and "." not in last:
+    if last and not last.lower().endswith(_PAGE_FILE):
         text += "/"
     return text
 
@@ -50,7 +62,7 @@ def post_key_of(url: str, site_url: str) -> str | None:
     if _host(link.netloc, link.scheme) != _host(site.netloc, site.scheme):
         return None
     base = site.path if site.path.endswith("/") else site.path + "/"
-    path = unquote(link.path) or "/"
+    path = _SLASHES.sub("/", unquote(link.path)) or "/"
     base_plain = unquote(base)
     if path + "/" == base_plain:  # https://example.com/sub without its slash: the home page
         return ""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import ConfigError, PostError
 from mkdocs_syndicate.lazyre import lazy_compile
+from mkdocs_syndicate.safety import public_text
 
 _ZWSP = "\u200b"
 ELLIPSIS = "…"
@@ -195,6 +196,13 @@ def compile_template(source: str, where: str) -> jinja2.Template:
     return template
 
 
+@functools.lru_cache(maxsize=64)
+def _compiled(source: str, where: str) -> jinja2.Template:
+    """A channel's template compiled once per run, not once per message: compiling was 80 % of
+    making a message, and a run makes one per (post, channel) to tell which copies are out of date."""
+    return compile_template(source, where)
+
+
 def _refuse_unbounded_shapes(tree: Any, where: str) -> None:
     """Macros (which may call themselves) and a loop inside a loop multiply work past any bound a
     single step can check; a message needs neither."""
@@ -329,11 +337,13 @@ def render_message(
 
     from jinja2 import TemplateError
 
-    template = compile_template(template_source, where)
+    template = _compiled(template_source, where)
     # Inputs bounded as every value a template makes is (a description longer than any message
-    # loses nothing: it would be shortened to fit anyway).
-    title = neutraliser(shorten(post.title, MAX_RENDERED // 2))
-    description = neutraliser(shorten(post.summary, MAX_RENDERED // 2))
+    # loses nothing: it would be shortened to fit anyway), and without the control characters and
+    # bidi overrides a feed may carry (an escape sequence, a reversed line in a public post).
+    title = neutraliser(shorten(public_text(post.title), MAX_RENDERED // 2))
+    description = neutraliser(shorten(public_text(post.summary), MAX_RENDERED // 2))
+    tags = [public_text(tag) for tag in post.tags]
     hashtags, notes = _hashtags(post, channel_id, with_hashtags, max_hashtag)
 
     def render(t: str, d: str) -> str:
@@ -346,10 +356,10 @@ def render_message(
                             title=t,
                             description=d,
                             url=post.url,
-                            tags=list(post.tags),
+                            tags=tags,
                             hashtags=hashtags,
                             date=post.date.date().isoformat(),
-                            site_name=site_name,
+                            site_name=public_text(site_name),
                         ),
                     )
                 ),
@@ -378,8 +388,9 @@ def render_message(
 
 
 def _as_written(post: Post, channel_id: str, text: str, rule: LengthRule | None) -> Message:
-    """The author's own text for this channel (front matter), tidied, never shortened."""
-    text = _tidy(text)
+    """The author's own text for this channel (front matter), tidied, never shortened; the post's
+    URL set apart from what follows it, as in a template's message."""
+    text = set_url_apart(_tidy(public_text(text)), post.url)
     length = rule.measure(text) if rule else len(text)
     if rule and length > rule.limit:
         raise PostError(

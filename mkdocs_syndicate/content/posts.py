@@ -9,6 +9,7 @@ from typing import Any
 
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.lazyre import lazy_compile
+from mkdocs_syndicate.safety import public_text
 from mkdocs_syndicate.timeutil import from_iso
 
 
@@ -37,6 +38,15 @@ class Post:
     excerpt_source: str = ""  # without a description: the Markdown of its excerpt (made text on use)
     body_missing: bool = False  # the source has no body to give (a feed entry with a summary only)
     code_languages: dict[str, str] = field(default_factory=dict)  # first line of code → language (source)
+    src: str = ""  # the source file relative to docs_dir (posts the plugin finds): the same post after a move
+    pin: str | None = None  # front matter `syndicate_id`, when the post has one
+
+    def __post_init__(self) -> None:
+        # What every channel publishes of a post (a message, Forem's title and description, a
+        # Bluesky card): never a feed's escape sequences, control characters or bidi overrides.
+        object.__setattr__(self, "title", public_text(self.title))
+        object.__setattr__(self, "description", public_text(self.description))
+        object.__setattr__(self, "tags", tuple(public_text(tag) for tag in self.tags))
 
     @property
     def summary(self) -> str:

@@ -91,17 +91,39 @@ def refuse_renamed_channels(ledger: Ledger, channels: list[Channel], configured:
     the new id. `configured` is every id in the config, disabled ones too (the way to keep an old
     channel apart). `mkdocs-syndicate rename-channel OLD NEW` moves the records."""
     known, samples = _remote_samples(ledger)
+    unsure = _unsure_outcomes(ledger)
     new = [channel for channel in channels if channel.id not in known]
-    for old, urls in sorted(samples.items()):
-        renamed = next((c for c in new if any(c.recognises(url) for url in urls)), None)
-        if old not in configured and renamed is not None:
+    for old in sorted(known - configured):
+        renamed = next((c for c in new if any(c.recognises(url) for url in samples.get(old, []))), None)
+        how = f"is new on the same {renamed.type_name} account" if renamed is not None else ""
+        if renamed is None and old in unsure:
+            # No copy's URL to tell the account by, and a request whose outcome is unknown: the
+            # new id may be the same account, whose next send would be a second post.
+            renamed = next((c for c in new if c.settings.at_most_once), None)
+            how = (
+                "is new, and nothing in the ledger tells whether it is the same account "
+                f"({old!r} has a request whose outcome is unknown)"
+            )
+        if renamed is not None:
             raise ConfigError(
                 f"{old!r} has records in {ledger.path.name} but is no longer configured, and "
-                f"{renamed.id!r} is new on the same {renamed.type_name} account. If it was renamed, run "
+                f"{renamed.id!r} {how}. If it was renamed, run "
                 f"`mkdocs-syndicate rename-channel {old} {renamed.id}` (it moves the records, so nothing "
                 f"is announced twice); if {old!r} is a separate channel, keep it with 'enabled: false'",
                 "channels",
             )
+
+
+def _unsure_outcomes(ledger: Ledger) -> set[str]:
+    """Channel ids with an at-most-once request whose outcome is unknown (an in_flight record
+    of one post: a batch ping's records have no `created_at`), or a copy made without a URL to tell its account by."""
+    ids: set[str] = set()
+    for entry in ledger.posts.values():
+        for channel_id, record in entry.channels.items():
+            one_post = record.created_at is not None  # a batch ping (IndexNow) has no first-attempt time
+            if one_post and (record.state == State.IN_FLIGHT or (record.state == State.DONE and not record.remote_url)):
+                ids.add(channel_id)
+    return ids
 
 
 def _remote_samples(ledger: Ledger) -> tuple[set[str], dict[str, list[str]]]:

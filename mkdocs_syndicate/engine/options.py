@@ -11,7 +11,9 @@ from mkdocs_syndicate.config.channels import with_options
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post, announceable
 from mkdocs_syndicate.engine.backlog import Adoption, adoption, refuse_renamed_channels
-from mkdocs_syndicate.engine.plan import Plan, keyed_as_in_ledger, make_plan
+from mkdocs_syndicate.engine.memo import MessageMemo
+from mkdocs_syndicate.engine.moves import identify
+from mkdocs_syndicate.engine.plan import Plan, make_plan
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.localdirs import SANDBOX_DIR
 from mkdocs_syndicate.redaction import Secret
@@ -82,11 +84,17 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     ledger = Ledger.read(options.ledger_path)
     channels = make_channels(options)
     refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
-    chosen = keyed_as_in_ledger(ledger, select_posts(options, posts, clock), options.site.url)
+    chosen = select_posts(options, posts, clock)
+    found = identify(ledger.posts, chosen, options.site.url, options.redirects)
+    ledger.preview(found.posts)  # what a send would write first, seen without writing
+    chosen = found.keyed(chosen)
     adopting = first_run_adoption(options, ledger, chosen, clock)
     adopted = adopting.pairs([c.id for c in channels]) if adopting is not None else set()
-    the_plan = make_plan(ledger, chosen, channels, options.max_per_run, skip=adopted)
+    memo = MessageMemo.beside(options.ledger_path)
+    the_plan = make_plan(ledger, chosen, channels, options.max_per_run, skip=adopted, memo=memo)
+    memo.save()
     the_plan.adoption = adopting
+    the_plan.moves = found.moves
     return the_plan
 
 

@@ -10,9 +10,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from mkdocs_syndicate.channels.base import Channel, Prepared
-from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import Adoption
+from mkdocs_syndicate.engine.memo import MessageMemo
+from mkdocs_syndicate.engine.moves import Move
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef
 
@@ -25,15 +26,21 @@ class PendingPair:
     channel: Channel
     record: Record | None
     prepared: Prepared
+    # "update": the copy exists and its message changed (absent: the first send); "keep": changed,
+    # on a channel that does not edit (only said, in Plan.not_updated)
+    op: str | None = None
 
     @property
     def needs_verify(self) -> bool:
-        """An in_flight record of an at-most-once channel is read back before anything is resent."""
-        return self.record is not None and self.record.state == State.IN_FLIGHT and self.channel.settings.at_most_once
+        """An in_flight record of an at-most-once channel is read back before anything is resent;
+        so is an interrupted update (its copy is read by its own id)."""
+        in_flight = self.record is not None and self.record.state == State.IN_FLIGHT
+        copy_edit = self.op is not None and not self.channel.batched  # a ping again is read by nobody
+        return in_flight and (self.channel.settings.at_most_once or copy_edit)
 
     @property
     def ref(self) -> PostRef:
-        return PostRef(self.post.key, self.post.url, self.post.title)
+        return PostRef(self.post.key, self.post.url, self.post.title, self.post.src or None, self.post.pin)
 
 
 @dataclass
@@ -41,6 +48,8 @@ class Plan:
     lanes: dict[str, list[PendingPair]] = field(default_factory=dict)
     deferred: list[Post] = field(default_factory=list)  # over max_per_run: next run
     adoption: Adoption | None = None  # a first run's backlog, adopted not sent
+    moves: list[Move] = field(default_factory=list)  # posts found under a new key: re-keyed, not announced again
+    not_updated: list[PendingPair] = field(default_factory=list)  # copies out of date on channels that do not edit
 
     @property
     def pairs(self) -> list[PendingPair]:
@@ -50,48 +59,75 @@ class Plan:
         return bool(self.pairs)
 
 
-def keyed_as_in_ledger(ledger: Ledger, posts: list[Post], site_url: str) -> list[Post]:
-    """Each post under the key its page already has in the ledger. A post is found by its key
-    first; a post whose key the ledger does not know, but whose URL a ledger entry has (a page
-    announced under a pinned `syndicate_id` and now read from a feed, or the other way round),
-    takes that entry's key, so switching how posts are found announces nothing twice."""
-    if all(post.key in ledger.posts for post in posts):
-        return posts
-    by_url = _keys_by_page(ledger, site_url)
-    if not by_url:
-        return posts
-    taken = {post.key for post in posts}
-    result = []
-    for post in posts:
-        page = post_key_of(post.url, site_url) if post.key not in ledger.posts else None
-        known = by_url.get(page) if page is not None else None
-        if known is not None and known not in taken:
-            taken.add(known)
-            result.append(replace(post, key=known))
-        else:
-            result.append(post)
-    return result
-
-
-def _pending(ledger: Ledger, post: Post, channel: Channel) -> list[PendingPair]:
-    """The pair, prepared, when its record says it has work; an in_flight record's key is kept."""
+def _pending(ledger: Ledger, post: Post, channel: Channel, memo: MessageMemo) -> list[PendingPair]:
+    """The pair, prepared, when its record says it has work; an in_flight record's key is kept.
+    A done copy whose message would now be different is an update, with `edits: update`."""
     record = ledger.record(post.key, channel.id)
+    if record is not None and record.op is not None:  # an update whose outcome is unknown: settled by a read
+        return [PendingPair(post, channel, record, _prepared(channel, post, record), record.op)]
+    if record is not None and record.state == State.DONE:
+        return _out_of_date(post, channel, record, memo) if _same_door(ledger, post) else []
     if (record.state if record else None) not in PENDING_STATES:
         return []
+    return [PendingPair(post, channel, record, _prepared(channel, post, record))]
+
+
+def not_updated_lines(pairs: list[PendingPair]) -> list[str]:
+    """One line per channel whose copies are out of date and will not be edited, and why."""
+    by_channel: dict[str, list[str]] = {}
+    for pair in pairs:
+        by_channel.setdefault(pair.channel.id, []).append(pair.post.key)
+    lines = []
+    for channel_id, keys in by_channel.items():
+        channel = next(pair.channel for pair in pairs if pair.channel.id == channel_id)
+        why = (
+            f"{channel.type_name} cannot edit a post in place"
+            if not channel.edits_in_place
+            else f"channels.{channel_id}.edits is ignore"
+        )
+        shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+        lines.append(
+            f"{channel_id}: {len(keys)} cop{'y' if len(keys) == 1 else 'ies'} out of date, not updated ({why}): {shown}"
+        )
+    return lines
+
+
+def _same_door(ledger: Ledger, post: Post) -> bool:
+    """Whether the post was read the way its copies' messages were made: by the plugin (its
+    source file, as the entry has it) or from a feed (no source file on either side). A site that
+    moves from the plugin to its feed sees each post described differently (a feed's summary is
+    not the page's excerpt): that is not an edit, and no copy is touched for it."""
+    entry = ledger.posts.get(post.key)
+    return entry is not None and (entry.src or "") == post.src
+
+
+def _prepared(channel: Channel, post: Post, record: Record | None) -> Prepared:
     prepared = channel.prepare(post, created_at=record.created_at if record else None)
     if record is not None and record.idempotency_key:
         prepared = replace(prepared, idempotency_key=record.idempotency_key)
-    return [PendingPair(post, channel, record, prepared)]
+    return prepared
 
 
-def _keys_by_page(ledger: Ledger, site_url: str) -> dict[str, str]:
-    """Each page the ledger has records for (its URL read as a key of this site), and its key."""
-    by_url: dict[str, str] = {}
-    for key, entry in ledger.posts.items():
-        page = post_key_of(entry.url, site_url) if entry.url else None
-        if page is not None and entry.channels:
-            by_url.setdefault(page, key)
-    return by_url
+def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo) -> list[PendingPair]:
+    """A done copy to update: its message (as `message_sha256` recorded it) is not the one the
+    channel would send now. A record without a hash (written before hashes) or without a remote
+    id (nothing to address) is left alone. The memo spares making the message of a post that did
+    not change (engine/memo.py)."""
+    if not record.message_sha256:
+        return []
+    if not record.remote_id and not channel.batched:  # nothing to address (a ping has no copy: it pings again)
+        return []
+    fingerprint = memo.fingerprint(post, channel, record.created_at)
+    if memo.unchanged(post.key, channel.id, fingerprint, record.message_sha256):
+        return []
+    prepared = _prepared(channel, post, record)
+    if prepared.sha256 is None:
+        return []
+    memo.remember(post.key, channel.id, fingerprint, prepared.sha256)
+    if prepared.sha256 == record.message_sha256:
+        return []
+    # With `edits: ignore` (Weibo cannot edit) the copy is only said to be out of date.
+    return [PendingPair(post, channel, record, prepared, "update" if channel.settings.edits == "update" else "keep")]
 
 
 def make_plan(
@@ -100,18 +136,22 @@ def make_plan(
     channels: list[Channel],
     max_per_run: int | None,
     skip: Collection[tuple[str, str]] = frozenset(),
+    memo: MessageMemo | None = None,
 ) -> Plan:
     """`posts` are the announceable posts, oldest first; at most `max_per_run` of them get work.
     `skip`: (post key, channel) pairs left out (a backlog a plan would adopt)."""
     plan = Plan(lanes={c.id: [] for c in channels})
+    memo = memo or MessageMemo(None)
     taken = 0
     for post in posts:
         pairs = [
             pair
             for channel in channels
             if post.wants(channel.id) and (post.key, channel.id) not in skip
-            for pair in _pending(ledger, post, channel)
+            for pair in _pending(ledger, post, channel, memo)
         ]
+        plan.not_updated += [pair for pair in pairs if pair.op == "keep"]
+        pairs = [pair for pair in pairs if pair.op != "keep"]
         if not pairs:
             continue
         if max_per_run is not None and taken >= max_per_run:

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mkdocs_syndicate.channels.base import Found, Kind
+from mkdocs_syndicate.channels.base import Copy, Found, Kind
 
 DEFAULT_TRIES = 4  # sends per pair within one run (the first one plus retries)
 MAX_UNCERTAIN_SENDS = 5  # sends of an at-most-once pair ever, once one of them went unanswered (kills too)
@@ -42,7 +42,7 @@ class Step(enum.Enum):
     READ_LATER = "keep in_flight; read again once the settle time has passed"
     LEAVE = "keep in_flight and report it"
     AWAIT = "keep in_flight: received, confirmed only later; the next run sends again"
-    SKIP = "record skipped: it was made and its author deleted it; never sent again"
+    DELETED = "record deleted: it was made, and the service proves it is gone; never sent again"
     RELEASE = "record failed: proved absent by a run that only reads; the next run sends it"
 
 
@@ -206,11 +206,62 @@ _RULES: dict[Event, Callable[[Situation], Action]] = {
     Kind.REFUSED: lambda s: Action(Step.FAIL),
     Found.CONFLICT: lambda s: Action(Step.FAIL),
     Kind.ACCEPTED: _accepted,
-    Kind.GONE: lambda s: Action(Step.SKIP, reason="made, then deleted by its author: not sent again"),
+    Kind.GONE: lambda s: Action(Step.DELETED, reason="made, then deleted by its author: not sent again"),
     Kind.AUTH: lambda s: Action(Step.STOP_LANE, reason="the service refused the credentials"),
     Kind.NOT_SENT: _not_sent,
     Kind.RATE_LIMITED: _rate_limited,
     Kind.AMBIGUOUS: _ambiguous,
     Found.UNKNOWN: _unknown,
     Found.ABSENT: _absent,
+}
+
+
+# ---------------------------------------------------------------- an update of an existing copy
+#
+# An update sets a copy's text: a repeat sets the same text, so it is harmless (at most one edit
+# more than needed) and needs no settle wait; it must never become a create. Whether an update
+# whose outcome is unknown happened is settled by reading the copy by its own id.
+
+UpdateEvent = Kind | Copy
+
+
+def decide_update(event: UpdateEvent, s: Situation) -> Action:
+    """What to do after `event` of an update (`op: update`), by `_UPDATE_RULES`."""
+    rule = _UPDATE_RULES.get(event)
+    if rule is None:
+        raise ValueError(f"unknown event {event!r}")
+    return rule(s)
+
+
+def _update_again(s: Situation, reason: str) -> Action:
+    if s.verify_only or s.sends_left <= 0:
+        return Action(Step.LEAVE, reason=f"{reason}; the next run updates it")
+    return Action(Step.SEND, reason=reason)
+
+
+def _update_rate_limited(s: Situation) -> Action:
+    delay = _rate_limit_wait(s.retry_after)
+    if delay > s.max_wait or s.sends_left <= 0:
+        return Action(
+            Step.STOP_LANE,
+            at=s.now + delay,
+            keep_in_flight=True,
+            reason=f"rate limited for {delay:.0f} s; the next run reads the copy, then updates it",
+        )
+    return Action(Step.RETRY, at=s.now + delay)
+
+
+_UPDATE_RULES: dict[UpdateEvent, Callable[[Situation], Action]] = {
+    Kind.DONE: lambda s: Action(Step.DONE, reason="updated"),
+    Copy.MATCHES: lambda s: Action(Step.DONE, reason="updated (confirmed by reading the copy)"),
+    Kind.GONE: lambda s: Action(Step.DELETED, reason="the copy was deleted on the service; not made again"),
+    Copy.GONE: lambda s: Action(Step.DELETED, reason="the copy was deleted on the service; not made again"),
+    Kind.REFUSED: lambda s: Action(Step.FAIL, reason="the update was refused; the copy keeps its old text"),
+    Kind.AUTH: lambda s: Action(Step.STOP_LANE, reason="the service refused the credentials"),
+    Kind.NOT_SENT: lambda s: _not_sent(s) if not s.verify_only else Action(Step.LEAVE),
+    Kind.RATE_LIMITED: _update_rate_limited,
+    Kind.ACCEPTED: lambda s: Action(Step.DONE, reason="updated (accepted)"),
+    Kind.AMBIGUOUS: lambda s: Action(Step.READ, reason="the update may have happened: read the copy"),
+    Copy.DIFFERS: lambda s: _update_again(s, "the copy still has its old text"),
+    Copy.UNKNOWN: lambda s: _update_again(s, "the copy could not be read; an update again is harmless"),
 }

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.backlog import Adoption
+    from mkdocs_syndicate.engine.moves import Move
     from mkdocs_syndicate.timeutil import Clock
 
 
@@ -15,14 +16,15 @@ if TYPE_CHECKING:
 class PairResult:
     post_key: str
     channel: str
-    state: str  # done | failed | in_flight | waiting | not_attempted | pending (verify only)
+    state: str  # done | deleted | failed | in_flight | waiting | not_attempted | pending (verify only)
     detail: str = ""
     remote_url: str | None = None
     needs_review: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.state == "done"
+        """Finished: the copy is there, or the service proved it was made and then removed."""
+        return self.state in ("done", "deleted")
 
 
 @dataclass
@@ -32,6 +34,7 @@ class RunReport:
     requests: int = 0
     warnings: list[str] = field(default_factory=list)  # messages changed to fit a channel's rules
     adoption: Adoption | None = None  # a first run's backlog, adopted not sent
+    moves: list[Move] = field(default_factory=list)  # posts found under a new key: the same post, re-keyed
 
     @property
     def undone(self) -> list[PairResult]:

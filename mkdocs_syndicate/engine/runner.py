@@ -33,6 +33,7 @@ from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Event, Situation, Step, decide
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
+from mkdocs_syndicate.engine.updates import carry_update
 from mkdocs_syndicate.errors import LaneCrashed, StaleLedger, SyndicateError
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, Transition
@@ -96,6 +97,14 @@ def _waits_for_push(channel: Channel) -> bool:
     return channel.settings.at_most_once
 
 
+def _up_to_date(pair: PendingPair) -> bool:
+    return (
+        pair.record is not None
+        and pair.record.state == State.DONE
+        and pair.record.message_sha256 == pair.prepared.sha256
+    )
+
+
 class _LaneStopped(Exception):
     """Auth refused or a wait beyond max_wait: the channel takes no more requests this run."""
 
@@ -137,8 +146,11 @@ class _End:
     stops_lane: str | None = None  # why the channel takes no more requests this run
 
 
+# Outcomes that prove the request made nothing: not counted among the uncertain sends.
+_DEFINITE = frozenset({Kind.NOT_SENT, Kind.REFUSED, Kind.RATE_LIMITED, Kind.AUTH})
+
 # The steps that end a member's way in this run; the others (send, retry, read) go on with the unit.
-_ENDINGS = frozenset({Step.DONE, Step.SKIP, Step.FAIL, Step.STOP_LANE, Step.RELEASE, Step.AWAIT, Step.LEAVE})
+_ENDINGS = frozenset({Step.DONE, Step.DELETED, Step.FAIL, Step.STOP_LANE, Step.RELEASE, Step.AWAIT, Step.LEAVE})
 
 
 class Runner:
@@ -318,6 +330,11 @@ class Runner:
         decides each step from the last event, for each member (their records may differ), and
         the unit either ends (each member its own way, written together) or goes on by a step
         of `_STEPS`. Returns what the lane must take up again later (a settle wait), or []."""
+        if unit.members[0].op == "update" and not channel.batched:  # a copy edited (engine/updates.py)
+            stop = await carry_update(self, http, unit.members[0], read_first=unit.read_first)
+            if stop is not None:
+                raise _LaneStopped(stop)
+            return []
         if not unit.read_first and self.verify_only:
             return []
         attempt = _Attempt(channel, http, unit)
@@ -381,9 +398,9 @@ class Runner:
         assert current is not None  # a send or a read came first: the pair has a record
         if step is Step.DONE:
             return self._done_end(attempt, current, action)
-        if step is Step.SKIP:
+        if step is Step.DELETED:
             note = self._clean(channel, attempt.reason or action.reason)
-            return _End(current.moved(State.SKIPPED, self._now(), note=note), "skipped", note)
+            return _End(current.moved(State.DELETED, self._now(), note=note), "deleted", note)
         if step is Step.AWAIT:
             note = f"{self._clean(channel, attempt.reason)}; {action.reason}"
             return _End(replace(current, error=note), "waiting", note)
@@ -423,7 +440,7 @@ class Runner:
         return _End(record, "pending" if action.step is Step.RELEASE else "failed", error, stops_lane=stop)
 
     def _failed_record(self, current: Record, event: Event, error: str) -> Record:
-        failed = self._failed(current, error)
+        failed = self._failed(current, error, definite=event in _DEFINITE)
         if event is Found.CONFLICT:  # what is at our key is not ours: the next attempt takes a fresh key
             failed = replace(failed, idempotency_key=None, created_at=None)
         return failed
@@ -434,7 +451,10 @@ class Runner:
     async def _step_retry(self, attempt: _Attempt, action: Action) -> list[_Unit] | None:
         """Nothing happened remotely: record failed, wait as the server asked (or back off), send."""
         error = self._error_text(attempt.channel, attempt.event, attempt.reason, action)
-        writes = [(member, self._failed(record, error)) for member, record in self._in_flight_records(attempt.unit)]
+        writes = [
+            (member, self._failed(record, error, definite=True))
+            for member, record in self._in_flight_records(attempt.unit)
+        ]
         if writes:
             await self._write_many(writes)
         if action.at is not None:
@@ -508,7 +528,9 @@ class Runner:
             # the request never left. Say so, or the pushed in_flight would cost the next run a
             # settle wait and a read before it may send.
             with contextlib.suppress(SyndicateError):  # a failed flush already says why
-                await self._write_many([(m, self._failed(r, INTERRUPTED_BEFORE_SENDING)) for m, r in staged])
+                await self._write_many(
+                    [(m, self._failed(r, INTERRUPTED_BEFORE_SENDING, definite=True)) for m, r in staged]
+                )
             raise
         checkpoints.hit("after_in_flight_write")
         if unit.batch is not None:
@@ -522,7 +544,9 @@ class Runner:
     def _in_flight(self, unit: _Unit, pair: PendingPair, previous: Record | None) -> Record:
         attempts = (previous.attempts if previous else 0) + 1
         if unit.batch is not None:  # at-least-once pings: no key, and no read to match a payload against
-            return Record(State.IN_FLIGHT, attempts, self._now())
+            # The page's hash, so a later change of the page pings it again; a re-ping of a done pair
+            # says so (op: update).
+            return Record(State.IN_FLIGHT, attempts, self._now(), message_sha256=pair.prepared.sha256, op=pair.op)
         return Record(
             State.IN_FLIGHT,
             attempts,
@@ -585,10 +609,12 @@ class Runner:
     ) -> list[PendingPair]:
         """New pairs' messages made again under the service's own limits, when it states other
         ones (Mastodon's /api/v2/instance); a pair with a record keeps the message it was sent with."""
-        fresh = [pair for pair in pairs if pair.record is None]
+        fresh = [pair for pair in pairs if pair.record is None or pair.op == "update"]
         if not fresh or not await channel.learn_limits(http, [pair.prepared for pair in fresh]):
             return pairs
-        return [self._prepared_again(channel, pair) if pair.record is None else pair for pair in pairs]
+        again = [self._prepared_again(channel, pair) if pair in fresh else pair for pair in pairs]
+        # An update whose message, made under the service's limits, is what the copy says: none.
+        return [pair for pair in again if not (pair.op == "update" and _up_to_date(pair))]
 
     @staticmethod
     def _prepared_again(channel: Channel, pair: PendingPair) -> PendingPair:
@@ -606,6 +632,31 @@ class Runner:
             (member, record) for member, record in records if record is not None and record.state == State.IN_FLIGHT
         ]
 
+    # ------------------------------------------------------------------ what an update borrows (engine/updates.py)
+
+    def situation_for(self, channel: Channel, record: Record | None, sends: int, outcome: Outcome | None) -> Situation:
+        return self._situation(channel, record, sends, outcome)
+
+    async def write_records(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None:
+        await self._write_many(items, before_request=before_request)
+
+    def record_of(self, pair: PendingPair) -> Record | None:
+        return self._record(pair)
+
+    def report_pair(
+        self, pair: PendingPair, state: str, detail: str, remote_url: str | None, needs_review: bool
+    ) -> None:
+        self._finish(pair, state, detail, remote_url, needs_review)
+
+    def cleaned(self, channel: Channel, text: str | None) -> str:
+        return self._clean(channel, text)
+
+    def now_iso(self) -> str:
+        return self._now()
+
+    def backoff_for(self, sends: int) -> float:
+        return self._backoff(sends)
+
     # ------------------------------------------------------------------ helpers
 
     def _now(self) -> str:
@@ -614,8 +665,14 @@ class Runner:
     def _done(self, current: Record, remote_id: str | None, remote_url: str | None) -> Record:
         return current.moved(State.DONE, self._now(), remote_id=remote_id, remote_url=remote_url)
 
-    def _failed(self, current: Record, error: str) -> Record:
-        return current.moved(State.FAILED, self._now(), error=error)
+    def _failed(self, current: Record, error: str, *, definite: bool = False) -> Record:
+        """`definite`: the request never left, or the service said a definite no; it is not one
+        of the sends whose outcome was unknown, which `attempts` counts against the cap
+        (policy.MAX_UNCERTAIN_SENDS), so the in_flight write's count is taken back."""
+        failed = current.moved(State.FAILED, self._now(), error=error)
+        if definite and current.state == State.IN_FLIGHT:
+            failed = replace(failed, attempts=max(0, current.attempts - 1))
+        return failed
 
     async def _write_many(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None:
         await self._writer.write([Transition(p.ref, p.channel.id, r) for p, r in items], before_request=before_request)

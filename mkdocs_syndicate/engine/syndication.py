@@ -17,8 +17,10 @@ from mkdocs_syndicate.channels.base import Channel
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import adopt, refuse_renamed_channels
+from mkdocs_syndicate.engine.memo import MessageMemo
+from mkdocs_syndicate.engine.moves import Identified, identify
 from mkdocs_syndicate.engine.options import Sandbox, first_run_adoption, make_channels, sandbox_state_dir, select_posts
-from mkdocs_syndicate.engine.plan import PendingPair, Plan, keyed_as_in_ledger, make_plan
+from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan, not_updated_lines
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
 from mkdocs_syndicate.errors import RunInterrupted, StaleLedger
@@ -55,12 +57,25 @@ def send(
     chosen = select_posts(options, posts, clock) if not verify_only else posts
     with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
         mirror = _start_mirror(options, ledger)
-        chosen = keyed_as_in_ledger(ledger, chosen, options.site.url)
         with _sandbox(options) as sandbox:
             channels = make_channels(options, sandbox)
             refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
+            found = identify(ledger.posts, chosen, options.site.url, options.redirects)
+            _record_identities(ledger, found)
+            chosen = found.keyed(chosen)
             session = Session(options, ledger, mirror, chosen, channels, reporter, clock, transport, verify_only)
+            session.report.moves = found.moves
             return session.run()
+
+
+def _record_identities(ledger: Ledger, found: Identified) -> None:
+    """Moves and identity facts, durable (pushed, in git mode) before the run's first request:
+    after the next rename the ledger alone must know the post (engine/moves.py)."""
+    if not found.changed:
+        return
+    changes = [(move.new, "*", f"moved from {move.old} ({move.why})") for move in found.moves]
+    changes += [(key, "*", "identified (source file, pin or URL)") for key in found.learned]
+    ledger.rewrite(found.posts, changes)
 
 
 class Session:
@@ -86,6 +101,7 @@ class Session:
         self.clock, self.transport, self.verify_only = clock, transport, verify_only
         self.report = RunReport()
         self.left_to_others: set[tuple[str, str]] = set()  # pairs another run (or a late page) has
+        self.memo = MessageMemo.beside(options.ledger_path)  # what unchanged posts' messages hash to
 
     def run(self) -> RunReport:
         self._adopt_on_first_contact()
@@ -104,6 +120,7 @@ class Session:
         for _ in range(REPLAN_ROUNDS):
             if self._round():
                 break
+        self.memo.save()
         if self.mirror is not None:
             self.ledger.push_if_ahead()
             self.mirror.finish()
@@ -122,12 +139,17 @@ class Session:
         """This round's plan: what is pending, less what others have and (verify only) what
         needs no read."""
         made = make_plan(
-            self.ledger, self.chosen, self.channels, None if self.verify_only else self.options.max_per_run
+            self.ledger,
+            self.chosen,
+            self.channels,
+            None if self.verify_only else self.options.max_per_run,
+            memo=self.memo,
         )
         lanes = {channel: [p for p in pairs if self._ours_now(p)] for channel, pairs in made.lanes.items()}
         the_plan = Plan(lanes=lanes, deferred=made.deferred)
         self.report.deferred = [p.key for p in the_plan.deferred]
         self.report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
+        self.report.warnings += not_updated_lines(made.not_updated)
         if self.mirror is not None:  # their change to a pair of this plan makes the plan stale
             self.mirror.claimed = {(p.post.key, p.channel.id) for p in the_plan.pairs}
         return the_plan

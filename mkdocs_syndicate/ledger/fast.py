@@ -21,7 +21,7 @@ from mkdocs_syndicate.ledger.schema import (
     HEADER,
     STATES,
     TEXT_FIELDS,
-    VERSION,
+    VERSIONS,
     PostEntry,
     Posts,
     Record,
@@ -70,15 +70,20 @@ _LINE = re.compile(
     rf"^(?:  ({_QUOTED}|[^\s\"#][^\n]*?):"  # 1 post key
     rf"|    url: ({_BLOCK_VALUE})|    title: ({_BLOCK_VALUE})"  # 2 url, 3 title
     rf"|    (channels:(?: \{{\}})?)"  # 4 channels header
-    rf"|{_RECORD.pattern})$",
+    rf"|{_RECORD.pattern}"  # 5.. a record
+    rf"|    id: ({_BLOCK_VALUE})|    src: ({_BLOCK_VALUE})"  # version 2: the pin, the source file
+    rf"|    aliases: \[({_FLOW_VALUE}(?:, {_FLOW_VALUE})*)\])$",  # version 2: earlier keys and URLs
     re.MULTILINE,
-)  # 5.. a record
+)
+_TEXTS_END = 8 + 2 * len(TEXT_FIELDS)  # a row's record groups end here; the version 2 lines follow
+_ID, _SRC, _ALIASES = _TEXTS_END, _TEXTS_END + 1, _TEXTS_END + 2
+_ALIAS = re.compile(_FLOW_VALUE)
 
 
 def parse_canonical(text: str) -> Posts | None:
     """The posts of a canonical ledger, or None when the text is not exactly canonical."""
-    prefix = f"{HEADER}version: {VERSION}\nposts:"
-    if not text.startswith(prefix) or not text.endswith("\n...\n"):
+    prefix = next((p for v in VERSIONS if text.startswith(p := f"{HEADER}version: {v}\nposts:")), None)
+    if prefix is None or not text.endswith("\n...\n"):
         return None
     if text == prefix + " {}\n...\n":
         return {}
@@ -135,7 +140,7 @@ def _posts(body: str) -> Posts:
     entry: PostEntry | None = None  # the post whose records may come next (not after `channels: {}`)
     for row in rows:
         channel_token = row[4]
-        if not channel_token:  # a post's key line; its url, title and channels header follow
+        if not channel_token:  # a post's key line; its url, title, version 2 lines and channels header follow
             if not row[0] or (entry is not None and not entry.channels):
                 raise _NotCanonical  # a stray line, or `channels:` with no record under it
             entry = _post(row[0], rows, posts, plain_ok)
@@ -148,7 +153,7 @@ def _posts(body: str) -> Posts:
         if channel in entry.channels:
             raise _NotCanonical
         # The text fields, in schema order: each a pair of groups (quoted inside, plain).
-        texts = row[8:]
+        texts = row[8:_TEXTS_END]
         entry.channels[channel] = Record(
             _STATE_OF[row[5]],
             int(row[6]) if row[6] else 0,
@@ -164,20 +169,31 @@ def _posts(body: str) -> Posts:
 
 
 def _post(key_token: str, rows: Iterator[tuple[str, ...]], posts: Posts, plain_ok: dict[str, bool]) -> PostEntry | None:
-    """A post's header: its key (given), then exactly its url, title and channels lines. Returns
-    the entry its records go into, or None after `channels: {}`."""
+    """A post's header: its key (given), then exactly its url and title lines, its version 2
+    lines if any (id, src, aliases, in that order), and its channels line. Returns the entry its
+    records go into, or None after `channels: {}`."""
     key = _block(key_token, plain_ok)
     if key in posts:
         raise _NotCanonical  # a duplicate: the full parser reports it with its line
-    url_row, title_row, header_row = next(rows, _NONE), next(rows, _NONE), next(rows, _NONE)
-    url_token, title_token, header = url_row[1], title_row[2], header_row[3]
-    if not (url_token and title_token and header):
+    url_row, title_row, row = next(rows, _NONE), next(rows, _NONE), next(rows, _NONE)
+    url_token, title_token = url_row[1], title_row[2]
+    if not (url_token and title_token):
         raise _NotCanonical  # out of order, or the text ends inside the header
     entry = posts[key] = PostEntry(_block(url_token, plain_ok), _block(title_token, plain_ok))
+    if row[_ID]:
+        entry.id, row = _block(row[_ID], plain_ok), next(rows, _NONE)
+    if row[_SRC]:
+        entry.src, row = _block(row[_SRC], plain_ok), next(rows, _NONE)
+    if row[_ALIASES]:
+        entry.aliases = tuple(_flow(token, plain_ok) for token in _ALIAS.findall(row[_ALIASES]))
+        row = next(rows, _NONE)
+    header = row[3]
+    if not header:
+        raise _NotCanonical
     return None if header == "channels: {}" else entry
 
 
-_NONE = ("",) * 4  # a row that is none of a header's lines: the end of the text, read as such
+_NONE = ("",) * (_ALIASES + 1)  # a row that is none of a header's lines: the end of the text, read as such
 
 
 def _stamp(token: str) -> str:

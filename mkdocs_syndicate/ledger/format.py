@@ -1,4 +1,4 @@
-"""Ledger schema v1: parse (strict, with file:line errors) and dump (canonical, one line per record).
+"""The ledger file: parse (strict, with file:line errors) and dump (canonical, one line per record).
 
 The canonical layout sorts post keys and channel ids and writes every (post, channel) record as
 one flow mapping on one line, so one transition changes one line of the diff. The file ends with
@@ -22,13 +22,16 @@ from mkdocs_syndicate.ledger.schema import (
     FIELDS,
     FLOW_PLAIN,
     HEADER,
+    OPS,
     STATES,
     VERSION,
+    VERSIONS,
     FieldSpec,
     PostEntry,
     Posts,
     Record,
     State,
+    needs_v2,
     resolves_to_str,
 )
 from mkdocs_syndicate.timeutil import to_iso
@@ -108,11 +111,12 @@ def _check_version(top: dict[str, Any], root: yaml.Node, path: str) -> None:
     if version is None:
         raise LedgerError(path, "missing 'version'", _line(root))
     found_version = _scalar(version[1], path)
-    # Exactly the number 1: not `true`, `1.0`, `"1"` or `0x1`, which only look like it to YAML.
-    if type(found_version) is not int or found_version != VERSION or version[1].value != str(VERSION):
+    # Exactly the number 1 or 2: not `true`, `1.0`, `"1"` or `0x1`, which only look like it to YAML.
+    if type(found_version) is not int or found_version not in VERSIONS or version[1].value != str(found_version):
         raise LedgerError(
             path,
-            f"unknown version {version[1].value!r}; this mkdocs-syndicate reads version {VERSION} (upgrade the plugin)",
+            f"unknown version {version[1].value!r}; this mkdocs-syndicate reads versions "
+            f"{' and '.join(map(str, VERSIONS))} (upgrade the plugin)",
             _line(version[1]),
         )
 
@@ -194,17 +198,31 @@ def _text(node: yaml.Node, path: str, what: str, *, time: bool = False) -> str:
 def _parse_post(post_key: str, key_node: yaml.Node, node: yaml.Node, path: str) -> PostEntry:
     what = f"post {post_key!r}"
     items = _mapping(node, path, what)
-    unknown = set(items) - {"url", "title", "channels"}
+    unknown = set(items) - set(ENTRY_KEYS)
     if unknown:
         key = sorted(unknown)[0]
-        raise LedgerError(path, f"unknown key {key!r} in {what}", _line(items[key][0]))
+        raise LedgerError(path, f"unknown key {key!r} in {what} (known: {', '.join(ENTRY_KEYS)})", _line(items[key][0]))
     url = _text(items["url"][1], path, f"{what} url") if "url" in items else ""
     title = _text(items["title"][1], path, f"{what} title") if "title" in items else ""
     entry = PostEntry(url=url, title=title)
+    for name in ("id", "src"):
+        if name in items and not _is_null(items[name][1]):
+            setattr(entry, name, _text(items[name][1], path, f"{what} {name}"))
+    if "aliases" in items and not _is_null(items["aliases"][1]):
+        entry.aliases = _aliases(items["aliases"][1], path, what)
     if "channels" in items and not _is_null(items["channels"][1]):
         for channel, (_, rec_node) in _mapping(items["channels"][1], path, f"{what} channels").items():
             entry.channels[channel] = _parse_record(rec_node, path, f"record ({post_key}, {channel})")
     return entry
+
+
+ENTRY_KEYS = ("url", "title", "id", "src", "aliases", "channels")  # a post entry's keys, in file order
+
+
+def _aliases(node: yaml.Node, path: str, what: str) -> tuple[str, ...]:
+    if not isinstance(node, yaml.SequenceNode):
+        raise LedgerError(path, f"{what} aliases must be a list of keys and URLs", _line(node))
+    return tuple(_text(item, path, f"{what} alias") for item in node.value)
 
 
 def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
@@ -252,7 +270,10 @@ def _field(spec: FieldSpec, node: yaml.Node, path: str, what: str) -> Any:
                 path, f"{what}: '{spec.name}' must be a UTC time like 2026-12-02T07:00:02Z, not {stamp!r}", _line(node)
             )
         return stamp
-    return _text(node, path, label, time=spec.plain_time_ok)
+    value = _text(node, path, label, time=spec.plain_time_ok)
+    if spec.name == "op" and value not in OPS:
+        raise LedgerError(path, f"{what}: unknown op {value!r} (one of {', '.join(OPS)})", _line(node))
+    return value
 
 
 _TS_RE = lazy_compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
@@ -275,7 +296,8 @@ def dump(posts: Posts, cache: dict[str, tuple[PostEntry, str]] | None = None) ->
     """The canonical text of a ledger (deterministic: same data, same bytes). With `cache`, a
     post whose entry object is the one rendered last time is not rendered again (the Ledger
     replaces, never mutates, the entries it changes)."""
-    out = [HEADER, f"version: {VERSION}\n"]
+    # Version 1 until a version 2 field is written: an older plugin still reads what it can.
+    out = [HEADER, f"version: {VERSION if needs_v2(posts) else 1}\n"]
     if not posts:
         out.append("posts: {}\n")
     else:
@@ -298,6 +320,12 @@ def render_post(key: str, entry: PostEntry) -> str:
         _key_line("  ", _block_scalar(key)),
         f"    url: {_block_scalar(entry.url)}\n    title: {_block_scalar(entry.title)}\n",
     ]
+    if entry.id is not None:
+        lines.append(f"    id: {_block_scalar(entry.id)}\n")
+    if entry.src is not None:
+        lines.append(f"    src: {_block_scalar(entry.src)}\n")
+    if entry.aliases:
+        lines.append(f"    aliases: [{', '.join(_flow_scalar(alias) for alias in entry.aliases)}]\n")
     if not entry.channels:
         lines.append("    channels: {}\n")
     else:

@@ -1,7 +1,12 @@
-"""Ledger schema v1, declared once: the record's fields in file order with their kinds, the
-states, the header and end marker, and which plain scalars read back as text. The full parser,
-the fast reader and the dumper are all derived from these declarations (DESIGN.md, "Ledger
-schema v1"), so a field added here is parsed, read fast and written alike."""
+"""Ledger schema v2, declared once: the record's fields in file order with their kinds, the
+states, a post entry's fields, the header and end marker, and which plain scalars read back as
+text. The full parser, the fast reader and the dumper are all derived from these declarations
+(docs/design/ledger.md), so a field added here is parsed, read fast and written alike.
+
+Version 2 adds what a post's life after its first announcement needs: a post entry's `id` (its
+pinned `syndicate_id`), `src` (its source file) and `aliases` (the keys and URLs it had before a
+move); the state `deleted`; and `op` (`update` or `delete`) on an `in_flight` record. A version 1
+ledger loads unchanged, and a ledger is written as version 1 until it holds a version 2 field."""
 
 from __future__ import annotations
 
@@ -14,7 +19,8 @@ import yaml
 
 from mkdocs_syndicate.lazyre import lazy_compile
 
-VERSION = 1
+VERSION = 2  # what this plugin writes once a version 2 field is present
+VERSIONS = (1, 2)  # what it reads
 HEADER = "# mkdocs-syndicate ledger: what was announced where. Commit this file.\n"
 END_MARKER = "..."
 
@@ -26,7 +32,8 @@ class State(enum.StrEnum):
     IN_FLIGHT = "in_flight"  # durable before the request leaves; the request may be out
     DONE = "done"  # the service confirmed, or a read found it
     FAILED = "failed"  # nothing went out, or a definite no: pending again
-    SKIPPED = "skipped"  # never announced here (adopted, opted out, deleted by its author)
+    SKIPPED = "skipped"  # never announced here (adopted, opted out, resolved by hand)
+    DELETED = "deleted"  # the copy was removed: by `removals: delete`, or by its author (proved by a read of its id)
 
 
 STATES = tuple(state.value for state in State)
@@ -51,7 +58,9 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("created_at", "text", plain_time_ok=True),  # the first attempt: windows and scan bounds
     FieldSpec("message_sha256", "text"),
     FieldSpec("note", "text"),
+    FieldSpec("op", "text"),  # on in_flight: "update" or "delete" of an existing copy (absent: the first send)
 )
+OPS = ("update", "delete")
 FIELD_NAMES = tuple(spec.name for spec in FIELDS)
 TEXT_FIELDS = tuple(spec.name for spec in FIELDS if spec.kind == "text")  # optional, in file order
 
@@ -70,6 +79,7 @@ class Record:
     created_at: str | None = None
     message_sha256: str | None = None
     note: str | None = None
+    op: str | None = None
 
     def moved(self, state: State, at: str, **fields: str | None) -> Record:
         """The pair's next record: what a resend or a later read must reuse (the idempotency key,
@@ -97,6 +107,21 @@ class PostEntry:
     url: str
     title: str
     channels: dict[str, Record] = field(default_factory=dict)
+    id: str | None = None  # the post's pinned `syndicate_id`, once seen
+    src: str | None = None  # its source file, relative to docs_dir (posts the plugin finds)
+    aliases: tuple[str, ...] = ()  # every key and URL it was announced under before a move
+
+    @property
+    def is_v2(self) -> bool:
+        return self.id is not None or self.src is not None or bool(self.aliases)
+
+
+def needs_v2(posts: Posts) -> bool:
+    """Whether a ledger holds anything a version 1 reader would refuse."""
+    return any(
+        entry.is_v2 or any(r.state == State.DELETED or r.op is not None for r in entry.channels.values())
+        for entry in posts.values()
+    )
 
 
 Posts = dict[str, PostEntry]

@@ -24,12 +24,14 @@ if TYPE_CHECKING:
 
     from mkdocs_syndicate.ledger.gitmirror import GitMirror
 
-# Which states the runner may move a record from, for each target state.
+# Which states the runner may move a record from, for each target state. An in_flight record
+# over a done one is an update or a delete of that copy (it carries `op`: checked apart).
 _ALLOWED_FROM: dict[State, set[State | None]] = {
-    State.IN_FLIGHT: {None, State.FAILED, State.IN_FLIGHT},
+    State.IN_FLIGHT: {None, State.FAILED, State.IN_FLIGHT, State.DONE},
     State.DONE: {State.IN_FLIGHT},
     State.FAILED: {State.IN_FLIGHT},
     State.SKIPPED: {None, State.FAILED, State.IN_FLIGHT},
+    State.DELETED: {State.IN_FLIGHT},
 }
 # A human's decision (`mkdocs-syndicate resolve`) may also say a failed pair did go out.
 _BY_HAND_FROM: dict[State, set[State | None]] = {**_ALLOWED_FROM, State.DONE: {State.IN_FLIGHT, State.FAILED}}
@@ -37,11 +39,15 @@ _BY_HAND_FROM: dict[State, set[State | None]] = {**_ALLOWED_FROM, State.DONE: {S
 
 @dataclass(frozen=True)
 class PostRef:
-    """What the ledger keeps about a post besides its records."""
+    """What the ledger keeps about a post besides its records. `src` and `pin` (its source file
+    and pinned syndicate_id, when known) are written with the post's first transition, so a later
+    move of the post is recognised (engine/moves.py)."""
 
     key: str
     url: str
     title: str
+    src: str | None = None
+    pin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -276,6 +282,22 @@ class Ledger:
             self._posts = self._durable = self._write(posts, changes, push=True)
         return len(changes)
 
+    def rewrite(self, posts: Posts, changes: list[tuple[str, str, str]]) -> None:
+        """Replace the posts with `posts` in one durable write (pushed, in git mode), before any
+        transition of the run: a post's entry re-keyed after a move, or given what identifies it
+        (engine/moves.py). `changes` name what changed, for the commit message."""
+        if self._lock is None:
+            raise LedgerError(str(self.path), "opened read-only; cannot record a move")
+        if self._poisoned is not None or self._staged:
+            raise LedgerWriteError(str(self.path), "a rewrite must come before the run's transitions")
+        self._posts = self._durable = self._write(posts, changes, push=True)
+
+    def preview(self, posts: Posts) -> None:
+        """A read-only ledger seen as it would be after a rewrite (a plan writes nothing)."""
+        if self._lock is not None:
+            raise LedgerError(str(self.path), "a ledger open for writing is rewritten, not previewed")
+        self._posts = posts
+
     def set(self, post: PostRef, channel: str, record: Record) -> None:
         self.apply([Transition(post, channel, record)])
 
@@ -307,13 +329,18 @@ def _with_transitions(
             current = result[item.post.key] = PostEntry(url=item.post.url, title=item.post.title)
             copied.add(item.post.key)
         current.url, current.title = item.post.url or current.url, item.post.title or current.title
+        current.src = item.post.src or current.src
+        current.id = item.post.pin or current.id
         current.channels[item.channel] = item.record
     return result
 
 
 def _check_allowed(entry: PostEntry | None, item: Transition, allowed_from: dict[State, set[State | None]]) -> None:
     before = entry.channels.get(item.channel) if entry else None
-    if (before.state if before else None) not in allowed_from[item.record.state]:
+    was = before.state if before else None
+    # Only an update or a delete may start from a copy that exists: never a second create.
+    wrong_op = item.record.state == State.IN_FLIGHT and was == State.DONE and item.record.op is None
+    if was not in allowed_from[item.record.state] or wrong_op:
         raise ValueError(
             f"illegal transition {before.state if before else 'pending'} -> "
             f"{item.record.state} for ({item.post.key}, {item.channel})"

@@ -17,7 +17,7 @@ import gc
 
 from mkdocs_syndicate.errors import LedgerError
 from mkdocs_syndicate.ledger.fast import parse_piece
-from mkdocs_syndicate.ledger.schema import END_MARKER, VERSION, Posts
+from mkdocs_syndicate.ledger.schema import END_MARKER, VERSION, VERSIONS, Posts
 
 
 def parse_tolerant(text: str, path: str) -> Posts | None:
@@ -27,7 +27,7 @@ def parse_tolerant(text: str, path: str) -> Posts | None:
         return None
     top, end = section
     head = [line for line in lines[:top] if not _is_filler(line)]
-    if head != [f"version: {VERSION}"]:
+    if head not in ([f"version: {version}"] for version in VERSIONS):
         return None
     pieces = _pieces(lines[top + 1 : end - 1])
     if pieces is None:

@@ -40,6 +40,8 @@ def run_with_display(
         report = send(options, posts, PlainReporter(log), verify_only=verify_only)
     if report.adoption is not None:
         log(report.adoption.line())
+    for move in report.moves:
+        log(one_line(move.line()))
     if not report.results:
         log(
             "nothing in flight to verify (0 requests)"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 
-from mkdocs_syndicate.engine.plan import PendingPair, Plan
+from mkdocs_syndicate.engine.plan import PendingPair, Plan, not_updated_lines
 from mkdocs_syndicate.safety import one_line, printable
 from mkdocs_syndicate.timeutil import to_display
 
@@ -57,6 +57,7 @@ def full_plan_lines(plan: Plan, source: str, max_per_run: int | None, hashtags_f
     ]
     if plan.adoption is not None:
         lines.append(ADOPTS + plan.adoption.line())
+    lines += [one_line(move.line()) for move in plan.moves]
     if hashtags_from and plan.pairs:
         lines.append(f"hashtags and DEV tags come from {hashtags_from}")
     for channel_id, pairs in plan.lanes.items():
@@ -79,6 +80,12 @@ def _pair_in_full(channel_id: str, pair: PendingPair) -> list[str]:
 def _verb(pair: PendingPair, why: bool = False) -> str:
     """What the run would do with this pair; with `why`, the record that makes it so."""
     record = pair.record
+    if pair.op == "update" and pair.channel.batched:
+        return "ping again (the page changed since its ping)" if why else "ping again"
+    if pair.op == "update":
+        if pair.needs_verify:
+            return "read the copy, then update it if it is not updated yet" if why else "verify the update"
+        return "update the copy in place (the post changed since it was sent)" if why else "update"
     if pair.needs_verify:
         assert record is not None
         return (
@@ -107,6 +114,10 @@ def hashtag_source(hashtags_from: Sequence[str], *, feed: bool = False) -> str:
 def log_plan(the_plan: Plan, reason: str, log: Callable[[str], None], hashtags_from: str = "") -> None:
     if the_plan.adoption is not None:
         log(f"plan ({reason}): {ADOPTS}" + the_plan.adoption.line())
+    for move in the_plan.moves:
+        log(one_line(f"plan ({reason}): {move.line()}"))
+    for line in not_updated_lines(the_plan.not_updated):
+        log(one_line(f"plan ({reason}): {line}"))
     if not the_plan.pairs and not the_plan.deferred:
         log(f"plan ({reason}): nothing pending")
         return

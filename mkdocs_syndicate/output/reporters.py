@@ -18,6 +18,7 @@ STATE_STYLES = {
     "not_attempted": "magenta",
     "pending": "cyan",
     "skipped": "dim",
+    "deleted": "dim",
     "opted_out": "dim",
 }
 

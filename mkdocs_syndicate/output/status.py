@@ -22,7 +22,7 @@ ATTENTION = (State.FAILED, State.IN_FLIGHT)
 class PairStatus:
     post_key: str
     channel: str
-    state: str  # done | failed | in_flight | skipped | pending | opted_out
+    state: str  # done | failed | in_flight | skipped | deleted | pending | opted_out
     attempts: int = 0
     at: str | None = None
     age_seconds: int | None = None  # in_flight only: how long it has been unresolved

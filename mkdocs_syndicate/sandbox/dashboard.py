@@ -45,7 +45,9 @@ def page(data: dict[str, list[dict[str, Any]]], names: dict[str, list[str]] | No
     for channel, entries in data.items():
         dupes = sum(e["duplicate"] for e in entries)
         ids = (names or {}).get(channel)
-        title = f"{', '.join(ids)} <small>({channel})</small>" if ids else channel
+        # Channel ids come from the site's config, emulator names from plugins: both as text.
+        shown = html.escape(channel)
+        title = f"{html.escape(', '.join(ids))} <small>({shown})</small>" if ids else shown
         head = f"{title} <small>{len(entries)} received"
         head += f", <b class=dup-count>{dupes} duplicate</b>" if dupes else ""
         cards = (

@@ -128,6 +128,7 @@ def _outside() -> Response:
 
 _CONTEXT = re.compile(r"/api/v1/statuses/([^/]+)/context")
 _STATUS = re.compile(r"/api/v1/statuses/([^/]+)")
+_SOURCE = re.compile(r"/api/v1/statuses/([^/]+)/source")
 
 
 def _iso_ms(epoch: float) -> str:
@@ -300,7 +301,9 @@ class MastodonEmulator(Emulator):
         status = everything.get(status_id)
         if status is None or not (logged_in or _public(status)):
             return Response(404, {"error": "Record not found"}, cors)
-        limits = (CONTEXT_LIMIT, CONTEXT_LIMIT, None) if logged_in else (ANCESTORS_LIMIT, DESCENDANTS_LIMIT, 20)
+        # Quirk uncapped_context: a server of this API that gives everyone every reply.
+        uncapped = logged_in or self.quirks.get("uncapped_context")
+        limits = (CONTEXT_LIMIT, CONTEXT_LIMIT, None) if uncapped else (ANCESTORS_LIMIT, DESCENDANTS_LIMIT, 20)
         ancestors = [everything[i] for i in _ancestor_ids(status, everything, limits[0])]
         descendants = [everything[i] for i in self._descendant_ids(status_id, limits[1], limits[2])]
         if not logged_in:  # Status.permitted_statuses_from_ids: what a logged-out reader may see
@@ -449,6 +452,49 @@ class MastodonEmulator(Emulator):
                 return Response(200, self._entity(status) | {"text": status["text"]})
         return Response(404, {"error": "Record not found"})
 
+    def _edit(self, request: Request) -> Response:
+        """PUT /api/v1/statuses/:id (Mastodon 3.5+, docs.joinmastodon.org/methods/statuses/#edit):
+        the author's own status gets the new text; the answer is the Status with `edited_at`. Not
+        the author's, or no such status: 404 "Record not found" (Api::V1::StatusesController
+        finds it among the account's own statuses). The text is validated as a new status's is.
+        Each edit is kept as a revision (StatusEdit), as the instance's edit history shows it."""
+        status_id = request.path.rsplit("/", 1)[-1]
+        status = next((s for s in self.state["statuses"] if s["id"] == status_id), None)
+        if status is None:
+            return Response(404, {"error": "Record not found"})
+        fields = _fields(request)
+        refused = self._invalid(fields)
+        if refused is not None:
+            return refused
+        now = self.server.now()
+        headers = self._rate_headers(now)
+        if headers["X-RateLimit-Remaining"] == "0":
+            return Response(429, {"error": "Too many requests"}, headers)
+        status.setdefault("edits", []).append({"text": status["text"], "at": _iso_ms(self.server_clock(now))})
+        status["text"] = str(fields["status"])
+        status["content"] = _linkify(status["text"])
+        # UpdateStatusService: valid_locale_cascade(@options[:language], @status.language, ...)
+        status["language"] = _posting_language(fields.get("language"), status.get("language") or ACCOUNT_LANGUAGE)
+        status["edited_at"] = _iso_ms(self.server_clock(now))
+        return Response(200, self._entity(status) | {"edited_at": status["edited_at"]}, headers)
+
+    def _show(self, request: Request) -> Response:
+        """GET /api/v1/statuses/:id: the Status; 404 "Record not found" when there is none."""
+        status_id = request.path.rsplit("/", 1)[-1]
+        status = next((s for s in self.state["statuses"] if s["id"] == status_id), None)
+        if status is None:
+            return Response(404, {"error": "Record not found"})
+        return Response(200, self._entity(status))
+
+    def _source(self, request: Request) -> Response:
+        """GET /api/v1/statuses/:id/source (Mastodon 3.5+): the plain text a client edits from,
+        as StatusSource {id, text, spoiler_text}; 404 "Record not found" when there is none."""
+        status_id = request.path.split("/")[-2]
+        status = next((s for s in self.state["statuses"] if s["id"] == status_id), None)
+        if status is None:
+            return Response(404, {"error": "Record not found"})
+        return Response(200, {"id": status_id, "text": status["text"], "spoiler_text": ""})
+
     def _list(self, request: Request) -> Response:
         limit = _limit(request)
         statuses = sorted(self.visible(self.state["statuses"]), key=lambda s: int(s["id"]), reverse=True)
@@ -508,16 +554,16 @@ _SUPPORTED_LOCALES = frozenset(_LOCALE_CODES.split())
 ACCOUNT_LANGUAGE = "en"  # the sandbox account's preferred posting language
 
 
-def _posting_language(given: Any) -> str:
+def _posting_language(given: Any, otherwise: str = ACCOUNT_LANGUAGE) -> str:
     """PostStatusService: `valid_locale_cascade(@options[:language], preferred_posting_language,
     default)`. LanguagesHelper#valid_locale_or_nil keeps a supported code (case-sensitive), else
     the part before the first "_" or "-" if that is supported, else falls through to the
-    account's language."""
+    account's language (on an edit, to the status's own)."""
     text = str(given or "")
     if text in _SUPPORTED_LOCALES:
         return text
     code = re.split(r"[_-]", text, maxsplit=1)[0]
-    return code if code in _SUPPORTED_LOCALES else ACCOUNT_LANGUAGE
+    return code if code in _SUPPORTED_LOCALES else otherwise
 
 
 def _limit(request: Request) -> int:
@@ -545,6 +591,9 @@ def _page_links(request: Request, page: list[dict[str, Any]], limit: int) -> str
 _Action = Callable[["MastodonEmulator", Request], Response]
 _ROUTES: list[tuple[str, re.Pattern[str], tuple[str, ...], _Action]] = [
     ("POST", re.compile(r"/api/v1/statuses"), ("write", "write:statuses"), MastodonEmulator._create),
+    ("PUT", _STATUS, ("write", "write:statuses"), MastodonEmulator._edit),
+    ("GET", _SOURCE, ("read", "read:statuses"), MastodonEmulator._source),
+    ("GET", _STATUS, ("read", "read:statuses"), MastodonEmulator._show),
     (
         "DELETE",
         _STATUS,

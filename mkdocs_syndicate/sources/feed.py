@@ -23,7 +23,7 @@ from mkdocs_syndicate.content.portable import html_to_text, shorten
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import FeedError
 from mkdocs_syndicate.redaction import shown_url
-from mkdocs_syndicate.safety import one_line
+from mkdocs_syndicate.safety import one_line, public_text
 
 MAX_FEED_BYTES = 20_000_000
 SUMMARY_LENGTH = 400  # characters of an entry's summary kept as the description, as for excerpts
@@ -236,7 +236,9 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
     if entry.date is None:
         raise FeedError(f"{entry.where}: no date (published or updated); the backlog and `since` rules need one")
     date = entry.date if entry.date.tzinfo else entry.date.replace(tzinfo=dt.UTC)
-    title = one_line(str(entry.title or "").strip()) or key
+    # A public post's title: escape sequences (an OSC 8 link's target too) and bidi overrides go,
+    # whole; shown escaped, they would still be published, and linked, as text.
+    title = " ".join(public_text(str(entry.title or "")).split()) or key
     summary = shorten(html_to_text(entry.summary_html), SUMMARY_LENGTH)
     if summary.casefold() == title.casefold():
         summary = ""

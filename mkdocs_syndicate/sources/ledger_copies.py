@@ -6,12 +6,14 @@ shortcut, sources/plan_snapshot.py, stays as cheap as it was).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from mkdocs_syndicate.content.crosslinks import Replies, RepliesOf
+from mkdocs_syndicate.content.crosslinks import OwnUrl, Replies, RepliesOf
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
@@ -115,3 +117,38 @@ def replies_locator(raw_channels: Any, *, sandbox: bool) -> RepliesOf:
         return Replies(channel.type, url, str(options[channel_id].get("web_url") or "")) if url else None
 
     return replies_of
+
+
+def own_urls(raw_channels: Any, site_url: str) -> OwnUrl:
+    """For the post pages' links: whether a copy's URL is on its channel's own service, as the
+    channel type tells (`Channel.recognises`: its host, its account), else (a type that does not
+    say) on the host of one of the channel's URL settings. Loads the clients."""
+    from mkdocs_syndicate.channels.base import Channel
+    from mkdocs_syndicate.config.channels import parse_channels
+    from mkdocs_syndicate.config.run import Site
+    from mkdocs_syndicate.registry import TYPES, clients
+
+    site = Site(site_url, "")
+    channels: dict[str, Channel] = {}
+    # Settings are checked elsewhere (on_config); here a channel that does not parse links nothing.
+    for settings in parse_channels(raw_channels, clients(), check_templates=False, problems=[]):
+        with contextlib.suppress(Exception):  # a plugin type's constructor: its fault is not the page's
+            channels[settings.id] = TYPES[settings.type].client_class()(settings, site)
+
+    def is_own(channel_id: str, url: str) -> bool:
+        channel = channels.get(channel_id)
+        if channel is None:
+            return False
+        if type(channel).recognises is not Channel.recognises:
+            return bool(channel.recognises(url))
+        hosts = {_host(value) for value in channel.settings.options.values() if isinstance(value, str)}
+        return _host(url) in hosts - {""}
+
+    return is_own
+
+
+def _host(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "") if url.startswith(("https://", "http://")) else ""
+    except ValueError:
+        return ""

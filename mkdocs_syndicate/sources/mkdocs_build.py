@@ -12,10 +12,10 @@ from urllib.parse import urljoin
 
 import pathspec
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.files import Files
+from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from mkdocs_syndicate.content.identity import canonical_path
+from mkdocs_syndicate.content.identity import canonical_path, post_key_of
 from mkdocs_syndicate.content.portable import code_languages, excerpt_markdown
 from mkdocs_syndicate.content.posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
 from mkdocs_syndicate.errors import PostError
@@ -51,6 +51,37 @@ def post_key(page: Page) -> str:
     """The page's ledger key: its front matter `syndicate_id`, else its URL path (canonical)."""
     key = (page.meta or {}).get("syndicate_id") or canonical_path(page.url)
     return key if isinstance(key, str) else ""
+
+
+def redirect_keys(files: Files, config: MkDocsConfig) -> dict[str, str]:
+    """The site's redirects (mkdocs-redirects' `redirect_maps`: old page → new page or URL) as
+    old page key → new page key, each spelt as MkDocs spells the page's URL. A post announced
+    under the old page is the same post under the new one (engine/moves.py)."""
+    plugin = config.plugins.get("redirects")
+    maps = getattr(plugin, "config", {}).get("redirect_maps") if plugin is not None else None
+    if not isinstance(maps, dict):
+        return {}
+    site_url = config.site_url or ""
+    keys: dict[str, str] = {}
+    for old, new in maps.items():
+        if not isinstance(old, str) or not isinstance(new, str):
+            continue
+        old_key = canonical_path(File(old, config.docs_dir, config.site_dir, config.use_directory_urls).url)
+        new_key = _redirect_target(new, files, config, site_url)
+        if new_key is not None and new_key != old_key:
+            keys[old_key] = new_key
+    return keys
+
+
+def _redirect_target(target: str, files: Files, config: MkDocsConfig, site_url: str) -> str | None:
+    """A redirect's target as a page key: a page of the site (`new.md`, `new.md#part`) or a URL."""
+    if "://" in target:
+        return post_key_of(target, site_url)
+    path = target.split("#", 1)[0]
+    found = files.get_file_from_path(path)
+    if found is not None:
+        return canonical_path(found.url)
+    return canonical_path(path.lstrip("/")) if path else None
 
 
 def gather_posts(
@@ -117,4 +148,6 @@ def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...
         opted_out=enabled is False,
         overrides=overrides,
         excerpt_source=excerpt_source,
+        src=page.file.src_uri,
+        pin=key if "syndicate_id" in meta else None,
     )

@@ -1,0 +1,184 @@
+"""Which ledger entry a post is, however it was found; and the ledger rewritten to say so.
+
+One page is one post (docs/design/identity.md). A post whose key the ledger has is that entry.
+Any other post is matched, among the entries no post of this build has by key, by what it carries:
+
+1. its pinned `syndicate_id`, which an entry keeps as `id` once seen;
+2. an alias: a key or URL the entry was announced under before an earlier move;
+3. its URL, however spelt (the entry's `url`, read as a key of this site);
+4. its source file (`src`): a Material blog post whose title edit changed its slug;
+5. a redirect the site declares (mkdocs-redirects' `redirect_maps`) from the entry's page to it.
+
+A matched entry is re-keyed under the post's key now, with the old key and URL kept as aliases,
+and what identifies the post (its `src`, its pin, its URL) is written into its entry. One
+exception: an entry kept under a pinned `syndicate_id` that the post, read from a feed, cannot
+carry keeps its key, and the post takes it (a feed run and a plugin run then agree, with no
+re-keying back and forth). All of it
+goes to the ledger in one write before any request of the run (`Ledger.rewrite`), never only in
+memory: after the next rename, the ledger alone must know the post. A plan (which writes
+nothing) uses the same result in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from mkdocs_syndicate.content.identity import post_key_of
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.ledger.schema import PostEntry, Posts
+
+
+@dataclass(frozen=True)
+class Move:
+    old: str  # the entry's key in the ledger
+    new: str  # the post's key in this build
+    why: str  # what proved it is the same post
+
+    def line(self) -> str:
+        return f"moved: {self.old} → {self.new} (the same post, by {self.why}); not announced again"
+
+
+@dataclass
+class Identified:
+    posts: Posts  # the ledger's posts with every move and identity fact applied
+    moves: list[Move] = field(default_factory=list)
+    learned: list[str] = field(default_factory=list)  # keys whose entry gained a fact (src, id, URL) without a move
+    keys: dict[str, str] = field(default_factory=dict)  # a post's key → the pinned key it takes from its entry
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.moves or self.learned)
+
+    def keyed(self, posts: list[Post]) -> list[Post]:
+        """The posts, each under the key its entry has."""
+        return [replace(post, key=self.keys[post.key]) if post.key in self.keys else post for post in posts]
+
+
+def identify(
+    ledger_posts: Posts, posts: list[Post], site_url: str, redirects: Mapping[str, str] | None = None
+) -> Identified:
+    """Each post's entry found (see the module's docstring), and the ledger's posts as they must
+    be written so that the next build finds them by key. `redirects`: old page key → new page key."""
+    index = _Index(ledger_posts, site_url)
+    claimed = {post.key for post in posts if post.key in ledger_posts}
+    result = Identified(dict(ledger_posts))
+    olds_of = _reversed(redirects or {})
+    for post in posts:
+        if post.key in ledger_posts:
+            _learn(result, post, post.key, site_url)
+            continue
+        found = _find(index, post, site_url, olds_of, claimed)
+        if found is None:
+            continue
+        old, why = found
+        claimed.add(old)
+        if not post.pin and _pinned(old, result.posts[old], site_url):
+            result.keys[post.key] = old
+            _learn(result, replace(post, key=old), old, site_url)
+            continue
+        result.posts[post.key] = _moved(result.posts.pop(old), old, post, site_url)
+        result.moves.append(Move(old, post.key, why))
+    return result
+
+
+class _Index:
+    """The ledger's entries by each thing a post may be matched on."""
+
+    def __init__(self, posts: Posts, site_url: str) -> None:
+        self.keys = set(posts)
+        self.by_id: dict[str, str] = {}
+        self.by_alias: dict[str, str] = {}
+        self.by_page: dict[str, str] = {}
+        self.by_src: dict[str, str] = {}
+        for key, entry in posts.items():
+            if entry.id:
+                self.by_id.setdefault(entry.id, key)
+            if entry.src:
+                self.by_src.setdefault(entry.src, key)
+            page = post_key_of(entry.url, site_url) if entry.url else None
+            if page is not None:
+                self.by_page.setdefault(page, key)
+            for alias in entry.aliases:
+                if "://" in alias:
+                    page = post_key_of(alias, site_url)
+                    if page is not None:
+                        self.by_page.setdefault(page, key)
+                else:
+                    self.by_alias.setdefault(alias, key)
+
+    def entry_of_page(self, page: str) -> str | None:
+        """The entry announced under this page's key, URL or an alias of either."""
+        if page in self.keys:
+            return page
+        return self.by_page.get(page) or self.by_alias.get(page)
+
+
+def _find(
+    index: _Index, post: Post, site_url: str, olds_of: dict[str, list[str]], claimed: set[str]
+) -> tuple[str, str] | None:
+    """The unclaimed entry this post is, and why; None for a post the ledger has never seen."""
+    page = post_key_of(post.url, site_url)
+    candidates: list[tuple[str | None, str]] = [
+        (index.by_id.get(post.pin) if post.pin else None, f"its syndicate_id {post.pin!r}"),
+        (index.by_alias.get(post.key), f"an alias {post.key!r}"),
+        (index.by_page.get(page) if page is not None else None, "its URL"),
+        (index.by_alias.get(page) if page is not None else None, "an alias of its URL"),
+        (index.by_src.get(post.src) if post.src else None, f"its source file {post.src}"),
+    ]
+    for old in olds_of.get(page or "", []):
+        candidates.append((index.entry_of_page(old), f"a redirect from {old}"))
+    for key, why in candidates:
+        if key is not None and key not in claimed and key != post.key:
+            return key, why
+    return None
+
+
+def _pinned(key: str, entry: PostEntry, site_url: str) -> bool:
+    """Whether an entry's key is a pinned syndicate_id (a key is a page's path, or a pin)."""
+    return entry.id == key or (bool(entry.url) and post_key_of(entry.url, site_url) != key)
+
+
+def _reversed(redirects: Mapping[str, str]) -> dict[str, list[str]]:
+    olds_of: dict[str, list[str]] = {}
+    for old, new in redirects.items():
+        olds_of.setdefault(new, []).append(old)
+    return olds_of
+
+
+def _moved(entry: PostEntry, old: str, post: Post, site_url: str) -> PostEntry:
+    """The entry under its new key: the old key and URL kept as aliases, the post's facts in."""
+    aliases = list(entry.aliases)
+    for alias in (old, entry.url):
+        if alias and alias not in aliases and alias not in (post.key, post.url):
+            aliases.append(alias)
+    return replace(
+        entry,
+        url=post.url,
+        title=post.title or entry.title,
+        src=post.src or entry.src,
+        id=post.pin or entry.id,
+        aliases=tuple(aliases),
+    )
+
+
+def _learn(result: Identified, post: Post, key: str, site_url: str) -> None:
+    """An entry found by key that lacks what identifies its post (written before v2, or the post
+    moved under a pin): its src, its pin, its URL now (the old one kept as an alias)."""
+    entry = result.posts[key]
+    url_moved = bool(entry.url) and post_key_of(entry.url, site_url) != post_key_of(post.url, site_url)
+    wants_src = bool(post.src) and entry.src != post.src
+    wants_id = post.pin is not None and entry.id != post.pin
+    if not (url_moved or wants_src or wants_id):
+        return
+    aliases = entry.aliases
+    if url_moved and entry.url not in aliases:
+        aliases = (*aliases, entry.url)
+    result.posts[key] = replace(
+        entry,
+        url=post.url if url_moved else entry.url,
+        src=post.src or entry.src,
+        id=post.pin or entry.id,
+        aliases=aliases,
+    )
+    result.learned.append(key)

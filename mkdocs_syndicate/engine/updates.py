@@ -1,0 +1,164 @@
+"""An update of an existing copy (`op: update`), carried with the two-phase protocol of a send.
+
+A done copy whose message changed (`edits: update`) is edited in place: the `in_flight` record
+with `op: update` (its `message_sha256` the target, its `remote_id` the copy) is durable before
+the request; the answer makes it `done` with the new hash. An update whose outcome is unknown is
+settled by reading the copy by its own id (`Channel.read_copy`): it says the target → done; it
+says something else → the update is sent again (a repeat sets the same text: harmless); it is
+gone → `deleted`. An update never becomes a create: every ending keeps the copy's remote id, and
+a refused update puts the record back to `done` with the hash of what the copy still says, so
+the next run tries again. What to do after each event is `policy.decide_update`'s alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
+
+import httpx
+
+from mkdocs_syndicate import checkpoints
+from mkdocs_syndicate.channels.base import Channel, Copy, Kind, Outcome
+from mkdocs_syndicate.engine.policy import Action, Situation, Step, UpdateEvent, decide_update
+from mkdocs_syndicate.ledger.schema import Record, State
+from mkdocs_syndicate.timeutil import epoch_to_iso
+
+if TYPE_CHECKING:
+    from mkdocs_syndicate.engine.pacing import PacedHttp
+    from mkdocs_syndicate.engine.plan import PendingPair
+
+
+class UpdateHost(Protocol):
+    """What the runner lends an update: its clock, ledger writes, reporting and limits."""
+
+    verify_only: bool
+    tries: int
+
+    def situation_for(
+        self, channel: Channel, record: Record | None, sends: int, outcome: Outcome | None
+    ) -> Situation: ...
+    async def write_records(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None: ...
+    def record_of(self, pair: PendingPair) -> Record | None: ...
+    def report_pair(
+        self, pair: PendingPair, state: str, detail: str, remote_url: str | None, needs_review: bool
+    ) -> None: ...
+    def cleaned(self, channel: Channel, text: str | None) -> str: ...
+    def now_iso(self) -> str: ...
+    def backoff_for(self, sends: int) -> float: ...
+
+
+@dataclass
+class _Way:
+    pair: PendingPair
+    old_sha: str | None  # what the copy said before this run's update (None: not known)
+    sends: int = 0
+    event: UpdateEvent = Kind.NOT_SENT
+    outcome: Outcome | None = None
+    reason: str = ""
+
+
+async def carry_update(host: UpdateHost, http: PacedHttp, pair: PendingPair, *, read_first: bool) -> str | None:
+    """Carry one update as far as this run may; returns why the lane must stop, or None."""
+    channel = pair.channel
+    before = host.record_of(pair)
+    old_sha = before.message_sha256 if before is not None and before.state == State.DONE else None
+    way = _Way(pair, old_sha)
+    if read_first:
+        await _read(host, http, way)
+    elif host.verify_only:
+        return None
+    else:
+        await _send(host, http, way)
+    while True:
+        record = host.record_of(pair)
+        action = decide_update(way.event, host.situation_for(channel, record, way.sends, way.outcome))
+        if action.step is Step.SEND:
+            await http.backoff(host.backoff_for(way.sends), "updating again")
+            await _send(host, http, way)
+        elif action.step is Step.RETRY:
+            await _back_to_done(host, way, host.cleaned(channel, way.reason or action.reason))
+            if action.at is not None:
+                http.hold_until(action.at, "rate limited (server asked to wait)")
+            else:
+                await http.backoff(host.backoff_for(way.sends), "retrying (nothing was sent)")
+            await _send(host, http, way)
+        elif action.step is Step.READ:
+            await _read(host, http, way)
+        else:
+            return await _end(host, way, action)
+
+
+async def _send(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
+    pair = way.pair
+    await http.wait_turn()
+    current = host.record_of(pair)
+    assert current is not None and current.remote_id  # a copy to update
+    attempts = current.attempts + 1 if current.state == State.IN_FLIGHT else 1
+    staged = Record(
+        State.IN_FLIGHT,
+        attempts,
+        host.now_iso(),
+        remote_id=current.remote_id,
+        remote_url=current.remote_url,
+        idempotency_key=current.idempotency_key,
+        created_at=current.created_at,
+        message_sha256=pair.prepared.sha256,
+        op="update",
+    )
+    checkpoints.hit("before_in_flight_write")
+    await host.write_records([(pair, staged)], before_request=pair.channel.settings.at_most_once)
+    checkpoints.hit("after_in_flight_write")
+    try:
+        way.outcome = await pair.channel.update(http, pair.post, pair.prepared, staged)
+    except httpx.TransportError as exc:  # a channel that let one through: nothing is proved
+        way.outcome = Outcome(Kind.AMBIGUOUS, error=f"no answer ({type(exc).__name__}); the copy may be updated")
+    checkpoints.hit("after_response")
+    way.sends += 1
+    way.event, way.reason = way.outcome.kind, way.outcome.error or ""
+
+
+async def _read(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
+    record = host.record_of(way.pair)
+    assert record is not None
+    try:
+        copy = await way.pair.channel.read_copy(http, way.pair.post, record, way.pair.prepared)
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        copy, way.reason = Copy.UNKNOWN, f"the read of the copy failed ({type(exc).__name__})"
+    way.event = copy
+
+
+async def _back_to_done(host: UpdateHost, way: _Way, error: str) -> None:
+    """Nothing was changed remotely: the record says done again, with what the copy still says."""
+    current = host.record_of(way.pair)
+    if current is None or current.state != State.IN_FLIGHT:
+        return
+    kept = current.moved(State.DONE, host.now_iso(), remote_id=current.remote_id, remote_url=current.remote_url)
+    kept = replace(kept, message_sha256=way.old_sha, note=f"update not made: {error}")
+    await host.write_records([(way.pair, kept)])
+
+
+async def _end(host: UpdateHost, way: _Way, action: Action) -> str | None:
+    pair, channel = way.pair, way.pair.channel
+    current = host.record_of(pair)
+    assert current is not None
+    text = host.cleaned(channel, way.reason or action.reason)
+    if action.step is Step.DONE:
+        url = (way.outcome.remote_url if way.outcome is not None else None) or current.remote_url
+        done = current.moved(State.DONE, host.now_iso(), remote_id=current.remote_id, remote_url=url)
+        checkpoints.hit("before_done_write")
+        await host.write_records([(pair, replace(done, message_sha256=pair.prepared.sha256))])
+        checkpoints.hit("after_done_write")
+        host.report_pair(pair, "done", action.reason or "updated", url, False)
+        return None
+    if action.step is Step.DELETED:
+        await host.write_records([(pair, current.moved(State.DELETED, host.now_iso(), note=action.reason))])
+        host.report_pair(pair, "deleted", action.reason, None, False)
+        return None
+    if action.step is Step.LEAVE or action.keep_in_flight:
+        when = f" (after {epoch_to_iso(action.at)})" if action.at is not None else ""
+        host.report_pair(pair, "in_flight", f"update: {text}{when}", None, action.needs_review)
+        return f"{channel.id} stopped for this run: {text}" if action.step is Step.STOP_LANE else None
+    # FAIL, STOP_LANE: a definite no; the copy keeps its old text, and the next run tries again.
+    await _back_to_done(host, way, text)
+    host.report_pair(pair, "failed", f"update not made: {text}", None, False)
+    return f"{channel.id} stopped for this run: {text}" if action.step is Step.STOP_LANE else None
