@@ -18,6 +18,7 @@ class Spec:
     read_path: str  # a request of verify, to make it fail
     rate_limit: dict  # the 429 fault
     repeat_safe: bool = False  # a repeat is a no-op by construction (Bluesky)
+    rate_limit_checked_first: bool = False  # its 429 proves nothing was made (Matrix)
 
     def raw(self, sandbox, **extra):
         return self.raw_at(sandbox.url, **extra)
@@ -50,6 +51,7 @@ def spec_of(kind: registry.ChannelType) -> Spec | None:
         emulator.read_marker,
         dict(emulator.rate_limit_fault),
         client.repeat_safe,
+        client.rate_limit_checked_first,
     )
 
 

@@ -107,6 +107,8 @@ class Channel:
       default_min_interval  seconds between two of its requests
       batched            one request carries many posts (IndexNow): send_batch/batches, not send
       repeat_safe        a repeat of a request is a no-op by construction (Bluesky)
+      rate_limit_checked_first  the service checks its rate limit before it makes anything, so
+                         its 429 proves nothing was made: retried after the wait, not read first
 
     Methods a type overrides: prepare (always), send or send_batch (+ batches), verify (for
     at-most-once), and as needed preview, site_files, secrets, warm_up, close.
@@ -118,6 +120,7 @@ class Channel:
     options: ClassVar[Mapping[str, Option]] = {}
     batched: ClassVar[bool] = False
     repeat_safe: ClassVar[bool] = False
+    rate_limit_checked_first: ClassVar[bool] = False
     edits_in_place: ClassVar[bool] = False  # implements update and read_copy: `edits: update` is its default
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:

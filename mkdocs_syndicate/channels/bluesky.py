@@ -12,6 +12,7 @@ One session per run, opened only when Bluesky has work; its tokens live in memor
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import re
@@ -47,20 +48,43 @@ from mkdocs_syndicate.content.messages import (
 )
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.redaction import Secret
 from mkdocs_syndicate.timeutil import to_iso_ms
 
 if TYPE_CHECKING:
     import httpx
+    import regex
 
 COLLECTION = "app.bsky.feed.post"
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags }}"
 MAX_THUMB = 1_000_000
 MAX_TAG = 64  # app.bsky.richtext.facet#tag: maxGraphemes 64 (maxLength 640 bytes)
 _ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
-_TAG = lazy_compile(r"(?<![\w#])#([^\W\d_][\w]*)")
+# Tags and cashtags as the Bluesky app finds them: @atproto/api 0.20.44,
+# https://github.com/bluesky-social/atproto/blob/main/packages/api/src/rich-text/util.ts
+# TAG_REGEX and CASHTAG_REGEX, used by detection.ts `detectFacets`. A tag follows the start or
+# white space, begins with "#" or the full-width "＃", runs to the next white space or zero-width
+# character, and holds at least one character that is neither a digit nor punctuation; trailing
+# punctuation is then cut off (`#foo.bar` is "foo.bar", `#C++` is "C"). A cashtag is "$" and 1-5
+# letters or digits, the first a letter, after the start, white space or "(", and before the end,
+# white space or one of .,;:!?)"'’; its tag is "$" and the ticker in upper case.
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"  # JavaScript's \s
+_ZERO_WIDTH = "\u00ad\u2060\u200a\u200b\u200c\u200d\u20e2"
+_TAG = (
+    rf"(?:^|(?<=[{_JS_SPACE}]))[#＃]((?!\ufe0f)[^{_JS_SPACE}{_ZERO_WIDTH}]*"
+    rf"[^0-9{_JS_SPACE}\p{{P}}{_ZERO_WIDTH}]+[^{_JS_SPACE}{_ZERO_WIDTH}]*)?"
+)
+_CASHTAG = rf"(?:^|(?<=[{_JS_SPACE}(]))\$([A-Za-z][A-Za-z0-9]{{0,4}})(?=[{_JS_SPACE}]|\Z|[.,;:!?)\"'\u2019])"
+
+
+@functools.cache
+def _tag_rules() -> tuple[regex.Pattern[str], regex.Pattern[str], regex.Pattern[str]]:
+    """The tag, cashtag and trailing-punctuation expressions (\\p{P} needs `regex`), compiled
+    when a message is first given facets."""
+    import regex
+
+    return regex.compile(_TAG), regex.compile(_CASHTAG), regex.compile(r"\p{P}+\Z")
 
 
 def bluesky_url_spans(text: str) -> list[tuple[int, int]]:
@@ -117,18 +141,30 @@ def facets(text: str) -> list[dict[str, Any]]:
         }
         for start, end in bluesky_url_spans(text)
     ]
-    for match in _TAG.finditer(text):
-        if grapheme_length(match.group(1)) > MAX_TAG or len(match.group(1).encode("utf-8")) > 640:
-            continue  # the lexicon's limit: a longer tag stays plain text
-        start = len(text[: match.start()].encode("utf-8"))
-        end = start + len(match.group(0).encode("utf-8"))
+    for start, end, tag in _tags(text):
         found.append(
             {
-                "index": {"byteStart": start, "byteEnd": end},
-                "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": match.group(1)}],
+                "index": {"byteStart": _utf8(text, start), "byteEnd": _utf8(text, end)},
+                "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": tag}],
             }
         )
     return sorted(found, key=lambda f: f["index"]["byteStart"])
+
+
+def _tags(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, tag) of each tag and cashtag, as the app's detectFacets finds them (above)."""
+    tags, cashtags, trailing_punctuation = _tag_rules()
+    found = []
+    for match in tags.finditer(text):
+        tag = trailing_punctuation.sub("", match.group(1) or "")
+        # The lexicon's limit (64 graphemes, 640 bytes): a longer tag stays plain text. The app
+        # checks the graphemes only, and the PDS refuses a record with a longer tag.
+        if not tag or grapheme_length(tag) > MAX_TAG or len(tag.encode("utf-8")) > 640:
+            continue
+        found.append((match.start(), match.start() + 1 + len(tag), tag))
+    for match in cashtags.finditer(text):
+        found.append((match.start(), match.end(), "$" + match.group(1).upper()))
+    return found
 
 
 def language_tag(value: str, where: str) -> str:

@@ -58,6 +58,7 @@ class Situation:
     retry_after: float | None = None  # seconds, from a 429's headers
     attempts: int = 0  # sends of this pair recorded in the ledger, across waits and runs
     verify_only: bool = False  # `mkdocs-syndicate verify`: this run reads, and never sends
+    rate_limit_checked_first: bool = False  # the channel's 429 proves nothing was made (Matrix)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def _not_sent(s: Situation) -> Action:
 
 def _rate_limited(s: Situation) -> Action:
     delay = _rate_limit_wait(s.retry_after)
-    if s.at_most_once and not s.repeat_safe:
+    if s.at_most_once and not s.repeat_safe and not s.rate_limit_checked_first:
         # A 429 is no proof that nothing was made: proxies and servers that ignore the key
         # have answered it after committing. Read before any resend, once the wait is over.
         if delay > s.max_wait:

@@ -500,6 +500,7 @@ class Runner:
             retry_after=outcome.retry_after if outcome is not None else None,
             attempts=current.attempts if current is not None else 0,
             verify_only=self.verify_only,
+            rate_limit_checked_first=channel.rate_limit_checked_first,
         )
 
     async def _send(self, channel: Channel, http: PacedHttp, unit: _Unit) -> Outcome:

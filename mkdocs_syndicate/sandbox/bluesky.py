@@ -8,7 +8,8 @@ getSession, refreshSession, describeRepo (no auth), createRecord (500 on an exis
 putRecord (identical bytes are a no-op; swapRecord null over different content is InvalidSwap),
 getRecord (RecordNotFound), listRecords and uploadBlob, and checks what the lexicon and the PDS
 check: the TID syntax of rkeys, 300 graphemes / 3000 bytes of text, facet ranges, #tag facets of
-at most 64 graphemes / 640 bytes, up to 3 `langs` that are BCP 47 tags. CIDs are real CIDv1
+at most 64 graphemes / 640 bytes, up to 3 `langs` that are BCP 47 tags, and a `createdAt` that
+is a strict atproto datetime. CIDs are real CIDv1
 strings (dag-cbor or raw codec, sha2-256), so the official SDK can decode them.
 
 Written from the service's rules, not from the client: its own TIDs, its own grapheme counting.
@@ -394,6 +395,11 @@ class BlueskyEmulator(Emulator):
             return _invalid("Record/text must not be longer than 300 graphemes")
         if not isinstance(record.get("createdAt"), str):
             return _invalid('Record must have the property "createdAt"')
+        if not _atproto_datetime(record["createdAt"]):
+            # @atproto/lex-schema 0.2.7 (https://www.npmjs.com/package/@atproto/lex-schema, the
+            # reference PDS 0.5.35's validator), dist/core/validation-issue.js IssueInvalidFormat:
+            # `Invalid ${format} (got ${value}) at ${path}`, answered as InvalidRequest.
+            return f"Invalid datetime (got {json.dumps(record['createdAt'])}) at $.record.createdAt"
         return _bad_langs(record.get("langs")) or _bad_facets(record, text) or self._bad_thumb(record)
 
     def _bad_thumb(self, record: dict[str, Any]) -> str | None:
@@ -574,6 +580,35 @@ class BlueskyEmulator(Emulator):
         return Response(
             200, {"blob": {"$type": "blob", "ref": {"$link": cid}, "mimeType": mime, "size": len(request.body)}}
         )
+
+
+# The strict atproto datetime the PDS checks a record's `createdAt` with: @atproto/syntax 0.7.7,
+# https://github.com/bluesky-social/atproto/blob/main/packages/syntax/src/datetime.ts
+# `parseString`: RFC 3339 with "T", an upper-case "Z" or a ±hh:mm offset, any number of fraction
+# digits; not "-00:00"; at most 64 characters. Then JavaScript's `Date` must parse it to a year
+# from 0 to 9999 (V8 refuses a leap second, and takes 30 February as 2 March).
+_DATETIME = re.compile(
+    r"(?P<year>[0-9]{4})-(?:0[1-9]|1[012])-(?:[0-2][0-9]|3[01])T(?P<time>(?:[01][0-9]|2[0-3]):[0-5][0-9]):"
+    r"(?P<second>[0-5][0-9]|60)(?:\.[0-9]+)?(?:Z|(?P<sign>[+-])(?P<offset>(?:[01][0-9]|2[0-3]):[0-5][0-9]))"
+)
+
+
+def _atproto_datetime(value: str) -> bool:
+    match = _DATETIME.fullmatch(value)
+    if len(value) > 64 or value.endswith("-00:00") or match is None or match["second"] == "60":
+        return False
+    # An offset can move the first or last minutes of the range out of it, to year -1 ("normalized
+    # to a negative time") or 10000 ("too far in the future").
+    shift = _minutes(match["offset"] or "00:00") * (1 if match["sign"] == "+" else -1)
+    utc = _minutes(match["time"]) - shift
+    too_early = value.startswith("0000-01-01T") and utc < 0
+    too_late = value.startswith("9999-12-31T") and utc >= 24 * 60
+    return not (too_early or too_late)
+
+
+def _minutes(clock: str) -> int:
+    hours, minutes = clock.split(":")
+    return int(hours) * 60 + int(minutes)
 
 
 def _invalid(why: str) -> str:

@@ -24,27 +24,88 @@ ACCOUNT_ID = "1"
 USERNAME = "sandbox"
 MAX_CHARACTERS = 500
 STATUS_LIMIT = 300  # the statuses family: 300 per 3 h per account
+# Api::V1::Statuses::ContextsController: the context read's caps, logged out and with a token.
+ANCESTORS_LIMIT, DESCENDANTS_LIMIT, CONTEXT_LIMIT = 40, 60, 4_096
 WINDOW = 3 * 3600
 
-# URL extraction as Mastodon does it: twitter-text's valid_url with the overrides of Mastodon's
-# config/initializers/twitter_regex.rb (general path characters: anything but white space and
-# <>()?; a path may not end on ()?!*"'「」<>;:=,.$%[]~&|@ unless on balanced parentheses).
+# URL extraction as Mastodon does it (https://github.com/mastodon/mastodon, main:
+# app/validators/status_length_validator.rb `countable_text` and the formatter's
+# linkify both call `Extractor.extract_urls_with_indices(text, extract_url_without_protocol:
+# false)`): twitter-text 3.1's valid_url (rb/lib/twitter-text/regex.rb) with the overrides of
+# Mastodon's config/initializers/twitter_regex.rb, and only the matches with a scheme.
+# - Before the URL: not a letter, a digit, @, ＠, $, #, ＃ (valid_url_preceding_chars).
+# - Scheme: http, https, dat, dweb, ipfs, ipns, ssb, gopher, gemini (Mastodon's override).
+# - Host: labels of any characters but punctuation, spaces and controls, ending in a TLD of
+#   twitter-text's tld_lib.yml (followed by none of [0-9a-z@+-]) or in punycode. The sandbox does
+#   not carry that list: any all-letter label of 2 or more stands for it, except the names kept
+#   for local use that no registry delegates (RFC 2606, RFC 6761, and the usual private ones), so
+#   an IP address, `localhost`, `a.b` or `blog.example` is no URL, as on Mastodon.
+# - Path (the override): anything but white space and <>()?, balanced parentheses, not ending on
+#   ()?!*"'「」<>;:=,.$%[]~&|@; the ending's parentheses are twitter-text's original ones, built
+#   before the override redefined them.
+# - is_valid_domain: the host must convert to ASCII (IDNA) and the URL stay within 4,096.
 _GENERAL = r"[^\p{White_Space}<>()?]"
 _BALANCED = rf"\((?:{_GENERAL}+|(?:{_GENERAL}*\({_GENERAL}+\){_GENERAL}*))\)"
-_ENDING = rf"(?:[^\p{{White_Space}}()?!*\"'「」<>;:=,.$%\[\]~&|@]|{_BALANCED})"
+_TT_GENERAL = (
+    r"[a-z\p{Cyrillic}0-9!*';:=+,.$/%#\[\]\p{Pd}_~&|@"
+    "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff\u0100-\u024f\u0253\u0254\u0256\u0257\u0259\u025b\u0263\u0268\u026f"
+    "\u0272\u0289\u028b\u02bb\u0300-\u036f\u1e00-\u1eff]"
+)
+_TT_BALANCED = rf"\((?:{_TT_GENERAL}+|(?:{_TT_GENERAL}*\({_TT_GENERAL}+\){_TT_GENERAL}*))\)"
+_ENDING = rf"(?:[^\p{{White_Space}}()?!*\"'「」<>;:=,.$%\[\]~&|@]|{_TT_BALANCED})"
 _PATH = rf"(?:(?:{_GENERAL}*(?:{_BALANCED}{_GENERAL}*)*{_ENDING})|(?:{_GENERAL}+/))"
-_QUERY = r"(?:\?[a-z0-9!?*'();:&=+$/%#\[\]\-_.,~|@^\u00A0-\uD7FF\uF900-\uFDCF\uFDF0-\uFFEF]*[a-z0-9_&=#/\-])"
-_DOMAIN = r"(?:[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?\.)*[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?"
-_URL = regex.compile(rf"https?://{_DOMAIN}(?::[0-9]+)?(?:/{_PATH}*)?{_QUERY}?", regex.IGNORECASE | regex.V1)
+_UCHARS = (
+    "\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef\U00010000-\U0001fffd\U00020000-\U0002fffd\U00030000-\U0003fffd"
+    "\U00040000-\U0004fffd\U00050000-\U0005fffd\U00060000-\U0006fffd\U00070000-\U0007fffd\U00080000-\U0008fffd"
+    "\U00090000-\U0009fffd\U000a0000-\U000afffd\U000b0000-\U000bfffd\U000c0000-\U000cfffd\U000d0000-\U000dfffd"
+    "\U000e1000-\U000efffd\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
+)
+_QUERY = rf"(?:\?[a-z0-9!?*'();:&=+$/%#\[\]\-_.,~|@^{_UCHARS}]*[a-z0-9_&=#/\-{_UCHARS}])"
+_DIRECTIONAL = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_LABEL_CHAR = (
+    rf"[^{_DIRECTIONAL}!\"#$%&'()*+,\-./:;<=>?@\[\]^_`{{|}}~\x00-\x1f\x7f \t\n\x0b\f\r\ufffe\ufeff\uffff"
+    r"\x85\xa0\u1680\u180e\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
+_NOT_DELEGATED = r"(?:example|invalid|localhost|test|local|localdomain|internal|intranet|lan|home|corp|private)"
+_TLD = rf"(?:(?!{_NOT_DELEGATED}(?=[^0-9a-z@+\-]|$))\p{{L}}{{2,}}(?=[^0-9a-z@+\-]|$)|xn--[0-9a-z]+)"
+_HOST = (
+    rf"(?:(?:{_LABEL_CHAR}(?:[_\-]|{_LABEL_CHAR})*)?{_LABEL_CHAR}\.)*"
+    rf"(?:(?:{_LABEL_CHAR}(?:-|{_LABEL_CHAR})*)?{_LABEL_CHAR}\.){_TLD}"
+)
+_URL = regex.compile(
+    rf"(?:[^a-z0-9@＠$#＃\ufffe\ufeff\uffff]|[{_DIRECTIONAL}]|^)"
+    rf"(?P<url>(?P<scheme>(?:https?|dat|dweb|ipfs|ipns|ssb|gopher|gemini)://)?(?P<host>{_HOST})"
+    rf"(?::[0-9]+)?(?:/{_PATH}*)?{_QUERY}?)",
+    regex.IGNORECASE | regex.V1,
+)
 _MENTION = regex.compile(r"(?<=^|[^\w/])@([a-z0-9_]+(?:[a-z0-9_.\-]+[a-z0-9_]+)?)@[\w.\-]+[\w]", regex.IGNORECASE)
 URL_PLACEHOLDER = "x" * 23
+
+
+def _urls(text: str) -> list[tuple[int, int]]:
+    """Where Mastodon finds URLs (above): the spans of the matches with a scheme and a host that
+    converts to ASCII."""
+    found = []
+    for match in _URL.finditer(text):
+        if not match["scheme"]:
+            continue
+        try:
+            host = match["host"].encode("idna")
+        except UnicodeError:
+            continue
+        if len(match["url"]) + max(0, len(host) - len(match["host"])) <= 4096:
+            found.append(match.span("url"))
+    return found
 
 
 def countable_length(text: str) -> int:
     """StatusLengthValidator: every URL counts as 23 characters, a remote mention @user@host as
     @user, and the rest in grapheme clusters."""
-    text = _URL.sub(URL_PLACEHOLDER, text)
-    text = _MENTION.sub(r"@\1", text)
+    pieces, last = [], 0
+    for start, end in _urls(text):
+        pieces += [text[last:start], URL_PLACEHOLDER]
+        last = end
+    text = _MENTION.sub(r"@\1", "".join([*pieces, text[last:]]))
     return len(regex.findall(r"\X", text))
 
 
@@ -90,8 +151,7 @@ def rails_escape(text: str) -> str:
 def _linkify(text: str) -> str:
     """Mastodon's HTML: paragraphs, and links as <a href> with the scheme in an invisible span."""
 
-    def link(match: regex.Match[str]) -> str:
-        url = match.group(0)
+    def link(url: str) -> str:
         scheme, _, rest = url.partition("://")
         return (
             f'<a href="{rails_escape(url)}" rel="nofollow noopener" target="_blank">'
@@ -101,10 +161,10 @@ def _linkify(text: str) -> str:
     paragraphs = []
     for block in text.split("\n\n"):
         pieces, last = [], 0
-        for match in _URL.finditer(block):
-            pieces.append(rails_escape(block[last : match.start()]))
-            pieces.append(link(match))
-            last = match.end()
+        for start, end in _urls(block):
+            pieces.append(rails_escape(block[last:start]))
+            pieces.append(link(block[start:end]))
+            last = end
         pieces.append(rails_escape(block[last:]))
         paragraphs.append("<p>" + "".join(pieces).replace("\n", "<br />") + "</p>")
     return "".join(paragraphs)
@@ -196,7 +256,7 @@ class MastodonEmulator(Emulator):
     def handle(self, request: Request) -> Response:
         context = _CONTEXT.fullmatch(request.path)
         if context and request.method == "GET":  # public for a public status: a token is optional
-            return self._context(context.group(1))
+            return self._context(request, context.group(1))
         if request.path == "/api/v2/instance" and request.method == "GET":  # public, no token
             return Response(200, self._instance())
         scopes = self._scopes(request)
@@ -225,18 +285,57 @@ class MastodonEmulator(Emulator):
 
     # ---------------------------------------------------------------- replies (comments: true)
 
-    def _context(self, status_id: str) -> Response:
+    def _context(self, request: Request, status_id: str) -> Response:
         """GET /api/v1/statuses/:id/context: its ancestors and descendants (the replies), as a
-        reader's browser asks for them: CORS open, as Mastodon's rack-cors allows /api/* from any origin."""
+        reader's browser asks for them: CORS open, as Mastodon's rack-cors allows /api/* from any
+        origin. Api::V1::Statuses::ContextsController (https://github.com/mastodon/mastodon/blob/main/
+        app/controllers/api/v1/statuses/contexts_controller.rb): a token is
+        optional (`authorize_if_got_token!`); a reader without one gets at most ANCESTORS_LIMIT = 40
+        ancestors and DESCENDANTS_LIMIT = 60 descendants, DESCENDANTS_DEPTH_LIMIT = 20 levels
+        deep, with no pagination, and a status it may not see (private, direct) is a 404
+        (`authorize @status, :show?` rescued as `not_found`). A reader with a token gets
+        CONTEXT_LIMIT = 4,096 of each, at any depth."""
         cors = {"Access-Control-Allow-Origin": "*"}
-        if status_id not in self._status_ids():
+        logged_in = self._scopes(request) is not None
+        everything = {s["id"]: s for s in (*self.state["statuses"], *self.state.get("replies", []))}
+        status = everything.get(status_id)
+        if status is None or not (logged_in or _public(status)):
             return Response(404, {"error": "Record not found"}, cors)
-        below, wanted = [], {status_id}
-        for reply in self.state.get("replies", []):  # kept in the order they came, so a reply's parent is seen first
-            if reply["in_reply_to_id"] in wanted:
-                below.append(reply)
-                wanted.add(reply["id"])
-        return Response(200, {"ancestors": [], "descendants": below}, cors)
+        # Quirk uncapped_context: a server of this API that gives everyone every reply.
+        uncapped = logged_in or self.quirks.get("uncapped_context")
+        limits = (CONTEXT_LIMIT, CONTEXT_LIMIT, None) if uncapped else (ANCESTORS_LIMIT, DESCENDANTS_LIMIT, 20)
+        ancestors = [everything[i] for i in _ancestor_ids(status, everything, limits[0])]
+        descendants = [everything[i] for i in self._descendant_ids(status_id, limits[1], limits[2])]
+        if not logged_in:  # Status.permitted_statuses_from_ids: what a logged-out reader may see
+            ancestors, descendants = [s for s in ancestors if _public(s)], [s for s in descendants if _public(s)]
+        body = {
+            "ancestors": [self._shown(s) for s in ancestors],
+            "descendants": [self._shown(s) for s in _self_replies_first(descendants, everything)],
+        }
+        return Response(200, body, cors)
+
+    def _descendant_ids(self, status_id: str, limit: int, depth: int | None) -> list[str]:
+        """StatusThreadingConcern#descendant_ids: the replies tree below the status, ordered by
+        path (depth first, siblings by id), at most `depth` levels down, the first `limit`."""
+        children: dict[str, list[str]] = {}
+        for reply in self.state.get("replies", []):
+            children.setdefault(reply["in_reply_to_id"], []).append(reply["id"])
+        found: list[str] = []
+
+        def walk(parent: str, level: int) -> None:
+            for child in sorted(children.get(parent, []), key=int):
+                if len(found) == limit:
+                    return
+                found.append(child)
+                if depth is None or level < depth:
+                    walk(child, level + 1)
+
+        walk(status_id, 1)
+        return found
+
+    def _shown(self, status: dict[str, Any]) -> dict[str, Any]:
+        """A status of ours as the API shows it; a reply is stored as shown."""
+        return self._entity(status) if "text" in status and "account" not in status else status
 
     def _status_ids(self) -> set[str]:
         """Ours and the replies to them."""
@@ -340,7 +439,7 @@ class MastodonEmulator(Emulator):
             "text": text,
             "content": _linkify(text),
             "visibility": fields.get("visibility") or "public",
-            "language": fields.get("language") or "en",
+            "language": _posting_language(fields.get("language")),
             "card": None,
         }
 
@@ -374,6 +473,8 @@ class MastodonEmulator(Emulator):
         status.setdefault("edits", []).append({"text": status["text"], "at": _iso_ms(self.server_clock(now))})
         status["text"] = str(fields["status"])
         status["content"] = _linkify(status["text"])
+        # UpdateStatusService: valid_locale_cascade(@options[:language], @status.language, ...)
+        status["language"] = _posting_language(fields.get("language"), status.get("language") or ACCOUNT_LANGUAGE)
         status["edited_at"] = _iso_ms(self.server_clock(now))
         return Response(200, self._entity(status) | {"edited_at": status["edited_at"]}, headers)
 
@@ -402,6 +503,67 @@ class MastodonEmulator(Emulator):
         page = statuses[:limit]
         headers = {"Link": _page_links(request, page, limit)} if page else {}
         return Response(200, [self._entity(s) for s in page], headers)
+
+
+def _public(status: dict[str, Any]) -> bool:
+    """What a logged-out reader may see: StatusPolicy#show? for no account."""
+    return status.get("visibility", "public") in ("public", "unlisted")
+
+
+def _ancestor_ids(status: dict[str, Any], everything: dict[str, dict[str, Any]], limit: int) -> list[str]:
+    """StatusThreadingConcern#ancestor_ids: the nearest `limit` statuses up the reply chain,
+    oldest first."""
+    found: list[str] = []
+    parent = status.get("in_reply_to_id")
+    while parent in everything and parent not in found and len(found) < limit:
+        found.append(parent)
+        parent = everything[parent].get("in_reply_to_id")
+    return found[::-1]
+
+
+def _self_replies_first(statuses: list[dict[str, Any]], everything: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """StatusThreadingConcern#promote_by!: replies of an author to their own status move up,
+    to just after the leading run of such replies, in their order."""
+
+    def author(status: dict[str, Any]) -> str:
+        return str((status.get("account") or {}).get("id", ACCOUNT_ID))
+
+    def own(status: dict[str, Any]) -> bool:
+        parent = everything.get(status.get("in_reply_to_id") or "")
+        return parent is not None and author(parent) == author(status)
+
+    lead = next((index for index, status in enumerate(statuses) if not own(status)), len(statuses))
+    rest = statuses[lead:]
+    return statuses[:lead] + [s for s in rest if own(s)] + [s for s in rest if not own(s)]
+
+
+# https://github.com/mastodon/mastodon/blob/main/app/helpers/languages_helper.rb
+# SUPPORTED_LOCALES: ISO_639_1, ISO_639_1_REGIONAL, ISO_639_3.
+_LOCALE_CODES = (
+    "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu "
+    "cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gu gv ha he hi ho "
+    "hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku "
+    "kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn "
+    "no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sn "
+    "so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo "
+    "wa wo xh yi yo za zh zu "
+    "zh-CN zh-HK zh-TW zh-YUE "
+    "ast chr ckb cnr jbo kab ldn lfn sco sma smj szl tok xal zba zgh"
+)
+_SUPPORTED_LOCALES = frozenset(_LOCALE_CODES.split())
+ACCOUNT_LANGUAGE = "en"  # the sandbox account's preferred posting language
+
+
+def _posting_language(given: Any, otherwise: str = ACCOUNT_LANGUAGE) -> str:
+    """PostStatusService: `valid_locale_cascade(@options[:language], preferred_posting_language,
+    default)`. LanguagesHelper#valid_locale_or_nil keeps a supported code (case-sensitive), else
+    the part before the first "_" or "-" if that is supported, else falls through to the
+    account's language (on an edit, to the status's own)."""
+    text = str(given or "")
+    if text in _SUPPORTED_LOCALES:
+        return text
+    code = re.split(r"[_-]", text, maxsplit=1)[0]
+    return code if code in _SUPPORTED_LOCALES else otherwise
 
 
 def _limit(request: Request) -> int:

@@ -54,7 +54,7 @@ from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
 from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
 from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response
 
-QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset", "max_characters"}
+QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset", "max_characters", "uncapped_context"}
 
 
 class SandboxServer:

@@ -2,15 +2,30 @@
 (spec.matrix.org, v1.x): `PUT /_matrix/client/v3/rooms/{roomId}/send/m.room.message/{txnId}`.
 
 At most once. The transaction id is chosen before the call, unique per (site, post, channel), and a
-repeat under it returns the same event: but a homeserver keeps transaction ids only for a while
-(Synapse: about 30 minutes, and not across a restart) and only per access token, so a repeat is
-not safe by construction and an unknown outcome is read first. The same id goes into the event's
-content (`net.mkdocs_syndicate.post`): a read proves that what it found is this post, whatever
-device sent it.
+repeat under it returns the same event, but only within the scope and lifetime the homeserver
+gives it. The spec scopes a transaction id to the device (v1.7+; before, to the access token) and
+sets no lifetime. Synapse keeps it per (room, user, device) in its database for 24 hours, across
+restarts, and a new login on the same device id finds it too; another device or an expired id
+makes a new event. So a repeat is not safe by construction, and an unknown outcome is read
+first. The same id goes into the event's content (`net.mkdocs_syndicate.post`): a read proves
+that what it found is this post, whatever device sent it.
+
+A 429 `M_LIMIT_EXCEEDED` is a definite "not made": Synapse checks the sender's message rate
+limit before it looks up the transaction or builds the event, and again before it persists it
+(https://github.com/element-hq/synapse/blob/v1.163.2/synapse/handlers/message.py, `create_and_send_nonmember_event`:
+`request_ratelimiter.ratelimit(requester, update=False)`, then
+`persist_and_notify_client_events`: `request_ratelimiter.ratelimit(requester)` before the event is
+written), so the pair is retried after the wait the answer asks for, with no read first.
+
+A message's link is a matrix.to permalink with `via=` the bot's own server: a room id of room
+version 12 (Synapse 1.163's default, synapse/config/server.py `DEFAULT_ROOM_VERSION = "12"`) has
+no server part, and the spec says room ids "are not routable on their own" without a `via`
+(spec.matrix.org/latest/appendices/#routing).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
@@ -28,7 +43,8 @@ from mkdocs_syndicate.channels.base import (
     transport_outcome,
 )
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object
-from mkdocs_syndicate.config.channels import Option
+from mkdocs_syndicate.config.channels import ChannelSettings, Option
+from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.content.identity import client_id
 from mkdocs_syndicate.content.messages import LengthRule, render_message
 from mkdocs_syndicate.content.posts import Post
@@ -45,12 +61,21 @@ MAX_PAGES = 10  # of 100 events each, read back before "not found" becomes "cann
 
 class MatrixChannel(Channel):
     type_name = "matrix"
+    rate_limit_checked_first = True  # Synapse refuses with 429 before it makes anything (above)
     options: ClassVar[Mapping[str, Option]] = {
         "homeserver": Option("url", required=True, help="e.g. https://matrix.org"),
-        "room_id": Option("text", required=True, help="the room's id, e.g. !abcdef:matrix.org (not its alias)"),
+        "room_id": Option(
+            "text",
+            required=True,
+            help="the room's id (not its alias), e.g. !abcdef:matrix.org, or !6tl-xDwy… in room version 12",
+        ),
         "access_token": Option("secret", required=True, help="a bot account's token, e.g. !ENV MATRIX_TOKEN"),
         "web_url": Option("url", default="https://matrix.to", help="where a message's link points"),
     }
+
+    def __init__(self, settings: ChannelSettings, site: Site) -> None:
+        super().__init__(settings, site)
+        self._server_name: str | None = None  # the bot's own server (from whoami): a permalink's via
 
     @property
     def _room(self) -> str:
@@ -63,7 +88,37 @@ class MatrixChannel(Channel):
         return {"Authorization": f"Bearer {self.settings.options['access_token'].reveal()}"}
 
     def _link(self, event_id: str) -> str:
-        return f"{self.settings.options['web_url']}/#/{quote(self._room, safe='!:')}/{quote(event_id, safe='$')}"
+        link = f"{self.settings.options['web_url']}/#/{quote(self._room, safe='!:')}/{quote(event_id, safe='$')}"
+        via = self._via()
+        return f"{link}?via={quote(via, safe=':')}" if via else link
+
+    def _via(self) -> str | None:
+        """A server in the room: the bot's own (it is joined), else the room id's server part
+        (room versions before 12 have one), else none known."""
+        if self._server_name:
+            return self._server_name
+        _, colon, server = self._room.partition(":")
+        return server if colon and server else None
+
+    async def warm_up(self, http: Http) -> None:
+        """The bot's server name, for the permalinks' `via` (whoami changes nothing remote)."""
+        import httpx
+
+        if self._server_name is None:
+            # On failure the link falls back to the room id's server part.
+            with contextlib.suppress(httpx.HTTPError, BadAnswer):
+                await self._whoami(http)
+
+    async def _whoami(self, http: Http) -> str:
+        """The bot's user id (@name:server), remembering its server name; raises BadAnswer."""
+        answer = await http.request("GET", self._url("/account/whoami"), headers=self._auth())
+        if answer.status_code != 200:
+            raise BadAnswer(f"answered {answer.status_code}")
+        me = identifier(json_object(answer).get("user_id"), "user_id")
+        _, colon, server = me.partition(":")  # a localpart has no ":"; a server name may have a port
+        if colon and server:
+            self._server_name = server
+        return me
 
     def recognises(self, remote_url: str) -> bool:
         return remote_url.startswith(f"{self.settings.options['web_url']}/#/{quote(self._room, safe='!:')}/")
@@ -107,11 +162,8 @@ class MatrixChannel(Channel):
         carries this pair's id: found, or the whole history read (absent), or cannot tell."""
         if not record.idempotency_key:
             return Verdict(Found.UNKNOWN, reason="no transaction id recorded: nothing to look for")
-        whoami = await http.request("GET", self._url("/account/whoami"), headers=self._auth())
-        if whoami.status_code != 200:
-            return Verdict(Found.UNKNOWN, reason=f"whoami answered {whoami.status_code}")
         try:
-            me = identifier(json_object(whoami).get("user_id"), "user_id")
+            me = await self._whoami(http)
         except BadAnswer as exc:
             return Verdict(Found.UNKNOWN, reason=f"whoami: {exc}")
         query = {"dir": "b", "limit": "100", "filter": json.dumps({"types": ["m.room.message"], "senders": [me]})}
@@ -138,7 +190,9 @@ class MatrixChannel(Channel):
                 end = body.get("end")
             except BadAnswer as exc:
                 return Verdict(Found.UNKNOWN, reason=str(exc))
-            if not isinstance(end, str) or not end or not chunk:
+            # The spec: `end` is left out when no further events are available. A page may be
+            # empty and still have one (Synapse, when its visibility filter removed a whole page).
+            if not isinstance(end, str) or not end or end == token:
                 return Verdict(Found.ABSENT, reason="not in the room's history")
             token = end
         return Verdict(Found.UNKNOWN, reason=f"not in the last {MAX_PAGES * 100} messages; older ones not read")

@@ -1,13 +1,23 @@
 """A Matrix homeserver for the sandbox and the tests, written from the Client-Server API
-(spec.matrix.org v1.x) and Synapse's behaviour, not from the client:
+(https://spec.matrix.org/latest/client-server-api/) and Synapse's behaviour, not from the client.
+Synapse's source, 1.163.2 (https://github.com/element-hq/synapse/tree/v1.163.2; the paths below
+are in it):
 
-- `PUT /_matrix/client/v3/rooms/{roomId}/send/{eventType}/{txnId}`: the same transaction id from
-  the same access token returns the same event id (the spec's idempotency), unless the server has
-  forgotten it (quirk `ignore_idempotency_key`: Synapse keeps transaction ids for about 30 minutes
-  and not across restarts);
+- `PUT /_matrix/client/v3/rooms/{roomId}/send/{eventType}/{txnId}`: the same transaction id in
+  the same room from the same user and device returns the first event id, whatever the body
+  (the spec scopes transaction ids to the device since v1.7). Synapse keeps the mapping in its
+  database table `event_txn_id_device_id` and deletes rows older than 24 hours
+  (synapse/storage/databases/main/events_worker.py, `_cleanup_old_transaction_ids`: "Cleans out
+  transaction id mappings older than 24hrs"), so it holds across restarts and across a new login
+  on the same device; another device gets a new event. Quirk `ignore_idempotency_key`: a server
+  that forgot it (an older Synapse, another homeserver);
+- the room has a room-version-12 id: no server part (Synapse's `DEFAULT_ROOM_VERSION = "12"`,
+  synapse/config/server.py; the id is the create event's hash);
 - `GET .../rooms/{roomId}/messages` with `dir`, `from`, `limit` and a `filter` (types, senders):
-  `chunk`, `start`, and `end` only while there are more events; an event's
-  `unsigned.transaction_id` only for the access token that sent it;
+  `chunk`, `start`, and `end` on every page that has events, the last one too; a page past the
+  last event is an empty chunk with no `end` (synapse/handlers/pagination.py `get_messages`:
+  "if no events are returned from pagination ... we do not return end"); an event's
+  `unsigned.transaction_id` only for the device that sent it;
 - `GET .../account/whoami`;
 - errors as `{"errcode", "error"}`: M_MISSING_TOKEN / M_UNKNOWN_TOKEN (401), M_FORBIDDEN (403, not
   in the room), M_NOT_JSON (400), M_LIMIT_EXCEEDED (429, `retry_after_ms` and Retry-After).
@@ -26,10 +36,17 @@ from urllib.parse import unquote
 from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response, first_url
 
 TOKEN = "sandbox-matrix-token"
-USER = "@sandbox:matrix.test"
+SERVER_NAME = "matrix.test"
+USER = f"@sandbox:{SERVER_NAME}"
 DEVICE = "SANDBOXDEVICE"
-ROOM = "!sandbox:matrix.test"
+# The bot's tokens, by the device each was issued to: a second login on the same device id (as
+# `POST /login` with `device_id` gives), and a login on another device.
+SAME_DEVICE_TOKEN = "sandbox-matrix-token-relogin"
+OTHER_DEVICE_TOKEN = "sandbox-matrix-token-other-device"
+DEVICES = {TOKEN: DEVICE, SAME_DEVICE_TOKEN: DEVICE, OTHER_DEVICE_TOKEN: "OTHERDEVICE"}
+ROOM = "!iZWugxDc5DFLd7tLc4XhrIAJHUG3mscKIJqBT3CouKI"  # room version 12: no ":server" part
 PREFIX = "/_matrix/client/v3"
+TRANSACTION_LIFETIME = 24 * 3600.0  # Synapse's `_cleanup_old_transaction_ids`
 
 
 class MatrixEmulator(Emulator):
@@ -57,7 +74,7 @@ class MatrixEmulator(Emulator):
                 "text": e["content"].get("body", ""),
                 "announces": first_url(e["content"].get("body", "")),
                 "at": e["origin_server_ts"] / 1000,
-                "link": f"{public_base}/matrix/to/#/{ROOM}/{e['event_id']}",
+                "link": f"{public_base}/matrix/to/#/{ROOM}/{e['event_id']}?via={SERVER_NAME}",
             }
             for e in state.get("events", [])
         ]
@@ -85,13 +102,14 @@ class MatrixEmulator(Emulator):
         auth = request.headers.get("authorization", "")
         if not auth.startswith("Bearer "):
             return self._error(401, "M_MISSING_TOKEN", "Missing access token")
-        if auth.removeprefix("Bearer ") != TOKEN:
+        device = DEVICES.get(auth.removeprefix("Bearer "))
+        if device is None:
             return self._error(401, "M_UNKNOWN_TOKEN", "Unrecognised access token")
         parts = [unquote(p) for p in path.split("/")]
         if path == "/account/whoami" and request.method == "GET":
-            return Response(200, {"user_id": USER, "device_id": DEVICE, "is_guest": False})
+            return Response(200, {"user_id": USER, "device_id": device, "is_guest": False})
         if len(parts) == 6 and parts[1] == "rooms" and parts[3] == "send" and request.method == "PUT":
-            return self._send(request, parts[2], parts[4], parts[5])
+            return self._send(request, device, parts[2], parts[4], parts[5])
         if len(parts) == 4 and parts[1] == "rooms" and parts[3] == "messages" and request.method == "GET":
             return self._messages(request, parts[2])
         return self._error(404, "M_UNRECOGNIZED", "Unrecognized request")
@@ -109,7 +127,7 @@ class MatrixEmulator(Emulator):
 
     # ---------------------------------------------------------------- rooms
 
-    def _send(self, request: Request, room: str, event_type: str, txn: str) -> Response:
+    def _send(self, request: Request, device: str, room: str, event_type: str, txn: str) -> Response:
         if room != ROOM:
             return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}")
         try:
@@ -118,10 +136,11 @@ class MatrixEmulator(Emulator):
             return self._error(400, "M_NOT_JSON", "Content not JSON.")
         if not isinstance(content, dict):
             return self._error(400, "M_BAD_JSON", "Content must be a JSON object.")
-        seen = self.state["transactions"].get(f"{TOKEN}\n{txn}")
-        if seen is not None and not self.quirks.get("ignore_idempotency_key"):
-            return Response(200, {"event_id": seen})
         now = self.server.now()
+        key = f"{room}\n{USER}\n{device}\n{txn}"
+        seen = self.state["transactions"].get(key)
+        if self._remembered(seen, now) and not self.quirks.get("ignore_idempotency_key"):
+            return Response(200, {"event_id": seen["event_id"]})
         event = {
             "event_id": "$" + secrets.token_urlsafe(32),
             "type": event_type,
@@ -130,15 +149,20 @@ class MatrixEmulator(Emulator):
             "origin_server_ts": int(self.server_clock(now) * 1000),
             "content": content,
             "transaction_id": txn,
-            "sent_by": TOKEN,
+            "sent_by": device,
             "visible_at": self.commit_time(),
         }
         self.state["events"].append(event)
-        self.state["transactions"][f"{TOKEN}\n{txn}"] = event["event_id"]
+        self.state["transactions"][key] = {"event_id": event["event_id"], "at": now}
         # A slow commit (quirk commit_delay): the answer waits for it, and readers see the event
         # only once it is committed.
         committed = event["visible_at"]
         return Response(200, {"event_id": event["event_id"]}, hold_until=committed if committed > now else None)
+
+    @staticmethod
+    def _remembered(seen: Any, now: float) -> bool:
+        """A transaction still in the table: written less than 24 hours ago."""
+        return isinstance(seen, dict) and now < float(seen.get("at", 0)) + TRANSACTION_LIFETIME
 
     def _messages(self, request: Request, room: str) -> Response:
         if room != ROOM:
@@ -159,15 +183,16 @@ class MatrixEmulator(Emulator):
             events = events[::-1]
         chunk = events[start : start + limit]
         body: dict[str, Any] = {"chunk": [self._shown(e, request) for e in chunk], "start": str(start)}
-        if start + limit < len(events):
-            body["end"] = str(start + limit)
+        if chunk:
+            body["end"] = str(start + len(chunk))
         return Response(200, body)
 
     @staticmethod
     def _shown(event: dict[str, Any], request: Request) -> dict[str, Any]:
-        """An event as a client sees it: the transaction id only for the token that sent it."""
+        """An event as a client sees it: the transaction id only for the device that sent it."""
         shown = {k: event[k] for k in ("event_id", "type", "room_id", "sender", "origin_server_ts", "content")}
         shown["unsigned"] = {"age": 0}
-        if request.headers.get("authorization", "") == f"Bearer {event['sent_by']}":
+        presented = request.headers.get("authorization", "").removeprefix("Bearer ")
+        if DEVICES.get(presented) == event["sent_by"]:
             shown["unsigned"]["transaction_id"] = event["transaction_id"]
         return shown
