@@ -8,7 +8,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import SITE, ListReporter, make_post, mastodon_raw, write_ledger
+from channel_specs import SPECS
+from conftest import SITE, ListReporter, make_post, write_ledger
 from sites import mkdocs, post, write_site
 
 from mkdocs_syndicate.config.run import parse_options
@@ -52,7 +53,9 @@ def pages():
 
 def run(tmp_path, sandbox, posts, clock, **options):
     opts = parse_options(
-        {"masto": mastodon_raw(sandbox)},
+        # Bluesky: its client makes the link facets itself. Mastodon would not link these pages'
+        # loopback URLs (127.0.0.1, as a real instance would not), so no read could find the status.
+        {"bsky": SPECS["bluesky"].raw(sandbox)},
         ledger_path=tmp_path / "ledger.yml",
         site=SITE,
         sandbox=False,
@@ -74,8 +77,9 @@ def test_a_new_post_waits_for_its_page_and_one_that_never_comes_stays_pending(tm
     assert "not live after 60 s" in states["blog/post-2/"][1] and "answered 404" in states["blog/post-2/"][1]
     assert pages.asked["/posts/one/"] == 4
     assert [w for w in reporter.waits if w[0] == "live" and "to go live" in w[2]]
-    assert [s["text"].splitlines()[0] for s in sandbox.snapshot()["mastodon"]["statuses"]] == ["Post 1"]
-    assert Ledger.read(tmp_path / "ledger.yml").record("blog/post-2/", "masto") is None  # still pending
+    posted = [r["value"]["text"].splitlines()[0] for r in sandbox.snapshot()["bluesky"]["records"].values()]
+    assert posted == ["Post 1"]
+    assert Ledger.read(tmp_path / "ledger.yml").record("blog/post-2/", "bsky") is None  # still pending
     assert report.undone  # so the build exits non-zero
 
     pages.live_after["/posts/two/"] = 0
@@ -88,7 +92,7 @@ def test_posts_already_announced_somewhere_are_not_polled(tmp_path, sandbox, clo
     pages.live_after["/posts/one/"] = 0
     run(tmp_path, sandbox, [page], clock, wait_until_live=60.0)
     asked = dict(pages.asked)
-    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 422})
+    sandbox.add_fault({"channel": "bluesky", "action": "status", "status": 422})
     # a failed pair of an announced post: no second wait for its page
     run(tmp_path, sandbox, [page, make_post(2, url=pages.url + "/posts/two/")], clock, wait_until_live=5.0)
     assert pages.asked["/posts/one/"] == asked["/posts/one/"]
