@@ -33,7 +33,7 @@ from mkdocs_syndicate.ledger.schema import (
 # escapes) never appear raw in the dumper's output: one search of the whole text for them sends
 # any file that has one to the full parser, so the expressions below need not exclude them (and
 # compile in a fraction of the time: every build reads the ledger).
-_ODD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff\\ud800-\\udfff]")
+ODD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff\\ud800-\\udfff]")
 _QUOTED = r'"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"'  # unrolled: fast on long strings
 _QCONTENT = r'(?:[^"\\\n]|\\[^\n])[^"\\\n]*(?:\\[^\n][^"\\\n]*)*'  # non-empty
 # `at` as the dumper writes it (quoted UTC seconds; every record has one); other shapes, valid or
@@ -88,7 +88,7 @@ def parse_canonical(text: str) -> Posts | None:
     if text == prefix + " {}\n...\n":
         return {}
     body = text[len(prefix) + 1 : -4]  # from the first post key line to the last record's newline
-    if text[len(prefix)] != "\n" or not body or _ODD.search(body):
+    if text[len(prefix)] != "\n" or not body or ODD.search(body):
         return None
     # Tens of thousands of small objects and no cycles: the cyclic GC would only add passes.
     collecting = gc.isenabled()
@@ -105,7 +105,7 @@ def parse_canonical(text: str) -> Posts | None:
 def parse_piece(chunk: str) -> Posts | None:
     """The posts of a piece of a posts section (whole posts, as the tolerant reader cuts them) in
     the canonical layout, or None when it is not canonical."""
-    if _ODD.search(chunk):
+    if ODD.search(chunk):
         return None
     try:
         return _posts(chunk)
