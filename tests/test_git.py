@@ -861,3 +861,34 @@ def test_a_garbage_login_while_the_in_flight_is_pushed_posts_nothing_then_retrie
     record = parse(remote_ledger(bare), "remote")["blog/post-1/"].channels["bsky"]
     # The garbage login's request never left: only the send that went out counts.
     assert record.state == "done" and record.attempts == 1
+
+
+def test_a_block_style_ledger_on_the_remote_is_pushed_back_canonical_once(repo, sandbox, tmp_path):
+    """Issue 36: a YAML formatter rewrote the pushed ledger in block style; git mode starts from the
+    remote's ledger and writes only on a change, so every run paid the full parser (10,000 posts:
+    10 s, 494 MB). The first run puts it back in the canonical layout: one commit, one push."""
+    import yaml
+
+    bare, work = repo
+    channels = {"masto": mastodon_raw(sandbox)}
+    assert not run(work, channels, [make_post(1)]).undone
+    canonical = remote_ledger(bare)
+    formatter = clone(bare, tmp_path / "formatter")
+    block = yaml.safe_dump(yaml.safe_load(canonical), sort_keys=False) + "...\n"
+    (formatter / "ledger.yml").write_text(block)
+    git("commit", "--quiet", "-am", "format YAML", cwd=formatter)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=formatter)
+    counter = count_pushes(bare)
+
+    ci = clone(bare, tmp_path / "ci")  # a fresh checkout, as in CI
+    report = run(ci, channels, [make_post(1)])
+    assert report.results == []
+    assert remote_ledger(bare) == canonical == (ci / "ledger.yml").read_text()
+    assert report.notes == ["ledger.yml was not in the canonical layout: rewritten (no record changed)"]
+    assert pushes(counter) == 1
+    log = git("log", "--format=%s", "main", cwd=bare).splitlines()
+    assert log[0] == "syndicate: ledger.yml in the canonical layout (no record changed) [skip ci]", log
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=ci).strip() == ""
+
+    again = run(clone(bare, tmp_path / "ci2"), channels, [make_post(1)])
+    assert again.notes == [] and pushes(counter) == 1  # once

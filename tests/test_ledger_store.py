@@ -108,3 +108,37 @@ def test_corrupt_ledger_stops_before_anything(tmp_path):
     with pytest.raises(LedgerError, match="end marker"):
         Ledger.open_for_writing(path)
     Ledger.open_for_writing(path.with_name("other.yml")).close()  # the lock was released
+
+
+def _block_style(text: str) -> str:
+    """The ledger as a YAML formatter leaves it: block style everywhere, comments gone."""
+    import yaml
+
+    return yaml.safe_dump(yaml.safe_load(text), sort_keys=False, allow_unicode=True) + "...\n"
+
+
+def test_a_run_writes_a_block_style_ledger_back_in_the_canonical_layout_once(tmp_path, sandbox):
+    """Issue 36: a block-style ledger cost the full parser on every run (10,000 posts: 10 s and
+    494 MB) while nothing changed; the first run that may write puts it back, saying so once."""
+    from conftest import SITE, ListReporter, make_post, mastodon_raw
+
+    from mkdocs_syndicate.config.run import parse_options
+    from mkdocs_syndicate.engine.syndication import send
+    from mkdocs_syndicate.ledger.format import dump, parse
+
+    path = tmp_path / "ledger.yml"
+    opts = parse_options({"masto": mastodon_raw(sandbox)}, ledger_path=path, site=SITE, sandbox=False, sending=True)
+    assert not send(opts, [make_post(1), make_post(2)], ListReporter()).undone
+    canonical = path.read_text()
+    path.write_text(_block_style(canonical))
+    Ledger.read(path)  # as a plan or `status` reads it: never written
+    assert path.read_text() != canonical
+    requests = len(sandbox.requests())
+
+    report = send(opts, [make_post(1), make_post(2)], ListReporter())
+    assert report.results == [] and len(sandbox.requests()) == requests
+    assert path.read_text() == canonical == dump(parse(canonical, "x"))
+    assert report.notes == ["ledger.yml was not in the canonical layout: rewritten (no record changed)"]
+    written = path.stat().st_mtime_ns, path.stat().st_ino
+    assert send(opts, [make_post(1), make_post(2)], ListReporter()).notes == []
+    assert (path.stat().st_mtime_ns, path.stat().st_ino) == written  # once: the next run writes nothing

@@ -104,6 +104,9 @@ class Session:
         self.memo = MessageMemo.beside(options.ledger_path)  # what unchanged posts' messages hash to
 
     def run(self) -> RunReport:
+        if self.ledger.rewrite_canonical():  # read slowly once, not on every run (issue 36)
+            name = self.options.ledger_path.name
+            self.report.notes.append(f"{name} was not in the canonical layout: rewritten (no record changed)")
         self._adopt_on_first_contact()
         if self.options.wait_until_live and not self.verify_only:
             late = _not_live(
@@ -308,6 +311,7 @@ def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
         # The pushed ledger is the truth: what the local file has beyond it was never sent
         # (in_flight is pushed before every at-most-once send) or is recovered by verify.
         ledger.reset_to(remote_posts)
+        ledger.canonical = mirror.remote_canonical  # the local copy is; the pushed one may not be
     ledger.mirror = mirror
     return mirror
 

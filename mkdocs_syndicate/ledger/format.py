@@ -44,6 +44,13 @@ _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def parse(text: str, path: str) -> Posts:
     """Parse and validate a ledger; any doubt is a LedgerError naming `path` and the line."""
+    return parse_with_layout(text, path)[0]
+
+
+def parse_with_layout(text: str, path: str) -> tuple[Posts, bool]:
+    """`parse`, and whether the text is in the canonical layout: read by the fast reader (a large
+    ledger), or exactly what `dump` writes (a small one). A run that may write puts a ledger that
+    is not back in it, once, so that the next runs read it fast (issue 36)."""
     if not _ends_with_marker(text):
         raise LedgerError(
             path,
@@ -55,13 +62,15 @@ def parse(text: str, path: str) -> Posts:
 
         fast = parse_canonical(text)  # our own layout, read without a YAML parser
         if fast is not None:
-            return fast
+            return fast, True
         from mkdocs_syndicate.ledger.tolerant import parse_tolerant
 
         tolerated = parse_tolerant(text, path)  # hand edits: only the edited posts parsed as YAML
         if tolerated is not None:
-            return tolerated
-    return parse_yaml(text, path)
+            return tolerated, False
+        return parse_yaml(text, path), False
+    posts = parse_yaml(text, path)
+    return posts, dump(posts) == text  # small: a dump costs less than a millisecond
 
 
 # Below this size libyaml reads a ledger faster than the fast reader compiles and runs (10 KB:

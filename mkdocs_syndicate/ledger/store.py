@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text, sweep_stale_temp_files
-from mkdocs_syndicate.ledger.format import dump, parse
+from mkdocs_syndicate.ledger.format import dump, parse_with_layout
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State, record_in
 from mkdocs_syndicate.localdirs import lock_path, private_dir
 
@@ -58,9 +58,10 @@ class Transition:
 
 
 class Ledger:
-    def __init__(self, path: Path, posts: Posts, lock: filelock.BaseFileLock | None) -> None:
+    def __init__(self, path: Path, posts: Posts, lock: filelock.BaseFileLock | None, *, canonical: bool = True) -> None:
         self.path = path
         self._posts = posts
+        self.canonical = canonical  # the file (or in git mode the pushed ledger) is as `dump` writes it
         self._lock = lock
         self._poisoned: BaseException | None = None
         self._durable = posts  # the last state on disk (and in git)
@@ -75,7 +76,8 @@ class Ledger:
     @classmethod
     def read(cls, path: Path) -> Ledger:
         """Load without the lock, for plan mode and status: never writes."""
-        return cls(path, _load(path), lock=None)
+        posts, canonical = _load(path)
+        return cls(path, posts, lock=None, canonical=canonical)
 
     @classmethod
     def open_for_writing(cls, path: Path, lock_timeout: float = 10.0) -> Ledger:
@@ -104,7 +106,8 @@ class Ledger:
             ) from None
         try:
             sweep_stale_temp_files(path)
-            return cls(path, _load(path), lock=lock)
+            posts, canonical = _load(path)
+            return cls(path, posts, lock=lock, canonical=canonical)
         except OSError as exc:
             lock.release()
             raise LedgerError(
@@ -192,8 +195,11 @@ class Ledger:
         changes = [(t.post.key, t.channel, str(t.record.state)) for t in pending.transitions]
         return self._write(pending.posts, changes, push)
 
-    def _write(self, posts: Posts, changes: list[tuple[str, str, str]], push: bool) -> Posts:
-        """The file, then with a mirror the commit (and push) whose message lists `changes`."""
+    def _write(
+        self, posts: Posts, changes: list[tuple[str, str, str]], push: bool, message: str | None = None
+    ) -> Posts:
+        """The file, then with a mirror the commit (and push) whose message lists `changes`
+        (or is `message`)."""
         text = dump(posts, self._rendered)
         # With push, durable means pushed: the file is the checkout's copy, and a run starts from
         # the remote's ledger whenever the two differ, so its fsyncs would only delay the push.
@@ -205,12 +211,13 @@ class Ledger:
                 str(self.path),
                 f"could not write the ledger ({exc.strerror or exc}); stopping before any further remote call",
             ) from exc
+        self.canonical = True
         if self.mirror is None:
             return posts
         from mkdocs_syndicate.errors import GitError
 
         try:
-            kept = self.mirror.persist(posts, text, changes, push)
+            kept = self.mirror.persist(posts, text, changes, push, message)
         except GitError as exc:
             raise LedgerWriteError(str(self.path), f"{exc}; stopping before any further remote call") from None
         if kept is not posts:  # others' records merged in on a new remote tip: keep them locally too
@@ -258,6 +265,23 @@ class Ledger:
         self._staged = []
         self._poisoned = None
         self.abandoned = None
+
+    def rewrite_canonical(self) -> bool:
+        """Write the ledger back in the canonical layout when it was read in another (block
+        style from a YAML formatter, hand edits): the full parser would otherwise read it on
+        every run, and in git mode, which starts from the pushed ledger and writes only on a
+        change, forever. In git mode it is committed, and pushed with push. Before any
+        transition of the run; True when it wrote."""
+        if self.canonical:
+            return False
+        if self._lock is None:
+            raise LedgerError(str(self.path), "opened read-only; cannot rewrite it")
+        if self._poisoned is not None or self._staged:
+            raise LedgerWriteError(str(self.path), "a rewrite must come before the run's transitions")
+        message = f"syndicate: {self.path.name} in the canonical layout (no record changed)"
+        self._posts = self._durable = self._write(self._posts, [], push=True, message=message)
+        self.canonical = True
+        return True
 
     def rename_channel(self, old: str, new: str) -> int:
         """Move every record of channel `old` to `new`, in one write; how many posts had one. A
@@ -347,13 +371,14 @@ def _check_allowed(entry: PostEntry | None, item: Transition, allowed_from: dict
         )
 
 
-def _load(path: Path) -> Posts:
+def _load(path: Path) -> tuple[Posts, bool]:
+    """The posts, and whether the file is in the canonical layout (no file is: nothing to rewrite)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return {}, True
     except UnicodeDecodeError as exc:
         raise LedgerError(str(path), f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise LedgerError(str(path), f"cannot read: {exc.strerror}") from None
-    return parse(text, str(path))
+    return parse_with_layout(text, str(path))
