@@ -7,6 +7,7 @@ runner cannot make a remote call it could not record.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -70,6 +71,7 @@ class Ledger:
         self.writes = 0
         self.mirror: GitMirror | None = None  # git persistence (CI), see gitmirror.py
         self._rendered: dict[str, tuple[PostEntry, str]] = {}  # per-post text of the last write
+        self._flushing: Posts | None = None  # what the flush under way writes to the file
 
     # -------------------------------------------------------------- opening
 
@@ -186,6 +188,7 @@ class Ledger:
             return None
         pending = Flush(self._posts, self._staged)
         self._staged = []
+        self._flushing = pending.posts
         return pending
 
     def write_flush(self, pending: Flush, push: bool) -> Posts:
@@ -230,6 +233,7 @@ class Ledger:
             # Others' records came in under ours; what was staged meanwhile goes on top again.
             self._posts = _with_transitions(kept, self._staged)
         self._durable = kept
+        self._flushing = None
         self.writes += 1
         if checkpoints.enabled():
             for item in pending.transitions:
@@ -242,6 +246,23 @@ class Ledger:
         self.abandoned = self._posts
         self._posts = self._durable
         self._staged = []
+        written, self._flushing = self._flushing, None
+        if self.mirror is not None and written is not None:
+            self._unwrite_unpushed(written)
+
+    def _unwrite_unpushed(self, written: Posts) -> None:
+        """In git mode the file is written before the commit and push: after one that failed
+        (refused, killed by the same Ctrl-C, lost to a race), the file holds in_flight records
+        whose at-most-once requests waited for that push and never left, while the run reports
+        those pairs as the durable ledger has them (pending). Take them out of the file too, so
+        that no later run waits a settle time and reads for nothing (issue 36); the records of
+        requests that did go out (done, failed) stay."""
+        from mkdocs_syndicate.ledger.merge import without_unpushed_in_flight
+
+        assert self.mirror is not None
+        kept = without_unpushed_in_flight(written, self._durable)
+        with contextlib.suppress(OSError):  # the write that failed may have been this file's: it is as it was
+            atomic_write_text(self.path, dump(kept, self._rendered), durable=not self.mirror.settings.push)
 
     def push_if_ahead(self) -> None:
         """With git push: commit and push the ledger when it holds records the remote lacks (ours,
