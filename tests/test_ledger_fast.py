@@ -76,6 +76,7 @@ record = st.builds(
     message_sha256=st.one_of(st.none(), text),
     note=st.one_of(st.none(), text),
     op=st.one_of(st.none(), st.sampled_from(OPS)),
+    sandbox=st.booleans(),
 )
 entry = st.builds(
     PostEntry,
@@ -307,6 +308,7 @@ FUZZ_BASE = {
         {
             "devto": Record("failed", 1, "2026-12-02T07:00:03Z", error="no way"),
             "x": Record("deleted", 1, "2026-12-02T07:00:03Z"),
+            "y": Record("done", 1, "2026-12-02T07:00:03Z", remote_url="http://127.0.0.1:8787/y", sandbox=True),
         },
         id="pin-c",
         src="blog/c.md",

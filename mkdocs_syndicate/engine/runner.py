@@ -542,8 +542,9 @@ class Runner:
 
     def _in_flight(self, unit: _Unit, pair: PendingPair, previous: Record | None) -> Record:
         attempts = (previous.attempts if previous else 0) + 1
+        sandbox = self.ledger.sandbox is True  # a rehearsal's record: a real run will not count it
         if unit.batch is not None:  # at-least-once pings: no key, and no read to match a payload against
-            return Record(State.IN_FLIGHT, attempts, self._now())
+            return Record(State.IN_FLIGHT, attempts, self._now(), sandbox=sandbox)
         return Record(
             State.IN_FLIGHT,
             attempts,
@@ -551,6 +552,7 @@ class Runner:
             idempotency_key=pair.prepared.idempotency_key,
             created_at=self._created_at(pair, previous),
             message_sha256=pair.prepared.sha256,
+            sandbox=sandbox,
         )
 
     @staticmethod

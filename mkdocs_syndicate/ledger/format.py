@@ -272,6 +272,11 @@ def _field(spec: FieldSpec, node: yaml.Node, path: str, what: str) -> Any:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise LedgerError(path, f"{what}: {spec.name} must be a whole number >= 0", _line(node))
         return count
+    if spec.kind == "flag":
+        # Exactly `true` or `false`: not `yes`, `on` or "true", which only look like it to YAML.
+        if not (isinstance(node, yaml.ScalarNode) and node.tag == _BOOL_TAG and node.value in ("true", "false")):
+            raise LedgerError(path, f"{what}: {spec.name} must be true or false", _line(node))
+        return node.value == "true"
     if spec.kind == "time":
         stamp = _text(node, path, label, time=True)
         if stamp and not _valid_timestamp(stamp):
@@ -285,6 +290,7 @@ def _field(spec: FieldSpec, node: yaml.Node, path: str, what: str) -> Any:
     return value
 
 
+_BOOL_TAG = "tag:yaml.org,2002:bool"
 _TS_RE = lazy_compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
 
 
@@ -359,7 +365,9 @@ def _key_line(indent: str, scalar: str) -> str:
 
 
 def _flow_value(value: Any) -> str:
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, bool):  # a flag (written only when true)
+        return "true" if value else "false"
+    if isinstance(value, int):
         return str(value)
     return _flow_scalar(str(value))
 

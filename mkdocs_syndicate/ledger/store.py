@@ -8,7 +8,7 @@ runner cannot make a remote call it could not record.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,6 +72,9 @@ class Ledger:
         self.mirror: GitMirror | None = None  # git persistence (CI), see gitmirror.py
         self._rendered: dict[str, tuple[PostEntry, str]] = {}  # per-post text of the last write
         self._flushing: Posts | None = None  # what the flush under way writes to the file
+        # The run's kind, set by the engine from `sandbox:` (None: a tool that shows every record).
+        # A sandbox run's records carry `sandbox: true`; a real run sees none of them.
+        self.sandbox: bool | None = None
 
     # -------------------------------------------------------------- opening
 
@@ -139,7 +142,30 @@ class Ledger:
         return self._posts
 
     def record(self, post_key: str, channel: str) -> Record | None:
-        return record_in(self._posts, post_key, channel)
+        """The pair's record as this run sees it: to a real run, a sandbox run's record is none."""
+        record = record_in(self._posts, post_key, channel)
+        if record is not None and record.sandbox and self.sandbox is False:
+            return None  # a rehearsal's: the pair is pending, and its first transition replaces it
+        return record
+
+    def records(self) -> Iterator[tuple[str, str, Record]]:
+        """Every (post key, channel, record) as this run sees it (see `record`)."""
+        hide = self.sandbox is False
+        for key, entry in self._posts.items():
+            for channel, record in entry.channels.items():
+                if not (hide and record.sandbox):
+                    yield key, channel, record
+
+    def sandbox_records(self) -> int:
+        """How many records a sandbox run wrote."""
+        return sum(record.sandbox for entry in self._posts.values() for record in entry.channels.values())
+
+    def may_work_on(self, record: Record | None) -> bool:
+        """Whether this run may take a pair with this record (as `record` gives it): a sandbox run
+        leaves a real copy (done, deleted, skipped) and a real request whose outcome is unknown
+        (in_flight) alone: it never announces a real copy to the emulators, nor settles a real
+        request by reading them. A real failed record is pending to both."""
+        return self.sandbox is not True or record is None or record.sandbox or record.state == State.FAILED
 
     def text(self) -> str:
         return dump(self._posts)
@@ -163,6 +189,8 @@ class Ledger:
                 str(self.path), f"an earlier write failed ({self._poisoned}); refusing to continue"
             ) from self._poisoned
         batch = list(transitions)
+        if self.sandbox is True:  # every record a sandbox run writes says so, whichever part wrote it
+            batch = [t if t.record.sandbox else replace(t, record=replace(t.record, sandbox=True)) for t in batch]
         self._posts = _with_transitions(self._posts, batch, _BY_HAND_FROM if by_hand else _ALLOWED_FROM)
         self._staged.extend(batch)
 
@@ -382,14 +410,25 @@ def _with_transitions(
 
 def _check_allowed(entry: PostEntry | None, item: Transition, allowed_from: dict[State, set[State | None]]) -> None:
     before = entry.channels.get(item.channel) if entry else None
-    was = before.state if before else None
-    # Only an update or a delete may start from a copy that exists: never a second create.
-    wrong_op = item.record.state == State.IN_FLIGHT and was == State.DONE and item.record.op is None
-    if was not in allowed_from[item.record.state] or wrong_op:
+    if before is not None and item.record.sandbox and not before.sandbox and before.state != State.FAILED:
+        raise ValueError(  # Ledger.may_work_on: a rehearsal never touches a real copy or request
+            f"illegal transition: a sandbox run's {item.record.state} over a real {before.state} "
+            f"record for ({item.post.key}, {item.channel})"
+        )
+    if before is not None and before.sandbox and not item.record.sandbox and not _allowed(before, item, allowed_from):
+        before = None  # a rehearsal's record is not a real copy: a real run starts the pair afresh
+    if not _allowed(before, item, allowed_from):
         raise ValueError(
             f"illegal transition {before.state if before else 'pending'} -> "
             f"{item.record.state} for ({item.post.key}, {item.channel})"
         )
+
+
+def _allowed(before: Record | None, item: Transition, allowed_from: dict[State, set[State | None]]) -> bool:
+    was = before.state if before else None
+    # Only an update or a delete may start from a copy that exists: never a second create.
+    wrong_op = item.record.state == State.IN_FLIGHT and was == State.DONE and item.record.op is None
+    return was in allowed_from[item.record.state] and not wrong_op
 
 
 def _load(path: Path) -> tuple[Posts, bool]:
