@@ -142,3 +142,35 @@ def test_a_run_writes_a_block_style_ledger_back_in_the_canonical_layout_once(tmp
     written = path.stat().st_mtime_ns, path.stat().st_ino
     assert send(opts, [make_post(1), make_post(2)], ListReporter()).notes == []
     assert (path.stat().st_mtime_ns, path.stat().st_ino) == written  # once: the next run writes nothing
+
+
+def test_a_rehearsal_and_a_real_run_each_see_and_write_only_what_is_theirs(tmp_path):
+    """Issue 36: a sandbox run's records say so and a real run sees none of them (its in_flight
+    replaces one, even over a sandbox `done`: it is not a real copy); a sandbox run never writes
+    over a real copy or a real request of unknown outcome (only over a real failed record)."""
+    path = tmp_path / "ledger.yml"
+    at = "2026-12-02T07:00:00Z"
+    with Ledger.open_for_writing(path) as ledger:
+        ledger.sandbox = False
+        ledger.set(POST, "devto", Record("in_flight", 1, at))
+        ledger.set(POST, "devto", Record("failed", 0, at, error="refused"))
+        ledger.sandbox = True
+        ledger.set(POST, "masto", Record("in_flight", 1, at))  # stamped, whoever wrote it
+        ledger.set(POST, "masto", ledger.record("blog/a/", "masto").moved("done", at, remote_url="http://127.0.0.1/1"))
+    assert "sandbox: true" in path.read_text()
+    with Ledger.open_for_writing(path) as ledger:
+        assert ledger.record("blog/a/", "masto").sandbox and ledger.sandbox_records() == 1  # a tool sees all
+        ledger.sandbox = False
+        assert ledger.record("blog/a/", "masto") is None and [c for _, c, _ in ledger.records()] == ["devto"]
+        ledger.set(POST, "masto", Record("in_flight", 1, at))  # no op, over a sandbox done: a first send
+        ledger.set(POST, "masto", Record("done", 1, at, remote_id="9"))
+        assert ledger.sandbox_records() == 0
+        ledger.sandbox = True  # the next rehearsal
+        assert not ledger.may_work_on(ledger.record("blog/a/", "masto"))
+        with pytest.raises(ValueError, match="a sandbox run's in_flight over a real done record"):
+            ledger.set(POST, "masto", Record("in_flight", 2, at, op="update"))
+        assert ledger.may_work_on(ledger.record("blog/a/", "devto"))  # real failed: pending to both
+        ledger.set(POST, "devto", Record("in_flight", 1, at))
+    final = Ledger.read(path)
+    assert final.record("blog/a/", "masto") == Record("done", 1, at, remote_id="9")
+    assert final.record("blog/a/", "devto").sandbox
