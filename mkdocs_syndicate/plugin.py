@@ -191,7 +191,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         from mkdocs_syndicate.sources.ledger_copies import done_copies
 
         try:
-            posts = done_copies(ledger_path(config, self.config))
+            posts = done_copies(ledger_path(config, self.config), sandbox=self.config.sandbox)
         except SyndicateError as exc:
             raise PluginError(f"syndicate: {exc}") from None
         services = {name: kind.service or name for name, kind in named_in(self.config.channels).items()}

@@ -55,5 +55,6 @@ def test_the_ledger_benchmark_runs_its_canonical_and_hand_edited_cases():
         "a comment in every 10th post",
         "every 10th record in block style",
         "every record in block style",
+        "a YAML formatter's block style: first run",
     ):
         assert case in result.stdout, result.stdout

@@ -741,12 +741,16 @@ def test_the_plugin_pushes_the_ledger_from_a_ci_build(repo, sandbox):
     assert git("status", "--porcelain", cwd=work).strip() == ""
 
 
+@pytest.mark.parametrize("push_dies", [False, True], ids=["push-lands", "push-dies"])
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"])
-def test_ctrl_c_while_the_in_flight_is_pushed_records_that_nothing_was_sent(repo, sandbox, signum, code):
+def test_ctrl_c_while_the_in_flight_is_pushed_records_that_nothing_was_sent(repo, sandbox, signum, code, push_dies):
     """GitHub cancels a job with SIGINT first (docker and Kubernetes send SIGTERM); the run stops
     the same way for both. Lanes interrupted while their in_flight was on its
     way to the remote never sent: the run records `failed` (pushed), not a bare in_flight that
-    would cost the next run a settle wait and a read. The next run sends them, reading nothing."""
+    would cost the next run a settle wait and a read. The next run sends them, reading nothing.
+    When the push dies too (a Ctrl-C in a terminal reaches `git push` as well), nothing of the
+    in_flight was pushed and the run says pending: the local file says so too, not in_flight
+    (issue 36)."""
     from sites import command, mkdocs, post, write_site
 
     bare, work = repo
@@ -775,8 +779,10 @@ def test_ctrl_c_while_the_in_flight_is_pushed_records_that_nothing_was_sent(repo
     started = bare / "push-started"
     hook = bare / "hooks" / "pre-receive"  # the first push hangs, as a slow remote would
     finished = bare / "push-finished"
+    outcome = "exit 1" if push_dies else "true"
     hook.write_text(
-        f"#!/bin/sh\ncat >/dev/null\nif [ ! -e '{started}' ]; then touch '{started}'; sleep 3; touch '{finished}'; fi\n"
+        f"#!/bin/sh\ncat >/dev/null\n"
+        f"if [ ! -e '{started}' ]; then touch '{started}'; sleep 3; touch '{finished}'; {outcome}; fi\n"
     )
     hook.chmod(0o755)
     run_ = command(config, "run", env=GIT_ENV)
@@ -794,13 +800,20 @@ def test_ctrl_c_while_the_in_flight_is_pushed_records_that_nothing_was_sent(repo
         if run_.poll() is None:
             run_.kill()
     assert run_.returncode == code, err
-    assert "(posts/a/, masto) failed" in err and "(posts/a/, devto) failed" in err, err
     state = sandbox.snapshot()
     assert state["mastodon"]["statuses"] == [] and state["forem"]["articles"] == []
-    pushed = parse(remote_ledger(bare), "remote")["posts/a/"].channels
-    assert {c: (r.state, r.error) for c, r in pushed.items()} == {
-        c: ("failed", "interrupted before the request was sent (the next run sends it)") for c in ("masto", "devto")
-    }
+    local = parse((work / "ledger.yml").read_text(), "local").get("posts/a/")
+    if push_dies:
+        assert "(posts/a/, masto) pending" in err and "(posts/a/, devto) pending" in err, err
+        assert remote_ledger(bare) is None
+        assert local is None or not {"masto", "devto"} & set(local.channels), dump({"posts/a/": local})
+    else:
+        assert "(posts/a/, masto) failed" in err and "(posts/a/, devto) failed" in err, err
+        pushed = parse(remote_ledger(bare), "remote")["posts/a/"].channels
+        assert {c: (r.state, r.error) for c, r in pushed.items()} == {
+            c: ("failed", "interrupted before the request was sent (the next run sends it)") for c in ("masto", "devto")
+        }
+        assert local is not None and local.channels == pushed
 
     requests = len(sandbox.requests())
     again = command(config, "run", env=GIT_ENV)
@@ -863,3 +876,51 @@ def test_a_garbage_login_while_the_in_flight_is_pushed_posts_nothing_and_the_nex
     record = parse(remote_ledger(bare), "remote")["blog/post-1/"].channels["bsky"]
     # The garbage login's request never left: only the send that went out counts.
     assert record.state == "done" and record.attempts == 1
+
+
+def test_a_block_style_ledger_on_the_remote_is_pushed_back_canonical_once(repo, sandbox, tmp_path):
+    """Issue 36: a YAML formatter rewrote the pushed ledger in block style; git mode starts from the
+    remote's ledger and writes only on a change, so every run paid the full parser (10,000 posts:
+    10 s, 494 MB). The first run puts it back in the canonical layout: one commit, one push."""
+    import yaml
+
+    bare, work = repo
+    channels = {"masto": mastodon_raw(sandbox)}
+    assert not run(work, channels, [make_post(1)]).undone
+    canonical = remote_ledger(bare)
+    formatter = clone(bare, tmp_path / "formatter")
+    block = yaml.safe_dump(yaml.safe_load(canonical), sort_keys=False) + "...\n"
+    (formatter / "ledger.yml").write_text(block)
+    git("commit", "--quiet", "-am", "format YAML", cwd=formatter)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=formatter)
+    counter = count_pushes(bare)
+
+    ci = clone(bare, tmp_path / "ci")  # a fresh checkout, as in CI
+    report = run(ci, channels, [make_post(1)])
+    assert report.results == []
+    assert remote_ledger(bare) == canonical == (ci / "ledger.yml").read_text()
+    assert report.notes == ["ledger.yml was not in the canonical layout: rewritten (no record changed)"]
+    assert pushes(counter) == 1
+    log = git("log", "--format=%s", "main", cwd=bare).splitlines()
+    assert log[0] == "syndicate: ledger.yml in the canonical layout (no record changed) [skip ci]", log
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=ci).strip() == ""
+
+    again = run(clone(bare, tmp_path / "ci2"), channels, [make_post(1)])
+    assert again.notes == [] and pushes(counter) == 1  # once
+
+
+def test_a_refused_push_leaves_no_unpushed_in_flight_in_the_local_file(repo, sandbox):
+    """Issue 36: the local file got the in_flight records, then their push was refused; the
+    requests never left and the run said so, but the file said in_flight, so a later run on it
+    would wait a settle time and read for nothing. It says what the run said: no record."""
+    bare, work = repo
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'protected branch' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    with pytest.raises(LedgerWriteError):
+        run(work, every_channel(sandbox), [make_post(1)])
+    creates = [r for r in sandbox.requests() if any(r["path"].endswith(path) for path in CREATES.values())]
+    assert creates == []  # (a login may have gone out while the push was tried)
+    local = parse((work / "ledger.yml").read_text(), "local") if (work / "ledger.yml").exists() else {}
+    assert all(r.state != "in_flight" for e in local.values() for r in e.channels.values()), dump(local)
+    assert remote_ledger(bare) is None  # nothing was pushed

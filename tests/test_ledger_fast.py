@@ -76,6 +76,7 @@ record = st.builds(
     message_sha256=st.one_of(st.none(), text),
     note=st.one_of(st.none(), text),
     op=st.one_of(st.none(), st.sampled_from(OPS)),
+    sandbox=st.booleans(),
 )
 entry = st.builds(
     PostEntry,
@@ -293,3 +294,145 @@ def test_a_repeated_post_key_across_pieces_is_left_to_the_full_parser():
     assert parse_tolerant(text, "l.yml") is None
     with pytest.raises(LedgerError, match="duplicate key 'blog/b/'"):
         parse(text + "\n" * 30000, "l.yml")
+
+
+# ---------------------------------------------------------------- fuzzed mutants: the readers agree
+
+# A canonical ledger with every kind of line, and the same ledger partly in block style (what the
+# tolerant reader reads), each mutated as a careless hand or a broken tool would.
+FUZZ_BASE = {
+    **SAMPLE,
+    "blog/c/": PostEntry(
+        "https://example.com/blog/c/",
+        'C: "quoted"',
+        {
+            "devto": Record("failed", 1, "2026-12-02T07:00:03Z", error="no way"),
+            "x": Record("deleted", 1, "2026-12-02T07:00:03Z"),
+            "y": Record("done", 1, "2026-12-02T07:00:03Z", remote_url="http://127.0.0.1:8787/y", sandbox=True),
+        },
+        id="pin-c",
+        src="blog/c.md",
+        aliases=("blog/old-c/", "https://example.com/blog/old-c/"),
+    ),
+}
+FUZZ_TEXTS = [
+    dump(FUZZ_BASE),
+    "\n".join(_block_style(line) if ": {state:" in line else line for line in dump(FUZZ_BASE).split("\n")),
+]
+FUZZ_CHARS = [
+    "\t",
+    " ",
+    "  ",
+    "#",
+    ":",
+    "-",
+    "x",
+    "{",
+    "}",
+    "'",
+    '"',
+    ",",
+    "?",
+    "&",
+    "*",
+    "!",
+    "|",
+    ">",
+    "%",
+    ".",
+    "\r",
+    "\x85",
+    "\u2028",
+    "\x7f",
+]
+FUZZ_LINES = [
+    "",
+    "#x",
+    "\t# note",
+    "  # c",
+    "\t",
+    " \t",
+    "    # c: {d}",
+    "# a: {b}",
+    "...",
+    "---",
+    "  #",
+    " #c",
+    "  # \x85x: y",
+    "#\u2028  z: 1",
+    "%YAML 1.1",
+]
+mutation = st.tuples(
+    st.sampled_from(["insert", "delete", "duplicate", "line", "indent", "dedent", "repeat", "trail", "drop"]),
+    st.integers(0, 10**6),  # which line
+    st.integers(0, 200),  # which column
+    st.integers(0, 10**6),  # which character or line to add
+)
+
+
+def _mutated(text: str, mutations: list[tuple[str, int, int, int]]) -> str:
+    lines = text.split("\n")
+    for kind, at, where, pick in mutations:
+        index = at % len(lines)
+        line = lines[index]
+        column = where % (len(line) + 1)
+        if kind == "insert":
+            lines[index] = line[:column] + FUZZ_CHARS[pick % len(FUZZ_CHARS)] + line[column:]
+        elif kind == "delete":
+            lines[index] = line[:column] + line[column + 1 :]
+        elif kind == "duplicate":
+            lines[index] = line[:column] + line[column : column + 1] + line[column:]
+        elif kind == "line":
+            lines.insert(index, FUZZ_LINES[pick % len(FUZZ_LINES)])
+        elif kind == "indent":
+            lines[index] = ("\t", " ", "  ")[pick % 3] + line
+        elif kind == "dedent":
+            lines[index] = line[1:] if line.startswith(" ") else line
+        elif kind == "repeat":
+            lines.insert(index, line)
+        elif kind == "trail":
+            lines[index] = line + ("  # c", "\t# c", "\t", " ", "#c")[pick % 5]
+        elif len(lines) > 1:
+            del lines[index]
+    return "\n".join(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(FUZZ_TEXTS), st.lists(mutation, min_size=1, max_size=4))
+def test_fuzzed_mutants_are_read_alike_by_the_three_readers_or_refused_by_all(source, mutations):
+    """Issue 36: 56 of 5,000 mutants were read by the tolerant reader and refused by the full
+    parser (a tab-indented comment, a stray `...`). A reader other than the full parser may hand a
+    file on (None), never read it otherwise: the user gets the full parser's answer or its error."""
+    text = _mutated(source, mutations)
+    try:
+        expected = parse_yaml(text, "m.yml")
+    except LedgerError as exc:
+        expected, error = None, str(exc)
+    for name, found in (("fast", parse_canonical(text)), ("tolerant", parse_tolerant(text, "m.yml"))):
+        assert found is None or found == expected, (
+            f"the {name} reader read what the full parser {'refuses' if expected is None else 'reads otherwise'}"
+        )
+    padded = text + "\n" * 30000  # past the fast reader's threshold: parse() tries every reader
+    if expected is None:
+        with pytest.raises(LedgerError):
+            parse(padded, "m.yml")
+        assert parse_canonical(padded) is None and parse_tolerant(padded, "m.yml") is None, error
+    else:
+        assert parse(padded, "m.yml") == expected
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(lambda t: t.replace("    title: B\n", "    title: B\n\t# note\n"), id="tab-indented comment"),
+        pytest.param(lambda t: t.replace("    title: B\n", "    title: B\n\t\n"), id="a line of a tab"),
+        pytest.param(lambda t: t.replace("  blog/b/:", "...\n  blog/b/:"), id="a stray end marker"),
+        pytest.param(lambda t: t.replace("    title: B\n", "    title: B\n  # a\x85b: c\n"), id="NEL in a comment"),
+        pytest.param(lambda t: t + "# after the end\n", id="a comment after the end marker"),
+    ],
+)
+def test_what_the_full_parser_refuses_the_tolerant_reader_refuses(edit):
+    text = edit(dump(FUZZ_BASE))
+    with pytest.raises(LedgerError):
+        parse_yaml(text, "l.yml")
+    assert parse_tolerant(text, "l.yml") is None

@@ -272,3 +272,28 @@ def test_a_key_past_the_implicit_key_limit_is_written_explicitly_and_read_back()
     text = dump(posts)
     assert f"  ? {key}\n  :\n    url:" in text
     assert parse(text, "l.yml") == posts == parse_yaml(text, "l.yml")
+
+
+def test_a_sandbox_record_carries_its_flag_written_only_when_true_and_read_alike():
+    """Issue 36: a sandbox run's records say so (`sandbox: true`), a real run's say nothing; the
+    flag makes the ledger version 2, and every reader reads it."""
+    real = {
+        "blog/a/": PostEntry("https://example.com/blog/a/", "A", {"masto": Record("done", 1, "2026-12-02T07:00:03Z")})
+    }
+    assert "sandbox" not in dump(real) and "version: 1" in dump(real)
+    rehearsed = {
+        "blog/a/": PostEntry(
+            "https://example.com/blog/a/",
+            "A",
+            {"masto": Record("done", 1, "2026-12-02T07:00:03Z", remote_url="http://127.0.0.1:8787/m/1", sandbox=True)},
+        )
+    }
+    text = dump(rehearsed)
+    assert 'remote_url: "http://127.0.0.1:8787/m/1", sandbox: true}' in text and "version: 2" in text
+    assert parse_canonical(text) == parse_yaml(text, "l.yml") == parse(text, "l.yml") == rehearsed
+    assert yaml.safe_load(text)["posts"]["blog/a/"]["channels"]["masto"]["sandbox"] is True
+    by_hand = parse_yaml(text.replace("sandbox: true", "sandbox: false"), "l.yml")  # a hand edit: a real record
+    assert by_hand["blog/a/"].channels["masto"].sandbox is False and "sandbox" not in dump(by_hand)
+    for wrong in ("yes", '"true"', "1", "True"):
+        with pytest.raises(LedgerError, match=r"l\.yml:8: record \(blog/a/, masto\): sandbox must be true or false"):
+            parse_yaml(text.replace("sandbox: true", f"sandbox: {wrong}"), "l.yml")

@@ -108,3 +108,69 @@ def test_corrupt_ledger_stops_before_anything(tmp_path):
     with pytest.raises(LedgerError, match="end marker"):
         Ledger.open_for_writing(path)
     Ledger.open_for_writing(path.with_name("other.yml")).close()  # the lock was released
+
+
+def _block_style(text: str) -> str:
+    """The ledger as a YAML formatter leaves it: block style everywhere, comments gone."""
+    import yaml
+
+    return yaml.safe_dump(yaml.safe_load(text), sort_keys=False, allow_unicode=True) + "...\n"
+
+
+def test_a_run_writes_a_block_style_ledger_back_in_the_canonical_layout_once(tmp_path, sandbox):
+    """Issue 36: a block-style ledger cost the full parser on every run (10,000 posts: 10 s and
+    494 MB) while nothing changed; the first run that may write puts it back, saying so once."""
+    from conftest import SITE, ListReporter, make_post, mastodon_raw
+
+    from mkdocs_syndicate.config.run import parse_options
+    from mkdocs_syndicate.engine.syndication import send
+    from mkdocs_syndicate.ledger.format import dump, parse
+
+    path = tmp_path / "ledger.yml"
+    opts = parse_options({"masto": mastodon_raw(sandbox)}, ledger_path=path, site=SITE, sandbox=False, sending=True)
+    assert not send(opts, [make_post(1), make_post(2)], ListReporter()).undone
+    canonical = path.read_text()
+    path.write_text(_block_style(canonical))
+    Ledger.read(path)  # as a plan or `status` reads it: never written
+    assert path.read_text() != canonical
+    requests = len(sandbox.requests())
+
+    report = send(opts, [make_post(1), make_post(2)], ListReporter())
+    assert report.results == [] and len(sandbox.requests()) == requests
+    assert path.read_text() == canonical == dump(parse(canonical, "x"))
+    assert report.notes == ["ledger.yml was not in the canonical layout: rewritten (no record changed)"]
+    written = path.stat().st_mtime_ns, path.stat().st_ino
+    assert send(opts, [make_post(1), make_post(2)], ListReporter()).notes == []
+    assert (path.stat().st_mtime_ns, path.stat().st_ino) == written  # once: the next run writes nothing
+
+
+def test_a_rehearsal_and_a_real_run_each_see_and_write_only_what_is_theirs(tmp_path):
+    """Issue 36: a sandbox run's records say so and a real run sees none of them (its in_flight
+    replaces one, even over a sandbox `done`: it is not a real copy); a sandbox run never writes
+    over a real copy or a real request of unknown outcome (only over a real failed record)."""
+    path = tmp_path / "ledger.yml"
+    at = "2026-12-02T07:00:00Z"
+    with Ledger.open_for_writing(path) as ledger:
+        ledger.sandbox = False
+        ledger.set(POST, "devto", Record("in_flight", 1, at))
+        ledger.set(POST, "devto", Record("failed", 0, at, error="refused"))
+        ledger.sandbox = True
+        ledger.set(POST, "masto", Record("in_flight", 1, at))  # stamped, whoever wrote it
+        ledger.set(POST, "masto", ledger.record("blog/a/", "masto").moved("done", at, remote_url="http://127.0.0.1/1"))
+    assert "sandbox: true" in path.read_text()
+    with Ledger.open_for_writing(path) as ledger:
+        assert ledger.record("blog/a/", "masto").sandbox and ledger.sandbox_records() == 1  # a tool sees all
+        ledger.sandbox = False
+        assert ledger.record("blog/a/", "masto") is None and [c for _, c, _ in ledger.records()] == ["devto"]
+        ledger.set(POST, "masto", Record("in_flight", 1, at))  # no op, over a sandbox done: a first send
+        ledger.set(POST, "masto", Record("done", 1, at, remote_id="9"))
+        assert ledger.sandbox_records() == 0
+        ledger.sandbox = True  # the next rehearsal
+        assert not ledger.may_work_on(ledger.record("blog/a/", "masto"))
+        with pytest.raises(ValueError, match="a sandbox run's in_flight over a real done record"):
+            ledger.set(POST, "masto", Record("in_flight", 2, at, op="update"))
+        assert ledger.may_work_on(ledger.record("blog/a/", "devto"))  # real failed: pending to both
+        ledger.set(POST, "devto", Record("in_flight", 1, at))
+    final = Ledger.read(path)
+    assert final.record("blog/a/", "masto") == Record("done", 1, at, remote_id="9")
+    assert final.record("blog/a/", "devto").sandbox

@@ -302,12 +302,14 @@ def test_example_site_as_the_quick_start_says(tmp_path):
     assert first.returncode == 0, first.stderr
     ledger_text = (tmp_path / "ledger.yml").read_text()
     assert ledger_text.count("state: done") == 12 and ledger_text.count("remote_id") == 12
+    assert ledger_text.count("sandbox: true}") == 15  # a rehearsal's records, as the quick start says
     assert ledger_text.count("202 accepted, key validation pending") == 3
     assert "indexnow: 3 posts not confirmed yet" in first.stderr
     second = mkdocs(site_copy / "mkdocs.yml")
     assert second.returncode == 0, second.stderr
     ledger_text = (tmp_path / "ledger.yml").read_text()
     assert ledger_text.count("state: done") == 15 and "in_flight" not in ledger_text
+    assert ledger_text.count("sandbox: true}") == 15
     third = mkdocs(site_copy / "mkdocs.yml")
     assert third.returncode == 0 and "0 requests" in third.stderr
     assert (tmp_path / "ledger.yml").read_text() == ledger_text

@@ -250,3 +250,66 @@ def test_a_misspelt_fault_is_refused_not_ignored(sandbox):
     would then pass without testing anything."""
     with pytest.raises(ValueError, match="unknown fault action 'dorp_after'"):
         sandbox.add_fault({"channel": "mastodon", "action": "dorp_after"})
+
+
+# ---------------------------------------------------------------- a rehearsal's ledger is not a real one
+
+
+def test_a_rehearsals_records_are_not_real_ones(tmp_path, sandbox):
+    """Issue 36: after `sandbox: true` runs, switching to the real channels said "nothing pending"
+    and post pages linked "Also on" to http://127.0.0.1:8787/... A sandbox run's records carry
+    `sandbox: true`; a real run treats them as no record (once saying so), replaces them as it
+    goes, and adopts the backlog again; a page of a real build never links a rehearsal's copy; a
+    later rehearsal leaves the real records as they are."""
+    import datetime as dt
+
+    from conftest import SITE, ListReporter, make_post, mastodon_raw
+
+    from mkdocs_syndicate.config.run import parse_options
+    from mkdocs_syndicate.engine.options import plan
+    from mkdocs_syndicate.engine.syndication import send
+    from mkdocs_syndicate.ledger.store import Ledger
+    from mkdocs_syndicate.sources.ledger_copies import done_copies
+
+    path = tmp_path / "ledger.yml"
+    old = make_post(9, date=dt.datetime(2020, 1, 9, tzinfo=dt.UTC))  # before syndication started: adopted
+    posts = [old, make_post(1), make_post(2)]
+
+    def options(rehearsal: bool):
+        channels = {"masto": {"type": "mastodon"} if rehearsal else mastodon_raw(sandbox)}
+        return parse_options(
+            channels, ledger_path=path, site=SITE, sandbox=rehearsal, sending=True, backlog="adopt", backlog_days=400
+        )
+
+    rehearsed = send(options(True), posts, ListReporter())
+    assert [r.state for r in rehearsed.results] == ["done", "done"] and sandbox.requests() == []
+    records = Ledger.read(path).posts
+    assert {k: (e.channels["masto"].state, e.channels["masto"].sandbox) for k, e in records.items()} == {
+        "blog/post-9/": ("skipped", True),
+        "blog/post-1/": ("done", True),
+        "blog/post-2/": ("done", True),
+    }
+    assert path.read_text().count("sandbox: true") == 3
+    assert done_copies(path) == {} and set(done_copies(path, sandbox=True)) == {"blog/post-1/", "blog/post-2/"}
+
+    assert [p.post.key for p in plan(options(False), posts).pairs] == ["blog/post-1/", "blog/post-2/"]
+    real = send(options(False), posts, ListReporter())
+    assert real.notes == ["3 sandbox record(s) ignored (a rehearsal's): these pairs will be announced for real"]
+    assert real.adoption is not None and [p.key for p in real.adoption.posts] == ["blog/post-9/"]
+    assert [r.state for r in real.results] == ["done", "done"]
+    assert len(sandbox.snapshot()["mastodon"]["statuses"]) == 2
+    records = Ledger.read(path).posts
+    assert {k: (e.channels["masto"].state, e.channels["masto"].sandbox) for k, e in records.items()} == {
+        "blog/post-9/": ("skipped", False),
+        "blog/post-1/": ("done", False),
+        "blog/post-2/": ("done", False),
+    }
+    assert "sandbox: true" not in path.read_text()
+    for sandbox_build in (False, True):  # the real copies, on every build
+        copies = done_copies(path, sandbox=sandbox_build)
+        assert set(copies) == {"blog/post-1/", "blog/post-2/"}
+        assert all(records["masto"].remote_url for records in copies.values())
+
+    again = send(options(False), posts, ListReporter())
+    assert again.results == [] and again.notes == []
+    assert plan(options(True), posts).pairs == []  # a rehearsal never re-announces a real copy

@@ -59,7 +59,7 @@ def adoption(
     nothing to adopt, or with `backlog: send`."""
     if backlog != "adopt":
         return None
-    seen = {channel for entry in ledger.posts.values() for channel in entry.channels}
+    seen = {channel for _, channel, _ in ledger.records()}  # a real run does not count a rehearsal's
     new = None if not seen else tuple(sorted(set(channels) - seen))
     if new == ():
         return None
@@ -80,7 +80,12 @@ def adopt(
     marked = sorted(pair for pair in found.pairs(channels) if ledger.record(*pair) is None)
     if marked:
         ledger.apply(
-            [Transition(refs[key], channel, Record(State.SKIPPED, 0, stamp, note=note)) for key, channel in marked]
+            [
+                Transition(
+                    refs[key], channel, Record(State.SKIPPED, 0, stamp, note=note, sandbox=ledger.sandbox is True)
+                )
+                for key, channel in marked
+            ]
         )
     return marked
 
@@ -116,13 +121,13 @@ def refuse_renamed_channels(ledger: Ledger, channels: list[Channel], configured:
 
 def _unsure_outcomes(ledger: Ledger) -> set[str]:
     """Channel ids with an at-most-once request whose outcome is unknown (an in_flight record
-    of one post: a batch ping's records have no `created_at`), or a copy made without a URL to tell its account by."""
+    of one post: a batch ping's records have no `created_at`), or a copy made without a URL to
+    tell its account by."""
     ids: set[str] = set()
-    for entry in ledger.posts.values():
-        for channel_id, record in entry.channels.items():
-            one_post = record.created_at is not None  # a batch ping (IndexNow) has no first-attempt time
-            if one_post and (record.state == State.IN_FLIGHT or (record.state == State.DONE and not record.remote_url)):
-                ids.add(channel_id)
+    for _, channel_id, record in ledger.records():
+        one_post = record.created_at is not None  # a batch ping (IndexNow) has no first-attempt time
+        if one_post and (record.state == State.IN_FLIGHT or (record.state == State.DONE and not record.remote_url)):
+            ids.add(channel_id)
     return ids
 
 
@@ -130,9 +135,8 @@ def _remote_samples(ledger: Ledger) -> tuple[set[str], dict[str, list[str]]]:
     """Every channel id of the ledger, and a few remote URLs per id: enough to tell its account."""
     known: set[str] = set()
     samples: dict[str, list[str]] = {}
-    for entry in ledger.posts.values():
-        for channel_id, record in entry.channels.items():
-            known.add(channel_id)
-            if record.remote_url and len(samples.setdefault(channel_id, [])) < 20:
-                samples[channel_id].append(record.remote_url)
+    for _, channel_id, record in ledger.records():
+        known.add(channel_id)
+        if record.remote_url and len(samples.setdefault(channel_id, [])) < 20:
+            samples[channel_id].append(record.remote_url)
     return known, samples

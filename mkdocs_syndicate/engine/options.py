@@ -83,6 +83,7 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     """What a send would do now: reads the ledger, touches nothing, no network."""
     clock = clock or SystemClock()
     ledger = Ledger.read(options.ledger_path)
+    ledger.sandbox = options.sandbox  # as a send would see it
     channels = make_channels(options)
     refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
     chosen = select_posts(options, posts, clock)

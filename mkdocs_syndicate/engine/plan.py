@@ -149,6 +149,7 @@ def make_plan(
             for channel in channels
             if post.wants(channel.id) and (post.key, channel.id) not in skip
             for pair in _pending(ledger, post, channel, memo)
+            if ledger.may_work_on(pair.record)  # a rehearsal leaves real copies alone
         ]
         plan.not_updated += [pair for pair in pairs if pair.op == "keep"]
         pairs = [pair for pair in pairs if pair.op != "keep"]

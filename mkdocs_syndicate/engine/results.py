@@ -35,6 +35,7 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)  # messages changed to fit a channel's rules
     adoption: Adoption | None = None  # a first run's backlog, adopted not sent
     moves: list[Move] = field(default_factory=list)  # posts found under a new key: the same post, re-keyed
+    notes: list[str] = field(default_factory=list)  # said once in the log (the ledger rewritten, ...)
 
     @property
     def undone(self) -> list[PairResult]:

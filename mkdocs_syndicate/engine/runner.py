@@ -543,10 +543,18 @@ class Runner:
 
     def _in_flight(self, unit: _Unit, pair: PendingPair, previous: Record | None) -> Record:
         attempts = (previous.attempts if previous else 0) + 1
+        sandbox = self.ledger.sandbox is True  # a rehearsal's record: a real run will not count it
         if unit.batch is not None:  # at-least-once pings: no key, and no read to match a payload against
             # The page's hash, so a later change of the page pings it again; a re-ping of a done pair
             # says so (op: update).
-            return Record(State.IN_FLIGHT, attempts, self._now(), message_sha256=pair.prepared.sha256, op=pair.op)
+            return Record(
+                State.IN_FLIGHT,
+                attempts,
+                self._now(),
+                message_sha256=pair.prepared.sha256,
+                op=pair.op,
+                sandbox=sandbox,
+            )
         return Record(
             State.IN_FLIGHT,
             attempts,
@@ -554,6 +562,7 @@ class Runner:
             idempotency_key=pair.prepared.idempotency_key,
             created_at=self._created_at(pair, previous),
             message_sha256=pair.prepared.sha256,
+            sandbox=sandbox,
         )
 
     @staticmethod

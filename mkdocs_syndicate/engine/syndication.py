@@ -56,6 +56,7 @@ def send(
     clock = clock or SystemClock()
     chosen = select_posts(options, posts, clock) if not verify_only else posts
     with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
+        ledger.sandbox = options.sandbox  # a real run does not see a rehearsal's records
         mirror = _start_mirror(options, ledger)
         with _sandbox(options) as sandbox:
             channels = make_channels(options, sandbox)
@@ -106,6 +107,14 @@ class Session:
         self.memo = MessageMemo.beside(options.ledger_path)  # what unchanged posts' messages hash to
 
     def run(self) -> RunReport:
+        if self.ledger.rewrite_canonical():  # read slowly once, not on every run (issue 36)
+            name = self.options.ledger_path.name
+            self.report.notes.append(f"{name} was not in the canonical layout: rewritten (no record changed)")
+        rehearsed = 0 if self.options.sandbox else self.ledger.sandbox_records()
+        if rehearsed:
+            self.report.notes.append(
+                f"{rehearsed} sandbox record(s) ignored (a rehearsal's): these pairs will be announced for real"
+            )
         self._adopt_on_first_contact()
         if self.options.wait_until_live and not self.verify_only:
             late = _not_live(
@@ -311,6 +320,7 @@ def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
         # The pushed ledger is the truth: what the local file has beyond it was never sent
         # (in_flight is pushed before every at-most-once send) or is recovered by verify.
         ledger.reset_to(remote_posts)
+        ledger.canonical = mirror.remote_canonical  # the local copy is; the pushed one may not be
     ledger.mirror = mirror
     return mirror
 

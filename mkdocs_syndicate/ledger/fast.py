@@ -15,9 +15,11 @@ import gc
 import itertools
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from mkdocs_syndicate.ledger.schema import (
     BLOCK_PLAIN,
+    FLAG_FIELDS,
     HEADER,
     STATES,
     TEXT_FIELDS,
@@ -33,7 +35,7 @@ from mkdocs_syndicate.ledger.schema import (
 # escapes) never appear raw in the dumper's output: one search of the whole text for them sends
 # any file that has one to the full parser, so the expressions below need not exclude them (and
 # compile in a fraction of the time: every build reads the ledger).
-_ODD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff\\ud800-\\udfff]")
+ODD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff\\ud800-\\udfff]")
 _QUOTED = r'"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"'  # unrolled: fast on long strings
 _QCONTENT = r'(?:[^"\\\n]|\\[^\n])[^"\\\n]*(?:\\[^\n][^"\\\n]*)*'  # non-empty
 # `at` as the dumper writes it (quoted UTC seconds; every record has one); other shapes, valid or
@@ -51,6 +53,8 @@ _RECORD = re.compile(
     + "".join(
         rf'(?:, {name}: (?:"({_QCONTENT})"|(""|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)))?' for name in TEXT_FIELDS
     )
+    # Flags, as the dumper writes them: `true`, or absent (false).
+    + "".join(rf"(?:, {name}: (true))?" for name in FLAG_FIELDS)
     + r"\}"
 )
 _ESCAPE = re.compile(r'\\(["\\nt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})')
@@ -75,8 +79,9 @@ _LINE = re.compile(
     rf"|    aliases: \[({_FLOW_VALUE}(?:, {_FLOW_VALUE})*)\])$",  # version 2: earlier keys and URLs
     re.MULTILINE,
 )
-_TEXTS_END = 8 + 2 * len(TEXT_FIELDS)  # a row's record groups end here; the version 2 lines follow
-_ID, _SRC, _ALIASES = _TEXTS_END, _TEXTS_END + 1, _TEXTS_END + 2
+_TEXTS_END = 8 + 2 * len(TEXT_FIELDS)  # a row's text field groups end here; the flags follow
+_FLAGS_END = _TEXTS_END + len(FLAG_FIELDS)  # a row's record groups end here; the version 2 lines follow
+_ID, _SRC, _ALIASES = _FLAGS_END, _FLAGS_END + 1, _FLAGS_END + 2
 _ALIAS = re.compile(_FLOW_VALUE)
 
 
@@ -88,7 +93,7 @@ def parse_canonical(text: str) -> Posts | None:
     if text == prefix + " {}\n...\n":
         return {}
     body = text[len(prefix) + 1 : -4]  # from the first post key line to the last record's newline
-    if text[len(prefix)] != "\n" or not body or _ODD.search(body):
+    if text[len(prefix)] != "\n" or not body or ODD.search(body):
         return None
     # Tens of thousands of small objects and no cycles: the cyclic GC would only add passes.
     collecting = gc.isenabled()
@@ -105,7 +110,7 @@ def parse_canonical(text: str) -> Posts | None:
 def parse_piece(chunk: str) -> Posts | None:
     """The posts of a piece of a posts section (whole posts, as the tolerant reader cuts them) in
     the canonical layout, or None when it is not canonical."""
-    if _ODD.search(chunk):
+    if ODD.search(chunk):
         return None
     try:
         return _posts(chunk)
@@ -154,15 +159,15 @@ def _posts(body: str) -> Posts:
             raise _NotCanonical
         # The text fields, in schema order: each a pair of groups (quoted inside, plain).
         texts = row[8:_TEXTS_END]
-        entry.channels[channel] = Record(
-            _STATE_OF[row[5]],
-            int(row[6]) if row[6] else 0,
-            at,
-            *[
-                (q if "\\" not in q else _unescape(q)) if q else _value(p, plain_ok)
-                for q, p in zip(texts[::2], texts[1::2], strict=True)
-            ],
-        )
+        values: list[Any] = [  # Any: the text fields' values, before the flags (mypy cannot tell)
+            (q if "\\" not in q else _unescape(q)) if q else _value(p, plain_ok)
+            for q, p in zip(texts[::2], texts[1::2], strict=True)
+        ]
+        record = entry.channels[channel] = Record(_STATE_OF[row[5]], int(row[6]) if row[6] else 0, at, *values)
+        flags = row[_TEXTS_END:_FLAGS_END]  # each `true` or absent
+        if any(flags):
+            for name, flag in zip(FLAG_FIELDS, flags, strict=True):
+                setattr(record, name, bool(flag))
     if entry is not None and not entry.channels:
         raise _NotCanonical
     return posts

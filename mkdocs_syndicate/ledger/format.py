@@ -44,6 +44,13 @@ _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def parse(text: str, path: str) -> Posts:
     """Parse and validate a ledger; any doubt is a LedgerError naming `path` and the line."""
+    return parse_with_layout(text, path)[0]
+
+
+def parse_with_layout(text: str, path: str) -> tuple[Posts, bool]:
+    """`parse`, and whether the text is in the canonical layout: read by the fast reader (a large
+    ledger), or exactly what `dump` writes (a small one). A run that may write puts a ledger that
+    is not back in it, once, so that the next runs read it fast (issue 36)."""
     if not _ends_with_marker(text):
         raise LedgerError(
             path,
@@ -55,13 +62,15 @@ def parse(text: str, path: str) -> Posts:
 
         fast = parse_canonical(text)  # our own layout, read without a YAML parser
         if fast is not None:
-            return fast
+            return fast, True
         from mkdocs_syndicate.ledger.tolerant import parse_tolerant
 
         tolerated = parse_tolerant(text, path)  # hand edits: only the edited posts parsed as YAML
         if tolerated is not None:
-            return tolerated
-    return parse_yaml(text, path)
+            return tolerated, False
+        return parse_yaml(text, path), False
+    posts = parse_yaml(text, path)
+    return posts, dump(posts) == text  # small: a dump costs less than a millisecond
 
 
 # Below this size libyaml reads a ledger faster than the fast reader compiles and runs (10 KB:
@@ -267,6 +276,11 @@ def _field(spec: FieldSpec, node: yaml.Node, path: str, what: str) -> Any:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise LedgerError(path, f"{what}: {spec.name} must be a whole number >= 0", _line(node))
         return count
+    if spec.kind == "flag":
+        # Exactly `true` or `false`: not `yes`, `on` or "true", which only look like it to YAML.
+        if not (isinstance(node, yaml.ScalarNode) and node.tag == _BOOL_TAG and node.value in ("true", "false")):
+            raise LedgerError(path, f"{what}: {spec.name} must be true or false", _line(node))
+        return node.value == "true"
     if spec.kind == "time":
         stamp = _text(node, path, label, time=True)
         if stamp and not _valid_timestamp(stamp):
@@ -280,6 +294,7 @@ def _field(spec: FieldSpec, node: yaml.Node, path: str, what: str) -> Any:
     return value
 
 
+_BOOL_TAG = "tag:yaml.org,2002:bool"
 _TS_RE = lazy_compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
 
 
@@ -354,7 +369,9 @@ def _key_line(indent: str, scalar: str) -> str:
 
 
 def _flow_value(value: Any) -> str:
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, bool):  # a flag (written only when true)
+        return "true" if value else "false"
+    if isinstance(value, int):
         return str(value)
     return _flow_scalar(str(value))
 

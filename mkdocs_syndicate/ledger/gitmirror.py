@@ -31,7 +31,7 @@ from typing import Any
 
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.errors import ConfigError, GitError, LedgerError, StaleLedger
-from mkdocs_syndicate.ledger.format import dump, parse
+from mkdocs_syndicate.ledger.format import dump, parse, parse_with_layout
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.ledger.merge import contested_pairs, merge
 from mkdocs_syndicate.ledger.schema import Posts
@@ -71,6 +71,7 @@ class GitMirror:
     processes: int = 0  # git processes started (tests count them per push)
     run_id: str = field(default_factory=lambda: secrets.token_hex(8))  # makes our commits ours alone
     exclusive: set[str] | None = None  # at-most-once channel ids (None: treat every one so)
+    remote_canonical: bool = True  # the pushed ledger `start` returned is in the canonical layout
 
     # ------------------------------------------------------------------ setup
 
@@ -118,7 +119,7 @@ class GitMirror:
         if remote_text == local_text and local is not None:
             self.base = local
             return None
-        self.base = parse(remote_text, self._where())
+        self.base, self.remote_canonical = parse_with_layout(remote_text, self._where())
         # The pushed ledger is the truth (see module docstring).
         return self.base if remote_text != local_text else None
 
@@ -136,12 +137,15 @@ class GitMirror:
 
     # ------------------------------------------------------------------ a flush
 
-    def persist(self, posts: Posts, text: str, changes: list[tuple[str, str, str]], push: bool) -> Posts:
+    def persist(
+        self, posts: Posts, text: str, changes: list[tuple[str, str, str]], push: bool, message: str | None = None
+    ) -> Posts:
         """Commit `posts` (whose text is `text`) and, with `push` and push enabled, push it.
         `changes` are the (post, channel, state) transitions since the last commit, for the
-        message. Returns the posts to keep: other writers' changes are in them when a push had to
-        be redone on their tip."""
-        self.tip = self._commit(text, self.tip, commit_message(changes))
+        message (or `message`, when no record changed). Returns the posts to keep: other writers'
+        changes are in them when a push had to be redone on their tip."""
+        subject = one_line(f"{message} {SKIP_CI}") if message else commit_message(changes)
+        self.tip = self._commit(text, self.tip, subject)
         checkpoints.hit("git.committed")
         if not (self.settings.push and push):
             return posts

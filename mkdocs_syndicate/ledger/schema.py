@@ -5,8 +5,10 @@ text. The full parser, the fast reader and the dumper are all derived from these
 
 Version 2 adds what a post's life after its first announcement needs: a post entry's `id` (its
 pinned `syndicate_id`), `src` (its source file) and `aliases` (the keys and URLs it had before a
-move); the state `deleted`; and `op` (`update` or `delete`) on an `in_flight` record. A version 1
-ledger loads unchanged, and a ledger is written as version 1 until it holds a version 2 field."""
+move); the state `deleted`; `op` (`update` or `delete`) on an `in_flight` record; and the flag
+`sandbox: true` on a record a sandbox run wrote (a rehearsal's, against the emulators: a real run
+treats it as no record). A version 1 ledger loads unchanged, and a ledger is written as version 1
+until it holds a version 2 field."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ class State(enum.StrEnum):
 
 STATES = tuple(state.value for state in State)
 
-FieldKind = Literal["state", "count", "time", "text"]
+FieldKind = Literal["state", "count", "time", "text", "flag"]  # a flag: `true`, written only when true
 
 
 class FieldSpec(NamedTuple):  # a NamedTuple, not a dataclass: cheaper to define on every import
@@ -59,10 +61,12 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("message_sha256", "text"),
     FieldSpec("note", "text"),
     FieldSpec("op", "text"),  # on in_flight: "update" or "delete" of an existing copy (absent: the first send)
+    FieldSpec("sandbox", "flag"),  # written by a sandbox run: the emulators', not a real copy
 )
 OPS = ("update", "delete")
 FIELD_NAMES = tuple(spec.name for spec in FIELDS)
 TEXT_FIELDS = tuple(spec.name for spec in FIELDS if spec.kind == "text")  # optional, in file order
+FLAG_FIELDS = tuple(spec.name for spec in FIELDS if spec.kind == "flag")  # optional, after the text fields
 
 
 @dataclass(slots=True)  # 50,000 of them in a large ledger: no per-object __dict__
@@ -80,10 +84,12 @@ class Record:
     message_sha256: str | None = None
     note: str | None = None
     op: str | None = None
+    sandbox: bool = False  # a sandbox run's record: to a real run, no record (the pair is pending)
 
     def moved(self, state: State, at: str, **fields: str | None) -> Record:
         """The pair's next record: what a resend or a later read must reuse (the idempotency key,
-        the first attempt's time, the payload's hash) carried forward, the rest given."""
+        the first attempt's time, the payload's hash) carried forward, the rest given. A sandbox
+        run's record stays one."""
         return Record(
             state,
             self.attempts,
@@ -91,15 +97,21 @@ class Record:
             idempotency_key=self.idempotency_key,
             created_at=self.created_at,
             message_sha256=self.message_sha256,
+            sandbox=self.sandbox,
             **fields,
         )
 
     def as_items(self) -> list[tuple[str, Any]]:
-        return [(name, getattr(self, name)) for name in FIELD_NAMES if getattr(self, name) is not None]
+        """The fields written, in file order: a text field when set, a flag when true."""
+        return [
+            (name, value) for name in FIELD_NAMES if (value := getattr(self, name)) is not None and value is not False
+        ]
 
 
 if tuple(f.name for f in fields(Record)) != FIELD_NAMES:  # pragma: no cover - a declaration out of step
     raise AssertionError("Record's fields must be FIELDS, in the same order")
+if FIELD_NAMES[-len(FLAG_FIELDS) :] != FLAG_FIELDS:  # pragma: no cover - the fast reader reads them last
+    raise AssertionError("flag fields come after every other field")
 
 
 @dataclass(slots=True)
@@ -119,7 +131,7 @@ class PostEntry:
 def needs_v2(posts: Posts) -> bool:
     """Whether a ledger holds anything a version 1 reader would refuse."""
     return any(
-        entry.is_v2 or any(r.state == State.DELETED or r.op is not None for r in entry.channels.values())
+        entry.is_v2 or any(r.state == State.DELETED or r.op is not None or r.sandbox for r in entry.channels.values())
         for entry in posts.values()
     )
 

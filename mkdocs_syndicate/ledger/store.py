@@ -7,7 +7,8 @@ runner cannot make a remote call it could not record.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text, sweep_stale_temp_files
-from mkdocs_syndicate.ledger.format import dump, parse
+from mkdocs_syndicate.ledger.format import dump, parse_with_layout
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State, record_in
 from mkdocs_syndicate.localdirs import lock_path, private_dir
 
@@ -58,9 +59,10 @@ class Transition:
 
 
 class Ledger:
-    def __init__(self, path: Path, posts: Posts, lock: filelock.BaseFileLock | None) -> None:
+    def __init__(self, path: Path, posts: Posts, lock: filelock.BaseFileLock | None, *, canonical: bool = True) -> None:
         self.path = path
         self._posts = posts
+        self.canonical = canonical  # the file (or in git mode the pushed ledger) is as `dump` writes it
         self._lock = lock
         self._poisoned: BaseException | None = None
         self._durable = posts  # the last state on disk (and in git)
@@ -69,13 +71,18 @@ class Ledger:
         self.writes = 0
         self.mirror: GitMirror | None = None  # git persistence (CI), see gitmirror.py
         self._rendered: dict[str, tuple[PostEntry, str]] = {}  # per-post text of the last write
+        self._flushing: Posts | None = None  # what the flush under way writes to the file
+        # The run's kind, set by the engine from `sandbox:` (None: a tool that shows every record).
+        # A sandbox run's records carry `sandbox: true`; a real run sees none of them.
+        self.sandbox: bool | None = None
 
     # -------------------------------------------------------------- opening
 
     @classmethod
     def read(cls, path: Path) -> Ledger:
         """Load without the lock, for plan mode and status: never writes."""
-        return cls(path, _load(path), lock=None)
+        posts, canonical = _load(path)
+        return cls(path, posts, lock=None, canonical=canonical)
 
     @classmethod
     def open_for_writing(cls, path: Path, lock_timeout: float = 10.0) -> Ledger:
@@ -104,7 +111,8 @@ class Ledger:
             ) from None
         try:
             sweep_stale_temp_files(path)
-            return cls(path, _load(path), lock=lock)
+            posts, canonical = _load(path)
+            return cls(path, posts, lock=lock, canonical=canonical)
         except OSError as exc:
             lock.release()
             raise LedgerError(
@@ -134,7 +142,30 @@ class Ledger:
         return self._posts
 
     def record(self, post_key: str, channel: str) -> Record | None:
-        return record_in(self._posts, post_key, channel)
+        """The pair's record as this run sees it: to a real run, a sandbox run's record is none."""
+        record = record_in(self._posts, post_key, channel)
+        if record is not None and record.sandbox and self.sandbox is False:
+            return None  # a rehearsal's: the pair is pending, and its first transition replaces it
+        return record
+
+    def records(self) -> Iterator[tuple[str, str, Record]]:
+        """Every (post key, channel, record) as this run sees it (see `record`)."""
+        hide = self.sandbox is False
+        for key, entry in self._posts.items():
+            for channel, record in entry.channels.items():
+                if not (hide and record.sandbox):
+                    yield key, channel, record
+
+    def sandbox_records(self) -> int:
+        """How many records a sandbox run wrote."""
+        return sum(record.sandbox for entry in self._posts.values() for record in entry.channels.values())
+
+    def may_work_on(self, record: Record | None) -> bool:
+        """Whether this run may take a pair with this record (as `record` gives it): a sandbox run
+        leaves a real copy (done, deleted, skipped) and a real request whose outcome is unknown
+        (in_flight) alone: it never announces a real copy to the emulators, nor settles a real
+        request by reading them. A real failed record is pending to both."""
+        return self.sandbox is not True or record is None or record.sandbox or record.state == State.FAILED
 
     def text(self) -> str:
         return dump(self._posts)
@@ -158,6 +189,8 @@ class Ledger:
                 str(self.path), f"an earlier write failed ({self._poisoned}); refusing to continue"
             ) from self._poisoned
         batch = list(transitions)
+        if self.sandbox is True:  # every record a sandbox run writes says so, whichever part wrote it
+            batch = [t if t.record.sandbox else replace(t, record=replace(t.record, sandbox=True)) for t in batch]
         self._posts = _with_transitions(self._posts, batch, _BY_HAND_FROM if by_hand else _ALLOWED_FROM)
         self._staged.extend(batch)
 
@@ -183,6 +216,7 @@ class Ledger:
             return None
         pending = Flush(self._posts, self._staged)
         self._staged = []
+        self._flushing = pending.posts
         return pending
 
     def write_flush(self, pending: Flush, push: bool) -> Posts:
@@ -192,8 +226,11 @@ class Ledger:
         changes = [(t.post.key, t.channel, str(t.record.state)) for t in pending.transitions]
         return self._write(pending.posts, changes, push)
 
-    def _write(self, posts: Posts, changes: list[tuple[str, str, str]], push: bool) -> Posts:
-        """The file, then with a mirror the commit (and push) whose message lists `changes`."""
+    def _write(
+        self, posts: Posts, changes: list[tuple[str, str, str]], push: bool, message: str | None = None
+    ) -> Posts:
+        """The file, then with a mirror the commit (and push) whose message lists `changes`
+        (or is `message`)."""
         text = dump(posts, self._rendered)
         # With push, durable means pushed: the file is the checkout's copy, and a run starts from
         # the remote's ledger whenever the two differ, so its fsyncs would only delay the push.
@@ -205,12 +242,13 @@ class Ledger:
                 str(self.path),
                 f"could not write the ledger ({exc.strerror or exc}); stopping before any further remote call",
             ) from exc
+        self.canonical = True
         if self.mirror is None:
             return posts
         from mkdocs_syndicate.errors import GitError
 
         try:
-            kept = self.mirror.persist(posts, text, changes, push)
+            kept = self.mirror.persist(posts, text, changes, push, message)
         except GitError as exc:
             raise LedgerWriteError(str(self.path), f"{exc}; stopping before any further remote call") from None
         if kept is not posts:  # others' records merged in on a new remote tip: keep them locally too
@@ -223,6 +261,7 @@ class Ledger:
             # Others' records came in under ours; what was staged meanwhile goes on top again.
             self._posts = _with_transitions(kept, self._staged)
         self._durable = kept
+        self._flushing = None
         self.writes += 1
         if checkpoints.enabled():
             for item in pending.transitions:
@@ -235,6 +274,23 @@ class Ledger:
         self.abandoned = self._posts
         self._posts = self._durable
         self._staged = []
+        written, self._flushing = self._flushing, None
+        if self.mirror is not None and written is not None:
+            self._unwrite_unpushed(written)
+
+    def _unwrite_unpushed(self, written: Posts) -> None:
+        """In git mode the file is written before the commit and push: after one that failed
+        (refused, killed by the same Ctrl-C, lost to a race), the file holds in_flight records
+        whose at-most-once requests waited for that push and never left, while the run reports
+        those pairs as the durable ledger has them (pending). Take them out of the file too, so
+        that no later run waits a settle time and reads for nothing (issue 36); the records of
+        requests that did go out (done, failed) stay."""
+        from mkdocs_syndicate.ledger.merge import without_unpushed_in_flight
+
+        assert self.mirror is not None
+        kept = without_unpushed_in_flight(written, self._durable)
+        with contextlib.suppress(OSError):  # the write that failed may have been this file's: it is as it was
+            atomic_write_text(self.path, dump(kept, self._rendered), durable=not self.mirror.settings.push)
 
     def push_if_ahead(self) -> None:
         """With git push: commit and push the ledger when it holds records the remote lacks (ours,
@@ -258,6 +314,23 @@ class Ledger:
         self._staged = []
         self._poisoned = None
         self.abandoned = None
+
+    def rewrite_canonical(self) -> bool:
+        """Write the ledger back in the canonical layout when it was read in another (block
+        style from a YAML formatter, hand edits): the full parser would otherwise read it on
+        every run, and in git mode, which starts from the pushed ledger and writes only on a
+        change, forever. In git mode it is committed, and pushed with push. Before any
+        transition of the run; True when it wrote."""
+        if self.canonical:
+            return False
+        if self._lock is None:
+            raise LedgerError(str(self.path), "opened read-only; cannot rewrite it")
+        if self._poisoned is not None or self._staged:
+            raise LedgerWriteError(str(self.path), "a rewrite must come before the run's transitions")
+        message = f"syndicate: {self.path.name} in the canonical layout (no record changed)"
+        self._posts = self._durable = self._write(self._posts, [], push=True, message=message)
+        self.canonical = True
+        return True
 
     def rename_channel(self, old: str, new: str) -> int:
         """Move every record of channel `old` to `new`, in one write; how many posts had one. A
@@ -337,23 +410,35 @@ def _with_transitions(
 
 def _check_allowed(entry: PostEntry | None, item: Transition, allowed_from: dict[State, set[State | None]]) -> None:
     before = entry.channels.get(item.channel) if entry else None
-    was = before.state if before else None
-    # Only an update or a delete may start from a copy that exists: never a second create.
-    wrong_op = item.record.state == State.IN_FLIGHT and was == State.DONE and item.record.op is None
-    if was not in allowed_from[item.record.state] or wrong_op:
+    if before is not None and item.record.sandbox and not before.sandbox and before.state != State.FAILED:
+        raise ValueError(  # Ledger.may_work_on: a rehearsal never touches a real copy or request
+            f"illegal transition: a sandbox run's {item.record.state} over a real {before.state} "
+            f"record for ({item.post.key}, {item.channel})"
+        )
+    if before is not None and before.sandbox and not item.record.sandbox and not _allowed(before, item, allowed_from):
+        before = None  # a rehearsal's record is not a real copy: a real run starts the pair afresh
+    if not _allowed(before, item, allowed_from):
         raise ValueError(
             f"illegal transition {before.state if before else 'pending'} -> "
             f"{item.record.state} for ({item.post.key}, {item.channel})"
         )
 
 
-def _load(path: Path) -> Posts:
+def _allowed(before: Record | None, item: Transition, allowed_from: dict[State, set[State | None]]) -> bool:
+    was = before.state if before else None
+    # Only an update or a delete may start from a copy that exists: never a second create.
+    wrong_op = item.record.state == State.IN_FLIGHT and was == State.DONE and item.record.op is None
+    return was in allowed_from[item.record.state] and not wrong_op
+
+
+def _load(path: Path) -> tuple[Posts, bool]:
+    """The posts, and whether the file is in the canonical layout (no file is: nothing to rewrite)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return {}, True
     except UnicodeDecodeError as exc:
         raise LedgerError(str(path), f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise LedgerError(str(path), f"cannot read: {exc.strerror}") from None
-    return parse(text, str(path))
+    return parse_with_layout(text, str(path))

@@ -7,16 +7,24 @@ indentation starts one). Each piece the fast reader takes, with comment and blan
 is read by it; the others are read by the YAML parser, together, as one small document. The
 result is used only if every piece was read and no post key repeats; any doubt (a piece the
 parser refuses, an odd top, another indentation) returns None, and the caller reads the whole
-file with the full parser, which gives the precise file:line error. tests/test_ledger_fast.py
-checks the result against the full parser and yaml.safe_load on hand-edited files.
+file with the full parser, which gives the precise file:line error.
+
+Whatever the full parser refuses, this must refuse too (issue 36: a fuzzer found a tab-indented
+comment and a stray `...` accepted here). So it only leaves out what YAML reads as nothing in
+every context: a line of spaces, or spaces and a comment of printable characters (a tab or a line
+break of YAML's own, NEL or U+2028, can continue the scalar above it); it refuses a document
+marker anywhere but the last line; and it parses together only pieces that follow each other in
+the file, so each is read with what comes before it there. tests/test_ledger_fast.py checks the
+result against the full parser and yaml.safe_load on hand-edited files and on fuzzed mutants.
 """
 
 from __future__ import annotations
 
 import gc
+import re
 
 from mkdocs_syndicate.errors import LedgerError
-from mkdocs_syndicate.ledger.fast import parse_piece
+from mkdocs_syndicate.ledger.fast import ODD, parse_piece
 from mkdocs_syndicate.ledger.schema import END_MARKER, VERSION, VERSIONS, Posts
 
 
@@ -42,17 +50,27 @@ def parse_tolerant(text: str, path: str) -> Posts | None:
 
 
 def _posts_section(lines: list[str]) -> tuple[int, int] | None:
-    """Where `posts:` is, and where the end marker is after it; None without either."""
+    """Where `posts:` is, and where the end marker is after it; None without either, or with a
+    document marker anywhere else, or anything but empty lines after the end marker."""
     top = next((n for n, line in enumerate(lines) if line == "posts:"), None)
     if top is None:
         return None
-    end = next((n + 1 for n in range(len(lines) - 1, top, -1) if lines[n].strip() == END_MARKER), None)
-    return (top, end) if end is not None else None
+    last = len(lines) - 1
+    while last > top and lines[last] == "":
+        last -= 1
+    if lines[last] != END_MARKER or any(line.startswith(("---", "...")) for line in lines[:last]):
+        return None
+    return top, last + 1
+
+
+# Spaces, optionally then a comment: nothing in any context. Not a tab, which can continue the
+# plain scalar of the line above, nor a character of the fast reader's ODD class (YAML's own line
+# breaks, characters a YAML reader refuses).
+_FILLER = re.compile(" *(?:#" + ODD.pattern.replace("[", "[^", 1) + "*)?")
 
 
 def _is_filler(line: str) -> bool:
-    stripped = line.strip()
-    return not stripped or stripped.startswith("#")
+    return _FILLER.fullmatch(line) is not None
 
 
 def _pieces(body: list[str]) -> list[list[str]] | None:
@@ -71,18 +89,21 @@ def _pieces(body: list[str]) -> list[list[str]] | None:
 
 def _read(pieces: list[list[str]], path: str) -> Posts | None:
     posts: Posts = {}
-    parse_later: list[str] = []
+    parse_later: list[list[str]] = [[]]  # runs of pieces next to each other in the file
     for piece in pieces:
         found = parse_piece("\n".join(line for line in piece if not _is_filler(line)) + "\n")
         if found is None:
-            parse_later.append("\n".join(piece))
+            parse_later[-1].append("\n".join(piece))
         elif not _merged(posts, found):
             return None
+        elif parse_later[-1]:
+            parse_later.append([])
     # In slices: the parser's node tree for thousands of posts at once would cost far more memory.
-    for start in range(0, len(parse_later), _SLICE):
-        found = _parsed(parse_later[start : start + _SLICE], path)
-        if found is None or not _merged(posts, found):
-            return None
+    for run in parse_later:
+        for start in range(0, len(run), _SLICE):
+            found = _parsed(run[start : start + _SLICE], path)
+            if found is None or not _merged(posts, found):
+                return None
     return posts
 
 

@@ -38,6 +38,8 @@ def run_with_display(
             report = send(options, posts, reporter, verify_only=verify_only)
     else:
         report = send(options, posts, PlainReporter(log), verify_only=verify_only)
+    for note in report.notes:
+        log(one_line(note))
     if report.adoption is not None:
         log(report.adoption.line())
     for move in report.moves:

@@ -1,7 +1,8 @@
 """The ledger's done records that carry a URL, for the post pages' links: read on every build
 (`serve` too), so kept beside the ledger as a small cache keyed by the ledger's bytes. A build
 whose ledger has not changed reads the cache and never parses the ledger (the plan build's
-shortcut, sources/plan_snapshot.py, stays as cheap as it was).
+shortcut, sources/plan_snapshot.py, stays as cheap as it was). A sandbox run's copies (on the
+emulators, `sandbox: true` in the ledger) are linked only by a sandbox build.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 
-FORMAT = 1
+FORMAT = 2  # 2: each copy says whether a sandbox run made it
 Copies = dict[str, dict[str, Record]]  # post key → channel → its done record with a URL
 
 
@@ -26,8 +27,18 @@ def cache_path(ledger_path: Path) -> Path:
     return ledger_path.parent / CACHE_DIR / f"{ledger_path.name}.copies.json"
 
 
-def done_copies(ledger_path: Path) -> Copies:
-    """Raises LedgerError (naming the file and line) when the ledger does not parse."""
+def done_copies(ledger_path: Path, *, sandbox: bool = False) -> Copies:
+    """The copies a build links: with `sandbox` (a sandbox build) a rehearsal's too, otherwise
+    never one (issue 36: a real site linked "Also on" to http://127.0.0.1:8787/...). Raises
+    LedgerError (naming the file and line) when the ledger does not parse."""
+    found = _all_copies(ledger_path)
+    if sandbox:
+        return found
+    real = {key: {c: r for c, r in records.items() if not r.sandbox} for key, records in found.items()}
+    return {key: records for key, records in real.items() if records}
+
+
+def _all_copies(ledger_path: Path) -> Copies:
     try:
         data = ledger_path.read_bytes()
     except FileNotFoundError:
@@ -56,7 +67,7 @@ def done_copies(ledger_path: Path) -> Copies:
                     "format": FORMAT,
                     "ledger": digest,
                     "copies": {
-                        key: {channel: [r.remote_id, r.remote_url] for channel, r in records.items()}
+                        key: {channel: [r.remote_id, r.remote_url, r.sandbox] for channel, r in records.items()}
                         for key, records in found.items()
                     },
                 },
@@ -77,8 +88,8 @@ def _cached(path: Path, digest: str) -> Copies | None:
             return None
         return {
             key: {
-                channel: Record(State.DONE, remote_id=remote_id, remote_url=remote_url)
-                for channel, (remote_id, remote_url) in records.items()
+                channel: Record(State.DONE, remote_id=remote_id, remote_url=remote_url, sandbox=sandbox is True)
+                for channel, (remote_id, remote_url, sandbox) in records.items()
             }
             for key, records in data["copies"].items()
         }
