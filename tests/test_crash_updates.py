@@ -17,6 +17,7 @@ from crashlab import STATS, Scenario, checkpoint_names
 from test_crash_matrix import parallel
 
 from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.registry import TYPES
 
 pytestmark = pytest.mark.crash
 
@@ -36,12 +37,18 @@ def correct(scenario: Scenario) -> None:
 
 
 def edited_once_or_twice(scenario: Scenario) -> None:
-    """Each status says the corrected text, edited once (or once more after an unknown outcome)."""
+    """Each copy says the corrected text (a status edited once, or once more after an unknown
+    outcome; DEV's article and Bluesky's card at the same id), and none was made twice."""
     statuses = scenario.server.snapshot()["mastodon"]["statuses"]
     assert len(statuses) == len(crashlab.KEYS), statuses
     for status in statuses:
         assert "Corrected: " in status["text"], status["text"]
         assert 1 <= len(status.get("edits", [])) <= 2, status.get("edits")
+    state = scenario.server.snapshot()
+    articles = state["forem"]["articles"]
+    assert len(articles) == len(crashlab.KEYS) and all("Corrected: " in a["description"] for a in articles)
+    cards = [r["value"]["embed"]["external"]["description"] for r in state["bluesky"]["records"].values()]
+    assert len(cards) == len(crashlab.KEYS) and all("Corrected: " in card for card in cards), cards
 
 
 def recovered(scenario: Scenario) -> None:
@@ -65,8 +72,14 @@ def update_run(tmp_path_factory) -> list[str]:
     finally:
         scenario.close()
     names = checkpoint_names(folder / "checkpoints.log")
-    # One update per post, and one ping of the three changed pages (IndexNow pings a changed page again).
-    assert names.count("before_in_flight_write") == len(crashlab.KEYS) + 1, names
+    # One update per post on each channel that edits in place, and one ping of the three changed
+    # pages (IndexNow pings a changed page again).
+    editing = [
+        spec for spec in crashlab.channels("http://x").values() if TYPES[spec["type"]].client_class().edits_in_place
+    ]
+    batched = [spec for spec in editing if TYPES[spec["type"]].client_class().batched]
+    expected = len(crashlab.KEYS) * (len(editing) - len(batched)) + len(batched)
+    assert names.count("before_in_flight_write") == expected, names
     return names
 
 

@@ -243,6 +243,24 @@ def status_outcome(response: httpx.Response, now: float) -> Outcome:
     return Outcome(Kind.REFUSED, error=f"{code} refused{detail}")
 
 
+def edit_outcome(response: httpx.Response, now: float, remote_id: str, what: str) -> Outcome:
+    """The answer to an edit of an existing copy (a PUT at its own id): 200 is done, the copy
+    keeping its id; a 404 proves nothing (only a read of the copy's own id may say it is gone:
+    engine/updates.py reads it next); anything else as any answer. `what`: "status", "article"."""
+    from mkdocs_syndicate.channels.reading import BadAnswer, json_object, optional_url
+
+    if response.status_code == 200:
+        try:
+            url = optional_url(json_object(response).get("url"))
+        except BadAnswer as exc:
+            return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable {what} ({exc}); it may be updated")
+        return Outcome(Kind.DONE, remote_id=remote_id, remote_url=url)
+    outcome = status_outcome(response, now)
+    if response.status_code == 404:
+        return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the {what} is read before anything else")
+    return outcome
+
+
 def error_detail(response: httpx.Response) -> str:
     """': <the service's error message>' from a JSON error body, else the plain text. Not cut here:
     the runner redacts credentials first and shortens after (a cut token would leave its prefix)."""

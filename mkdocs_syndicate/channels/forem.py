@@ -24,6 +24,7 @@ from mkdocs_syndicate.channels.base import (
     Outcome,
     Prepared,
     Verdict,
+    edit_outcome,
     error_detail,
     scan_bound,
     status_outcome,
@@ -215,20 +216,11 @@ class ForemChannel(Channel):
             )
         except httpx.TransportError as exc:
             return transport_outcome(exc)
-        if response.status_code == 200:
-            try:
-                article = json_object(response)
-            except BadAnswer as exc:
-                return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable article ({exc}); it may be updated")
-            return Outcome(Kind.DONE, remote_id=record.remote_id, remote_url=optional_url(article.get("url")))
-        outcome = status_outcome(response, http.now())
-        if response.status_code == 404:  # only a read of the article's own id may say it is gone
-            return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the article is read before anything else")
-        return outcome
+        return edit_outcome(response, http.now(), record.remote_id, "article")
 
     async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
-        """GET /api/articles/{id}: a published article by its own id. Its title and Markdown
-        body say whether the update happened; DEV's JSON 404 says it is gone (deleted, or
+        """GET /api/articles/{id}: a published article by its own id. Its title, Markdown body,
+        description and canonical URL say whether the update happened; DEV's JSON 404 says it is gone (deleted, or
         unpublished by its author: either way there is no copy to edit)."""
         assert record.remote_id and prepared.message is not None
         response = await http.request(
@@ -242,8 +234,11 @@ class ForemChannel(Channel):
             return Copy.UNKNOWN
         article = json_object(response)
         target = json.loads(prepared.message.text)["article"]
-        said = (optional_text(article.get("title"), "title"), optional_text(article.get("body_markdown"), "body"))
-        return Copy.MATCHES if said == (target["title"], target["body_markdown"]) else Copy.DIFFERS
+        # Every text field the update sets and DEV gives back as it was sent: a description-only
+        # update must not pass for done because the body is unchanged.
+        fields = ("title", "body_markdown", "description", "canonical_url")
+        said = tuple(optional_text(article.get(name), name) for name in fields)
+        return Copy.MATCHES if said == tuple(target[name] for name in fields) else Copy.DIFFERS
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx

@@ -24,6 +24,7 @@ from mkdocs_syndicate.channels.base import (
     Outcome,
     Prepared,
     Verdict,
+    edit_outcome,
     scan_bound,
     status_outcome,
     transport_outcome,
@@ -330,16 +331,7 @@ class MastodonChannel(Channel):
             response = await http.request("PUT", url, data=form, headers=self._auth())
         except httpx.TransportError as exc:
             return transport_outcome(exc)
-        if response.status_code == 200:
-            try:
-                status = json_object(response)
-            except BadAnswer as exc:
-                return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the copy may be updated")
-            return Outcome(Kind.DONE, remote_id=record.remote_id, remote_url=optional_url(status.get("url")))
-        outcome = status_outcome(response, http.now())
-        if response.status_code == 404:  # only a read of the copy's own id may say it is gone
-            return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the copy is read before anything else")
-        return outcome
+        return edit_outcome(response, http.now(), record.remote_id, "status")
 
     async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
         """GET /api/v1/statuses/:id/source: the status's plain text as its author wrote it (the
