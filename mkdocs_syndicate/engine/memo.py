@@ -10,7 +10,7 @@ needs no message made. Anything else (no memo, a changed post, a new release) ma
 and compares for real, so a missing or stale memo can cost time, never an edit: the memo is only
 ever trusted to say "unchanged".
 
-It lives in `.syndicate-cache/messages.json` next to the ledger (never in git); losing it is
+It lives in `.syndicate-cache/<ledger file>.messages.json` next to the ledger (never in git); losing it is
 harmless. In CI, keeping `.syndicate-cache/` between runs (actions/cache) keeps builds fast.
 """
 
@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mkdocs_syndicate import __version__
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 
@@ -33,21 +34,12 @@ _FORMAT = 1
 _POST_FIELDS = tuple(field.name for field in dataclasses.fields(Post))
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("mkdocs-syndicate")
-    except PackageNotFoundError:  # pragma: no cover - run from a source tree
-        return "source"
-
-
 class MessageMemo:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._entries: dict[str, list[str]] = {}
         self._changed = False
-        self._release = _version()
+        self._release = __version__  # a release may render differently: its messages are made again
         self._channels: dict[str, bytes] = {}
         if path is not None:
             self._entries = _load(path)

@@ -77,7 +77,7 @@ def identify(
             result.keys[post.key] = old
             _learn(result, replace(post, key=old), old, site_url)
             continue
-        result.posts[post.key] = _moved(result.posts.pop(old), old, post, site_url)
+        result.posts[post.key] = _moved(result.posts.pop(old), old, post)
         result.moves.append(Move(old, post.key, why))
     return result
 
@@ -146,7 +146,7 @@ def _reversed(redirects: Mapping[str, str]) -> dict[str, list[str]]:
     return olds_of
 
 
-def _moved(entry: PostEntry, old: str, post: Post, site_url: str) -> PostEntry:
+def _moved(entry: PostEntry, old: str, post: Post) -> PostEntry:
     """The entry under its new key: the old key and URL kept as aliases, the post's facts in."""
     aliases = list(entry.aliases)
     for alias in (old, entry.url):

@@ -74,12 +74,11 @@ def _pending(ledger: Ledger, post: Post, channel: Channel, memo: MessageMemo) ->
 
 def not_updated_lines(pairs: list[PendingPair]) -> list[str]:
     """One line per channel whose copies are out of date and will not be edited, and why."""
-    by_channel: dict[str, list[str]] = {}
+    by_channel: dict[str, tuple[Channel, list[str]]] = {}
     for pair in pairs:
-        by_channel.setdefault(pair.channel.id, []).append(pair.post.key)
+        by_channel.setdefault(pair.channel.id, (pair.channel, []))[1].append(pair.post.key)
     lines = []
-    for channel_id, keys in by_channel.items():
-        channel = next(pair.channel for pair in pairs if pair.channel.id == channel_id)
+    for channel_id, (channel, keys) in by_channel.items():
         why = (
             f"{channel.type_name} cannot edit a post in place"
             if not channel.edits_in_place

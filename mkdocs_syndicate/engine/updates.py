@@ -32,7 +32,6 @@ class UpdateHost(Protocol):
     """What the runner lends an update: its clock, ledger writes, reporting and limits."""
 
     verify_only: bool
-    tries: int
 
     def situation_for(
         self, channel: Channel, record: Record | None, sends: int, outcome: Outcome | None
