@@ -218,3 +218,26 @@ def test_a_copy_on_a_channel_that_cannot_edit_is_said_to_be_out_of_date_and_left
     assert run.returncode == 0, run.stderr
     assert "wb: 1 copy out of date, not updated (weibo cannot edit a post in place): posts/a/" in run.stderr
     assert len(sandbox.requests("weibo")) == requests
+
+
+@pytest.mark.parametrize("answer", [b"<html>gateway</html>", b'{"id": 42}', b""])
+def test_a_garbage_answer_to_an_update_is_settled_by_reading_the_copy(tmp_path, sandbox, answer):
+    """The instance made the edit and answered something unreadable (a proxy's page, the wrong
+    shape, nothing): the copy is read by its own id, and nothing is edited twice or made again."""
+    config = masto_site(tmp_path, sandbox)
+    correct(config)
+    sandbox.add_fault(
+        {
+            "channel": "mastodon",
+            "action": "status_after",
+            "status": 200,
+            "body": answer,
+            "match": "PUT /api/v1/statuses/",
+        }
+    )
+    run = mkdocs(config)
+    assert run.returncode == 0, run.stderr
+    record = Ledger.read(config.parent / "ledger.yml").record(KEY, "masto")
+    assert record is not None and record.state == State.DONE and record.op is None
+    (status,) = statuses(sandbox)
+    assert "A corrected summary." in status["text"] and len(status["edits"]) == 1
