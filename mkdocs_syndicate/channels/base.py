@@ -60,6 +60,14 @@ class Copy(enum.Enum):
     UNKNOWN = "unknown"  # the read proved nothing
 
 
+class Presence(enum.Enum):
+    """A copy read by its own id to settle a delete whose outcome is unknown."""
+
+    PRESENT = "present"  # still there: the delete did not happen
+    GONE = "gone"  # the service's documented answer: no such copy
+    UNKNOWN = "unknown"  # the read proved nothing
+
+
 @dataclass(frozen=True)
 class Verdict:
     found: Found
@@ -122,6 +130,7 @@ class Channel:
     repeat_safe: ClassVar[bool] = False
     rate_limit_checked_first: ClassVar[bool] = False
     edits_in_place: ClassVar[bool] = False  # implements update and read_copy: `edits: update` is its default
+    deletes: ClassVar[bool] = False  # implements delete and read_presence: `removals: delete` is allowed
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
         self.settings = settings
@@ -202,6 +211,18 @@ class Channel:
         """`edits_in_place` types: read the copy at `record.remote_id` by its own id, to settle an
         update whose outcome is unknown: does it say `prepared` now, something else, or is it gone?"""
         return Copy.UNKNOWN
+
+    async def delete(self, http: Http, record: Record) -> Outcome:
+        """`deletes` types: delete the copy at `record.remote_id` (its own id, never a search).
+        DONE when the service confirmed; GONE when its documented answer says there is no such
+        copy (deleted before: the goal is met). A 404 without that proof is AMBIGUOUS. A repeat
+        is harmless. The post may no longer exist, so only the record is given."""
+        raise NotImplementedError
+
+    async def read_presence(self, http: Http, record: Record) -> Presence:
+        """`deletes` types: read the copy at `record.remote_id` by its own id, to settle a delete
+        whose outcome is unknown."""
+        return Presence.UNKNOWN
 
     async def close(self) -> None:
         """End any session opened during the run."""
