@@ -282,6 +282,20 @@ def edit_outcome(response: httpx.Response, now: float, remote_id: str, what: str
     return outcome
 
 
+def delete_outcome(response: httpx.Response, now: float, *, gone: bool, what: str) -> Outcome:
+    """The answer to a delete of an existing copy at its own id: a 2xx is done; `gone` (the
+    service's documented "no such copy", judged by the channel) is GONE, the goal met before; any
+    other 404 proves nothing (a read of the copy decides, engine/updates.py); the rest as any answer."""
+    if 200 <= response.status_code < 300:
+        return Outcome(Kind.DONE)
+    if gone:
+        return Outcome(Kind.GONE, error=f"the {what} was already deleted")
+    outcome = status_outcome(response, now)
+    if response.status_code == 404:
+        return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the {what} is read before anything else")
+    return outcome
+
+
 def error_detail(response: httpx.Response) -> str:
     """': <the service's error message>' from a JSON error body, else the plain text. Not cut here:
     the runner redacts credentials first and shortens after (a cut token would leave its prefix)."""

@@ -29,7 +29,9 @@ from mkdocs_syndicate.channels.base import (
     Kind,
     Outcome,
     Prepared,
+    Presence,
     Verdict,
+    delete_outcome,
     error_detail,
     status_outcome,
     transport_outcome,
@@ -209,6 +211,7 @@ class BlueskyChannel(Channel):
     type_name = "bluesky"
     repeat_safe = True  # deterministic rkey + byte-identical putRecord: a repeat is a no-op
     edits_in_place = True  # putRecord at the same rkey, swapRecord the current record's CID
+    deletes = True  # deleteRecord at the copy's rkey
     options: ClassVar[Mapping[str, Option]] = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
         "handle": Option("text", required=True, help="e.g. me.bsky.social"),
@@ -627,6 +630,32 @@ class BlueskyChannel(Channel):
             return Copy.UNKNOWN
         target = self.record(post, prepared.message.text, prepared.created_at)
         return Copy.MATCHES if _without_thumb(value) == _without_thumb(target) else Copy.DIFFERS
+
+    async def delete(self, http: Http, record: Record) -> Outcome:
+        """deleteRecord at the copy's own rkey. The PDS answers 200 whether or not a record was
+        there (deleting nothing is a no-op): either way the copy is gone."""
+        import httpx
+
+        failed = await self._login(http)
+        if failed is not None:
+            return failed
+        assert self._session is not None
+        body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": _rkey_of(record)}
+        try:
+            response = await self._authed(http, "POST", "com.atproto.repo.deleteRecord", json=body)
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        return delete_outcome(response, http.now(), gone=False, what="post")
+
+    async def read_presence(self, http: Http, record: Record) -> Presence:
+        """getRecord at the copy's own rkey: the PDS's RecordNotFound says it is gone."""
+        failed = await self._login(http)
+        if failed is not None:
+            return Presence.UNKNOWN
+        response = await self._get(http, _rkey_of(record))
+        if response.status_code == 400 and "RecordNotFound" in response.text:
+            return Presence.GONE
+        return Presence.PRESENT if response.status_code == 200 else Presence.UNKNOWN
 
     async def _get(self, http: Http, rkey: str) -> httpx.Response:
         assert self._session is not None

@@ -23,7 +23,9 @@ from mkdocs_syndicate.channels.base import (
     Kind,
     Outcome,
     Prepared,
+    Presence,
     Verdict,
+    delete_outcome,
     edit_outcome,
     error_detail,
     scan_bound,
@@ -111,6 +113,7 @@ class ForemChannel(Channel):
     type_name = "forem"
     default_min_interval = 75.0
     edits_in_place = True  # PUT /api/articles/{id}
+    deletes = True  # unpublished: PUT /api/articles/{id} with published false (the API deletes nothing)
     options: ClassVar[Mapping[str, Option]] = {
         "api": Option("url", default="https://dev.to/api", help="https://<forem>/api"),
         "api_key": Option(
@@ -240,6 +243,36 @@ class ForemChannel(Channel):
         said = tuple(optional_text(article.get(name), name) for name in fields)
         return Copy.MATCHES if said == tuple(target[name] for name in fields) else Copy.DIFFERS
 
+    async def delete(self, http: Http, record: Record) -> Outcome:
+        """Unpublish: PUT /api/articles/{id} with `published: false`, as the author would from
+        the editor (DEV's API has no delete for its users; `/unpublish` is for moderators). The
+        article stays among the author's drafts, where it can be published again by hand."""
+        import httpx
+
+        assert record.remote_id
+        url = f"{self.settings.options['api']}/articles/{quote(record.remote_id, safe='')}"
+        try:
+            response = await http.request("PUT", url, json={"article": {"published": False}}, headers=self._headers())
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        outcome = delete_outcome(response, http.now(), gone=False, what="article")
+        if outcome.kind is Kind.DONE and _still_published(response):
+            return Outcome(Kind.AMBIGUOUS, error="200, but the article says it is still published; read it again")
+        return outcome
+
+    async def read_presence(self, http: Http, record: Record) -> Presence:
+        """GET /api/articles/{id}, the public read of a published article: DEV's JSON 404 says
+        there is no published article with this id (unpublished, or deleted by its author)."""
+        assert record.remote_id
+        response = await http.request(
+            "GET",
+            f"{self.settings.options['api']}/articles/{quote(record.remote_id, safe='')}",
+            headers=self._headers(),
+        )
+        if response.status_code == 404 and _not_found(response):
+            return Presence.GONE
+        return Presence.PRESENT if response.status_code == 200 else Presence.UNKNOWN
+
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx
 
@@ -277,6 +310,14 @@ class ForemChannel(Channel):
             if len(articles) < PER_PAGE or reached_oldest:
                 return None
         return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * PER_PAGE} own articles since the first attempt")
+
+
+def _still_published(response: httpx.Response) -> bool:
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("published") is True
 
 
 def _not_found(response: httpx.Response) -> bool:

@@ -33,6 +33,7 @@ class IndexNowChannel(Channel):
     default_delivery = "at_least_once"
     batched = True
     edits_in_place = True  # a changed page is pinged again (no copy to edit: the ping is the update)
+    deletes = True  # a removed page is pinged too: IndexNow is told of deletions as of changes
     options: ClassVar[Mapping[str, Option]] = {
         "endpoint": Option("url", default="https://api.indexnow.org/indexnow"),
         "key": Option(

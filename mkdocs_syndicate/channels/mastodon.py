@@ -23,7 +23,9 @@ from mkdocs_syndicate.channels.base import (
     Kind,
     Outcome,
     Prepared,
+    Presence,
     Verdict,
+    delete_outcome,
     edit_outcome,
     scan_bound,
     status_outcome,
@@ -223,6 +225,7 @@ def _record_not_found(response: httpx.Response) -> bool:
 class MastodonChannel(Channel):
     type_name = "mastodon"
     edits_in_place = True  # PUT /api/v1/statuses/:id (Mastodon 3.5+)
+    deletes = True  # DELETE /api/v1/statuses/:id
     options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option(
@@ -348,6 +351,32 @@ class MastodonChannel(Channel):
         if not text or prepared.message is None:
             return Copy.UNKNOWN
         return Copy.MATCHES if text == prepared.message.text else Copy.DIFFERS
+
+    async def delete(self, http: Http, record: Record) -> Outcome:
+        """DELETE /api/v1/statuses/:id: 200 with the deleted status. A status already gone is
+        the API's 404 "Record not found" (any other 404, a proxy's, proves nothing)."""
+        import httpx
+
+        assert record.remote_id
+        url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
+        try:
+            response = await http.request("DELETE", url, headers=self._auth())
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        gone = response.status_code == 404 and _record_not_found(response)
+        return delete_outcome(response, http.now(), gone=gone, what="status")
+
+    async def read_presence(self, http: Http, record: Record) -> Presence:
+        """GET /api/v1/statuses/:id: a status deleted by its author (or by us) is the API's 404
+        "Record not found" at once (Mastodon discards it before the removal job runs)."""
+        assert record.remote_id
+        url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
+        response = await http.request("GET", url, headers=self._auth())
+        if response.status_code == 200:
+            return Presence.PRESENT
+        if response.status_code == 404 and _record_not_found(response):
+            return Presence.GONE
+        return Presence.UNKNOWN
 
     @classmethod
     def replies_url(cls, options: Mapping[str, Any], record: Record) -> str | None:

@@ -46,7 +46,7 @@ class ChannelSettings:
     template: str | None
     options: Mapping[str, Any] = field(default_factory=dict)
     edits: str = "ignore"  # "update": a copy whose message changed is edited in place
-    removals: str = "keep"  # "delete": a removed post's copies are deleted (not yet carried out: kept)
+    removals: str = "keep"  # "delete": a removed post's copies are deleted (engine/removals.py)
 
     @property
     def at_most_once(self) -> bool:
@@ -131,7 +131,7 @@ def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], che
         except ConfigError as exc:
             wrong.append(exc)
     edits = checked(lambda: _edits(values, cls, f"{where}.edits"))
-    removals = checked(lambda: _removals(values.get("removals", "keep"), f"{where}.removals"))
+    removals = checked(lambda: _removals(values.get("removals", "keep"), cls, f"{where}.removals"))
     if wrong:
         raise wrong[0] if len(wrong) == 1 else ConfigError("", parts=wrong)
     return ChannelSettings(channel_id, cls.type_name, *timing, enabled, template, options, edits, removals)
@@ -145,10 +145,10 @@ def _edits(values: Mapping[str, Any], cls: Any, setting: str) -> str:
     return edits
 
 
-def _removals(value: object, setting: str) -> str:
+def _removals(value: object, cls: Any, setting: str) -> str:
     removals = _life_choice(value, REMOVALS, setting)
-    if removals == "delete":  # said plainly rather than accepted and not carried out
-        raise ConfigError("'delete' is not available in this version yet: copies are kept", setting)
+    if removals == "delete" and not getattr(cls, "deletes", False):  # said plainly, not accepted and ignored
+        raise ConfigError(f"{cls.type_name} cannot delete a post; use 'removals: keep'", setting)
     return removals
 
 

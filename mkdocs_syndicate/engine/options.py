@@ -14,6 +14,7 @@ from mkdocs_syndicate.engine.backlog import Adoption, adoption, refuse_renamed_c
 from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import identify
 from mkdocs_syndicate.engine.plan import Plan, make_plan
+from mkdocs_syndicate.engine.removals import came_back_lines, deleting_channels, gone_from_source, plan_lines
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.localdirs import SANDBOX_DIR
 from mkdocs_syndicate.redaction import Secret
@@ -86,10 +87,10 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     ledger.sandbox = options.sandbox  # as a send would see it
     channels = make_channels(options)
     refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
-    chosen = select_posts(options, posts, clock)
-    found = identify(ledger.posts, chosen, options.site.url, options.redirects)
+    found = identify(ledger.posts, posts, options.site.url, options.redirects)  # all of them, as a send does
     ledger.preview(found.posts)  # what a send would write first, seen without writing
-    chosen = found.keyed(chosen)
+    present = found.keyed(posts)
+    chosen = select_posts(options, present, clock)
     adopting = first_run_adoption(options, ledger, chosen, clock)
     adopted = adopting.pairs([c.id for c in channels]) if adopting is not None else set()
     memo = MessageMemo.beside(options.ledger_path)
@@ -97,6 +98,12 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     memo.save()
     the_plan.adoption = adopting
     the_plan.moves = found.moves
+    gone, note = gone_from_source(ledger.posts, present)
+    the_plan.removal_lines = [
+        *([note] if note and deleting_channels(channels) else []),
+        *plan_lines(ledger, gone, channels),
+    ]
+    the_plan.removal_lines += came_back_lines(ledger, present, channels)
     return the_plan
 
 

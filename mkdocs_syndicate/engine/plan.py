@@ -27,7 +27,8 @@ class PendingPair:
     record: Record | None
     prepared: Prepared
     # "update": the copy exists and its message changed (absent: the first send); "keep": changed,
-    # on a channel that does not edit (only said, in Plan.not_updated)
+    # on a channel that does not edit (only said, in Plan.not_updated); "delete": the post was
+    # removed (engine/removals.py)
     op: str | None = None
 
     @property
@@ -50,6 +51,7 @@ class Plan:
     adoption: Adoption | None = None  # a first run's backlog, adopted not sent
     moves: list[Move] = field(default_factory=list)  # posts found under a new key: re-keyed, not announced again
     not_updated: list[PendingPair] = field(default_factory=list)  # copies out of date on channels that do not edit
+    removal_lines: list[str] = field(default_factory=list)  # removed posts' copies kept, or not yet proved removed
 
     @property
     def pairs(self) -> list[PendingPair]:
@@ -136,9 +138,12 @@ def make_plan(
     max_per_run: int | None,
     skip: Collection[tuple[str, str]] = frozenset(),
     memo: MessageMemo | None = None,
+    deletions: list[list[PendingPair]] | None = None,
 ) -> Plan:
-    """`posts` are the announceable posts, oldest first; at most `max_per_run` of them get work.
-    `skip`: (post key, channel) pairs left out (a backlog a plan would adopt)."""
+    """`posts` are the announceable posts, oldest first; at most `max_per_run` of them get work,
+    then the removed posts whose copies are deleted (`deletions`, a list per post: they count
+    toward `max_per_run` too). `skip`: (post key, channel) pairs left out (a backlog a plan would
+    adopt)."""
     plan = Plan(lanes={c.id: [] for c in channels})
     memo = memo or MessageMemo(None)
     taken = 0
@@ -156,6 +161,16 @@ def make_plan(
             continue
         if max_per_run is not None and taken >= max_per_run:
             plan.deferred.append(post)
+            continue
+        taken += 1
+        for pair in pairs:
+            plan.lanes[pair.channel.id].append(pair)
+    for removed in deletions or []:
+        pairs = [pair for pair in removed if (pair.post.key, pair.channel.id) not in skip]
+        if not pairs:
+            continue
+        if max_per_run is not None and taken >= max_per_run:
+            plan.deferred.append(pairs[0].post)
             continue
         taken += 1
         for pair in pairs:

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mkdocs_syndicate.channels.base import Copy, Found, Kind
+from mkdocs_syndicate.channels.base import Copy, Found, Kind, Presence
 
 DEFAULT_TRIES = 4  # sends per pair within one run (the first one plus retries)
 MAX_UNCERTAIN_SENDS = 5  # sends of an at-most-once pair ever, once one of them went unanswered (kills too)
@@ -239,14 +239,14 @@ def _update_again(s: Situation, reason: str) -> Action:
     return Action(Step.SEND, reason=reason)
 
 
-def _update_rate_limited(s: Situation) -> Action:
+def _update_rate_limited(s: Situation, verb: str = "updates") -> Action:
     delay = _rate_limit_wait(s.retry_after)
     if delay > s.max_wait or s.sends_left <= 0:
         return Action(
             Step.STOP_LANE,
             at=s.now + delay,
             keep_in_flight=True,
-            reason=f"rate limited for {delay:.0f} s; the next run reads the copy, then updates it",
+            reason=f"rate limited for {delay:.0f} s; the next run reads the copy, then {verb} it",
         )
     return Action(Step.RETRY, at=s.now + delay)
 
@@ -264,4 +264,38 @@ _UPDATE_RULES: dict[UpdateEvent, Callable[[Situation], Action]] = {
     Kind.AMBIGUOUS: lambda s: Action(Step.READ, reason="the update may have happened: read the copy"),
     Copy.DIFFERS: lambda s: _update_again(s, "the copy still has its old text"),
     Copy.UNKNOWN: lambda s: _update_again(s, "the copy could not be read; an update again is harmless"),
+}
+
+
+DeleteEvent = Kind | Presence
+
+
+def decide_delete(event: DeleteEvent, s: Situation) -> Action:
+    """What to do after `event` of a removed post's delete (`op: delete`), by `_DELETE_RULES`.
+    Step.DONE and Step.DELETED both end with the record `deleted`; a delete never sends a create,
+    and a refused one leaves the record `done` (the copy is still there) for the next run."""
+    rule = _DELETE_RULES.get(event)
+    if rule is None:
+        raise ValueError(f"unknown event {event!r}")
+    return rule(s)
+
+
+def _delete_again(s: Situation, reason: str) -> Action:
+    if s.verify_only or s.sends_left <= 0:
+        return Action(Step.LEAVE, reason=f"{reason}; the next run deletes it")
+    return Action(Step.SEND, reason=reason)
+
+
+_DELETE_RULES: dict[DeleteEvent, Callable[[Situation], Action]] = {
+    Kind.DONE: lambda s: Action(Step.DONE, reason="deleted (the post was removed)"),
+    Kind.ACCEPTED: lambda s: Action(Step.DONE, reason="deleted (the post was removed)"),
+    Kind.GONE: lambda s: Action(Step.DELETED, reason="already deleted on the service"),
+    Presence.GONE: lambda s: Action(Step.DELETED, reason="deleted (confirmed by reading the copy)"),
+    Kind.REFUSED: lambda s: Action(Step.FAIL, reason="the delete was refused; the copy is still there"),
+    Kind.AUTH: lambda s: Action(Step.STOP_LANE, reason="the service refused the credentials"),
+    Kind.NOT_SENT: lambda s: _not_sent(s) if not s.verify_only else Action(Step.LEAVE),
+    Kind.RATE_LIMITED: lambda s: _update_rate_limited(s, "deletes"),
+    Kind.AMBIGUOUS: lambda s: Action(Step.READ, reason="the delete may have happened: read the copy"),
+    Presence.PRESENT: lambda s: _delete_again(s, "the copy is still there"),
+    Presence.UNKNOWN: lambda s: _delete_again(s, "the copy could not be read; a delete again is harmless"),
 }

@@ -33,7 +33,7 @@ from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Event, Situation, Step, decide
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
-from mkdocs_syndicate.engine.updates import carry_update
+from mkdocs_syndicate.engine.updates import carry_change
 from mkdocs_syndicate.errors import LaneCrashed, StaleLedger, SyndicateError
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, Transition
@@ -330,8 +330,8 @@ class Runner:
         decides each step from the last event, for each member (their records may differ), and
         the unit either ends (each member its own way, written together) or goes on by a step
         of `_STEPS`. Returns what the lane must take up again later (a settle wait), or []."""
-        if unit.members[0].op == "update" and not channel.batched:  # a copy edited (engine/updates.py)
-            stop = await carry_update(self, http, unit.members[0], read_first=unit.read_first)
+        if unit.members[0].op in ("update", "delete") and not channel.batched:  # a copy changed (engine/updates.py)
+            stop = await carry_change(self, http, unit.members[0], read_first=unit.read_first)
             if stop is not None:
                 raise _LaneStopped(stop)
             return []
@@ -408,6 +408,9 @@ class Runner:
 
     def _done_end(self, attempt: _Attempt, current: Record, action: Action) -> _End:
         outcome, unit = attempt.outcome, attempt.unit
+        if current.op == "delete":  # a removed page pinged (a batched channel's delete)
+            how = f"pinged as removed, with {len(unit.batch or [])} URL(s)"
+            return _End(current.moved(State.DELETED, self._now(), note="the post was removed"), "deleted", how)
         if attempt.event is Kind.DONE and outcome is not None:  # the send's answer names it
             remote_id, remote_url = outcome.remote_id, outcome.remote_url
         else:  # a read found it (or it is done without a name: received often enough)

@@ -21,6 +21,7 @@ from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Identified, identify
 from mkdocs_syndicate.engine.options import Sandbox, first_run_adoption, make_channels, sandbox_state_dir, select_posts
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan, not_updated_lines
+from mkdocs_syndicate.engine.removals import Removals, deletions, find_removals, kept_lines
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
 from mkdocs_syndicate.errors import RunInterrupted, StaleLedger
@@ -54,17 +55,20 @@ def send(
     runner (StaleLedger) means: take their ledger, leave the pairs they changed to them, re-plan
     the rest. Never a send on a stale ledger."""
     clock = clock or SystemClock()
-    chosen = select_posts(options, posts, clock) if not verify_only else posts
     with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
         ledger.sandbox = options.sandbox  # a real run does not see a rehearsal's records
         mirror = _start_mirror(options, ledger)
         with _sandbox(options) as sandbox:
             channels = make_channels(options, sandbox)
             refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
-            found = identify(ledger.posts, chosen, options.site.url, options.redirects)
+            # Every post of the source is matched, not only those announceable now: a post the
+            # source still lists under a new name is neither removed nor announced again.
+            found = identify(ledger.posts, posts, options.site.url, options.redirects)
             _record_identities(ledger, found)
-            chosen = found.keyed(chosen)
+            present = found.keyed(posts)
+            chosen = select_posts(options, present, clock) if not verify_only else present
             session = Session(options, ledger, mirror, chosen, channels, reporter, clock, transport, verify_only)
+            session.present = present
             session.report.moves = found.moves
             report = session.run()
             report.warnings[:0] = [sandbox.note] if sandbox and sandbox.note else []
@@ -105,6 +109,8 @@ class Session:
         self.report = RunReport()
         self.left_to_others: set[tuple[str, str]] = set()  # pairs another run (or a late page) has
         self.memo = MessageMemo.beside(options.ledger_path)  # what unchanged posts' messages hash to
+        self.present = chosen  # every post the source lists (removals are judged against it)
+        self.removals = Removals()
 
     def run(self) -> RunReport:
         if self.ledger.rewrite_canonical():  # read slowly once, not on every run (issue 36)
@@ -116,6 +122,7 @@ class Session:
                 f"{rehearsed} sandbox record(s) ignored (a rehearsal's): these pairs will be announced for real"
             )
         self._adopt_on_first_contact()
+        self._find_removals()
         if self.options.wait_until_live and not self.verify_only:
             late = _not_live(
                 self.options,
@@ -146,6 +153,26 @@ class Session:
             adopt(self.ledger, adopting, [c.id for c in self.channels], utcnow(self.clock))
             self.report.adoption = adopting
 
+    def _find_removals(self) -> None:
+        """Posts gone from the source, proved removed (engine/removals.py) before any round."""
+        site = self.options.site
+        self.removals = find_removals(
+            self.ledger.posts,
+            self.present,
+            self.channels,
+            probe=not self.verify_only,
+            sandbox=self.options.sandbox,
+            site_url=site.url,
+            site_dir=site.site_dir,
+            transport=self.transport,
+        )
+        if self.removals.note:
+            self.report.notes.append(self.removals.note)
+        for key, why in self.removals.unproved.items():
+            self.report.notes.append(
+                f"{key} is gone from the source, but {why}: its copies are deleted once it answers 404 or 410"
+            )
+
     def _plan(self) -> Plan:
         """This round's plan: what is pending, less what others have and (verify only) what
         needs no read."""
@@ -155,12 +182,14 @@ class Session:
             self.channels,
             None if self.verify_only else self.options.max_per_run,
             memo=self.memo,
+            deletions=deletions(self.ledger, self.removals, self.channels),
         )
         lanes = {channel: [p for p in pairs if self._ours_now(p)] for channel, pairs in made.lanes.items()}
         the_plan = Plan(lanes=lanes, deferred=made.deferred)
         self.report.deferred = [p.key for p in the_plan.deferred]
         self.report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
         self.report.warnings += not_updated_lines(made.not_updated)
+        self.report.warnings += kept_lines(self.ledger, self.removals, self.channels)
         if self.mirror is not None:  # their change to a pair of this plan makes the plan stale
             self.mirror.claimed = {(p.post.key, p.channel.id) for p in the_plan.pairs}
         return the_plan

@@ -1,4 +1,5 @@
-"""An update of an existing copy (`op: update`), carried with the two-phase protocol of a send.
+"""An update (`op: update`) or a delete (`op: delete`) of an existing copy, carried with the
+two-phase protocol of a send.
 
 A done copy whose message changed (`edits: update`) is edited in place: the `in_flight` record
 with `op: update` (its `message_sha256` the target, its `remote_id` the copy) is durable before
@@ -8,6 +9,11 @@ says something else → the update is sent again (a repeat sets the same text: h
 gone → `deleted`. An update never becomes a create: every ending keeps the copy's remote id, and
 a refused update puts the record back to `done` with the hash of what the copy still says, so
 the next run tries again. What to do after each event is `policy.decide_update`'s alone.
+
+A delete (a removed post's copy, engine/removals.py) goes the same way: `in_flight` with `op:
+delete` first, then `Channel.delete`; an unknown outcome is settled by `Channel.read_presence`
+(gone → `deleted`; still there → deleted again, a harmless repeat), by `policy.decide_delete`.
+Both end with the record `deleted`, and a refused delete leaves it `done`: the copy is still there.
 """
 
 from __future__ import annotations
@@ -18,8 +24,16 @@ from typing import TYPE_CHECKING, Protocol
 import httpx
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.channels.base import Channel, Copy, Kind, Outcome
-from mkdocs_syndicate.engine.policy import Action, Situation, Step, UpdateEvent, decide_update
+from mkdocs_syndicate.channels.base import Channel, Copy, Kind, Outcome, Presence
+from mkdocs_syndicate.engine.policy import (
+    Action,
+    DeleteEvent,
+    Situation,
+    Step,
+    UpdateEvent,
+    decide_delete,
+    decide_update,
+)
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
@@ -51,13 +65,24 @@ class _Way:
     pair: PendingPair
     old_sha: str | None  # what the copy said before this run's update (None: not known)
     sends: int = 0
-    event: UpdateEvent = Kind.NOT_SENT
+    event: UpdateEvent | DeleteEvent = Kind.NOT_SENT
     outcome: Outcome | None = None
     reason: str = ""
 
+    @property
+    def deleting(self) -> bool:
+        return self.pair.op == "delete"
 
-async def carry_update(host: UpdateHost, http: PacedHttp, pair: PendingPair, *, read_first: bool) -> str | None:
-    """Carry one update as far as this run may; returns why the lane must stop, or None."""
+    def decide(self, situation: Situation) -> Action:
+        if self.deleting:
+            assert not isinstance(self.event, Copy)
+            return decide_delete(self.event, situation)
+        assert not isinstance(self.event, Presence)
+        return decide_update(self.event, situation)
+
+
+async def carry_change(host: UpdateHost, http: PacedHttp, pair: PendingPair, *, read_first: bool) -> str | None:
+    """Carry one update or delete as far as this run may; returns why the lane must stop, or None."""
     channel = pair.channel
     before = host.record_of(pair)
     old_sha = before.message_sha256 if before is not None and before.state == State.DONE else None
@@ -70,7 +95,7 @@ async def carry_update(host: UpdateHost, http: PacedHttp, pair: PendingPair, *, 
         await _send(host, http, way)
     while True:
         record = host.record_of(pair)
-        action = decide_update(way.event, host.situation_for(channel, record, way.sends, way.outcome))
+        action = way.decide(host.situation_for(channel, record, way.sends, way.outcome))
         if action.step is Step.SEND:
             await http.backoff(host.backoff_for(way.sends), "updating again")
             await _send(host, http, way)
@@ -101,16 +126,20 @@ async def _send(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
         remote_url=current.remote_url,
         idempotency_key=current.idempotency_key,
         created_at=current.created_at,
-        message_sha256=pair.prepared.sha256,
-        op="update",
+        # An update's target; a delete keeps what the copy says (there is no new text).
+        message_sha256=current.message_sha256 if way.deleting else pair.prepared.sha256,
+        op="delete" if way.deleting else "update",
     )
     checkpoints.hit("before_in_flight_write")
     await host.write_records([(pair, staged)], before_request=pair.channel.settings.at_most_once)
     checkpoints.hit("after_in_flight_write")
     try:
-        way.outcome = await pair.channel.update(http, pair.post, pair.prepared, staged)
+        if way.deleting:
+            way.outcome = await pair.channel.delete(http, staged)
+        else:
+            way.outcome = await pair.channel.update(http, pair.post, pair.prepared, staged)
     except httpx.TransportError as exc:  # a channel that let one through: nothing is proved
-        way.outcome = Outcome(Kind.AMBIGUOUS, error=f"no answer ({type(exc).__name__}); the copy may be updated")
+        way.outcome = Outcome(Kind.AMBIGUOUS, error=f"no answer ({type(exc).__name__}); the copy may be changed")
     checkpoints.hit("after_response")
     way.sends += 1
     way.event, way.reason = way.outcome.kind, way.outcome.error or ""
@@ -119,11 +148,17 @@ async def _send(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
 async def _read(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
     record = host.record_of(way.pair)
     assert record is not None
+    failed = (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError)
+    if way.deleting:
+        try:
+            way.event = await way.pair.channel.read_presence(http, record)
+        except failed as exc:
+            way.event, way.reason = Presence.UNKNOWN, f"the read of the copy failed ({type(exc).__name__})"
+        return
     try:
-        copy = await way.pair.channel.read_copy(http, way.pair.post, record, way.pair.prepared)
-    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        copy, way.reason = Copy.UNKNOWN, f"the read of the copy failed ({type(exc).__name__})"
-    way.event = copy
+        way.event = await way.pair.channel.read_copy(http, way.pair.post, record, way.pair.prepared)
+    except failed as exc:
+        way.event, way.reason = Copy.UNKNOWN, f"the read of the copy failed ({type(exc).__name__})"
 
 
 async def _back_to_done(host: UpdateHost, way: _Way, error: str) -> None:
@@ -132,7 +167,8 @@ async def _back_to_done(host: UpdateHost, way: _Way, error: str) -> None:
     if current is None or current.state != State.IN_FLIGHT:
         return
     kept = current.moved(State.DONE, host.now_iso(), remote_id=current.remote_id, remote_url=current.remote_url)
-    kept = replace(kept, message_sha256=way.old_sha, note=f"update not made: {error}")
+    what = "delete" if way.deleting else "update"
+    kept = replace(kept, message_sha256=way.old_sha, note=f"{what} not made: {error}")
     await host.write_records([(way.pair, kept)])
 
 
@@ -141,6 +177,12 @@ async def _end(host: UpdateHost, way: _Way, action: Action) -> str | None:
     current = host.record_of(pair)
     assert current is not None
     text = host.cleaned(channel, way.reason or action.reason)
+    if action.step is Step.DONE and way.deleting:  # the service confirmed the delete
+        checkpoints.hit("before_done_write")
+        await host.write_records([(pair, current.moved(State.DELETED, host.now_iso(), note=action.reason))])
+        checkpoints.hit("after_done_write")
+        host.report_pair(pair, "deleted", action.reason, None, False)
+        return None
     if action.step is Step.DONE:
         url = (way.outcome.remote_url if way.outcome is not None else None) or current.remote_url
         done = current.moved(State.DONE, host.now_iso(), remote_id=current.remote_id, remote_url=url)
@@ -155,9 +197,11 @@ async def _end(host: UpdateHost, way: _Way, action: Action) -> str | None:
         return None
     if action.step is Step.LEAVE or action.keep_in_flight:
         when = f" (after {epoch_to_iso(action.at)})" if action.at is not None else ""
-        host.report_pair(pair, "in_flight", f"update: {text}{when}", None, action.needs_review)
+        what = "delete" if way.deleting else "update"
+        host.report_pair(pair, "in_flight", f"{what}: {text}{when}", None, action.needs_review)
         return f"{channel.id} stopped for this run: {text}" if action.step is Step.STOP_LANE else None
     # FAIL, STOP_LANE: a definite no; the copy keeps its old text, and the next run tries again.
     await _back_to_done(host, way, text)
-    host.report_pair(pair, "failed", f"update not made: {text}", None, False)
+    what = "delete" if way.deleting else "update"
+    host.report_pair(pair, "failed", f"{what} not made: {text}", None, False)
     return f"{channel.id} stopped for this run: {text}" if action.step is Step.STOP_LANE else None

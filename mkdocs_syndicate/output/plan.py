@@ -67,6 +67,7 @@ def full_plan_lines(
     if site_url and plan.pairs:
         lines.append(carried(site_url))
     lines += [one_line(move.line()) for move in plan.moves]
+    lines += [one_line(line) for line in [*not_updated_lines(plan.not_updated), *plan.removal_lines]]
     if hashtags_from and plan.pairs:
         lines.append(f"hashtags and DEV tags come from {hashtags_from}")
     for channel_id, pairs in plan.lanes.items():
@@ -81,7 +82,12 @@ def _pair_in_full(channel_id: str, pair: PendingPair) -> list[str]:
     """A pair's heading (why it is pending, its length), and what the channel would receive."""
     message = pair.prepared.message
     length = f" — {message.length}/{message.limit} {message.unit}" if message is not None and message.limit else ""
-    preview = printable(pair.channel.preview(pair.post, pair.prepared))
+    if pair.op == "delete":  # no message: the copy named by the record goes
+        record = pair.record
+        copy = (record.remote_url or record.remote_id) if record is not None else None
+        preview = printable(f"the copy: {copy or pair.post.url}")
+    else:
+        preview = printable(pair.channel.preview(pair.post, pair.prepared))
     heading = one_line(f"{channel_id} · {pair.post.key} · {_verb(pair, why=True)}{length}")
     return [heading, *("    " + line for line in preview.splitlines())]
 
@@ -89,6 +95,12 @@ def _pair_in_full(channel_id: str, pair: PendingPair) -> list[str]:
 def _verb(pair: PendingPair, why: bool = False) -> str:
     """What the run would do with this pair; with `why`, the record that makes it so."""
     record = pair.record
+    if pair.op == "delete" and pair.channel.batched:
+        return "ping as removed (the post was removed from the site)" if why else "ping as removed"
+    if pair.op == "delete":
+        if pair.needs_verify:
+            return "read the copy, then delete it if it is still there" if why else "verify the delete"
+        return "delete the copy (the post was removed from the site)" if why else "delete"
     if pair.op == "update" and pair.channel.batched:
         return "ping again (the page changed since its ping)" if why else "ping again"
     if pair.op == "update":
@@ -127,7 +139,7 @@ def log_plan(
         log(f"plan ({reason}): {ADOPTS}" + the_plan.adoption.line())
     for move in the_plan.moves:
         log(one_line(f"plan ({reason}): {move.line()}"))
-    for line in not_updated_lines(the_plan.not_updated):
+    for line in [*not_updated_lines(the_plan.not_updated), *the_plan.removal_lines]:
         log(one_line(f"plan ({reason}): {line}"))
     if not the_plan.pairs and not the_plan.deferred:
         log(f"plan ({reason}): nothing pending")
