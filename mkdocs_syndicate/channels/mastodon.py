@@ -292,6 +292,14 @@ class MastodonChannel(Channel):
                 error="404 Record not found for a replayed Idempotency-Key: the "
                 "status was made and then deleted on the instance; not sent again",
             )
+        if response.status_code == 404 and _record_not_found(response):
+            # A first send whose key the instance still holds (up to an hour) for a status that
+            # was deleted: a post announced again, after its copy was deleted, within that hour.
+            return Outcome(
+                Kind.REFUSED,
+                error="404 Record not found: the instance still remembers this post's Idempotency-Key "
+                "from its deleted status (for up to an hour after it was made); a run after that announces it",
+            )
         if response.status_code in (404, 410) and prepared.replay:
             return Outcome(
                 Kind.AMBIGUOUS,

@@ -36,6 +36,10 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
     if decision.kind == "retry":
         if state in (None, State.FAILED):
             return f"{where} is already pending: the next run sends it"
+        if state == State.DELETED:  # a new announcement: a new life, under new client-chosen ids
+            return Record(
+                State.FAILED, 0, at, error="resolved by hand: announce again (its copy was deleted)", note=note
+            )
         return base.moved(State.FAILED, at, error="resolved by hand: send again", note=note)
     if state == State.SKIPPED:
         return f"{where} is already skipped"

@@ -34,8 +34,13 @@ _ALLOWED_FROM: dict[State, set[State | None]] = {
     State.SKIPPED: {None, State.FAILED, State.IN_FLIGHT},
     State.DELETED: {State.IN_FLIGHT},
 }
-# A human's decision (`mkdocs-syndicate resolve`) may also say a failed pair did go out.
-_BY_HAND_FROM: dict[State, set[State | None]] = {**_ALLOWED_FROM, State.DONE: {State.IN_FLIGHT, State.FAILED}}
+# A human's decision (`mkdocs-syndicate resolve`) may also say a failed pair did go out, or that
+# a post whose copy was deleted (removed, or deleted by its author) is to be announced again.
+_BY_HAND_FROM: dict[State, set[State | None]] = {
+    **_ALLOWED_FROM,
+    State.DONE: {State.IN_FLIGHT, State.FAILED},
+    State.FAILED: {State.IN_FLIGHT, State.DELETED},
+}
 
 
 @dataclass(frozen=True)

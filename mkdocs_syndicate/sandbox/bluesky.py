@@ -286,6 +286,29 @@ class BlueskyEmulator(Emulator):
     def _create_record(self, request: Request) -> Response:
         return self._write(request, put=False)
 
+    def _delete_record(self, request: Request) -> Response:
+        """com.atproto.repo.deleteRecord, as the reference PDS has it: "delete a repository record,
+        or ensure it doesn't exist" — 200 either way, with `commit` only when something was deleted;
+        a `swapRecord` that is not the record's CID is InvalidSwap; it costs write points."""
+        try:
+            body = request.json()
+        except ValueError:
+            return self._error(400, "InvalidRequest", "Input must be JSON")
+        rkey = body.get("rkey") if isinstance(body, dict) else None
+        if not isinstance(rkey, str) or body.get("collection") != COLLECTION or body.get("repo") not in (DID, HANDLE):
+            return self._error(400, "InvalidRequest", "repo, collection and rkey are required")
+        if self._rate_headers()["RateLimit-Remaining"] == "0":
+            return self.rate_limited({"reset_in": WRITE_WINDOW})
+        existing = self._visible_record(rkey)
+        if existing is None:
+            return Response(200, {}, self._rate_headers())  # no-op: the record already does not exist
+        if body.get("swapRecord") and body["swapRecord"] != existing["cid"]:
+            return self._error(400, "InvalidSwap", f"Record was at {existing['cid']}")
+        self.state["points"].append({"at": self.server.now(), "cost": 1})
+        del self.state["records"][rkey]
+        commit = {"cid": _cid(f"delete:{rkey}".encode(), 0x71), "rev": self._fresh_tid()}
+        return Response(200, {"commit": commit}, self._rate_headers())
+
     # ---------------------------------------------------------------- sessions
 
     def _jwt(self, scope: str, ttl: float) -> str:
@@ -674,5 +697,6 @@ BlueskyEmulator._AUTHED = {
     ("GET", "com.atproto.server.getSession"): BlueskyEmulator._get_session,
     ("POST", "com.atproto.repo.putRecord"): BlueskyEmulator._put_record,
     ("POST", "com.atproto.repo.createRecord"): BlueskyEmulator._create_record,
+    ("POST", "com.atproto.repo.deleteRecord"): BlueskyEmulator._delete_record,
     ("POST", "com.atproto.repo.uploadBlob"): BlueskyEmulator._upload,
 }
