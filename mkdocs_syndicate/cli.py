@@ -460,7 +460,11 @@ def _find_post(ledger: Ledger, options: Options, given: str) -> PostRef:
     "--before",
     default=None,
     metavar="DATE",
-    help="Only posts dated before DATE (default: every post of the last build).",
+    help=(
+        "Only posts whose date (the post's own: front matter `date`, or the feed entry's) is before "
+        "DATE, given as 2026-11-28, 2026-11-28T09:30 or 2026-11-28T09:30:00+01:00 (UTC without an "
+        "offset). Default: every post of the last build."
+    ),
 )
 @click.option("--by", default=None, help="Who decided (default: $GIT_AUTHOR_NAME, $GITHUB_ACTOR or $USER).")
 @feed_option

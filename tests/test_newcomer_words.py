@@ -228,3 +228,15 @@ def test_a_pin_the_plugin_cannot_use_fails_the_step(tmp_path):
     done, log = run_install(tmp_path, fails=True)  # pip's resolver: ResolutionImpossible
     assert done.returncode != 0
     assert len([line for line in log if not line.startswith("  req:")]) == 1  # nothing installed after it
+
+
+# ---------------------------------------------------------------- adopt --before
+
+
+@pytest.mark.unit
+def test_adopt_before_says_which_date_it_compares_and_how_to_write_it():
+    """`adopt --before yesterday` is refused as "not a date" with the forms it takes (issue 36);
+    the help says the same before anyone tries: the post's own date, and how DATE is written."""
+    shown = " ".join(CliRunner().invoke(main, ["adopt", "--help"]).output.split())
+    assert "the post's own: front matter `date`, or the feed entry's" in shown
+    assert "2026-11-28, 2026-11-28T09:30 or 2026-11-28T09:30:00+01:00 (UTC without an offset)" in shown
