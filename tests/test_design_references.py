@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
 import tokenize
 from pathlib import Path
@@ -20,7 +21,8 @@ from sites import ROOT
 pytestmark = pytest.mark.unit
 
 SCANNED = ("mkdocs_syndicate", "tests", "benchmarks", "docs", ".ci")
-SKIPPED_PARTS = {"__pycache__", "node_modules", "data"}  # tests/data: third-party posts, not ours
+# Not walked: caches and builds, and tests/data (third-party posts, not ours).
+SKIPPED_DIRS = {"__pycache__", "node_modules", "data", "site", "build", "dist", ".venv", ".pytest_cache"}
 TEXT_SUFFIXES = {".py", ".md", ".yml", ".yaml", ".toml", ".js", ".mjs", ".json", ".txt", ""}
 
 MD_FILE = re.compile(r"(?<![\w.\-/])((?:\.\.?/)*[\w.\-]+(?:/[\w.\-]+)*\.md)\b")
@@ -39,10 +41,9 @@ PROMISED = {"docs/design/removals.md"}
 def scanned_files() -> list[Path]:
     files = [ROOT / "README.md"]
     for top in SCANNED:
-        for path in sorted((ROOT / top).rglob("*")):
-            rel = path.relative_to(ROOT).parts
-            if path.is_file() and path.suffix in TEXT_SUFFIXES and not SKIPPED_PARTS & set(rel):
-                files.append(path)
+        for folder, dirs, names in os.walk(ROOT / top):
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+            files += [Path(folder, name) for name in sorted(names) if Path(name).suffix in TEXT_SUFFIXES]
     return files
 
 
