@@ -347,12 +347,24 @@ def verify(config_file: Path | None, feed: str | None) -> None:
     ledger = _guard(lambda: Ledger.read(options.ledger_path))
     posts = _posts_for_verify(options, ledger, feed)
     report = _guard(lambda: run_with_display(options, posts, _log, _log, verify_only=True))
+    pings = _pings_in_flight(options, ledger)
+    if pings:  # `status` lists them in_flight: say why verify left them so
+        _log(
+            f"{pings} in_flight record(s) of at-least-once channels not read back: a ping has nothing "
+            "to read, so the next run sends it again (a repeated ping is harmless)"
+        )
     review = [r for r in report.results if r.state in ("in_flight", "failed")]
     if review:
         raise click.ClickException(
             f"{len(review)} record(s) need a decision (`mkdocs-syndicate resolve`):\n  "
             + "\n  ".join(one_line(f"({r.post_key}, {r.channel}) {r.state}: {r.detail}") for r in review)
         )
+
+
+def _pings_in_flight(options: Options, ledger: Ledger) -> int:
+    """In-flight records of the configured at-least-once channels, which verify never reads."""
+    pinged = {channel.id for channel in options.channels if not channel.at_most_once}
+    return sum(1 for _, channel, record in ledger.records() if channel in pinged and record.state == State.IN_FLIGHT)
 
 
 def _posts_for_verify(options: Options, ledger: Ledger, feed: str | None = None) -> list[Post]:
@@ -448,7 +460,11 @@ def _find_post(ledger: Ledger, options: Options, given: str) -> PostRef:
     "--before",
     default=None,
     metavar="DATE",
-    help="Only posts dated before DATE (default: every post of the last build).",
+    help=(
+        "Only posts whose date (the post's own: front matter `date`, or the feed entry's) is before "
+        "DATE, given as 2026-11-28, 2026-11-28T09:30 or 2026-11-28T09:30:00+01:00 (UTC without an "
+        "offset). Default: every post of the last build."
+    ),
 )
 @click.option("--by", default=None, help="Who decided (default: $GIT_AUTHOR_NAME, $GITHUB_ACTOR or $USER).")
 @feed_option

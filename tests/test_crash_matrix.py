@@ -1,4 +1,4 @@
-"""Kill anywhere, rerun, nothing lost and nothing doubled (reliability.md §2 and §6).
+"""Kill anywhere, rerun, nothing lost and nothing doubled (docs/design/testing.md).
 
 Each scenario is 3 posts × 5 channels against its own emulator, run in child processes:
 - every checkpoint N of a clean run: SIGKILL at N, then plain reruns after the settle time;

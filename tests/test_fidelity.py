@@ -1,4 +1,4 @@
-"""Where client and emulator were wrong together (../shared/reference/fidelity-findings.md): each
+"""Where client and emulator were wrong together (docs/design/testing.md, "Fidelity"): each
 test pins the service's documented rule, so a client that drifts from it fails against its
 emulator, and an emulator that drifts fails here."""
 

@@ -1,4 +1,4 @@
-"""The emulators behave like the services (channel-apis.md §1.7, §4.6), over real HTTP."""
+"""The emulators behave like the services (docs/design/services.md), over real HTTP."""
 
 import json
 

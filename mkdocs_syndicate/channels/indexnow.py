@@ -22,9 +22,13 @@ _KEY = lazy_compile(r"[A-Za-z0-9-]{8,128}")
 MAX_URLS = 10_000
 
 
+# Said wherever the key is wrong or missing: the error is where a newcomer looks, not the README.
+MAKE_A_KEY = 'make one with: python3 -c "import uuid; print(uuid.uuid4().hex)"'
+
+
 def _check_key(key: str, setting: str) -> str:
     if not _KEY.fullmatch(key):
-        raise ConfigError("an IndexNow key is 8-128 characters from a-z, A-Z, 0-9 and '-'", setting)
+        raise ConfigError(f"an IndexNow key is 8-128 characters from a-z, A-Z, 0-9 and '-'; {MAKE_A_KEY}", setting)
     return key
 
 
@@ -39,7 +43,7 @@ class IndexNowChannel(Channel):
         "key": Option(
             "text",
             required=True,
-            help="8-128 letters, digits or '-'; the plugin publishes it as <key>.txt",
+            help=f"8-128 letters, digits or '-'; the plugin publishes it as <key>.txt; {MAKE_A_KEY}",
             check=_check_key,
         ),
         "key_location": Option("url", help="where the key file is served; default <site_url><key>.txt"),

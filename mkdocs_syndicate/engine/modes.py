@@ -1,4 +1,4 @@
-"""Whether this MkDocs invocation sends, only plans, or does nothing (DESIGN.md "Config").
+"""Whether this MkDocs invocation sends, only plans, or does nothing (docs/design/mkdocs-events.md, "Modes").
 
 auto: send on gh-deploy (after the push) and on build when CI is true, except pull-request builds;
 otherwise plan. serve never sends and never writes the ledger.

@@ -65,7 +65,7 @@ def _terminated_like_ctrl_c(runner: Runner) -> Iterator[None]:
     """SIGTERM (a container stopped or evicted, a CI system cancelling) stops the run the way
     Ctrl-C does: the run's task is cancelled, lanes record what never left, and the last push
     carries it. Only a shorter window for the next run, never what safety rests on: SIGKILL
-    gets no say (reliability.md §4.1). A second SIGTERM terminates at once."""
+    gets no say (docs/design/protocol.md, "Stopping"). A second SIGTERM terminates at once."""
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers belong to the main thread (a run inside a test's worker thread)
         return

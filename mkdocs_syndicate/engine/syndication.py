@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,10 +46,13 @@ def send(
     clock: Clock | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     verify_only: bool = False,
+    on_start: Callable[[RunReport], None] | None = None,
 ) -> RunReport:
     """Send every pending pair (with verify_only: only read back in_flight records). The ledger is
     locked for the whole run and loaded before any call. Ctrl-C raises RunInterrupted, with the
-    ledger consistent: every record on disk is one the protocol wrote.
+    ledger consistent: every record on disk is one the protocol wrote. `on_start` is handed the
+    report once what happens before any request is in it (notes, moves, the adopted backlog), so
+    a log can say those first.
 
     With git persistence, the pushed ledger is the starting point, and a push lost to another
     runner (StaleLedger) means: take their ledger, leave the pairs they changed to them, re-plan
@@ -70,6 +73,7 @@ def send(
             session = Session(options, ledger, mirror, chosen, channels, reporter, clock, transport, verify_only)
             session.present = present
             session.report.moves = found.moves
+            session.on_start = on_start
             report = session.run()
             report.warnings[:0] = [sandbox.note] if sandbox and sandbox.note else []
             return report
@@ -111,6 +115,7 @@ class Session:
         self.memo = MessageMemo.beside(options.ledger_path)  # what unchanged posts' messages hash to
         self.present = chosen  # every post the source lists (removals are judged against it)
         self.removals = Removals()
+        self.on_start: Callable[[RunReport], None] | None = None  # told before the first request
 
     def run(self) -> RunReport:
         if self.ledger.rewrite_canonical():  # read slowly once, not on every run (issue 36)
@@ -123,6 +128,8 @@ class Session:
             )
         self._adopt_on_first_contact()
         self._find_removals()
+        if self.on_start is not None:
+            self.on_start(self.report)
         if self.options.wait_until_live and not self.verify_only:
             late = _not_live(
                 self.options,

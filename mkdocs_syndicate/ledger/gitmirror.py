@@ -1,5 +1,5 @@
 """The ledger kept in git, for CI: a working tree dies with its container, so "durable" means
-"pushed" (reliability.md §0.3, §3.5).
+"pushed" (docs/design/protocol.md, "In CI, durable means pushed").
 
 A flush of the ledger (one group of transitions, see engine/groupcommit.py) becomes one commit of
 the ledger file alone, written by a single `git fast-import` on top of the remote branch's tip,

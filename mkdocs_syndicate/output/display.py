@@ -1,8 +1,9 @@
 """Running a send with the right display, shared by the plugin and `mkdocs-syndicate run`:
-a live display on a terminal, plain lines in CI logs, then the summary table."""
+a live display on a terminal, plain lines in CI logs, then the summary (a table, or a list in a log)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from rich.console import Console
@@ -12,15 +13,30 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.results import RunReport
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.output.progress import RichReporter, summary_table
-from mkdocs_syndicate.output.reporters import PlainReporter, undone_lines
+from mkdocs_syndicate.output.reporters import PlainReporter, summary_lines, undone_lines
 from mkdocs_syndicate.safety import one_line
+
+# What `verify` says when it has nothing to read. In-flight pings of an at-least-once channel
+# (IndexNow) are not counted: there is nothing to read them back from, so the next run sends them
+# again (`mkdocs-syndicate verify` says how many).
+NOTHING_TO_VERIFY = "nothing to read back: no in_flight record of an at-most-once channel (0 requests)"
 
 
 def stderr_console() -> Console:
-    console = Console(stderr=True)
-    if not console.is_terminal:  # CI logs: no wrapping of keys and URLs at 80 columns
-        console = Console(stderr=True, width=200)
-    return console
+    """Rich's own width: the terminal's, or `COLUMNS`, or 80 in a log (where the summary is a
+    list, which needs no width: see print_summary)."""
+    return Console(stderr=True)
+
+
+def print_summary(console: Console, report: RunReport) -> None:
+    """The summary of the run: a table on a terminal, or at the width `COLUMNS` asks for; in a log
+    (CI), one line per pair, neither padded nor wrapped, so keys and URLs stay whole and the log
+    is no wider than what it says."""
+    if console.is_terminal or os.environ.get("COLUMNS", "").strip().isdigit():
+        console.print(summary_table(report))
+        return
+    for line in summary_lines(report):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def run_with_display(
@@ -34,26 +50,41 @@ def run_with_display(
 ) -> RunReport:
     console = console or stderr_console()
     if console.is_terminal:
-        with RichReporter(console, log) as reporter:
-            report = send(options, posts, reporter, verify_only=verify_only)
+        live = RichReporter(console, log)
+
+        def first_then_progress(report: RunReport) -> None:
+            _say_what_came_first(report, log)  # above the progress lines, not under them
+            live.progress.start()
+
+        try:
+            report = send(options, posts, live, verify_only=verify_only, on_start=first_then_progress)
+        finally:
+            live.progress.stop()
     else:
-        report = send(options, posts, PlainReporter(log), verify_only=verify_only)
+        report = send(
+            options,
+            posts,
+            PlainReporter(log),
+            verify_only=verify_only,
+            on_start=lambda report: _say_what_came_first(report, log),
+        )
+    if not report.results:
+        log(NOTHING_TO_VERIFY if verify_only else "nothing pending: every post is announced everywhere (0 requests)")
+    else:
+        print_summary(console, report)
+    _warn_of_what_is_left(report, warn)
+    return report
+
+
+def _say_what_came_first(report: RunReport, log: Callable[[str], None]) -> None:
+    """What a run did before its first request: a ledger rewritten, posts found moved, the
+    backlog adopted. Said before the sending's lines, in the order it happened."""
     for note in report.notes:
         log(one_line(note))
     if report.adoption is not None:
         log(report.adoption.line())
     for move in report.moves:
         log(one_line(move.line()))
-    if not report.results:
-        log(
-            "nothing in flight to verify (0 requests)"
-            if verify_only
-            else "nothing pending: every post is announced everywhere (0 requests)"
-        )
-    else:
-        console.print(summary_table(report))
-    _warn_of_what_is_left(report, warn)
-    return report
 
 
 def _warn_of_what_is_left(report: RunReport, warn: Callable[[str], None]) -> None:

@@ -42,6 +42,16 @@ class PlainReporter:
         await clock.sleep(seconds)
 
 
+def summary_lines(report: RunReport) -> list[str]:
+    """The summary table as a log says it: a heading, then one line per pair, sorted like the table."""
+    results = sorted(report.results, key=lambda r: (r.post_key, r.channel))
+    lines = [f"summary: {len(results)} pair(s) (post, channel, state, remote / reason)"]
+    for result in results:
+        said = result.remote_url if result.ok and result.remote_url else result.detail
+        lines.append(one_line(f"  {result.post_key}  {result.channel}  {result.state}  {said}".rstrip()))
+    return lines
+
+
 def undone_lines(report: RunReport) -> list[str]:
     lines = []
     for result in report.undone:

@@ -1,4 +1,4 @@
-"""Bluesky emulator (reference: channel-apis.md §5; bluesky-social/atproto packages/pds and the
+"""Bluesky emulator (reference: docs/design/services.md, "Bluesky"; bluesky-social/atproto packages/pds and the
 lexicons): an entryway (`/bluesky`, like bsky.social) and the account's PDS (`/bluesky-pds`).
 
 The entryway answers createSession with JWT-shaped access and refresh tokens and a DID document

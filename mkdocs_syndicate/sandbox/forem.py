@@ -1,4 +1,4 @@
-"""DEV / Forem API emulator (reference: channel-apis.md §2): api-key and the v1 Accept header,
+"""DEV / Forem API emulator (reference: docs/design/services.md, "DEV / Forem"): api-key and the v1 Accept header,
 POST /api/articles (201 + Location), PUT /api/articles/{id}, the own-articles listings, site-wide
 uniqueness of a published canonical_url (422), the 5-minute title rule, the 4-tag limit, and the
 per-user creation limit (429 with Retry-After)."""

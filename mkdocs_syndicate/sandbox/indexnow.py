@@ -1,4 +1,4 @@
-"""IndexNow emulator (reference: channel-apis.md §4, indexnow.org/documentation, Yandex's IndexNow
+"""IndexNow emulator (reference: docs/design/services.md, "IndexNow"; indexnow.org/documentation, Yandex's IndexNow
 reference): GET and POST, the key format, every URL on the request's host (422), and the key
 check as the engines do it — asynchronously, over HTTP, from the live site.
 

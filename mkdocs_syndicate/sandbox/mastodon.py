@@ -1,4 +1,4 @@
-"""Mastodon API emulator (reference: channel-apis.md §1): statuses with Idempotency-Key semantics
+"""Mastodon API emulator (reference: docs/design/services.md, "Mastodon"): statuses with Idempotency-Key semantics
 (lookup first, stored only after a successful create, TTL from creation, body not compared, no
 lock), verify_credentials, the own-statuses listing with max_id/min_id/limit and a Link header,
 the instance's limits, the 500-character rule with URLs counted as 23, X-RateLimit-* headers."""

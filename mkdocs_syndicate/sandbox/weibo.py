@@ -1,4 +1,4 @@
-"""Weibo API emulator (reference: channel-apis.md §3): statuses/share.json with the access token,
+"""Weibo API emulator (reference: docs/design/services.md, "Weibo"): statuses/share.json with the access token,
 the 140-character rule, no #topic#, a link on the app's safe domain, links rewritten to t.cn,
 identical text within a window rejected with 20019, the posting limit (20016), and
 statuses/user_timeline.json. Errors in Weibo's JSON shape."""
