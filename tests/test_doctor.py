@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
-from conftest import SITE
+from conftest import SITE, indexnow_raw, mastodon_raw
+from mkdocs_syndicate_matrix import emulator as matrix_emulator
 
 from mkdocs_syndicate.channels.base import Channel, CredentialCheck, Health, rate_limit_left
 from mkdocs_syndicate.config.channels import parse_channels
+from mkdocs_syndicate.config.run import Site, parse_options
+from mkdocs_syndicate.engine.doctor import check_channels
+from mkdocs_syndicate.sandbox import mastodon as mastodon_emulator
+from mkdocs_syndicate.sandbox import weibo as weibo_emulator
 
 
 @pytest.mark.unit
@@ -46,3 +52,173 @@ def test_a_channel_type_without_a_check_says_so_and_needs_no_person():
 )
 def test_rate_limit_left_is_read_where_the_service_reports_it(headers, said):
     assert rate_limit_left(headers) == said
+
+
+# ---------------------------------------------------------------- each channel against its emulator
+
+
+def checks(tmp_path, raw: dict, site=SITE, transport=None):
+    options = parse_options(
+        raw, ledger_path=tmp_path / "ledger.yml", site=site, sandbox=False, sending=True, reading_only=True
+    )
+    found = check_channels(options, transport=transport)
+    assert not (tmp_path / "ledger.yml").exists()  # never the ledger
+    return {c.channel: c.check for c in found}
+
+
+def reads_only(sandbox, channel: str) -> None:
+    """Nothing made: every request of a check is a read (a login and a token read are POSTs)."""
+    for request in sandbox.requests(channel):
+        assert request["method"] == "GET" or request["path"].endswith(("createSession", "get_token_info")), request
+    assert not sandbox.emulators[channel].received(sandbox.snapshot()[channel], sandbox.url)
+
+
+@pytest.mark.http
+@pytest.mark.parametrize(
+    ("token", "health", "said"),
+    [
+        (mastodon_emulator.TOKEN, Health.OK, "scopes: profile read write"),
+        (mastodon_emulator.REVOKED_TOKEN, Health.FAILING, "401 The access token was revoked"),
+        ("sandbox-mastodon-token-mistyped", Health.FAILING, "401 The access token is invalid"),
+        (mastodon_emulator.EXPIRING_TOKEN, Health.EXPIRING, "the token expires in 3.0 days"),
+        (mastodon_emulator.READ_ONLY_TOKEN, Health.FAILING, "the token lacks the scope write:statuses"),
+        (mastodon_emulator.STATUSES_ONLY_TOKEN, Health.FAILING, "403 This action is outside the authorized scopes"),
+    ],
+)
+def test_mastodon_token_is_checked_with_verify_credentials_and_its_scopes(tmp_path, sandbox, token, health, said):
+    found = checks(tmp_path, {"masto": mastodon_raw(sandbox, token=token)})["masto"]
+    assert found.health is health, found
+    assert said in " ".join((found.problem, *found.details)), found
+    if health is Health.OK:
+        assert found.account == "@sandbox"
+        assert any(d.startswith("299 of 300 requests left (resets ") for d in found.details), found.details
+    else:
+        assert "write:statuses read:statuses profile" in found.action
+    assert token not in repr(found)
+    reads_only(sandbox, "mastodon")
+
+
+@pytest.mark.http
+@pytest.mark.parametrize(
+    ("key", "health", "said"),
+    [("sandbox-forem-api-key", Health.OK, ""), ("sandbox-forem-api-key-revoked", Health.FAILING, "401 unauthorized")],
+)
+def test_dev_key_is_checked_with_users_me(tmp_path, sandbox, key, health, said):
+    raw = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": key}
+    found = checks(tmp_path, {"devto": raw})["devto"]
+    assert found.health is health and said in found.problem, found
+    assert found.account == ("@sandbox" if health is Health.OK else "")
+    reads_only(sandbox, "forem")
+
+
+@pytest.mark.http
+@pytest.mark.parametrize(
+    ("token", "health", "said"),
+    [
+        (weibo_emulator.TOKEN, Health.OK, "expires in 1825 days"),
+        (weibo_emulator.EXPIRING_TOKEN, Health.EXPIRING, "the access token expires in 3.0 days"),
+        (weibo_emulator.EXPIRED_TOKEN, Health.FAILING, "error 21327: expired_token"),
+        ("sandbox-weibo-revoked", Health.FAILING, "error 21332: invalid_access_token"),
+    ],
+)
+def test_weibo_token_is_checked_with_get_token_info(tmp_path, sandbox, token, health, said):
+    raw = {"type": "weibo", "api": sandbox.url + "/weibo/2", "access_token": token}
+    found = checks(tmp_path, {"weibo": raw})["weibo"]
+    assert found.health is health, found
+    assert said in " ".join((found.problem, *found.details)), found
+    assert token not in repr(found)
+    reads_only(sandbox, "weibo")
+
+
+@pytest.mark.http
+@pytest.mark.parametrize(
+    ("change", "health", "said"),
+    [
+        ({}, Health.OK, ""),
+        (
+            {"app_password": "sandbox-bsky-app-password-revoked"},
+            Health.FAILING,
+            "app password was refused (401: AuthenticationRequired)",
+        ),
+        ({"account_status": "deactivated"}, Health.FAILING, "the account is deactivated"),
+        ({"account_status": "takendown"}, Health.FAILING, "taken down by its host (401: AccountTakedown)"),
+    ],
+)
+def test_bluesky_app_password_and_account_are_checked(tmp_path, sandbox, change, health, said):
+    emulator = sandbox.emulators["bluesky"]
+    if "account_status" in change:
+        emulator.account_status = change["account_status"]
+    raw = {
+        "type": "bluesky",
+        "service": sandbox.url + "/bluesky",
+        "handle": "sandbox.bsky.social",
+        "app_password": change.get("app_password", "sandbox-bsky-app-password"),
+        "keep_session": False,
+    }
+    found = checks(tmp_path, {"bsky": raw})["bsky"]
+    assert found.health is health and said in found.problem, found
+    if health is Health.OK:
+        assert found.account == "@sandbox.bsky.social"
+        assert any(d.startswith("5000 of 5000 requests left") for d in found.details), found.details
+    reads_only(sandbox, "bluesky")
+
+
+@pytest.mark.http
+@pytest.mark.parametrize(
+    ("token", "joined", "health", "said"),
+    [
+        (matrix_emulator.TOKEN, True, Health.OK, ""),
+        ("sandbox-matrix-token-revoked", True, Health.FAILING, "401: Unrecognised access token"),
+        (matrix_emulator.EXPIRED_TOKEN, True, Health.FAILING, "401: Access token has expired"),
+        (matrix_emulator.TOKEN, False, Health.FAILING, "is not in the room"),
+    ],
+)
+def test_matrix_token_and_room_membership_are_checked(tmp_path, sandbox, token, joined, health, said):
+    sandbox.emulators["matrix"].joined = joined
+    raw = {
+        "type": "matrix",
+        "homeserver": sandbox.url + "/matrix",
+        "room_id": matrix_emulator.ROOM,
+        "access_token": token,
+    }
+    found = checks(tmp_path, {"room": raw})["room"]
+    assert found.health is health and said in found.problem, found
+    reads_only(sandbox, "matrix")
+
+
+@pytest.mark.http
+@pytest.mark.parametrize(
+    ("written", "health", "said"),
+    [
+        ("site-key-1234\n", Health.OK, ""),
+        (None, Health.FAILING, "the key file is not there"),
+        ("another-key-999", Health.FAILING, "does not hold the configured key"),
+    ],
+)
+def test_indexnow_key_file_is_checked_where_the_engine_reads_it(tmp_path, sandbox, written, health, said):
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    if written is not None:
+        (site_dir / "site-key-1234.txt").write_text(written, encoding="utf-8")
+    site = Site(SITE.url, SITE.name, site_dir=str(site_dir))
+    found = checks(tmp_path, {"ping": indexnow_raw(sandbox, key="site-key-1234")}, site=site)["ping"]
+    assert found.health is health and said in found.problem, found
+    assert sandbox.requests("indexnow") == []  # no ping
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("status", "body", "health"),
+    [(200, "site-key-1234", Health.OK), (404, "not found", Health.FAILING), (200, "<html>", Health.FAILING)],
+)
+def test_indexnow_key_file_is_read_on_the_live_site(tmp_path, status, body, health):
+    seen = []
+
+    def live_site(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(status, stream=httpx.ByteStream(body.encode()))  # read as a server sends it
+
+    raw = {"ping": {"type": "indexnow", "key": "site-key-1234"}}
+    found = checks(tmp_path, raw, transport=httpx.MockTransport(live_site))["ping"]
+    assert seen == ["https://example.com/site-key-1234.txt"]
+    assert found.health is health, found

@@ -18,12 +18,15 @@ from urllib.parse import quote
 from mkdocs_syndicate.channels.base import (
     Channel,
     Copy,
+    CredentialCheck,
     Found,
+    Health,
     Http,
     Kind,
     Outcome,
     Prepared,
     Verdict,
+    check_unreachable,
     edit_outcome,
     error_detail,
     scan_bound,
@@ -240,6 +243,9 @@ class ForemChannel(Channel):
         said = tuple(optional_text(article.get(name), name) for name in fields)
         return Copy.MATCHES if said == tuple(target[name] for name in fields) else Copy.DIFFERS
 
+    async def check_credentials(self, http: Http) -> CredentialCheck:
+        return await _forem_check(self, http)
+
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx
 
@@ -277,6 +283,38 @@ class ForemChannel(Channel):
             if len(articles) < PER_PAGE or reached_oldest:
                 return None
         return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * PER_PAGE} own articles since the first attempt")
+
+
+KEY_ADVICE = (
+    "make a new key (DEV → Settings → Extensions → DEV Community API Keys) and put it where the "
+    "config's api_key setting reads it"
+)
+
+
+async def _forem_check(channel: ForemChannel, http: Http) -> CredentialCheck:
+    """GET /api/users/me with the key: a DEV key has no scopes and no expiry, so a 200 proves
+    everything sending needs; 401 is a key revoked or mistyped."""
+    import httpx
+
+    try:
+        response = await http.request("GET", f"{channel.settings.options['api']}/users/me", headers=channel._headers())
+        if response.status_code == 200:
+            username = optional_text(json_object(response).get("username"), "username")
+            return CredentialCheck(Health.OK, f"@{username}", details=("API keys have no scopes and no expiry",))
+    except (httpx.HTTPError, BadAnswer) as exc:
+        return check_unreachable(exc)
+    if response.status_code in (401, 403):
+        return CredentialCheck(
+            Health.FAILING,
+            problem=f"{response.status_code} {error_detail(response).removeprefix(': ') or 'refused'}: "
+            "the API key was revoked or is not this account's",
+            action=KEY_ADVICE,
+        )
+    return CredentialCheck(
+        Health.UNKNOWN,
+        problem=f"users/me answered {response.status_code}{error_detail(response)}",
+        action="check the api setting and whether the service is up, then run the check again",
+    )
 
 
 def _not_found(response: httpx.Response) -> bool:
