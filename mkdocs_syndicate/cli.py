@@ -178,6 +178,37 @@ def check(ledger: Path) -> None:
     )
 
 
+# ---------------------------------------------------------------------- doctor
+
+
+@main.command()
+@config_file_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def doctor(config_file: Path | None, as_json: bool) -> None:
+    """Check each enabled channel's credentials with one authenticated read (no post, no ledger
+    write): exit 1 naming each channel that needs a person, and what to do."""
+    from mkdocs_syndicate.engine.doctor import check_channels
+    from mkdocs_syndicate.output.actions import annotate_checks, in_actions, summarise_checks
+
+    site = _site(config_file)
+    options = _guard(lambda: site.options(sending=True, reading_only=True))  # Weibo's rip is not needed to read
+    found = _guard(lambda: check_channels(options))
+    failing = [c for c in found if c.check.health.needs_a_person]
+    if as_json:
+        data = {"ok": not failing, "sandbox": options.sandbox, "channels": [c.to_json() for c in found]}
+        click.echo(json_safe(json.dumps(data, ensure_ascii=False, indent=1)))
+    else:
+        for checked in found:
+            click.echo(printable(checked.line))
+    if in_actions(os.environ):
+        annotate_checks(found, click.echo)
+        summarise_checks(os.environ, found, sandbox=options.sandbox, warn=_log)
+    if failing:
+        raise click.ClickException(
+            f"{len(failing)} channel(s) need a person: {', '.join(c.channel for c in failing)} (see above)"
+        )
+
+
 # ---------------------------------------------------------------------- status
 
 

@@ -5,6 +5,7 @@ credentials; never a write, never the ledger."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import httpx
 import pytest
@@ -222,3 +223,137 @@ def test_indexnow_key_file_is_read_on_the_live_site(tmp_path, status, body, heal
     found = checks(tmp_path, raw, transport=httpx.MockTransport(live_site))["ping"]
     assert seen == ["https://example.com/site-key-1234.txt"]
     assert found.health is health, found
+
+
+# ---------------------------------------------------------------- the command, and GitHub Actions
+
+
+def standalone(folder, channels: dict, **extra):
+    import yaml
+
+    (folder / "site").mkdir(parents=True, exist_ok=True)
+    (folder / "site" / "site-key-1234.txt").write_text("site-key-1234", encoding="utf-8")
+    settings = {"site_url": SITE.url, "site_name": "Example", "mode": "send", "channels": channels, **extra}
+    config = folder / "syndicate.yml"
+    config.write_text(yaml.safe_dump(settings, sort_keys=False), encoding="utf-8")
+    return config
+
+
+def doctor(config, *args, env=None):
+    from click.testing import CliRunner
+
+    from mkdocs_syndicate.cli import main
+
+    base = {"GITHUB_ACTIONS": None, "GITHUB_STEP_SUMMARY": None, "CI": None}
+    return CliRunner().invoke(main, ["doctor", "-f", str(config), *args], env={**base, **(env or {})})
+
+
+def five_channels(sandbox, **tokens) -> dict:
+    return {
+        "masto": mastodon_raw(sandbox, token=tokens.get("masto", mastodon_emulator.TOKEN)),
+        "devto": {
+            "type": "forem",
+            "api": sandbox.url + "/forem/api",
+            "api_key": tokens.get("devto", "sandbox-forem-api-key"),
+        },
+        "weibo": {
+            "type": "weibo",
+            "api": sandbox.url + "/weibo/2",
+            "access_token": tokens.get("weibo", weibo_emulator.TOKEN),
+        },
+        "bsky": {
+            "type": "bluesky",
+            "service": sandbox.url + "/bluesky",
+            "handle": "sandbox.bsky.social",
+            "app_password": tokens.get("bsky", "sandbox-bsky-app-password"),
+            "keep_session": False,
+        },
+        "ping": indexnow_raw(sandbox, key="site-key-1234"),
+    }
+
+
+@pytest.mark.http
+def test_doctor_passes_when_every_credential_works_and_writes_nothing(tmp_path, sandbox):
+    config = standalone(tmp_path, five_channels(sandbox))
+    result = doctor(config)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "masto (mastodon)",
+        "devto (forem)",
+        "weibo (weibo)",
+        "bsky (bluesky)",
+        "ping (indexnow)",
+    ]
+    assert all(": ok" in line for line in lines), lines
+    assert not (tmp_path / "ledger.yml").exists()
+    assert all(not e.received(sandbox.snapshot()[n], sandbox.url) for n, e in sandbox.emulators.items())
+
+
+@pytest.mark.http
+def test_doctor_fails_with_one_line_per_failing_channel_and_what_to_do(tmp_path, sandbox):
+    revoked = {"masto": mastodon_emulator.REVOKED_TOKEN, "weibo": weibo_emulator.EXPIRING_TOKEN}
+    config = standalone(tmp_path, five_channels(sandbox, **revoked))
+    result = doctor(config)
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    masto = next(line for line in lines if line.startswith("masto"))
+    assert masto.startswith("masto (mastodon): failing: 401 The access token was revoked; make a new access token")
+    weibo = next(line for line in lines if line.startswith("weibo"))
+    assert weibo.startswith("weibo (weibo): expiring: the access token expires in 3.0 days; authorise the app again")
+    assert "Error: 2 channel(s) need a person: masto, weibo (see above)" in result.output
+    assert mastodon_emulator.REVOKED_TOKEN not in result.output
+
+
+@pytest.mark.http
+def test_doctor_json_says_each_channel_in_full(tmp_path, sandbox):
+    config = standalone(tmp_path, five_channels(sandbox, devto="revoked-key-0000"))
+    result = doctor(config, "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.output.split("\nError:")[0])
+    assert data["ok"] is False and data["sandbox"] is False
+    found = {c["channel"]: c for c in data["channels"]}
+    assert found["devto"]["health"] == "failing" and "DEV Community API Keys" in found["devto"]["action"]
+    assert found["masto"]["health"] == "ok" and found["masto"]["account"] == "@sandbox"
+    assert "revoked-key-0000" not in result.output
+
+
+@pytest.mark.http
+def test_doctor_in_the_sandbox_checks_the_emulators_with_their_own_credentials(tmp_path):
+    config = standalone(
+        tmp_path, {"masto": {"type": "mastodon", "instance": "https://mastodon.example", "token": "real"}}, sandbox=True
+    )
+    result = doctor(config)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("masto (mastodon): ok: @sandbox")
+
+
+@pytest.mark.http
+def test_in_github_actions_doctor_annotates_and_writes_the_job_summary(tmp_path, sandbox):
+    summary = tmp_path / "summary.md"
+    config = standalone(tmp_path, five_channels(sandbox, masto=mastodon_emulator.READ_ONLY_TOKEN))
+    result = doctor(config, env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.exit_code == 1
+    errors = [line for line in result.output.splitlines() if line.startswith("::error")]
+    assert errors == [
+        "::error title=mkdocs-syndicate%3A masto credentials::masto (mastodon): failing: the token lacks the scope "
+        "write:statuses; make a new access token (Preferences → Development → your application) with the scopes "
+        "write:statuses read:statuses profile, and put it where the config's token setting reads it"
+    ]
+    markdown = summary.read_text(encoding="utf-8")
+    assert markdown.startswith(
+        "### mkdocs-syndicate: credentials\n\n| Channel | Type | Health | Account | Details |\n|---|---|---|---|---|\n"
+    )
+    rows = [line for line in markdown.splitlines() if line.startswith("| ") and "Channel" not in line]
+    assert rows[0].startswith("| masto | mastodon | ❌ failing | @sandbox | the token lacks the scope write:statuses; ")
+    assert rows[1].startswith("| devto | forem | ✅ ok | @sandbox | API keys have no scopes and no expiry")
+    assert len(rows) == 5
+
+
+@pytest.mark.http
+def test_outside_github_actions_nothing_is_annotated_or_summarised(tmp_path, sandbox):
+    summary = tmp_path / "summary.md"
+    config = standalone(tmp_path, five_channels(sandbox, masto=mastodon_emulator.READ_ONLY_TOKEN))
+    result = doctor(config, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.exit_code == 1 and "::" not in result.output
+    assert not summary.exists()
