@@ -5,11 +5,12 @@ credentials; never a write, never the ledger."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 
 import httpx
 import pytest
-from conftest import SITE, indexnow_raw, mastodon_raw
+from conftest import SITE, indexnow_raw, make_post, mastodon_raw
 from mkdocs_syndicate_matrix import emulator as matrix_emulator
 
 from mkdocs_syndicate.channels.base import Channel, CredentialCheck, Health, rate_limit_left
@@ -357,3 +358,106 @@ def test_outside_github_actions_nothing_is_annotated_or_summarised(tmp_path, san
     result = doctor(config, env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert result.exit_code == 1 and "::" not in result.output
     assert not summary.exists()
+
+
+# ---------------------------------------------------------------- a send run
+
+
+def send_run(tmp_path, raw: dict, posts, clock):
+    from conftest import ListReporter
+
+    from mkdocs_syndicate.engine.syndication import send
+
+    options = parse_options(
+        raw, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True, backlog="send"
+    )
+    return options, send(options, posts, ListReporter(), clock=clock)
+
+
+@pytest.mark.http
+@pytest.mark.parametrize(
+    ("token", "said"),
+    [
+        (
+            mastodon_emulator.REVOKED_TOKEN,
+            "credentials: 401 The access token was revoked; the request got 401 credentials refused: The access "
+            "token was revoked; make a new access token",
+        ),
+        (
+            mastodon_emulator.READ_ONLY_TOKEN,
+            "credentials: the token lacks the scope write:statuses; the request got 403 credentials refused: "
+            "This action is outside the authorized scopes; make a new access token",
+        ),
+    ],
+)
+def test_a_send_refused_for_its_credentials_checks_them_and_says_so(tmp_path, sandbox, clock, token, said):
+    from mkdocs_syndicate.ledger.store import Ledger
+
+    _, report = send_run(tmp_path, {"masto": mastodon_raw(sandbox, token=token)}, [make_post(1), make_post(2)], clock)
+    first, second = report.results
+    assert first.state == "failed" and first.detail.startswith(said), first.detail
+    assert second.state == "not_attempted" and f"masto stopped for this run: {said}" in second.detail
+    assert Ledger.read(tmp_path / "ledger.yml").record("blog/post-1/", "masto").error.startswith(said)
+    assert token not in (tmp_path / "ledger.yml").read_text()
+
+
+@pytest.mark.http
+def test_a_refusal_the_credential_check_does_not_confirm_is_said_to_be_about_the_request(tmp_path, sandbox, clock):
+    # DEV answers this one request 401 (a proxy's, say), and its users/me answers 200.
+    sandbox.add_fault({"channel": "forem", "action": "status", "status": 401, "match": "POST /api/articles"})
+    raw = {"devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key"}}
+    _, report = send_run(tmp_path, raw, [make_post(1)], clock)
+    assert report.results[0].detail.startswith("credentials look sound (@sandbox), yet the service answered 401")
+
+
+@pytest.mark.http
+def test_in_github_actions_a_run_writes_its_job_summary_and_annotations(tmp_path, sandbox, clock, monkeypatch, capsys):
+    from rich.console import Console
+
+    from mkdocs_syndicate.output.display import run_with_display
+
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("MASTO_TOKEN", mastodon_emulator.TOKEN)
+    raw = {
+        "masto": mastodon_raw(sandbox),
+        "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "revoked-api-key-0000"},
+        "ping": indexnow_raw(sandbox, key="fresh-key-5678"),  # a key the engine has not fetched yet: 202
+    }
+    options = parse_options(
+        raw, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True, backlog="send"
+    )
+    logged: list[str] = []
+    run_with_display(options, [make_post(1)], logged.append, logged.append, console=Console(file=io.StringIO()))
+    markdown = summary.read_text(encoding="utf-8")
+    status = sandbox.snapshot()["mastodon"]["statuses"][0]
+    assert markdown.startswith("### mkdocs-syndicate\n\n**Went out**\n\n| Post | Channel | Copy |\n|---|---|---|\n")
+    assert f'| blog/post-1/ | masto | <a href="{status["url"]}">{status["url"]}</a> |' in markdown
+    assert (
+        "**Waits**\n\n| Post | Channel | State | Why |\n|---|---|---|---|\n| blog/post-1/ | ping | waiting | 202 accepted, key validation pending"
+        in markdown
+    )
+    assert (
+        "**Needs a person**\n\n| Post | Channel | State | Why |\n|---|---|---|---|\n| blog/post-1/ | devto | failed | credentials: 401 unauthorized"
+        in markdown
+    )
+    assert "revoked-api-key-0000" not in markdown and mastodon_emulator.TOKEN not in markdown
+    commands = [line for line in capsys.readouterr().out.splitlines() if line.startswith("::")]
+    assert commands == [
+        "::error title=mkdocs-syndicate%3A devto failed::(blog/post-1/, devto) failed: credentials: 401 unauthorized: "
+        "the API key was revoked or is not this account's; the request got 401 credentials refused: unauthorized; "
+        "make a new key (DEV → Settings → Extensions → DEV Community API Keys) and put it where the config's "
+        "api_key setting reads it"
+    ]
+
+
+@pytest.mark.unit
+def test_a_job_summary_cell_cannot_break_the_table_or_carry_markup():
+    from mkdocs_syndicate.engine.results import PairResult, RunReport
+    from mkdocs_syndicate.output.actions import command, run_summary
+
+    report = RunReport([PairResult("blog/a|b/", "masto", "failed", "<img src=x> | broken\nline", needs_review=True)])
+    row = run_summary(report, "ledger.yml").splitlines()[6]
+    assert row == "| blog/a\\|b/ | masto | failed | &lt;img src=x&gt; \\| broken\\x0aline |"
+    assert command("error", "a: b, c", "one\ntwo %") == "::error title=a%3A b%2C c::one\\x0atwo %25"

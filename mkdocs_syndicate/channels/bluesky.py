@@ -646,6 +646,8 @@ class BlueskyChannel(Channel):
         down) and its handle now."""
         import httpx
 
+        if self._login_failed is not None:  # this run's login was refused: never a second one
+            return _login_check(self._login_failed)
         try:
             failed = await self._create_session(http)
             if failed is not None:

@@ -120,7 +120,8 @@ async def checked(channel: Channel, http: Http) -> CredentialCheck:
 async def credentials_reason(channel: Channel, http: Http, refused: str) -> str:
     """What to say of a request refused for its credentials (401/403): the channel's check run
     once, lazily, and its finding in plain words. When the check finds the credential sound, the
-    refusal is about this request, and it says so."""
+    refusal is about this request, and it says so; when it proves nothing, the refusal stands as
+    it was said."""
     found = await checked(channel, http)
     said = refused.strip()
     if found.health in (Health.FAILING, Health.EXPIRING):
@@ -130,4 +131,4 @@ async def credentials_reason(channel: Channel, http: Http, refused: str) -> str:
         return "; ".join(part for part in parts if part)
     if found.health is Health.OK:
         return f"credentials look sound ({found.account or 'the check passed'}), yet the service answered {said}"
-    return f"credentials: {said} (the credential check proved nothing: {found.problem})"
+    return said  # the check proved nothing more than the refusal itself says
