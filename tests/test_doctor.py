@@ -380,12 +380,12 @@ def send_run(tmp_path, raw: dict, posts, clock):
     [
         (
             mastodon_emulator.REVOKED_TOKEN,
-            "credentials: 401 The access token was revoked; the request got 401 credentials refused: The access "
+            "credentials: 401 The access token was revoked; the request got 401: The access "
             "token was revoked; make a new access token",
         ),
         (
             mastodon_emulator.READ_ONLY_TOKEN,
-            "credentials: the token lacks the scope write:statuses; the request got 403 credentials refused: "
+            "credentials: the token lacks the scope write:statuses; the request got 403: "
             "This action is outside the authorized scopes; make a new access token",
         ),
     ],
@@ -446,7 +446,7 @@ def test_in_github_actions_a_run_writes_its_job_summary_and_annotations(tmp_path
     commands = [line for line in capsys.readouterr().out.splitlines() if line.startswith("::")]
     assert commands == [
         "::error title=mkdocs-syndicate%3A devto failed::(blog/post-1/, devto) failed: credentials: 401 unauthorized: "
-        "the API key was revoked or is not this account's; the request got 401 credentials refused: unauthorized; "
+        "the API key was revoked or is not this account's; the request got 401: unauthorized; "
         "make a new key (DEV → Settings → Extensions → DEV Community API Keys) and put it where the config's "
         "api_key setting reads it"
     ]

@@ -123,7 +123,7 @@ async def credentials_reason(channel: Channel, http: Http, refused: str) -> str:
     refusal is about this request, and it says so; when it proves nothing, the refusal stands as
     it was said."""
     found = await checked(channel, http)
-    said = refused.strip()
+    said = refused.strip().replace(" credentials refused", "")  # "401: …": the check says why
     if found.health in (Health.FAILING, Health.EXPIRING):
         parts = [f"credentials: {found.problem or said}", found.action]
         if found.problem and said and said not in found.problem:

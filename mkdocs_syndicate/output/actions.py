@@ -104,7 +104,10 @@ def run_summary(report: RunReport, ledger_name: str, *, sandbox: bool = False) -
         out += ["**Waits**", "", *_table(("Post", "Channel", "State", "Why"), [_why(r) for r in waits]), ""]
     if review:
         out += ["**Needs a person**", "", *_table(("Post", "Channel", "State", "Why"), [_why(r) for r in review]), ""]
-        out.append(f"Decide with `mkdocs-syndicate resolve POST CHANNEL …`, then commit {_cell(ledger_name)}.")
+        if any(r.state == "failed" for r in review):
+            out.append("A failed pair is sent again by the next run once its cause is fixed.")
+        if any(r.needs_review for r in review):
+            out.append(f"Settle a pair for review with `mkdocs-syndicate resolve`, then commit {_cell(ledger_name)}.")
     deferred = [_cell(key) for key in report.deferred]
     if deferred:
         out += ["", f"Deferred by max_per_run (next run): {', '.join(deferred)}"]
@@ -119,13 +122,16 @@ def _why(result: PairResult) -> tuple[str, ...]:
     return (_cell(result.post_key), _cell(result.channel), _cell(result.state), _cell(result.detail))
 
 
+_MARKS = {"ok": "✅ ", "expiring": "⚠️ ", "failing": "❌ ", "unknown": "❌ ", "not_checked": "➖ "}
+
+
 def checks_summary(found: Iterable[ChannelCheck], *, sandbox: bool = False) -> str:
     """The Markdown of a credential check: a row per channel, what is wrong and what to do."""
     rows = [
         (
             _cell(c.channel),
             _cell(c.type_name),
-            ("❌ " if c.check.health.needs_a_person else "✅ ") + _cell(c.check.health.value),
+            _MARKS.get(c.check.health.value, "") + _cell(c.check.health.value),
             _cell(c.check.account),
             _cell("; ".join(part for part in (c.check.problem, c.check.action) if part) or ", ".join(c.check.details)),
         )
