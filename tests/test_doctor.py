@@ -461,3 +461,25 @@ def test_a_job_summary_cell_cannot_break_the_table_or_carry_markup():
     row = run_summary(report, "ledger.yml").splitlines()[6]
     assert row == "| blog/a\\|b/ | masto | failed | &lt;img src=x&gt; \\| broken\\x0aline |"
     assert command("error", "a: b, c", "one\ntwo %") == "::error title=a%3A b%2C c::one\\x0atwo %25"
+
+
+@pytest.mark.process
+def test_in_github_actions_the_plugins_build_writes_the_job_summary_too(tmp_path, sandbox):
+    from conftest import site_channels
+    from sites import mkdocs, post, write_site
+
+    summary = tmp_path / "summary.md"
+    config = write_site(
+        tmp_path / "site",
+        {"mode": "send", "channels": site_channels(sandbox, token=mastodon_emulator.REVOKED_TOKEN)},
+        {"a.md": post("First")},
+    )
+    sandbox.key_file_root = config.parent / "site"
+    result = mkdocs(config, env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.returncode == 1
+    markdown = summary.read_text(encoding="utf-8")
+    assert "**Needs a person**" in markdown
+    assert "| posts/a/ | masto | failed | credentials: 401 The access token was revoked; " in markdown
+    assert "**Went out**" in markdown and "| posts/a/ | ping | pinged with 1 URL(s) |" in markdown
+    assert "::error title=mkdocs-syndicate%3A masto failed::(posts/a/, masto) failed: credentials: 401" in result.stdout
+    assert mastodon_emulator.REVOKED_TOKEN not in markdown + result.stdout + result.stderr
