@@ -14,6 +14,7 @@ import signal
 import sys
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -178,13 +179,49 @@ def check(ledger: Path) -> None:
     )
 
 
+# ---------------------------------------------------------------------- doctor
+
+
+@main.command()
+@config_file_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def doctor(config_file: Path | None, as_json: bool) -> None:
+    """Check each enabled channel's credentials with one authenticated read (no post, no ledger
+    write): exit 1 naming each channel that needs a person, and what to do."""
+    from mkdocs_syndicate.engine.doctor import check_channels
+    from mkdocs_syndicate.output.actions import annotate_checks, in_actions, summarise_checks
+
+    site = _site(config_file)
+    options = _guard(lambda: site.options(sending=True, reading_only=True))  # Weibo's rip is not needed to read
+    found = _guard(lambda: check_channels(options))
+    failing = [c for c in found if c.check.health.needs_a_person]
+    if as_json:
+        data = {"ok": not failing, "sandbox": options.sandbox, "channels": [c.to_json() for c in found]}
+        click.echo(json_safe(json.dumps(data, ensure_ascii=False, indent=1)))
+    else:
+        for checked in found:
+            click.echo(printable(checked.line))
+    if in_actions(os.environ):
+        annotate_checks(found, click.echo)
+        summarise_checks(os.environ, found, sandbox=options.sandbox, warn=_log)
+    if failing:
+        raise click.ClickException(
+            f"{len(failing)} channel(s) need a person: {', '.join(c.channel for c in failing)} (see above)"
+        )
+
+
 # ---------------------------------------------------------------------- status
 
 
 @main.command()
 @config_file_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--check", "check_", is_flag=True, help="Exit 1 when any pair is failed or in_flight.")
+@click.option(
+    "--check",
+    "check_",
+    is_flag=True,
+    help="Exit 1 when any pair needs a person: failed, or in_flight on a channel that is not simply sent again.",
+)
 @click.option("--all", "show_all", is_flag=True, help="List done and skipped pairs too (they are counted otherwise).")
 @click.option(
     "--state",
@@ -220,14 +257,17 @@ def status(
         )
     built = _built_posts_if_any(options, feed)
     posts = _guard(lambda: select_posts(options, built, SystemClock())) if built is not None else None
-    view = status_view(ledger, configured, posts, now).filtered(
+    resent = frozenset(
+        c.id for c in options.channels if c.enabled and not c.at_most_once
+    )  # IndexNow's 202 is no problem
+    view = status_view(ledger, configured, posts, now, resent).filtered(
         states=set(states), channels=set(channel_ids), post=post_text
     )
     if as_json:
         data = {"ledger": str(options.ledger_path), "build_seen": posts is not None, **view.to_json()}
         click.echo(json_safe(json.dumps(data, ensure_ascii=False, indent=1)))  # bidi and C1 as \uXXXX
     else:
-        _print_status(view, options.ledger_path.name, show_all or bool(states), posts is not None)
+        _print_status(view, options.ledger_path.name, show_all or bool(states), posts is not None, now)
     if check_ and view.attention:
         sys.exit(1)
 
@@ -249,7 +289,7 @@ def _status_lines(pair: Any, width: int) -> list[Text]:
     return [head, Text(_cut(" " * 11 + one_line(detail), width))] if detail else [head]
 
 
-def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool) -> None:
+def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool, now: dt.datetime) -> None:
     """Readable at 80 columns: undone pairs first, a line each (state, channel, when, post) and
     the remote URL or error under it; done and skipped pairs only counted unless asked for. The
     full text of every field is in `--json`."""
@@ -261,7 +301,10 @@ def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool)
     console.print(Text(f"{one_line(ledger_name)}: {len(view.posts)} posts × {len(view.channels)} channels"))
     width = max(40, console.width)
     for pair in shown:
-        for line in _status_lines(pair, width):
+        said = pair
+        if view.expected(pair):  # IndexNow's 202: received, confirmed by a later run's ping
+            said = replace(pair, error=f"{pair.error or ''} (expected: the next run sends again)".lstrip())
+        for line in _status_lines(said, width):
             console.print(line)
     hidden = Counter(p.state for p in view.pairs if p not in shown)
     totals = ", ".join(f"{n} {state}" for state, n in view.totals.items()) or "nothing yet"
@@ -270,6 +313,8 @@ def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool)
         console.print(
             Text(f"not listed: {', '.join(f'{n} {s}' for s, n in sorted(hidden.items()))} (--all lists them)")
         )
+    for history in view.channel_history():  # per channel, from the ledger alone
+        console.print(Text(_cut(one_line(history.line(now)), width)))
     if not build_seen:
         console.print("(no saved build: pairs with no record are not shown; run `mkdocs build` to see them)")
 

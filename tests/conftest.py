@@ -196,6 +196,10 @@ def _private_state_home(tmp_path_factory, monkeypatch):
     """Kept sessions (channels/sessions.py) go to a folder of the test's own, never the user's
     ~/.local/state; the processes a test starts inherit it."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    # Run in GitHub Actions, the suite's own runs must not write the job's summary or annotate it
+    # (a test that wants them sets them: tests/test_doctor.py).
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
 @pytest.fixture(autouse=True)

@@ -113,6 +113,55 @@ def test_status_check_fails_on_in_flight_and_failed_and_shows_their_age(site, sa
     assert masto_a["state"] == "in_flight" and 7190 <= masto_a["age_seconds"] <= 7300
 
 
+def test_status_check_does_not_fail_on_the_indexnow_wait_right_after_a_post(site, sandbox):
+    # Issue 38: IndexNow answers 202 until the engine has fetched the key file; the ping's record
+    # stays in_flight and the next run pings again. Expected work, not a person's.
+    write_ledger(
+        site.parent / "ledger.yml",
+        {
+            ("posts/a/", "masto"): Record("done", 1, "2026-12-01T10:00:00Z", remote_url="https://m.example/@me/1"),
+            ("posts/a/", "ping"): Record(
+                "in_flight", 1, "2026-12-01T10:00:00Z", error="202 accepted, key validation pending; pinged again"
+            ),
+        },
+    )
+    result = cli(site, "status", "--check", env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "202 accepted, key validation pending; pinged again (expected: the next run sends again)" in result.output
+    write_ledger(  # an at-most-once channel's in_flight still needs a read, or a person
+        site.parent / "ledger.yml",
+        {("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
+    )
+    assert cli(site, "status", "--check").exit_code == 1
+
+
+def test_status_shows_each_channels_last_success_and_last_failure_from_the_ledger(site, sandbox):
+    write_ledger(
+        site.parent / "ledger.yml",
+        {
+            ("posts/a/", "masto"): Record("done", 1, "2026-12-01T10:00:00Z", remote_url="https://m.example/@me/1"),
+            ("posts/b/", "masto"): Record("done", 1, "2026-12-02T10:00:00Z", remote_url="https://m.example/@me/2"),
+            ("posts/c/", "masto"): Record(
+                "failed", 1, "2026-12-03T10:00:00Z", error="credentials: 401 The access token was revoked"
+            ),
+        },
+    )
+    lines = cli(site, "status", env={"COLUMNS": "200"}).output.splitlines()
+    masto = next(line for line in lines if line.startswith("masto: "))
+    assert masto.startswith("masto: last success 2026-12-02 (")
+    assert "; last failure 2026-12-03 (" in masto and masto.endswith("): credentials: 401 The access token was revoked")
+    assert (
+        next(line for line in lines if line.startswith("ping: ")) == "ping: no success on record; no failure on record"
+    )
+    data = json.loads(cli(site, "status", "--json").output)
+    assert data["channel_history"]["masto"] == {
+        "last_success": "2026-12-02T10:00:00Z",
+        "last_failure_at": "2026-12-03T10:00:00Z",
+        "last_failure": "credentials: 401 The access token was revoked",
+    }
+    assert sandbox.requests() == []  # from the ledger alone
+
+
 def test_status_fits_80_columns_lists_undone_first_and_counts_the_done(site, sandbox):
     long_key = "posts/" + "a-very-long-post-slug-" * 4 + "/"
     long_error = "422 refused: " + "the server explains at length " * 10

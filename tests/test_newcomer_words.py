@@ -185,8 +185,8 @@ def run_install(site: Path, fails: bool = False) -> tuple[subprocess.CompletedPr
 
 
 @pytest.mark.process
-def test_both_jobs_install_with_the_same_script():
-    assert len(install_steps()) == 2 and len(set(install_steps())) == 1
+def test_every_job_installs_with_the_same_script():
+    assert len(install_steps()) == 3 and len(set(install_steps())) == 1
 
 
 @pytest.mark.process

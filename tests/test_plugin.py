@@ -130,7 +130,7 @@ def test_undone_work_exits_non_zero_and_names_the_pairs(site, sandbox):
     config = site({"mode": "send", "channels": site_channels(sandbox, token="not-the-right-one")})
     result = mkdocs(config)
     assert result.returncode == 1
-    assert "pair(s) left undone" in result.stderr and "(posts/a/, masto) failed: 401" in result.stderr
+    assert "pair(s) left undone" in result.stderr and "(posts/a/, masto) failed: credentials: 401" in result.stderr
     assert "(posts/b/, masto) not_attempted" in result.stderr
     assert "not-the-right-one" not in result.stderr + result.stdout
     assert "not-the-right-one" not in (config.parent / "ledger.yml").read_text()

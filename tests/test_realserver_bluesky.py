@@ -537,3 +537,56 @@ def test_an_edited_post_is_updated_in_place_at_the_same_record_key(pds, tmp_path
     assert not again.undone and "confirmed by reading the copy" in again.results[0].detail
     (same,) = [r for r in records(pds, bob.did) if card(r) == post.url]
     assert same["cid"] == updated["cid"]
+
+
+def test_the_credential_check_reports_a_revoked_app_password_and_a_deactivated_account(pds, tmp_path):
+    """Issue 38, against the reference PDS: `mkdocs-syndicate doctor`'s Bluesky check (createSession
+    with the app password, then getSession) on an app password made and revoked as the app's
+    settings do it, and on an account its owner deactivated."""
+    from mkdocs_syndicate.channels.base import Health
+    from mkdocs_syndicate.engine.doctor import check_channels
+
+    alice = pds.account("alice.test")
+    xrpc = f"{pds.url}/xrpc"
+    _, _, owner = logged_in(pds.url, alice.handle, alice.password)
+
+    def app_password(name: str) -> str:
+        made = httpx.post(f"{xrpc}/com.atproto.server.createAppPassword", json={"name": name}, headers=owner)
+        assert made.status_code == 200, made.text
+        return made.json()["password"]
+
+    def check(password: str):
+        channel = raw(pds, alice.handle, app_password=password, keep_session=False)
+        options = parse_options(
+            {"bsky": channel},
+            ledger_path=tmp_path / "ledger.yml",
+            site=SITE,
+            sandbox=False,
+            sending=True,
+            reading_only=True,
+        )
+        (found,) = check_channels(options)
+        assert password not in repr(found)
+        return found.check
+
+    revoked = app_password("syndicate-revoked")
+    assert check(revoked).health is Health.OK
+    gone = httpx.post(f"{xrpc}/com.atproto.server.revokeAppPassword", json={"name": "syndicate-revoked"}, headers=owner)
+    assert gone.status_code == 200, gone.text
+    found = check(revoked)
+    assert found.health is Health.FAILING and "AuthenticationRequired" in found.problem, found
+    assert "make a new app password" in found.action
+
+    password = app_password("syndicate-deactivated")
+    off = httpx.post(f"{xrpc}/com.atproto.server.deactivateAccount", json={}, headers=owner)
+    assert off.status_code == 200, off.text
+    try:
+        found = check(password)
+        assert found.health is Health.FAILING and found.problem == "the account is deactivated", found
+        assert found.account == f"@{alice.handle}" and "reactivate" in found.action
+    finally:
+        _, _, again = logged_in(pds.url, alice.handle, alice.password)  # a deactivated account may log in
+        on = httpx.post(f"{xrpc}/com.atproto.server.activateAccount", headers=again)
+        assert on.status_code == 200, on.text
+    assert check(password).health is Health.OK
+    assert not (tmp_path / "ledger.yml").exists()

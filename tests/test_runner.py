@@ -144,7 +144,9 @@ def test_bad_token_fails_and_stops_the_lane(tmp_path, sandbox, clock):
     assert [r.state for r in report.results] == ["failed", "not_attempted"]
     assert "401" in ledger(tmp_path).record("blog/post-1/", "masto").error
     assert "wrong-token-value" not in (tmp_path / "ledger.yml").read_text()
-    assert len(sandbox.requests("mastodon")) == 1
+    # One post, then the credential check's one read (issue 38), and nothing more.
+    seen = [(r["method"], r["path"]) for r in sandbox.requests("mastodon")]
+    assert seen == [("POST", "/api/v1/statuses"), ("GET", "/api/v1/accounts/verify_credentials")]
 
 
 def test_in_flight_inside_the_key_window_is_read_back_not_resent(tmp_path, sandbox, clock):

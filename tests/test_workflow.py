@@ -103,3 +103,16 @@ def test_the_readme_states_the_mkdocs_requirement_the_package_declares():
     (mkdocs,) = [d for d in declared if d.startswith("mkdocs>")]
     readme = (ROOT / "README.md").read_text()
     assert f"`{mkdocs}`" in readme and "MkDocs 1.6 or later" in readme and "ResolutionImpossible" in readme
+
+
+def test_a_weekly_job_checks_the_credentials_and_fails_loudly():
+    """Issue 38: an expired token is found before a post is missed, by a scheduled job that runs
+    the credential check (read-only: no push, no token kept) and fails the run when one needs a person."""
+    data = load()
+    assert {"cron": "41 6 * * 1"} in data["on"]["schedule"]
+    job = data["jobs"]["credentials"]
+    assert job["if"] == "github.event.schedule == '41 6 * * 1' || github.event_name == 'workflow_dispatch'"
+    assert job["permissions"] == {"contents": "read"}
+    (check,) = [s for s in job["steps"] if "mkdocs-syndicate doctor" in s.get("run", "")]
+    assert check["run"] == "mkdocs-syndicate doctor"  # its exit status is the job's: no `|| true`
+    assert all(v.startswith("${{ secrets.") for v in check["env"].values())

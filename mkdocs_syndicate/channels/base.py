@@ -68,6 +68,47 @@ class Presence(enum.Enum):
     UNKNOWN = "unknown"  # the read proved nothing
 
 
+class Health(enum.Enum):
+    """What a credential check found (`Channel.check_credentials`)."""
+
+    OK = "ok"  # the credential works and has what sending needs
+    EXPIRING = "expiring"  # it works now and stops before the next weekly check: renew it
+    FAILING = "failing"  # sending would fail (revoked, expired, wrong scopes, account gone)
+    UNKNOWN = "unknown"  # the check proved nothing (the service unreachable, an unreadable answer)
+    NOT_CHECKED = "not_checked"  # this channel type has no check (or needs no credential)
+
+    @property
+    def needs_a_person(self) -> bool:
+        return self in (Health.EXPIRING, Health.FAILING, Health.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class CredentialCheck:
+    """One channel's credential check: never a secret in any field (the caller redacts too)."""
+
+    health: Health
+    account: str = ""  # whom the credential acts as (@me@instance, a handle, a DEV username)
+    problem: str = ""  # what is wrong, in the service's words where it has them
+    action: str = ""  # what a person does about it
+    details: tuple[str, ...] = ()  # what else the read told: scopes, expiry, rate limit left
+    expires_in: float | None = None  # seconds, where the service says
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "health": self.health.value,
+            "account": self.account,
+            "problem": self.problem,
+            "action": self.action,
+            "details": list(self.details),
+            "expires_in": self.expires_in,
+        }
+
+
+EXPIRY_WARNING = 7 * 86400.0
+"""A credential that expires within this is EXPIRING: the sample workflow checks weekly, so it
+would stop before the next check."""
+
+
 @dataclass(frozen=True)
 class Verdict:
     found: Found
@@ -119,7 +160,7 @@ class Channel:
                          its 429 proves nothing was made: retried after the wait, not read first
 
     Methods a type overrides: prepare (always), send or send_batch (+ batches), verify (for
-    at-most-once), and as needed preview, site_files, secrets, warm_up, close.
+    at-most-once), and as needed preview, site_files, secrets, warm_up, check_credentials, close.
     """
 
     type_name: ClassVar[str]
@@ -224,6 +265,12 @@ class Channel:
         whose outcome is unknown."""
         return Presence.UNKNOWN
 
+    async def check_credentials(self, http: Http) -> CredentialCheck:
+        """One authenticated read that proves the credential works and has what sending needs,
+        never a write (`mkdocs-syndicate doctor`, and a send whose first request was refused with
+        401/403). Never raises: a transport error or an unreadable answer is Health.UNKNOWN."""
+        return CredentialCheck(Health.NOT_CHECKED, problem=f"{self.type_name} has no credential check")
+
     async def close(self) -> None:
         """End any session opened during the run."""
 
@@ -294,6 +341,38 @@ def delete_outcome(response: httpx.Response, now: float, *, gone: bool, what: st
     if response.status_code == 404:
         return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the {what} is read before anything else")
     return outcome
+
+
+def check_unreachable(exc: Exception) -> CredentialCheck:
+    """A credential check that got no usable answer: it proves nothing either way."""
+    return CredentialCheck(
+        Health.UNKNOWN,
+        problem=f"no usable answer ({type(exc).__name__}{': ' + str(exc) if str(exc) else ''})",
+        action="check the service's address in the config and whether it is up, then run the check again",
+    )
+
+
+def rate_limit_left(headers: Mapping[str, str]) -> str | None:
+    """'287 of 300 requests left (resets 2026-12-04T18:00:00Z)' from the X-RateLimit-* (Mastodon)
+    or RateLimit-* (Bluesky) headers, where the service sends them; None otherwise."""
+    for prefix in ("X-RateLimit-", "RateLimit-"):
+        limit, left = headers.get(prefix + "Limit", "").strip(), headers.get(prefix + "Remaining", "").strip()
+        if limit.isascii() and limit.isdigit() and left.isascii() and left.isdigit():
+            reset = _reset_time(headers.get(prefix + "Reset", "").strip())
+            return f"{left} of {limit} requests left" + (f" (resets {reset})" if reset else "")
+    return None
+
+
+def _reset_time(value: str) -> str | None:
+    """A reset header as an ISO time: Mastodon sends one; Bluesky sends epoch seconds."""
+    from mkdocs_syndicate.timeutil import epoch_to_iso, from_iso, to_iso
+
+    try:
+        if value.isascii() and value.isdigit():
+            return epoch_to_iso(int(value))
+        return to_iso(from_iso(value)) if value else None
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def error_detail(response: httpx.Response) -> str:

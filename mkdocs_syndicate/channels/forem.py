@@ -18,13 +18,16 @@ from urllib.parse import quote
 from mkdocs_syndicate.channels.base import (
     Channel,
     Copy,
+    CredentialCheck,
     Found,
+    Health,
     Http,
     Kind,
     Outcome,
     Prepared,
     Presence,
     Verdict,
+    check_unreachable,
     delete_outcome,
     edit_outcome,
     error_detail,
@@ -273,6 +276,9 @@ class ForemChannel(Channel):
             return Presence.GONE
         return Presence.PRESENT if response.status_code == 200 else Presence.UNKNOWN
 
+    async def check_credentials(self, http: Http) -> CredentialCheck:
+        return await _forem_check(self, http)
+
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx
 
@@ -318,6 +324,38 @@ def _still_published(response: httpx.Response) -> bool:
     except ValueError:
         return False
     return isinstance(body, dict) and body.get("published") is True
+
+
+KEY_ADVICE = (
+    "make a new key (DEV → Settings → Extensions → DEV Community API Keys) and put it where the "
+    "config's api_key setting reads it"
+)
+
+
+async def _forem_check(channel: ForemChannel, http: Http) -> CredentialCheck:
+    """GET /api/users/me with the key: a DEV key has no scopes and no expiry, so a 200 proves
+    everything sending needs; 401 is a key revoked or mistyped."""
+    import httpx
+
+    try:
+        response = await http.request("GET", f"{channel.settings.options['api']}/users/me", headers=channel._headers())
+        if response.status_code == 200:
+            username = optional_text(json_object(response).get("username"), "username")
+            return CredentialCheck(Health.OK, f"@{username}", details=("API keys have no scopes and no expiry",))
+    except (httpx.HTTPError, BadAnswer) as exc:
+        return check_unreachable(exc)
+    if response.status_code in (401, 403):
+        return CredentialCheck(
+            Health.FAILING,
+            problem=f"{response.status_code} {error_detail(response).removeprefix(': ') or 'refused'}: "
+            "the API key was revoked or is not this account's",
+            action=KEY_ADVICE,
+        )
+    return CredentialCheck(
+        Health.UNKNOWN,
+        problem=f"users/me answered {response.status_code}{error_detail(response)}",
+        action="check the api setting and whether the service is up, then run the check again",
+    )
 
 
 def _not_found(response: httpx.Response) -> bool:

@@ -10,7 +10,18 @@ from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlsplit
 
-from mkdocs_syndicate.channels.base import Channel, Http, Kind, Outcome, Prepared, status_outcome, transport_outcome
+from mkdocs_syndicate.channels.base import (
+    Channel,
+    CredentialCheck,
+    Health,
+    Http,
+    Kind,
+    Outcome,
+    Prepared,
+    check_unreachable,
+    status_outcome,
+    transport_outcome,
+)
 from mkdocs_syndicate.config.channels import Option
 from mkdocs_syndicate.content.crosslinks import without_block
 from mkdocs_syndicate.content.messages import message_sha256
@@ -135,3 +146,37 @@ class IndexNowChannel(Channel):
                 + " (a URL is not on the key's host, or the key is malformed)",
             )
         return outcome
+
+    async def check_credentials(self, http: Http) -> CredentialCheck:
+        """IndexNow's credential is the key file on the live site: the engines fetch it, and refuse
+        every ping (403) while it is missing or says another key. In the sandbox its engine reads
+        the built site, so the check does too."""
+        import httpx
+
+        local = self._key_file_in_built_site()
+        if local is not None:
+            try:
+                said = local.read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                return _key_file_check(self.key, None, f"{local}: {exc.strerror or exc}", "build the site")
+            return _key_file_check(self.key, said, str(local), "build the site")
+        try:
+            response = await http.request("GET", self.key_location)  # the client follows no redirect
+        except httpx.HTTPError as exc:
+            return check_unreachable(exc)
+        if response.status_code != 200:
+            said = f"{self.key_location} answered {response.status_code}"
+            return _key_file_check(self.key, None, said, "deploy the site")
+        return _key_file_check(self.key, response.text, self.key_location, "deploy the site")
+
+
+def _key_file_check(key: str, said: str | None, where: str, fix: str) -> CredentialCheck:
+    """The key file's text against the key: the engines want the key alone (a trailing newline aside)."""
+    action = f"{fix} with the plugin (it writes <key>.txt), or run `mkdocs-syndicate site-files`"
+    if said is None:
+        return CredentialCheck(Health.FAILING, problem=f"the key file is not there ({where})", action=action)
+    if said.strip() != key:
+        return CredentialCheck(
+            Health.FAILING, problem=f"the key file at {where} does not hold the configured key", action=action
+        )
+    return CredentialCheck(Health.OK, details=(f"key file at {where}",))

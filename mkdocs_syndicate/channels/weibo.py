@@ -16,13 +16,17 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from mkdocs_syndicate.channels.base import (
+    EXPIRY_WARNING,
     Channel,
+    CredentialCheck,
     Found,
+    Health,
     Http,
     Kind,
     Outcome,
     Prepared,
     Verdict,
+    check_unreachable,
     scan_bound,
     transport_outcome,
 )
@@ -172,6 +176,9 @@ class WeiboChannel(Channel):
             return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
         return Outcome(Kind.DONE, remote_id=status_id, remote_url=f"{self.settings.options['web_url']}/{status_id}")
 
+    async def check_credentials(self, http: Http) -> CredentialCheck:
+        return await _weibo_check(self, http)
+
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         code = after.code if after else None
         tag = self._marker(post)
@@ -235,6 +242,47 @@ class WeiboChannel(Channel):
         except BadAnswer as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read the user timeline: {exc}")
         return Verdict(Found.UNKNOWN, reason="too many posts since the in_flight time")
+
+
+TOKEN_ADVICE = (
+    "authorise the app again (oauth2/authorize, then oauth2/access_token) and put the new access "
+    "token where the config's access_token setting reads it"
+)
+
+
+async def _weibo_check(channel: WeiboChannel, http: Http) -> CredentialCheck:
+    """POST oauth2/get_token_info with the token in the form (never in a URL): whose it is and
+    the seconds it has left (`expire_in`); a token error code (21327 expired, 21332 invalid, ...)
+    is a credential a person must renew."""
+    import httpx
+
+    api = str(channel.settings.options["api"])
+    url = f"{api.removesuffix('/2')}/oauth2/get_token_info"
+    try:
+        response = await http.request("POST", url, data={"access_token": channel._token()})
+        body: Any = json_object(response)
+    except (httpx.HTTPError, BadAnswer) as exc:
+        return check_unreachable(exc)
+    code = error_code(body)
+    if code is not None or response.status_code != 200:
+        failure = _failure(response.status_code, body)
+        health = Health.FAILING if failure.kind is Kind.AUTH else Health.UNKNOWN
+        return CredentialCheck(health, problem=failure.error or "", action=TOKEN_ADVICE)
+    left = body.get("expire_in")
+    account = f"uid {body.get('uid')}" if isinstance(body.get("uid"), int) else ""
+    if not isinstance(left, int) or isinstance(left, bool):
+        return CredentialCheck(Health.UNKNOWN, account, problem="get_token_info gave no expire_in", action=TOKEN_ADVICE)
+    days = left / 86400
+    if left < EXPIRY_WARNING:
+        return CredentialCheck(
+            Health.EXPIRING,
+            account,
+            problem=f"the access token expires in {days:.1f} days",
+            action=TOKEN_ADVICE,
+            details=(f"expires in {days:.1f} days",),
+            expires_in=float(left),
+        )
+    return CredentialCheck(Health.OK, account, details=(f"expires in {days:.0f} days",), expires_in=float(left))
 
 
 def _failure(status: int, body: Any) -> Outcome:

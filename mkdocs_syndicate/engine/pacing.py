@@ -56,6 +56,11 @@ class PacedHttp:
     async def backoff(self, seconds: float, reason: str) -> None:
         await self._sleep(seconds, reason)
 
+    def unpaced(self) -> PacedHttp:
+        """The same client with no pacing: for the one read of a credential check after a refused
+        request (the pacing is there for the service's write limits, not for a read)."""
+        return PacedHttp(self._client, min_interval=0.0, timeout=self._timeout, clock=self.clock, sleep=self._sleep)
+
     async def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         await self.wait_turn()
         started = self.clock.time()

@@ -360,6 +360,10 @@ class Runner:
         attempt.outcome = await self._send(attempt.channel, attempt.http, attempt.unit)
         attempt.unit.sends += 1
         attempt.event, attempt.reason = attempt.outcome.kind, attempt.outcome.error or ""
+        if attempt.outcome.kind is Kind.AUTH:  # the lane stops: say what is wrong with the credential
+            from mkdocs_syndicate.engine.doctor import credentials_reason
+
+            attempt.reason = await credentials_reason(attempt.channel, attempt.http.unpaced(), attempt.reason)
 
     async def _read_into(self, attempt: _Attempt) -> None:
         (pair,) = attempt.unit.members  # a batch is read post by post (_step_read)

@@ -363,6 +363,8 @@ def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
 
 @contextlib.contextmanager
 def _sandbox(options: Options) -> Iterator[Sandbox | None]:
+    """The run's sandbox (None for a real run): the one `mkdocs-syndicate sandbox` serves for
+    this state folder, else one started for the run."""
     if not options.sandbox:
         yield None
         return
@@ -374,6 +376,9 @@ def _sandbox(options: Options) -> Iterator[Sandbox | None]:
     with site_sandbox(options) as server:
         note = server.own_links_if_taken()  # 8787 held by another site's sandbox
         yield Sandbox(server.url, server.public_base, note)
+
+
+sandbox_for = _sandbox  # for the credential check (engine/doctor.py): the same emulators as a run
 
 
 def site_sandbox(options: Options, **server_options: object) -> SandboxServer:

@@ -12,6 +12,7 @@ from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.results import RunReport
 from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.output.actions import in_actions, report_run
 from mkdocs_syndicate.output.progress import RichReporter, summary_table
 from mkdocs_syndicate.output.reporters import PlainReporter, summary_lines, undone_lines
 from mkdocs_syndicate.safety import one_line
@@ -73,6 +74,8 @@ def run_with_display(
     else:
         print_summary(console, report)
     _warn_of_what_is_left(report, warn)
+    if in_actions(os.environ):  # the job summary and annotations: where a person looks in CI
+        report_run(os.environ, report, options.ledger_path.name, sandbox=options.sandbox, warn=warn)
     return report
 
 

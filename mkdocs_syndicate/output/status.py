@@ -32,11 +32,35 @@ class PairStatus:
     note: str | None = None
 
 
+@dataclass(frozen=True)
+class ChannelStatus:
+    """One channel's history, from the ledger alone: when it last succeeded, what failed last."""
+
+    channel: str
+    last_success: str | None = None  # the latest `at` of a done record
+    last_failure_at: str | None = None  # the latest failed record (or in_flight one with an error)
+    last_failure: str | None = None  # its error
+
+    def line(self, now: dt.datetime) -> str:
+        success = f"last success {_when(self.last_success, now)}" if self.last_success else "no success on record"
+        failure = (
+            f"last failure {_when(self.last_failure_at, now)}: {self.last_failure}"
+            if self.last_failure_at
+            else "no failure on record"
+        )
+        return f"{self.channel}: {success}; {failure}"
+
+
+def _when(at: str, now: dt.datetime) -> str:
+    return f"{at[:10]} ({human_age(max(0, int((now - from_iso(at)).total_seconds())))} ago)"
+
+
 @dataclass
 class StatusView:
     pairs: list[PairStatus]
     posts: dict[str, str]  # key -> url
     channels: list[str]
+    resent: frozenset[str] = frozenset()  # at-least-once channels: an in_flight record is the next run's work
 
     @property
     def totals(self) -> dict[str, int]:
@@ -58,15 +82,52 @@ class StatusView:
             pairs,
             {k: v for k, v in self.posts.items() if k in kept or not (states or channels or post)},
             [c for c in self.channels if not channels or c in channels],
+            self.resent,
         )
 
     @property
     def attention(self) -> list[PairStatus]:
-        return [p for p in self.pairs if p.state in ATTENTION]
+        """What needs a person (`status --check`): failed pairs, and in_flight ones of channels
+        that are not simply sent again. An at-least-once channel's in_flight record (IndexNow's
+        202, "key validation pending", right after a post) is the next run's work, not a problem."""
+        return [p for p in self.pairs if p.state in ATTENTION and not self.expected(p)]
+
+    def expected(self, pair: PairStatus) -> bool:
+        return pair.state == State.IN_FLIGHT and pair.channel in self.resent
+
+    def channel_history(self) -> list[ChannelStatus]:
+        """Per channel, from the ledger alone: its last success and its last failure."""
+        history = []
+        for channel in self.channels:
+            mine = [p for p in self.pairs if p.channel == channel and p.at]
+            done = [p.at for p in mine if p.state == State.DONE and p.at]
+            failed = [
+                p
+                for p in mine
+                if p.state == State.FAILED or (p.state == State.IN_FLIGHT and p.error and not self.expected(p))
+            ]
+            last = max(failed, key=lambda p: from_iso(p.at or ""), default=None)
+            history.append(
+                ChannelStatus(
+                    channel,
+                    max(done, key=from_iso, default=None),
+                    last.at if last else None,
+                    (last.error or last.state) if last else None,
+                )
+            )
+        return history
 
     def to_json(self) -> dict[str, Any]:
         return {
             "channels": self.channels,
+            "channel_history": {
+                c.channel: {
+                    "last_success": c.last_success,
+                    "last_failure_at": c.last_failure_at,
+                    "last_failure": c.last_failure,
+                }
+                for c in self.channel_history()
+            },
             "totals": self.totals,
             "posts": [
                 {
@@ -85,8 +146,15 @@ class StatusView:
         }
 
 
-def status_view(ledger: Ledger, channels: list[str], built_posts: list[Post] | None, now: dt.datetime) -> StatusView:
-    """`built_posts`: the announceable posts of the last build (None when there is no build)."""
+def status_view(
+    ledger: Ledger,
+    channels: list[str],
+    built_posts: list[Post] | None,
+    now: dt.datetime,
+    resent: frozenset[str] = frozenset(),
+) -> StatusView:
+    """`built_posts`: the announceable posts of the last build (None when there is no build);
+    `resent`: the at-least-once channels (an in_flight record there is the next run's work)."""
     known = {p.key: p for p in built_posts or []}
     keys = sorted(set(ledger.posts) | set(known))
     all_channels = list(channels) + sorted({c for e in ledger.posts.values() for c in e.channels} - set(channels))
@@ -118,7 +186,7 @@ def status_view(ledger: Ledger, channels: list[str], built_posts: list[Post] | N
                     record.note,
                 )
             )
-    return StatusView(pairs, urls, all_channels)
+    return StatusView(pairs, urls, all_channels, resent)
 
 
 def human_age(seconds: int) -> str:

@@ -160,6 +160,11 @@ class BlueskyEmulator(Emulator):
     _AUTHED: ClassVar[dict[tuple[str, str], Callable[[BlueskyEmulator, Request], Response]]]
     access_ttl = ACCESS_TTL
     expire_next_login = False  # tests: the next createSession hands out an already expired token
+    # The account as its host may leave it (issue 38), as the reference PDS answers it
+    # (packages/pds: createSession, getSession, auth-verifier.ts `findAccount`): "deactivated" by
+    # its owner (a login works and says so; writes are refused AccountDeactivated), or
+    # "takendown" by the host (a login is refused AccountTakedown). None: active.
+    account_status: str | None = None
 
     def initial_state(self) -> dict[str, Any]:
         return {"records": {}, "sessions": {}, "blobs": {}, "logins": [], "points": []}
@@ -259,7 +264,10 @@ class BlueskyEmulator(Emulator):
         route = self._AUTHED.get((request.method, method))
         if route is None:
             return self._not_implemented(method)
-        return self._check_access(request) or route(self, request)
+        refused = self._check_access(request)
+        if refused is None and self.account_status == "deactivated" and method != "com.atproto.server.getSession":
+            refused = self._error(401, "AccountDeactivated", "Account is deactivated")
+        return refused or route(self, request)
 
     def _appview(self, method: str, request: Request) -> Response:
         """The public AppView: the one read a reader's browser makes (comments: true)."""
@@ -275,10 +283,16 @@ class BlueskyEmulator(Emulator):
             "handle": HANDLE,
             "did": DID,
             "didDoc": self.did_doc(self._pds(request)),
-            "active": True,
             "emailConfirmed": True,
+            **self._status(),
         }
-        return Response(200, body)
+        return Response(200, body, self._rate_headers())
+
+    def _status(self) -> dict[str, Any]:
+        """formatAccountStatus: `active`, and `status` only for an account that is not."""
+        if self.account_status is None:
+            return {"active": True}
+        return {"active": False, "status": self.account_status}
 
     def _put_record(self, request: Request) -> Response:
         return self._write(request, put=True)
@@ -341,7 +355,7 @@ class BlueskyEmulator(Emulator):
             "didDoc": self.did_doc(self._pds(request)),
             "email": "sandbox@example.com",
             "emailConfirmed": True,
-            "active": True,
+            **self._status(),
         }
 
     def _create_session(self, request: Request) -> Response:
@@ -353,6 +367,8 @@ class BlueskyEmulator(Emulator):
             return self._error(400, "InvalidRequest", "Input must be JSON")
         if body.get("identifier") not in (HANDLE, DID) or body.get("password") != self.app_password:
             return self._error(401, "AuthenticationRequired", "Invalid identifier or password")
+        if self.account_status == "takendown":
+            return self._error(401, "AccountTakedown", "Account has been taken down")
         tokens = self._new_tokens(request)
         if self.expire_next_login:
             self.expire_next_login = False

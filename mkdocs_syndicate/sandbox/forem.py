@@ -224,10 +224,24 @@ class ForemEmulator(Emulator):
         chosen = {"all": unpublished + published, "published": published, "unpublished": unpublished}[which]
         return Response(200, chosen[(page - 1) * per_page : page * per_page])
 
+    def _me(self) -> Response:
+        """GET /api/users/me: the key's own user (Api::V1::UsersController#me)."""
+        user = {
+            "type_of": "user",
+            "id": 1,
+            "username": USERNAME,
+            "name": "Sandbox",
+            "summary": None,
+            "joined_at": "Dec  1, 2026",
+            "profile_image": f"{self.server.public_base}/forem/{USERNAME}.png",
+        }
+        return Response(200, user)
+
 
 # The API: method, path, and what answers (with the path's match).
 _Action = Callable[["ForemEmulator", Request, re.Match[str]], Response]
 _ROUTES: list[tuple[str, re.Pattern[str], _Action]] = [
+    ("GET", re.compile(r"/api/users/me"), lambda self, request, match: self._me()),
     ("POST", re.compile(r"/api/articles"), lambda self, request, match: self._create(request)),
     ("PUT", re.compile(r"/api/articles/(\d+)"), lambda self, request, match: self._update(int(match[1]), request)),
     ("GET", re.compile(r"/api/articles/(\d+)"), lambda self, request, match: self._show(int(match[1]))),

@@ -20,6 +20,15 @@ TOKEN = "sandbox-mastodon-token"
 # call verify_credentials, which needs `profile` (Mastodon 4.3+), `read` or `read:accounts`.
 STATUSES_ONLY_TOKEN = "sandbox-mastodon-token-statuses-only"
 ALL_SCOPES = frozenset({"read", "write", "profile"})
+# Credentials a person gets wrong (issue 38), as Doorkeeper answers them: a token its owner revoked
+# (Settings → Authorized apps → Revoke), one that reads but may not post, and one that expires
+# soon (Mastodon issues tokens without expiry; other servers of this API and Doorkeeper's
+# `access_token_expires_in` do not).
+REVOKED_TOKEN = "sandbox-mastodon-token-revoked"
+READ_ONLY_TOKEN = "sandbox-mastodon-token-read-only"
+EXPIRING_TOKEN = "sandbox-mastodon-token-expiring"
+EXPIRING_IN = 3 * 86400
+API_LIMIT, API_WINDOW = 300, 300  # Rack::Attack's per-token throttle: 300 requests in 5 minutes
 ACCOUNT_ID = "1"
 USERNAME = "sandbox"
 MAX_CHARACTERS = 500
@@ -247,11 +256,60 @@ class MastodonEmulator(Emulator):
 
     def _scopes(self, request: Request) -> frozenset[str] | None:
         presented = request.headers.get("authorization", "")
-        if presented == f"Bearer {self.token}":
+        if presented in (f"Bearer {self.token}", f"Bearer {EXPIRING_TOKEN}"):
             return ALL_SCOPES
         if presented == f"Bearer {STATUSES_ONLY_TOKEN}":
             return frozenset({"write:statuses", "read:statuses"})
+        if presented == f"Bearer {READ_ONLY_TOKEN}":
+            return frozenset({"read", "profile"})
         return None
+
+    @staticmethod
+    def _unauthorized(request: Request) -> Response:
+        """Api::BaseController#doorkeeper_unauthorized_render_options: Doorkeeper's description of
+        why the token is refused (a revoked one says so), or "The access token is invalid"."""
+        revoked = request.headers.get("authorization", "") == f"Bearer {REVOKED_TOKEN}"
+        return Response(401, {"error": "The access token was revoked" if revoked else "The access token is invalid"})
+
+    def _token_info(self, request: Request) -> Response:
+        """GET /oauth/token/info, Doorkeeper's TokenInfoController (Mastodon's routes keep it): the
+        token as AccessToken#as_json shows it, `scope` an array and `expires_in` null for a token
+        without expiry; else 401 with OAuth's invalid_token body."""
+        scopes = self._scopes(request)
+        if scopes is None:
+            revoked = request.headers.get("authorization", "") == f"Bearer {REVOKED_TOKEN}"
+            description = "The access token was revoked" if revoked else "The access token is invalid"
+            return Response(
+                401,
+                {"error": "invalid_token", "error_description": description},
+                {
+                    "WWW-Authenticate": 'Bearer realm="Doorkeeper", error="invalid_token", '
+                    f'error_description="{description}"'
+                },
+            )
+        expiring = request.headers.get("authorization", "") == f"Bearer {EXPIRING_TOKEN}"
+        return Response(
+            200,
+            {
+                "resource_owner_id": int(ACCOUNT_ID),
+                "scope": sorted(scopes),
+                "expires_in": EXPIRING_IN if expiring else None,
+                "application": {"uid": "sandbox-application-uid"},
+                "created_at": 1764547200,
+            },
+        )
+
+    def _api_rate_headers(self) -> dict[str, str]:
+        """The per-token throttle's X-RateLimit-* on an API answer (each call counts)."""
+        now = self.server.now()
+        calls = [t for t in self.state.setdefault("api_calls", []) if now - t < API_WINDOW] + [now]
+        self.state["api_calls"] = calls
+        window_start = now - now % API_WINDOW
+        return {
+            "X-RateLimit-Limit": str(API_LIMIT),
+            "X-RateLimit-Remaining": str(max(0, API_LIMIT - len(calls))),
+            "X-RateLimit-Reset": _iso_us(window_start + API_WINDOW),
+        }
 
     def handle(self, request: Request) -> Response:
         context = _CONTEXT.fullmatch(request.path)
@@ -259,9 +317,11 @@ class MastodonEmulator(Emulator):
             return self._context(request, context.group(1))
         if request.path == "/api/v2/instance" and request.method == "GET":  # public, no token
             return Response(200, self._instance())
+        if request.path == "/oauth/token/info" and request.method == "GET":
+            return self._token_info(request)
         scopes = self._scopes(request)
         if scopes is None:
-            return Response(401, {"error": "The access token is invalid"})
+            return self._unauthorized(request)
         for method, path, needs, action in _ROUTES:
             if request.method == method and path.fullmatch(request.path):
                 # Each action's scopes as Mastodon's controllers ask Doorkeeper for them (a broad
@@ -604,7 +664,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], tuple[str, ...], _Action]] = [
         "GET",
         re.compile(r"/api/v1/accounts/verify_credentials"),
         ("profile", "read", "read:accounts"),
-        lambda self, request: Response(200, self._account()),
+        lambda self, request: Response(200, self._account(), self._api_rate_headers()),
     ),
     ("GET", re.compile(rf"/api/v1/accounts/{ACCOUNT_ID}/statuses"), ("read", "read:statuses"), MastodonEmulator._list),
 ]

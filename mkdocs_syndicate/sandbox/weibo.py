@@ -15,6 +15,13 @@ from urllib.parse import urlsplit
 from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response, first_url
 
 TOKEN = "sandbox-weibo-access-token"
+# Tokens a person lets lapse (issue 38): Weibo's access tokens expire (their lifetime depends on
+# the app's level), and oauth2/get_token_info says how long is left (`expire_in`, seconds).
+EXPIRING_TOKEN = "sandbox-weibo-access-token-expiring"
+EXPIRED_TOKEN = "sandbox-weibo-access-token-expired"
+LIFETIMES = {EXPIRING_TOKEN: 3 * 86400}
+LONG_LIFETIME = 5 * 365 * 86400  # an audited app's token: five years
+APPKEY = "1352222456"
 UID = 5000000001
 POSTS_PER_HOUR = 30
 REPEAT_WINDOW = 3600.0
@@ -78,7 +85,8 @@ class WeiboEmulator(Emulator):
         ]
 
     def _error(self, status: int, code: int, message: str, path: str) -> Response:
-        return Response(status, {"request": f"/2{path.removeprefix('/2')}", "error_code": code, "error": message})
+        shown = path if path.startswith("/oauth2/") else f"/2{path.removeprefix('/2')}"
+        return Response(status, {"request": shown, "error_code": code, "error": message})
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         return self._error(
@@ -97,13 +105,31 @@ class WeiboEmulator(Emulator):
         token = self._token(request, fields)
         if token is None:
             return self._error(400, 10006, "source paramter(appkey) is missing", request.path)
-        if token != self.token:
+        if token == EXPIRED_TOKEN:
+            return self._error(401, 21327, "expired_token", request.path)
+        if token not in (self.token, EXPIRING_TOKEN):
             return self._error(401, 21332, "invalid_access_token", request.path)
+        if request.path == "/oauth2/get_token_info" and request.method == "POST":
+            return self._token_info(token)
         if request.path == "/2/statuses/share.json" and request.method == "POST":
             return self._share(request, fields)
         if request.path == "/2/statuses/user_timeline.json" and request.method == "GET":
             return self._timeline(request)
         return self._error(404, 10020, "Request api not found!", request.path)
+
+    def _token_info(self, token: str) -> Response:
+        """POST oauth2/get_token_info: whose token it is, for which app, and the seconds left."""
+        now = int(self.server.now())
+        return Response(
+            200,
+            {
+                "uid": UID,
+                "appkey": APPKEY,
+                "scope": None,
+                "create_at": now - 86400,
+                "expire_in": LIFETIMES.get(token, LONG_LIFETIME),
+            },
+        )
 
     def _share(self, request: Request, fields: dict[str, list[str]]) -> Response:
         text = (fields.get("status") or [""])[0]

@@ -33,12 +33,16 @@ from urllib.parse import quote
 
 from mkdocs_syndicate.channels.base import (
     Channel,
+    CredentialCheck,
     Found,
+    Health,
     Http,
     Kind,
     Outcome,
     Prepared,
     Verdict,
+    check_unreachable,
+    error_detail,
     status_outcome,
     transport_outcome,
 )
@@ -157,6 +161,9 @@ class MatrixChannel(Channel):
             return Outcome(Kind.RATE_LIMITED, error=outcome.error, retry_after=_retry_after_ms(answer))
         return outcome
 
+    async def check_credentials(self, http: Http) -> CredentialCheck:
+        return await _matrix_check(self, http)
+
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         """Page back through the room's messages from our own account for the event whose content
         carries this pair's id: found, or the whole history read (absent), or cannot tell."""
@@ -196,6 +203,40 @@ class MatrixChannel(Channel):
                 return Verdict(Found.ABSENT, reason="not in the room's history")
             token = end
         return Verdict(Found.UNKNOWN, reason=f"not in the last {MAX_PAGES * 100} messages; older ones not read")
+
+
+async def _matrix_check(channel: MatrixChannel, http: Http) -> CredentialCheck:
+    """whoami proves the token (M_UNKNOWN_TOKEN: revoked, logged out, or expired); /joined_rooms
+    whether the bot is still in the room it posts to (kicked, or it left: every send is M_FORBIDDEN)."""
+    import httpx
+
+    try:
+        answer = await http.request("GET", channel._url("/account/whoami"), headers=channel._auth())
+        if answer.status_code in (401, 403):
+            return CredentialCheck(
+                Health.FAILING,
+                problem=f"{answer.status_code}{error_detail(answer)}",
+                action="log the bot in again (POST /login) and put the new access token where the config reads it",
+            )
+        me = identifier(json_object(answer).get("user_id"), "user_id") if answer.status_code == 200 else None
+        rooms = await http.request("GET", channel._url("/joined_rooms"), headers=channel._auth())
+        joined = json_object(rooms).get("joined_rooms") if rooms.status_code == 200 else None
+    except (httpx.HTTPError, BadAnswer) as exc:
+        return check_unreachable(exc)
+    if me is None or not isinstance(joined, list):
+        return CredentialCheck(
+            Health.UNKNOWN,
+            problem=f"whoami answered {answer.status_code}, joined_rooms {rooms.status_code}",
+            action="check the homeserver setting and whether it is up, then run the check again",
+        )
+    if channel._room not in joined:
+        return CredentialCheck(
+            Health.FAILING,
+            me,
+            problem=f"{me} is not in the room {channel._room}",
+            action="invite the bot to the room again and have it join",
+        )
+    return CredentialCheck(Health.OK, me, details=(f"joined to {channel._room}",))
 
 
 def _retry_after_ms(answer: httpx.Response) -> float | None:

@@ -47,6 +47,9 @@ DEVICES = {TOKEN: DEVICE, SAME_DEVICE_TOKEN: DEVICE, OTHER_DEVICE_TOKEN: "OTHERD
 ROOM = "!iZWugxDc5DFLd7tLc4XhrIAJHUG3mscKIJqBT3CouKI"  # room version 12: no ":server" part
 PREFIX = "/_matrix/client/v3"
 TRANSACTION_LIFETIME = 24 * 3600.0  # Synapse's `_cleanup_old_transaction_ids`
+# An access token past its expiry (refresh tokens, spec v1.3): Synapse answers it M_UNKNOWN_TOKEN
+# with `soft_logout: true` (synapse/api/auth/internal.py, "Access token has expired").
+EXPIRED_TOKEN = "sandbox-matrix-token-expired"
 
 
 class MatrixEmulator(Emulator):
@@ -54,6 +57,7 @@ class MatrixEmulator(Emulator):
     creating = (f"PUT {PREFIX}/rooms/",)
     read_marker = "/messages"
     rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "reset_in": 40}
+    joined = True  # tests: False once the bot has been removed from the room (kicked, or it left)
 
     def initial_state(self) -> dict[str, Any]:
         return {"events": [], "transactions": {}}
@@ -102,12 +106,18 @@ class MatrixEmulator(Emulator):
         auth = request.headers.get("authorization", "")
         if not auth.startswith("Bearer "):
             return self._error(401, "M_MISSING_TOKEN", "Missing access token")
+        if auth.removeprefix("Bearer ") == EXPIRED_TOKEN:
+            return Response(
+                401, {"errcode": "M_UNKNOWN_TOKEN", "error": "Access token has expired", "soft_logout": True}
+            )
         device = DEVICES.get(auth.removeprefix("Bearer "))
         if device is None:
             return self._error(401, "M_UNKNOWN_TOKEN", "Unrecognised access token")
         parts = [unquote(p) for p in path.split("/")]
         if path == "/account/whoami" and request.method == "GET":
             return Response(200, {"user_id": USER, "device_id": device, "is_guest": False})
+        if path == "/joined_rooms" and request.method == "GET":
+            return Response(200, {"joined_rooms": [ROOM] if self.joined else []})
         if len(parts) == 6 and parts[1] == "rooms" and parts[3] == "send" and request.method == "PUT":
             return self._send(request, device, parts[2], parts[4], parts[5])
         if len(parts) == 4 and parts[1] == "rooms" and parts[3] == "messages" and request.method == "GET":
@@ -128,7 +138,7 @@ class MatrixEmulator(Emulator):
     # ---------------------------------------------------------------- rooms
 
     def _send(self, request: Request, device: str, room: str, event_type: str, txn: str) -> Response:
-        if room != ROOM:
+        if room != ROOM or not self.joined:
             return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}")
         try:
             content = request.json()
