@@ -63,6 +63,43 @@ feed_option = click.option(
 )
 
 
+def git_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """`--git-push/--no-git-push`, `--git-remote`, `--git-branch`: the config's `git:` settings
+    for this run only (the GitHub Action's inputs), so a site's config need not say them."""
+    for option in reversed(
+        (
+            click.option(
+                "--git-push/--no-git-push",
+                "git_push",
+                default=None,
+                help="Commit and push the ledger as the run goes (git.push: true), or neither.",
+            ),
+            click.option("--git-remote", "git_remote", default=None, metavar="NAME", help="git.remote for this run."),
+            click.option("--git-branch", "git_branch", default=None, metavar="NAME", help="git.branch for this run."),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def _with_git(site: LoadedSite, push: bool | None, remote: str | None, branch: str | None) -> LoadedSite:
+    """The site with its `git:` settings changed as the command line says."""
+    from mkdocs_syndicate.ledger.gitsettings import git_name_problem
+
+    for flag, name in (("--git-remote", remote), ("--git-branch", branch)):
+        problem = None if name is None else git_name_problem(name)
+        if problem is not None:
+            raise click.BadParameter(problem, param_hint=f"'{flag}'")
+    git = site.settings.git
+    if push is not None:
+        git["push"] = git["commit"] = push
+    if remote is not None:
+        git["remote"] = remote
+    if branch is not None:
+        git["branch"] = branch
+    return site
+
+
 @click.group()
 @click.version_option(package_name="mkdocs-syndicate", prog_name="mkdocs-syndicate")
 def main() -> None:
@@ -313,10 +350,13 @@ def _warn_of_a_placeholder(options: Options) -> None:
 @main.command()
 @config_file_option
 @feed_option
-def run(config_file: Path | None, feed: str | None) -> None:
+@git_options
+def run(
+    config_file: Path | None, feed: str | None, git_push: bool | None, git_remote: str | None, git_branch: str | None
+) -> None:
     """Send the pending pairs of the last build (or of --feed), without rebuilding (same code path
     as the plugin)."""
-    site = _site(config_file)
+    site = _with_git(_site(config_file), git_push, git_remote, git_branch)
     if site.mode == "off":
         click.echo("mode: off — nothing sent", err=True)
         return
@@ -340,9 +380,12 @@ def run(config_file: Path | None, feed: str | None) -> None:
 @main.command()
 @config_file_option
 @feed_option
-def verify(config_file: Path | None, feed: str | None) -> None:
+@git_options
+def verify(
+    config_file: Path | None, feed: str | None, git_push: bool | None, git_remote: str | None, git_branch: str | None
+) -> None:
     """Resolve in_flight records by reading the remote side only; sends nothing."""
-    site = _site(config_file)
+    site = _with_git(_site(config_file), git_push, git_remote, git_branch)
     options = _guard(lambda: site.options(sending=True, reading_only=True))  # Weibo's rip is not needed to read
     ledger = _guard(lambda: Ledger.read(options.ledger_path))
     posts = _posts_for_verify(options, ledger, feed)
