@@ -195,7 +195,7 @@ def test_a_site_without_mkdocs_announces_from_its_feed_and_a_second_run_sends_no
     assert (
         plan.returncode == 1
         and "feed public/atom.xml: entry 2 (https://example.com/blog/summary-only/): "
-        "channel devto (forem) needs the post's body"
+        "channel devto (forem) publishes the whole article, and this feed entry has a summary only"
         in plan.stderr
     )
     # DEV needs the whole article: the entry with a summary only is refused by name; with its
