@@ -7,6 +7,7 @@ Zensical's feed keeps every key (no second post); and the feeds Jekyll, Eleventy
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import http.server
 import json
@@ -232,8 +233,8 @@ def test_a_material_blog_moving_from_the_plugin_to_zensicals_feed_keeps_every_ke
         tmp_path,
         {"mode": "send", "channels": {"masto": mastodon_raw(sandbox)}},
         {
-            "hello.md": post("Hello, fediverse", "2026-11-20", categories=["News"]),
-            "second.md": post("Second post", "2026-11-25"),
+            "hello.md": post("Hello, fediverse", dt.date(2026, 11, 20), categories=["News"]),
+            "second.md": post("Second post", dt.date(2026, 11, 25)),
         },
         blog=True,
     )
@@ -293,7 +294,7 @@ HUGO_POSTS = {
 
 # A page layout that calls the comments partial, as themes do (PaperMod, Ananke, …).
 HUGO_SINGLE = (
-    "<!doctype html><html><head><title>{{ .Title }}</title></head><body><main>"
+    '<!doctype html><html><head><meta charset="utf-8"><title>{{ .Title }}</title></head><body><main>'
     '<h1>{{ .Title }}</h1>{{ .Content }}{{ partial "comments.html" . }}</main></body></html>\n'
 )
 
@@ -318,7 +319,7 @@ def hugo_blog(folder: Path, *, full_content: bool) -> None:
     partial = recipe_block("hugo.md", "html", "{{/* layouts/_partials/comments.html")
     (folder / "layouts" / "_partials" / "comments.html").write_text(partial, encoding="utf-8")
     if full_content:
-        rss = recipe_block("hugo.md", "xml", "{{/* layouts/rss.xml")
+        rss = recipe_block("hugo.md", "xml", "{{- /* layouts/rss.xml")
         (folder / "layouts" / "rss.xml").write_text(rss, encoding="utf-8")
 
 
@@ -370,7 +371,7 @@ def test_a_hugo_blog_follows_its_recipe_whole_articles_on_dev_links_on_its_pages
     assert run_action(later, command="site-files", config="syndicate.yml").returncode == 0
     page = later / "public" / "posts" / "hello-fediverse" / "index.html"
     shown = page_in_browser(later / "public", page, tmp_path)
-    assert [text for _, _, text in Links(shown).found] == ["Mastodon", "DEV", "Bluesky"], shown[-3000:]
+    assert [text for _, _, text in Links(shown).found] == ["Mastodon", "Bluesky", "DEV"], shown[-3000:]
 
 
 # ---------------------------------------------------------------------- Jekyll, Eleventy, Astro

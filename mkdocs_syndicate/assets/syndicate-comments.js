@@ -177,7 +177,7 @@
     copies.forEach(function (copy, n) {
       var url = copy && webUrl(copy.url);
       if (!url) return;
-      if (n && p.lastChild && p.lastChild.nodeName === "A") p.append(" · ");
+      if (n && p.lastChild && p.lastChild.nodeName === "A") p.append(" \u00b7 ");   // " · ", whatever the page's charset
       var a = document.createElement("a");
       a.className = "u-syndication";
       a.rel = "syndication";
