@@ -406,7 +406,12 @@ def test_each_generators_feed_is_announced_by_the_action_once(tmp_path, sandbox,
     keys, whole = FIXTURES[name]
     channels = {"masto": mastodon_raw(sandbox)}
     if whole:
-        channels["devto"] = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "k", "min_interval": 0}
+        channels["devto"] = {
+            "type": "forem",
+            "api": sandbox.url + "/forem/api",
+            "api_key": "sandbox-forem-api-key",
+            "min_interval": 0,
+        }
     syndicate_yml(tmp_path, channels)
     shutil.copy(FEEDS / name, tmp_path / "feed.xml")
     first = run_action(tmp_path, feed="feed.xml", config="syndicate.yml", git_push="false")
@@ -417,3 +422,35 @@ def test_each_generators_feed_is_announced_by_the_action_once(tmp_path, sandbox,
     requests = len(sandbox.requests())
     assert run_action(tmp_path, feed="feed.xml", config="syndicate.yml", git_push="false").returncode == 0
     assert len(sandbox.requests()) == requests
+
+
+# ---------------------------------------------------------------------- ProperDocs
+
+
+@pytest.mark.process
+def test_properdocs_builds_in_plan_mode_and_the_action_announces_what_that_build_saved(tmp_path, sandbox):
+    """docs/recipes/properdocs.md, the second way: `properdocs build` with mode plan sends nothing
+    and saves its posts; the action with no feed announces them, the ledger pushed."""
+    bare = make_remote(tmp_path)
+    seed = clone(bare, tmp_path / "seed")
+    config = write_site(
+        seed,
+        {"mode": "!ENV [SYNDICATE_MODE, auto]", "channels": {"masto": mastodon_raw(sandbox)}},
+        {"a.md": post("Alpha", "2026-11-20"), "b.md": post("Beta", "2026-11-21")},
+    )
+    text = config.read_text().replace("'!ENV [SYNDICATE_MODE, auto]'", "!ENV [SYNDICATE_MODE, auto]")
+    (seed / "properdocs.yml").write_text(text)
+    config.unlink()
+    (seed / ".gitignore").write_text("site/\n.syndicate-cache/\n")
+    publish(bare, seed)
+    work = clone(bare, tmp_path / "work")
+    built = mkdocs(work / "properdocs.yml", env={"SYNDICATE_MODE": "plan", "CI": "true"}, program="properdocs")
+    assert built.returncode == 0, built.stderr
+    assert sandbox.requests() == [] and not (work / "ledger.yml").exists()
+    announced = run_action(work, feed="", config="")
+    assert announced.returncode == 0, announced.stdout + announced.stderr
+    pushed = parse(remote_ledger(bare) or "", "remote")
+    assert {(k, c): r.state for k, e in pushed.items() for c, r in e.channels.items()} == {
+        ("posts/a/", "masto"): "done",
+        ("posts/b/", "masto"): "done",
+    }
