@@ -317,3 +317,38 @@ def test_the_scripts_are_executable_and_bash():
         assert (
             os.access(script, os.X_OK) and text.startswith("#!/usr/bin/env bash\n") and "\nset -euo pipefail\n" in text
         )
+
+
+def test_the_install_step_installs_the_actions_own_version_once_per_job(tmp_path):
+    """`uses: …@v1` runs the package of that checkout (not whatever an index has), in a virtual
+    environment of its own that sees the job's packages; a second use in the job installs nothing."""
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    outputs = tmp_path / "outputs"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "INPUT_", "PIP_"))}
+    env |= {"RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(outputs), "INPUT_PYTHON": sys.executable}
+
+    def install() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", str(INSTALL)], env=env, capture_output=True, text=True, timeout=600)
+
+    first = install()
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert f"mkdocs-syndicate, version {version}" in first.stdout
+    (line,) = outputs.read_text().splitlines()
+    command = Path(line.removeprefix("bin="))
+    assert command == tmp_path / "mkdocs-syndicate-action" / "bin" / "mkdocs-syndicate"
+    installed = subprocess.run(
+        [str(command.parent / "python"), "-c", "import mkdocs_syndicate, sys; print(mkdocs_syndicate.__file__)"],
+        cwd=tmp_path,  # not this checkout, whose package `python -c` would find first
+        capture_output=True,
+        text=True,
+    )
+    assert str(tmp_path) in installed.stdout, installed  # its own copy, not this checkout's editable one
+    marker = command.parent.parent / ".installed-from"
+    stamp = marker.stat().st_mtime_ns
+    again = install()
+    assert again.returncode == 0 and marker.stat().st_mtime_ns == stamp, again.stderr  # nothing installed again
+    env["INPUT_PYTHON"] = "no-such-python"
+    missing = install()
+    assert missing.returncode == 1 and "input python: 'no-such-python' is not a command" in missing.stdout
