@@ -64,6 +64,43 @@ feed_option = click.option(
 )
 
 
+def git_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """`--git-push/--no-git-push`, `--git-remote`, `--git-branch`: the config's `git:` settings
+    for this run only (the GitHub Action's inputs), so a site's config need not say them."""
+    for option in reversed(
+        (
+            click.option(
+                "--git-push/--no-git-push",
+                "git_push",
+                default=None,
+                help="Commit and push the ledger as the run goes (git.push: true), or neither.",
+            ),
+            click.option("--git-remote", "git_remote", default=None, metavar="NAME", help="git.remote for this run."),
+            click.option("--git-branch", "git_branch", default=None, metavar="NAME", help="git.branch for this run."),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def _with_git(site: LoadedSite, push: bool | None, remote: str | None, branch: str | None) -> LoadedSite:
+    """The site with its `git:` settings changed as the command line says."""
+    from mkdocs_syndicate.ledger.gitsettings import git_name_problem
+
+    for flag, name in (("--git-remote", remote), ("--git-branch", branch)):
+        problem = None if name is None else git_name_problem(name)
+        if problem is not None:
+            raise click.BadParameter(problem, param_hint=f"'{flag}'")
+    git = site.settings.git
+    if push is not None:
+        git["push"] = git["commit"] = push
+    if remote is not None:
+        git["remote"] = remote
+    if branch is not None:
+        git["branch"] = branch
+    return site
+
+
 @click.group()
 @click.version_option(package_name="mkdocs-syndicate", prog_name="mkdocs-syndicate")
 def main() -> None:
@@ -358,10 +395,13 @@ def _warn_of_a_placeholder(options: Options) -> None:
 @main.command()
 @config_file_option
 @feed_option
-def run(config_file: Path | None, feed: str | None) -> None:
+@git_options
+def run(
+    config_file: Path | None, feed: str | None, git_push: bool | None, git_remote: str | None, git_branch: str | None
+) -> None:
     """Send the pending pairs of the last build (or of --feed), without rebuilding (same code path
     as the plugin)."""
-    site = _site(config_file)
+    site = _with_git(_site(config_file), git_push, git_remote, git_branch)
     if site.mode == "off":
         click.echo("mode: off — nothing sent", err=True)
         return
@@ -385,9 +425,12 @@ def run(config_file: Path | None, feed: str | None) -> None:
 @main.command()
 @config_file_option
 @feed_option
-def verify(config_file: Path | None, feed: str | None) -> None:
+@git_options
+def verify(
+    config_file: Path | None, feed: str | None, git_push: bool | None, git_remote: str | None, git_branch: str | None
+) -> None:
     """Resolve in_flight records by reading the remote side only; sends nothing."""
-    site = _site(config_file)
+    site = _with_git(_site(config_file), git_push, git_remote, git_branch)
     options = _guard(lambda: site.options(sending=True, reading_only=True))  # Weibo's rip is not needed to read
     ledger = _guard(lambda: Ledger.read(options.ledger_path))
     posts = _posts_for_verify(options, ledger, feed)
@@ -578,9 +621,10 @@ def rename_channel(config_file: Path | None, old: str, new: str) -> None:
     help="The built site (default: the config's site_dir).",
 )
 def site_files(config_file: Path | None, site_dir: Path | None) -> None:
-    """Write the files the channels need served with the site (IndexNow's key file) into the built
-    site. The plugin does it during `mkdocs build`; a site built without it (Zensical, a feed)
-    runs this between the build and the deploy."""
+    """Write what the site serves for syndication into the built site: the channels' files
+    (IndexNow's key file), and for each post's links and replies `syndication.json` with the
+    comments script (`links: false` leaves those out). The plugin does it during `mkdocs build`;
+    a site built without it (Zensical, a feed) runs this between the build and the deploy."""
     from mkdocs_syndicate.engine.options import make_channels
 
     site = _site(config_file)
@@ -588,16 +632,49 @@ def site_files(config_file: Path | None, site_dir: Path | None) -> None:
     target = site_dir or Path(options.site.site_dir)
     if not target.is_dir():
         raise click.ClickException(f"site dir {target}: no such folder (build the site first, or give --site-dir)")
-    files = [f for channel in _guard(lambda: make_channels(options)) for f in channel.site_files()]
-    if not files:  # a deploy without the key file would fail every IndexNow ping: say why
-        raise click.ClickException(_nothing_to_write(site))
+    channel_files = [f for channel in _guard(lambda: make_channels(options)) for f in channel.site_files()]
+    files = channel_files + _link_files(site, options)
     for name, content in files:
         path = target / name
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content, encoding="utf-8")
         except OSError as exc:
             raise click.ClickException(f"{path}: could not write ({exc.strerror or exc})") from None
         click.echo(f"wrote {path}", err=True)
+    problem = _nothing_to_write(site) if not channel_files else None
+    # A deploy without the key file would fail every IndexNow ping: say why, even when the
+    # links' files were written. With no such channel at all, the links' files are enough.
+    if problem is not None and not files:
+        raise click.ClickException(problem)
+    if problem is not None and not problem.startswith(_NO_CHANNEL_FILE):
+        raise click.ClickException(problem.replace("nothing written:", "no channel's file written:", 1))
+
+
+def _link_files(site: LoadedSite, options: Options) -> list[tuple[str, str]]:
+    """`syndication.json` and the comments script that shows it on a post's page, unless `links`
+    is off."""
+    from importlib.resources import files as package_files
+
+    from mkdocs_syndicate.content.crosslinks import SCRIPT_PATH
+    from mkdocs_syndicate.sources.syndication_file import FILE_NAME, syndication_json
+
+    settings = site.settings
+    if settings.links is False or settings.links == "off":
+        return []
+    listing = _guard(
+        lambda: syndication_json(
+            options.ledger_path,
+            settings.channels,
+            options.site.url,
+            sandbox=options.sandbox,
+            comments=settings.comments,
+            lead=settings.links_lead,
+            warn=lambda text: click.echo(f"warning: {printable(text)}", err=True),
+        )
+    )
+    script = (package_files("mkdocs_syndicate") / "assets" / "syndicate-comments.js").read_text("utf-8")
+    return [(FILE_NAME, listing), (SCRIPT_PATH, script)]
 
 
 def _before_date(value: str) -> dt.datetime:
@@ -628,7 +705,10 @@ def _nothing_to_write(site: LoadedSite) -> str:
     if missing:
         said = "; ".join(f"{m.setting}: {m.problem}" for m in missing)
         return f"nothing written: {said}"
-    return "nothing written: no enabled channel adds a file to the site (IndexNow adds its key file)"
+    return f"{_NO_CHANNEL_FILE} (IndexNow adds its key file)"
+
+
+_NO_CHANNEL_FILE = "nothing written: no enabled channel adds a file to the site"
 
 
 # ---------------------------------------------------------------------- sandbox

@@ -195,7 +195,7 @@ def test_a_site_without_mkdocs_announces_from_its_feed_and_a_second_run_sends_no
     assert (
         plan.returncode == 1
         and "feed public/atom.xml: entry 2 (https://example.com/blog/summary-only/): "
-        "channel devto (forem) needs the post's body"
+        "channel devto (forem) publishes the whole article, and this feed entry has a summary only"
         in plan.stderr
     )
     # DEV needs the whole article: the entry with a summary only is refused by name; with its
@@ -229,6 +229,12 @@ def test_site_files_writes_the_indexnow_key_file_into_a_site_built_without_the_p
     site = standalone_site(tmp_path, sandbox, site_dir="public")
     missing = cli(site, "site-files", "--site-dir", "nowhere")
     assert missing.returncode == 1 and "site dir nowhere: no such folder" in missing.stderr
+    # The posts' links (syndication.json, the comments script) are written whatever the channels;
+    # with `links: false` and no channel that adds a file, nothing is, and it says why.
+    listed = cli(site, "site-files")
+    assert listed.returncode == 0 and (site / "public" / "syndication.json").exists(), listed.stderr
+    settings = yaml.safe_load((site / "syndicate.yml").read_text())
+    (site / "syndicate.yml").write_text(yaml.safe_dump({**settings, "links": False}), encoding="utf-8")
     nothing = cli(site, "site-files")
     assert nothing.returncode == 1 and "nothing written: no enabled channel adds a file" in nothing.stderr
     settings = yaml.safe_load((site / "syndicate.yml").read_text())

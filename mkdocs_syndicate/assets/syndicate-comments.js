@@ -10,12 +10,20 @@
  * Bounded whatever a service answers: at most MAX_REPLIES replies are read and shown per copy and
  * in all, each reply's text at most MAX_TEXT characters; what is left out is one link away ("more
  * on Mastodon", to the copy or the reply itself).
+ *
+ * On a page the plugin did not build (Zensical, Hugo, any generator), the page has no "Also on"
+ * block: the script then reads the site's syndication.json (written by `mkdocs-syndicate
+ * site-files`; by default at the site's root, two folders above this script, else where the
+ * script tag's data-syndication says), finds the page's post by its path, and puts the block in
+ * the element with id "syndicate-links" if the page has one, else right after the script tag:
+ *   <script src="/assets/syndicate/comments.js" defer></script>
  */
 (function () {
   "use strict";
 
   var MAX_REPLIES = 200;
   var MAX_TEXT = 2000;
+  var SCRIPT = document.currentScript;   // only known while this runs: kept for start()
 
   function webUrl(value) {
     try {
@@ -151,8 +159,69 @@
     Promise.all(asks).then(function (lists) { show(block, [].concat.apply([], lists), cut); });
   }
 
+  function pathOf(value) {   // a page's path, as a post's URL and the address bar may spell it
+    try {
+      var path = new URL(String(value), document.baseURI).pathname.replace(/\/index\.html?$/, "/");
+      if (!/\/$/.test(path) && !/\.[^\/]*$/.test(path)) path += "/";
+      return decodeURI(path);
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function blockFor(copies, lead) {   // the block the plugin renders, from syndication.json's copies
+    var aside = document.createElement("aside");
+    aside.className = "syndicate-links";
+    var p = document.createElement("p");
+    p.append(String(lead || "Also on:") + " ");
+    copies.forEach(function (copy, n) {
+      var url = copy && webUrl(copy.url);
+      if (!url) return;
+      if (n && p.lastChild && p.lastChild.nodeName === "A") p.append(" \u00b7 ");   // " · ", whatever the page's charset
+      var a = document.createElement("a");
+      a.className = "u-syndication";
+      a.rel = "syndication";
+      a.href = url;
+      a.textContent = String(copy.service || copy.channel || url);
+      var replies = copy.replies;
+      if (replies && READERS[replies.type] && webUrl(replies.url)) {
+        a.setAttribute("data-service-type", replies.type);
+        a.setAttribute("data-replies", webUrl(replies.url));
+        if (replies.web && webUrl(replies.web)) a.setAttribute("data-web", webUrl(replies.web));
+      }
+      p.appendChild(a);
+    });
+    aside.appendChild(p);
+    return p.querySelector("a") ? aside : null;
+  }
+
+  function fromListing() {
+    var given = SCRIPT && SCRIPT.getAttribute("data-syndication");
+    var base = SCRIPT && SCRIPT.src ? SCRIPT.src : document.baseURI;
+    var listing = webUrl(given ? new URL(given, document.baseURI).href : new URL("../../syndication.json", base).href);
+    if (!listing || typeof fetch !== "function") return;
+    var here = pathOf(location.href);
+    fetch(listing, { headers: { Accept: "application/json" }, credentials: "omit" })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (data) {
+        var posts = data && typeof data.posts === "object" && data.posts ? data.posts : {};
+        var url = Object.keys(posts).filter(function (u) { return pathOf(u) === here; })[0];
+        if (!url || !Array.isArray(posts[url]) || document.querySelector("aside.syndicate-links")) return;
+        var block = blockFor(posts[url], data.lead);
+        if (!block) return;
+        var slot = document.getElementById("syndicate-links");
+        if (slot) slot.appendChild(block);
+        else if (SCRIPT && SCRIPT.parentNode) SCRIPT.after(block);
+        else return;
+        load(block);
+      })
+      .catch(function () {});   // no listing, or not JSON: the page stays as it is
+  }
+
   function start() {
-    document.querySelectorAll("aside.syndicate-links").forEach(load);
+    var blocks = document.querySelectorAll("aside.syndicate-links");
+    if (blocks.length) blocks.forEach(load);   // the plugin rendered the block (MkDocs)
+    else fromListing();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

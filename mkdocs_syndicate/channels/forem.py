@@ -145,16 +145,26 @@ class ForemChannel(Channel):
             article["main_image"] = post.image
         return {"article": article}
 
+    def _no_body(self, post: Post) -> str:
+        what = f"{post.source or post.key}: channel {self.id} ({self.type_name}) publishes the whole article"
+        if post.src:  # a page of an MkDocs build: it has front matter to opt out with
+            return (
+                f"{what}, and this build did not render the post's body (mkdocs serve --dirty?); build "
+                "the whole site, or opt the post out of this channel in its front matter"
+            )
+        # A feed entry has no front matter: the way out is the feed's content, or the channel.
+        return (
+            f"{what}, and this feed entry has a summary only (Hugo's default RSS template and "
+            "Zensical's feed give summaries); make the generator put each post's full content in "
+            f"its feed (docs/recipes/ says how for each generator), or set `enabled: false` on "
+            f"channel {self.id} in the config"
+        )
+
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
         if post.body_missing:
             # A feed entry with a summary only, a page `serve --dirty` did not render: DEV
             # publishes the whole article, and an empty one is not a cross-post.
-            raise PostError(
-                f"{post.source or post.key}: channel {self.id} ({self.type_name}) needs the post's "
-                "body, and there is none (a feed entry without its full content, or a page this "
-                "build did not render?); give the feed full content, build the whole site, or opt "
-                "the post out of this channel"
-            )
+            raise PostError(self._no_body(post))
         article = self.article(post)  # once: the body's conversion parses the whole post
         payload = json.dumps(article, ensure_ascii=False, sort_keys=True)
         body = article["article"]

@@ -363,6 +363,10 @@ def markdown_to_text(markdown: str) -> str:
     return html_to_text(md.markdown(markdown, extensions=["admonition", "attr_list", "tables"]))
 
 
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_ENDS_A_SENTENCE = (".", "!", "?", ":", ";", "…", "。", "！", "？", "：")
+
+
 class _Text(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -378,6 +382,13 @@ class _Text(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in ("script", "style") and self.skip:
             self.skip -= 1
+        elif tag in _HEADINGS and not self.skip:
+            # A heading ends its sentence: "…each new post. Why the feed. Because…", not "Why the
+            # feed Because…" run into the text that follows it.
+            said = "".join(self.parts).rstrip()
+            if said and not said.endswith(_ENDS_A_SENTENCE):
+                self.parts.append(".")
+            self.parts.append(" ")
 
     def handle_data(self, data: str) -> None:
         if not self.skip:

@@ -350,6 +350,18 @@ def _link_and_key(entry: _Entry, site_url: str) -> tuple[str, str]:
     return link, key
 
 
+def _without_title(summary_html: str, title: str) -> str:
+    """An entry's summary HTML without the heading it opens with when that heading is the title:
+    Zensical's and mkdocs-rss-plugin's descriptions begin with the page's `<h1>`, which would
+    say the title twice."""
+    import re
+
+    first = re.match(r"\s*<h1\b[^>]*>(.*?)</h1\s*>", summary_html, re.IGNORECASE | re.DOTALL)
+    if first and html_to_text(first.group(1)).casefold() == title.casefold():
+        return summary_html[first.end() :]
+    return summary_html
+
+
 def _post(entry: _Entry, site_url: str, name: str) -> Post:
     link, key = _link_and_key(entry, site_url)
     url = site_url + key
@@ -364,7 +376,7 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
     # A public post's title: escape sequences (an OSC 8 link's target too) and bidi overrides go,
     # whole; shown escaped, they would still be published, and linked, as text.
     title = " ".join(public_text(str(entry.title or "")).split()) or key
-    summary = shorten(html_to_text(entry.summary_html), SUMMARY_LENGTH)
+    summary = shorten(html_to_text(_without_title(entry.summary_html, title)), SUMMARY_LENGTH)
     if summary.casefold() == title.casefold():
         summary = ""
     body = entry.content_html if entry.content_html.strip() else ""

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The action's second step: one mkdocs-syndicate command from the action's inputs (INPUT_*, set by
+# action.yml from `with:`). Its exit status is the job's: 1 when pairs are left undone or feed
+# entries were left out, so the job fails and says which. The channels' credentials come from the
+# step's `env:`; the summary of the run goes to $GITHUB_STEP_SUMMARY from the command itself.
+set -euo pipefail
+bin="${SYNDICATE_BIN:-mkdocs-syndicate}"
+command="${INPUT_COMMAND:-announce}"
+mode="${INPUT_MODE:-send}"
+
+refuse() {  # an input that is wrong: named, with what it may be
+  echo "::error title=mkdocs-syndicate::input $1"
+  exit 2
+}
+
+args=()
+if [ -n "${INPUT_CONFIG:-}" ]; then args+=(-f "$INPUT_CONFIG"); fi
+
+case "$command" in
+  site-files)
+    if [ -n "${INPUT_SITE_DIR:-}" ]; then args+=(--site-dir "$INPUT_SITE_DIR"); fi
+    exec "$bin" site-files "${args[@]}"
+    ;;
+  announce) ;;
+  *) refuse "command: '$command' is neither announce nor site-files" ;;
+esac
+
+if [ -n "${INPUT_FEED:-}" ]; then args+=(--feed "$INPUT_FEED"); fi
+case "$mode" in
+  off)
+    echo "mkdocs-syndicate: mode off, nothing sent"
+    exit 0
+    ;;
+  plan) exec "$bin" plan "${args[@]}" ;;
+  auto)
+    case "${GITHUB_EVENT_NAME:-}" in
+      pull_request | pull_request_target)  # a pull request's code never gets to send
+        echo "mkdocs-syndicate: mode auto on a $GITHUB_EVENT_NAME event: only the plan, nothing sent"
+        exec "$bin" plan "${args[@]}"
+        ;;
+    esac
+    ;;
+  send) ;;
+  *) refuse "mode: '$mode' is none of send, auto, plan, off" ;;
+esac
+
+case "${INPUT_GIT_PUSH:-true}" in
+  true) args+=(--git-push) ;;
+  false) args+=(--no-git-push) ;;
+  *) refuse "git-push: '${INPUT_GIT_PUSH}' is neither true nor false" ;;
+esac
+if [ -n "${INPUT_GIT_REMOTE:-}" ]; then args+=(--git-remote "$INPUT_GIT_REMOTE"); fi
+if [ -n "${INPUT_GIT_BRANCH:-}" ]; then args+=(--git-branch "$INPUT_GIT_BRANCH"); fi
+exec "$bin" run "${args[@]}"
