@@ -30,6 +30,7 @@ from mkdocs_syndicate.engine.backlog import adopt as adopt_backlog
 from mkdocs_syndicate.engine.modes import pull_request_reason
 from mkdocs_syndicate.engine.options import plan as make_the_plan
 from mkdocs_syndicate.engine.options import sandbox_note, sandbox_state_dir, select_posts
+from mkdocs_syndicate.engine.plan import out_of_date
 from mkdocs_syndicate.engine.syndication import site_sandbox
 from mkdocs_syndicate.errors import LedgerError, RunInterrupted, SyndicateError
 from mkdocs_syndicate.ledger.resolution import Decision, resolved
@@ -300,11 +301,18 @@ def status(
     view = status_view(ledger, configured, posts, now, resent).filtered(
         states=set(states), channels=set(channel_ids), post=post_text
     )
+    # Copies whose message changed since they went out, from the last build (no request).
+    stale = out_of_date(_guard(lambda: make_the_plan(options, built))) if built is not None else []
     if as_json:
         data = {"ledger": str(options.ledger_path), "build_seen": posts is not None, **view.to_json()}
+        data["out_of_date"] = [{"post": key, "channel": channel, "then": then} for key, channel, then in stale]
         click.echo(json_safe(json.dumps(data, ensure_ascii=False, indent=1)))  # bidi and C1 as \uXXXX
     else:
         _print_status(view, options.ledger_path.name, show_all or bool(states), posts is not None, now)
+        if stale:
+            _out().print(Text(f"{len(stale)} cop{'y' if len(stale) == 1 else 'ies'} out of date (the post changed):"))
+            for key, channel, then in stale:
+                _out().print(Text(one_line(f"  {channel} · {key}: {then}")))
     if check_ and view.attention:
         sys.exit(1)
 

@@ -241,3 +241,43 @@ def test_a_garbage_answer_to_an_update_is_settled_by_reading_the_copy(tmp_path, 
     assert record is not None and record.state == State.DONE and record.op is None
     (status,) = statuses(sandbox)
     assert "A corrected summary." in status["text"] and len(status["edits"]) == 1
+
+
+def test_status_says_which_copies_are_out_of_date_from_the_last_build(tmp_path, sandbox):
+    """`status` after a build that did not send (a plan build): the corrected post's copies are
+    listed as out of date, with what the next run does about each, and no request is made."""
+    import json
+
+    from channel_specs import SPECS
+    from sites import command
+
+    config = write_site(
+        tmp_path / "site",
+        {"mode": "send", "channels": {"masto": mastodon_raw(sandbox), "wb": SPECS["weibo"].raw(sandbox)}},
+        {"a.md": post("First thoughts", description="A first draft.")},
+    )
+    assert mkdocs(config).returncode == 0
+    correct(config)
+    source = config.parent / "docs" / "posts" / "a.md"
+    source.write_text(source.read_text().replace("First thoughts", "Second thoughts"))  # Weibo's text too
+    import yaml
+
+    raw = yaml.safe_load(config.read_text())
+    raw["plugins"][0]["syndicate"]["mode"] = "plan"  # a build that sends nothing, and saves its posts
+    config.write_text(yaml.safe_dump(raw, sort_keys=False))
+    planned = mkdocs(config)
+    assert planned.returncode == 0, planned.stderr
+    requests = len(sandbox.requests("mastodon")) + len(sandbox.requests("weibo"))
+    shown = command(config, "status")
+    out, err = shown.communicate(timeout=120)
+    assert shown.returncode == 0, err
+    assert "2 copies out of date (the post changed):" in out
+    assert "masto · posts/a/: the next run edits it in place" in out
+    assert "wb · posts/a/: not updated: weibo cannot edit" in out
+    as_json = command(config, "status", "--json")
+    data = json.loads(as_json.communicate(timeout=120)[0])
+    assert {(item["post"], item["channel"]) for item in data["out_of_date"]} == {
+        ("posts/a/", "masto"),
+        ("posts/a/", "wb"),
+    }
+    assert len(sandbox.requests("mastodon")) + len(sandbox.requests("weibo")) == requests

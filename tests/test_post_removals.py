@@ -313,3 +313,25 @@ def test_a_rehearsal_deletes_the_emulators_copies_when_the_build_drops_the_page(
     run = mkdocs(config)
     assert run.returncode == 0, run.stderr
     assert Ledger.read(ledger).record("posts/b/", "masto").state == State.DELETED
+
+
+def test_the_command_run_after_the_deploy_deletes_what_the_build_removed(tmp_path, sandbox, public):
+    """The documented path for a site that deploys after building: a build that sends nothing
+    saves its posts, the deploy takes the page down, `mkdocs-syndicate run` deletes the copies."""
+    import yaml
+
+    config = two_posts(tmp_path, sandbox, public, chosen={"masto": mastodon_raw(sandbox, removals="delete")})
+    deployed = tmp_path / "deployed"
+    shutil.copytree(config.parent / "site", deployed)
+    public.root = deployed
+    remove_b(config)
+    raw = yaml.safe_load(config.read_text())
+    raw["plugins"][0]["syndicate"]["mode"] = "plan"
+    config.write_text(yaml.safe_dump(raw, sort_keys=False))
+    assert mkdocs(config, env=public.env).returncode == 0
+    assert len(statuses(sandbox)) == 2
+    public.root = config.parent / "site"  # mkdocs gh-deploy
+    run = command(config, "run", env=public.env)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, out + err
+    assert len(statuses(sandbox)) == 1 and record(config, "posts/b/", "masto").state == State.DELETED

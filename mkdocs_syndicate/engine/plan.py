@@ -93,6 +93,23 @@ def not_updated_lines(pairs: list[PendingPair]) -> list[str]:
     return lines
 
 
+def out_of_date(plan: Plan) -> list[tuple[str, str, str]]:
+    """(post key, channel, what happens) for every copy whose message changed since it was sent:
+    `status` lists them from the last build, without a request."""
+    updating = [(p.post.key, p.channel.id, "the next run edits it in place") for p in plan.pairs if p.op == "update"]
+    kept = [
+        (
+            p.post.key,
+            p.channel.id,
+            f"not updated: {p.channel.type_name} cannot edit"
+            if not p.channel.edits_in_place
+            else f"not updated: channels.{p.channel.id}.edits is ignore",
+        )
+        for p in plan.not_updated
+    ]
+    return sorted(updating + kept)
+
+
 def _same_door(ledger: Ledger, post: Post) -> bool:
     """Whether the post was read the way its copies' messages were made: by the plugin (its
     source file, as the entry has it) or from a feed (no source file on either side). A site that

@@ -76,6 +76,9 @@ def post_to_json(post: Post) -> dict[str, Any]:
         "image": post.image,
         "opted_out": post.opted_out,
         "overrides": {k: {"enabled": o.enabled, "text": o.text} for k, o in post.overrides.items()},
+        # What identifies the post across moves, and says which door it came through (edits).
+        "src": post.src,
+        "pin": post.pin,
     }
 
 
@@ -95,4 +98,6 @@ def _post_from_json(item: dict[str, Any]) -> Post:
         image=item["image"],
         opted_out=item["opted_out"],
         overrides={k: ChannelOverride(bool(o["enabled"]), o["text"]) for k, o in item["overrides"].items()},
+        src=item.get("src") or "",  # a manifest written before 0.2 has neither
+        pin=item.get("pin"),
     )
