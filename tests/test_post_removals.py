@@ -215,6 +215,7 @@ def test_deletes_count_toward_max_per_run(tmp_path, sandbox, public):
     (config.parent / "docs" / "posts" / "c.md").write_text(post("Gamma", "2026-11-22"))
     first = mkdocs(config, env=public.env)  # Gamma takes the run's one slot; both deletes wait
     assert len(statuses(sandbox)) == 3, first.stderr
+    assert "the copies of removed post posts/a/ are deleted next run" in first.stderr
     second = mkdocs(config, env=public.env)
     assert len(statuses(sandbox)) == 2, second.stderr
     third = mkdocs(config, env=public.env)

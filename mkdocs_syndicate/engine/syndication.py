@@ -193,10 +193,16 @@ class Session:
         )
         lanes = {channel: [p for p in pairs if self._ours_now(p)] for channel, pairs in made.lanes.items()}
         the_plan = Plan(lanes=lanes, deferred=made.deferred)
-        self.report.deferred = [p.key for p in the_plan.deferred]
+        removed = self.removals.removed
+        self.report.deferred = [p.key for p in the_plan.deferred if p.key not in removed]
         self.report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
         self.report.warnings += not_updated_lines(made.not_updated)
         self.report.warnings += kept_lines(self.ledger, self.removals, self.channels)
+        self.report.warnings += [
+            f"deferred by max_per_run: the copies of removed post {p.key} are deleted next run"
+            for p in the_plan.deferred
+            if p.key in removed
+        ]
         if self.mirror is not None:  # their change to a pair of this plan makes the plan stale
             self.mirror.claimed = {(p.post.key, p.channel.id) for p in the_plan.pairs}
         return the_plan
