@@ -8,7 +8,10 @@ import time
 from pathlib import Path
 
 import httpx
+import hypothesis
 import pytest
+from profiles import EXAMPLES as PROFILES_EXAMPLES
+from profiles import PROFILE
 
 from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.config.channels import parse_channels
@@ -19,6 +22,12 @@ from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
 SITE = Site("https://example.com/", "Example")
+
+# The suite's size (tests/profiles.py): hypothesis takes its example count from the profile of the
+# same name. No deadline: an example's time says how busy the machine is, not whether it is right.
+for _name, _examples in PROFILES_EXAMPLES.items():
+    hypothesis.settings.register_profile(_name, max_examples=_examples, deadline=None)
+hypothesis.settings.load_profile(PROFILE)
 
 
 class FakeClock:
@@ -242,6 +251,10 @@ def pytest_testnodedown(node, error):
     from crashlab import STATS
 
     STATS.update(getattr(node, "workeroutput", {}).get("crash_stats", {}))
+
+
+def pytest_report_header(config):
+    return f"profile: {PROFILE} (SYNDICATE_TEST_PROFILE: dev, the default, or ci; tests/profiles.py)"
 
 
 def pytest_terminal_summary(terminalreporter):

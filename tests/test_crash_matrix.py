@@ -1,10 +1,12 @@
 """Kill anywhere, rerun, nothing lost and nothing doubled (docs/design/testing.md).
 
 Each scenario is 3 posts × 5 channels against its own emulator, run in child processes:
-- every checkpoint N of a clean run: SIGKILL at N, then plain reruns after the settle time;
+- every checkpoint N of a clean run: SIGKILL at N, then plain reruns after the settle time (in the
+  dev profile a fixed spread of them, every kind of checkpoint included: tests/profiles.py);
 - the emulator SIGKILLs the client just before and just after committing, for every post and channel;
 - double crashes: the recovery run is killed too (sampled);
-- a random soak: jittered latency and 1-3 kills per seed, timed from the child's first checkpoint.
+- a random soak: jittered latency and 1-3 kills per seed, timed from the child's first checkpoint
+  (40 seeds in the dev profile, 200 in ci; SYNDICATE_SOAK_SEEDS overrides both).
 Every kind of scenario also runs against hostile servers (crashlab.HOSTILE): a Mastodon that
 ignores Idempotency-Key or answers a replayed key with 500, and slow commits, some of them slower
 than the client's timeout.
@@ -20,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 import crashlab
 import pytest
 from crashlab import STATS, Scenario, checkpoint_names
+from profiles import crash_points, sized
 
 from mkdocs_syndicate.checkpoints import DECLARED
 from mkdocs_syndicate.ledger.store import Ledger
@@ -27,7 +30,7 @@ from mkdocs_syndicate.ledger.store import Ledger
 pytestmark = pytest.mark.crash
 
 WORKERS = 4
-SOAK_SEEDS = int(os.environ.get("SYNDICATE_SOAK_SEEDS", "200"))
+SOAK_SEEDS = int(os.environ.get("SYNDICATE_SOAK_SEEDS", sized(dev=40, ci=200)))
 SOAK_FIRST_SEED = int(os.environ.get("SYNDICATE_SOAK_SEED", "0"))
 
 
@@ -76,8 +79,9 @@ def test_kill_at_every_checkpoint_then_rerun(clean_run, tmp_path):
         finally:
             scenario.close()
 
-    failures = parallel(range(1, len(clean_run) + 1), scenario_at)
-    STATS["checkpoint kill scenarios"] += len(clean_run)
+    points = crash_points(clean_run)  # all of them in the ci profile
+    failures = parallel(points, scenario_at)
+    STATS["checkpoint kill scenarios"] += len(points)
     assert not failures, failures[:5]
 
 

@@ -33,8 +33,14 @@ class CountingLedger(Ledger):
         self.flushed: list[list[str]] = []
         self.delay = 0.0
         self.fail_at: int | None = None
+        # A flush in progress, told and held by events (not by sleeps a busy machine outlasts).
+        self.in_flush = threading.Event()
+        self.gate: threading.Event | None = None  # when given, each flush waits for it
 
     def write_flush(self, pending, push):
+        self.in_flush.set()
+        if self.gate is not None:
+            assert self.gate.wait(30), "the test never let the flush end"
         time.sleep(self.delay)
         self.flushed.append([f"{t.post.key}|{t.channel}" for t in pending.transitions])
         if self.fail_at == len(self.flushed):
@@ -101,14 +107,27 @@ def test_records_that_need_no_wait_ride_along_with_the_next_flush(ledger):
     assert Ledger.read(ledger.path).record("blog/p3/", "ping").state == "in_flight"
 
 
-def test_writes_made_during_a_flush_go_in_the_next_one(ledger):
-    ledger.delay = 0.2
+async def during_the_first_flush(ledger, first_write, then):
+    """Start `first_write`, wait until its flush is in its worker thread, start `then` (which stages
+    its records before it first waits), and only then let the first flush end."""
+    ledger.gate = threading.Event()
+    first = asyncio.ensure_future(first_write)
+    assert await asyncio.to_thread(ledger.in_flush.wait, 30), "the first flush never started"
+    second = asyncio.ensure_future(then)
+    await asyncio.sleep(0)  # `then` has staged its records and waits
+    ledger.gate.set()
+    return first, second
 
+
+def test_writes_made_during_a_flush_go_in_the_next_one(ledger):
     async def main():
         committer = GroupCommitter(ledger, lanes=2, on_failure=pytest.fail, linger=0.0)
-        first = asyncio.ensure_future(committer.write([in_flight(1)], before_request=True))
-        await asyncio.sleep(0.1)  # the first flush is in its worker thread now
-        await committer.write([in_flight(2)], before_request=True)
+        first, second = await during_the_first_flush(
+            ledger,
+            committer.write([in_flight(1)], before_request=True),
+            committer.write([in_flight(2)], before_request=True),
+        )
+        await second
         assert first.done()
         committer.lane_done()
         committer.lane_done()
@@ -120,14 +139,16 @@ def test_writes_made_during_a_flush_go_in_the_next_one(ledger):
 
 def test_a_failed_flush_fails_its_waiters_the_next_groups_and_every_later_write(ledger):
     """Regression: a lane waiting for the group after a failed one waited forever."""
-    ledger.delay, ledger.fail_at = 0.2, 1
+    ledger.fail_at = 1
     heard: list[BaseException] = []
 
     async def main():
         committer = GroupCommitter(ledger, lanes=2, on_failure=heard.append, linger=0.0)
-        first = asyncio.ensure_future(committer.write([in_flight(1)], before_request=True))
-        await asyncio.sleep(0.1)
-        second = asyncio.ensure_future(committer.write([in_flight(2)], before_request=True))
+        first, second = await during_the_first_flush(
+            ledger,
+            committer.write([in_flight(1)], before_request=True),
+            committer.write([in_flight(2)], before_request=True),
+        )
         results = await asyncio.wait_for(asyncio.gather(first, second, return_exceptions=True), 5)
         with pytest.raises(LedgerWriteError):
             await committer.write([in_flight(3)], before_request=False)

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mkdocs_syndicate.errors import LedgerError
@@ -116,7 +116,6 @@ def without_empty_at(plain: dict) -> dict:
     return plain
 
 
-@settings(max_examples=300, deadline=None)
 @given(posts)
 def test_our_output_takes_the_fast_path_and_every_reader_agrees(data):
     text = dump(data)
@@ -191,7 +190,6 @@ SAMPLE = {
 }
 
 
-@settings(max_examples=400, deadline=None)
 @given(
     st.integers(0, 200),
     st.sampled_from(["", "x", '"', "\\", " ", "#", ":", "{", "}", ",", "0", "no", "\t"]),
@@ -250,7 +248,6 @@ def json_quote(value):
 edit = st.sampled_from(["comment", "blank", "trailing", "block", "none"])
 
 
-@settings(max_examples=300, deadline=None)
 @given(posts, st.lists(st.tuples(st.integers(0, 10**6), edit), max_size=8))
 def test_hand_edits_are_read_by_the_tolerant_path_with_the_full_parsers_meaning(data, edits):
     lines = dump(data).split("\n")
@@ -397,7 +394,6 @@ def _mutated(text: str, mutations: list[tuple[str, int, int, int]]) -> str:
     return "\n".join(lines)
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.sampled_from(FUZZ_TEXTS), st.lists(mutation, min_size=1, max_size=4))
 def test_fuzzed_mutants_are_read_alike_by_the_three_readers_or_refused_by_all(source, mutations):
     """Issue 36: 56 of 5,000 mutants were read by the tolerant reader and refused by the full

@@ -1,6 +1,6 @@
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mkdocs_syndicate.errors import LedgerError
@@ -199,7 +199,6 @@ tricky = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
 @given(key=tricky, title=tricky, channel=tricky, remote=tricky)
 def test_round_trip_property(key, title, channel, remote):
     posts = {
@@ -232,7 +231,6 @@ def readable(value: str) -> str:
     return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in value)
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     key=st.one_of(any_text, long_text),
     title=st.one_of(any_text, long_text),

@@ -130,7 +130,8 @@ def test_a_run_killed_during_an_update_is_settled_by_the_next_runs_read(tmp_path
 
 def test_a_typo_fixed_in_the_body_updates_the_dev_article_and_leaves_the_status_alone(tmp_path, sandbox):
     """A body-only change touches only channels whose message holds the body (DEV's article)."""
-    forem = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key"}
+    # No pacing: DEV's default 75 s between requests would be waited out for real between the builds.
+    forem = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0}
     config = write_site(
         tmp_path / "site",
         {"mode": "send", "channels": {"masto": mastodon_raw(sandbox), "devto": forem}},
