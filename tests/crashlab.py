@@ -9,21 +9,24 @@ child still agree on every other time)."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from channel_specs import SPECS
 from crashsite import AT_MOST_ONCE, CHANNELS, remote
 from forkserver import ForkedChild
 
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.registry import emulators
+from mkdocs_syndicate.registry import TYPES, emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
 HERE = Path(__file__).resolve().parent
@@ -36,12 +39,17 @@ TIMEOUT, SETTLE = 1.0, 2.0  # per channel: short, so slow-commit scenarios time 
 STATS: Counter = Counter()
 
 
-def channels(url: str) -> dict:
-    """The IndexNow ping and every at-most-once type in the registry, at the private emulator."""
+def channels(url: str, *, removals: bool = False) -> dict:
+    """The IndexNow ping and every at-most-once type in the registry, at the private emulator;
+    with `removals`, `removals: delete` on every type that can delete (the others keep)."""
     timing = {"timeout": TIMEOUT, "settle": SETTLE}
     found = {"ping": {"type": "indexnow", "endpoint": url + "/indexnow", "key": KEY_FILE, **timing}}
     for channel_id, name in AT_MOST_ONCE.items():
         found[channel_id] = SPECS[name].raw_at(url, **timing)
+    if removals:
+        for settings in found.values():
+            if TYPES[settings["type"]].client_class().deletes:
+                settings["removals"] = "delete"
     return found
 
 
@@ -68,6 +76,8 @@ class Scenario:
     hostile: str = "plain"
     server: SandboxServer = field(init=False)
     offset: float = 0.0  # seconds the child's and the emulator's clocks are moved forward
+    site: str = "https://example.com/"
+    removals: bool = False  # `removals: delete` on every channel type that can delete
 
     def __post_init__(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -79,12 +89,12 @@ class Scenario:
         self.server.start()
         spec = {
             "ledger": str(self.folder / "ledger.yml"),
-            "site_url": "https://example.com/",
-            "channels": channels(self.server.url),
+            "site_url": self.site,
+            "channels": channels(self.server.url, removals=self.removals),
             "posts": [
                 {
                     "key": k,
-                    "url": f"https://example.com/{k}",
+                    "url": f"{self.site}{k}",
                     "title": TITLES[k],
                     "date": f"2026-11-2{i}T00:00:00+00:00",
                     "description": f"About {TITLES[k]}.",
@@ -151,10 +161,10 @@ class Scenario:
         state = self.server.snapshot()
         for channel, emulator in AT_MOST_ONCE.items():
             held = remote(state, emulator)
-            assert sorted(u for _, u in held) == sorted(f"https://example.com/{k}" for k in KEYS), (channel, held)
+            assert sorted(u for _, u in held) == sorted(f"{self.site}{k}" for k in KEYS), (channel, held)
             assert {book.record(k, channel).remote_id for k in KEYS} == {i for i, _ in held}, channel
         pinged = {u for ping in state["indexnow"]["pings"] for u in ping["urls"]}
-        assert pinged >= {f"https://example.com/{k}" for k in KEYS}
+        assert pinged >= {f"{self.site}{k}" for k in KEYS}
         for key in KEYS:
             for channel in CHANNELS:
                 record = book.record(key, channel)
@@ -181,10 +191,203 @@ class Scenario:
             assert len(announced) == len(set(announced)), (emulator, announced)
 
 
+# ---------------------------------------------------------------- removals (issue 34)
+
+
+class PublicSite:
+    """The site as the web sees it, asked as the child's HTTP proxy (`GET http://example.com/blog/two/`):
+    200 for the page of a post the source lists, 404 for one it no longer does (removed and
+    deployed). A removal is proved by a real request (engine/removals.py), as in a real run."""
+
+    def __init__(self, live: set[str]) -> None:
+        self.live = live  # URL paths that answer 200
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                found = urlsplit(self.path).path in site.live
+                body = b"<html>a post</html>" if found else b"<html>Not Found</html>"
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:  # quiet
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        proxy = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.env = {"HTTP_PROXY": proxy, "http_proxy": proxy, "NO_PROXY": "127.0.0.1,localhost"}
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# What a delete asks of each service (the emulator's request line), for counting and for faults.
+DELETE_REQUESTS = {
+    "mastodon": "DELETE /api/v1/statuses/",
+    "bluesky": "POST /xrpc/com.atproto.repo.deleteRecord",
+    "forem": "PUT /api/articles/",  # DEV unpublishes: the API deletes nothing
+    "indexnow": "POST /",  # a removed page is pinged
+}
+
+
+@dataclass
+class RemovalScenario(Scenario):
+    """The scenario's three posts announced, then some corrected (`edit`) or removed from the
+    source and from the web (`remove`), on a site whose channels delete a removed post's copies
+    wherever they can (weibo and plugin types that cannot delete keep them). Its `check` is the
+    end state of a post's life: kept posts once each, a removed post's copies deleted (Mastodon:
+    the status gone; Bluesky: the record gone; DEV: unpublished; IndexNow: its page pinged), the
+    ledger saying `deleted`, no create for any post since the announcement, and each edit or
+    delete carried out at most once more than needed."""
+
+    site: str = "http://example.com/"
+    removals: bool = True
+    public: PublicSite = field(init=False)
+    removed: list[str] = field(init=False, default_factory=list)
+    edited: list[str] = field(init=False, default_factory=list)
+    mark: int = field(init=False, default=0)  # requests the emulators had before the post's life began
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.public = PublicSite({urlsplit(f"{self.site}{key}").path for key in KEYS})
+
+    def start(self, **env: str) -> ForkedChild:
+        return super().start(**{**self.public.env, **env})
+
+    def close(self) -> None:
+        self.public.close()
+        super().close()
+
+    def announced(self) -> None:
+        """The clean first run, after which the post's life starts (and requests are counted)."""
+        code, output = self.run()
+        assert code == 0, output
+        Scenario.check(self)
+        self.mark = len(self.server.requests())
+
+    def _change_spec(self, change) -> None:
+        spec_path = self.folder / "spec.json"
+        spec = json.loads(spec_path.read_text())
+        change(spec)
+        spec_path.write_text(json.dumps(spec))
+
+    def remove(self, key: str) -> None:
+        """Gone from the source, and its page answers 404 (the site was deployed)."""
+        self._change_spec(lambda spec: spec.update(posts=[p for p in spec["posts"] if p["key"] != key]))
+        self.public.live.discard(urlsplit(f"{self.site}{key}").path)
+        self.removed.append(key)
+
+    def edit(self, key: str) -> None:
+        def corrected(spec: dict) -> None:
+            for post in spec["posts"]:
+                if post["key"] == key:
+                    post["description"] = "Corrected: " + post["description"]
+
+        self._change_spec(corrected)
+        self.edited.append(key)
+
+    def url(self, key: str) -> str:
+        return f"{self.site}{key}"
+
+    def check(self) -> None:
+        book = Ledger.read(self.folder / "ledger.yml")
+        state = self.server.snapshot()
+        for channel, emulator in AT_MOST_ONCE.items():
+            deletes = TYPES[emulator].client_class().deletes
+            shown = public_copies(state, emulator)
+            for key in KEYS:
+                record = book.record(key, channel)
+                assert record is not None and record.op is None, (key, channel, record)
+                if key in self.removed and deletes:
+                    assert record.state == "deleted", (key, channel, record)
+                    assert self.url(key) not in [u for _, u in shown], (key, channel, shown)
+                else:
+                    assert record.state == "done", (key, channel, record)
+                    assert [i for i, u in shown if u == self.url(key)] == [record.remote_id], (key, channel, shown)
+        pings = [set(ping["urls"]) for ping in state["indexnow"]["pings"]]
+        for key in KEYS:
+            record = book.record(key, "ping")
+            assert record is not None and record.op is None
+            assert record.state == ("deleted" if key in self.removed else "done"), (key, record)
+            # Announced, and (removed or corrected) pinged again.
+            wanted = 2 if key in self.removed or key in self.edited else 1
+            assert sum(self.url(key) in urls for urls in pings) >= wanted, (key, pings)
+        self.carried_out_at_most_once_more()
+
+    def carried_out_at_most_once_more(self) -> None:
+        """Since the announcement: no create on any at-most-once service (Bluesky's putRecord
+        edits a copy in place: once per corrected post, at most once more), each removed post's
+        delete asked at most twice, each corrected copy edited at most twice."""
+        since = self.server.requests()[self.mark :]
+        state = self.server.snapshot()
+        for emulator in AT_MOST_ONCE.values():
+            creating = TYPES[emulator].emulator_class().creating
+            made = [f"{r['method']} {r['path']}" for r in since if r["channel"] == emulator]
+            made = [line for line in made if line.startswith(creating)]
+            if emulator == "bluesky":
+                puts = [line for line in made if "putRecord" in line]
+                assert len(puts) <= 2 * len(self.edited), puts
+                made = [line for line in made if "putRecord" not in line]
+            assert made == [], (emulator, made)
+        for emulator, line in DELETE_REQUESTS.items():
+            asked = [r for r in since if r["channel"] == emulator and f"{r['method']} {r['path']}".startswith(line)]
+            if emulator == "forem":  # a PUT is an edit or an unpublish: per article
+                for article in state["forem"]["articles"]:
+                    at_it = [r for r in asked if r["path"].endswith(f"/{article['id']}")]
+                    changes = (article["canonical_url"] in map(self.url, self.removed)) + (
+                        article["canonical_url"] in map(self.url, self.edited)
+                    )
+                    assert len(at_it) <= 2 * changes, (article["canonical_url"], at_it)
+            elif emulator == "indexnow":
+                continue  # at-least-once: a repeated ping is harmless, and pings are counted above
+            else:
+                assert len(asked) <= 2 * len(self.removed), (emulator, asked)
+        for status in state["mastodon"]["statuses"]:
+            edits = len(status.get("edits", []))
+            assert edits <= (2 if any(self.url(k) in status["text"] for k in self.edited) else 0), status
+
+
+def public_copies(state: dict, emulator: str) -> list[tuple[str, str]]:
+    """(remote id, post URL) of the copies a service shows: DEV's unpublished articles are its
+    author's drafts, not public copies."""
+    held = remote(state, emulator)
+    if emulator != "forem":
+        return held
+    drafts = {str(a["id"]) for a in state["forem"]["articles"] if not a.get("published")}
+    return [(i, u) for i, u in held if i not in drafts]
+
+
 def checkpoint_names(log: Path) -> list[str]:
     if not log.exists():
         return []
     return [line.split("\t")[1] for line in log.read_text().splitlines() if not line.startswith("-\t")]
+
+
+def kill_specs(names: list[str]) -> list[str]:
+    """`name:K` for the checkpoint hits of a clean run: the K-th hit of that name, wherever the
+    lanes' interleaving puts it on a loaded machine (a bare N would land on whatever came N-th).
+    Every protocol checkpoint of every pair; the atomic write's own steps (`ledger.*`) of the
+    run's first and last write only: they are the same code for every write, and the matrix and
+    the ledger tests kill there on every write already (a suite kept within its time)."""
+    seen: Counter = Counter()
+    specs = []
+    for name in names:
+        seen[name] += 1
+        specs.append((name, seen[name]))
+    return [f"{name}:{k}" for name, k in specs if not name.startswith("ledger.") or k in (1, seen[name])]
+
+
+def landed(log: Path) -> tuple[str, set[str]]:
+    """Where a killed run died, from its own checkpoint log: the last checkpoint it logged (the
+    line is fsynced before the kill) and the pairs whose record it left in_flight."""
+    names = checkpoint_names(log)
+    assert names, f"the killed run logged no checkpoint: {log}"
+    return names[-1], open_in_flight(log)
 
 
 def open_in_flight(log: Path) -> set[str]:

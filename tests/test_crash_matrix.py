@@ -179,6 +179,67 @@ def test_random_kill_soak(tmp_path):
     assert inside * 2 > len(kills), "most kills must land inside an in_flight window"
 
 
+LIFE_SOAK_SEEDS = int(os.environ.get("SYNDICATE_SOAK_SEEDS", "20"))
+LIFE_WINDOW = 0.4  # seconds: about a run that edits one post's copies and deletes another's
+
+
+def test_random_kill_soak_of_a_posts_life(tmp_path):
+    """The soak over what happens to posts after their announcement (issue 34): one post's
+    description corrected, another removed from the source and the web, each change made
+    before the first killed run or between two of them (the seed decides); 1-3 runs killed at a
+    random moment, then plain runs. Invariants (crashlab.RemovalScenario.check): no post made
+    twice and no create at all since the announcement, every copy corrected or deleted (nothing
+    lost), each edit and each delete carried out at most once more than needed, the ledger
+    `done` or `deleted` with no operation left in flight."""
+    seeds = range(SOAK_FIRST_SEED, SOAK_FIRST_SEED + LIFE_SOAK_SEEDS)
+    variants = list(crashlab.SAME_PATH)
+    landings: list[str | None] = []
+
+    def scenario_for(seed):
+        rng = random.Random(seed)
+        hostile = variants[seed % len(variants)]
+        scenario = crashlab.RemovalScenario(tmp_path / f"life{seed}-{hostile}", hostile)
+        jitter = random.Random(seed + 1_000_000)
+        try:
+            scenario.announced()
+            scenario.server.latency = lambda: jitter.uniform(0, 0.015)
+            kills = rng.randint(1, 3)
+            changes = [(rng.randint(0, kills - 1), "edit"), (rng.randint(0, kills - 1), "remove")]
+            for run in range(kills):
+                for when, change in changes:
+                    if when == run and change == "edit":
+                        scenario.edit("blog/one/")
+                    elif when == run:
+                        scenario.remove("blog/two/")
+                landings.append(scenario.kill_after_first_checkpoint(rng.uniform(0.0, LIFE_WINDOW)))
+                Ledger.read(scenario.folder / "ledger.yml")
+                scenario.at_most_once_holds()
+                if rng.random() < 0.5:
+                    scenario.settle()
+            scenario.recovers()
+        except AssertionError as exc:
+            raise AssertionError(
+                f"seed {seed} ({hostile}; replay: SYNDICATE_SOAK_SEED={seed} SYNDICATE_SOAK_SEEDS=1 "
+                f"-k posts_life): {exc}"
+            ) from None
+        finally:
+            scenario.close()
+
+    failures = parallel(seeds, scenario_for)
+    STATS["post-life soak seeds"] += len(seeds)
+    assert not failures, failures[:5]
+    kills = [landed for landed in landings if landed is not None]
+    inside = kills.count("in flight")
+    STATS["post-life soak kills landing between an in_flight write and its resolution"] += inside
+    STATS["post-life soak kills landing between pairs"] += kills.count("between pairs")
+    print(
+        f"\npost-life soak: {len(landings)} kill attempts, {len(kills)} landed, {inside} between an in_flight "
+        f"write and its resolution, {kills.count('between pairs')} between pairs, "
+        f"{len(landings) - len(kills)} after the run had ended"
+    )
+    assert inside * 3 > len(kills), "a third of the kills at least must land inside an in_flight window"
+
+
 # Seconds after the first checkpoint within which a kill is drawn: about a clean run's length.
 # Measured with children forked from the pre-imported fork server (tests/forkserver.py).
 SOAK_WINDOW = {

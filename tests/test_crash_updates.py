@@ -1,10 +1,14 @@
-"""Kill anywhere during a run that edits copies in place, rerun: every copy ends up saying the
-corrected text, was edited at most once more than needed, and no copy was ever made again
-(issue 34, "Crash safety of the new actions"). The scenario of test_crash_matrix.py (3 posts on
-every channel type, child processes against a private emulator): a clean first run announces,
-then the posts' descriptions are corrected and the update run is SIGKILLed at each of its
-checkpoints in turn (in the dev profile a fixed spread of them: tests/profiles.py), and around an
-edit by the emulator itself.
+"""Kill anywhere during a run that edits copies in place or deletes a removed post's copies,
+rerun: every copy ends up saying the corrected text, or deleted, each edit or delete carried out
+at most once more than needed, and no copy was ever made again (issue 34, "Crash safety of the
+new actions"). The scenario of test_crash_matrix.py (3 posts on every channel type, child
+processes against a private emulator): a clean first run announces, then the posts'
+descriptions are corrected (or one post is removed from the source and its page answers 404)
+and that run is SIGKILLed at each of its checkpoints in turn (and around each edit or delete by
+the emulator itself). Each kill is asked for by name (`name:K`) and checked against the killed
+run's own checkpoint log: it lands where it claims, however a loaded machine interleaves lanes
+(crashlab.kill_specs: every protocol checkpoint of every pair; the atomic write's own steps of
+the first and last write; in the dev profile a fixed spread of them: tests/profiles.py).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import signal
 
 import crashlab
 import pytest
-from crashlab import STATS, Scenario, checkpoint_names
+from crashlab import DELETE_REQUESTS, STATS, RemovalScenario, Scenario, checkpoint_names, kill_specs, landed
 from profiles import crash_points
 from test_crash_matrix import parallel
 
@@ -22,6 +26,13 @@ from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import TYPES
 
 pytestmark = pytest.mark.crash
+
+
+def chosen_specs(names: list[str]) -> list[str]:
+    """The kills of a run asked for by name (crashlab.kill_specs), sampled by the profile: all
+    of them in ci, a fixed spread in dev (profiles.crash_points)."""
+    specs = kill_specs(names)
+    return [specs[n - 1] for n in crash_points([spec.rsplit(":", 1)[0] for spec in specs])]
 
 
 def announced(scenario: Scenario) -> None:
@@ -85,24 +96,33 @@ def update_run(tmp_path_factory) -> list[str]:
     return names
 
 
+def killed_at(scenario: Scenario, spec: str, what: str) -> None:
+    """Run with SYNDICATE_CRASH_AT=spec (`name:K`); the run must die there, by its own log."""
+    log = scenario.folder / "killed-checkpoints.log"
+    code, output = scenario.run(SYNDICATE_CRASH_AT=spec, SYNDICATE_CHECKPOINT_LOG=str(log))
+    assert code == -signal.SIGKILL, f"not killed at {spec} of the {what} run: {output}"
+    where, open_pairs = landed(log)
+    assert where == spec.rpartition(":")[0], f"asked to die at {spec}, died at {where}"
+    STATS[f"{what}-run kills landing at {where}"] += 1
+    if open_pairs:
+        STATS[f"{what}-run kills landing with the {what} in flight"] += 1
+    Ledger.read(scenario.folder / "ledger.yml")  # whole, parseable
+
+
 def test_kill_at_every_checkpoint_of_an_update_run_then_rerun(update_run, tmp_path):
-    def scenario_at(n: int) -> None:
-        scenario = Scenario(tmp_path / f"u{n}")
+    def scenario_at(spec: str) -> None:
+        scenario = Scenario(tmp_path / spec.replace(":", "-"))
         try:
             announced(scenario)
             correct(scenario)
-            code, output = scenario.run(SYNDICATE_CRASH_AT=str(n))
-            assert code == -signal.SIGKILL, f"not killed at checkpoint {n} of the update run: {output}"
-            landed = update_run[n - 1]
-            STATS[f"update-run kills landing at {landed}"] += 1
-            Ledger.read(scenario.folder / "ledger.yml")
+            killed_at(scenario, spec, "update")
             recovered(scenario)
         finally:
             scenario.close()
 
-    points = crash_points(update_run)  # all of them in the ci profile
-    failures = parallel(points, scenario_at)
-    STATS["update-run checkpoint kill scenarios"] += len(points)
+    specs = chosen_specs(update_run)  # all of them in the ci profile
+    failures = parallel(specs, scenario_at)
+    STATS["update-run checkpoint kill scenarios"] += len(specs)
     assert not failures, failures[:5]
 
 
@@ -124,3 +144,102 @@ def test_the_emulator_kills_the_client_around_an_edit(tmp_path, action):
         recovered(scenario)
     finally:
         scenario.close()
+
+
+# ---------------------------------------------------------------- deletes (a removed post)
+
+REMOVED = "blog/two/"
+
+
+def deleting_types() -> list[str]:
+    return sorted(
+        {spec["type"] for spec in crashlab.channels("http://x", removals=True).values() if spec.get("removals")}
+    )
+
+
+@pytest.fixture(scope="module")
+def delete_run(tmp_path_factory) -> list[str]:
+    """The checkpoints a delete run passes, in order: one delete per channel that deletes."""
+    folder = tmp_path_factory.mktemp("delete-clean")
+    scenario = RemovalScenario(folder)
+    try:
+        scenario.announced()
+        scenario.remove(REMOVED)
+        code, output = scenario.run(SYNDICATE_CHECKPOINT_LOG=str(folder / "checkpoints.log"))
+        assert code == 0, output
+        scenario.check()
+    finally:
+        scenario.close()
+    names = checkpoint_names(folder / "checkpoints.log")
+    assert {"mastodon", "bluesky", "forem", "indexnow"} <= set(deleting_types())
+    assert names.count("before_in_flight_write") == len(deleting_types()), names
+    # Each delete's answer is recorded between the done checkpoints, IndexNow's batched ping too.
+    assert names.count("before_done_write") == len(deleting_types()), names
+    return names
+
+
+def test_kill_at_every_checkpoint_of_a_delete_run_then_rerun(delete_run, tmp_path):
+    """Mastodon, Bluesky, DEV and IndexNow each delete (or ping) the removed post's copy; the run
+    dies at every checkpoint of it, and reruns end with every copy deleted once, never made again."""
+
+    def scenario_at(spec: str) -> None:
+        scenario = RemovalScenario(tmp_path / spec.replace(":", "-"))
+        try:
+            scenario.announced()
+            scenario.remove(REMOVED)
+            killed_at(scenario, spec, "delete")
+            scenario.recovers()
+        finally:
+            scenario.close()
+
+    specs = chosen_specs(delete_run)  # all of them in the ci profile
+    failures = parallel(specs, scenario_at)
+    STATS["delete-run checkpoint kill scenarios"] += len(specs)
+    assert not failures, failures[:5]
+
+
+DELETE_KILLS = [(emulator, action) for emulator in DELETE_REQUESTS for action in ("kill_before", "kill_after")]
+
+
+def test_the_emulator_kills_the_client_around_a_delete(tmp_path):
+    """kill_before: the service never carried the delete out; kill_after: it did, and the client
+    died before the answer — only a read of the copy's own id settles that without a create."""
+
+    def scenario_for(case: tuple[str, str]) -> None:
+        emulator, action = case
+        scenario = RemovalScenario(tmp_path / f"{emulator}-{action}")
+        try:
+            scenario.announced()
+            scenario.remove(REMOVED)
+            before = len(scenario.server.requests(emulator))
+            process = scenario.start()
+            line = DELETE_REQUESTS[emulator]
+            scenario.server.add_fault({"channel": emulator, "action": action, "match": line, "pid": process.pid})
+            output = "".join(process.communicate(timeout=120))
+            assert process.returncode == -signal.SIGKILL, output
+            asked = [r for r in scenario.server.requests(emulator)[before:] if line in f"{r['method']} {r['path']}"]
+            assert asked, "the kill did not come from the delete"
+            assert all(f["channel"] != emulator for f in scenario.server.faults), "the fault was never taken"
+            copy_gone = carried_out(scenario, emulator)
+            assert copy_gone == (action == "kill_after"), (emulator, action)
+            record = Ledger.read(scenario.folder / "ledger.yml").record(REMOVED, channel_of(emulator))
+            assert record is not None and record.state == "in_flight" and record.op == "delete", record
+            STATS[f"delete emulator {action} scenarios"] += 1
+            scenario.recovers()
+        finally:
+            scenario.close()
+
+    failures = parallel(DELETE_KILLS, scenario_for)
+    assert not failures, failures[:5]
+
+
+def channel_of(emulator: str) -> str:
+    return "ping" if emulator == "indexnow" else next(c for c, e in crashlab.AT_MOST_ONCE.items() if e == emulator)
+
+
+def carried_out(scenario: RemovalScenario, emulator: str) -> bool:
+    """Whether the service has carried out the removed post's delete (IndexNow: pinged it again)."""
+    state, url = scenario.server.snapshot(), scenario.url(REMOVED)
+    if emulator == "indexnow":
+        return sum(url in ping["urls"] for ping in state["indexnow"]["pings"]) >= 2
+    return url not in [u for _, u in crashlab.public_copies(state, emulator)]

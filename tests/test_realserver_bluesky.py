@@ -595,3 +595,156 @@ def test_the_credential_check_reports_a_revoked_app_password_and_a_deactivated_a
         assert on.status_code == 200, on.text
     assert check(password).health is Health.OK
     assert not (tmp_path / "ledger.yml").exists()
+
+
+# ---------------------------------------------------------------- deletes (a removed post, issue 34)
+
+
+@pytest.fixture
+def public(monkeypatch):
+    """The sites' public pages, asked as the HTTP proxy (the PDS on loopback is not proxied): a
+    page of a post the test removed answers 404, the proof a removal needs."""
+    from crashlab import PublicSite
+
+    site = PublicSite(set())
+    for name, value in site.env.items():
+        monkeypatch.setenv(name, value)
+    yield site
+    site.close()
+
+
+def get_record(pds_url: str, did: str, uri: str) -> httpx.Response:
+    return httpx.get(
+        f"{pds_url}/xrpc/com.atproto.repo.getRecord",
+        params={"repo": did, "collection": "app.bsky.feed.post", "rkey": uri.rsplit("/", 1)[1]},
+    )
+
+
+def test_a_removed_posts_record_is_deleted_by_the_real_server(pds, tmp_path, public):
+    """deleteRecord at the copy's own record key, carried out by the reference PDS: the record
+    is gone (getRecord: RecordNotFound), the ledger says deleted, the kept post keeps its record,
+    and a rerun asks nothing."""
+    site = Site("http://removed-by-run.example/", "Removed")
+    kept, removed = (make_post(n, url=f"{site.url}blog/post-{n}/") for n in (1, 2))
+    public.live.update({"/blog/post-1/", "/blog/post-2/"})
+    bob = pds.account("bob.test")
+    channel = raw(pds, "bob.test", removals="delete")
+    assert not run(tmp_path, channel, [kept, removed], site=site).undone
+    made = Ledger.read(tmp_path / "ledger.yml").record(removed.key, "bsky")
+    assert get_record(pds.url, bob.did, made.remote_id).status_code == 200
+    public.live.discard("/blog/post-2/")
+    report = run(tmp_path, channel, [kept], site=site)
+    assert not report.undone and [(r.post_key, r.state) for r in report.results] == [(removed.key, "deleted")]
+    gone = get_record(pds.url, bob.did, made.remote_id)
+    assert gone.status_code == 400 and gone.json()["error"] == "RecordNotFound", gone.text
+    assert Ledger.read(tmp_path / "ledger.yml").record(removed.key, "bsky").state == "deleted"
+    assert ours(pds, bob.did, site.url) == [kept.url]
+    assert run(tmp_path, channel, [kept], site=site).results == []
+
+
+# (where: a client checkpoint of the delete, or the proxy around the server's deleteRecord;
+# whether the real server has deleted the record once the kill has landed)
+DELETE_KILLS = {
+    "before the in_flight write": ("checkpoint", "before_in_flight_write:1", False),
+    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:1", False),
+    "the request never reached the server": ("proxy-before", "com.atproto.repo.deleteRecord", False),
+    "the server deleted it, no answer came": ("proxy-after", "com.atproto.repo.deleteRecord", True),
+    "the answer came, nothing written yet": ("checkpoint", "after_response:1", True),
+    "before deleted is written": ("checkpoint", "before_done_write:1", True),
+    "after deleted is written": ("checkpoint", "after_done_write:1", True),
+}
+
+
+@pytest.mark.parametrize("where", list(DELETE_KILLS))
+def test_killed_at_each_checkpoint_of_a_delete_then_rerun_leaves_the_record_deleted(pds, tmp_path, public, where):
+    """Three posts announced; the second removed from the source and the web; the delete run is
+    SIGKILLed at a checkpoint (or by a proxy in front of the real PDS around its deleteRecord);
+    a rerun after the settle time leaves the record deleted on the real server, the others one
+    each, no record made again, and the ledger saying deleted."""
+    from crashlab import STATS
+    from realserver_proxy import Kill, RecordingProxy
+
+    how, at, deleted = DELETE_KILLS[where]
+    alice = pds.account("alice.test")
+    site_url = f"http://delete-{abs(hash(where)) % 10**8}.example/"
+    public.live.update({f"/blog/{n}/" for n in (1, 2, 3)})
+    with RecordingProxy(pds.url) as proxy:
+        spec = child_spec(tmp_path, site_url, proxy.url, alice)
+        settings = json.loads(spec.read_text())
+        settings["channels"]["bsky"]["removals"] = "delete"
+        spec.write_text(json.dumps(settings))
+        first = start_child(spec, **public.env)
+        assert first.wait(timeout=120) == 0, first.communicate()
+        assert len(ours(pds, alice.did, site_url)) == 3
+        uri = Ledger.read(tmp_path / "ledger.yml").record("blog/2/", "bsky").remote_id
+        settings["posts"] = [p for p in settings["posts"] if p["key"] != "blog/2/"]
+        spec.write_text(json.dumps(settings))
+        public.live.discard("/blog/2/")
+        log = tmp_path / "checkpoints.log"
+        env = {"SYNDICATE_CHECKPOINT_LOG": str(log), **public.env}
+        if how == "checkpoint":
+            env["SYNDICATE_CRASH_AT"] = at
+        child = start_child(spec, **env)
+        if how != "checkpoint":
+            proxy.kill = Kill(at, how.removeprefix("proxy-"), pid=child.pid)
+        output, errors = child.communicate(timeout=120)
+        assert child.returncode == -signal.SIGKILL, output + errors
+        last = log.read_text().splitlines()[-1].split("\t")[1]
+        landed = proxy.kill.landed if proxy.kill else f"at checkpoint {last}"
+        held = ours(pds, alice.did, site_url)
+        print(f"realserver delete kill [{where}]: landed {landed}; the server holds {len(held)}")
+        STATS[f"realserver delete kills landing {where}"] += 1
+        if how == "checkpoint":
+            assert last == at.split(":")[0]
+        assert (f"{site_url}blog/2/" not in held) == deleted, held
+        creates = proxy.count("com.atproto.repo.createRecord") + proxy.count("com.atproto.repo.putRecord")
+        rerun = start_child(spec, CRASH_CLOCK_OFFSET=str(SETTLE + 1), **public.env)
+        output, errors = rerun.communicate(timeout=120)
+        assert rerun.returncode == 0, output + errors
+        # No record written since the announcement: the delete never turns into a create.
+        assert proxy.count("com.atproto.repo.createRecord") + proxy.count("com.atproto.repo.putRecord") == creates
+        assert proxy.count("com.atproto.repo.deleteRecord") <= 2
+    assert ours(pds, alice.did, site_url) == [f"{site_url}blog/{n}/" for n in (1, 3)]
+    book = Ledger.read(tmp_path / "ledger.yml")
+    record = book.record("blog/2/", "bsky")
+    assert record.state == "deleted" and record.op is None, record
+    assert get_record(pds.url, alice.did, uri).json().get("error") == "RecordNotFound"
+
+
+def delete_scenario(entryway: str, handle: str, password: str) -> list[tuple[int, str, bool]]:
+    """deleteRecord as the channel sends it, against one server: with a swapRecord that is no
+    longer the record's CID, on the record itself, on the record once it is gone (the no-op),
+    then getRecord of it. Each answer as (status, error name, whether it names a commit)."""
+    pds, did, headers = logged_in(entryway, handle, password)
+    rkey = "3lsyndicatedl"
+    record = {"$type": "app.bsky.feed.post", "text": "to be removed", "createdAt": "2026-12-01T08:00:00.000Z"}
+    target = {"repo": did, "collection": "app.bsky.feed.post", "rkey": rkey}
+    first = httpx.post(f"{pds}/xrpc/com.atproto.repo.putRecord", headers=headers, json={**target, "record": record})
+    edited = {**record, "text": "edited since"}
+    second = httpx.post(
+        f"{pds}/xrpc/com.atproto.repo.putRecord",
+        headers=headers,
+        json={**target, "record": edited, "swapRecord": first.json()["cid"]},
+    )
+    assert first.status_code == second.status_code == 200, (first.text, second.text)
+    answers = []
+    for swap in (first.json()["cid"], None, None):
+        body = {**target, **({"swapRecord": swap} if swap else {})}
+        answer = httpx.post(f"{pds}/xrpc/com.atproto.repo.deleteRecord", headers=headers, json=body)
+        said = answer.json() if answer.content.strip() else {}
+        answers.append((answer.status_code, said.get("error", ""), "commit" in said))
+    read = httpx.get(f"{pds}/xrpc/com.atproto.repo.getRecord", params=target)
+    answers.append((read.status_code, read.json().get("error", ""), False))
+    return answers
+
+
+def test_delete_record_answers_are_the_real_servers_and_the_emulators(pds, sandbox):
+    """The emulator's deleteRecord answers as the reference PDS does: a stale swapRecord is
+    InvalidSwap, the record itself is deleted with a commit, a record already gone is the no-op
+    200 without one, and getRecord then says RecordNotFound (what read_presence relies on)."""
+    real = delete_scenario(pds.url, "alice.test", pds.account("alice.test").password)
+    emulated = delete_scenario(f"{sandbox.url}/bluesky", "sandbox.bsky.social", "sandbox-bsky-app-password")
+    assert real == [(400, "InvalidSwap", False), (200, "", True), (200, "", False), (400, "RecordNotFound", False)], (
+        real
+    )
+    assert emulated == real

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -329,12 +329,24 @@ def edit_outcome(response: httpx.Response, now: float, remote_id: str, what: str
     return outcome
 
 
-def delete_outcome(response: httpx.Response, now: float, *, gone: bool, what: str) -> Outcome:
-    """The answer to a delete of an existing copy at its own id: a 2xx is done; `gone` (the
-    service's documented "no such copy", judged by the channel) is GONE, the goal met before; any
-    other 404 proves nothing (a read of the copy decides, engine/updates.py); the rest as any answer."""
+def delete_outcome(
+    response: httpx.Response,
+    now: float,
+    *,
+    gone: bool,
+    what: str,
+    confirms: Callable[[httpx.Response], bool] | None = None,
+) -> Outcome:
+    """The answer to a delete of an existing copy at its own id: a 2xx is done when it is the
+    service's documented answer (`confirms`, judged by the channel: a proxy's or a captive
+    portal's 200 page proves nothing, and `deleted` is never recorded without proof); `gone` (the
+    service's documented "no such copy") is GONE, the goal met before; any other 404 proves
+    nothing. What proves nothing is AMBIGUOUS: a read of the copy decides (engine/updates.py)."""
     if 200 <= response.status_code < 300:
-        return Outcome(Kind.DONE)
+        if confirms is None or confirms(response):
+            return Outcome(Kind.DONE)
+        said = f"{response.status_code}, but not the service's answer to a delete"
+        return Outcome(Kind.AMBIGUOUS, error=f"{said}; the {what} is read before anything else")
     if gone:
         return Outcome(Kind.GONE, error=f"the {what} was already deleted")
     outcome = status_outcome(response, now)

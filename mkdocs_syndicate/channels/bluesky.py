@@ -649,7 +649,7 @@ class BlueskyChannel(Channel):
             response = await self._authed(http, "POST", "com.atproto.repo.deleteRecord", json=body)
         except httpx.TransportError as exc:
             return transport_outcome(exc)
-        return delete_outcome(response, http.now(), gone=False, what="post")
+        return delete_outcome(response, http.now(), gone=False, what="post", confirms=_is_delete_output)
 
     async def read_presence(self, http: Http, record: Record) -> Presence:
         """getRecord at the copy's own rkey: the PDS's RecordNotFound says it is gone."""
@@ -763,6 +763,18 @@ def _without_thumb(value: dict[str, Any]) -> dict[str, Any]:
         return value
     external = {k: v for k, v in embed["external"].items() if k != "thumb"}
     return {**value, "embed": {**embed, "external": external}}
+
+
+def _is_delete_output(response: httpx.Response) -> bool:
+    """The documented answer to deleteRecord: a JSON object (`commit` only when a record was
+    deleted), or no body at all (the lexicon had no output before `commit` was added)."""
+    if not response.content.strip():
+        return True
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and isinstance(body.get("commit", {}), dict)
 
 
 def _rkey_of(record: Record) -> str:

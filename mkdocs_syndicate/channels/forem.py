@@ -268,10 +268,9 @@ class ForemChannel(Channel):
             response = await http.request("PUT", url, json={"article": {"published": False}}, headers=self._headers())
         except httpx.TransportError as exc:
             return transport_outcome(exc)
-        outcome = delete_outcome(response, http.now(), gone=False, what="article")
-        if outcome.kind is Kind.DONE and _still_published(response):
+        if response.status_code == 200 and _still_published(response):
             return Outcome(Kind.AMBIGUOUS, error="200, but the article says it is still published; read it again")
-        return outcome
+        return delete_outcome(response, http.now(), gone=False, what="article", confirms=_unpublished)
 
     async def read_presence(self, http: Http, record: Record) -> Presence:
         """GET /api/articles/{id}, the public read of a published article: DEV's JSON 404 says
@@ -326,6 +325,15 @@ class ForemChannel(Channel):
             if len(articles) < PER_PAGE or reached_oldest:
                 return None
         return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * PER_PAGE} own articles since the first attempt")
+
+
+def _unpublished(response: httpx.Response) -> bool:
+    """The documented answer to an unpublish: the article, `published: false`."""
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("published") is False
 
 
 def _still_published(response: httpx.Response) -> bool:

@@ -228,6 +228,14 @@ def _record_not_found(response: httpx.Response) -> bool:
     return isinstance(body, dict) and body.get("error") == "Record not found"
 
 
+def _is_status(status_id: str, response: httpx.Response) -> bool:
+    """The documented answer to DELETE /api/v1/statuses/:id: the deleted Status, with its id."""
+    try:
+        return identifier(json_object(response).get("id")) == status_id
+    except BadAnswer:
+        return False
+
+
 class MastodonChannel(Channel):
     type_name = "mastodon"
     edits_in_place = True  # PUT /api/v1/statuses/:id (Mastodon 3.5+)
@@ -378,7 +386,8 @@ class MastodonChannel(Channel):
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         gone = response.status_code == 404 and _record_not_found(response)
-        return delete_outcome(response, http.now(), gone=gone, what="status")
+        confirms = functools.partial(_is_status, record.remote_id)
+        return delete_outcome(response, http.now(), gone=gone, what="status", confirms=confirms)
 
     async def read_presence(self, http: Http, record: Record) -> Presence:
         """GET /api/v1/statuses/:id: a status deleted by its author (or by us) is the API's 404

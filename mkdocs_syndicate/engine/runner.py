@@ -377,7 +377,8 @@ class Runner:
         members = attempt.unit.members
         ends = [self._ending(attempt, member, action) for member, action in zip(members, actions, strict=True)]
         writes = [(member, end.record) for member, end in zip(members, ends, strict=True) if end.record is not None]
-        await self._write_ends(writes, done=any(end.state == "done" for end in ends))
+        # A removed page's ping ends `deleted`: its end is as much the answer's record as a done one.
+        await self._write_ends(writes, done=any(end.state in ("done", "deleted") for end in ends))
         for member, end in zip(members, ends, strict=True):
             self._finish(member, end.state, end.text, end.remote_url, end.needs_review)
         stopped = next((end.stops_lane for end in ends if end.stops_lane), None)
@@ -447,7 +448,7 @@ class Runner:
         return _End(record, "pending" if action.step is Step.RELEASE else "failed", error, stops_lane=stop)
 
     def _failed_record(self, current: Record, event: Event, error: str) -> Record:
-        failed = self._failed(current, error, definite=event in _DEFINITE)
+        failed = self._not_made(current, error, definite=event in _DEFINITE)
         if event is Found.CONFLICT:  # what is at our key is not ours: the next attempt takes a fresh key
             failed = replace(failed, idempotency_key=None, created_at=None)
         return failed
@@ -459,7 +460,7 @@ class Runner:
         """Nothing happened remotely: record failed, wait as the server asked (or back off), send."""
         error = self._error_text(attempt.channel, attempt.event, attempt.reason, action)
         writes = [
-            (member, self._failed(record, error, definite=True))
+            (member, self._not_made(record, error, definite=True))
             for member, record in self._in_flight_records(attempt.unit)
         ]
         if writes:
@@ -536,7 +537,7 @@ class Runner:
             # settle wait and a read before it may send.
             with contextlib.suppress(SyndicateError):  # a failed flush already says why
                 await self._write_many(
-                    [(m, self._failed(r, INTERRUPTED_BEFORE_SENDING, definite=True)) for m, r in staged]
+                    [(m, self._not_made(r, INTERRUPTED_BEFORE_SENDING, definite=True)) for m, r in staged]
                 )
             raise
         checkpoints.hit("after_in_flight_write")
@@ -689,6 +690,15 @@ class Runner:
         if definite and current.state == State.IN_FLIGHT:
             failed = replace(failed, attempts=max(0, current.attempts - 1))
         return failed
+
+    def _not_made(self, current: Record, error: str, *, definite: bool = False) -> Record:
+        """A request that did not do its work: `failed`, except a removed page's ping (`op:
+        delete`), which goes back to `done` with a note, as a refused delete of a copy does
+        (engine/updates.py): a failed record of a post gone from the source is pending for nobody,
+        so the ping would be lost; done, the next run finds the post removed and pings it again."""
+        if current.op == "delete" and current.state == State.IN_FLIGHT:
+            return current.moved(State.DONE, self._now(), note=f"delete not made: {error}")
+        return self._failed(current, error, definite=definite)
 
     async def _write_many(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None:
         await self._writer.write([Transition(p.ref, p.channel.id, r) for p, r in items], before_request=before_request)

@@ -60,6 +60,11 @@ class UpdateHost(Protocol):
     def backoff_for(self, sends: int) -> float: ...
 
 
+# A read that answered: the copy is there, unchanged. The service is up; sending at once is safe
+# (a run resumed after a kill would otherwise sit out a backoff before each edit or delete).
+_ANSWERED_BY_A_READ = (Copy.DIFFERS, Presence.PRESENT)
+
+
 @dataclass
 class _Way:
     pair: PendingPair
@@ -97,7 +102,8 @@ async def carry_change(host: UpdateHost, http: PacedHttp, pair: PendingPair, *, 
         record = host.record_of(pair)
         action = way.decide(host.situation_for(channel, record, way.sends, way.outcome))
         if action.step is Step.SEND:
-            await http.backoff(host.backoff_for(way.sends), "updating again")
+            if way.event not in _ANSWERED_BY_A_READ:  # the last request went unanswered: not straight away
+                await http.backoff(host.backoff_for(way.sends), "updating again")
             await _send(host, http, way)
         elif action.step is Step.RETRY:
             await _back_to_done(host, way, host.cleaned(channel, way.reason or action.reason))
