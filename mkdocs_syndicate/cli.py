@@ -29,8 +29,7 @@ from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.engine.backlog import adopt as adopt_backlog
 from mkdocs_syndicate.engine.modes import pull_request_reason
 from mkdocs_syndicate.engine.options import plan as make_the_plan
-from mkdocs_syndicate.engine.options import sandbox_note, sandbox_state_dir, select_posts
-from mkdocs_syndicate.engine.syndication import site_sandbox
+from mkdocs_syndicate.engine.options import select_posts
 from mkdocs_syndicate.errors import LedgerError, RunInterrupted, SyndicateError
 from mkdocs_syndicate.ledger.resolution import Decision, resolved
 from mkdocs_syndicate.ledger.schema import STATES, State
@@ -41,6 +40,7 @@ from mkdocs_syndicate.output.reporters import STATE_STYLES
 from mkdocs_syndicate.output.status import human_age, status_view
 from mkdocs_syndicate.redaction import shown_url
 from mkdocs_syndicate.safety import is_plain_name, json_safe, one_line, printable
+from mkdocs_syndicate.sandbox.site import sandbox_note, sandbox_state_dir, site_sandbox
 from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
 from mkdocs_syndicate.timeutil import SystemClock, from_iso, to_iso, utcnow
 

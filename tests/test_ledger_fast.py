@@ -270,7 +270,7 @@ def test_hand_edits_are_read_by_the_tolerant_path_with_the_full_parsers_meaning(
         expected = parse_yaml(text, "hand.yml")
     except LedgerError:
         expected = None
-    tolerated = parse_tolerant(text, "hand.yml")
+    tolerated = parse_tolerant(text, "hand.yml", parse_yaml)
     if expected is None:
         assert tolerated is None
         return
@@ -282,7 +282,7 @@ def test_hand_edits_are_read_by_the_tolerant_path_with_the_full_parsers_meaning(
 
 def test_a_hand_edit_the_parser_refuses_gives_the_full_parsers_error_and_line():
     text = dump(SAMPLE).replace("    title: B\n", "    title: B\n    color: red   # by hand\n")
-    assert parse_tolerant(text, "l.yml") is None
+    assert parse_tolerant(text, "l.yml", parse_yaml) is None
     with pytest.raises(LedgerError, match=r"l\.yml:\d+: unknown key 'color' in post 'blog/b/'"):
         parse(text + "\n" * 30000, "l.yml")  # past the fast reader's threshold: every path tried
 
@@ -291,7 +291,7 @@ def test_a_repeated_post_key_across_pieces_is_left_to_the_full_parser():
     text = dump(SAMPLE)
     piece = text[text.index("  blog/b/:") : text.index("...")]
     text = text.replace("...\n", "  # copied by hand\n" + piece + "...\n")
-    assert parse_tolerant(text, "l.yml") is None
+    assert parse_tolerant(text, "l.yml", parse_yaml) is None
     with pytest.raises(LedgerError, match="duplicate key 'blog/b/'"):
         parse(text + "\n" * 30000, "l.yml")
 
@@ -408,7 +408,7 @@ def test_fuzzed_mutants_are_read_alike_by_the_three_readers_or_refused_by_all(so
         expected = parse_yaml(text, "m.yml")
     except LedgerError as exc:
         expected, error = None, str(exc)
-    for name, found in (("fast", parse_canonical(text)), ("tolerant", parse_tolerant(text, "m.yml"))):
+    for name, found in (("fast", parse_canonical(text)), ("tolerant", parse_tolerant(text, "m.yml", parse_yaml))):
         assert found is None or found == expected, (
             f"the {name} reader read what the full parser {'refuses' if expected is None else 'reads otherwise'}"
         )
@@ -416,7 +416,7 @@ def test_fuzzed_mutants_are_read_alike_by_the_three_readers_or_refused_by_all(so
     if expected is None:
         with pytest.raises(LedgerError):
             parse(padded, "m.yml")
-        assert parse_canonical(padded) is None and parse_tolerant(padded, "m.yml") is None, error
+        assert parse_canonical(padded) is None and parse_tolerant(padded, "m.yml", parse_yaml) is None, error
     else:
         assert parse(padded, "m.yml") == expected
 
@@ -435,4 +435,4 @@ def test_what_the_full_parser_refuses_the_tolerant_reader_refuses(edit):
     text = edit(dump(FUZZ_BASE))
     with pytest.raises(LedgerError):
         parse_yaml(text, "l.yml")
-    assert parse_tolerant(text, "l.yml") is None
+    assert parse_tolerant(text, "l.yml", parse_yaml) is None

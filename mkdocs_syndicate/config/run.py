@@ -18,6 +18,9 @@ from mkdocs_syndicate.config.channels import (
     missing_settings,
     parse_channels,
 )
+from mkdocs_syndicate.config.channels import (
+    Site as Site,  # its home for the channels (config/channels.py); imported from here by plugins
+)
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_PER_RUN, DEFAULT_MAX_WAIT
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
@@ -25,13 +28,6 @@ from mkdocs_syndicate.net.liveness import DEFAULT_INTERVAL
 
 if TYPE_CHECKING:
     from typing import Unpack
-
-
-@dataclass(frozen=True)
-class Site:
-    url: str  # site_url, with a trailing slash
-    name: str
-    site_dir: str = ""
 
 
 @dataclass

@@ -34,7 +34,8 @@ from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Event, Situation, Step, decide
 from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
 from mkdocs_syndicate.engine.updates import carry_change
-from mkdocs_syndicate.errors import LaneCrashed, StaleLedger, SyndicateError
+from mkdocs_syndicate.errors import LaneCrashed, SyndicateError
+from mkdocs_syndicate.ledger.merge import StaleLedger
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, Transition
 from mkdocs_syndicate.redaction import redact
