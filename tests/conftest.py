@@ -10,12 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.ledger.schema import Record
-from mkdocs_syndicate.registry import emulators
+from mkdocs_syndicate.registry import clients, emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
 SITE = Site("https://example.com/", "Example")
@@ -111,7 +110,7 @@ def make_post(n: int, **changes) -> Post:
 
 
 def channel_settings(raw: dict):
-    return parse_channels(raw, REGISTRY)
+    return parse_channels(raw, clients())
 
 
 def mastodon_raw(server: SandboxServer, **extra) -> dict:

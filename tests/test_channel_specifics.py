@@ -10,12 +10,12 @@ import pytest
 from conftest import RecordingTransport, make_post, write_ledger
 from test_channel_contracts import SPECS, record, remote_posts, run
 
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.channels.bluesky import facets, rkey_for
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.registry import clients
 
 pytestmark = pytest.mark.http
 
@@ -261,7 +261,7 @@ def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox,
     (site_dir / "img").mkdir(parents=True)
     (site_dir / "img" / "card.png").write_bytes(PNG)
     site = Site("https://example.com/", "Example", str(site_dir))
-    settings = parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, REGISTRY)
+    settings = parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, clients())
     from conftest import ListReporter
 
     from mkdocs_syndicate.config.run import Options

@@ -74,29 +74,31 @@ def test_a_missing_site_url_is_named_as_the_top_level_setting_it_is(tmp_path):
 @pytest.mark.unit
 @pytest.mark.parametrize("written", ["devto", "dev", "dev.to", "DEV.to"])
 def test_a_channel_typed_after_dev_says_dev_is_type_forem(written):
-    from mkdocs_syndicate.channels import REGISTRY
     from mkdocs_syndicate.config.channels import parse_channels
     from mkdocs_syndicate.errors import ConfigError
+    from mkdocs_syndicate.registry import clients
 
     with pytest.raises(ConfigError) as caught:
-        parse_channels({"dev": {"type": written, "api_key": "x-key-12"}}, REGISTRY)
+        parse_channels({"dev": {"type": written, "api_key": "x-key-12"}}, clients())
     assert caught.value.setting == "channels.dev.type"
     assert f"unknown channel type {written!r}; DEV is type forem (known: " in str(caught.value)
 
 
 @pytest.mark.unit
 def test_a_misspelt_channel_setting_or_type_gets_the_nearest_name():
-    from mkdocs_syndicate.channels import REGISTRY
     from mkdocs_syndicate.config.channels import parse_channels
     from mkdocs_syndicate.errors import ConfigError
+    from mkdocs_syndicate.registry import clients
 
     with pytest.raises(ConfigError) as caught:
-        parse_channels({"masto": {"type": "mastodon", "instance": "https://m.example", "tokne": "x-token-1"}}, REGISTRY)
+        parse_channels(
+            {"masto": {"type": "mastodon", "instance": "https://m.example", "tokne": "x-token-1"}}, clients()
+        )
     assert caught.value.setting == "channels.masto.tokne"
     assert "unknown setting for type mastodon; did you mean 'token'? (allowed: " in str(caught.value)
 
     with pytest.raises(ConfigError) as caught:
-        parse_channels({"masto": {"type": "mastadon"}}, REGISTRY)
+        parse_channels({"masto": {"type": "mastadon"}}, clients())
     assert "unknown channel type 'mastadon'; did you mean 'mastodon'?" in str(caught.value)
 
 

@@ -10,7 +10,6 @@ from click.testing import CliRunner
 from conftest import SITE, ListReporter, make_post, mastodon_raw
 from sites import write_site
 
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import parse_options
@@ -23,6 +22,7 @@ from mkdocs_syndicate.ledger.gitmirror import commit_message
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.output.progress import summary_table
 from mkdocs_syndicate.output.reporters import PlainReporter, undone_lines
+from mkdocs_syndicate.registry import clients
 
 pytestmark = pytest.mark.http
 
@@ -30,7 +30,7 @@ ESC = "\x1b"
 
 
 def parse(raw):
-    return parse_channels(raw, REGISTRY)
+    return parse_channels(raw, clients())
 
 
 # ------------------------------------------------------------------ settings

@@ -1,12 +1,12 @@
 import pytest
 from conftest import SITE, make_post, write_ledger
 
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.content.posts import ChannelOverride
 from mkdocs_syndicate.engine.plan import make_plan
 from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.registry import clients
 
 pytestmark = pytest.mark.unit
 
@@ -16,7 +16,7 @@ def channels():
         "masto": {"type": "mastodon", "instance": "https://m.example", "token": "t0ken"},
         "ping": {"type": "indexnow", "key": "abcdefgh"},
     }
-    return [REGISTRY[s.type](s, SITE) for s in parse_channels(raw, REGISTRY)]
+    return [clients()[s.type](s, SITE) for s in parse_channels(raw, clients())]
 
 
 def test_pending_is_no_record_failed_or_in_flight(tmp_path):

@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlsplit
 
 from mkdocs_syndicate.config.channels import (
@@ -52,7 +52,6 @@ class Options:
     # Pages the site redirects (mkdocs-redirects): old page key → new page key. A post announced
     # under the old one is the same post under the new one (engine/moves.py).
     redirects: dict[str, str] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class RunSettings(TypedDict, total=False):
@@ -70,7 +69,6 @@ class RunSettings(TypedDict, total=False):
     backlog: str
     backlog_days: float
     sandbox_pacing: str
-    extra: dict[str, Any]
 
 
 def parse_options(

@@ -3,7 +3,6 @@ The terminal's live display is in progress.py. Only redacted text ever reaches h
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from mkdocs_syndicate.engine.results import PairResult, RunReport
@@ -57,7 +56,3 @@ def undone_lines(report: RunReport) -> list[str]:
     for result in report.undone:
         lines.append(one_line(f"({result.post_key}, {result.channel}) {result.state}: {result.detail}"))
     return lines
-
-
-def plain_logger(logger: logging.Logger) -> Callable[[str], None]:
-    return logger.info
