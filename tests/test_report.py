@@ -54,3 +54,18 @@ def test_summary_and_undone_list():
     Console(file=out, width=200).print(summary_table(report))
     assert "https://m/1" in out.getvalue() and "needs review: x" in out.getvalue()
     assert undone_lines(report) == ["(blog/b/, masto) in_flight: needs review: x"]
+
+
+def test_every_state_a_pair_line_can_say_has_one_place_and_one_colour():
+    """One vocabulary (issue 40): a record's states and the conditions no record holds are one
+    enum, and one table gives each its place in `status` and its colour everywhere (there were two
+    tables, in two packages, that disagreed on which states they knew)."""
+    from mkdocs_syndicate.engine.results import PairState
+    from mkdocs_syndicate.ledger.schema import State
+    from mkdocs_syndicate.output.reporters import LOOKS
+
+    assert set(LOOKS) == set(PairState)
+    assert len({look.rank for look in LOOKS.values()}) == len(LOOKS)  # a total order
+    assert {PairState.of(state) for state in State} <= set(PairState)
+    assert PairState.of(None) is PairState.PENDING  # no record: one name, everywhere
+    assert [s for s in sorted(PairState, key=lambda s: LOOKS[s].rank)][:3] == ["failed", "in_flight", "pending"]

@@ -336,6 +336,28 @@ def test_a_bug_in_a_batched_lane_reports_every_member_of_every_batch(tmp_path, s
     ]
 
 
+def test_a_pair_with_no_record_is_pending_in_a_stopped_run_as_in_status(tmp_path, sandbox, clock, monkeypatch):
+    """One name for "no record" (issue 40): a lane that stops on a bug before its pair's first
+    record says `pending`, as `status` and an interrupted run do (it said `not_attempted`)."""
+    from mkdocs_syndicate import checkpoints
+    from mkdocs_syndicate.errors import LaneCrashed
+
+    def broken(name):
+        if name == "before_in_flight_write":
+            raise RuntimeError("a bug before the record")
+
+    monkeypatch.setattr(checkpoints, "hit", broken)
+    opts = parse_options(
+        {"masto": mastodon_raw(sandbox)}, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True
+    )
+    reporter = ListReporter()
+    with pytest.raises(LaneCrashed, match="a bug before the record"):
+        send(opts, [make_post(1), make_post(2)], reporter, clock=clock)
+    finished = [line.split(" ", 3)[1:3] for line in reporter.lines if line.startswith("masto blog/")]
+    assert finished == [["blog/post-1/", "pending"], ["blog/post-2/", "not_attempted"]]
+    assert Ledger.read(tmp_path / "ledger.yml").record("blog/post-1/", "masto") is None
+
+
 def test_an_at_most_once_batch_without_an_answer_is_read_post_by_post_not_resent(tmp_path, sandbox, clock):
     """A batched channel set to at_most_once: an unanswered batch request is never repeated
     blind. Its posts are read one by one (IndexNow cannot read back, so each needs review)."""

@@ -20,7 +20,7 @@ from mkdocs_syndicate.engine.moves import Identified, identify
 from mkdocs_syndicate.engine.options import first_run_adoption, make_channels, select_posts
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan, not_updated_lines
 from mkdocs_syndicate.engine.removals import Removals, deletions, find_removals, kept_lines
-from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
+from mkdocs_syndicate.engine.results import PairResult, PairState, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
 from mkdocs_syndicate.errors import RunInterrupted
 from mkdocs_syndicate.ledger.gitmirror import GitMirror
@@ -251,7 +251,7 @@ class Session:
         report = self.report
         changed = changed_pairs(lost.base, lost.remote_posts)
         planned = {(p.post.key, p.channel.id) for p in the_plan.pairs}
-        went_out = {(r.post_key, r.channel) for r in run_report.results if r.state != "not_attempted"}
+        went_out = {(r.post_key, r.channel) for r in run_report.results if r.state != PairState.NOT_ATTEMPTED}
         report.results += [r for r in run_report.results if (r.post_key, r.channel) not in changed]
         report.requests += run_report.requests
         for key, channel in sorted((changed & planned) - self.left_to_others):
@@ -272,8 +272,8 @@ def _interrupted(report: RunReport, the_plan: Plan, ledger: Ledger, by: str = "C
         if (pair.post.key, pair.channel.id) in finished:
             continue
         record = ledger.record(pair.post.key, pair.channel.id)
-        state = record.state if record else "pending"
-        note = " (a request may be out: the next run verifies it)" if state == "in_flight" else ""
+        state = PairState.of(record.state if record else None)
+        note = " (a request may be out: the next run verifies it)" if state == PairState.IN_FLIGHT else ""
         left.append(f"({pair.post.key}, {pair.channel.id}) {state}{note}")
     return RunInterrupted(len(finished), left, by)
 
@@ -281,10 +281,10 @@ def _interrupted(report: RunReport, the_plan: Plan, ledger: Ledger, by: str = "C
 def _contested(key: str, channel: str, theirs: Posts, went_out: set[tuple[str, str]]) -> PairResult | None:
     """What to report of a pair of ours that the other writer changed: None when theirs finished it."""
     if (key, channel) in went_out:  # ours went out, but the pushed record is theirs
-        return PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED)
+        return PairResult(key, channel, PairState.IN_FLIGHT, SENT_BUT_CONTESTED)
     record = record_in(theirs, key, channel)
     if record is None or record.state not in (State.DONE, State.SKIPPED):  # theirs is not finished
-        return PairResult(key, channel, "not_attempted", OTHER_RUNNER)
+        return PairResult(key, channel, PairState.NOT_ATTEMPTED, OTHER_RUNNER)
     return None
 
 
@@ -302,7 +302,11 @@ def as_recorded(results: list[PairResult], posts: Posts) -> list[PairResult]:
     kept = []
     for (key, channel), result in last.items():
         record = record_in(posts, key, channel)
-        if result.state == "not_attempted" and record is not None and record.state in (State.DONE, State.SKIPPED):
+        if (
+            result.state == PairState.NOT_ATTEMPTED
+            and record is not None
+            and record.state in (State.DONE, State.SKIPPED)
+        ):
             continue
         kept.append(result)
     return kept
@@ -352,7 +356,7 @@ def _not_live(
         )
     late = [p for p in pending if verdicts.get(p.post.url)]
     for pair in late:
-        result = PairResult(pair.post.key, pair.channel.id, "not_attempted", str(verdicts[pair.post.url]))
+        result = PairResult(pair.post.key, pair.channel.id, PairState.NOT_ATTEMPTED, str(verdicts[pair.post.url]))
         report.results.append(result)
         reporter.pair_finished(result)
     return late
