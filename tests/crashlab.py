@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from channel_specs import SPECS
 from crashsite import AT_MOST_ONCE, CHANNELS, remote
@@ -48,7 +49,7 @@ def channels(url: str) -> dict:
 # The ways real servers misbehave (sandbox quirks), given to scenarios so that the crash tests
 # run against them too: a Mastodon that ignores Idempotency-Key, one that answers a replayed key
 # with 500, and slow commits (visible only after the delay; longer than the timeout: ambiguous).
-HOSTILE = {
+HOSTILE: dict[str, dict[str, dict[str, Any]]] = {
     "plain": {},
     "masto-ignores-key": {"mastodon": {"ignore_idempotency_key": True}},
     "masto-replay-500": {"mastodon": {"replay_500": True}},

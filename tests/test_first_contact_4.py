@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from mkdocs_syndicate.ledger.schema import State
+
 # ------------------------------------------------------------------ the sandbox's wait_until_live
 
 
@@ -333,11 +335,11 @@ def test_a_page_reads_replies_from_the_sandbox_that_made_the_copy():
     channels = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"}}
     replies_of = replies_locator(channels, sandbox=True)
     moved = Record(
-        "done", 1, "2026-11-20T10:00:00Z", remote_id="7", remote_url="http://127.0.0.1:45273/mastodon/@sandbox/7"
+        State.DONE, 1, "2026-11-20T10:00:00Z", remote_id="7", remote_url="http://127.0.0.1:45273/mastodon/@sandbox/7"
     )
     assert replies_of("masto", moved).url == "http://127.0.0.1:45273/mastodon/api/v1/statuses/7/context"
     usual = Record(
-        "done", 1, "2026-11-20T10:00:00Z", remote_id="7", remote_url="http://127.0.0.1:8787/mastodon/@sandbox/7"
+        State.DONE, 1, "2026-11-20T10:00:00Z", remote_id="7", remote_url="http://127.0.0.1:8787/mastodon/@sandbox/7"
     )
     assert replies_of("masto", usual).url == "http://127.0.0.1:8787/mastodon/api/v1/statuses/7/context"
 

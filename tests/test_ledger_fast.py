@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mkdocs_syndicate.errors import LedgerError
 from mkdocs_syndicate.ledger.fast import parse_canonical
 from mkdocs_syndicate.ledger.format import dump, parse, parse_yaml
-from mkdocs_syndicate.ledger.schema import OPS, STATES, PostEntry, Record, needs_v2
+from mkdocs_syndicate.ledger.schema import OPS, STATES, PostEntry, Record, State, needs_v2
 
 pytestmark = pytest.mark.unit
 
@@ -182,9 +182,14 @@ SAMPLE = {
         "A title: yes",
         {
             "mastodon": Record(
-                "done", 1, "2026-12-02T07:00:03Z", remote_id="1137", remote_url="https://m/1", idempotency_key="k" * 64
+                State.DONE,
+                1,
+                "2026-12-02T07:00:03Z",
+                remote_id="1137",
+                remote_url="https://m/1",
+                idempotency_key="k" * 64,
             ),
-            "ping": Record("in_flight", 2, "2026-12-02T07:00:02Z"),
+            "ping": Record(State.IN_FLIGHT, 2, "2026-12-02T07:00:02Z"),
         },
     ),
     "blog/b/": PostEntry("https://example.com/blog/b/", "B", {}),
@@ -306,9 +311,9 @@ FUZZ_BASE = {
         "https://example.com/blog/c/",
         'C: "quoted"',
         {
-            "devto": Record("failed", 1, "2026-12-02T07:00:03Z", error="no way"),
-            "x": Record("deleted", 1, "2026-12-02T07:00:03Z"),
-            "y": Record("done", 1, "2026-12-02T07:00:03Z", remote_url="http://127.0.0.1:8787/y", sandbox=True),
+            "devto": Record(State.FAILED, 1, "2026-12-02T07:00:03Z", error="no way"),
+            "x": Record(State.DELETED, 1, "2026-12-02T07:00:03Z"),
+            "y": Record(State.DONE, 1, "2026-12-02T07:00:03Z", remote_url="http://127.0.0.1:8787/y", sandbox=True),
         },
         id="pin-c",
         src="blog/c.md",

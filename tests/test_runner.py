@@ -22,7 +22,7 @@ from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import LedgerError, LedgerWriteError
 from mkdocs_syndicate.ledger import atomicfile
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import to_iso
 
@@ -76,7 +76,7 @@ def test_pacing_spaces_every_request_of_a_channel(tmp_path, sandbox, clock):
 def test_pacing_carries_over_from_the_previous_run(tmp_path, sandbox, clock):
     write_ledger(
         tmp_path / "ledger.yml",
-        {("old/", "masto"): Record("done", 1, to_iso(dt.datetime.fromtimestamp(clock.now - 10, dt.UTC)))},
+        {("old/", "masto"): Record(State.DONE, 1, to_iso(dt.datetime.fromtimestamp(clock.now - 10, dt.UTC)))},
     )
     reporter_waits = run(tmp_path, {"masto": mastodon_raw(sandbox, min_interval=75)}, [make_post(1)], clock)[1].waits
     assert [round(w[1]) for w in reporter_waits] == [65]  # 75 s since the last run's request, not 0
@@ -155,7 +155,7 @@ def test_in_flight_inside_the_key_window_is_read_back_not_resent(tmp_path, sandb
     # As if killed after the server committed and before the done write:
     write_ledger(
         tmp_path / "ledger.yml",
-        {("blog/post-1/", "masto"): Record("in_flight", 1, first.at, idempotency_key=first.idempotency_key)},
+        {("blog/post-1/", "masto"): Record(State.IN_FLIGHT, 1, first.at, idempotency_key=first.idempotency_key)},
     )
     transport = RecordingTransport(clock)
     report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock, transport)
@@ -168,7 +168,7 @@ def test_in_flight_inside_the_key_window_is_read_back_not_resent(tmp_path, sandb
 def _in_flight_hours_ago(tmp_path, clock, hours):
     at = to_iso(dt.datetime.fromtimestamp(clock.now - hours * 3600, dt.UTC))
     write_ledger(
-        tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record("in_flight", 1, at, idempotency_key="k" * 64)}
+        tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record(State.IN_FLIGHT, 1, at, idempotency_key="k" * 64)}
     )
 
 
@@ -210,7 +210,9 @@ def test_clean_run_makes_no_reads(tmp_path, sandbox, clock):
 
 
 def test_indexnow_in_flight_is_simply_resent(tmp_path, sandbox, clock):
-    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ping"): Record("in_flight", 1, "2026-12-01T00:00:00Z")})
+    write_ledger(
+        tmp_path / "ledger.yml", {("blog/post-1/", "ping"): Record(State.IN_FLIGHT, 1, "2026-12-01T00:00:00Z")}
+    )
     report, _ = run(tmp_path, {"ping": indexnow_raw(sandbox)}, [make_post(1), make_post(2)], clock)
     assert not report.undone
     assert ledger(tmp_path).record("blog/post-1/", "ping").attempts == 2

@@ -146,7 +146,8 @@ def test_git_push_implies_commit_and_false_means_off():
 
     settings, errors = schema_errors({"git": {"push": True, "remote": "up"}})
     assert errors == [] and settings.git.settings() == GitSettings(commit=True, push=True, remote="up")
-    for off in (False, None, {}):
+    offs: tuple[object, ...] = (False, None, {})
+    for off in offs:
         settings, errors = schema_errors({"git": off})
         assert errors == [] and settings.git.settings() == GitSettings()
 

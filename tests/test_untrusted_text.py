@@ -23,7 +23,7 @@ from mkdocs_syndicate.config.standalone import load_standalone
 from mkdocs_syndicate.content.messages import render_message
 from mkdocs_syndicate.content.posts import ChannelOverride
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import clients
 from mkdocs_syndicate.sandbox.dashboard import page
@@ -97,8 +97,8 @@ def site(tmp_path):
     write_ledger(
         tmp_path / "ledger.yml",
         {
-            ("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64),
-            (key, "masto"): Record("failed", 1, "2026-12-01T10:00:00Z", error=f"no{BEL}\u2066pe\x85"),
+            ("posts/a/", "masto"): Record(State.IN_FLIGHT, 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64),
+            (key, "masto"): Record(State.FAILED, 1, "2026-12-01T10:00:00Z", error=f"no{BEL}\u2066pe\x85"),
         },
     )
     return config
@@ -234,7 +234,7 @@ def test_verify_names_the_records_it_cannot_settle_on_escaped_lines(tmp_path, sa
     key = f"posts/{ESC}]0;pwned{BEL}\nx/"
     write_ledger(
         tmp_path / "ledger.yml",
-        {(key, "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
+        {(key, "masto"): Record(State.IN_FLIGHT, 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
     )
     sandbox.add_fault({"channel": "mastodon", "match": "GET ", "action": "status", "status": 503, "times": 100})
     result = cli(config, "verify")
