@@ -29,19 +29,20 @@ from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.engine.backlog import adopt as adopt_backlog
 from mkdocs_syndicate.engine.modes import pull_request_reason
 from mkdocs_syndicate.engine.options import plan as make_the_plan
-from mkdocs_syndicate.engine.options import sandbox_note, sandbox_state_dir, select_posts
+from mkdocs_syndicate.engine.options import select_posts
 from mkdocs_syndicate.engine.plan import out_of_date
-from mkdocs_syndicate.engine.syndication import site_sandbox
+from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.errors import LedgerError, RunInterrupted, SyndicateError
 from mkdocs_syndicate.ledger.resolution import Decision, resolved
 from mkdocs_syndicate.ledger.schema import STATES, State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 from mkdocs_syndicate.output.display import run_with_display, undone_message
 from mkdocs_syndicate.output.plan import full_plan_lines, hashtag_source
-from mkdocs_syndicate.output.reporters import STATE_STYLES
+from mkdocs_syndicate.output.reporters import LOOKS
 from mkdocs_syndicate.output.status import human_age, status_view
 from mkdocs_syndicate.redaction import shown_url
 from mkdocs_syndicate.safety import is_plain_name, json_safe, one_line, printable
+from mkdocs_syndicate.sandbox.site import sandbox_note, sandbox_state_dir, site_sandbox
 from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
 from mkdocs_syndicate.timeutil import SystemClock, from_iso, to_iso, utcnow
 
@@ -265,7 +266,7 @@ def doctor(config_file: Path | None, as_json: bool) -> None:
     "--state",
     "states",
     multiple=True,
-    type=click.Choice([*STATES, "pending", "opted_out"]),
+    type=click.Choice([*STATES, PairState.PENDING.value, PairState.OPTED_OUT.value]),
     help="Only pairs in this state (repeatable).",
 )
 @click.option("--channel", "channel_ids", multiple=True, help="Only this channel id (repeatable).")
@@ -321,14 +322,11 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-_ORDER = {"failed": 0, "in_flight": 1, "pending": 2, "deleted": 3, "opted_out": 4, "done": 5, "skipped": 6}
-
-
 def _status_lines(pair: Any, width: int) -> list[Text]:
     """One pair: its state, channel, when and post; under it the remote URL, the error or the note."""
     when = f"{human_age(pair.age_seconds)} ago" if pair.age_seconds is not None else (pair.at or "")[:10]
     head = Text(_cut(f"{pair.state:<10} {one_line(pair.channel):<10} {when:<11} {one_line(pair.post_key)}", width))
-    head.stylize(STATE_STYLES.get(pair.state, ""), 0, len(pair.state))
+    head.stylize(LOOKS[pair.state].style, 0, len(pair.state))
     tries = f"(try {pair.attempts})" if pair.attempts > 1 else ""
     detail = " ".join(part for part in (tries, pair.remote_url or pair.error or pair.note or "") if part)
     return [head, Text(_cut(" " * 11 + one_line(detail), width))] if detail else [head]
@@ -341,8 +339,12 @@ def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool,
     console = _out()
     # A done pair with a note is listed: the note says what is unusual about it (sent five times
     # and never confirmed, resolved by hand).
-    shown = [p for p in view.pairs if show_all or p.state not in ("done", "skipped") or (p.state == "done" and p.note)]
-    shown.sort(key=lambda p: (_ORDER.get(p.state, 9), p.post_key, p.channel))
+    shown = [
+        p
+        for p in view.pairs
+        if show_all or p.state not in (PairState.DONE, PairState.SKIPPED) or (p.state == PairState.DONE and p.note)
+    ]
+    shown.sort(key=lambda p: (LOOKS[p.state].rank, p.post_key, p.channel))
     console.print(Text(f"{one_line(ledger_name)}: {len(view.posts)} posts × {len(view.channels)} channels"))
     width = max(40, console.width)
     for pair in shown:
@@ -449,7 +451,7 @@ def verify(
             f"{pings} in_flight record(s) of at-least-once channels not read back: a ping has nothing "
             "to read, so the next run sends it again (a repeated ping is harmless)"
         )
-    review = [r for r in report.results if r.state in ("in_flight", "failed")]
+    review = [r for r in report.results if r.state in (PairState.IN_FLIGHT, PairState.FAILED)]
     if review:
         raise click.ClickException(
             f"{len(review)} record(s) need a decision (`mkdocs-syndicate resolve`):\n  "

@@ -10,9 +10,11 @@ and names the file, setting, post or pair at fault.
     │   ├── LedgerWriteError       a durable write failed: no further remote call in this process
     │   └── LedgerLocked           another run holds the ledger's lock
     ├── GitError                   git failed in a way that is not a race
-    ├── StaleLedger                another writer changed this run's pairs: re-plan, never send
     ├── LaneCrashed                an unexpected error in one lane; the others stopped cleanly
     └── RunInterrupted             Ctrl-C or SIGTERM: what finished, and what is left
+
+`ledger.merge.StaleLedger` (another writer changed this run's pairs: re-plan, never send) lives
+beside the merge whose pairs it carries: this module knows nothing of the ledger or the engine.
 
 Internal signals that never leave their module (a lane told to stop, a ledger that is not in the
 canonical layout, a template that grew too large) stay beside the code that raises them; so do
@@ -22,17 +24,9 @@ canonical layout, a template that grew too large) stay beside the code that rais
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.redaction import env_named
 from mkdocs_syndicate.safety import printable
-
-if TYPE_CHECKING:  # types only: this module imports nothing of the package at run time
-    from mkdocs_syndicate.engine.plan import Plan
-    from mkdocs_syndicate.engine.results import RunReport
-    from mkdocs_syndicate.ledger.merge import Pair
-    from mkdocs_syndicate.ledger.schema import Posts
-    from mkdocs_syndicate.ledger.store import Ledger
 
 
 class SyndicateError(Exception):
@@ -122,18 +116,6 @@ class GitError(SyndicateError):
     """git failed in a way that is not a race; the run stops before any further remote call."""
 
 
-class StaleLedger(SyndicateError):
-    """Another writer changed pairs this run changed too: take theirs, re-plan, never send."""
-
-    def __init__(self, contested: list[Pair], remote_posts: Posts, tip: str, base: Posts) -> None:
-        self.contested = contested
-        self.remote_posts = remote_posts
-        self.tip = tip
-        self.base = base  # the ledger this run last pushed (or started from): what "changed" means
-        names = ", ".join(f"({p.post_key}, {p.channel})" for p in contested[:5])
-        super().__init__(f"another run changed {names} in the pushed ledger; re-planning")
-
-
 class LaneCrashed(SyndicateError):
     """An unexpected error in one lane; the others finished their current pair and stopped.
     `trace` is its traceback with credentials redacted, for a verbose log."""
@@ -144,22 +126,14 @@ class LaneCrashed(SyndicateError):
 
 
 class RunInterrupted(SyndicateError):
-    """Ctrl-C (or SIGTERM) during a run: says what finished and what is left for the next run."""
+    """Ctrl-C (or SIGTERM) during a run: says what finished and what is left for the next run
+    (`left`: one line per pair, said by the engine, which knows the plan and the ledger)."""
 
-    def __init__(self, report: RunReport, the_plan: Plan, ledger: Ledger, by: str = "Ctrl-C") -> None:
-        finished = {(r.post_key, r.channel) for r in report.results}
-        self.report = report
+    def __init__(self, finished: int, left: Sequence[str], by: str = "Ctrl-C") -> None:
         self.by = by
-        self.left = []
-        for pair in the_plan.pairs:
-            if (pair.post.key, pair.channel.id) in finished:
-                continue
-            record = ledger.record(pair.post.key, pair.channel.id)
-            state = record.state if record else "pending"
-            note = " (a request may be out: the next run verifies it)" if state == "in_flight" else ""
-            self.left.append(f"({pair.post.key}, {pair.channel.id}) {state}{note}")
+        self.left = list(left)
         stopped = "terminated" if by == "SIGTERM" else "interrupted"
         super().__init__(
-            f"{stopped} ({by}): {len(finished)} pair(s) finished, {len(self.left)} left for the "
+            f"{stopped} ({by}): {finished} pair(s) finished, {len(self.left)} left for the "
             f"next run (the ledger is consistent):\n  " + "\n  ".join(self.left)
         )

@@ -270,8 +270,8 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             raise PluginError(f"syndicate: {exc}") from None
 
     def _send(self, options: Options, posts: list[Post]) -> None:
-        from mkdocs_syndicate.engine.options import sandbox_note
         from mkdocs_syndicate.output.display import run_with_display, undone_message  # loads HTTP and rich
+        from mkdocs_syndicate.sandbox.site import sandbox_note
 
         note = sandbox_note(options)
         log.info(f"sending ({self.decision.reason}){' ' + note if note else ''}")

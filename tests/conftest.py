@@ -6,6 +6,7 @@ import asyncio
 import datetime as dt
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import hypothesis
@@ -13,12 +14,11 @@ import pytest
 from profiles import EXAMPLES as PROFILES_EXAMPLES
 from profiles import PROFILE
 
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Record
-from mkdocs_syndicate.registry import emulators
+from mkdocs_syndicate.ledger.schema import Record, State
+from mkdocs_syndicate.registry import clients, emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
 SITE = Site("https://example.com/", "Example")
@@ -107,7 +107,7 @@ def check_bluesky_records(server: SandboxServer) -> None:
 
 
 def make_post(n: int, **changes) -> Post:
-    fields = dict(
+    fields: dict[str, Any] = dict(
         key=f"blog/post-{n}/",
         url=f"https://example.com/blog/post-{n}/",
         title=f"Post {n}",
@@ -120,7 +120,7 @@ def make_post(n: int, **changes) -> Post:
 
 
 def channel_settings(raw: dict):
-    return parse_channels(raw, REGISTRY)
+    return parse_channels(raw, clients())
 
 
 def mastodon_raw(server: SandboxServer, **extra) -> dict:
@@ -169,7 +169,7 @@ def as_in_flight(done: Record) -> Record:
     """A done record as the in_flight record it was before the answer came (a run killed after
     the server committed): its key, first attempt and payload hash, and no remote id."""
     return Record(
-        "in_flight",
+        State.IN_FLIGHT,
         1,
         done.at,
         idempotency_key=done.idempotency_key,

@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from channel_specs import SPECS
@@ -43,7 +44,9 @@ def channels(url: str, *, removals: bool = False) -> dict:
     """The IndexNow ping and every at-most-once type in the registry, at the private emulator;
     with `removals`, `removals: delete` on every type that can delete (the others keep)."""
     timing = {"timeout": TIMEOUT, "settle": SETTLE}
-    found = {"ping": {"type": "indexnow", "endpoint": url + "/indexnow", "key": KEY_FILE, **timing}}
+    found: dict[str, dict[str, Any]] = {
+        "ping": {"type": "indexnow", "endpoint": url + "/indexnow", "key": KEY_FILE, **timing}
+    }
     for channel_id, name in AT_MOST_ONCE.items():
         found[channel_id] = SPECS[name].raw_at(url, **timing)
     if removals:
@@ -56,7 +59,7 @@ def channels(url: str, *, removals: bool = False) -> dict:
 # The ways real servers misbehave (sandbox quirks), given to scenarios so that the crash tests
 # run against them too: a Mastodon that ignores Idempotency-Key, one that answers a replayed key
 # with 500, and slow commits (visible only after the delay; longer than the timeout: ambiguous).
-HOSTILE = {
+HOSTILE: dict[str, dict[str, dict[str, Any]]] = {
     "plain": {},
     "masto-ignores-key": {"mastodon": {"ignore_idempotency_key": True}},
     "masto-replay-500": {"mastodon": {"replay_500": True}},

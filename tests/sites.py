@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -40,7 +41,7 @@ def write_site(
     return path
 
 
-def post(title: str, date: str = "2026-11-20", **front) -> str:
+def post(title: str, date: str | dt.date = "2026-11-20", **front) -> str:
     meta = {"date": date, "syndicate": True, **front}
     return "---\n" + yaml.safe_dump(meta, sort_keys=False) + f"---\n\n# {title}\n\nBody of {title}.\n"
 

@@ -18,6 +18,7 @@ from test_git import GIT_ENV, clone, git, make_remote, remote_ledger
 from test_workflow import tool
 
 from mkdocs_syndicate.ledger.format import parse
+from mkdocs_syndicate.ledger.schema import State
 
 pytestmark = pytest.mark.process
 
@@ -188,7 +189,7 @@ def test_the_job_fails_when_pairs_are_left_undone_and_says_which(tmp_path, sandb
     assert refused and "422" in result.stderr, result.stderr
     pushed = parse(remote_ledger(bare) or "", "remote")
     states = {(k, c): r.state for k, e in pushed.items() for c, r in e.channels.items()}
-    assert sorted(states.values()).count("failed") == 1 and states[("posts/post-1/", "devto")] == "done", states
+    assert sorted(states.values()).count(State.FAILED) == 1 and states[("posts/post-1/", "devto")] == "done", states
     # The next run (the next push, the hourly schedule) sends what is left, and the job is green.
     again = run_action(clone(bare, tmp_path / "next"))
     assert again.returncode == 0, again.stderr

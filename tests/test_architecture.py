@@ -1,10 +1,13 @@
-"""The package's layers, checked: each package imports only those below it (README, Development),
-so there are no circles. Imports inside functions count (they are still a dependency, only a
-later one); imports for type checking do not."""
+"""The package's layers, checked: each package imports only those below it (README, Development).
+Imports inside functions count (they are still a dependency, only a later one); imports for type
+checking do not count for the layers, but they do for circles: no module may reach itself through
+imports of any kind, within a layer too (a circle of type-only imports still ties the modules
+together: one cannot be read, moved or tested without the others)."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -38,30 +41,36 @@ def unit_of(module: str) -> str:
     return module.split(".")[1]
 
 
-def imports_of(path: Path) -> set[str]:
+def imports_of(path: Path, *, typing_too: bool = False) -> set[str]:
+    """The package's modules (or packages) `path` imports; `typing_too` counts TYPE_CHECKING ones."""
     tree = ast.parse(path.read_text("utf-8"))
-    typing_only = {
-        id(node)
-        for guard in ast.walk(tree)
-        if isinstance(guard, ast.If) and "TYPE_CHECKING" in ast.unparse(guard.test)
-        for node in ast.walk(guard)
-    }
+    typing_only = (
+        set()
+        if typing_too
+        else {
+            id(node)
+            for guard in ast.walk(tree)
+            if isinstance(guard, ast.If) and "TYPE_CHECKING" in ast.unparse(guard.test)
+            for node in ast.walk(guard)
+        }
+    )
     found = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mkdocs_syndicate"):
-            if node.module == "mkdocs_syndicate":  # from mkdocs_syndicate import config (not __version__)
-                found.update(f"mkdocs_syndicate.{alias.name}" for alias in node.names if _is_module(alias.name))
-            else:
-                found.add(node.module)
+            # from mkdocs_syndicate.engine import runner names a module; from ...engine.plan import Plan, its module
+            named = [f"{node.module}.{alias.name}" for alias in node.names]
+            modules = [name for name in named if _is_module(name)]
+            found.update(modules or [node.module])
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.startswith("mkdocs_syndicate."))
     return found
 
 
-def _is_module(name: str) -> bool:
-    return (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file()
+def _is_module(dotted: str) -> bool:
+    path = PACKAGE.parent.joinpath(*dotted.split("."))
+    return path.is_dir() or path.with_suffix(".py").is_file()
 
 
 def edges() -> list[tuple[str, str, str]]:
@@ -71,10 +80,76 @@ def edges() -> list[tuple[str, str, str]]:
         if path.name == "__init__.py" and path.parent == PACKAGE:
             continue
         source = unit_of("mkdocs_syndicate." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts))
-        for target in imports_of(path):
+        for target in imports_of(path) - {"mkdocs_syndicate"}:  # the package's own __init__: its version
             if unit_of(target) != source:
                 found.append((str(path.relative_to(PACKAGE)), source, unit_of(target)))
     return found
+
+
+def module_of(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every module of the package → the package's modules it imports, of any kind."""
+    return {module_of(path): imports_of(path, typing_too=True) for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def circles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (or a module importing itself): each
+    is a circle, found by Tarjan's algorithm, iteratively (no recursion limit to meet)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            module, targets = work[-1]
+            for target in targets:
+                if target not in graph:
+                    continue
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in stack:
+                    low[module] = min(low[module], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[module])
+                if low[module] == index[module]:
+                    group = stack[stack.index(module) :]
+                    del stack[stack.index(module) :]
+                    if len(group) > 1 or module in graph[module]:
+                        found.append(sorted(group))
+    return found
+
+
+def test_no_module_reaches_itself_through_imports_type_only_ones_included():
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_check_sees_a_circle_closed_by_a_type_only_import(tmp_path):
+    """A circle closed by a TYPE_CHECKING import is still found, and a chain without one is not."""
+    first = tmp_path / "a.py"
+    first.write_text("from mkdocs_syndicate.errors import SyndicateError\n")
+    second = tmp_path / "b.py"
+    second.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from mkdocs_syndicate.engine.plan import Plan\n"
+    )
+    assert imports_of(first, typing_too=True) == {"mkdocs_syndicate.errors"}
+    assert imports_of(second) == set() and imports_of(second, typing_too=True) == {"mkdocs_syndicate.engine.plan"}
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert circles(graph) == [["a", "b", "c"], ["e"]]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
 
 
 def test_every_unit_has_a_layer():
@@ -96,4 +171,4 @@ def test_the_check_sees_an_upward_import(tmp_path):
         "if TYPE_CHECKING:\n    from mkdocs_syndicate.cli import main\n"
         "def f():\n    from mkdocs_syndicate.engine import runner\n"
     )
-    assert imports_of(module) == {"mkdocs_syndicate.engine"}
+    assert imports_of(module) == {"mkdocs_syndicate.engine.runner"}

@@ -12,6 +12,7 @@ from conftest import SITE, ListReporter, RecordingTransport, as_in_flight, make_
 
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.ledger.schema import State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 from mkdocs_syndicate.registry import TYPES
 
@@ -53,7 +54,7 @@ def retry_by_hand(folder):
                 Transition(
                     PostRef(key, entry.url, entry.title),
                     "ch",
-                    replace(current, state="failed", error="resolved by hand: send again"),
+                    replace(current, state=State.FAILED, error="resolved by hand: send again"),
                 )
             ],
             by_hand=True,

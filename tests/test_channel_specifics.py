@@ -10,12 +10,12 @@ import pytest
 from conftest import RecordingTransport, make_post, write_ledger
 from test_channel_contracts import SPECS, record, remote_posts, run
 
-from mkdocs_syndicate.channels import REGISTRY
-from mkdocs_syndicate.channels.bluesky import facets, rkey_for
+from mkdocs_syndicate.channels.bluesky import BlueskyChannel, facets, rkey_for
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.errors import PostError
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
+from mkdocs_syndicate.registry import clients
 
 pytestmark = pytest.mark.http
 
@@ -127,7 +127,7 @@ def test_weibo_token_never_travels_in_a_url(tmp_path, sandbox, clock):
     run(tmp_path / "a", SPECS["weibo"].raw(sandbox), [make_post(1)], clock, transport)
     (tmp_path / "b").mkdir()
     write_ledger(
-        tmp_path / "b" / "ledger.yml", {("blog/post-1/", "ch"): Record("in_flight", 1, record(tmp_path / "a").at)}
+        tmp_path / "b" / "ledger.yml", {("blog/post-1/", "ch"): Record(State.IN_FLIGHT, 1, record(tmp_path / "a").at)}
     )
     clock.now += 7200
     run(tmp_path / "b", SPECS["weibo"].raw(sandbox), [make_post(1)], clock, transport)
@@ -156,7 +156,7 @@ def test_bluesky_retry_is_byte_identical_with_the_frozen_created_at(tmp_path, sa
         tmp_path / "ledger.yml",
         {
             ("blog/post-1/", "ch"): Record(
-                "in_flight", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"), created_at=frozen
+                State.IN_FLIGHT, 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"), created_at=frozen
             )
         },
     )
@@ -168,7 +168,7 @@ def test_bluesky_retry_is_byte_identical_with_the_frozen_created_at(tmp_path, sa
         tmp_path / "ledger.yml",
         {
             ("blog/post-1/", "ch"): Record(
-                "failed", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"), created_at=frozen
+                State.FAILED, 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"), created_at=frozen
             )
         },
     )
@@ -183,7 +183,7 @@ def test_bluesky_different_content_at_our_key_is_found_not_overwritten(tmp_path,
     (tmp_path / "b").mkdir()
     write_ledger(
         tmp_path / "b" / "ledger.yml",
-        {("blog/post-1/", "ch"): Record("failed", 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"))},
+        {("blog/post-1/", "ch"): Record(State.FAILED, 1, "2026-12-02T00:00:00Z", idempotency_key=rkey_for(post, "ch"))},
     )
     report, _ = run(tmp_path / "b", SPECS["bluesky"].raw(sandbox), [changed], clock)
     assert [r.state for r in report.results] == ["done"]
@@ -261,7 +261,7 @@ def test_bluesky_link_card_with_thumbnail_from_the_built_site(tmp_path, sandbox,
     (site_dir / "img").mkdir(parents=True)
     (site_dir / "img" / "card.png").write_bytes(PNG)
     site = Site("https://example.com/", "Example", str(site_dir))
-    settings = parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, REGISTRY)
+    settings = parse_channels({"ch": SPECS["bluesky"].raw(sandbox)}, clients())
     from conftest import ListReporter
 
     from mkdocs_syndicate.config.run import Options
@@ -325,7 +325,7 @@ def test_a_mastodon_token_without_the_profile_scope_is_named_at_the_first_read(t
     assert answer.status_code == 403 and answer.json() == {"error": "This action is outside the authorized scopes"}
     assert 'error="insufficient_scope"' in answer.headers["www-authenticate"]
     raw = SPECS["mastodon"].raw(sandbox, token=STATUSES_ONLY_TOKEN)
-    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ch"): Record("in_flight", 1, "2026-12-02T00:00:00Z")})
+    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ch"): Record(State.IN_FLIGHT, 1, "2026-12-02T00:00:00Z")})
     report, _ = run(tmp_path, raw, [make_post(1)], clock)
     (result,) = report.results
     assert result.state == "in_flight" and result.needs_review, result
@@ -373,4 +373,5 @@ def test_a_sandbox_rehearsal_keeps_no_bluesky_session():
         sending=True,
     )
     (channel,) = make_channels(options)
+    assert isinstance(channel, BlueskyChannel)
     assert channel.settings.options["keep_session"] is False and channel._kept is None

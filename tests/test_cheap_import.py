@@ -13,7 +13,7 @@ import pytest
 from sites import post, write_site
 
 from mkdocs_syndicate.ledger.format import dump
-from mkdocs_syndicate.ledger.schema import PostEntry, Record
+from mkdocs_syndicate.ledger.schema import PostEntry, Record, State
 
 pytestmark = pytest.mark.process
 
@@ -76,8 +76,8 @@ def test_a_build_with_nothing_to_send_loads_nothing_heavy(tmp_path):
         "https://example.com/posts/a/",
         "A",
         {
-            "masto": Record("done", 1, "2026-12-01T00:00:00Z", remote_id="1"),
-            "ping": Record("done", 1, "2026-12-01T00:00:00Z"),
+            "masto": Record(State.DONE, 1, "2026-12-01T00:00:00Z", remote_id="1"),
+            "ping": Record(State.DONE, 1, "2026-12-01T00:00:00Z"),
         },
     )
     (tmp_path / "ledger.yml").write_text(dump({"posts/a/": entry}))

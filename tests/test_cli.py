@@ -14,7 +14,7 @@ from sites import mkdocs, post, write_site
 
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.ledger.format import dump
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import to_iso
 
@@ -101,8 +101,8 @@ def test_status_check_fails_on_in_flight_and_failed_and_shows_their_age(site, sa
     write_ledger(
         site.parent / "ledger.yml",
         {
-            ("posts/a/", "masto"): Record("in_flight", 1, two_hours_ago, idempotency_key="k" * 64),
-            ("posts/b/", "masto"): Record("failed", 2, two_hours_ago, error="422 refused: text too long"),
+            ("posts/a/", "masto"): Record(State.IN_FLIGHT, 1, two_hours_ago, idempotency_key="k" * 64),
+            ("posts/b/", "masto"): Record(State.FAILED, 2, two_hours_ago, error="422 refused: text too long"),
         },
     )
     result = cli(site, "status")
@@ -119,9 +119,9 @@ def test_status_check_does_not_fail_on_the_indexnow_wait_right_after_a_post(site
     write_ledger(
         site.parent / "ledger.yml",
         {
-            ("posts/a/", "masto"): Record("done", 1, "2026-12-01T10:00:00Z", remote_url="https://m.example/@me/1"),
+            ("posts/a/", "masto"): Record(State.DONE, 1, "2026-12-01T10:00:00Z", remote_url="https://m.example/@me/1"),
             ("posts/a/", "ping"): Record(
-                "in_flight", 1, "2026-12-01T10:00:00Z", error="202 accepted, key validation pending; pinged again"
+                State.IN_FLIGHT, 1, "2026-12-01T10:00:00Z", error="202 accepted, key validation pending; pinged again"
             ),
         },
     )
@@ -130,7 +130,7 @@ def test_status_check_does_not_fail_on_the_indexnow_wait_right_after_a_post(site
     assert "202 accepted, key validation pending; pinged again (expected: the next run sends again)" in result.output
     write_ledger(  # an at-most-once channel's in_flight still needs a read, or a person
         site.parent / "ledger.yml",
-        {("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
+        {("posts/a/", "masto"): Record(State.IN_FLIGHT, 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
     )
     assert cli(site, "status", "--check").exit_code == 1
 
@@ -139,10 +139,10 @@ def test_status_shows_each_channels_last_success_and_last_failure_from_the_ledge
     write_ledger(
         site.parent / "ledger.yml",
         {
-            ("posts/a/", "masto"): Record("done", 1, "2026-12-01T10:00:00Z", remote_url="https://m.example/@me/1"),
-            ("posts/b/", "masto"): Record("done", 1, "2026-12-02T10:00:00Z", remote_url="https://m.example/@me/2"),
+            ("posts/a/", "masto"): Record(State.DONE, 1, "2026-12-01T10:00:00Z", remote_url="https://m.example/@me/1"),
+            ("posts/b/", "masto"): Record(State.DONE, 1, "2026-12-02T10:00:00Z", remote_url="https://m.example/@me/2"),
             ("posts/c/", "masto"): Record(
-                "failed", 1, "2026-12-03T10:00:00Z", error="credentials: 401 The access token was revoked"
+                State.FAILED, 1, "2026-12-03T10:00:00Z", error="credentials: 401 The access token was revoked"
             ),
         },
     )
@@ -168,10 +168,10 @@ def test_status_fits_80_columns_lists_undone_first_and_counts_the_done(site, san
     write_ledger(
         site.parent / "ledger.yml",
         {
-            ("posts/a/", "masto"): Record("done", 1, "2026-12-01T10:00:00Z", remote_url="https://m.example/@me/1"),
-            ("posts/a/", "ping"): Record("done", 1, "2026-12-01T10:00:00Z"),
-            ("posts/b/", "masto"): Record("failed", 2, "2026-12-01T10:00:00Z", error=long_error),
-            (long_key, "masto"): Record("skipped", 0, "2026-12-01T10:00:00Z", note="adopted"),
+            ("posts/a/", "masto"): Record(State.DONE, 1, "2026-12-01T10:00:00Z", remote_url="https://m.example/@me/1"),
+            ("posts/a/", "ping"): Record(State.DONE, 1, "2026-12-01T10:00:00Z"),
+            ("posts/b/", "masto"): Record(State.FAILED, 2, "2026-12-01T10:00:00Z", error=long_error),
+            (long_key, "masto"): Record(State.SKIPPED, 0, "2026-12-01T10:00:00Z", note="adopted"),
         },
     )
     result = cli(site, "status", env={"COLUMNS": "80"})
@@ -209,7 +209,7 @@ def test_the_command_finds_properdocs_yml(tmp_path):
 def test_plan_shows_exactly_what_would_go_out_and_sends_nothing(site, sandbox):
     write_ledger(
         site.parent / "ledger.yml",
-        {("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
+        {("posts/a/", "masto"): Record(State.IN_FLIGHT, 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
     )
     result = cli(site, "plan")
     assert result.exit_code == 0, result.output
@@ -283,7 +283,7 @@ def _in_flight_copy(site, sandbox, key="posts/a/", age=dt.timedelta(hours=2)):
     long_ago = to_iso(dt.datetime.now(dt.UTC) - age)
     posts = ledger(site).posts
     posts[key].channels["masto"] = Record(
-        "in_flight", 1, long_ago, idempotency_key=done.idempotency_key, message_sha256=done.message_sha256
+        State.IN_FLIGHT, 1, long_ago, idempotency_key=done.idempotency_key, message_sha256=done.message_sha256
     )
     (site.parent / "ledger.yml").write_text(dump(posts))
     assert ledger(site).record(key, "masto").state == "in_flight"
@@ -344,7 +344,7 @@ def test_verify_that_cannot_tell_exits_non_zero_asking_for_a_decision(site, sand
 def test_resolve_done_records_the_url_and_who_decided(site, sandbox):
     write_ledger(
         site.parent / "ledger.yml",
-        {("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
+        {("posts/a/", "masto"): Record(State.IN_FLIGHT, 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
     )
     result = cli(
         site,
@@ -369,7 +369,7 @@ def test_resolve_done_records_the_url_and_who_decided(site, sandbox):
 def test_resolve_retry_and_skip(site, sandbox):
     write_ledger(
         site.parent / "ledger.yml",
-        {("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
+        {("posts/a/", "masto"): Record(State.IN_FLIGHT, 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
     )
     assert cli(site, "resolve", "posts/a/", "masto", "--retry").exit_code == 0
     assert ledger(site).record("posts/a/", "masto").state == "failed"

@@ -86,8 +86,8 @@ def test_sandbox_command_serves_what_each_channel_received(tmp_path):
             headers={"Authorization": "Bearer sandbox-mastodon-token"},
             data={"status": "Alpha again https://example.com/posts/a/"},
         )
-        page = httpx.get(f"http://127.0.0.1:{port}/").text
-        assert page.count("DUPLICATE") == 2 and "2 duplicate" in page
+        dashboard = httpx.get(f"http://127.0.0.1:{port}/").text
+        assert dashboard.count("DUPLICATE") == 2 and "2 duplicate" in dashboard
     finally:
         server.send_signal(signal.SIGTERM)
         _, err = server.communicate(timeout=30)

@@ -9,10 +9,10 @@ import pytest
 import yaml
 from sites import mkdocs, post, write_site
 
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.site import load_site
 from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.registry import clients
 
 WRONG_TYPES = {"mode": "bogus", "sandbox": "yes", "posts": 5, "git": {"push": "no"}, "chanels": {}}
 WRONG_VALUES = {
@@ -72,7 +72,7 @@ def test_wrong_types_and_wrong_values_are_listed_together(tmp_path):
 def test_a_bad_timeout_does_not_hide_the_types_own_errors():
     raw = {"masto": {"type": "mastodon", "timeout": 0, "settle": -3, "delivery": "twice", "visibility": "everyone"}}
     with pytest.raises(ConfigError) as caught:
-        parse_channels(raw, REGISTRY)
+        parse_channels(raw, clients())
     assert settings_of(caught.value) == {
         "channels.masto.timeout",
         "channels.masto.settle",

@@ -11,14 +11,14 @@ from test_crosslinks import Links
 
 from mkdocs_syndicate.content import crosslinks
 from mkdocs_syndicate.content.crosslinks import Copy, copies
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.sources import ledger_copies
 
 LONG = "https://m.example/@me/" + "1" * 200_000
 
 
 def done(url: str) -> Record:
-    return Record("done", 1, "2026-11-20T10:00:00Z", remote_id="1", remote_url=url)
+    return Record(State.DONE, 1, "2026-11-20T10:00:00Z", remote_id="1", remote_url=url)
 
 
 CHANNELS = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from html.parser import HTMLParser
+from typing import Any
 
 import pytest
 import yaml
@@ -14,7 +15,7 @@ from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.content.crosslinks import Copy, block_html, copies
 from mkdocs_syndicate.content.portable import portable_markdown
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import clients
 
@@ -47,7 +48,7 @@ class Links(HTMLParser):
 
 
 def done(url: str | None) -> Record:
-    return Record("done", 1, "2026-11-20T10:00:00Z", remote_id="1", remote_url=url)
+    return Record(State.DONE, 1, "2026-11-20T10:00:00Z", remote_id="1", remote_url=url)
 
 
 @pytest.mark.unit
@@ -56,8 +57,8 @@ def test_only_done_copies_with_a_web_url_of_configured_channels_are_shown_in_the
         "devto": done("https://dev.to/me/a-1"),
         "masto": done("https://m.example/@me/1"),
         "ping": done(None),
-        "bsky": Record("in_flight", 1, "2026-11-20T10:00:00Z"),
-        "weibo": Record("failed", 1, "2026-11-20T10:00:00Z", error="x"),
+        "bsky": Record(State.IN_FLIGHT, 1, "2026-11-20T10:00:00Z"),
+        "weibo": Record(State.FAILED, 1, "2026-11-20T10:00:00Z", error="x"),
         "gone": done("https://old.example/1"),
         "odd": done("javascript:alert(1)"),
     }
@@ -93,7 +94,7 @@ def test_each_channel_is_called_by_its_service_or_its_label():
     from mkdocs_syndicate.content.crosslinks import labels
     from mkdocs_syndicate.registry import TYPES
 
-    raw = {
+    raw: dict[str, Any] = {
         "masto": {"type": "mastodon", "instance": "https://m.example", "token": "t" * 12},
         "forem": {"type": "forem", "api_key": "k" * 24, "label": "Our Forem"},
         "bsky": {"type": "bluesky", "handle": "me.example", "app_password": "p" * 19},
@@ -216,13 +217,13 @@ def test_replies_are_read_where_each_service_serves_them_without_a_token():
     from mkdocs_syndicate.channels.forem import ForemChannel
     from mkdocs_syndicate.channels.mastodon import MastodonChannel
 
-    status = Record("done", 1, "2026-11-20T10:00:00Z", remote_id="1130", remote_url="https://m.example/@me/1130")
+    status = Record(State.DONE, 1, "2026-11-20T10:00:00Z", remote_id="1130", remote_url="https://m.example/@me/1130")
     assert (
         MastodonChannel.replies_url({"instance": "https://m.example/"}, status)
         == "https://m.example/api/v1/statuses/1130/context"
     )
     post_uri = "at://did:plc:abc/app.bsky.feed.post/3lxyz"
-    bsky = Record("done", 1, "2026-11-20T10:00:00Z", remote_id=post_uri, remote_url="https://bsky.app/x")
+    bsky = Record(State.DONE, 1, "2026-11-20T10:00:00Z", remote_id=post_uri, remote_url="https://bsky.app/x")
     assert BlueskyChannel.replies_url({}, bsky) == (
         "https://public.api.bsky.app/xrpc/app.bsky.feed.getPostThread?"
         "uri=at%3A%2F%2Fdid%3Aplc%3Aabc%2Fapp.bsky.feed.post%2F3lxyz&depth=10"

@@ -17,6 +17,7 @@ from mkdocs_syndicate.channels.base import Channel, CredentialCheck, Health, rat
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.engine.doctor import check_channels
+from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.sandbox import mastodon as mastodon_emulator
 from mkdocs_syndicate.sandbox import weibo as weibo_emulator
 
@@ -27,7 +28,7 @@ def test_a_channel_type_without_a_check_says_so_and_needs_no_person():
         type_name = "quiet"
 
     settings = parse_channels({"q": {"type": "quiet"}}, {"quiet": Quiet})[0]
-    found = asyncio.run(Quiet(settings, SITE).check_credentials(None))  # type: ignore[arg-type]
+    found = asyncio.run(Quiet(settings, SITE).check_credentials(None))
     assert found == CredentialCheck(Health.NOT_CHECKED, problem="quiet has no credential check")
     assert not found.health.needs_a_person
 
@@ -457,7 +458,9 @@ def test_a_job_summary_cell_cannot_break_the_table_or_carry_markup():
     from mkdocs_syndicate.engine.results import PairResult, RunReport
     from mkdocs_syndicate.output.actions import command, run_summary
 
-    report = RunReport([PairResult("blog/a|b/", "masto", "failed", "<img src=x> | broken\nline", needs_review=True)])
+    report = RunReport(
+        [PairResult("blog/a|b/", "masto", PairState.FAILED, "<img src=x> | broken\nline", needs_review=True)]
+    )
     row = run_summary(report, "ledger.yml").splitlines()[6]
     assert row == "| blog/a\\|b/ | masto | failed | &lt;img src=x&gt; \\| broken\\x0aline |"
     assert command("error", "a: b, c", "one\ntwo %") == "::error title=a%3A b%2C c::one\\x0atwo %25"

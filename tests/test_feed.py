@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -52,7 +53,7 @@ ATOM = """<?xml version="1.0" encoding="utf-8"?>
 </feed>
 """
 
-JSON_FEED = {
+JSON_FEED: dict[str, Any] = {
     "version": "https://jsonfeed.org/version/1.1",
     "title": "A Hugo site",
     "home_page_url": SITE,

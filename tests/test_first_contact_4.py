@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from mkdocs_syndicate.ledger.schema import State
+
 # ------------------------------------------------------------------ the sandbox's wait_until_live
 
 
@@ -74,29 +76,31 @@ def test_a_missing_site_url_is_named_as_the_top_level_setting_it_is(tmp_path):
 @pytest.mark.unit
 @pytest.mark.parametrize("written", ["devto", "dev", "dev.to", "DEV.to"])
 def test_a_channel_typed_after_dev_says_dev_is_type_forem(written):
-    from mkdocs_syndicate.channels import REGISTRY
     from mkdocs_syndicate.config.channels import parse_channels
     from mkdocs_syndicate.errors import ConfigError
+    from mkdocs_syndicate.registry import clients
 
     with pytest.raises(ConfigError) as caught:
-        parse_channels({"dev": {"type": written, "api_key": "x-key-12"}}, REGISTRY)
+        parse_channels({"dev": {"type": written, "api_key": "x-key-12"}}, clients())
     assert caught.value.setting == "channels.dev.type"
     assert f"unknown channel type {written!r}; DEV is type forem (known: " in str(caught.value)
 
 
 @pytest.mark.unit
 def test_a_misspelt_channel_setting_or_type_gets_the_nearest_name():
-    from mkdocs_syndicate.channels import REGISTRY
     from mkdocs_syndicate.config.channels import parse_channels
     from mkdocs_syndicate.errors import ConfigError
+    from mkdocs_syndicate.registry import clients
 
     with pytest.raises(ConfigError) as caught:
-        parse_channels({"masto": {"type": "mastodon", "instance": "https://m.example", "tokne": "x-token-1"}}, REGISTRY)
+        parse_channels(
+            {"masto": {"type": "mastodon", "instance": "https://m.example", "tokne": "x-token-1"}}, clients()
+        )
     assert caught.value.setting == "channels.masto.tokne"
     assert "unknown setting for type mastodon; did you mean 'token'? (allowed: " in str(caught.value)
 
     with pytest.raises(ConfigError) as caught:
-        parse_channels({"masto": {"type": "mastadon"}}, REGISTRY)
+        parse_channels({"masto": {"type": "mastadon"}}, clients())
     assert "unknown channel type 'mastadon'; did you mean 'mastodon'?" in str(caught.value)
 
 
@@ -331,11 +335,11 @@ def test_a_page_reads_replies_from_the_sandbox_that_made_the_copy():
     channels = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"}}
     replies_of = replies_locator(channels, sandbox=True)
     moved = Record(
-        "done", 1, "2026-11-20T10:00:00Z", remote_id="7", remote_url="http://127.0.0.1:45273/mastodon/@sandbox/7"
+        State.DONE, 1, "2026-11-20T10:00:00Z", remote_id="7", remote_url="http://127.0.0.1:45273/mastodon/@sandbox/7"
     )
     assert replies_of("masto", moved).url == "http://127.0.0.1:45273/mastodon/api/v1/statuses/7/context"
     usual = Record(
-        "done", 1, "2026-11-20T10:00:00Z", remote_id="7", remote_url="http://127.0.0.1:8787/mastodon/@sandbox/7"
+        State.DONE, 1, "2026-11-20T10:00:00Z", remote_id="7", remote_url="http://127.0.0.1:8787/mastodon/@sandbox/7"
     )
     assert replies_of("masto", usual).url == "http://127.0.0.1:8787/mastodon/api/v1/statuses/7/context"
 

@@ -25,6 +25,7 @@ from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import LedgerWriteError
 from mkdocs_syndicate.ledger.format import dump, parse
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
+from mkdocs_syndicate.ledger.schema import State
 from mkdocs_syndicate.ledger.store import Ledger
 
 pytestmark = pytest.mark.process
@@ -212,7 +213,7 @@ def test_a_commit_and_push_is_two_git_processes(repo):
     for n in range(3):
         posts = {
             "blog/x/": PostEntry(
-                "https://example.com/blog/x/", "X", {"masto": Record("in_flight", n + 1, "2026-12-03T00:00:00Z")}
+                "https://example.com/blog/x/", "X", {"masto": Record(State.IN_FLIGHT, n + 1, "2026-12-03T00:00:00Z")}
             )
         }
         before = mirror.processes
@@ -232,7 +233,7 @@ def test_a_start_takes_the_ledgers_posts_when_the_pushed_ledger_is_the_same_file
     _, work = repo
     posts = {
         "blog/x/": PostEntry(
-            "https://example.com/blog/x/", "X", {"masto": Record("done", 1, "2026-12-03T00:00:00Z", remote_id="1")}
+            "https://example.com/blog/x/", "X", {"masto": Record(State.DONE, 1, "2026-12-03T00:00:00Z", remote_id="1")}
         )
     }
     (work / "ledger.yml").write_text(dump(posts))
@@ -543,6 +544,8 @@ def test_the_end_of_run_push_that_loses_a_race_takes_theirs_like_any_other(repo,
 class GitScenario(Scenario):
     """A crashlab scenario whose ledger lives in a clone of a bare repository, pushed per transition."""
 
+    work: Path
+
     def __post_init__(self) -> None:
         super().__post_init__()
         self.bare = make_remote(self.folder)
@@ -625,7 +628,8 @@ def pushed_in_flight(scenario: GitScenario, last_push_only: bool = False) -> tup
     earlier = parse(before, "remote~1") if before else {}
     scenario.server.wait_idle(timeout=30)  # what reached the server before the kill is visible
     state = scenario.server.snapshot()
-    sent, unsent = [], []
+    sent: list[str] = []
+    unsent: list[str] = []
     for key, entry in parse(text, "remote").items():
         for channel, record in entry.channels.items():
             was = earlier.get(key).channels.get(channel) if key in earlier else None

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.ledger.merge import Pair, changed_pairs, contested_pairs, merge, without_unpushed_in_flight
-from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record
+from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State
 
 pytestmark = pytest.mark.unit
 
@@ -24,11 +25,11 @@ def ledger(**records: Record) -> Posts:
 
 
 def flight(at: str = AT) -> Record:
-    return Record("in_flight", 1, at, idempotency_key="k", created_at=at)
+    return Record(State.IN_FLIGHT, 1, at, idempotency_key="k", created_at=at)
 
 
 def done(remote_id: str = "1") -> Record:
-    return Record("done", 1, AT, remote_id=remote_id)
+    return Record(State.DONE, 1, AT, remote_id=remote_id)
 
 
 def test_their_change_to_a_pair_we_left_alone_merges():
@@ -93,16 +94,18 @@ def test_the_report_is_the_ledger_as_pushed_one_line_per_pair():
 
     posts = {
         "a/": PostEntry(
-            "u", "t", {"m": Record("done", 1, "2026-12-02T07:00:00Z"), "p": Record("done", 1, "2026-12-02T07:00:00Z")}
+            "u",
+            "t",
+            {"m": Record(State.DONE, 1, "2026-12-02T07:00:00Z"), "p": Record(State.DONE, 1, "2026-12-02T07:00:00Z")},
         ),
-        "b/": PostEntry("u", "t", {"m": Record("failed", 1, "2026-12-02T07:00:00Z", error="x")}),
+        "b/": PostEntry("u", "t", {"m": Record(State.FAILED, 1, "2026-12-02T07:00:00Z", error="x")}),
     }
     said = [
-        PairResult("a/", "m", "not_attempted", "the run stopped: a race"),  # round 1
-        PairResult("a/", "p", "not_attempted", "another run changed this pair"),  # theirs, now done
-        PairResult("b/", "m", "not_attempted", "the run stopped"),
-        PairResult("a/", "m", "done", "sent"),  # round 2
-        PairResult("b/", "m", "failed", "refused"),
+        PairResult("a/", "m", PairState.NOT_ATTEMPTED, "the run stopped: a race"),  # round 1
+        PairResult("a/", "p", PairState.NOT_ATTEMPTED, "another run changed this pair"),  # theirs, now done
+        PairResult("b/", "m", PairState.NOT_ATTEMPTED, "the run stopped"),
+        PairResult("a/", "m", PairState.DONE, "sent"),  # round 2
+        PairResult("b/", "m", PairState.FAILED, "refused"),
     ]
     assert [(r.post_key, r.channel, r.state) for r in as_recorded(said, posts)] == [
         ("a/", "m", "done"),

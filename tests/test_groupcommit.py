@@ -11,7 +11,7 @@ import pytest
 
 from mkdocs_syndicate.engine.groupcommit import GroupCommitter
 from mkdocs_syndicate.errors import LedgerWriteError
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef, Transition
 
 pytestmark = pytest.mark.unit
@@ -21,7 +21,7 @@ def in_flight(n: int, channel: str = "masto") -> Transition:
     return Transition(
         PostRef(f"blog/p{n}/", f"https://example.com/blog/p{n}/", f"P{n}"),
         channel,
-        Record("in_flight", 1, "2026-12-03T00:00:00Z"),
+        Record(State.IN_FLIGHT, 1, "2026-12-03T00:00:00Z"),
     )
 
 
@@ -48,6 +48,11 @@ class CountingLedger(Ledger):
         return super().write_flush(pending, push)
 
 
+def fail_on(error: BaseException) -> None:
+    """A committer's failure fails the test, saying what it was."""
+    pytest.fail(f"the committer failed: {error!r}")
+
+
 @pytest.fixture
 def ledger(tmp_path):
     import filelock
@@ -61,7 +66,7 @@ def ledger(tmp_path):
 
 def test_lanes_that_wait_together_share_one_flush(ledger):
     async def main():
-        committer = GroupCommitter(ledger, lanes=3, on_failure=pytest.fail, linger=5.0)
+        committer = GroupCommitter(ledger, lanes=3, on_failure=fail_on, linger=5.0)
         started = time.monotonic()
         await asyncio.gather(*(committer.write([in_flight(n)], before_request=True) for n in range(3)))
         waited = time.monotonic() - started
@@ -78,7 +83,7 @@ def test_lanes_that_wait_together_share_one_flush(ledger):
 
 def test_a_waiting_lane_does_not_wait_for_a_busy_one_beyond_the_linger(ledger):
     async def main():
-        committer = GroupCommitter(ledger, lanes=2, on_failure=pytest.fail, linger=0.05)
+        committer = GroupCommitter(ledger, lanes=2, on_failure=fail_on, linger=0.05)
         started = time.monotonic()
         await committer.write([in_flight(1)], before_request=True)  # the other lane never writes
         waited = time.monotonic() - started
@@ -93,7 +98,7 @@ def test_a_waiting_lane_does_not_wait_for_a_busy_one_beyond_the_linger(ledger):
 
 def test_records_that_need_no_wait_ride_along_with_the_next_flush(ledger):
     async def main():
-        committer = GroupCommitter(ledger, lanes=2, on_failure=pytest.fail, linger=0.05, idle_flush=5.0)
+        committer = GroupCommitter(ledger, lanes=2, on_failure=fail_on, linger=0.05, idle_flush=5.0)
         await committer.write([in_flight(1, "ping")], before_request=False)  # returns at once
         assert ledger.flushed == [] and ledger.record("blog/p1/", "ping").state == "in_flight"
         await committer.write([in_flight(2)], before_request=True)
@@ -121,7 +126,7 @@ async def during_the_first_flush(ledger, first_write, then):
 
 def test_writes_made_during_a_flush_go_in_the_next_one(ledger):
     async def main():
-        committer = GroupCommitter(ledger, lanes=2, on_failure=pytest.fail, linger=0.0)
+        committer = GroupCommitter(ledger, lanes=2, on_failure=fail_on, linger=0.0)
         first, second = await during_the_first_flush(
             ledger,
             committer.write([in_flight(1)], before_request=True),
@@ -176,7 +181,7 @@ def test_the_flush_runs_outside_the_event_loop(ledger):
     ledger.write_flush = recording
 
     async def main():
-        committer = GroupCommitter(ledger, lanes=2, on_failure=pytest.fail, linger=0.0)
+        committer = GroupCommitter(ledger, lanes=2, on_failure=fail_on, linger=0.0)
         ticks = 0
 
         async def other_lane():
@@ -200,7 +205,7 @@ def test_the_linger_runs_from_the_first_waiter_not_from_an_earlier_record(ledger
     a few milliseconds after the first waiter missed its push (10 pushes for 5 posts, not 6)."""
 
     async def main():
-        committer = GroupCommitter(ledger, lanes=3, on_failure=pytest.fail, linger=0.2, idle_flush=5.0)
+        committer = GroupCommitter(ledger, lanes=3, on_failure=fail_on, linger=0.2, idle_flush=5.0)
         await committer.write([in_flight(1, "ping")], before_request=False)
         await asyncio.sleep(0.15)
         first = asyncio.ensure_future(committer.write([in_flight(2)], before_request=True))

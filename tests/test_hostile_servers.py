@@ -22,7 +22,7 @@ from test_channel_contracts import SPECS, remote_posts
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import LaneCrashed, SyndicateError
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
 
 pytestmark = pytest.mark.http
@@ -47,7 +47,7 @@ def in_flight_2h_ago(folder, clock):
 
     folder.mkdir(parents=True, exist_ok=True)
     at = to_iso(dt.datetime.fromtimestamp(clock.now - 7200, dt.UTC))
-    write_ledger(folder / "ledger.yml", {("blog/post-1/", "masto"): Record("in_flight", 1, at, created_at=at)})
+    write_ledger(folder / "ledger.yml", {("blog/post-1/", "masto"): Record(State.IN_FLIGHT, 1, at, created_at=at)})
 
 
 # ------------------------------------------------------------------ pagination

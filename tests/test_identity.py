@@ -16,7 +16,7 @@ from mkdocs_syndicate.channels.mastodon import idempotency_key
 from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, MAX_UNCERTAIN_SENDS
 from mkdocs_syndicate.engine.syndication import send
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import to_iso
 
@@ -113,7 +113,9 @@ def test_a_read_does_not_take_another_sites_post_for_ours(tmp_path, sandbox, clo
     clock.now += 60
     at = stamp(clock.now)
     (tmp_path / "b").mkdir()
-    write_ledger(tmp_path / "b" / "ledger.yml", {("blog/post-1/", channel): Record("in_flight", 1, at, created_at=at)})
+    write_ledger(
+        tmp_path / "b" / "ledger.yml", {("blog/post-1/", channel): Record(State.IN_FLIGHT, 1, at, created_at=at)}
+    )
     clock.now += 1200
     report = run(tmp_path / "b", raw, [post_on(SITE_B, 1, body_html="<p>Text.</p>")], clock, site=SITE_B)
     assert [r.state for r in report.results] == ["done"], report.results
@@ -146,7 +148,7 @@ def test_a_bluesky_record_at_our_key_that_is_another_sites_is_not_taken_for_ours
     (tmp_path / "b").mkdir()
     write_ledger(
         tmp_path / "b" / "ledger.yml",
-        {("blog/post-1/", "sky"): Record("in_flight", 1, at, idempotency_key=taken_key, created_at=at)},
+        {("blog/post-1/", "sky"): Record(State.IN_FLIGHT, 1, at, idempotency_key=taken_key, created_at=at)},
     )
     report = run(tmp_path / "b", raw, [post_on(SITE_B, 1)], clock, site=SITE_B)
     assert [r.state for r in report.results] == ["failed"], report.results
@@ -207,7 +209,7 @@ def test_a_server_clock_hours_behind_does_not_make_a_post_look_absent(tmp_path, 
     at = stamp(clock.now)
     write_ledger(
         tmp_path / "ledger.yml",
-        {("blog/post-1/", "masto"): Record("in_flight", 1, at, idempotency_key=key, created_at=at)},
+        {("blog/post-1/", "masto"): Record(State.IN_FLIGHT, 1, at, idempotency_key=key, created_at=at)},
     )
     httpx.post(made, data={"status": f"Post 1 {post.url}"}, headers={**auth, "Idempotency-Key": key})
     for n in range(45):
@@ -229,11 +231,11 @@ def test_dev_and_weibo_read_past_a_page_of_posts_stamped_hours_behind(tmp_path, 
     sandbox.set_quirks(emulator, clock_offset=-3 * 3600)
     post = make_post(1, body_html="<p>Text.</p>")
     at = stamp(clock.now)
-    record = Record("in_flight", 1, at, created_at=at)
+    record = Record(State.IN_FLIGHT, 1, at, created_at=at)
     if emulator == "weibo":
         from mkdocs_syndicate.channels.weibo import marker
 
-        record = Record("in_flight", 1, at, created_at=at, idempotency_key=marker(post.url, channel))
+        record = Record(State.IN_FLIGHT, 1, at, created_at=at, idempotency_key=marker(post.url, channel))
     write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", channel): record})
 
     def make(n, text_or_article):
@@ -368,7 +370,7 @@ def test_a_status_deleted_by_its_author_while_in_flight_is_never_sent_again(tmp_
     at = stamp(clock.now)
     write_ledger(
         tmp_path / "ledger.yml",
-        {("blog/post-1/", "masto"): Record("in_flight", 1, at, idempotency_key=key, created_at=at)},
+        {("blog/post-1/", "masto"): Record(State.IN_FLIGHT, 1, at, idempotency_key=key, created_at=at)},
     )
     httpx.delete(f"{made}/{status['id']}", headers=headers).raise_for_status()
     clock.now += 1200  # past settle, within the key's hour

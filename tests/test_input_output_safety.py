@@ -10,19 +10,19 @@ from click.testing import CliRunner
 from conftest import SITE, ListReporter, make_post, mastodon_raw
 from sites import write_site
 
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.content.posts import ChannelOverride, check_syndicate_id, parse_syndicate_meta
 from mkdocs_syndicate.engine.options import plan
-from mkdocs_syndicate.engine.results import PairResult, RunReport
+from mkdocs_syndicate.engine.results import PairResult, PairState, RunReport
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import ConfigError, LedgerError, LedgerWriteError, PostError
 from mkdocs_syndicate.ledger.gitmirror import commit_message
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.output.progress import summary_table
 from mkdocs_syndicate.output.reporters import PlainReporter, undone_lines
+from mkdocs_syndicate.registry import clients
 
 pytestmark = pytest.mark.http
 
@@ -30,7 +30,7 @@ ESC = "\x1b"
 
 
 def parse(raw):
-    return parse_channels(raw, REGISTRY)
+    return parse_channels(raw, clients())
 
 
 # ------------------------------------------------------------------ settings
@@ -294,7 +294,7 @@ HOSTILE_TEXT = f"boom {ESC}[2J{ESC}]0;pwned\x07 \x9b31m line1\nSigned-off-by: ma
 
 
 def test_server_text_with_control_characters_is_escaped_everywhere_it_is_shown():
-    report = RunReport([PairResult(f"posts/{ESC}[31mred/", "masto", "failed", HOSTILE_TEXT)])
+    report = RunReport([PairResult(f"posts/{ESC}[31mred/", "masto", PairState.FAILED, HOSTILE_TEXT)])
     lines: list[str] = []
     PlainReporter(lines.append).pair_finished(report.results[0])
     from rich.console import Console

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mkdocs_syndicate.errors import LedgerError
 from mkdocs_syndicate.ledger.fast import parse_canonical
 from mkdocs_syndicate.ledger.format import dump, parse, parse_yaml
-from mkdocs_syndicate.ledger.schema import OPS, STATES, PostEntry, Record, needs_v2
+from mkdocs_syndicate.ledger.schema import OPS, STATES, PostEntry, Record, State, needs_v2
 
 pytestmark = pytest.mark.unit
 
@@ -181,9 +181,14 @@ SAMPLE = {
         "A title: yes",
         {
             "mastodon": Record(
-                "done", 1, "2026-12-02T07:00:03Z", remote_id="1137", remote_url="https://m/1", idempotency_key="k" * 64
+                State.DONE,
+                1,
+                "2026-12-02T07:00:03Z",
+                remote_id="1137",
+                remote_url="https://m/1",
+                idempotency_key="k" * 64,
             ),
-            "ping": Record("in_flight", 2, "2026-12-02T07:00:02Z"),
+            "ping": Record(State.IN_FLIGHT, 2, "2026-12-02T07:00:02Z"),
         },
     ),
     "blog/b/": PostEntry("https://example.com/blog/b/", "B", {}),
@@ -267,7 +272,7 @@ def test_hand_edits_are_read_by_the_tolerant_path_with_the_full_parsers_meaning(
         expected = parse_yaml(text, "hand.yml")
     except LedgerError:
         expected = None
-    tolerated = parse_tolerant(text, "hand.yml")
+    tolerated = parse_tolerant(text, "hand.yml", parse_yaml)
     if expected is None:
         assert tolerated is None
         return
@@ -279,7 +284,7 @@ def test_hand_edits_are_read_by_the_tolerant_path_with_the_full_parsers_meaning(
 
 def test_a_hand_edit_the_parser_refuses_gives_the_full_parsers_error_and_line():
     text = dump(SAMPLE).replace("    title: B\n", "    title: B\n    color: red   # by hand\n")
-    assert parse_tolerant(text, "l.yml") is None
+    assert parse_tolerant(text, "l.yml", parse_yaml) is None
     with pytest.raises(LedgerError, match=r"l\.yml:\d+: unknown key 'color' in post 'blog/b/'"):
         parse(text + "\n" * 30000, "l.yml")  # past the fast reader's threshold: every path tried
 
@@ -288,7 +293,7 @@ def test_a_repeated_post_key_across_pieces_is_left_to_the_full_parser():
     text = dump(SAMPLE)
     piece = text[text.index("  blog/b/:") : text.index("...")]
     text = text.replace("...\n", "  # copied by hand\n" + piece + "...\n")
-    assert parse_tolerant(text, "l.yml") is None
+    assert parse_tolerant(text, "l.yml", parse_yaml) is None
     with pytest.raises(LedgerError, match="duplicate key 'blog/b/'"):
         parse(text + "\n" * 30000, "l.yml")
 
@@ -303,9 +308,9 @@ FUZZ_BASE = {
         "https://example.com/blog/c/",
         'C: "quoted"',
         {
-            "devto": Record("failed", 1, "2026-12-02T07:00:03Z", error="no way"),
-            "x": Record("deleted", 1, "2026-12-02T07:00:03Z"),
-            "y": Record("done", 1, "2026-12-02T07:00:03Z", remote_url="http://127.0.0.1:8787/y", sandbox=True),
+            "devto": Record(State.FAILED, 1, "2026-12-02T07:00:03Z", error="no way"),
+            "x": Record(State.DELETED, 1, "2026-12-02T07:00:03Z"),
+            "y": Record(State.DONE, 1, "2026-12-02T07:00:03Z", remote_url="http://127.0.0.1:8787/y", sandbox=True),
         },
         id="pin-c",
         src="blog/c.md",
@@ -404,7 +409,7 @@ def test_fuzzed_mutants_are_read_alike_by_the_three_readers_or_refused_by_all(so
         expected = parse_yaml(text, "m.yml")
     except LedgerError as exc:
         expected, error = None, str(exc)
-    for name, found in (("fast", parse_canonical(text)), ("tolerant", parse_tolerant(text, "m.yml"))):
+    for name, found in (("fast", parse_canonical(text)), ("tolerant", parse_tolerant(text, "m.yml", parse_yaml))):
         assert found is None or found == expected, (
             f"the {name} reader read what the full parser {'refuses' if expected is None else 'reads otherwise'}"
         )
@@ -412,7 +417,7 @@ def test_fuzzed_mutants_are_read_alike_by_the_three_readers_or_refused_by_all(so
     if expected is None:
         with pytest.raises(LedgerError):
             parse(padded, "m.yml")
-        assert parse_canonical(padded) is None and parse_tolerant(padded, "m.yml") is None, error
+        assert parse_canonical(padded) is None and parse_tolerant(padded, "m.yml", parse_yaml) is None, error
     else:
         assert parse(padded, "m.yml") == expected
 
@@ -431,4 +436,4 @@ def test_what_the_full_parser_refuses_the_tolerant_reader_refuses(edit):
     text = edit(dump(FUZZ_BASE))
     with pytest.raises(LedgerError):
         parse_yaml(text, "l.yml")
-    assert parse_tolerant(text, "l.yml") is None
+    assert parse_tolerant(text, "l.yml", parse_yaml) is None

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from mkdocs_syndicate.errors import LedgerError
 from mkdocs_syndicate.ledger.fast import parse_canonical
 from mkdocs_syndicate.ledger.format import dump, parse, parse_yaml
-from mkdocs_syndicate.ledger.schema import PostEntry, Record
+from mkdocs_syndicate.ledger.schema import PostEntry, Record, State
 
 pytestmark = pytest.mark.unit
 
@@ -16,12 +16,12 @@ SAMPLE = {
         title="幂等性：让发布 Agent 不怕中途被杀",
         channels={
             "devto": Record(
-                "done", 1, "2026-12-02T07:01:15Z", remote_id="2093312", remote_url="https://dev.to/me/x-3b1k"
+                State.DONE, 1, "2026-12-02T07:01:15Z", remote_id="2093312", remote_url="https://dev.to/me/x-3b1k"
             ),
-            "indexnow": Record("done", 1, "2026-12-02T07:00:02Z"),
-            "mastodon": Record("in_flight", 1, "2026-12-02T07:00:03Z", idempotency_key="ab" * 32),
+            "indexnow": Record(State.DONE, 1, "2026-12-02T07:00:02Z"),
+            "mastodon": Record(State.IN_FLIGHT, 1, "2026-12-02T07:00:03Z", idempotency_key="ab" * 32),
             "weibo": Record(
-                "failed", 2, "2026-12-02T07:02:00Z", error="429 rate limited; retry after 2026-12-02T08:00:00Z"
+                State.FAILED, 2, "2026-12-02T07:02:00Z", error="429 rate limited; retry after 2026-12-02T08:00:00Z"
             ),
         },
     )
@@ -67,7 +67,7 @@ posts:
 ...
 """
     rec = parse(text, "l.yml")["blog/a/"].channels["mastodon"]
-    assert rec == Record("done", 1, "2026-12-02T07:00:03Z", remote_id="1234")
+    assert rec == Record(State.DONE, 1, "2026-12-02T07:00:03Z", remote_id="1234")
 
 
 @pytest.mark.parametrize(
@@ -205,7 +205,7 @@ def test_round_trip_property(key, title, channel, remote):
         key: PostEntry(
             url="https://e.com/" + key,
             title=title,
-            channels={channel: Record("done", 3, "2026-01-01T00:00:00Z", remote_id=remote)},
+            channels={channel: Record(State.DONE, 3, "2026-01-01T00:00:00Z", remote_id=remote)},
         )
     }
     text = dump(posts)
@@ -242,7 +242,7 @@ def test_everything_the_writer_writes_every_reader_reads_back(key, title, channe
         key: PostEntry(
             url="https://e.com/" + key,
             title=title,
-            channels={channel: Record("done", 3, "2026-01-01T00:00:00Z", remote_id=remote)},
+            channels={channel: Record(State.DONE, 3, "2026-01-01T00:00:00Z", remote_id=remote)},
         )
     }
     text = dump(posts)
@@ -250,7 +250,7 @@ def test_everything_the_writer_writes_every_reader_reads_back(key, title, channe
         readable(key): PostEntry(
             url=readable("https://e.com/" + key),
             title=readable(title),
-            channels={readable(channel): Record("done", 3, "2026-01-01T00:00:00Z", remote_id=readable(remote))},
+            channels={readable(channel): Record(State.DONE, 3, "2026-01-01T00:00:00Z", remote_id=readable(remote))},
         )
     }
     assert parse_yaml(text, "l.yml") == expected  # libyaml, when installed
@@ -265,7 +265,9 @@ def test_everything_the_writer_writes_every_reader_reads_back(key, title, channe
 def test_a_key_past_the_implicit_key_limit_is_written_explicitly_and_read_back():
     key = "blog/" + "a" * 1100 + "/"
     posts = {
-        key: PostEntry(url="https://e.com/" + key, title="t", channels={"m": Record("done", 1, "2026-01-01T00:00:00Z")})
+        key: PostEntry(
+            url="https://e.com/" + key, title="t", channels={"m": Record(State.DONE, 1, "2026-01-01T00:00:00Z")}
+        )
     }
     text = dump(posts)
     assert f"  ? {key}\n  :\n    url:" in text
@@ -276,14 +278,20 @@ def test_a_sandbox_record_carries_its_flag_written_only_when_true_and_read_alike
     """Issue 36: a sandbox run's records say so (`sandbox: true`), a real run's say nothing; the
     flag makes the ledger version 2, and every reader reads it."""
     real = {
-        "blog/a/": PostEntry("https://example.com/blog/a/", "A", {"masto": Record("done", 1, "2026-12-02T07:00:03Z")})
+        "blog/a/": PostEntry(
+            "https://example.com/blog/a/", "A", {"masto": Record(State.DONE, 1, "2026-12-02T07:00:03Z")}
+        )
     }
     assert "sandbox" not in dump(real) and "version: 1" in dump(real)
     rehearsed = {
         "blog/a/": PostEntry(
             "https://example.com/blog/a/",
             "A",
-            {"masto": Record("done", 1, "2026-12-02T07:00:03Z", remote_url="http://127.0.0.1:8787/m/1", sandbox=True)},
+            {
+                "masto": Record(
+                    State.DONE, 1, "2026-12-02T07:00:03Z", remote_url="http://127.0.0.1:8787/m/1", sandbox=True
+                )
+            },
         )
     }
     text = dump(rehearsed)

@@ -8,7 +8,7 @@ import pytest
 
 from mkdocs_syndicate.errors import LedgerError, LedgerLocked, LedgerWriteError
 from mkdocs_syndicate.ledger import atomicfile
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef
 
 pytestmark = pytest.mark.http
@@ -19,34 +19,43 @@ POST = PostRef("blog/a/", "https://example.com/blog/a/", "A")
 def test_transitions_are_written_and_reloaded(tmp_path):
     path = tmp_path / "ledger.yml"
     with Ledger.open_for_writing(path) as ledger:
-        ledger.set(POST, "mastodon", Record("in_flight", 1, "2026-12-02T07:00:00Z", idempotency_key="k"))
-        ledger.set(POST, "mastodon", Record("done", 1, "2026-12-02T07:00:01Z", remote_id="9"))
+        ledger.set(POST, "mastodon", Record(State.IN_FLIGHT, 1, "2026-12-02T07:00:00Z", idempotency_key="k"))
+        ledger.set(POST, "mastodon", Record(State.DONE, 1, "2026-12-02T07:00:01Z", remote_id="9"))
         assert ledger.writes == 2
     again = Ledger.read(path)
-    assert again.record("blog/a/", "mastodon") == Record("done", 1, "2026-12-02T07:00:01Z", remote_id="9")
+    assert again.record("blog/a/", "mastodon") == Record(State.DONE, 1, "2026-12-02T07:00:01Z", remote_id="9")
     assert again.posts["blog/a/"].url == POST.url
 
 
 def test_illegal_transition_is_a_bug_guard(tmp_path):
     with Ledger.open_for_writing(tmp_path / "l.yml") as ledger, pytest.raises(ValueError):
-        ledger.set(POST, "m", Record("done", 1, "2026-12-02T07:00:01Z"))
+        ledger.set(POST, "m", Record(State.DONE, 1, "2026-12-02T07:00:01Z"))
 
 
 def test_write_order_is_fsync_replace_then_folder_fsync(tmp_path, monkeypatch):
     events = []
     real_fsync, real_replace = os.fsync, os.replace
-    monkeypatch.setattr(os, "fsync", lambda fd: (events.append("fsync"), real_fsync(fd))[1])
-    monkeypatch.setattr(os, "replace", lambda a, b: (events.append("replace"), real_replace(a, b))[1])
+
+    def fsync(fd):
+        events.append("fsync")
+        real_fsync(fd)
+
+    def replace(a, b):
+        events.append("replace")
+        real_replace(a, b)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
     with Ledger.open_for_writing(tmp_path / "l.yml") as ledger:
         events.clear()
-        ledger.set(POST, "m", Record("in_flight", 1, "2026-12-02T07:00:00Z"))
+        ledger.set(POST, "m", Record(State.IN_FLIGHT, 1, "2026-12-02T07:00:00Z"))
     assert events == ["fsync", "replace", "fsync"]
 
 
 def test_failed_write_keeps_old_file_and_poisons(tmp_path, monkeypatch):
     path = tmp_path / "l.yml"
     with Ledger.open_for_writing(path) as ledger:
-        ledger.set(POST, "m", Record("in_flight", 1, "2026-12-02T07:00:00Z"))
+        ledger.set(POST, "m", Record(State.IN_FLIGHT, 1, "2026-12-02T07:00:00Z"))
         before = path.read_bytes()
 
         def broken_fsync(fd):
@@ -54,12 +63,12 @@ def test_failed_write_keeps_old_file_and_poisons(tmp_path, monkeypatch):
 
         monkeypatch.setattr(os, "fsync", broken_fsync)
         with pytest.raises(LedgerWriteError):
-            ledger.set(POST, "m", Record("done", 1, "2026-12-02T07:00:01Z"))
+            ledger.set(POST, "m", Record(State.DONE, 1, "2026-12-02T07:00:01Z"))
         monkeypatch.undo()
         assert path.read_bytes() == before
         assert not list(tmp_path.glob(".l.yml.*.tmp"))
         with pytest.raises(LedgerWriteError, match="earlier write failed"):
-            ledger.set(POST, "m", Record("failed", 1, "2026-12-02T07:00:01Z", error="x"))
+            ledger.set(POST, "m", Record(State.FAILED, 1, "2026-12-02T07:00:01Z", error="x"))
         assert ledger.record("blog/a/", "m").state == "in_flight"
 
 
@@ -152,25 +161,27 @@ def test_a_rehearsal_and_a_real_run_each_see_and_write_only_what_is_theirs(tmp_p
     at = "2026-12-02T07:00:00Z"
     with Ledger.open_for_writing(path) as ledger:
         ledger.sandbox = False
-        ledger.set(POST, "devto", Record("in_flight", 1, at))
-        ledger.set(POST, "devto", Record("failed", 0, at, error="refused"))
+        ledger.set(POST, "devto", Record(State.IN_FLIGHT, 1, at))
+        ledger.set(POST, "devto", Record(State.FAILED, 0, at, error="refused"))
         ledger.sandbox = True
-        ledger.set(POST, "masto", Record("in_flight", 1, at))  # stamped, whoever wrote it
-        ledger.set(POST, "masto", ledger.record("blog/a/", "masto").moved("done", at, remote_url="http://127.0.0.1/1"))
+        ledger.set(POST, "masto", Record(State.IN_FLIGHT, 1, at))  # stamped, whoever wrote it
+        ledger.set(
+            POST, "masto", ledger.record("blog/a/", "masto").moved(State.DONE, at, remote_url="http://127.0.0.1/1")
+        )
     assert "sandbox: true" in path.read_text()
     with Ledger.open_for_writing(path) as ledger:
         assert ledger.record("blog/a/", "masto").sandbox and ledger.sandbox_records() == 1  # a tool sees all
         ledger.sandbox = False
         assert ledger.record("blog/a/", "masto") is None and [c for _, c, _ in ledger.records()] == ["devto"]
-        ledger.set(POST, "masto", Record("in_flight", 1, at))  # no op, over a sandbox done: a first send
-        ledger.set(POST, "masto", Record("done", 1, at, remote_id="9"))
+        ledger.set(POST, "masto", Record(State.IN_FLIGHT, 1, at))  # no op, over a sandbox done: a first send
+        ledger.set(POST, "masto", Record(State.DONE, 1, at, remote_id="9"))
         assert ledger.sandbox_records() == 0
         ledger.sandbox = True  # the next rehearsal
         assert not ledger.may_work_on(ledger.record("blog/a/", "masto"))
         with pytest.raises(ValueError, match="a sandbox run's in_flight over a real done record"):
-            ledger.set(POST, "masto", Record("in_flight", 2, at, op="update"))
+            ledger.set(POST, "masto", Record(State.IN_FLIGHT, 2, at, op="update"))
         assert ledger.may_work_on(ledger.record("blog/a/", "devto"))  # real failed: pending to both
-        ledger.set(POST, "devto", Record("in_flight", 1, at))
+        ledger.set(POST, "devto", Record(State.IN_FLIGHT, 1, at))
     final = Ledger.read(path)
-    assert final.record("blog/a/", "masto") == Record("done", 1, at, remote_id="9")
+    assert final.record("blog/a/", "masto") == Record(State.DONE, 1, at, remote_id="9")
     assert final.record("blog/a/", "devto").sandbox

@@ -14,7 +14,7 @@ from sites import mkdocs, post, write_site
 
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
 
 pytestmark = pytest.mark.http
@@ -153,7 +153,7 @@ def test_the_alarm_counts_only_pairs_nothing_has_attempted(tmp_path, sandbox):
         tmp_path / "ledger.yml",
         {
             ("posts/old/", "ping"): Record(
-                "in_flight", 1, "2026-12-04T00:00:00Z", error="202 accepted, key validation pending"
+                State.IN_FLIGHT, 1, "2026-12-04T00:00:00Z", error="202 accepted, key validation pending"
             )
         },
     )

@@ -22,7 +22,7 @@ from sites import ROOT
 
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.config.run import parse_options
-from mkdocs_syndicate.engine.results import PairResult, RunReport
+from mkdocs_syndicate.engine.results import PairResult, PairState, RunReport
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.output import display
@@ -94,8 +94,10 @@ def summary_of(monkeypatch, capsys, columns: str | None) -> list[str]:
     """What run_with_display prints as its summary on stderr when stderr is a CI log, not a terminal."""
     report = RunReport(
         results=[
-            PairResult("blog/2026/11/28/idempotency/", "masto", "done", "sent", "https://mastodon.example/@me/1137"),
-            PairResult("blog/2026/11/28/idempotency/", "devto", "failed", LONG),
+            PairResult(
+                "blog/2026/11/28/idempotency/", "masto", PairState.DONE, "sent", "https://mastodon.example/@me/1137"
+            ),
+            PairResult("blog/2026/11/28/idempotency/", "devto", PairState.FAILED, LONG),
         ]
     )
 
@@ -107,7 +109,7 @@ def summary_of(monkeypatch, capsys, columns: str | None) -> list[str]:
     else:
         monkeypatch.setenv("COLUMNS", columns)
     monkeypatch.setattr(display, "send", sent)
-    display.run_with_display(None, [], lambda line: None, lambda line: None)  # type: ignore[arg-type]
+    display.run_with_display(None, [], lambda line: None, lambda line: None)
     return capsys.readouterr().err.splitlines()
 
 

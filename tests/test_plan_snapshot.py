@@ -12,7 +12,7 @@ from sites import mkdocs, post, write_site
 from test_cheap_import import loaded
 
 from mkdocs_syndicate.ledger.format import dump
-from mkdocs_syndicate.ledger.schema import PostEntry, Record
+from mkdocs_syndicate.ledger.schema import PostEntry, Record, State
 from mkdocs_syndicate.sources import plan_snapshot
 
 pytestmark = pytest.mark.process
@@ -28,7 +28,7 @@ def all_done(folder, *keys):
     for key in keys:
         entry = ledger[key] = PostEntry(f"https://example.com/{key}", key)
         for channel in CHANNELS:
-            entry.channels[channel] = Record("done", 1, "2026-12-01T00:00:00Z", remote_id="1")
+            entry.channels[channel] = Record(State.DONE, 1, "2026-12-01T00:00:00Z", remote_id="1")
     (folder / "ledger.yml").write_text(dump(ledger))
 
 

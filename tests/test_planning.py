@@ -1,12 +1,12 @@
 import pytest
 from conftest import SITE, make_post, write_ledger
 
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.content.posts import ChannelOverride
 from mkdocs_syndicate.engine.plan import make_plan
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.registry import clients
 
 pytestmark = pytest.mark.unit
 
@@ -16,7 +16,7 @@ def channels():
         "masto": {"type": "mastodon", "instance": "https://m.example", "token": "t0ken"},
         "ping": {"type": "indexnow", "key": "abcdefgh"},
     }
-    return [REGISTRY[s.type](s, SITE) for s in parse_channels(raw, REGISTRY)]
+    return [clients()[s.type](s, SITE) for s in parse_channels(raw, clients())]
 
 
 def test_pending_is_no_record_failed_or_in_flight(tmp_path):
@@ -25,11 +25,11 @@ def test_pending_is_no_record_failed_or_in_flight(tmp_path):
     write_ledger(
         path,
         {
-            ("blog/post-1/", "masto"): Record("done", 1, at, remote_id="1"),
-            ("blog/post-1/", "ping"): Record("skipped", 0, at),
-            ("blog/post-2/", "masto"): Record("failed", 1, at, error="429"),
-            ("blog/post-2/", "ping"): Record("in_flight", 1, at),
-            ("blog/post-3/", "masto"): Record("in_flight", 1, at, idempotency_key="stored-key"),
+            ("blog/post-1/", "masto"): Record(State.DONE, 1, at, remote_id="1"),
+            ("blog/post-1/", "ping"): Record(State.SKIPPED, 0, at),
+            ("blog/post-2/", "masto"): Record(State.FAILED, 1, at, error="429"),
+            ("blog/post-2/", "ping"): Record(State.IN_FLIGHT, 1, at),
+            ("blog/post-3/", "masto"): Record(State.IN_FLIGHT, 1, at, idempotency_key="stored-key"),
         },
     )
     plan = make_plan(Ledger.read(path), [make_post(n) for n in (1, 2, 3)], channels(), None)

@@ -12,7 +12,7 @@ from test_channel_contracts import SPECS, remote_posts
 
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import to_iso
 
@@ -139,7 +139,7 @@ def test_verify_scans_back_to_the_first_attempt_not_the_last(tmp_path, sandbox, 
         tmp_path / "third" / "ledger.yml",
         {
             ("blog/post-1/", "masto"): Record(
-                "in_flight",
+                State.IN_FLIGHT,
                 2,
                 iso(t0 + 30 * 60),
                 idempotency_key=sent.idempotency_key,

@@ -13,6 +13,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -21,6 +22,7 @@ from realserver_pds import ScaledClock, start_pds
 
 from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.ledger.schema import State
 from mkdocs_syndicate.ledger.store import Ledger
 
 pytestmark = pytest.mark.realserver
@@ -396,7 +398,7 @@ def test_a_post_image_is_uploaded_and_the_card_holds_the_stored_png(pds, tmp_pat
     assert blob.status_code == 200 and blob.content == image
 
 
-THUMB_CASES = {  # what is uploaded, and the type it claims
+THUMB_CASES: dict[str, tuple[Any, str | None]] = {  # what is uploaded, and the type it claims
     "a PNG": ("png", "image/png"),
     "a PNG claiming text/plain": ("png", "text/plain"),
     "plain text claiming image/png": (b"plain text, not an image at all\n", "image/png"),
@@ -410,7 +412,7 @@ def thumbs_taken(entryway: str, handle: str, password: str) -> dict[str, tuple]:
     """uploadBlob of each case, then a post whose card's thumb is the blob: (the upload's status,
     error and stored type; the post's status and error) for each."""
     pds, did, headers = logged_in(entryway, handle, password)
-    answers = {}
+    answers: dict[str, tuple[Any, ...]] = {}
     for name, (data, claimed) in THUMB_CASES.items():
         sent = png(8, 8) if data == "png" else data
         upload = httpx.post(
@@ -537,7 +539,7 @@ def test_an_edited_post_is_updated_in_place_at_the_same_record_key(pds, tmp_path
     record = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
     assert record.state == "done" and record.op is None and record.remote_id == made["uri"]
     # Killed after the PDS committed the update: the next run reads, finds it, writes nothing.
-    write_ledger(tmp_path / "ledger.yml", {(post.key, "bsky"): replace(record, state="in_flight", op="update")})
+    write_ledger(tmp_path / "ledger.yml", {(post.key, "bsky"): replace(record, state=State.IN_FLIGHT, op="update")})
     again = run(tmp_path, raw(pds, "bob.test"), [corrected])
     assert not again.undone and "confirmed by reading the copy" in again.results[0].detail
     (same,) = [r for r in records(pds, bob.did) if card(r) == post.url]

@@ -22,7 +22,7 @@ from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import LedgerError, LedgerWriteError
 from mkdocs_syndicate.ledger import atomicfile
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import to_iso
 
@@ -76,7 +76,7 @@ def test_pacing_spaces_every_request_of_a_channel(tmp_path, sandbox, clock):
 def test_pacing_carries_over_from_the_previous_run(tmp_path, sandbox, clock):
     write_ledger(
         tmp_path / "ledger.yml",
-        {("old/", "masto"): Record("done", 1, to_iso(dt.datetime.fromtimestamp(clock.now - 10, dt.UTC)))},
+        {("old/", "masto"): Record(State.DONE, 1, to_iso(dt.datetime.fromtimestamp(clock.now - 10, dt.UTC)))},
     )
     reporter_waits = run(tmp_path, {"masto": mastodon_raw(sandbox, min_interval=75)}, [make_post(1)], clock)[1].waits
     assert [round(w[1]) for w in reporter_waits] == [65]  # 75 s since the last run's request, not 0
@@ -155,7 +155,7 @@ def test_in_flight_inside_the_key_window_is_read_back_not_resent(tmp_path, sandb
     # As if killed after the server committed and before the done write:
     write_ledger(
         tmp_path / "ledger.yml",
-        {("blog/post-1/", "masto"): Record("in_flight", 1, first.at, idempotency_key=first.idempotency_key)},
+        {("blog/post-1/", "masto"): Record(State.IN_FLIGHT, 1, first.at, idempotency_key=first.idempotency_key)},
     )
     transport = RecordingTransport(clock)
     report, _ = run(tmp_path, {"masto": mastodon_raw(sandbox)}, [make_post(1)], clock, transport)
@@ -168,7 +168,7 @@ def test_in_flight_inside_the_key_window_is_read_back_not_resent(tmp_path, sandb
 def _in_flight_hours_ago(tmp_path, clock, hours):
     at = to_iso(dt.datetime.fromtimestamp(clock.now - hours * 3600, dt.UTC))
     write_ledger(
-        tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record("in_flight", 1, at, idempotency_key="k" * 64)}
+        tmp_path / "ledger.yml", {("blog/post-1/", "masto"): Record(State.IN_FLIGHT, 1, at, idempotency_key="k" * 64)}
     )
 
 
@@ -210,7 +210,9 @@ def test_clean_run_makes_no_reads(tmp_path, sandbox, clock):
 
 
 def test_indexnow_in_flight_is_simply_resent(tmp_path, sandbox, clock):
-    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ping"): Record("in_flight", 1, "2026-12-01T00:00:00Z")})
+    write_ledger(
+        tmp_path / "ledger.yml", {("blog/post-1/", "ping"): Record(State.IN_FLIGHT, 1, "2026-12-01T00:00:00Z")}
+    )
     report, _ = run(tmp_path, {"ping": indexnow_raw(sandbox)}, [make_post(1), make_post(2)], clock)
     assert not report.undone
     assert ledger(tmp_path).record("blog/post-1/", "ping").attempts == 2
@@ -334,6 +336,28 @@ def test_a_bug_in_a_batched_lane_reports_every_member_of_every_batch(tmp_path, s
         ["blog/post-2/", "not_attempted"],
         ["blog/post-3/", "not_attempted"],
     ]
+
+
+def test_a_pair_with_no_record_is_pending_in_a_stopped_run_as_in_status(tmp_path, sandbox, clock, monkeypatch):
+    """One name for "no record" (issue 40): a lane that stops on a bug before its pair's first
+    record says `pending`, as `status` and an interrupted run do (it said `not_attempted`)."""
+    from mkdocs_syndicate import checkpoints
+    from mkdocs_syndicate.errors import LaneCrashed
+
+    def broken(name):
+        if name == "before_in_flight_write":
+            raise RuntimeError("a bug before the record")
+
+    monkeypatch.setattr(checkpoints, "hit", broken)
+    opts = parse_options(
+        {"masto": mastodon_raw(sandbox)}, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True
+    )
+    reporter = ListReporter()
+    with pytest.raises(LaneCrashed, match="a bug before the record"):
+        send(opts, [make_post(1), make_post(2)], reporter, clock=clock)
+    finished = [line.split(" ", 3)[1:3] for line in reporter.lines if line.startswith("masto blog/")]
+    assert finished == [["blog/post-1/", "pending"], ["blog/post-2/", "not_attempted"]]
+    assert Ledger.read(tmp_path / "ledger.yml").record("blog/post-1/", "masto") is None
 
 
 def test_an_at_most_once_batch_without_an_answer_is_read_post_by_post_not_resent(tmp_path, sandbox, clock):

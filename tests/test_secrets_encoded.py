@@ -13,7 +13,6 @@ from click.testing import CliRunner
 from conftest import SITE, ListReporter, make_post, mastodon_raw
 from sites import write_site
 
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.config.channels import Option, parse_channels
 from mkdocs_syndicate.config.run import parse_options
@@ -21,6 +20,7 @@ from mkdocs_syndicate.config.site import load_site
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.redaction import redact
+from mkdocs_syndicate.registry import clients
 
 TOKEN = "Sentinel-Tok3n_+/ab9c8d7e6f"  # base64 of it has + and / in it: both alphabets matter
 
@@ -91,7 +91,7 @@ def url_settings() -> list[tuple[str, str]]:
     """Every URL setting of every channel type: (type, setting)."""
     return [
         (name, setting)
-        for name, kind in sorted(REGISTRY.items())
+        for name, kind in sorted(clients().items())
         for setting, option in kind.options.items()
         if isinstance(option, Option) and option.kind == "url"
     ]
@@ -107,7 +107,7 @@ def test_every_channel_type_has_url_settings_to_check():
 @pytest.mark.parametrize("userinfo", ["reader:s3cretPass@", "s3cretPass@", ":s3cretPass@"])
 def test_a_url_setting_with_a_user_or_password_is_refused_without_quoting_it(type_name, setting, userinfo):
     with pytest.raises(ConfigError, match=rf"channels\.x\.{setting}: has a user name or password") as caught:
-        parse_channels({"x": {"type": type_name, setting: f"https://{userinfo}host.example/api"}}, REGISTRY)
+        parse_channels({"x": {"type": type_name, setting: f"https://{userinfo}host.example/api"}}, clients())
     assert "s3cretPass" not in str(caught.value)
 
 

@@ -1,17 +1,17 @@
 import pytest
 from conftest import SITE
 
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.config.channels import missing_settings, parse_channels
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.redaction import Secret, redact
+from mkdocs_syndicate.registry import clients
 
 pytestmark = pytest.mark.unit
 
 
 def parse(raw):
-    return parse_channels(raw, REGISTRY)
+    return parse_channels(raw, clients())
 
 
 def test_defaults_by_type():
@@ -57,7 +57,7 @@ def test_missing_credentials_fail_in_send_mode_naming_channel_and_setting(tmp_pa
     raw = {"masto": {"type": "mastodon", "instance": "https://m.example", "token": None}}
     with pytest.raises(ConfigError, match=r"channels.masto.token: missing \(or empty\); channel 'masto' cannot send"):
         parse_options(raw, ledger_path=tmp_path / "l.yml", site=SITE, sandbox=False, sending=True)
-    assert missing_settings({"masto": {"type": "mastodon", "enabled": False}}, REGISTRY) == []
+    assert missing_settings({"masto": {"type": "mastodon", "enabled": False}}, clients()) == []
 
 
 def test_every_malformed_and_every_missing_setting_is_reported_at_once(tmp_path):
@@ -146,7 +146,8 @@ def test_git_push_implies_commit_and_false_means_off():
 
     settings, errors = schema_errors({"git": {"push": True, "remote": "up"}})
     assert errors == [] and settings.git.settings() == GitSettings(commit=True, push=True, remote="up")
-    for off in (False, None, {}):
+    offs: tuple[object, ...] = (False, None, {})
+    for off in offs:
         settings, errors = schema_errors({"git": off})
         assert errors == [] and settings.git.settings() == GitSettings()
 
@@ -166,7 +167,7 @@ def test_several_errors_are_each_placed_in_the_file():
     """Before, only the first line of a many-setting error got the file and plugins.syndicate."""
     raw = {"a": {"type": "mastodon", "visibility": "loud"}, "b": {"type": "forem", "api": "ftp://x"}}
     problems: list[ConfigError] = []
-    parse_channels(raw, REGISTRY, problems=problems)
+    parse_channels(raw, clients(), problems=problems)
     from mkdocs_syndicate.config.channels import config_problems
 
     text = str(config_problems(problems, []).located("mkdocs.yml", "plugins.syndicate"))

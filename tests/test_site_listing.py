@@ -13,7 +13,7 @@ import pytest
 import yaml
 from conftest import write_ledger
 
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.sources.syndication_file import syndication_json
 
 SITE = "https://blog.example.org/"
@@ -25,7 +25,7 @@ CHANNELS = {
 
 
 def done(url: str, remote_id: str = "1", *, sandbox: bool = False) -> Record:
-    return Record("done", 1, "2026-11-20T10:00:00Z", remote_id=remote_id, remote_url=url, sandbox=sandbox)
+    return Record(State.DONE, 1, "2026-11-20T10:00:00Z", remote_id=remote_id, remote_url=url, sandbox=sandbox)
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def ledger(tmp_path):
             ("posts/hello/", "devto"): done("https://dev.to/me/hello-1a2b"),
             ("posts/hello/", "gone"): done("https://mastodon.social/@me/999"),  # a channel no longer configured
             ("posts/second/", "masto"): done("https://evil.example/@me/114"),  # a hand edit: not its service
-            ("posts/third/", "masto"): Record("in_flight", 1, "2026-11-20T10:00:00Z"),
+            ("posts/third/", "masto"): Record(State.IN_FLIGHT, 1, "2026-11-20T10:00:00Z"),
             ("posts/rehearsed/", "masto"): done("http://127.0.0.1:8787/mastodon/@sandbox/1", sandbox=True),
         },
     )

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.registry import clients
 
 DEADLINE = 60  # seconds; a bounded render takes well under one, an unbounded one never ends
 
@@ -80,7 +80,7 @@ def test_a_recursive_loop_is_refused_with_the_config_not_run(tmp_path):
 def test_a_recursive_loop_is_a_config_error_naming_the_template_setting():
     with pytest.raises(ConfigError, match=r"channels\.x\.template: template line 2: a recursive loop"):
         parse_channels(
-            {"x": {"type": "mastodon", "template": "{{ title }}\n{% for t in tags recursive %}{% endfor %}"}}, REGISTRY
+            {"x": {"type": "mastodon", "template": "{{ title }}\n{% for t in tags recursive %}{% endfor %}"}}, clients()
         )
 
 

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from mkdocs_syndicate.config.site import MAX_CONFIG_BYTES, load_site
+from mkdocs_syndicate.config.site import load_site
+from mkdocs_syndicate.config.standalone import MAX_CONFIG_BYTES
 from mkdocs_syndicate.errors import ConfigError
 
 pytestmark = pytest.mark.unit

@@ -184,18 +184,19 @@ def test_credentials_in_a_feed_url_are_never_printed(url, secrets):
 
 @pytest.mark.unit
 def test_a_local_feed_that_is_a_device_a_fifo_or_too_large_is_refused(tmp_path, monkeypatch):
+    from mkdocs_syndicate.errors import FeedError
     from mkdocs_syndicate.sources import feed as feeds
 
-    with pytest.raises(feeds.FeedError, match="not a regular file"):
+    with pytest.raises(FeedError, match="not a regular file"):
         feeds.read_feed("/dev/zero", SITE)
     fifo = tmp_path / "feed.fifo"
     os.mkfifo(fifo)
-    with pytest.raises(feeds.FeedError, match="not a regular file"):  # and it does not hang
+    with pytest.raises(FeedError, match="not a regular file"):  # and it does not hang
         feeds.read_feed(str(fifo), SITE)
     big = tmp_path / "big.xml"
     big.write_bytes(b"<rss>" + b" " * 200 + b"</rss>")
     monkeypatch.setattr(feeds, "MAX_FEED_BYTES", 100)
-    with pytest.raises(feeds.FeedError, match="larger than 100 bytes"):
+    with pytest.raises(FeedError, match="larger than 100 bytes"):
         feeds.read_feed(str(big), SITE)
 
 

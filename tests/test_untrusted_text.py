@@ -15,7 +15,6 @@ from conftest import make_post, write_ledger
 from sites import write_site
 
 from mkdocs_syndicate import safety
-from mkdocs_syndicate.channels import REGISTRY
 from mkdocs_syndicate.channels.forem import ForemChannel
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.config.channels import parse_channels
@@ -24,8 +23,9 @@ from mkdocs_syndicate.config.standalone import load_standalone
 from mkdocs_syndicate.content.messages import render_message
 from mkdocs_syndicate.content.posts import ChannelOverride
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.registry import clients
 from mkdocs_syndicate.sandbox.dashboard import page
 
 pytestmark = pytest.mark.unit
@@ -62,7 +62,7 @@ def test_a_feeds_control_and_bidi_characters_never_reach_a_public_post():
     assert hostile_in(message.text) == [] and "Release notes" in message.text, message.text
     assert "evil.example" not in message.text  # an OSC 8 link's target goes with its escapes
     assert "tag rtlok" in message.text
-    article = ForemChannel(parse_channels({"dev": {"type": "forem"}}, REGISTRY)[0], Site("https://example.com/", "S"))
+    article = ForemChannel(parse_channels({"dev": {"type": "forem"}}, clients())[0], Site("https://example.com/", "S"))
     fields = article.article(post)["article"]
     assert hostile_in(fields["title"] + fields["description"] + " ".join(fields["tags"])) == [], fields
 
@@ -77,7 +77,7 @@ def test_front_matter_text_has_its_url_set_apart_like_a_templates():
 @pytest.mark.parametrize("bad", ["mas\nto", "masto\r", "ma\x1b[2Jsto", "mas\u202eto", "ma\u200bsto", "m\x85"])
 def test_a_channel_id_with_control_characters_is_refused_naming_it(bad):
     with pytest.raises(ConfigError, match=r"channels\.\S+: a channel id must be one line of visible characters") as e:
-        parse_channels({bad: {"type": "indexnow"}}, REGISTRY)
+        parse_channels({bad: {"type": "indexnow"}}, clients())
     assert "\n" not in str(e.value) and hostile_in(str(e.value)) == []
 
 
@@ -97,8 +97,8 @@ def site(tmp_path):
     write_ledger(
         tmp_path / "ledger.yml",
         {
-            ("posts/a/", "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64),
-            (key, "masto"): Record("failed", 1, "2026-12-01T10:00:00Z", error=f"no{BEL}\u2066pe\x85"),
+            ("posts/a/", "masto"): Record(State.IN_FLIGHT, 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64),
+            (key, "masto"): Record(State.FAILED, 1, "2026-12-01T10:00:00Z", error=f"no{BEL}\u2066pe\x85"),
         },
     )
     return config
@@ -234,7 +234,7 @@ def test_verify_names_the_records_it_cannot_settle_on_escaped_lines(tmp_path, sa
     key = f"posts/{ESC}]0;pwned{BEL}\nx/"
     write_ledger(
         tmp_path / "ledger.yml",
-        {(key, "masto"): Record("in_flight", 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
+        {(key, "masto"): Record(State.IN_FLIGHT, 1, "2026-12-01T10:00:00Z", idempotency_key="k" * 64)},
     )
     sandbox.add_fault({"channel": "mastodon", "match": "GET ", "action": "status", "status": 503, "times": 100})
     result = cli(config, "verify")

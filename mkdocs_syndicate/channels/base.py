@@ -12,8 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from mkdocs_syndicate.config.channels import ChannelSettings, Option
-from mkdocs_syndicate.config.run import Site
+from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
 from mkdocs_syndicate.content.messages import Message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.ledger.schema import Record

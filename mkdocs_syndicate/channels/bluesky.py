@@ -42,8 +42,7 @@ from mkdocs_syndicate.channels.base import (
 )
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, optional_text, optional_url
 from mkdocs_syndicate.channels.sessions import SessionFile
-from mkdocs_syndicate.config.channels import ChannelSettings, Option, check_url
-from mkdocs_syndicate.config.run import Site
+from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site, check_url
 from mkdocs_syndicate.content.identity import client_id
 from mkdocs_syndicate.content.images import LocalImage, site_image
 from mkdocs_syndicate.content.messages import (

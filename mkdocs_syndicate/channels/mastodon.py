@@ -48,8 +48,7 @@ from mkdocs_syndicate.channels.reading import (
     same_origin,
     timestamp,
 )
-from mkdocs_syndicate.config.channels import ChannelSettings, Option
-from mkdocs_syndicate.config.run import Site
+from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
 from mkdocs_syndicate.content.identity import client_id, post_key_of
 from mkdocs_syndicate.content.links import hrefs
 from mkdocs_syndicate.content.messages import LengthRule, grapheme_length, render_message

@@ -20,6 +20,15 @@ OptionKind = Literal["url", "secret", "text", "int", "float", "bool", "ip", "cho
 
 
 @dataclass(frozen=True)
+class Site:
+    """The site every channel is handed with its settings (config.run.Options carries it)."""
+
+    url: str  # site_url, with a trailing slash
+    name: str
+    site_dir: str = ""
+
+
+@dataclass(frozen=True)
 class Option:
     """One type-specific setting a channel type accepts."""
 

@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlsplit
 
 from mkdocs_syndicate.config.channels import (
@@ -18,6 +18,9 @@ from mkdocs_syndicate.config.channels import (
     missing_settings,
     parse_channels,
 )
+from mkdocs_syndicate.config.channels import (
+    Site as Site,  # its home for the channels (config/channels.py); imported from here by plugins
+)
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_PER_RUN, DEFAULT_MAX_WAIT
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
@@ -25,13 +28,6 @@ from mkdocs_syndicate.net.liveness import DEFAULT_INTERVAL
 
 if TYPE_CHECKING:
     from typing import Unpack
-
-
-@dataclass(frozen=True)
-class Site:
-    url: str  # site_url, with a trailing slash
-    name: str
-    site_dir: str = ""
 
 
 @dataclass
@@ -56,7 +52,6 @@ class Options:
     # Pages the site redirects (mkdocs-redirects): old page key → new page key. A post announced
     # under the old one is the same post under the new one (engine/moves.py).
     redirects: dict[str, str] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class RunSettings(TypedDict, total=False):
@@ -74,7 +69,6 @@ class RunSettings(TypedDict, total=False):
     backlog: str
     backlog_days: float
     sandbox_pacing: str
-    extra: dict[str, Any]
 
 
 def parse_options(

@@ -159,7 +159,7 @@ def _the_other_errors(given: dict[str, Any], found: ConfigErrors) -> ConfigError
     """Every error `found` does not hold: MkDocs stops validating at the first wrong setting (six
     wrong settings took six builds), so each other setting is validated alone, and then the values
     of those whose types are right (their ranges, the channels)."""
-    from mkdocs_syndicate.config.site import value_problems
+    from mkdocs_syndicate.config.values import value_problems
 
     failing = {str(key).partition(".")[0] for key, _ in found}
     more: ConfigErrors = []

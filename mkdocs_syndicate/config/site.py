@@ -3,24 +3,14 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import math
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from mkdocs_syndicate.config.defaults import (
-    DEFAULT_BACKLOG_DAYS,
-    DEFAULT_MAX_PER_RUN,
-    DEFAULT_MAX_WAIT,
-    DEFAULT_STALE_AFTER_HOURS,
-)
-from mkdocs_syndicate.config.durations import DURATION_LIMITS, duration
-from mkdocs_syndicate.config.run import Options, RunSettings, Site, parse_options, require_site_url
+from mkdocs_syndicate.config.run import Options, Site, parse_options, require_site_url
 from mkdocs_syndicate.config.schema import SyndicateConfig
-from mkdocs_syndicate.errors import ConfigError, SyndicateError
-from mkdocs_syndicate.net.liveness import DEFAULT_TIMEOUT
+from mkdocs_syndicate.config.values import site_settings
+from mkdocs_syndicate.errors import ConfigError
 
 
 class SiteConfig(Protocol):
@@ -45,24 +35,6 @@ def ledger_path(config: SiteConfig, settings: SyndicateConfig) -> Path:
             f"{path} exists and is not a regular file (a device, a FIFO or a folder); name a file", "ledger"
         )
     return path
-
-
-MAX_CONFIG_BYTES = 1024 * 1024  # a site's settings are a few kilobytes; YAML is parsed whole
-
-
-def bounded_config(path: Path) -> bytes:
-    """A config file's bytes, refused before parsing when it is not a regular file or is over
-    MAX_CONFIG_BYTES (a 2,000,000-element list under an unknown key took 1 GB before the key was
-    refused). FileNotFoundError and other OSErrors are the caller's to name."""
-    import stat
-
-    if not stat.S_ISREG(path.stat().st_mode):
-        raise ConfigError(f"{path}: not a regular file")
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: larger than 1 MiB ({MAX_CONFIG_BYTES} bytes), more than any site's settings need")
-    return data
 
 
 def options_from(
@@ -101,91 +73,8 @@ def options_from(
     return options
 
 
-def site_settings(values: Mapping[str, Any]) -> tuple[RunSettings, list[ConfigError]]:
-    """The site-level settings a run takes, checked (their ranges: the schema has checked their
-    types), and every one that is wrong. `values`: the loaded settings, or a raw mapping (a
-    setting it lacks takes its default)."""
-    checked: dict[str, Any] = {}
-    problems: list[ConfigError] = []
-    checks: dict[str, Callable[[Any], Any]] = {
-        "max_per_run": _max_per_run,
-        "stale_after_hours": lambda v: duration(v, "stale_after_hours", unit="hours"),
-        "since": _since,
-        "max_wait": lambda v: duration(v, "max_wait"),
-        "wait_until_live": _live_timeout,
-        "backlog_days": lambda v: duration(v, "backlog_days", unit="days"),
-    }
-    for name, check in checks.items():
-        try:
-            checked[name] = check(values.get(name, _DEFAULTS.get(name)))
-        except ConfigError as exc:
-            problems.append(exc)
-    checked.pop("stale_after_hours", None)  # read by the status view, not the run
-    return RunSettings(**checked), problems  # type: ignore[typeddict-item]
-
-
-def value_problems(given: Mapping[str, Any]) -> list[ConfigError]:
-    """What is wrong with the values of raw settings whose types are right: the site-level ranges
-    and the channels' settings (not those only a sending run needs). For a config the schema
-    already refused, so that one build lists every error."""
-    from mkdocs_syndicate.config.channels import parse_channels
-    from mkdocs_syndicate.registry import clients
-
-    problems = site_settings(given)[1]
-    channels = given.get("channels")
-    if isinstance(channels, dict):
-        wrong: list[ConfigError] = []
-        try:
-            parse_channels(channels, clients(), check_templates=True, problems=wrong)
-        except ConfigError as exc:  # ids that differ only by case: nothing further is checked
-            wrong.append(exc)
-        problems += [part for error in wrong for part in (error.parts or (error,))]
-    return problems
-
-
-_DEFAULTS: dict[str, Any] = {
-    "max_wait": DEFAULT_MAX_WAIT,
-    "stale_after_hours": DEFAULT_STALE_AFTER_HOURS,
-    "backlog_days": DEFAULT_BACKLOG_DAYS,
-    "wait_until_live": False,
-}
-
-
-def _max_per_run(value: object) -> int:
-    if value is None:
-        return DEFAULT_MAX_PER_RUN
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"must be 1 or more, not {value!r}", "max_per_run")
-    return value
-
-
-def _since(value: object) -> dt.datetime | None:
-    from mkdocs_syndicate.content.posts import as_datetime
-
-    if value is None:
-        return None
-    try:
-        return as_datetime(value, "since")
-    except SyndicateError:
-        raise ConfigError(
-            f"{value!r} is not a date; write it like 2026-11-28 or 2026-11-28T09:30:00Z", "since"
-        ) from None
-
-
 def _is_mkdocs(config: SiteConfig) -> bool:
     return hasattr(config, "plugins")
-
-
-def _live_timeout(value: object) -> float | None:
-    """wait_until_live: false | true (600 s) | seconds."""
-    if value is False or value is None:
-        return None
-    if value is True:
-        return DEFAULT_TIMEOUT
-    limit = DURATION_LIMITS["wait_until_live"]
-    if isinstance(value, (int, float)) and math.isfinite(value) and 0 < value <= limit:
-        return float(value)
-    raise ConfigError(f"true, false, or the seconds to wait (more than 0, at most {limit:g})", "wait_until_live")
 
 
 @dataclass
@@ -239,6 +128,8 @@ def load_site(config_file: Path | None) -> LoadedSite:
     if is_standalone(config_file):
         return LoadedSite(*load_standalone(config_file))
     try:
+        from mkdocs_syndicate.config.standalone import bounded_config
+
         bounded_config(config_file)  # MkDocs reads it whole: its size is checked first
         config = load_config(config_file=str(config_file))
     except ConfigurationError as exc:

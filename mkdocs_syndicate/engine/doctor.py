@@ -70,7 +70,7 @@ def check_channels(
 ) -> list[ChannelCheck]:
     """Every enabled channel's credential check, in the config's order (sandbox: the emulators')."""
     from mkdocs_syndicate.engine.options import make_channels
-    from mkdocs_syndicate.engine.syndication import sandbox_for
+    from mkdocs_syndicate.sandbox.site import sandbox_for
 
     with sandbox_for(options) as sandbox:
         channels = make_channels(options, sandbox)

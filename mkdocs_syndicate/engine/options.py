@@ -3,11 +3,7 @@ announceable, the plan. Light on purpose: a build that sends nothing needs only 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from pathlib import Path
-
 from mkdocs_syndicate.channels.base import Channel
-from mkdocs_syndicate.config.channels import with_options
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post, announceable
 from mkdocs_syndicate.engine.backlog import Adoption, adoption, refuse_renamed_channels
@@ -16,20 +12,9 @@ from mkdocs_syndicate.engine.moves import identify
 from mkdocs_syndicate.engine.plan import Plan, make_plan
 from mkdocs_syndicate.engine.removals import came_back_lines, deleting_channels, gone_from_source, plan_lines
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.localdirs import SANDBOX_DIR
-from mkdocs_syndicate.redaction import Secret
 from mkdocs_syndicate.registry import TYPES
-from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
+from mkdocs_syndicate.sandbox.site import Sandbox, sandboxed
 from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
-
-
-@dataclass(frozen=True)
-class Sandbox:
-    """Where the sandbox emulators listen, and where the links they hand out point."""
-
-    url: str
-    public_base: str = DEFAULT_PUBLIC_BASE
-    note: str | None = None  # why the links do not use the default address
 
 
 def make_channels(options: Options, sandbox: Sandbox | None = None) -> list[Channel]:
@@ -39,41 +24,10 @@ def make_channels(options: Options, sandbox: Sandbox | None = None) -> list[Chan
             continue
         settings = declared
         kind = TYPES[settings.type]
-        if options.sandbox:
-            # Real credentials are never sent to the emulators: they get the sandbox's own.
-            where = sandbox or Sandbox("http://127.0.0.1:8787")
-            given = kind.emulator_class().client_options(where.url, where.public_base)
-            spec = kind.client_class().options
-            settings = with_options(
-                settings,
-                **{name: Secret(str(value)) if spec[name].kind == "secret" else value for name, value in given.items()},
-            )
-            if options.sandbox_pacing == "fast":  # a rehearsal need not wait DEV's 75 s per post
-                settings = replace(settings, min_interval=settings.min_interval / SANDBOX_PACING_SCALE)
+        if options.sandbox:  # real credentials are never sent to the emulators: they get the sandbox's own
+            settings = sandboxed(settings, kind, options, sandbox)
         channels.append(kind.client_class()(settings, options.site))
     return channels
-
-
-SANDBOX_PACING_SCALE = 100
-
-
-def sandbox_note(options: Options) -> str | None:
-    """What a sandbox run does differently from a real one, said once at its start."""
-    if not options.sandbox:
-        return None
-    live = (
-        "; wait_until_live looks for each new page in the built site_dir, not on the web"
-        if options.wait_until_live
-        else ""
-    )
-    paced = [c for c in options.channels if c.enabled and c.min_interval]
-    if options.sandbox_pacing == "real" or not paced:
-        return f"to the sandbox (real credentials are not sent there){live}"
-    scaled = ", ".join(f"{c.id} {c.min_interval:g} s → {c.min_interval / SANDBOX_PACING_SCALE:g} s" for c in paced)
-    return (
-        f"to the sandbox, with pacing {SANDBOX_PACING_SCALE}× faster than configured ({scaled}; "
-        f"`sandbox_pacing: real` keeps the real spacing){live}"
-    )
 
 
 def select_posts(options: Options, posts: list[Post], clock: Clock) -> list[Post]:
@@ -116,7 +70,3 @@ def first_run_adoption(options: Options, ledger: Ledger, chosen: list[Post], clo
         now=utcnow(clock),
         channels=[c.id for c in options.channels if c.enabled],
     )
-
-
-def sandbox_state_dir(options: Options) -> Path:
-    return options.sandbox_dir or options.ledger_path.parent / SANDBOX_DIR

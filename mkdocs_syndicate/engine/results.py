@@ -3,8 +3,11 @@ apart from the runner so that showing a report never loads the HTTP machinery.""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
+
+from mkdocs_syndicate.ledger.schema import State
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.backlog import Adoption
@@ -12,11 +15,35 @@ if TYPE_CHECKING:
     from mkdocs_syndicate.timeutil import Clock
 
 
+class PairState(enum.StrEnum):
+    """What a line about a (post, channel) pair says it is, in a run's report or in `status`: the
+    state of its record (ledger/schema.py `State`, by the same names), or one of the conditions
+    below that no record holds. A StrEnum: printed and compared as its text. Shown in one order
+    and style everywhere (output/reporters.py `LOOKS`)."""
+
+    IN_FLIGHT = State.IN_FLIGHT.value
+    DONE = State.DONE.value
+    FAILED = State.FAILED.value
+    SKIPPED = State.SKIPPED.value
+    DELETED = State.DELETED.value
+    # No record yet, so the next run sends it; also a pair a verify-only run proved absent (its
+    # record says failed, and nothing is wrong: the next run sends it).
+    PENDING = "pending"
+    OPTED_OUT = "opted_out"  # status: no record, and the post opts out of this channel
+    WAITING = "waiting"  # a run: received, confirmed only later (IndexNow's 202); still in_flight
+    NOT_ATTEMPTED = "not_attempted"  # a run: left as it was (the run stopped, another run has it, not live yet)
+
+    @classmethod
+    def of(cls, record_state: State | None) -> PairState:
+        """A record's state as a line says it; no record is pending."""
+        return cls.PENDING if record_state is None else cls(record_state.value)
+
+
 @dataclass
 class PairResult:
     post_key: str
     channel: str
-    state: str  # done | deleted | failed | in_flight | waiting | not_attempted | pending (verify only)
+    state: PairState
     detail: str = ""
     remote_url: str | None = None
     needs_review: bool = False
@@ -24,7 +51,7 @@ class PairResult:
     @property
     def ok(self) -> bool:
         """Finished: the copy is there, or the service proved it was made and then removed."""
-        return self.state in ("done", "deleted")
+        return self.state in (PairState.DONE, PairState.DELETED)
 
 
 @dataclass
@@ -39,13 +66,13 @@ class RunReport:
 
     @property
     def undone(self) -> list[PairResult]:
-        return [r for r in self.results if not r.ok and r.state != "waiting"]
+        return [r for r in self.results if not r.ok and r.state != PairState.WAITING]
 
     @property
     def waiting(self) -> list[PairResult]:
         """Received but not yet confirmed by the service (IndexNow 202): not a failure of this
         run, but not done either; the next run sends again."""
-        return [r for r in self.results if r.state == "waiting"]
+        return [r for r in self.results if r.state == PairState.WAITING]
 
 
 class Reporter(Protocol):

@@ -32,9 +32,10 @@ from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, Le
 from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Event, Situation, Step, decide
-from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
+from mkdocs_syndicate.engine.results import PairResult, PairState, Reporter, RunReport
 from mkdocs_syndicate.engine.updates import carry_change
-from mkdocs_syndicate.errors import LaneCrashed, StaleLedger, SyndicateError
+from mkdocs_syndicate.errors import LaneCrashed, SyndicateError
+from mkdocs_syndicate.ledger.merge import StaleLedger
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, Transition
 from mkdocs_syndicate.redaction import redact
@@ -139,7 +140,7 @@ class _End:
     """How one member's way ends in this run: the record to write (or none), and what to report."""
 
     record: Record | None
-    state: str
+    state: PairState
     text: str
     remote_url: str | None = None
     needs_review: bool = False
@@ -285,7 +286,7 @@ class Runner:
                     why = f"the run stopped: {self._clean(channel, str(error) or type(error).__name__)}"
                     for member in unit.members:
                         state = self._state_of(member)
-                        self._finish(member, state, why, needs_review=state == "in_flight")
+                        self._finish(member, state, why, needs_review=state == PairState.IN_FLIGHT)
                     self._not_attempted(units, why)
                     raise
         finally:
@@ -303,7 +304,7 @@ class Runner:
     def _not_attempted(self, units: list[_Unit], why: str) -> None:
         for unit in units:
             for member in unit.members:
-                self._finish(member, "not_attempted", why)
+                self._finish(member, PairState.NOT_ATTEMPTED, why)
 
     def _next(self, units: list[_Unit]) -> _Unit:
         """The first unit that may go now, in plan order; else the one that may go soonest."""
@@ -319,9 +320,9 @@ class Runner:
         ]
         return max(times) if times else None
 
-    def _state_of(self, pair: PendingPair) -> str:
+    def _state_of(self, pair: PendingPair) -> PairState:
         record = self._record(pair)
-        return record.state if record else "not_attempted"
+        return PairState.of(record.state if record else None)
 
     # ------------------------------------------------------------------ one unit
 
@@ -378,7 +379,7 @@ class Runner:
         ends = [self._ending(attempt, member, action) for member, action in zip(members, actions, strict=True)]
         writes = [(member, end.record) for member, end in zip(members, ends, strict=True) if end.record is not None]
         # A removed page's ping ends `deleted`: its end is as much the answer's record as a done one.
-        await self._write_ends(writes, done=any(end.state in ("done", "deleted") for end in ends))
+        await self._write_ends(writes, done=any(end.state in (PairState.DONE, PairState.DELETED) for end in ends))
         for member, end in zip(members, ends, strict=True):
             self._finish(member, end.state, end.text, end.remote_url, end.needs_review)
         stopped = next((end.stops_lane for end in ends if end.stops_lane), None)
@@ -399,23 +400,23 @@ class Runner:
         channel, current, step = attempt.channel, self._record(pair), action.step
         if step is Step.LEAVE:
             text = self._leave_text(channel, attempt.outcome, attempt.reason, action)
-            return _End(None, "in_flight", text, needs_review=action.needs_review)
+            return _End(None, PairState.IN_FLIGHT, text, needs_review=action.needs_review)
         assert current is not None  # a send or a read came first: the pair has a record
         if step is Step.DONE:
             return self._done_end(attempt, current, action)
         if step is Step.DELETED:
             note = self._clean(channel, attempt.reason or action.reason)
-            return _End(current.moved(State.DELETED, self._now(), note=note), "deleted", note)
+            return _End(current.moved(State.DELETED, self._now(), note=note), PairState.DELETED, note)
         if step is Step.AWAIT:
             note = f"{self._clean(channel, attempt.reason)}; {action.reason}"
-            return _End(replace(current, error=note), "waiting", note)
+            return _End(replace(current, error=note), PairState.WAITING, note)
         return self._failed_end(attempt, current, action)
 
     def _done_end(self, attempt: _Attempt, current: Record, action: Action) -> _End:
         outcome, unit = attempt.outcome, attempt.unit
         if current.op == "delete":  # a removed page pinged (a batched channel's delete)
             how = f"pinged as removed, with {len(unit.batch or [])} URL(s)"
-            return _End(current.moved(State.DELETED, self._now(), note="the post was removed"), "deleted", how)
+            return _End(current.moved(State.DELETED, self._now(), note="the post was removed"), PairState.DELETED, how)
         if attempt.event is Kind.DONE and outcome is not None:  # the send's answer names it
             remote_id, remote_url = outcome.remote_id, outcome.remote_url
         else:  # a read found it (or it is done without a name: received often enough)
@@ -431,7 +432,7 @@ class Runner:
         record = current.moved(
             State.DONE, self._now(), remote_id=remote_id, remote_url=remote_url, note=action.reason or None
         )
-        return _End(record, "done", how, remote_url)
+        return _End(record, PairState.DONE, how, remote_url)
 
     def _failed_end(self, attempt: _Attempt, current: Record, action: Action) -> _End:
         """FAIL, STOP_LANE and RELEASE: the record says failed (when a request may have gone out,
@@ -443,9 +444,10 @@ class Runner:
             error = self._error_text(channel, attempt.event, attempt.reason, action)
         stop = f"{channel.id} stopped for this run: {error}" if action.step is Step.STOP_LANE else None
         if action.keep_in_flight:  # the outcome is unknown: the next run reads before it sends
-            return _End(None, "in_flight", f"{error}; {action.reason}", stops_lane=stop)
+            return _End(None, PairState.IN_FLIGHT, f"{error}; {action.reason}", stops_lane=stop)
         record = self._failed_record(current, attempt.event, error) if current.state == State.IN_FLIGHT else None
-        return _End(record, "pending" if action.step is Step.RELEASE else "failed", error, stops_lane=stop)
+        state = PairState.PENDING if action.step is Step.RELEASE else PairState.FAILED
+        return _End(record, state, error, stops_lane=stop)
 
     def _failed_record(self, current: Record, event: Event, error: str) -> Record:
         failed = self._not_made(current, error, definite=event in _DEFINITE)
@@ -661,7 +663,7 @@ class Runner:
         return self._record(pair)
 
     def report_pair(
-        self, pair: PendingPair, state: str, detail: str, remote_url: str | None, needs_review: bool
+        self, pair: PendingPair, state: PairState, detail: str, remote_url: str | None, needs_review: bool
     ) -> None:
         self._finish(pair, state, detail, remote_url, needs_review)
 
@@ -710,7 +712,12 @@ class Runner:
         return clean if len(clean) <= ERROR_LENGTH else clean[: ERROR_LENGTH - 1] + "…"
 
     def _finish(
-        self, pair: PendingPair, state: str, detail: str, remote_url: str | None = None, needs_review: bool = False
+        self,
+        pair: PendingPair,
+        state: PairState,
+        detail: str,
+        remote_url: str | None = None,
+        needs_review: bool = False,
     ) -> None:
         result = PairResult(pair.post.key, pair.channel.id, state, detail, remote_url, needs_review)
         self.report.results.append(result)

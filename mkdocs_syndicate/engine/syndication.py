@@ -8,9 +8,7 @@ same code path, and a resumed run is the same code path as a fresh one.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.channels.base import Channel
@@ -19,19 +17,18 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import adopt, refuse_renamed_channels
 from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Identified, identify
-from mkdocs_syndicate.engine.options import Sandbox, first_run_adoption, make_channels, sandbox_state_dir, select_posts
+from mkdocs_syndicate.engine.options import first_run_adoption, make_channels, select_posts
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan, not_updated_lines
 from mkdocs_syndicate.engine.removals import Removals, deletions, find_removals, kept_lines
-from mkdocs_syndicate.engine.results import PairResult, Reporter, RunReport
+from mkdocs_syndicate.engine.results import PairResult, PairState, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
-from mkdocs_syndicate.errors import RunInterrupted, StaleLedger
+from mkdocs_syndicate.errors import RunInterrupted
 from mkdocs_syndicate.ledger.gitmirror import GitMirror
-from mkdocs_syndicate.ledger.merge import changed_pairs, merge, without_unpushed_in_flight
+from mkdocs_syndicate.ledger.merge import StaleLedger, changed_pairs, merge, without_unpushed_in_flight
 from mkdocs_syndicate.ledger.schema import Posts, State, record_in
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.net.liveness import in_built_site, wait_until_live
-from mkdocs_syndicate.registry import emulators
-from mkdocs_syndicate.sandbox import SandboxServer, running_sandbox
+from mkdocs_syndicate.sandbox.site import sandbox_for
 from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
 
 if TYPE_CHECKING:
@@ -61,7 +58,7 @@ def send(
     with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
         ledger.sandbox = options.sandbox  # a real run does not see a rehearsal's records
         mirror = _start_mirror(options, ledger)
-        with _sandbox(options) as sandbox:
+        with sandbox_for(options) as sandbox:
             channels = make_channels(options, sandbox)
             refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
             # Every post of the source is matched, not only those announceable now: a post the
@@ -240,11 +237,11 @@ class Session:
         try:
             result = asyncio.run(runner.run())
         except KeyboardInterrupt:
-            raise RunInterrupted(runner.report, the_plan, self.ledger) from None
+            raise _interrupted(runner.report, the_plan, self.ledger) from None
         except asyncio.CancelledError:
             if not runner.terminated:
                 raise
-            raise RunInterrupted(runner.report, the_plan, self.ledger, by="SIGTERM") from None
+            raise _interrupted(runner.report, the_plan, self.ledger, by="SIGTERM") from None
         except StaleLedger as lost:
             self._take_theirs(lost, the_plan, runner.report)
             return False
@@ -260,7 +257,7 @@ class Session:
         report = self.report
         changed = changed_pairs(lost.base, lost.remote_posts)
         planned = {(p.post.key, p.channel.id) for p in the_plan.pairs}
-        went_out = {(r.post_key, r.channel) for r in run_report.results if r.state != "not_attempted"}
+        went_out = {(r.post_key, r.channel) for r in run_report.results if r.state != PairState.NOT_ATTEMPTED}
         report.results += [r for r in run_report.results if (r.post_key, r.channel) not in changed]
         report.requests += run_report.requests
         for key, channel in sorted((changed & planned) - self.left_to_others):
@@ -273,13 +270,27 @@ class Session:
         self.mirror.adopt_remote(lost.tip, lost.remote_posts)
 
 
+def _interrupted(report: RunReport, the_plan: Plan, ledger: Ledger, by: str = "Ctrl-C") -> RunInterrupted:
+    """What finished, and each pair of the plan left for the next run with its state now."""
+    finished = {(r.post_key, r.channel) for r in report.results}
+    left = []
+    for pair in the_plan.pairs:
+        if (pair.post.key, pair.channel.id) in finished:
+            continue
+        record = ledger.record(pair.post.key, pair.channel.id)
+        state = PairState.of(record.state if record else None)
+        note = " (a request may be out: the next run verifies it)" if state == PairState.IN_FLIGHT else ""
+        left.append(f"({pair.post.key}, {pair.channel.id}) {state}{note}")
+    return RunInterrupted(len(finished), left, by)
+
+
 def _contested(key: str, channel: str, theirs: Posts, went_out: set[tuple[str, str]]) -> PairResult | None:
     """What to report of a pair of ours that the other writer changed: None when theirs finished it."""
     if (key, channel) in went_out:  # ours went out, but the pushed record is theirs
-        return PairResult(key, channel, "in_flight", SENT_BUT_CONTESTED)
+        return PairResult(key, channel, PairState.IN_FLIGHT, SENT_BUT_CONTESTED)
     record = record_in(theirs, key, channel)
     if record is None or record.state not in (State.DONE, State.SKIPPED):  # theirs is not finished
-        return PairResult(key, channel, "not_attempted", OTHER_RUNNER)
+        return PairResult(key, channel, PairState.NOT_ATTEMPTED, OTHER_RUNNER)
     return None
 
 
@@ -297,7 +308,11 @@ def as_recorded(results: list[PairResult], posts: Posts) -> list[PairResult]:
     kept = []
     for (key, channel), result in last.items():
         record = record_in(posts, key, channel)
-        if result.state == "not_attempted" and record is not None and record.state in (State.DONE, State.SKIPPED):
+        if (
+            result.state == PairState.NOT_ATTEMPTED
+            and record is not None
+            and record.state in (State.DONE, State.SKIPPED)
+        ):
             continue
         kept.append(result)
     return kept
@@ -347,7 +362,7 @@ def _not_live(
         )
     late = [p for p in pending if verdicts.get(p.post.url)]
     for pair in late:
-        result = PairResult(pair.post.key, pair.channel.id, "not_attempted", str(verdicts[pair.post.url]))
+        result = PairResult(pair.post.key, pair.channel.id, PairState.NOT_ATTEMPTED, str(verdicts[pair.post.url]))
         report.results.append(result)
         reporter.pair_finished(result)
     return late
@@ -365,36 +380,3 @@ def _start_mirror(options: Options, ledger: Ledger) -> GitMirror | None:
         ledger.canonical = mirror.remote_canonical  # the local copy is; the pushed one may not be
     ledger.mirror = mirror
     return mirror
-
-
-@contextlib.contextmanager
-def _sandbox(options: Options) -> Iterator[Sandbox | None]:
-    """The run's sandbox (None for a real run): the one `mkdocs-syndicate sandbox` serves for
-    this state folder, else one started for the run."""
-    if not options.sandbox:
-        yield None
-        return
-    state_dir = sandbox_state_dir(options)
-    running = running_sandbox(state_dir)
-    if running:  # `mkdocs-syndicate sandbox` is serving this state folder: use it
-        yield Sandbox(running, running)
-        return
-    with site_sandbox(options) as server:
-        note = server.own_links_if_taken()  # 8787 held by another site's sandbox
-        yield Sandbox(server.url, server.public_base, note)
-
-
-sandbox_for = _sandbox  # for the credential check (engine/doctor.py): the same emulators as a run
-
-
-def site_sandbox(options: Options, **server_options: object) -> SandboxServer:
-    """The emulators set up for this site: its built site checked for the IndexNow key file, and
-    its host as Weibo's safe domain (as a registered Weibo app would have it)."""
-    key_root = Path(options.site.site_dir) if options.site.site_dir else None
-    named = {channel.type for channel in options.channels}  # a plugin's emulator only if the site names it
-    server = SandboxServer(sandbox_state_dir(options), emulators(named), key_file_root=key_root, **server_options)
-    for emulator in server.emulators.values():  # e.g. Weibo's safe domain: the site's host
-        emulator.configure_for_site(options.site.url)
-    for channel in options.channels:
-        server.channel_names.setdefault(channel.type, []).append(channel.id)
-    return server

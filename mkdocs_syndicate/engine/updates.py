@@ -34,6 +34,7 @@ from mkdocs_syndicate.engine.policy import (
     decide_delete,
     decide_update,
 )
+from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
@@ -53,7 +54,7 @@ class UpdateHost(Protocol):
     async def write_records(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None: ...
     def record_of(self, pair: PendingPair) -> Record | None: ...
     def report_pair(
-        self, pair: PendingPair, state: str, detail: str, remote_url: str | None, needs_review: bool
+        self, pair: PendingPair, state: PairState, detail: str, remote_url: str | None, needs_review: bool
     ) -> None: ...
     def cleaned(self, channel: Channel, text: str | None) -> str: ...
     def now_iso(self) -> str: ...
@@ -187,7 +188,7 @@ async def _end(host: UpdateHost, way: _Way, action: Action) -> str | None:
         checkpoints.hit("before_done_write")
         await host.write_records([(pair, current.moved(State.DELETED, host.now_iso(), note=action.reason))])
         checkpoints.hit("after_done_write")
-        host.report_pair(pair, "deleted", action.reason, None, False)
+        host.report_pair(pair, PairState.DELETED, action.reason, None, False)
         return None
     if action.step is Step.DONE:
         url = (way.outcome.remote_url if way.outcome is not None else None) or current.remote_url
@@ -195,19 +196,19 @@ async def _end(host: UpdateHost, way: _Way, action: Action) -> str | None:
         checkpoints.hit("before_done_write")
         await host.write_records([(pair, replace(done, message_sha256=pair.prepared.sha256))])
         checkpoints.hit("after_done_write")
-        host.report_pair(pair, "done", action.reason or "updated", url, False)
+        host.report_pair(pair, PairState.DONE, action.reason or "updated", url, False)
         return None
     if action.step is Step.DELETED:
         await host.write_records([(pair, current.moved(State.DELETED, host.now_iso(), note=action.reason))])
-        host.report_pair(pair, "deleted", action.reason, None, False)
+        host.report_pair(pair, PairState.DELETED, action.reason, None, False)
         return None
     if action.step is Step.LEAVE or action.keep_in_flight:
         when = f" (after {epoch_to_iso(action.at)})" if action.at is not None else ""
         what = "delete" if way.deleting else "update"
-        host.report_pair(pair, "in_flight", f"{what}: {text}{when}", None, action.needs_review)
+        host.report_pair(pair, PairState.IN_FLIGHT, f"{what}: {text}{when}", None, action.needs_review)
         return f"{channel.id} stopped for this run: {text}" if action.step is Step.STOP_LANE else None
     # FAIL, STOP_LANE: a definite no; the copy keeps its old text, and the next run tries again.
     await _back_to_done(host, way, text)
     what = "delete" if way.deleting else "update"
-    host.report_pair(pair, "failed", f"{what} not made: {text}", None, False)
+    host.report_pair(pair, PairState.FAILED, f"{what} not made: {text}", None, False)
     return f"{channel.id} stopped for this run: {text}" if action.step is Step.STOP_LANE else None

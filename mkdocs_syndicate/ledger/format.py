@@ -65,7 +65,7 @@ def parse_with_layout(text: str, path: str) -> tuple[Posts, bool]:
             return fast, True
         from mkdocs_syndicate.ledger.tolerant import parse_tolerant
 
-        tolerated = parse_tolerant(text, path)  # hand edits: only the edited posts parsed as YAML
+        tolerated = parse_tolerant(text, path, parse_yaml)  # hand edits: only the edited posts parsed as YAML
         if tolerated is not None:
             return tolerated, False
         return parse_yaml(text, path), False

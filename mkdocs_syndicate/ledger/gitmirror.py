@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.errors import ConfigError, GitError, LedgerError, StaleLedger
+from mkdocs_syndicate.errors import ConfigError, GitError, LedgerError
 from mkdocs_syndicate.ledger.format import dump, parse, parse_with_layout
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
-from mkdocs_syndicate.ledger.merge import contested_pairs, merge
+from mkdocs_syndicate.ledger.merge import StaleLedger, contested_pairs, merge
 from mkdocs_syndicate.ledger.schema import Posts
 from mkdocs_syndicate.safety import one_line
 

@@ -3,7 +3,7 @@ pure part of keeping the ledger in git (ledger/gitmirror.py runs git; this decid
 
 Every pair only one side changed is taken from that side. A pair both sides changed, or one our
 plan may be about to send, is *contested*: the run takes the other writer's ledger and re-plans
-(errors.StaleLedger), and never sends on a stale one.
+(StaleLedger, raised by ledger/gitmirror.py), and never sends on a stale one.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from mkdocs_syndicate.errors import SyndicateError
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, State, record_in
 
 
@@ -18,6 +19,18 @@ from mkdocs_syndicate.ledger.schema import PostEntry, Posts, State, record_in
 class Pair:
     post_key: str
     channel: str
+
+
+class StaleLedger(SyndicateError):
+    """Another writer changed pairs this run changed too: take theirs, re-plan, never send."""
+
+    def __init__(self, contested: list[Pair], remote_posts: Posts, tip: str, base: Posts) -> None:
+        self.contested = contested
+        self.remote_posts = remote_posts
+        self.tip = tip
+        self.base = base  # the ledger this run last pushed (or started from): what "changed" means
+        names = ", ".join(f"({p.post_key}, {p.channel})" for p in contested[:5])
+        super().__init__(f"another run changed {names} in the pushed ledger; re-planning")
 
 
 def _pairs(*ledgers: Posts) -> Iterable[tuple[str, str]]:

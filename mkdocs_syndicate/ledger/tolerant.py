@@ -22,13 +22,18 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Callable
 
 from mkdocs_syndicate.errors import LedgerError
 from mkdocs_syndicate.ledger.fast import ODD, parse_piece
 from mkdocs_syndicate.ledger.schema import END_MARKER, VERSION, VERSIONS, Posts
 
+FullParser = Callable[[str, str], Posts]  # (text, path) → posts: ledger.format.parse_yaml
 
-def parse_tolerant(text: str, path: str) -> Posts | None:
+
+def parse_tolerant(text: str, path: str, parse_yaml: FullParser) -> Posts | None:
+    """The posts, with only the hand-edited ones read by `parse_yaml` (handed in by
+    ledger/format.py, which imports this module); None leaves the whole file to it."""
     lines = text.split("\n")
     section = _posts_section(lines)
     if section is None:
@@ -43,7 +48,7 @@ def parse_tolerant(text: str, path: str) -> Posts | None:
     collecting = gc.isenabled()
     gc.disable()  # many small objects, no cycles (as in the fast reader)
     try:
-        return _read(pieces, path)
+        return _read(pieces, path, parse_yaml)
     finally:
         if collecting:
             gc.enable()
@@ -87,7 +92,7 @@ def _pieces(body: list[str]) -> list[list[str]] | None:
     return pieces
 
 
-def _read(pieces: list[list[str]], path: str) -> Posts | None:
+def _read(pieces: list[list[str]], path: str, parse_yaml: FullParser) -> Posts | None:
     posts: Posts = {}
     parse_later: list[list[str]] = [[]]  # runs of pieces next to each other in the file
     for piece in pieces:
@@ -101,16 +106,14 @@ def _read(pieces: list[list[str]], path: str) -> Posts | None:
     # In slices: the parser's node tree for thousands of posts at once would cost far more memory.
     for run in parse_later:
         for start in range(0, len(run), _SLICE):
-            found = _parsed(run[start : start + _SLICE], path)
+            found = _parsed(run[start : start + _SLICE], path, parse_yaml)
             if found is None or not _merged(posts, found):
                 return None
     return posts
 
 
-def _parsed(pieces: list[str], path: str) -> Posts | None:
+def _parsed(pieces: list[str], path: str, parse_yaml: FullParser) -> Posts | None:
     """Hand-edited pieces, read by the full parser; None leaves the whole file to it."""
-    from mkdocs_syndicate.ledger.format import parse_yaml
-
     document = f"version: {VERSION}\nposts:\n" + "\n".join(pieces) + f"\n{END_MARKER}\n"
     try:
         found = parse_yaml(document, path)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.redaction import env_named, shown_url
 from mkdocs_syndicate.safety import one_line
 
@@ -65,7 +66,7 @@ def annotate_run(report: RunReport, echo: Echo) -> None:
     """An error for each pair that needs a person (failed, or in_flight for review), a warning
     for each pair left for the next run."""
     for result in report.undone:
-        kind = "error" if result.needs_review or result.state == "failed" else "warning"
+        kind = "error" if result.needs_review or result.state == PairState.FAILED else "warning"
         title = f"mkdocs-syndicate: {result.channel} {result.state}"
         echo(command(kind, title, f"({result.post_key}, {result.channel}) {result.state}: {result.detail}"))
 
@@ -94,7 +95,7 @@ def run_summary(report: RunReport, ledger_name: str, *, sandbox: bool = False) -
     title = "### mkdocs-syndicate" + (" (sandbox rehearsal)" if sandbox else "")
     out = [title, ""]
     went = [r for r in report.results if r.ok]
-    review = [r for r in report.undone if r.needs_review or r.state == "failed"]
+    review = [r for r in report.undone if r.needs_review or r.state == PairState.FAILED]
     waits = [r for r in report.results if r not in went and r not in review]
     if not report.results:
         out.append("Nothing pending: every post is announced everywhere (0 requests).")
@@ -104,7 +105,7 @@ def run_summary(report: RunReport, ledger_name: str, *, sandbox: bool = False) -
         out += ["**Waits**", "", *_table(("Post", "Channel", "State", "Why"), [_why(r) for r in waits]), ""]
     if review:
         out += ["**Needs a person**", "", *_table(("Post", "Channel", "State", "Why"), [_why(r) for r in review]), ""]
-        if any(r.state == "failed" for r in review):
+        if any(r.state == PairState.FAILED for r in review):
             out.append("A failed pair is sent again by the next run once its cause is fixed.")
         if any(r.needs_review for r in review):
             out.append(f"Settle a pair for review with `mkdocs-syndicate resolve`, then commit {_cell(ledger_name)}.")

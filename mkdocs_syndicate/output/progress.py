@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mkdocs_syndicate.engine.results import PairResult, RunReport
-from mkdocs_syndicate.output.reporters import STATE_STYLES, PlainReporter
+from mkdocs_syndicate.output.reporters import LOOKS, PlainReporter
 from mkdocs_syndicate.safety import one_line
 from mkdocs_syndicate.timeutil import Clock
 
@@ -79,7 +79,7 @@ def summary_table(report: RunReport) -> Table:
         table.add_row(
             Text(one_line(result.post_key)),
             Text(one_line(result.channel)),
-            Text(result.state, style=STATE_STYLES.get(result.state, "")),
+            Text(result.state, style=LOOKS[result.state].style),
             Text(one_line(result.remote_url if result.ok and result.remote_url else result.detail)),
         )
     return table

@@ -3,23 +3,30 @@ The terminal's live display is in progress.py. Only redacted text ever reaches h
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
+from typing import NamedTuple
 
-from mkdocs_syndicate.engine.results import PairResult, RunReport
+from mkdocs_syndicate.engine.results import PairResult, PairState, RunReport
 from mkdocs_syndicate.safety import one_line
 from mkdocs_syndicate.timeutil import Clock
 
-STATE_STYLES = {
-    "done": "green",
-    "failed": "red",
-    "in_flight": "yellow",
-    "waiting": "yellow",
-    "not_attempted": "magenta",
-    "pending": "cyan",
-    "skipped": "dim",
-    "deleted": "dim",
-    "opted_out": "dim",
+
+class Look(NamedTuple):
+    rank: int  # where `status` lists it: what needs a human first
+    style: str  # its colour (rich), in `status`, the summary table and the live display
+
+
+# The one table of how each state of a pair is shown: its order and its colour.
+LOOKS: dict[PairState, Look] = {
+    PairState.FAILED: Look(0, "red"),
+    PairState.IN_FLIGHT: Look(1, "yellow"),
+    PairState.PENDING: Look(2, "cyan"),
+    PairState.DELETED: Look(3, "dim"),
+    PairState.OPTED_OUT: Look(4, "dim"),
+    PairState.DONE: Look(5, "green"),
+    PairState.SKIPPED: Look(6, "dim"),
+    PairState.WAITING: Look(7, "yellow"),  # a run's states, never in `status`
+    PairState.NOT_ATTEMPTED: Look(8, "magenta"),
 }
 
 
@@ -57,7 +64,3 @@ def undone_lines(report: RunReport) -> list[str]:
     for result in report.undone:
         lines.append(one_line(f"({result.post_key}, {result.channel}) {result.state}: {result.detail}"))
     return lines
-
-
-def plain_logger(logger: logging.Logger) -> Callable[[str], None]:
-    return logger.info

@@ -11,18 +11,19 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.ledger.schema import State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import from_iso
 
-ATTENTION = (State.FAILED, State.IN_FLIGHT)
+ATTENTION = (PairState.FAILED, PairState.IN_FLIGHT)
 
 
 @dataclass(frozen=True)
 class PairStatus:
     post_key: str
     channel: str
-    state: str  # done | failed | in_flight | skipped | deleted | pending | opted_out
+    state: PairState  # a record's state; pending or opted_out when it has none
     attempts: int = 0
     at: str | None = None
     age_seconds: int | None = None  # in_flight only: how long it has been unresolved
@@ -93,18 +94,18 @@ class StatusView:
         return [p for p in self.pairs if p.state in ATTENTION and not self.expected(p)]
 
     def expected(self, pair: PairStatus) -> bool:
-        return pair.state == State.IN_FLIGHT and pair.channel in self.resent
+        return pair.state == PairState.IN_FLIGHT and pair.channel in self.resent
 
     def channel_history(self) -> list[ChannelStatus]:
         """Per channel, from the ledger alone: its last success and its last failure."""
         history = []
         for channel in self.channels:
             mine = [p for p in self.pairs if p.channel == channel and p.at]
-            done = [p.at for p in mine if p.state == State.DONE and p.at]
+            done = [p.at for p in mine if p.state == PairState.DONE and p.at]
             failed = [
                 p
                 for p in mine
-                if p.state == State.FAILED or (p.state == State.IN_FLIGHT and p.error and not self.expected(p))
+                if p.state == PairState.FAILED or (p.state == PairState.IN_FLIGHT and p.error and not self.expected(p))
             ]
             last = max(failed, key=lambda p: from_iso(p.at or ""), default=None)
             history.append(
@@ -169,14 +170,15 @@ def status_view(
             if record is None:
                 if post is None or channel not in channels:
                     continue
-                pairs.append(PairStatus(key, channel, "pending" if post.wants(channel) else "opted_out"))
+                wanted = PairState.PENDING if post.wants(channel) else PairState.OPTED_OUT
+                pairs.append(PairStatus(key, channel, wanted))
                 continue
             age = int((now - from_iso(record.at)).total_seconds()) if record.state == State.IN_FLIGHT else None
             pairs.append(
                 PairStatus(
                     key,
                     channel,
-                    record.state,
+                    PairState.of(record.state),
                     record.attempts,
                     record.at,
                     age,

@@ -7,12 +7,32 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
 from urllib.parse import parse_qs
 
-if TYPE_CHECKING:
-    from mkdocs_syndicate.sandbox.server import SandboxServer
+
+class Host(Protocol):
+    """What an emulator may use of the server that hosts it (sandbox/server.py's SandboxServer):
+    named here, so that this module does not import the server that imports it."""
+
+    state: dict[str, Any]  # every emulator's state, by name, guarded by `lock`
+    now: Callable[[], float]  # the clock, shared with tests' virtual one
+    public_base: str  # where the links it hands out point
+    key_file_root: Path | None  # the built site, for IndexNow's key file
+    idempotency_ttl: float
+    quirks: dict[str, dict[str, Any]]
+    emulators: dict[str, Emulator]
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def listening(self) -> bool: ...
+    def save(self) -> None: ...
 
 
 @dataclass
@@ -76,7 +96,7 @@ class Emulator:
     rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "reset_in": 40}
     user_settings: ClassVar[Mapping[str, object]] = {}
 
-    def __init__(self, server: SandboxServer) -> None:
+    def __init__(self, server: Host) -> None:
         self.server = server
 
     def initial_state(self) -> dict[str, Any]:
