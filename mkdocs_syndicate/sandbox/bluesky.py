@@ -94,9 +94,9 @@ def _write_problem(body: dict[str, Any], rkey: str | None) -> str | None:
         return "Could not find repo or collection"
     if rkey is None:
         return 'Input must have the property "rkey"'
-    if collection == COLLECTION and not _TID.fullmatch(rkey):
+    if collection in _TID_KEYED and not _TID.fullmatch(rkey):
         # The reference PDS's words (checked against it: tests/test_realserver_bluesky.py).
-        return f'Invalid record key for {COLLECTION}: Invalid TID string (got "{rkey}") at $'
+        return f'Invalid record key for {collection}: Invalid TID string (got "{rkey}") at $'
     if not _RKEY.fullmatch(rkey) or rkey in (".", ".."):
         return "Invalid record key"
     return None
@@ -446,7 +446,8 @@ class BlueskyEmulator(Emulator):
                 return "Invalid record: must be an object"
             if record.get("$type", collection) != collection:
                 return f"Invalid $type: expected {collection}, got {record.get('$type')}"
-            return None
+            known = _STANDARD_SITE.get(collection)
+            return _lexicon_problem(collection, record, known) if known else None
         if not isinstance(record, dict) or record.get("$type") != COLLECTION:
             return _invalid("Record/$type must be app.bsky.feed.post")
         text = record.get("text", "")
@@ -526,7 +527,7 @@ class BlueskyEmulator(Emulator):
             "uri": f"at://{DID}/{collection}/{rkey}",
             "cid": cid,
             "commit": {"cid": commit, "rev": self._fresh_tid()},
-            "validationStatus": "valid" if collection == COLLECTION else "unknown",
+            "validationStatus": "valid" if collection in _TID_KEYED else "unknown",
         }
         return Response(
             200, body, self._rate_headers(), hold_until=committed if committed > self.server.now() else None
@@ -539,7 +540,7 @@ class BlueskyEmulator(Emulator):
         if existing["cid"] == cid:  # the same record again: nothing to write
             collection = body["collection"]
             uri = f"at://{DID}/{collection}/{body['rkey']}"
-            status = "valid" if collection == COLLECTION else "unknown"
+            status = "valid" if collection in _TID_KEYED else "unknown"
             return Response(200, {"uri": uri, "cid": cid, "validationStatus": status}, self._rate_headers())
         if "swapRecord" in body and body["swapRecord"] != existing["cid"]:  # null: "must not exist"
             return self._error(400, "InvalidSwap", f"Record was at {existing['cid']}")
@@ -689,6 +690,70 @@ def _atproto_datetime(value: str) -> bool:
 def _minutes(clock: str) -> int:
     hours, minutes = clock.split(":")
     return int(hours) * 60 + int(minutes)
+
+
+# standard.site's lexicons, which the reference PDS (0.5.35) bundles and checks records against
+# (its dist/lexicons/site/standard/*.defs.js; checked against it: tests/test_realserver_bluesky.py):
+# per field, (required, kind, max graphemes, max UTF-8 bytes). Both are keyed by TIDs.
+_Field = tuple[bool, str, int, int]
+_STANDARD_SITE: dict[str, dict[str, _Field]] = {
+    "site.standard.document": {
+        "site": (True, "uri", 0, 0),
+        "title": (True, "string", 500, 5000),
+        "publishedAt": (True, "datetime", 0, 0),
+        "path": (False, "string", 0, 0),
+        "description": (False, "string", 3000, 30000),
+        "textContent": (False, "string", 0, 0),
+        "tags": (False, "strings", 128, 1280),
+        "updatedAt": (False, "datetime", 0, 0),
+        "bskyPostRef": (False, "strongRef", 0, 0),
+    },
+    "site.standard.publication": {
+        "url": (True, "uri", 0, 0),
+        "name": (True, "string", 500, 5000),
+        "description": (False, "string", 3000, 30000),
+    },
+}
+_TID_KEYED = {COLLECTION, *_STANDARD_SITE}
+
+
+def _lexicon_problem(collection: str, record: dict[str, Any], fields: dict[str, _Field]) -> str | None:
+    """A standard.site record checked as the PDS's lexicon validator checks it, in its words."""
+    for name, (required, kind, graphemes, size) in fields.items():
+        where = f"$.record.{name}"
+        if name not in record:
+            if required:
+                return f'Invalid {collection} record: Missing required key "{name}" at $.record'
+            continue
+        problem = _field_problem(record[name], kind, graphemes, size, where)
+        if problem:
+            return f"Invalid {collection} record: {problem}"
+    return None
+
+
+def _field_problem(value: Any, kind: str, graphemes: int, size: int, where: str) -> str | None:
+    if kind == "strings":
+        if not isinstance(value, list):
+            return f"Expected array value type (got {type(value).__name__}) at {where}"
+        for i, item in enumerate(value):
+            problem = _field_problem(item, "string", graphemes, size, f"{where}[{i}]")
+            if problem:
+                return problem
+        return None
+    if kind == "strongRef":
+        ok = isinstance(value, dict) and isinstance(value.get("uri"), str) and isinstance(value.get("cid"), str)
+        return None if ok else f"Expected a strong reference (uri and cid) at {where}"
+    if not isinstance(value, str):
+        return f"Expected string value type (got {type(value).__name__}) at {where}"
+    if kind == "datetime" and not _atproto_datetime(value):
+        return f"Invalid datetime (got {json.dumps(value)}) at {where}"
+    if kind == "uri" and not re.fullmatch(r"[a-z][a-z.+-]*:\S+", value):
+        return f"Invalid uri (got {json.dumps(value)}) at {where}"
+    if graphemes and _graphemes(value) > graphemes:
+        return f"grapheme too big (maximum {graphemes}, got {_graphemes(value)}) at {where}"
+    if size and len(value.encode("utf-8")) > size:
+        return f"string too big (maximum {size}, got {len(value.encode('utf-8'))}) at {where}"
+    return None
 
 
 def _invalid(why: str) -> str:
