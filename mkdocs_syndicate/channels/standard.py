@@ -181,9 +181,6 @@ class StandardChannel(BlueskyChannel):
     def replies_url(cls, options: Mapping[str, Any], record: Record) -> str | None:
         return None
 
-    def site_files(self) -> list[tuple[str, str]]:
-        return []  # the well-known file needs the account's DID: made from the ledger (sources/)
-
     # ---------------------------------------------------------------- the publication
 
     def _publication_uri(self) -> str:
