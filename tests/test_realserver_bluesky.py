@@ -797,24 +797,14 @@ class _Http:
         return time.time()
 
 
-STANDARD_KILLS = {  # the same places as KILLS; the third putRecord is the second document (the
-    # first run writes the publication after the first document)
-    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:2", 1),
-    "the request never reached the server": ("proxy-before", "com.atproto.repo.putRecord", 1),
-    "the server committed, no answer came": ("proxy-after", "com.atproto.repo.putRecord", 2),
-    "the answer came, nothing written yet": ("checkpoint", "after_response:2", 2),
-    "before done is written": ("checkpoint", "before_done_write:2", 2),
-}
-
-
-@pytest.mark.parametrize("where", list(STANDARD_KILLS))
+@pytest.mark.parametrize("where", list(KILLS))  # the same five places: documents are putRecord
 def test_standard_killed_at_each_checkpoint_then_rerun_leaves_one_document_per_post(pds, tmp_path, where):
     """SIGKILL during the second post's document, then a rerun after the settle time: one
     document per post on the real PDS, every pair done with its document's URI."""
     from crashlab import STATS
     from realserver_proxy import Kill, RecordingProxy
 
-    how, at, held = STANDARD_KILLS[where]
+    how, at, held = KILLS[where]
     bob = pds.account("bob.test")
     site_url = f"https://std-kill-{abs(hash(where)) % 10**8}.example/"
     with RecordingProxy(pds.url) as proxy:
@@ -828,7 +818,7 @@ def test_standard_killed_at_each_checkpoint_then_rerun_leaves_one_document_per_p
             env["SYNDICATE_CRASH_AT"] = at
         child = start_child(spec, **env)
         if how != "checkpoint":
-            proxy.kill = Kill(at, how.removeprefix("proxy-"), pid=child.pid, nth=3)
+            proxy.kill = Kill(at, how.removeprefix("proxy-"), pid=child.pid, nth=2)
         output, errors = child.communicate(timeout=120)
         assert child.returncode == -signal.SIGKILL, output + errors
         held_now = len(documents(pds, bob.did, _publication_of(pds, bob.did, site_url)))

@@ -188,8 +188,8 @@ class StandardChannel(BlueskyChannel):
         return f"at://{self._session['did']}/{PUBLICATION}/{self._publication_rkey}"
 
     async def _ensure_publication(self, http: Http) -> None:
-        """The site's publication record, written once: read at its derived key, and written there
-        (putRecord, swapRecord null: a repeat is a no-op) when it is not. After a document was
+        """The site's publication record, written once: read at its derived key, and created there
+        when it is not. After a document was
         written, once per run, best effort: one that fails is written by the next run that writes.
         The documents name it by its URI, which needs no request (the DID and the derived key)."""
         import httpx
@@ -206,10 +206,10 @@ class StandardChannel(BlueskyChannel):
         try:
             current = await self._get_in(http, PUBLICATION, rkey)
             if current.status_code == 400 and "RecordNotFound" in current.text:
+                # createRecord at the derived key: read absent just before, so made once (a race
+                # with another run fails harmlessly: that run made it).
                 body = {"repo": self._session["did"], "collection": PUBLICATION, "rkey": rkey, "record": record}
-                current = await self._authed(
-                    http, "POST", "com.atproto.repo.putRecord", json={**body, "swapRecord": None}
-                )
+                current = await self._authed(http, "POST", "com.atproto.repo.createRecord", json=body)
         except httpx.TransportError:
             return
         if current.status_code == 200:

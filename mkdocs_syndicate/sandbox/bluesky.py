@@ -165,7 +165,7 @@ class BlueskyEmulator(Emulator):
     app_password = APP_PASSWORD  # what it accepts; tests may set their own (a sentinel)
     jwt_prefix = ""  # tests: a marker inside every token it hands out
     public_pages: tuple[str, ...] = ("/profile/",)
-    creating = ("POST /xrpc/com.atproto.repo.putRecord", "POST /xrpc/com.atproto.repo.createRecord")
+    creating: tuple[str, ...] = ("POST /xrpc/com.atproto.repo.putRecord", "POST /xrpc/com.atproto.repo.createRecord")
     read_marker = "getRecord"
     _OPEN: ClassVar[dict[tuple[str, str], Callable[[BlueskyEmulator, Request], Response]]]
     _AUTHED: ClassVar[dict[tuple[str, str], Callable[[BlueskyEmulator, Request], Response]]]
@@ -835,6 +835,7 @@ class StandardEmulator(BlueskyEmulator):
     name = "standard"
     also_at: tuple[str, ...] = ("standard-pds",)
     public_pages: tuple[str, ...] = ()
+    creating = ("POST /xrpc/com.atproto.repo.putRecord",)  # the documents (the publication: createRecord, once)
     collection = "site.standard.document"
 
     @classmethod
