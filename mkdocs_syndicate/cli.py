@@ -636,6 +636,7 @@ def site_files(config_file: Path | None, site_dir: Path | None) -> None:
     comments script (`links: false` leaves those out). The plugin does it during `mkdocs build`;
     a site built without it (Zensical, a feed) runs this between the build and the deploy."""
     from mkdocs_syndicate.engine.options import make_channels
+    from mkdocs_syndicate.sources.standard_site import well_known_file
 
     site = _site(config_file)
     options = _guard(lambda: site.options(sending=False))
@@ -643,6 +644,9 @@ def site_files(config_file: Path | None, site_dir: Path | None) -> None:
     if not target.is_dir():
         raise click.ClickException(f"site dir {target}: no such folder (build the site first, or give --site-dir)")
     channel_files = [f for channel in _guard(lambda: make_channels(options)) for f in channel.site_files()]
+    channel_files += _guard(
+        lambda: well_known_file(options.ledger_path, site.settings.channels, options.site.url, sandbox=options.sandbox)
+    )
     files = channel_files + _link_files(site, options)
     for name, content in files:
         path = target / name

@@ -26,7 +26,7 @@ from mkdocs.config.base import ConfigErrors, ConfigWarnings
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import File, Files, InclusionLevel
 
 from mkdocs_syndicate.config import defaults as settings
 from mkdocs_syndicate.config.schema import SyndicateConfig, as_errors
@@ -79,6 +79,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         self.mkdocs_config: MkDocsConfig | None = None
         self.is_post: Callable[[Page], bool] = lambda page: False
         self.copies: Copies | None = None  # the ledger's posts, the channels' labels, where replies are read
+        self.documents: dict[str, str] | None = None  # standard.site: post key → its document's at:// URI
 
     # ------------------------------------------------------------------ events
 
@@ -126,9 +127,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             from mkdocs_syndicate.engine.options import make_channels
 
             self.site_files = [f for channel in make_channels(self.options) for f in channel.site_files()]
-        for name, content in self.site_files:  # e.g. IndexNow's key file
-            if files.get_file_from_path(name) is None:
-                files.append(File.generated(config, name, content=content))
+        for name, content in self.site_files + self._standard_site_file(config):  # IndexNow's key file…
+            if files.get_file_from_path(name) is None:  # included even under a dot folder (.well-known)
+                files.append(File.generated(config, name, content=content, inclusion=InclusionLevel.INCLUDED))
         if self.config.comments and self.links == "block":
             from importlib.resources import files as package_files
 
@@ -159,6 +160,38 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             script = get_relative_url(crosslinks.SCRIPT_PATH, page.url) if self.config.comments else None
             return html + "\n" + crosslinks.block_html(found, self.config.links_lead, script)
         return html
+
+    def _standard_site_file(self, config: MkDocsConfig) -> list[tuple[str, str]]:
+        """standard.site's `/.well-known/site.standard.publication`, from the ledger (no request)."""
+        from mkdocs_syndicate.config.site import ledger_path
+        from mkdocs_syndicate.sources.standard_site import well_known_file
+
+        try:
+            path = ledger_path(config, self.config)
+            return well_known_file(path, self.config.channels, config.site_url or "", sandbox=self.config.sandbox)
+        except SyndicateError as exc:
+            raise PluginError(f"syndicate: {exc}") from None
+
+    def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
+        """standard.site: an announced post's `<link rel="site.standard.document">`, from the ledger."""
+        if self.config.mode == "off":
+            return output
+        if self.documents is None:  # once per build
+            from mkdocs_syndicate.config.site import ledger_path
+            from mkdocs_syndicate.sources.standard_site import document_uris
+
+            try:
+                path = ledger_path(config, self.config)
+                self.documents = document_uris(path, self.config.channels, sandbox=self.config.sandbox)
+            except SyndicateError as exc:
+                raise PluginError(f"syndicate: {exc}") from None
+        if not self.documents:
+            return output
+        from mkdocs_syndicate.sources.mkdocs_build import post_key
+        from mkdocs_syndicate.sources.standard_site import with_link
+
+        uri = self.documents.get(post_key(page))
+        return with_link(output, uri) if uri else output
 
     def _links_setting(self) -> str:
         value = self.config.links

@@ -113,6 +113,12 @@ BUILT_IN = (
         "mkdocs_syndicate.sandbox.bluesky:BlueskyEmulator",
         "Bluesky",
     ),
+    ChannelType(
+        "standard",
+        "mkdocs_syndicate.channels.standard:StandardChannel",
+        "mkdocs_syndicate.sandbox.bluesky:StandardEmulator",
+        "standard.site",
+    ),
 )
 
 

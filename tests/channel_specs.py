@@ -19,6 +19,7 @@ class Spec:
     rate_limit: dict  # the 429 fault
     repeat_safe: bool = False  # a repeat is a no-op by construction (Bluesky)
     rate_limit_checked_first: bool = False  # its 429 proves nothing was made (Matrix)
+    web_copies: bool = True  # a done copy has a web page (remote_url); standard.site's records do not
 
     def raw(self, sandbox, **extra):
         return self.raw_at(sandbox.url, **extra)
@@ -52,6 +53,7 @@ def spec_of(kind: registry.ChannelType) -> Spec | None:
         dict(emulator.rate_limit_fault),
         client.repeat_safe,
         client.rate_limit_checked_first,
+        client.web_copies,
     )
 
 

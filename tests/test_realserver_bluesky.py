@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import signal
 import struct
 import zlib
@@ -750,3 +751,255 @@ def test_delete_record_answers_are_the_real_servers_and_the_emulators(pds, sandb
         real
     )
     assert emulated == real
+
+
+# ---------------------------------------------------------------- standard.site (issue 37), on the same PDS
+
+
+def standard_raw(pds, handle: str, **extra) -> dict:
+    account = pds.account(handle)
+    return {"type": "standard", "service": pds.url, "handle": account.handle, "app_password": account.password, **extra}
+
+
+def run_standard(folder, channel: dict, posts, site: Site = SITE, **options):
+    from conftest import ListReporter
+
+    folder.mkdir(exist_ok=True)
+    parsed = parse_options(
+        {"std": channel}, ledger_path=folder / "ledger.yml", site=site, sandbox=False, sending=True, **options
+    )
+    return send(parsed, posts, ListReporter(), clock=FakeClock())
+
+
+def listed(pds, did: str, collection: str) -> list[dict]:
+    answer = httpx.get(
+        f"{pds.url}/xrpc/com.atproto.repo.listRecords", params={"repo": did, "collection": collection, "limit": 100}
+    )
+    answer.raise_for_status()
+    return answer.json()["records"]
+
+
+def documents(pds, did: str, site: str) -> dict[str, dict]:
+    """This site's documents on the account, by path (a list each: two would be a duplicate)."""
+    found: dict[str, list] = {}
+    publications = {r["uri"] for r in listed(pds, did, "site.standard.publication") if r["value"]["url"] == site}
+    for r in listed(pds, did, "site.standard.document"):
+        if r["value"]["site"] in publications | {site}:
+            found.setdefault(r["value"]["path"], []).append(r)
+    assert all(len(v) == 1 for v in found.values()), found
+    return {path: v[0] for path, v in found.items()}
+
+
+def test_standard_documents_and_the_publication_are_stored_as_sent_and_a_rerun_writes_nothing(pds, tmp_path):
+    """The reference PDS takes both collections (it has no lexicon for them: stored as sent, with
+    `validationStatus: unknown`): one publication for the site, one document per post, with
+    the fields the lexicon names; a second run writes nothing."""
+    site = Site("https://std-stored.example/blog/", "Stored")
+    alice = pds.account("alice.test")
+    posts = [
+        make_post(1, url="https://std-stored.example/blog/a/", key="a/", tags=("python", "#mkdocs")),
+        make_post(2, url="https://std-stored.example/blog/b/", key="b/", body_html="<p>Hello <em>there</em>.</p>"),
+    ]
+    report = run_standard(tmp_path, standard_raw(pds, "alice.test"), posts, site)
+    assert [r.state for r in report.results] == ["done", "done"], report.results
+    (publication,) = [
+        r
+        for r in listed(pds, alice.did, "site.standard.publication")
+        if r["value"]["url"] == "https://std-stored.example/blog"
+    ]
+    assert publication["value"] == {
+        "$type": "site.standard.publication",
+        "url": "https://std-stored.example/blog",
+        "name": "Stored",
+    }
+    found = documents(pds, alice.did, publication["uri"])
+    assert sorted(found) == ["/a/", "/b/"]
+    a, b = found["/a/"]["value"], found["/b/"]["value"]
+    assert a["site"] == publication["uri"] and a["title"] == "Post 1" and a["description"] == "About 1."
+    assert a["publishedAt"] == "2026-11-01T00:00:00.000Z" and a["tags"] == ["python", "mkdocs"]
+    assert b["textContent"] == "Hello there." and "textContent" not in a
+    book = Ledger.read(tmp_path / "ledger.yml")
+    assert book.record("a/", "std").remote_id == found["/a/"]["uri"]
+    again = run_standard(tmp_path, standard_raw(pds, "alice.test"), posts, site)
+    assert again.results == [] and documents(pds, alice.did, publication["uri"]) == found
+
+
+def test_standard_repeat_is_a_no_op_and_another_record_at_the_key_is_refused(pds, sandbox):
+    """The documents' write, asked directly of the real PDS and of our emulator, with the same
+    answers: the same document again at its key (swapRecord null) is a no-op answered 200;
+    another document there is InvalidSwap; a record whose $type is not the collection, or that
+    breaks the lexicon, is refused in the PDS's words."""
+
+    def answers(service: str, handle: str, password: str) -> list[tuple[int, str, str]]:
+        pds_url, did, auth = logged_in(service, handle, password)
+        with httpx.Client(timeout=30) as client:
+            doc = {
+                "$type": "site.standard.document",
+                "site": "https://x.example",
+                "path": "/p/",
+                "title": "T",
+                "publishedAt": "2026-11-01T00:00:00.000Z",
+            }
+            body = {"repo": did, "collection": "site.standard.document", "rkey": "3mabcdefghij2", "swapRecord": None}
+            seen = []
+            untitled = {k: v for k, v in doc.items() if k != "title"}
+            for record in (
+                doc,
+                doc,
+                {**doc, "title": "Other"},
+                {**doc, "$type": "app.bsky.feed.like"},
+                untitled,
+                {**doc, "title": "x" * 600},
+                {**doc, "publishedAt": "yesterday"},
+            ):
+                body["rkey"] = "3mabcdefghij2" if record is doc or record.get("title") == "Other" else "3mabcdefghij3"
+                answer = client.post(
+                    f"{pds_url}/xrpc/com.atproto.repo.putRecord", headers=auth, json={**body, "record": record}
+                )
+                said = answer.json()
+                message = re.sub(r"bafy\w+", "<cid>", said.get("message", ""))  # the PDS hashes DAG-CBOR; we, JSON
+                seen.append((answer.status_code, said.get("error") or said.get("validationStatus", ""), message))
+            answer = client.post(
+                f"{pds_url}/xrpc/com.atproto.repo.putRecord",
+                headers=auth,
+                json={**body, "rkey": "not-a-tid", "record": doc},
+            )
+            seen.append((answer.status_code, answer.json().get("error", ""), answer.json().get("message", "")))
+            return seen
+
+    alice = pds.account("bob.test")
+    real = answers(pds.url, alice.handle, alice.password)
+    emulated = answers(sandbox.url + "/standard", "sandbox.bsky.social", "sandbox-bsky-app-password")
+    print(f"standard.site writes: real {real}, emulated {emulated}")
+    assert real == emulated
+    # The PDS knows standard.site's lexicons: it validates the record ("valid"), and refuses one
+    # without a title, with a title over 500 graphemes, a publishedAt that is no datetime, or a
+    # record key that is not a TID.
+    assert real[0] == real[1] == (200, "valid", "") and real[2][:2] == (400, "InvalidSwap")
+
+
+def test_standard_edit_updates_the_document_in_place_and_a_removal_deletes_it(pds, tmp_path):
+    """An edited post: putRecord at the document's own key with swapRecord, the same record key;
+    `delete` (removals: delete) is deleteRecord, and a read of the key then proves it gone."""
+    import asyncio
+
+    from mkdocs_syndicate.channels.base import Presence
+    from mkdocs_syndicate.engine.options import make_channels
+
+    site = Site("https://std-edit.example/", "Edits")
+    bob = pds.account("bob.test")
+    post = make_post(3, url="https://std-edit.example/blog/e/", key="blog/e/")
+    assert not run_standard(tmp_path, standard_raw(pds, "bob.test"), [post], site).undone
+    made = documents(pds, bob.did, next(iter(_publications(pds, bob.did, "https://std-edit.example"))))["/blog/e/"]
+    corrected = replace(post, title="Post 3, corrected")
+    report = run_standard(tmp_path, standard_raw(pds, "bob.test"), [corrected], site)
+    assert not report.undone and [r.detail for r in report.results] == ["updated"], report.results
+    updated = documents(pds, bob.did, made["value"]["site"])["/blog/e/"]
+    assert updated["uri"] == made["uri"] and updated["value"]["title"] == "Post 3, corrected"
+    record = Ledger.read(tmp_path / "ledger.yml").record(post.key, "std")
+
+    parsed = parse_options(
+        {"std": standard_raw(pds, "bob.test")}, ledger_path=tmp_path / "l.yml", site=site, sandbox=False, sending=True
+    )
+    (channel,) = make_channels(parsed)
+
+    async def delete_then_read():
+        async with httpx.AsyncClient(timeout=30) as client:
+            http = _Http(client)
+            outcome = await channel.delete(http, record)
+            return outcome, await channel.read_presence(http, record)
+
+    outcome, presence = asyncio.run(delete_then_read())
+    assert outcome.kind.value == "done" and presence is Presence.GONE
+    assert documents(pds, bob.did, made["value"]["site"]) == {}
+
+
+def test_standard_adopts_a_document_another_tool_made_and_never_writes_a_second(pds, tmp_path):
+    """The user published the post with another tool (a document at a key of its own, `site` the
+    site's URL): the first run finds it by site and path and records it done, writing nothing."""
+    alice = pds.account("alice.test")
+    pds_url, _, auth = logged_in(pds.url, alice.handle, alice.password)
+    theirs = {
+        "$type": "site.standard.document",
+        "site": "https://std-adopt.example",
+        "path": "/posts/old/",
+        "title": "Old post",
+        "publishedAt": "2025-01-01T00:00:00.000Z",
+    }
+    made = httpx.post(
+        f"{pds_url}/xrpc/com.atproto.repo.createRecord",
+        headers=auth,
+        json={"repo": alice.did, "collection": "site.standard.document", "record": theirs},
+    ).json()
+    site = Site("https://std-adopt.example/", "Adopt")
+    post = make_post(4, url="https://std-adopt.example/posts/old/", key="posts/old/")
+    report = run_standard(tmp_path, standard_raw(pds, "alice.test"), [post], site)
+    assert [r.state for r in report.results] == ["done"], report.results
+    assert Ledger.read(tmp_path / "ledger.yml").record(post.key, "std").remote_id == made["uri"]
+    docs = [r for r in listed(pds, alice.did, "site.standard.document") if r["value"]["path"] == "/posts/old/"]
+    assert [d["uri"] for d in docs] == [made["uri"]]
+
+
+def _publications(pds, did: str, url: str) -> list[str]:
+    return [r["uri"] for r in listed(pds, did, "site.standard.publication") if r["value"]["url"] == url]
+
+
+class _Http:
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+
+    async def request(self, method: str, url: str, **kwargs):
+        return await self.client.request(method, url, **kwargs)
+
+    def now(self) -> float:
+        import time
+
+        return time.time()
+
+
+@pytest.mark.parametrize("where", list(KILLS))  # the same five places: documents are putRecord
+def test_standard_killed_at_each_checkpoint_then_rerun_leaves_one_document_per_post(pds, tmp_path, where):
+    """SIGKILL during the second post's document, then a rerun after the settle time: one
+    document per post on the real PDS, every pair done with its document's URI."""
+    from crashlab import STATS
+    from realserver_proxy import Kill, RecordingProxy
+
+    how, at, held = KILLS[where]
+    bob = pds.account("bob.test")
+    site_url = f"https://std-kill-{abs(hash(where)) % 10**8}.example/"
+    with RecordingProxy(pds.url) as proxy:
+        spec = child_spec(tmp_path, site_url, proxy.url, bob)
+        data = json.loads(spec.read_text())
+        data["channels"]["bsky"]["type"] = "standard"
+        spec.write_text(json.dumps(data))
+        log = tmp_path / "checkpoints.log"
+        env = {"SYNDICATE_CHECKPOINT_LOG": str(log)}
+        if how == "checkpoint":
+            env["SYNDICATE_CRASH_AT"] = at
+        child = start_child(spec, **env)
+        if how != "checkpoint":
+            proxy.kill = Kill(at, how.removeprefix("proxy-"), pid=child.pid, nth=2)
+        output, errors = child.communicate(timeout=120)
+        assert child.returncode == -signal.SIGKILL, output + errors
+        held_now = len(documents(pds, bob.did, _publication_of(pds, bob.did, site_url)))
+        last = log.read_text().splitlines()[-1].split("\t")[1]
+        landed = proxy.kill.landed if proxy.kill else f"at checkpoint {last}"
+        print(f"realserver standard kill [{where}]: landed {landed}; the server holds {held_now}")
+        STATS[f"realserver standard.site kills landing {where}"] += 1
+        assert held_now == held
+        rerun = start_child(spec, CRASH_CLOCK_OFFSET=str(SETTLE + 1))
+        output, errors = rerun.communicate(timeout=120)
+        assert rerun.returncode == 0, output + errors
+    found = documents(pds, bob.did, _publication_of(pds, bob.did, site_url))
+    assert sorted(found) == ["/blog/1/", "/blog/2/", "/blog/3/"]
+    book = Ledger.read(tmp_path / "ledger.yml")
+    for n in (1, 2, 3):
+        record = book.record(f"blog/{n}/", "bsky")
+        assert record.state == "done" and record.remote_id == found[f"/blog/{n}/"]["uri"]
+
+
+def _publication_of(pds, did: str, site_url: str) -> str:
+    """The site's publication URI: the one record, or (before it is written) the site's URL."""
+    found = _publications(pds, did, site_url.rstrip("/"))
+    assert len(found) <= 1, found
+    return found[0] if found else site_url.rstrip("/")

@@ -171,6 +171,7 @@ class Channel:
     rate_limit_checked_first: ClassVar[bool] = False
     edits_in_place: ClassVar[bool] = False  # implements update and read_copy: `edits: update` is its default
     deletes: ClassVar[bool] = False  # implements delete and read_presence: `removals: delete` is allowed
+    web_copies: ClassVar[bool] = True  # a done copy has a web page (remote_url); False: its id is all (standard.site)
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
         self.settings = settings

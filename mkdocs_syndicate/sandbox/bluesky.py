@@ -25,7 +25,7 @@ import math
 import re
 import secrets as _random
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import regex
 
@@ -85,14 +85,20 @@ def _no_repeats(subtags: list[str], i: int) -> bool:
 
 
 def _write_problem(body: dict[str, Any], rkey: str | None) -> str | None:
-    """What a PDS refuses in a write's addressing, in its words, or None."""
-    if body.get("repo") not in (DID, HANDLE) or body.get("collection") != COLLECTION:
+    """What a PDS refuses in a write's addressing, in its words, or None. A repository holds
+    records of any collection (an NSID); a record key is checked against its lexicon's key type
+    where the PDS knows the lexicon (a post's is a TID), else by the record-key syntax alone
+    (https://atproto.com/specs/record-key)."""
+    collection = body.get("collection")
+    if body.get("repo") not in (DID, HANDLE) or not isinstance(collection, str) or not _NSID.fullmatch(collection):
         return "Could not find repo or collection"
     if rkey is None:
         return 'Input must have the property "rkey"'
-    if not _TID.fullmatch(rkey):
+    if collection in _TID_KEYED and not _TID.fullmatch(rkey):
         # The reference PDS's words (checked against it: tests/test_realserver_bluesky.py).
-        return f'Invalid record key for {COLLECTION}: Invalid TID string (got "{rkey}") at $'
+        return f'Invalid record key for {collection}: Invalid TID string (got "{rkey}") at $'
+    if not _RKEY.fullmatch(rkey) or rkey in (".", ".."):
+        return "Invalid record key"
     return None
 
 
@@ -111,6 +117,11 @@ REFRESH_TTL = 90 * 86400.0
 REFRESH_GRACE = 2 * 3600.0
 WRITE_LIMIT, WRITE_WINDOW = 5000, 3600
 _TID = re.compile(r"[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}")
+_RKEY = re.compile(r"[A-Za-z0-9._:~-]{1,512}")  # the record-key syntax
+# An NSID (https://atproto.com/specs/nsid): a reversed domain and a name, e.g. site.standard.document.
+_NSID = re.compile(
+    r"[a-zA-Z](?:[a-zA-Z0-9-]{0,62})(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,62})){1,}\.[a-zA-Z][a-zA-Z0-9]{0,62}"
+)
 _S32 = "234567abcdefghijklmnopqrstuvwxyz"
 _REPO_METHODS = ("com.atproto.repo.",)
 
@@ -150,11 +161,11 @@ def _graphemes(text: str) -> int:
 
 class BlueskyEmulator(Emulator):
     name = "bluesky"
-    also_at = ("bluesky-pds", "bluesky-appview")  # the PDS; the public AppView readers' browsers ask
+    also_at: tuple[str, ...] = ("bluesky-pds", "bluesky-appview")  # the PDS; the public AppView readers' browsers ask
     app_password = APP_PASSWORD  # what it accepts; tests may set their own (a sentinel)
     jwt_prefix = ""  # tests: a marker inside every token it hands out
-    public_pages = ("/profile/",)
-    creating = ("POST /xrpc/com.atproto.repo.putRecord", "POST /xrpc/com.atproto.repo.createRecord")
+    public_pages: tuple[str, ...] = ("/profile/",)
+    creating: tuple[str, ...] = ("POST /xrpc/com.atproto.repo.putRecord", "POST /xrpc/com.atproto.repo.createRecord")
     read_marker = "getRecord"
     _OPEN: ClassVar[dict[tuple[str, str], Callable[[BlueskyEmulator, Request], Response]]]
     _AUTHED: ClassVar[dict[tuple[str, str], Callable[[BlueskyEmulator, Request], Response]]]
@@ -201,10 +212,9 @@ class BlueskyEmulator(Emulator):
     def _error(status: int, name: str, message: str, headers: dict[str, str] | None = None) -> Response:
         return Response(status, {"error": name, "message": message}, headers or {})
 
-    @staticmethod
-    def _pds(request: Request) -> str:
+    def _pds(self, request: Request) -> str:
         """The PDS's address as this client reaches the server (the DID document's endpoint)."""
-        return request.base.rsplit("/", 1)[0] + "/bluesky-pds"
+        return request.base.rsplit("/", 1)[0] + f"/{self.name}-pds"
 
     def did_doc(self, pds: str) -> dict[str, Any]:
         return {
@@ -309,17 +319,18 @@ class BlueskyEmulator(Emulator):
         except ValueError:
             return self._error(400, "InvalidRequest", "Input must be JSON")
         rkey = body.get("rkey") if isinstance(body, dict) else None
-        if not isinstance(rkey, str) or body.get("collection") != COLLECTION or body.get("repo") not in (DID, HANDLE):
+        collection = body.get("collection") if isinstance(body, dict) else None
+        if not isinstance(rkey, str) or not isinstance(collection, str) or body.get("repo") not in (DID, HANDLE):
             return self._error(400, "InvalidRequest", "repo, collection and rkey are required")
         if self._rate_headers()["RateLimit-Remaining"] == "0":
             return self.rate_limited({"reset_in": WRITE_WINDOW})
-        existing = self._visible_record(rkey)
+        existing = self._visible_record(rkey, collection)
         if existing is None:
             return Response(200, {}, self._rate_headers())  # no-op: the record already does not exist
         if body.get("swapRecord") and body["swapRecord"] != existing["cid"]:
             return self._error(400, "InvalidSwap", f"Record was at {existing['cid']}")
         self.state["points"].append({"at": self.server.now(), "cost": 1})
-        del self.state["records"][rkey]
+        del self._table(collection)[rkey]
         commit = {"cid": _cid(f"delete:{rkey}".encode(), 0x71), "rev": self._fresh_tid()}
         return Response(200, {"commit": commit}, self._rate_headers())
 
@@ -417,16 +428,26 @@ class BlueskyEmulator(Emulator):
                 "handle": HANDLE,
                 "did": DID,
                 "didDoc": self.did_doc(self._pds(request)),
-                "collections": [COLLECTION] if self.state["records"] else [],
+                "collections": sorted(
+                    [*([COLLECTION] if self.state["records"] else []), *self.state.get("collections", {})]
+                ),
                 "handleIsCorrect": True,
             },
         )
 
     # ---------------------------------------------------------------- records
 
-    def _validate(self, record: Any) -> str | None:
+    def _validate(self, record: Any, collection: str = COLLECTION) -> str | None:
         """The record checked as the lexicon and the PDS check it: the first problem, in the PDS's
-        words, or None."""
+        words, or None. A collection whose lexicon the PDS does not know is stored unvalidated
+        (`validationStatus: unknown`), once its `$type` names the collection."""
+        if collection != COLLECTION:
+            if not isinstance(record, dict):
+                return "Invalid record: must be an object"
+            if record.get("$type", collection) != collection:
+                return f"Invalid $type: expected {collection}, got {record.get('$type')}"
+            known = _STANDARD_SITE.get(collection)
+            return _lexicon_problem(collection, record, known) if known else None
         if not isinstance(record, dict) or record.get("$type") != COLLECTION:
             return _invalid("Record/$type must be app.bsky.feed.post")
         text = record.get("text", "")
@@ -466,31 +487,47 @@ class BlueskyEmulator(Emulator):
         except ValueError:
             return self._error(400, "InvalidRequest", "Input must be JSON")
         rkey = body.get("rkey") or (None if put else self._fresh_tid())
-        problem = _write_problem(body, rkey) or self._validate(body.get("record"))
+        problem = _write_problem(body, rkey) or self._validate(body.get("record"), str(body.get("collection")))
         if problem:
             return self._error(400, "InvalidRequest", problem)
         headers = self._rate_headers()
         if headers["RateLimit-Remaining"] == "0":
             return self.rate_limited({"reset_in": WRITE_WINDOW})
-        record, rkey = body["record"], str(rkey)  # _write_problem refused a missing rkey
+        record, rkey, collection = {"$type": body["collection"], **body["record"]}, str(rkey), body["collection"]
         cid = cid_of(record)
-        existing = self._visible_record(rkey)
+        existing = self._visible_record(rkey, collection)
         answer = self._over(existing, body, put, cid) if existing is not None else None
         if answer is not None:
             return answer
-        return self._commit(rkey, record, cid, cost=2 if put else 3)
+        return self._commit(rkey, record, cid, cost=2 if put else 3, collection=collection)
 
-    def _commit(self, rkey: str, record: Any, cid: str, cost: int) -> Response:
+    def _table(self, collection: str, *, create: bool = False) -> dict[str, Any]:
+        """The records of one collection (posts where they always were: `records`); a read of a
+        collection that holds nothing makes no entry for it."""
+        if collection == COLLECTION:
+            table: dict[str, Any] = self.state["records"]
+        elif create:
+            table = self.state.setdefault("collections", {}).setdefault(collection, {})
+        else:
+            table = self.state.get("collections", {}).get(collection, {})
+        return table
+
+    def _commit(self, rkey: str, record: Any, cid: str, cost: int, collection: str = COLLECTION) -> Response:
         """The write itself, committed (slowly, with the quirk commit_delay), and its answer."""
         self.state["points"].append({"at": self.server.now(), "cost": cost})
         committed = self.commit_time()
-        self.state["records"][rkey] = {"cid": cid, "value": record, "at": committed, "visible_at": committed}
+        self._table(collection, create=True)[rkey] = {
+            "cid": cid,
+            "value": record,
+            "at": committed,
+            "visible_at": committed,
+        }
         commit = _cid(f"commit:{rkey}:{cid}".encode(), 0x71)
         body = {
-            "uri": f"at://{DID}/{COLLECTION}/{rkey}",
+            "uri": f"at://{DID}/{collection}/{rkey}",
             "cid": cid,
             "commit": {"cid": commit, "rev": self._fresh_tid()},
-            "validationStatus": "valid",
+            "validationStatus": "valid" if collection in _TID_KEYED else "unknown",
         }
         return Response(
             200, body, self._rate_headers(), hold_until=committed if committed > self.server.now() else None
@@ -501,14 +538,16 @@ class BlueskyEmulator(Emulator):
         if not put:  # the MST insert throws; the PDS answers a bare 500
             return self._error(500, "InternalServerError", "Internal Server Error")
         if existing["cid"] == cid:  # the same record again: nothing to write
-            uri = f"at://{DID}/{COLLECTION}/{body['rkey']}"
-            return Response(200, {"uri": uri, "cid": cid, "validationStatus": "valid"}, self._rate_headers())
+            collection = body["collection"]
+            uri = f"at://{DID}/{collection}/{body['rkey']}"
+            status = "valid" if collection in _TID_KEYED else "unknown"
+            return Response(200, {"uri": uri, "cid": cid, "validationStatus": status}, self._rate_headers())
         if "swapRecord" in body and body["swapRecord"] != existing["cid"]:  # null: "must not exist"
             return self._error(400, "InvalidSwap", f"Record was at {existing['cid']}")
         return None
 
-    def _visible_record(self, rkey: str) -> dict[str, Any] | None:
-        found = self.state["records"].get(rkey)
+    def _visible_record(self, rkey: str, collection: str = COLLECTION) -> dict[str, Any] | None:
+        found = self._table(collection).get(rkey)
         return found if found is not None and found.get("visible_at", 0) <= self.server.now() else None
 
     def _fresh_tid(self) -> str:
@@ -516,17 +555,20 @@ class BlueskyEmulator(Emulator):
 
     def _get_record(self, request: Request) -> Response:
         rkey = request.arg("rkey") or ""
-        if request.arg("repo") not in (DID, HANDLE) or request.arg("collection") != COLLECTION:
+        collection = request.arg("collection") or ""
+        if request.arg("repo") not in (DID, HANDLE) or not _NSID.fullmatch(collection):
             return self._error(400, "InvalidRequest", "Could not find repo")
-        found = self._visible_record(rkey)
-        uri = f"at://{DID}/{COLLECTION}/{rkey}"
+        found = self._visible_record(rkey, collection)
+        uri = f"at://{DID}/{collection}/{rkey}"
         if found is None:
             return self._error(400, "RecordNotFound", f"Could not locate record: {uri}")
         return Response(200, {"uri": uri, "cid": found["cid"], "value": found["value"]})
 
     def _list_records(self, request: Request) -> Response:
+        collection = request.arg("collection") or ""
+        table = self._table(collection) if _NSID.fullmatch(collection) else {}
         keys = sorted(
-            (k for k in self.state["records"] if self._visible_record(k)), reverse=request.arg("reverse") != "true"
+            (k for k in table if self._visible_record(k, collection)), reverse=request.arg("reverse") != "true"
         )
         cursor = request.arg("cursor")
         if cursor:
@@ -535,9 +577,9 @@ class BlueskyEmulator(Emulator):
         page = keys[:limit]
         records = [
             {
-                "uri": f"at://{DID}/{COLLECTION}/{k}",
-                "cid": self.state["records"][k]["cid"],
-                "value": self.state["records"][k]["value"],
+                "uri": f"at://{DID}/{collection}/{k}",
+                "cid": table[k]["cid"],
+                "value": table[k]["value"],
             }
             for k in page
         ]
@@ -650,6 +692,70 @@ def _minutes(clock: str) -> int:
     return int(hours) * 60 + int(minutes)
 
 
+# standard.site's lexicons, which the reference PDS (0.5.35) bundles and checks records against
+# (its dist/lexicons/site/standard/*.defs.js; checked against it: tests/test_realserver_bluesky.py):
+# per field, (required, kind, max graphemes, max UTF-8 bytes). Both are keyed by TIDs.
+_Field = tuple[bool, str, int, int]
+_STANDARD_SITE: dict[str, dict[str, _Field]] = {
+    "site.standard.document": {
+        "site": (True, "uri", 0, 0),
+        "title": (True, "string", 500, 5000),
+        "publishedAt": (True, "datetime", 0, 0),
+        "path": (False, "string", 0, 0),
+        "description": (False, "string", 3000, 30000),
+        "textContent": (False, "string", 0, 0),
+        "tags": (False, "strings", 128, 1280),
+        "updatedAt": (False, "datetime", 0, 0),
+        "bskyPostRef": (False, "strongRef", 0, 0),
+    },
+    "site.standard.publication": {
+        "url": (True, "uri", 0, 0),
+        "name": (True, "string", 500, 5000),
+        "description": (False, "string", 3000, 30000),
+    },
+}
+_TID_KEYED = {COLLECTION, *_STANDARD_SITE}
+
+
+def _lexicon_problem(collection: str, record: dict[str, Any], fields: dict[str, _Field]) -> str | None:
+    """A standard.site record checked as the PDS's lexicon validator checks it, in its words."""
+    for name, (required, kind, graphemes, size) in fields.items():
+        where = f"$.record.{name}"
+        if name not in record:
+            if required:
+                return f'Invalid {collection} record: Missing required key "{name}" at $.record'
+            continue
+        problem = _field_problem(record[name], kind, graphemes, size, where)
+        if problem:
+            return f"Invalid {collection} record: {problem}"
+    return None
+
+
+def _field_problem(value: Any, kind: str, graphemes: int, size: int, where: str) -> str | None:
+    if kind == "strings":
+        if not isinstance(value, list):
+            return f"Expected array value type (got {type(value).__name__}) at {where}"
+        for i, item in enumerate(value):
+            problem = _field_problem(item, "string", graphemes, size, f"{where}[{i}]")
+            if problem:
+                return problem
+        return None
+    if kind == "strongRef":
+        ok = isinstance(value, dict) and isinstance(value.get("uri"), str) and isinstance(value.get("cid"), str)
+        return None if ok else f"Expected a strong reference (uri and cid) at {where}"
+    if not isinstance(value, str):
+        return f"Expected string value type (got {type(value).__name__}) at {where}"
+    if kind == "datetime" and not _atproto_datetime(value):
+        return f"Invalid datetime (got {json.dumps(value)}) at {where}"
+    if kind == "uri" and not re.fullmatch(r"[a-z][a-z.+-]*:\S+", value):
+        return f"Invalid uri (got {json.dumps(value)}) at {where}"
+    if graphemes and _graphemes(value) > graphemes:
+        return f"grapheme too big (maximum {graphemes}, got {_graphemes(value)}) at {where}"
+    if size and len(value.encode("utf-8")) > size:
+        return f"string too big (maximum {size}, got {len(value.encode('utf-8'))}) at {where}"
+    return None
+
+
 def _invalid(why: str) -> str:
     return f"Invalid app.bsky.feed.post record: {why}"
 
@@ -715,4 +821,59 @@ BlueskyEmulator._AUTHED = {
     ("POST", "com.atproto.repo.createRecord"): BlueskyEmulator._create_record,
     ("POST", "com.atproto.repo.deleteRecord"): BlueskyEmulator._delete_record,
     ("POST", "com.atproto.repo.uploadBlob"): BlueskyEmulator._upload,
+}
+
+
+class StandardEmulator(BlueskyEmulator):
+    """The same PDS for the `standard` channel type (standard.site's `site.standard.publication`
+    and `site.standard.document` records, which a PDS stores like any collection it has no
+    lexicon for). Its own instance, under `/standard`, because the shared suites and the sandbox
+    give each channel type its emulator and state; a `site.standard.document`'s `bskyPostRef`
+    names a post of the Bluesky emulator's, which a getRecord here reads as the real PDS reads a
+    record it does not hold: from the network (the AppView)."""
+
+    name = "standard"
+    also_at: tuple[str, ...] = ("standard-pds",)
+    public_pages: tuple[str, ...] = ()
+    creating = ("POST /xrpc/com.atproto.repo.putRecord",)  # the documents (the publication: createRecord, once)
+    collection = "site.standard.document"
+
+    @classmethod
+    def client_options(cls, url: str, public_base: str) -> Mapping[str, object]:
+        return {"service": f"{url}/standard", "handle": HANDLE, "app_password": APP_PASSWORD, "keep_session": False}
+
+    def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
+        documents = state.get("collections", {}).get(self.collection, {})
+        publications = state.get("collections", {}).get("site.standard.publication", {})
+        urls = {f"at://{DID}/site.standard.publication/{k}": p["value"].get("url", "") for k, p in publications.items()}
+
+        def announces(value: dict[str, Any]) -> str:
+            site = str(value.get("site", ""))
+            return str(urls.get(site, site)).rstrip("/") + str(value.get("path", ""))
+
+        return [
+            {
+                "id": rkey,
+                "remote_id": f"at://{DID}/{self.collection}/{rkey}",
+                "text": str(r["value"].get("title", "")),
+                "announces": announces(r["value"]),
+                "at": r.get("at"),
+                "link": None,
+            }
+            for rkey, r in sorted(documents.items(), key=lambda item: item[1].get("at") or 0)
+        ]
+
+    def _standard_get(self, request: Request) -> Response:
+        answer = self._get_record(request)
+        bluesky = self.server.emulators.get("bluesky")
+        if answer.status == 400 and request.arg("collection") == COLLECTION and isinstance(bluesky, BlueskyEmulator):
+            return bluesky._get_record(request)  # not held here: read from the network
+        return answer
+
+
+StandardEmulator._OPEN = {
+    **BlueskyEmulator._OPEN,
+    ("GET", "com.atproto.repo.getRecord"): lambda emulator, request: StandardEmulator._standard_get(
+        cast(StandardEmulator, emulator), request
+    ),
 }

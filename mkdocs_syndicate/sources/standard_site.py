@@ -1,0 +1,92 @@
+"""standard.site's verification, from the ledger (no request): the publication's at:// URI in
+`/.well-known/site.standard.publication`, and each announced post's document URI for its
+`<link rel="site.standard.document">` (https://standard.site/docs/verification).
+
+The publication's URI is the account's DID (read from the documents the ledger records) and the
+record key the channel derives from the site (channels/standard.py), so a site has the file from
+its first announced document on. A site under a path (a GitHub project site) cannot serve it: the
+specification puts it at the domain's root, `/.well-known/site.standard.publication/<path>`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+WELL_KNOWN = ".well-known/site.standard.publication"
+DOCUMENT_PREFIX = "/site.standard.document/"
+
+
+def standard_channels(raw_channels: Any) -> list[str]:
+    """The ids of the enabled `type: standard` channels, in the order configured."""
+    found = []
+    for channel, values in raw_channels.items() if isinstance(raw_channels, dict) else ():
+        if isinstance(values, dict) and values.get("type") == "standard" and values.get("enabled", True) is not False:
+            found.append(str(channel))
+    return found
+
+
+def document_uris(ledger_path: Path, raw_channels: Any, *, sandbox: bool = False) -> dict[str, str]:
+    """Post key → its document's at:// URI, for the first standard channel with one: done
+    records only, a sandbox run's only in a sandbox build. Raises LedgerError (naming the file and
+    line) when the ledger does not parse."""
+    channels = standard_channels(raw_channels)
+    if not channels or not ledger_path.exists():
+        return {}
+    from mkdocs_syndicate.ledger.schema import State
+    from mkdocs_syndicate.ledger.store import Ledger
+
+    found: dict[str, str] = {}
+    for key, entry in Ledger.read(ledger_path).posts.items():
+        for channel in channels:
+            record = entry.channels.get(channel)
+            if (
+                record is not None
+                and record.state == State.DONE
+                and (sandbox or not record.sandbox)
+                and _is_document_uri(record.remote_id)
+            ):
+                found[key] = str(record.remote_id)
+                break
+    return found
+
+
+def well_known_file(
+    ledger_path: Path, raw_channels: Any, site_url: str, *, sandbox: bool = False
+) -> list[tuple[str, str]]:
+    """`[(".well-known/site.standard.publication", "at://…")]` once a document is recorded (the
+    DID is its repository's), else `[]`; `[]` too for a site under a path (see above)."""
+    channels = standard_channels(raw_channels)
+    if not channels or urlsplit(site_url).path not in ("", "/"):
+        return []
+    uris = document_uris(ledger_path, {channels[0]: raw_channels[channels[0]]}, sandbox=sandbox)
+    if not uris:
+        return []
+    from mkdocs_syndicate.channels.standard import PUBLICATION, publication_rkey
+
+    did = next(iter(sorted(uris.values()))).removeprefix("at://").split("/", 1)[0]
+    return [(WELL_KNOWN, f"at://{did}/{PUBLICATION}/{publication_rkey(site_url, channels[0])}")]
+
+
+def link_tag(uri: str) -> str:
+    from html import escape
+
+    return f'<link rel="site.standard.document" href="{escape(uri, quote=True)}">'
+
+
+def with_link(page_html: str, uri: str) -> str:
+    """The page with the document's link in its `<head>` (unchanged when it has no head)."""
+    head_end = page_html.find("</head>")
+    if head_end < 0:
+        return page_html
+    return page_html[:head_end] + link_tag(uri) + "\n" + page_html[head_end:]
+
+
+def _is_document_uri(value: str | None) -> bool:
+    """`at://did:…/site.standard.document/<key>`, and nothing a hand edit could turn into markup."""
+    import re
+
+    return isinstance(value, str) and bool(
+        re.fullmatch(r"at://did:[a-z]+:[A-Za-z0-9._:%-]+/site\.standard\.document/[A-Za-z0-9._:~-]{1,512}", value)
+    )
