@@ -113,6 +113,12 @@ BUILT_IN = (
         "mkdocs_syndicate.sandbox.bluesky:BlueskyEmulator",
         "Bluesky",
     ),
+    ChannelType(
+        "matrix",
+        "mkdocs_syndicate.channels.matrix:MatrixChannel",
+        "mkdocs_syndicate.sandbox.matrix:MatrixEmulator",
+        "Matrix",
+    ),
 )
 
 
