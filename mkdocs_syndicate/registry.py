@@ -119,6 +119,12 @@ BUILT_IN = (
         "mkdocs_syndicate.sandbox.bluesky:StandardEmulator",
         "standard.site",
     ),
+    ChannelType(
+        "matrix",
+        "mkdocs_syndicate.channels.matrix:MatrixChannel",
+        "mkdocs_syndicate.sandbox.matrix:MatrixEmulator",
+        "Matrix",
+    ),
 )
 
 

@@ -11,7 +11,6 @@ import json
 import httpx
 import pytest
 from conftest import SITE, indexnow_raw, make_post, mastodon_raw
-from mkdocs_syndicate_matrix import emulator as matrix_emulator
 
 from mkdocs_syndicate.channels.base import Channel, CredentialCheck, Health, rate_limit_left
 from mkdocs_syndicate.config.channels import parse_channels
@@ -19,6 +18,7 @@ from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.engine.doctor import check_channels
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.sandbox import mastodon as mastodon_emulator
+from mkdocs_syndicate.sandbox import matrix as matrix_emulator
 from mkdocs_syndicate.sandbox import weibo as weibo_emulator
 
 

@@ -80,7 +80,7 @@ def test_matrix_429_is_not_made_so_the_pair_is_retried_with_no_read(tmp_path, sa
 
 
 def put_message(base: str, token: str, txn: str, body: str = "hello") -> str:
-    from mkdocs_syndicate_matrix.emulator import ROOM
+    from mkdocs_syndicate.sandbox.matrix import ROOM
 
     answer = httpx.put(
         f"{base}/matrix/_matrix/client/v3/rooms/{ROOM}/send/m.room.message/{txn}",
@@ -96,10 +96,9 @@ def test_matrix_emulator_keeps_transactions_per_device_for_24_hours(tmp_path, cl
     """F5, measured on Synapse: the same txnId returns the same event after a restart and from a
     new token on the same device, whatever the body; another device gets a new event; the
     mapping is deleted after 24 h (events_worker.py `_cleanup_old_transaction_ids`)."""
-    from mkdocs_syndicate_matrix.emulator import OTHER_DEVICE_TOKEN, SAME_DEVICE_TOKEN, TOKEN
-
     from mkdocs_syndicate import registry
     from mkdocs_syndicate.sandbox import SandboxServer
+    from mkdocs_syndicate.sandbox.matrix import OTHER_DEVICE_TOKEN, SAME_DEVICE_TOKEN, TOKEN
 
     folder = tmp_path / "sandbox"
     with SandboxServer(folder, registry.emulators()) as server:
@@ -122,7 +121,7 @@ def test_matrix_permalinks_name_a_server_for_a_room_id_without_one(tmp_path, san
     """F6: Synapse's default room version is 12 (config/server.py), whose room ids have no server
     part; the spec says a permalink by room id needs `via` to be routable. The link names the
     bot's own server, which is in the room."""
-    from mkdocs_syndicate_matrix.emulator import ROOM, SERVER_NAME
+    from mkdocs_syndicate.sandbox.matrix import ROOM, SERVER_NAME
 
     assert ":" not in ROOM
     sandbox.now = clock.time
@@ -162,7 +161,7 @@ def test_matrix_permalinks_fall_back_to_the_room_ids_server_part():
 def test_matrix_emulator_gives_end_on_the_last_page_and_none_past_it(sandbox):
     """F7, measured on Synapse (and handlers/pagination.py `get_messages`): a page with events
     carries `end`, the last one too; the page past it is empty and has no `end`."""
-    from mkdocs_syndicate_matrix.emulator import ROOM, TOKEN
+    from mkdocs_syndicate.sandbox.matrix import ROOM, TOKEN
 
     put_message(sandbox.url, TOKEN, "a")
     put_message(sandbox.url, TOKEN, "b")
@@ -196,7 +195,7 @@ def test_matrix_verify_reads_on_past_an_empty_page_that_has_an_end():
     """The spec leaves `end` out only when no further events are available; Synapse gives an
     empty chunk with an `end` when its visibility filter removed a whole page. Such a page is not
     the end of the room's history."""
-    from mkdocs_syndicate_matrix.client import MARKER
+    from mkdocs_syndicate.channels.matrix import MARKER
 
     channel = matrix_channel()
     record = _in_flight_record("key-1")

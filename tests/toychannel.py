@@ -20,6 +20,7 @@ from mkdocs_syndicate.channels.base import (
 from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_list, json_object
 from mkdocs_syndicate.config.channels import Option
 from mkdocs_syndicate.content.messages import LengthRule, render_message
+from mkdocs_syndicate.registry import ChannelType
 from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response
 
 
@@ -104,3 +105,8 @@ class ToyEmulator(Emulator):
         if request.method == "GET" and request.path == "/posts":
             return Response(200, self.state["posts"])
         return Response(404, {"error": "no such thing"})
+
+
+# What a package of its own declares in the entry-point group `mkdocs_syndicate.channels`
+# (tests/test_channel_plugins.py installs a distribution whose entry point names it).
+CHANNEL = ChannelType("toy", "toychannel:ToyChannel", "toychannel:ToyEmulator", "Toy")

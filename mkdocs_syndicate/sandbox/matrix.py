@@ -151,7 +151,7 @@ class MatrixEmulator(Emulator):
         seen = self.state["transactions"].get(key)
         if self._remembered(seen, now) and not self.quirks.get("ignore_idempotency_key"):
             return Response(200, {"event_id": seen["event_id"]})
-        event = {
+        event: dict[str, Any] = {
             "event_id": "$" + secrets.token_urlsafe(32),
             "type": event_type,
             "room_id": room,
@@ -166,7 +166,7 @@ class MatrixEmulator(Emulator):
         self.state["transactions"][key] = {"event_id": event["event_id"], "at": now}
         # A slow commit (quirk commit_delay): the answer waits for it, and readers see the event
         # only once it is committed.
-        committed = event["visible_at"]
+        committed = float(event["visible_at"])
         return Response(200, {"event_id": event["event_id"]}, hold_until=committed if committed > now else None)
 
     @staticmethod
