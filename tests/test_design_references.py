@@ -33,9 +33,6 @@ SHARED = re.compile(r"\.\./shared|/work/shared")
 # Pages of a *user's* site in examples (a post's relative link, a redirect's target, a ledger's
 # `src`): not files of this repository.
 EXAMPLE_PAGES = {"new.md", "other.md", "../media/x.png", "blog/posts/hello.md", "blog/posts/idempotency.md"}
-# Written by the removals branch (issue 34) at the same time as this test: accepted while it is
-# missing, checked like any other file once it exists.
-PROMISED = {"docs/design/removals.md"}
 
 
 def scanned_files() -> list[Path]:
@@ -73,12 +70,7 @@ def exists(mention: str, where: Path) -> bool:
     candidates = [where.parent / mention, ROOT / mention]
     if "/" not in mention:
         candidates += list((ROOT / "docs").rglob(mention))
-    return any(candidate.exists() or promised(candidate) for candidate in candidates)
-
-
-def promised(path: Path) -> bool:
-    resolved = path.resolve()
-    return resolved.is_relative_to(ROOT) and resolved.relative_to(ROOT).as_posix() in PROMISED
+    return any(candidate.exists() for candidate in candidates)
 
 
 def broken_references() -> list[str]:
