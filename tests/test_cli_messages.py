@@ -33,18 +33,21 @@ def test_site_files_with_an_unset_indexnow_key_names_it_and_fails(tmp_path, monk
         )
     result = CliRunner().invoke(main, ["site-files", "-f", config])
     assert result.exit_code == 1, result.output
-    assert "nothing written: channels.ping.key: missing (or empty)" in result.output
+    assert "no channel's file written: channels.ping.key: missing (or empty)" in result.output
     assert "masto" not in result.output  # a setting no file depends on is not the problem
-    assert list((tmp_path / "site").iterdir()) == []
+    # The listing and the comments script need no key (issue 41); no key file is made up.
+    assert sorted(p.name for p in (tmp_path / "site").iterdir()) == ["assets", "syndication.json"]
 
 
 @pytest.mark.unit
-def test_site_files_without_a_channel_that_adds_files_says_so_and_fails(tmp_path, monkeypatch):
+def test_site_files_without_a_key_file_channel_still_writes_the_listing(tmp_path, monkeypatch):
+    """Since the listing for pages the plugin does not build (issue 41), site-files always has
+    something to write: syndication.json and the comments script, with no IndexNow channel."""
     monkeypatch.chdir(tmp_path)
     config = standalone(tmp_path, {"masto": {"type": "mastodon", "instance": "https://m.example"}})
     result = CliRunner().invoke(main, ["site-files", "-f", config])
-    assert result.exit_code == 1
-    assert "nothing written: no enabled channel adds a file to the site (IndexNow adds its key file)" in result.output
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "site" / "syndication.json").is_file()
 
 
 @pytest.mark.unit
