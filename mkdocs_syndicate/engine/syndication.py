@@ -257,7 +257,9 @@ class Session:
         report = self.report
         changed = changed_pairs(lost.base, lost.remote_posts)
         planned = {(p.post.key, p.channel.id) for p in the_plan.pairs}
-        went_out = {(r.post_key, r.channel) for r in run_report.results if r.state != PairState.NOT_ATTEMPTED}
+        # Nothing left for a pair that was not attempted, or stopped before its first record (pending).
+        nothing_sent = (PairState.NOT_ATTEMPTED, PairState.PENDING)
+        went_out = {(r.post_key, r.channel) for r in run_report.results if r.state not in nothing_sent}
         report.results += [r for r in run_report.results if (r.post_key, r.channel) not in changed]
         report.requests += run_report.requests
         for key, channel in sorted((changed & planned) - self.left_to_others):
