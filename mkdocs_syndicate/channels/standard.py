@@ -189,9 +189,11 @@ class StandardChannel(BlueskyChannel):
 
     async def _ensure_publication(self, http: Http) -> None:
         """The site's publication record, written once: read at its derived key, and created there
-        when it is not. After a document was
-        written, once per run, best effort: one that fails is written by the next run that writes.
-        The documents name it by its URI, which needs no request (the DID and the derived key)."""
+        when it is not. Before each run's first document write (a document must never name a
+        publication that does not exist: a run killed between the two left exactly that, and no
+        later run wrote it), and when a read finds a document; best effort: one that fails is
+        written by the next run that writes. The documents name it by its URI, which needs no
+        request (the DID and the derived key)."""
         import httpx
 
         if self._published is not None:
@@ -231,6 +233,7 @@ class StandardChannel(BlueskyChannel):
             adopted = await self._adopted(http, post, prepared.idempotency_key)
             if adopted is not None:
                 return Outcome(Kind.DONE, remote_id=adopted)  # a record has no web page: its URI is its address
+            await self._ensure_publication(http)
             record = await self._with_bluesky_ref(http, post, self.document(post, publication))
             response = await self._authed(
                 http,
@@ -374,6 +377,7 @@ class StandardChannel(BlueskyChannel):
                 reason=f"the document at our key {rkey} is not {post.url} (its site and path differ)",
             )
         found = uri or f"at://{self._session['did'] if self._session else ''}/{DOCUMENT}/{rkey}"
+        await self._ensure_publication(http)  # a send whose answer was lost may have stopped short of it
         return Verdict(Found.FOUND, found)
 
     def _is_this_post(self, value: Any, post: Post) -> bool:
