@@ -233,6 +233,7 @@ class PublicSite:
 DELETE_REQUESTS = {
     "mastodon": "DELETE /api/v1/statuses/",
     "bluesky": "POST /xrpc/com.atproto.repo.deleteRecord",
+    "standard": "POST /xrpc/com.atproto.repo.deleteRecord",  # standard.site: the document's record
     "forem": "PUT /api/articles/",  # DEV unpublishes: the API deletes nothing
     "indexnow": "POST /",  # a removed page is pinged
 }

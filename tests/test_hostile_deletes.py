@@ -26,7 +26,7 @@ pytestmark = pytest.mark.http
 
 SITE = "http://example.com/"
 KEPT, REMOVED = "blog/post-1/", "blog/post-2/"
-EMULATORS = sorted(DELETE_REQUESTS)  # every type that deletes: Mastodon, Bluesky, DEV, IndexNow
+EMULATORS = sorted(DELETE_REQUESTS)  # every type that deletes: Mastodon, Bluesky, standard.site, DEV, IndexNow
 HTML = b"<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>"
 
 
@@ -103,6 +103,9 @@ class Life:
             return not [s for s in state["mastodon"]["statuses"] if url in s["text"]]
         if self.emulator == "bluesky":
             return not [r for r in state["bluesky"]["records"].values() if url in str(r["value"])]
+        if self.emulator == "standard":
+            documents = state["standard"].get("collections", {}).get("site.standard.document", {})
+            return not [r for r in documents.values() if r["value"].get("path") == "/" + REMOVED]
         (article,) = [a for a in state["forem"]["articles"] if a["canonical_url"] == url]
         return article["published"] is False
 

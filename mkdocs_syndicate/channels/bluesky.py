@@ -215,6 +215,8 @@ class BlueskyChannel(Channel):
     repeat_safe = True  # deterministic rkey + byte-identical putRecord: a repeat is a no-op
     edits_in_place = True  # putRecord at the same rkey, swapRecord the current record's CID
     deletes = True  # deleteRecord at the copy's rkey
+    collection: ClassVar[str] = COLLECTION  # where the copies are: delete and read_presence address it
+    copy_noun: ClassVar[str] = "post"
     options: ClassVar[Mapping[str, Option]] = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
         "handle": Option("text", required=True, help="e.g. me.bsky.social"),
@@ -588,7 +590,7 @@ class BlueskyChannel(Channel):
         import httpx
 
         assert prepared.message is not None and prepared.created_at
-        rkey = _rkey_of(record)
+        rkey = rkey_of(record)
         failed = await self._login(http)
         if failed is not None:
             return failed
@@ -623,7 +625,7 @@ class BlueskyChannel(Channel):
         failed = await self._login(http)
         if failed is not None or prepared.message is None or not prepared.created_at:
             return Copy.UNKNOWN
-        response = await self._get(http, _rkey_of(record))
+        response = await self._get(http, rkey_of(record))
         if response.status_code == 400 and "RecordNotFound" in response.text:
             return Copy.GONE
         if response.status_code != 200:
@@ -643,29 +645,32 @@ class BlueskyChannel(Channel):
         if failed is not None:
             return failed
         assert self._session is not None
-        body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": _rkey_of(record)}
+        body = {"repo": self._session["did"], "collection": self.collection, "rkey": rkey_of(record)}
         try:
             response = await self._authed(http, "POST", "com.atproto.repo.deleteRecord", json=body)
         except httpx.TransportError as exc:
             return transport_outcome(exc)
-        return delete_outcome(response, http.now(), gone=False, what="post", confirms=_is_delete_output)
+        return delete_outcome(response, http.now(), gone=False, what=self.copy_noun, confirms=_is_delete_output)
 
     async def read_presence(self, http: Http, record: Record) -> Presence:
         """getRecord at the copy's own rkey: the PDS's RecordNotFound says it is gone."""
         failed = await self._login(http)
         if failed is not None:
             return Presence.UNKNOWN
-        response = await self._get(http, _rkey_of(record))
+        response = await self._get_in(http, self.collection, rkey_of(record))
         if response.status_code == 400 and "RecordNotFound" in response.text:
             return Presence.GONE
         return Presence.PRESENT if response.status_code == 200 else Presence.UNKNOWN
 
     async def _get(self, http: Http, rkey: str) -> httpx.Response:
+        return await self._get_in(http, COLLECTION, rkey)
+
+    async def _get_in(self, http: Http, collection: str, rkey: str) -> httpx.Response:
         assert self._session is not None
         return await http.request(
             "GET",
             f"{self._pds_xrpc}/com.atproto.repo.getRecord",
-            params={"repo": self._session["did"], "collection": COLLECTION, "rkey": rkey},
+            params={"repo": self._session["did"], "collection": collection, "rkey": rkey},
         )
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
@@ -776,7 +781,7 @@ def _is_delete_output(response: httpx.Response) -> bool:
     return isinstance(body, dict) and isinstance(body.get("commit", {}), dict)
 
 
-def _rkey_of(record: Record) -> str:
+def rkey_of(record: Record) -> str:
     """The copy's record key: the last part of its at:// URI (the key it was made under)."""
     if record.remote_id and record.remote_id.startswith("at://"):
         return record.remote_id.rsplit("/", 1)[-1]

@@ -26,13 +26,11 @@ from mkdocs_syndicate.channels.base import (
     Kind,
     Outcome,
     Prepared,
-    Presence,
     Verdict,
-    delete_outcome,
     status_outcome,
     transport_outcome,
 )
-from mkdocs_syndicate.channels.bluesky import BlueskyChannel, rkey_for, tid
+from mkdocs_syndicate.channels.bluesky import BlueskyChannel, rkey_for, rkey_of, tid
 from mkdocs_syndicate.channels.reading import BadAnswer, json_object, optional_text
 from mkdocs_syndicate.config.channels import Option
 from mkdocs_syndicate.content.identity import client_id
@@ -114,7 +112,9 @@ class StandardChannel(BlueskyChannel):
     web_copies = False  # a document is a record, found again by its at:// URI; its page is the post
     repeat_safe = True  # deterministic rkey + byte-identical putRecord: a repeat is a no-op
     edits_in_place = True  # putRecord at the same rkey, swapRecord the current record's CID
-    deletes = True  # deleteRecord at the document's rkey
+    deletes = True  # deleteRecord at the document's rkey (BlueskyChannel.delete, in this collection)
+    collection = DOCUMENT
+    copy_noun = "document"
     options: ClassVar[Mapping[str, Option]] = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
         "handle": Option("text", required=True, help="e.g. me.bsky.social"),
@@ -396,7 +396,7 @@ class StandardChannel(BlueskyChannel):
         document that is gone is not made again (putRecord would create it)."""
         import httpx
 
-        rkey = _rkey(record)
+        rkey = rkey_of(record)
         failed = await self._login(http)
         if failed is not None:
             return failed
@@ -425,7 +425,7 @@ class StandardChannel(BlueskyChannel):
         failed = await self._login(http)
         if failed is not None:
             return Copy.UNKNOWN
-        response = await self._get_in(http, DOCUMENT, _rkey(record))
+        response = await self._get_in(http, DOCUMENT, rkey_of(record))
         if response.status_code == 400 and "RecordNotFound" in response.text:
             return Copy.GONE
         if response.status_code != 200:
@@ -437,48 +437,7 @@ class StandardChannel(BlueskyChannel):
         seen = {k: v for k, v in value.items() if k != "bskyPostRef"}
         return Copy.MATCHES if seen == target else Copy.DIFFERS
 
-    async def delete(self, http: Http, record: Record) -> Outcome:
-        """deleteRecord at the document's key: 200 whether or not it was there."""
-        import httpx
-
-        failed = await self._login(http)
-        if failed is not None:
-            return failed
-        assert self._session is not None
-        body = {"repo": self._session["did"], "collection": DOCUMENT, "rkey": _rkey(record)}
-        try:
-            response = await self._authed(http, "POST", "com.atproto.repo.deleteRecord", json=body)
-        except httpx.TransportError as exc:
-            return transport_outcome(exc)
-        return delete_outcome(response, http.now(), gone=False, what="document")
-
-    async def read_presence(self, http: Http, record: Record) -> Presence:
-        failed = await self._login(http)
-        if failed is not None:
-            return Presence.UNKNOWN
-        response = await self._get_in(http, DOCUMENT, _rkey(record))
-        if response.status_code == 400 and "RecordNotFound" in response.text:
-            return Presence.GONE
-        return Presence.PRESENT if response.status_code == 200 else Presence.UNKNOWN
-
-    async def _get_in(self, http: Http, collection: str, rkey: str) -> httpx.Response:
-        assert self._session is not None
-        return await http.request(
-            "GET",
-            f"{self._pds_xrpc}/com.atproto.repo.getRecord",
-            params={"repo": self._session["did"], "collection": collection, "rkey": rkey},
-        )
-
 
 def _site_of(value: dict[str, Any]) -> str:
     site = value.get("site")
     return site_base(site) if isinstance(site, str) and not site.startswith("at://") else str(site or "")
-
-
-def _rkey(record: Record) -> str:
-    """The document's record key: the last part of its at:// URI (the key it was written under,
-    or an adopted document's)."""
-    if record.remote_id and record.remote_id.startswith("at://"):
-        return record.remote_id.rsplit("/", 1)[-1]
-    assert record.idempotency_key
-    return record.idempotency_key
