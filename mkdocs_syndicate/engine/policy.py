@@ -233,9 +233,11 @@ def decide_update(event: UpdateEvent, s: Situation) -> Action:
     return rule(s)
 
 
-def _update_again(s: Situation, reason: str) -> Action:
+def _change_again(s: Situation, reason: str, verb: str = "updates") -> Action:
+    """An update or a delete whose copy a read found not yet changed: sent again (a repeat is
+    harmless), or left for the next run."""
     if s.verify_only or s.sends_left <= 0:
-        return Action(Step.LEAVE, reason=f"{reason}; the next run updates it")
+        return Action(Step.LEAVE, reason=f"{reason}; the next run {verb} it")
     return Action(Step.SEND, reason=reason)
 
 
@@ -262,8 +264,8 @@ _UPDATE_RULES: dict[UpdateEvent, Callable[[Situation], Action]] = {
     Kind.RATE_LIMITED: _update_rate_limited,
     Kind.ACCEPTED: lambda s: Action(Step.DONE, reason="updated (accepted)"),
     Kind.AMBIGUOUS: lambda s: Action(Step.READ, reason="the update may have happened: read the copy"),
-    Copy.DIFFERS: lambda s: _update_again(s, "the copy still has its old text"),
-    Copy.UNKNOWN: lambda s: _update_again(s, "the copy could not be read; an update again is harmless"),
+    Copy.DIFFERS: lambda s: _change_again(s, "the copy still has its old text"),
+    Copy.UNKNOWN: lambda s: _change_again(s, "the copy could not be read; an update again is harmless"),
 }
 
 
@@ -280,12 +282,6 @@ def decide_delete(event: DeleteEvent, s: Situation) -> Action:
     return rule(s)
 
 
-def _delete_again(s: Situation, reason: str) -> Action:
-    if s.verify_only or s.sends_left <= 0:
-        return Action(Step.LEAVE, reason=f"{reason}; the next run deletes it")
-    return Action(Step.SEND, reason=reason)
-
-
 _DELETE_RULES: dict[DeleteEvent, Callable[[Situation], Action]] = {
     Kind.DONE: lambda s: Action(Step.DONE, reason="deleted (the post was removed)"),
     Kind.ACCEPTED: lambda s: Action(Step.DONE, reason="deleted (the post was removed)"),
@@ -296,6 +292,6 @@ _DELETE_RULES: dict[DeleteEvent, Callable[[Situation], Action]] = {
     Kind.NOT_SENT: lambda s: _not_sent(s) if not s.verify_only else Action(Step.LEAVE),
     Kind.RATE_LIMITED: lambda s: _update_rate_limited(s, "deletes"),
     Kind.AMBIGUOUS: lambda s: Action(Step.READ, reason="the delete may have happened: read the copy"),
-    Presence.PRESENT: lambda s: _delete_again(s, "the copy is still there"),
-    Presence.UNKNOWN: lambda s: _delete_again(s, "the copy could not be read; a delete again is harmless"),
+    Presence.PRESENT: lambda s: _change_again(s, "the copy is still there", "deletes"),
+    Presence.UNKNOWN: lambda s: _change_again(s, "the copy could not be read; a delete again is harmless", "deletes"),
 }

@@ -79,6 +79,11 @@ class _Way:
     def deleting(self) -> bool:
         return self.pair.op == "delete"
 
+    @property
+    def op(self) -> str:
+        """What this way does to the copy, as the in_flight record's `op` and the report say it."""
+        return "delete" if self.deleting else "update"
+
     def decide(self, situation: Situation) -> Action:
         if self.deleting:
             assert not isinstance(self.event, Copy)
@@ -135,7 +140,7 @@ async def _send(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
         created_at=current.created_at,
         # An update's target; a delete keeps what the copy says (there is no new text).
         message_sha256=current.message_sha256 if way.deleting else pair.prepared.sha256,
-        op="delete" if way.deleting else "update",
+        op=way.op,
     )
     checkpoints.hit("before_in_flight_write")
     await host.write_records([(pair, staged)], before_request=pair.channel.settings.at_most_once)
@@ -174,8 +179,7 @@ async def _back_to_done(host: UpdateHost, way: _Way, error: str) -> None:
     if current is None or current.state != State.IN_FLIGHT:
         return
     kept = current.moved(State.DONE, host.now_iso(), remote_id=current.remote_id, remote_url=current.remote_url)
-    what = "delete" if way.deleting else "update"
-    kept = replace(kept, message_sha256=way.old_sha, note=f"{what} not made: {error}")
+    kept = replace(kept, message_sha256=way.old_sha, note=f"{way.op} not made: {error}")
     await host.write_records([(way.pair, kept)])
 
 
@@ -204,11 +208,9 @@ async def _end(host: UpdateHost, way: _Way, action: Action) -> str | None:
         return None
     if action.step is Step.LEAVE or action.keep_in_flight:
         when = f" (after {epoch_to_iso(action.at)})" if action.at is not None else ""
-        what = "delete" if way.deleting else "update"
-        host.report_pair(pair, PairState.IN_FLIGHT, f"{what}: {text}{when}", None, action.needs_review)
+        host.report_pair(pair, PairState.IN_FLIGHT, f"{way.op}: {text}{when}", None, action.needs_review)
         return f"{channel.id} stopped for this run: {text}" if action.step is Step.STOP_LANE else None
     # FAIL, STOP_LANE: a definite no; the copy keeps its old text, and the next run tries again.
     await _back_to_done(host, way, text)
-    what = "delete" if way.deleting else "update"
-    host.report_pair(pair, PairState.FAILED, f"{what} not made: {text}", None, False)
+    host.report_pair(pair, PairState.FAILED, f"{way.op} not made: {text}", None, False)
     return f"{channel.id} stopped for this run: {text}" if action.step is Step.STOP_LANE else None
