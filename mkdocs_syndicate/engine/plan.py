@@ -79,34 +79,32 @@ def not_updated_lines(pairs: list[PendingPair]) -> list[str]:
     by_channel: dict[str, tuple[Channel, list[str]]] = {}
     for pair in pairs:
         by_channel.setdefault(pair.channel.id, (pair.channel, []))[1].append(pair.post.key)
-    lines = []
-    for channel_id, (channel, keys) in by_channel.items():
-        why = (
-            f"{channel.type_name} cannot edit a post in place"
-            if not channel.edits_in_place
-            else f"channels.{channel_id}.edits is ignore"
-        )
-        shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
-        lines.append(
-            f"{channel_id}: {len(keys)} cop{'y' if len(keys) == 1 else 'ies'} out of date, not updated ({why}): {shown}"
-        )
-    return lines
+    return [
+        f"{channel_id}: {copies(len(keys))} out of date, not updated ({why_not_updated(channel)}): {some(keys)}"
+        for channel_id, (channel, keys) in by_channel.items()
+    ]
+
+
+def why_not_updated(channel: Channel) -> str:
+    if not channel.edits_in_place:
+        return f"{channel.type_name} cannot edit a post in place"
+    return f"channels.{channel.id}.edits is ignore"
+
+
+def copies(count: int) -> str:
+    return f"{count} cop{'y' if count == 1 else 'ies'}"
+
+
+def some(keys: list[str]) -> str:
+    """The first three post keys, and how many more: a line in a log stays a line."""
+    return ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
 
 
 def out_of_date(plan: Plan) -> list[tuple[str, str, str]]:
     """(post key, channel, what happens) for every copy whose message changed since it was sent:
     `status` lists them from the last build, without a request."""
     updating = [(p.post.key, p.channel.id, "the next run edits it in place") for p in plan.pairs if p.op == "update"]
-    kept = [
-        (
-            p.post.key,
-            p.channel.id,
-            f"not updated: {p.channel.type_name} cannot edit"
-            if not p.channel.edits_in_place
-            else f"not updated: channels.{p.channel.id}.edits is ignore",
-        )
-        for p in plan.not_updated
-    ]
+    kept = [(p.post.key, p.channel.id, f"not updated: {why_not_updated(p.channel)}") for p in plan.not_updated]
     return sorted(updating + kept)
 
 

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.channels.base import Channel, Prepared
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.engine.plan import PendingPair, copies, some
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State
 from mkdocs_syndicate.timeutil import from_iso
 
 if TYPE_CHECKING:
     import httpx
 
-    from mkdocs_syndicate.engine.plan import PendingPair
     from mkdocs_syndicate.ledger.store import Ledger
 
 GONE_STATUSES = (404, 410)
@@ -181,8 +181,6 @@ def deletions(
 ) -> list[list[PendingPair]]:
     """Per removed post, the pairs that delete its copies (`removals: delete` on a channel that
     can), and those whose delete is in flight, to be settled."""
-    from mkdocs_syndicate.engine.plan import PendingPair
-
     grouped = []
     for key, entry in removals.removed.items():
         pairs = []
@@ -217,9 +215,7 @@ def kept_lines(ledger: Ledger, removals: Removals, channels: list[Channel]) -> l
             if not channel.deletes
             else f"channels.{channel.id}.removals is keep"
         )
-        shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
-        count = f"{len(keys)} cop{'y' if len(keys) == 1 else 'ies'}"
-        lines.append(f"{channel.id}: {count} of removed posts kept ({why}): {shown}")
+        lines.append(f"{channel.id}: {copies(len(keys))} of removed posts kept ({why}): {some(keys)}")
     return lines
 
 
