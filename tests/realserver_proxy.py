@@ -1,5 +1,6 @@
-"""A loopback proxy in front of the reference PDS: it counts the XRPC calls a run makes and their
-answers, and can SIGKILL the client around one of them. The client-side checkpoints cannot reach
+"""A loopback proxy in front of a real server (the reference PDS, Synapse): it counts the calls a
+run makes (XRPC methods; Matrix calls by `matrix_call`) and their answers, and can SIGKILL the
+client around one of them. The client-side checkpoints cannot reach
 the moment after the real server committed and before its answer arrived; a kill from here can.
 """
 
@@ -9,6 +10,7 @@ import contextlib
 import os
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -19,16 +21,31 @@ HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length",
 
 @dataclass
 class Kill:
-    method: str  # the XRPC method, e.g. com.atproto.repo.putRecord
+    method: str  # the call's name: an XRPC method (com.atproto.repo.putRecord), or matrix_call's ("PUT send")
     when: str  # "before": the server never sees it; "after": it committed, no answer comes
     pid: int = 0
     nth: int = 1  # the nth such call is the one
     landed: str = ""  # filled in when the kill is done: what the server had done by then
 
 
+def xrpc_method(command: str, path: str) -> str:
+    return path.split("?", 1)[0].removeprefix("/xrpc/")
+
+
+def matrix_call(command: str, path: str) -> str:
+    """A Client-Server API call by its method and the path's verb: "PUT send" for
+    /_matrix/client/v3/rooms/{roomId}/send/{type}/{txnId}, "PUT redact", "GET event", "GET messages";
+    a call outside a room by its last path segment ("GET whoami")."""
+    parts = path.split("?", 1)[0].split("/")
+    if "rooms" in parts and len(parts) > parts.index("rooms") + 2:
+        return f"{command} {parts[parts.index('rooms') + 2]}"
+    return f"{command} {parts[-1]}"
+
+
 class RecordingProxy:
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, name: Callable[[str, str], str] = xrpc_method) -> None:
         self.upstream = upstream.rstrip("/")
+        self.name = name
         self.calls: list[tuple[str, int]] = []  # (XRPC method, status answered)
         self.kill: Kill | None = None
         self._lock = threading.Lock()
@@ -43,7 +60,7 @@ class RecordingProxy:
             def do_GET(self) -> None:
                 outer._forward(self)
 
-            do_POST = do_GET
+            do_POST = do_PUT = do_GET
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -72,7 +89,7 @@ class RecordingProxy:
         return None
 
     def _forward(self, handler: BaseHTTPRequestHandler) -> None:
-        method = handler.path.split("?", 1)[0].removeprefix("/xrpc/")
+        method = self.name(handler.command, handler.path)
         body = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
         kill = self._armed(method, "before")
         if kill is not None:

@@ -21,18 +21,40 @@ A message's link is a matrix.to permalink with `via=` the bot's own server: a ro
 version 12 (Synapse 1.163's default, synapse/config/server.py `DEFAULT_ROOM_VERSION = "12"`) has
 no server part, and the spec says room ids "are not routable on their own" without a `via`
 (spec.matrix.org/latest/appendices/#routing).
+
+Edits and removals (Client-Server API, "Event replacements" and "Redactions"). An edit is a new
+`m.room.message` whose content has `m.new_content` (the whole new content, this pair's marker
+kept in it) and `m.relates_to: {rel_type: m.replace, event_id}`; its `body` is the fallback
+(`* ` and the text) for clients without edits. A removal is a redaction,
+`PUT /rooms/{roomId}/redact/{eventId}/{txnId}`. Both are read back at the copy's own id,
+`GET /rooms/{roomId}/event/{eventId}`, which Synapse 1.163.2 serves with the ORIGINAL content and
+the latest valid replacement (same sender, same type) whole in `unsigned["m.relations"]["m.replace"]`
+(synapse/handlers/relations.py `get_bundled_aggregations`, synapse/events/utils.py
+`serialize_event`); a redacted event as `content: {}` with `unsigned.redacted_because`. A read is
+about this post only when the event's own content carries this pair's marker, and the copy is gone
+only when the event says it was redacted: a 404 `M_NOT_FOUND` is also Synapse's answer to an event
+the bot may not see (synapse/rest/client/room.py `RoomEventServlet`), so it proves nothing.
+
+Synapse accepts an edit of a redacted event (and a repeat redaction, 200), so an edit is sent only
+after a read of the copy: redacted, it is not edited; already saying the new text (an earlier
+edit whose answer was lost), nothing is sent. Transaction ids are derived from the pair's id: an
+edit's from the event it replaces as read just before and the new text (a retry of the same edit
+reuses it, and Synapse returns the event it already made), a redaction's from the pair's id alone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
 from mkdocs_syndicate.channels.base import (
     Channel,
+    Copy,
     CredentialCheck,
     Found,
     Health,
@@ -40,8 +62,10 @@ from mkdocs_syndicate.channels.base import (
     Kind,
     Outcome,
     Prepared,
+    Presence,
     Verdict,
     check_unreachable,
+    delete_outcome,
     error_detail,
     status_outcome,
     transport_outcome,
@@ -61,11 +85,24 @@ MARKER = "net.mkdocs_syndicate.post"  # a namespaced content key: Matrix keeps u
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}"
 MAX_BYTES = 32_000  # an event is at most 65,536 bytes with its envelope
 MAX_PAGES = 10  # of 100 events each, read back before "not found" becomes "cannot tell"
+FALLBACK_BYTES = 16_000  # an edit's fallback body is cut here: with m.new_content it must fit one event
+
+
+@dataclass(frozen=True)
+class _Read:
+    """The copy as a read of its own event id found it."""
+
+    state: str  # "ours" (this pair's event, not redacted), "redacted", or "unknown"
+    reason: str = ""
+    content: Mapping[str, Any] | None = None  # what it says now: the latest replacement's new content
+    latest: str = ""  # the event id of what it says now (the original's, or the latest replacement's)
 
 
 class MatrixChannel(Channel):
     type_name = "matrix"
     rate_limit_checked_first = True  # Synapse refuses with 429 before it makes anything (above)
+    edits_in_place = True  # an m.replace edit of the message
+    deletes = True  # a redaction of the message
     options: ClassVar[Mapping[str, Option]] = {
         "homeserver": Option("url", required=True, help="e.g. https://matrix.org"),
         "room_id": Option(
@@ -155,11 +192,111 @@ class MatrixChannel(Channel):
             except BadAnswer as exc:
                 return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable answer ({exc}); the message may exist")
             return Outcome(Kind.DONE, remote_id=event_id, remote_url=self._link(event_id))
-        outcome = status_outcome(answer, http.now())
-        if outcome.kind is Kind.RATE_LIMITED and outcome.retry_after is None:
-            # M_LIMIT_EXCEEDED says how long in its body (Retry-After only since spec v1.10).
-            return Outcome(Kind.RATE_LIMITED, error=outcome.error, retry_after=_retry_after_ms(answer))
-        return outcome
+        return _refusal(answer, http.now())
+
+    def _event_path(self, event_id: str) -> str:
+        return f"/rooms/{quote(self._room, safe='')}/event/{quote(event_id, safe='')}"
+
+    async def _read(self, http: Http, record: Record) -> _Read:
+        """GET the copy's own event: this pair's (its content carries the pair's marker), redacted,
+        or unknown (any other answer, a 404 included). Raises httpx's errors."""
+        assert record.remote_id
+        answer = await http.request("GET", self._url(self._event_path(record.remote_id)), headers=self._auth())
+        if answer.status_code != 200:
+            return _Read("unknown", f"the event read answered {answer.status_code}{error_detail(answer)}")
+        try:
+            event = json_object(answer)
+        except BadAnswer as exc:
+            return _Read("unknown", f"the event read is unreadable ({exc})")
+        unsigned, content = event.get("unsigned"), event.get("content")
+        if event.get("event_id") != record.remote_id or not isinstance(unsigned, dict) or not isinstance(content, dict):
+            return _Read("unknown", "the event read is not the copy's event")
+        if isinstance(unsigned.get("redacted_because"), dict):
+            return _Read("redacted", "the message was redacted")
+        if not record.idempotency_key or content.get(MARKER) != record.idempotency_key:
+            return _Read("unknown", "the event does not carry this post's marker")
+        relations = unsigned.get("m.relations")
+        replaced = relations.get("m.replace") if isinstance(relations, dict) else None
+        if replaced is None:
+            return _Read("ours", content=content, latest=record.remote_id)
+        new = replaced.get("content", {}).get("m.new_content") if isinstance(replaced, dict) else None
+        latest = replaced.get("event_id") if isinstance(replaced, dict) else None
+        if not isinstance(new, dict) or not isinstance(latest, str) or not latest:
+            return _Read("unknown", "the event's latest replacement is unreadable")
+        return _Read("ours", content=new, latest=latest)
+
+    def _says(self, read: _Read, prepared: Prepared) -> bool:
+        assert read.content is not None and prepared.message is not None
+        return read.content.get("msgtype") == "m.text" and read.content.get("body") == prepared.message.text
+
+    async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
+        """An m.replace edit of the copy, after a read of it: a redacted copy is not edited (GONE),
+        a copy already saying the text gets nothing more (DONE), a read that proves nothing sends
+        nothing (NOT_SENT: the next try reads again)."""
+        import httpx
+
+        assert prepared.message is not None and record.remote_id and record.idempotency_key
+        try:
+            read = await self._read(http, record)
+        except httpx.TransportError as exc:
+            return Outcome(Kind.NOT_SENT, error=f"the read before the edit got no answer ({type(exc).__name__})")
+        if read.state == "redacted":
+            return Outcome(Kind.GONE, error="the message was redacted; it is not edited")
+        if read.state != "ours":
+            return Outcome(Kind.NOT_SENT, error=f"{read.reason}; no edit was sent")
+        if self._says(read, prepared):
+            return Outcome(Kind.DONE, remote_id=record.remote_id, remote_url=record.remote_url)
+        text = prepared.message.text
+        fallback = text.encode("utf-8")[:FALLBACK_BYTES].decode("utf-8", errors="ignore")
+        content = {
+            "msgtype": "m.text",
+            "body": f"* {fallback}",
+            "m.new_content": {"msgtype": "m.text", "body": text, MARKER: record.idempotency_key},
+            "m.relates_to": {"rel_type": "m.replace", "event_id": record.remote_id},
+        }
+        txn = _txn_id("edit", record.idempotency_key, read.latest, prepared.sha256 or "")
+        path = f"/rooms/{quote(self._room, safe='')}/send/m.room.message/{txn}"
+        try:
+            answer = await http.request("PUT", self._url(path), json=content, headers=self._auth())
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        if answer.status_code == 200 and _has_event_id(answer):
+            return Outcome(Kind.DONE, remote_id=record.remote_id, remote_url=record.remote_url)
+        if answer.status_code == 200:
+            return Outcome(Kind.AMBIGUOUS, error="200 with an unreadable answer; the edit may exist")
+        return _refusal(answer, http.now())
+
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+        """The copy's own event: redacted is GONE; this pair's event saying the text (its latest
+        replacement's, else its own) MATCHES; saying something else DIFFERS; anything else UNKNOWN."""
+        read = await self._read(http, record)
+        if read.state == "redacted":
+            return Copy.GONE
+        if read.state != "ours" or prepared.message is None:
+            return Copy.UNKNOWN
+        return Copy.MATCHES if self._says(read, prepared) else Copy.DIFFERS
+
+    async def delete(self, http: Http, record: Record) -> Outcome:
+        """A redaction of the copy's event. Synapse answers 200 with the redaction's event id, also
+        for an event redacted before; a 404 proves nothing (the read decides)."""
+        import httpx
+
+        assert record.remote_id and record.idempotency_key
+        txn = _txn_id("redact", record.idempotency_key)
+        path = f"/rooms/{quote(self._room, safe='')}/redact/{quote(record.remote_id, safe='')}/{txn}"
+        try:
+            answer = await http.request("PUT", self._url(path), json={}, headers=self._auth())
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        if answer.status_code == 429:
+            return _refusal(answer, http.now())
+        return delete_outcome(answer, http.now(), gone=False, what="message", confirms=_has_event_id)
+
+    async def read_presence(self, http: Http, record: Record) -> Presence:
+        """The copy's own event: redacted is GONE; this pair's event is PRESENT; anything else,
+        a 404 included, UNKNOWN."""
+        read = await self._read(http, record)
+        return {"redacted": Presence.GONE, "ours": Presence.PRESENT}.get(read.state, Presence.UNKNOWN)
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
         return await _matrix_check(self, http)
@@ -237,6 +374,29 @@ async def _matrix_check(channel: MatrixChannel, http: Http) -> CredentialCheck:
             action="invite the bot to the room again and have it join",
         )
     return CredentialCheck(Health.OK, me, details=(f"joined to {channel._room}",))
+
+
+def _refusal(answer: httpx.Response, now: float) -> Outcome:
+    """A non-200 answer to a send, an edit or a redaction."""
+    outcome = status_outcome(answer, now)
+    if outcome.kind is Kind.RATE_LIMITED and outcome.retry_after is None:
+        # M_LIMIT_EXCEEDED says how long in its body (Retry-After only since spec v1.10).
+        return Outcome(Kind.RATE_LIMITED, error=outcome.error, retry_after=_retry_after_ms(answer))
+    return outcome
+
+
+def _has_event_id(answer: httpx.Response) -> bool:
+    """Synapse's answer to a send or a redaction: `{"event_id": ...}`."""
+    try:
+        identifier(json_object(answer).get("event_id"), "event_id")
+    except BadAnswer:
+        return False
+    return True
+
+
+def _txn_id(purpose: str, key: str, *parts: str) -> str:
+    """A transaction id derived from the pair's own id (unique per site, post, channel)."""
+    return hashlib.sha256("\n".join(("mkdocs-syndicate", f"matrix-{purpose}", key, *parts)).encode()).hexdigest()
 
 
 def _retry_after_ms(answer: httpx.Response) -> float | None:

@@ -1,0 +1,544 @@
+"""The Matrix channel against Synapse itself (tests/realserver_synapse.py), not only against our
+emulator: what it stores must be what we sent, a message left `in_flight` must be found by a read
+of its marker and never sent twice, an edit is one `m.replace` and a removal one redaction, a 429
+is waited out, and the raw calls the channel relies on answer the same shapes from the emulator
+and from Synapse."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from conftest import FakeClock, ListReporter, as_in_flight, make_post, write_ledger
+from realserver_synapse import Synapse, start_synapse
+
+from mkdocs_syndicate.channels.matrix import MARKER
+from mkdocs_syndicate.config.run import Site, parse_options
+from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.ledger.schema import State
+from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.timeutil import SystemClock
+
+pytestmark = pytest.mark.realserver
+
+SITE = Site("https://example.com/", "Example")
+SETTLE = 10.0  # at least twice the timeout, as the settings require
+
+
+@pytest.fixture(scope="module")
+def synapse(tmp_path_factory):
+    yield from start_synapse(tmp_path_factory.mktemp("synapse"))
+
+
+def raw(synapse: Synapse, user: str = "alice", **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "matrix",
+        "homeserver": synapse.url,
+        "room_id": synapse.room_id,
+        "access_token": synapse.users[user].token,
+        **extra,
+    }
+
+
+def run(folder: Path, channel: dict, posts, site: Site = SITE, clock=None, **options):
+    folder.mkdir(parents=True, exist_ok=True)
+    parsed = parse_options(
+        {"mx": channel}, ledger_path=folder / "ledger.yml", site=site, sandbox=False, sending=True, **options
+    )
+    return send(parsed, posts, ListReporter(), clock=clock or FakeClock())
+
+
+def room_events(synapse: Synapse) -> list[dict[str, Any]]:
+    """Every message and redaction in the room, newest first (paged through /messages)."""
+    events: list[dict[str, Any]] = []
+    token: str | None = None
+    query = {"dir": "b", "limit": "1000", "filter": json.dumps({"types": ["m.room.message", "m.room.redaction"]})}
+    while True:
+        page = httpx.get(
+            synapse.client(f"/rooms/{quote(synapse.room_id, safe='')}/messages"),
+            params={**query, **({"from": token} if token else {})},
+            headers=synapse.users["admin"].auth,
+        ).json()
+        events += page["chunk"]
+        if not page["chunk"] or not page.get("end"):
+            return events
+        token = page["end"]
+
+
+def url_in(body: str, site_url: str) -> str:
+    return next((word for word in body.split() if word.startswith(site_url)), "")
+
+
+def ours(synapse: Synapse, site_url: str) -> list[str]:
+    """The post URLs of this site's messages in the room (originals, not redacted): one a message."""
+    return sorted(
+        url_in(e["content"]["body"], site_url)
+        for e in room_events(synapse)
+        if e["type"] == "m.room.message" and MARKER in e["content"] and url_in(e["content"]["body"], site_url)
+    )
+
+
+def edits_of(synapse: Synapse, event_id: str) -> list[dict[str, Any]]:
+    """The m.replace events of a message (/relations is under /_matrix/client/v1 only)."""
+    room, event = quote(synapse.room_id, safe=""), quote(event_id, safe="")
+    answer = httpx.get(
+        f"{synapse.url}/_matrix/client/v1/rooms/{room}/relations/{event}/m.replace",
+        headers=synapse.users["admin"].auth,
+    )
+    answer.raise_for_status()
+    chunk: list[dict[str, Any]] = answer.json()["chunk"]
+    return chunk
+
+
+def redactions_of(synapse: Synapse, event_id: str) -> int:
+    return sum(1 for e in room_events(synapse) if e["type"] == "m.room.redaction" and e.get("redacts") == event_id)
+
+
+def latest_text(synapse: Synapse, event_id: str) -> str:
+    event = synapse.event(event_id).json()
+    replaced = event["unsigned"].get("m.relations", {}).get("m.replace")
+    return str((replaced["content"]["m.new_content"] if replaced else event["content"])["body"])
+
+
+# ---------------------------------------------------------------- sends
+
+
+def test_messages_are_stored_as_sent_with_their_marker_and_a_rerun_sends_nothing(synapse, tmp_path):
+    posts = [make_post(n, url=f"https://stored.example/blog/{n}/", title=f"Post {n} — café ☕") for n in (1, 2)]
+    assert not run(tmp_path, raw(synapse), posts).undone
+    book = Ledger.read(tmp_path / "ledger.yml")
+    for post in posts:
+        record = book.record(post.key, "mx")
+        event = synapse.event(record.remote_id).json()
+        assert event["sender"] == synapse.users["alice"].user_id and event["type"] == "m.room.message"
+        assert event["content"][MARKER] == record.idempotency_key and post.title in event["content"]["body"]
+        assert record.remote_url.endswith(f"{quote(record.remote_id, safe='$')}?via=syndicate.test")
+    assert ours(synapse, "https://stored.example/") == sorted(p.url for p in posts)
+    assert run(tmp_path, raw(synapse), posts).results == []
+    assert ours(synapse, "https://stored.example/") == sorted(p.url for p in posts)
+
+
+def test_an_in_flight_message_is_found_by_its_marker_and_never_sent_again(synapse, tmp_path):
+    post = make_post(3, url="https://found.example/blog/3/")
+    assert not run(tmp_path, raw(synapse), [post]).undone
+    done = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+    write_ledger(tmp_path / "ledger.yml", {(post.key, "mx"): as_in_flight(done)})
+    assert not run(tmp_path, raw(synapse), [post]).undone
+    settled = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+    assert settled.state == "done" and settled.remote_id == done.remote_id
+    assert ours(synapse, "https://found.example/") == [post.url]
+
+
+def test_two_sites_in_one_room_each_find_only_their_own_message(synapse, tmp_path):
+    """The same post path on two sites, announced by one bot in one room: two messages with
+    different markers; the second site's record left in_flight settles on its own message."""
+    other = Site("https://two-b.example/", "Other")
+    here = make_post(4, url="https://two-a.example/blog/same/")
+    there = make_post(4, url="https://two-b.example/blog/same/")
+    assert not run(tmp_path / "a", raw(synapse), [here]).undone
+    assert not run(tmp_path / "b", raw(synapse), [there], site=other).undone
+    mine = Ledger.read(tmp_path / "a" / "ledger.yml").record(here.key, "mx")
+    theirs = Ledger.read(tmp_path / "b" / "ledger.yml").record(there.key, "mx")
+    assert mine.remote_id != theirs.remote_id and mine.idempotency_key != theirs.idempotency_key
+    write_ledger(tmp_path / "b" / "ledger.yml", {(there.key, "mx"): as_in_flight(theirs)})
+    assert not run(tmp_path / "b", raw(synapse), [there], site=other).undone
+    settled = Ledger.read(tmp_path / "b" / "ledger.yml").record(there.key, "mx")
+    assert settled.state == "done" and settled.remote_id == theirs.remote_id
+    assert ours(synapse, "https://two-a.example/") == [here.url] and ours(synapse, "https://two-b.example/") == [
+        there.url
+    ]
+
+
+def test_a_429_is_not_made_and_is_waited_out_without_a_read(synapse, tmp_path):
+    """`slow` keeps rc_message's 0.5 a second with a burst of 2: the third message meets
+    M_LIMIT_EXCEEDED; the run waits `retry_after_ms` on the real clock and sends it, never
+    reading first (Synapse checks the limit before it makes the event) and leaving nothing in_flight."""
+    from realserver_proxy import RecordingProxy, matrix_call
+
+    posts = [make_post(n, url=f"https://limited.example/blog/{n}/") for n in (1, 2, 3, 4)]
+    with RecordingProxy(synapse.url, matrix_call) as proxy:
+        report = run(tmp_path, {**raw(synapse, "slow"), "homeserver": proxy.url}, posts, clock=SystemClock())
+        assert not report.undone, report.results
+        assert proxy.count("PUT send", 429) >= 1 and proxy.count("PUT send", 200) == 4, proxy.calls
+        assert proxy.count("GET messages") == 0, proxy.calls
+    book = Ledger.read(tmp_path / "ledger.yml")
+    assert all(book.record(p.key, "mx").state == "done" for p in posts)
+    assert len(ours(synapse, "https://limited.example/")) == 4
+
+
+# ---------------------------------------------------------------- kills around a send
+
+
+def child_spec(folder: Path, site_url: str, channel: dict[str, Any]) -> Path:
+    """Three posts of a site of their own, for tests/crash_child.py (the plugin's code path)."""
+    spec = {
+        "ledger": str(folder / "ledger.yml"),
+        "site_url": site_url,
+        "channels": {"mx": {**channel, "timeout": 5, "settle": SETTLE}},
+        "posts": [
+            {
+                "key": f"blog/{n}/",
+                "url": f"{site_url}blog/{n}/",
+                "title": f"Killed {n}",
+                "date": f"2026-11-2{n}T00:00:00+00:00",
+                "description": f"About {n}.",
+            }
+            for n in (1, 2, 3)
+        ],
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "spec.json").write_text(json.dumps(spec))
+    return folder / "spec.json"
+
+
+def change_spec(spec: Path, change) -> None:
+    settings = json.loads(spec.read_text())
+    change(settings)
+    spec.write_text(json.dumps(settings))
+
+
+def start_child(spec: Path, **env: str):
+    from forkserver import ForkedChild
+
+    return ForkedChild(spec, {k: v for k, v in os.environ.items() if not k.startswith("SYNDICATE_")} | env)
+
+
+def killed(proxy, spec: Path, how: str, at: str, nth: int = 1, **env: str) -> str:
+    """A run of `spec` SIGKILLed at a client checkpoint or by the proxy around a call; where it landed."""
+    from realserver_proxy import Kill
+
+    log = spec.parent / "checkpoints.log"
+    env = {"SYNDICATE_CHECKPOINT_LOG": str(log), **env}
+    if how == "checkpoint":
+        env["SYNDICATE_CRASH_AT"] = at
+    child = start_child(spec, **env)
+    if how != "checkpoint":
+        proxy.kill = Kill(at, how.removeprefix("proxy-"), pid=child.pid, nth=nth)
+    output, errors = child.communicate(timeout=120)
+    assert child.returncode == -signal.SIGKILL, output + errors
+    last = log.read_text().splitlines()[-1].split("\t")[1]
+    if how == "checkpoint":
+        assert last == at.split(":")[0]
+    landed = proxy.kill.landed if proxy.kill else f"at checkpoint {last}"
+    proxy.kill = None
+    return landed
+
+
+def rerun(spec: Path, **env: str) -> None:
+    child = start_child(spec, CRASH_CLOCK_OFFSET=str(SETTLE + 1), **env)
+    output, errors = child.communicate(timeout=120)
+    assert child.returncode == 0, output + errors
+
+
+# (where: a client checkpoint, or the proxy around Synapse's send; how many of the three posts
+# Synapse holds once the kill has landed)
+KILLS = {
+    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:2", 1),
+    "the request never reached the server": ("proxy-before", "PUT send", 1),
+    "the server committed, no answer came": ("proxy-after", "PUT send", 2),
+    "the answer came, nothing written yet": ("checkpoint", "after_response:2", 2),
+    "before done is written": ("checkpoint", "before_done_write:2", 2),
+}
+
+
+@pytest.mark.parametrize("where", list(KILLS))
+def test_killed_at_each_send_checkpoint_then_rerun_leaves_one_message_per_post(synapse, tmp_path, where):
+    from crashlab import STATS
+    from realserver_proxy import RecordingProxy, matrix_call
+
+    how, at, held = KILLS[where]
+    site_url = f"https://kill-{uuid.uuid4().hex[:8]}.example/"
+    with RecordingProxy(synapse.url, matrix_call) as proxy:
+        spec = child_spec(tmp_path, site_url, {**raw(synapse), "homeserver": proxy.url})
+        landed = killed(proxy, spec, how, at, nth=2)
+        print(f"synapse kill [{where}]: landed {landed}; the server holds {len(ours(synapse, site_url))}")
+        STATS[f"realserver matrix kills landing {where}"] += 1
+        assert len(ours(synapse, site_url)) == held
+        assert Ledger.read(tmp_path / "ledger.yml").record("blog/2/", "mx").state == "in_flight"
+        rerun(spec)
+    assert ours(synapse, site_url) == [f"{site_url}blog/{n}/" for n in (1, 2, 3)]
+    book = Ledger.read(tmp_path / "ledger.yml")
+    for n in (1, 2, 3):
+        record = book.record(f"blog/{n}/", "mx")
+        assert record.state == "done" and url_in(synapse.event(record.remote_id).json()["content"]["body"], site_url)
+
+
+# ---------------------------------------------------------------- edits
+
+
+def test_an_edited_post_is_one_m_replace_and_a_rerun_edits_nothing_more(synapse, tmp_path):
+    """The copy is edited with an m.replace whose new content keeps the marker; the original
+    event keeps its content (Synapse serves the edit beside it); a rerun, and a run whose record
+    was left in_flight after the edit, send nothing more."""
+    post = make_post(5, url="https://edited.example/blog/5/", description="A first draft.")
+    assert not run(tmp_path, raw(synapse), [post]).undone
+    made = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+    corrected = replace(post, description="A corrected summary.")
+    report = run(tmp_path, raw(synapse), [corrected])
+    assert not report.undone and [r.detail for r in report.results] == ["updated"], report.results
+    (edit,) = edits_of(synapse, made.remote_id)
+    assert edit["sender"] == synapse.users["alice"].user_id
+    assert edit["content"]["m.relates_to"] == {"rel_type": "m.replace", "event_id": made.remote_id}
+    new = edit["content"]["m.new_content"]
+    assert "A corrected summary." in new["body"] and new[MARKER] == made.idempotency_key
+    assert edit["content"]["body"] == "* " + new["body"] and MARKER not in edit["content"]
+    original = synapse.event(made.remote_id).json()
+    assert "A first draft." in original["content"]["body"] and latest_text(synapse, made.remote_id) == new["body"]
+    record = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+    assert record.state == "done" and record.op is None and record.remote_id == made.remote_id
+    assert run(tmp_path, raw(synapse), [corrected]).results == []
+    write_ledger(tmp_path / "ledger.yml", {(post.key, "mx"): replace(record, state=State.IN_FLIGHT, op="update")})
+    again = run(tmp_path, raw(synapse), [corrected])
+    assert not again.undone and "confirmed by reading the copy" in again.results[0].detail
+    assert len(edits_of(synapse, made.remote_id)) == 1
+    assert ours(synapse, "https://edited.example/") == [post.url]
+
+
+def test_a_redacted_copy_is_never_edited(synapse, tmp_path):
+    """Its author deleted the message in the room (a redaction); the post is edited: the run
+    reads the copy first and records it deleted, sending no edit (Synapse would accept one)."""
+    post = make_post(6, url="https://redacted-first.example/blog/6/", description="First.")
+    assert not run(tmp_path, raw(synapse), [post]).undone
+    made = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+    room, event = quote(synapse.room_id, safe=""), quote(made.remote_id, safe="")
+    by_hand = httpx.put(
+        synapse.client(f"/rooms/{room}/redact/{event}/by-hand-{uuid.uuid4().hex}"),
+        json={},
+        headers=synapse.users["alice"].auth,
+    )
+    assert by_hand.status_code == 200, by_hand.text
+    report = run(tmp_path, raw(synapse), [replace(post, description="Second.")])
+    assert [r.state for r in report.results] == ["deleted"], report.results
+    assert edits_of(synapse, made.remote_id) == []
+    assert Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx").state == "deleted"
+
+
+EDIT_KILLS = {
+    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:1"),
+    "the request never reached the server": ("proxy-before", "PUT send"),
+    "the server made the edit, no answer came": ("proxy-after", "PUT send"),
+    "the answer came, nothing written yet": ("checkpoint", "after_response:1"),
+    "before done is written": ("checkpoint", "before_done_write:1"),
+}
+
+
+@pytest.mark.parametrize("where", list(EDIT_KILLS))
+def test_killed_around_an_edit_then_rerun_leaves_one_edit(synapse, tmp_path, where):
+    from crashlab import STATS
+    from realserver_proxy import RecordingProxy, matrix_call
+
+    how, at = EDIT_KILLS[where]
+    site_url = f"https://edit-{uuid.uuid4().hex[:8]}.example/"
+    with RecordingProxy(synapse.url, matrix_call) as proxy:
+        spec = child_spec(tmp_path, site_url, {**raw(synapse), "homeserver": proxy.url})
+        rerun(spec)
+        event_id = Ledger.read(tmp_path / "ledger.yml").record("blog/2/", "mx").remote_id
+
+        def corrected(settings: dict) -> None:
+            settings["posts"][1]["description"] = "Corrected: about 2."
+
+        change_spec(spec, corrected)
+        sends = proxy.count("PUT send")
+        landed = killed(proxy, spec, how, at)
+        print(f"synapse edit kill [{where}]: landed {landed}; {len(edits_of(synapse, event_id))} edit(s)")
+        STATS[f"realserver matrix edit kills landing {where}"] += 1
+        rerun(spec)
+        assert proxy.count("PUT send") - sends <= 2  # the edit, and once more at most (the same txnId)
+    (edit,) = edits_of(synapse, event_id)
+    assert "Corrected: about 2." in edit["content"]["m.new_content"]["body"]
+    assert "Corrected: about 2." in latest_text(synapse, event_id)
+    assert ours(synapse, site_url) == [f"{site_url}blog/{n}/" for n in (1, 2, 3)]
+    record = Ledger.read(tmp_path / "ledger.yml").record("blog/2/", "mx")
+    assert record.state == "done" and record.op is None and record.remote_id == event_id
+
+
+# ---------------------------------------------------------------- removals
+
+
+@pytest.fixture
+def public(monkeypatch):
+    """The sites' public pages, asked as the HTTP proxy (Synapse on loopback is not proxied): a
+    page of a post the test removed answers 404, the proof a removal needs."""
+    from crashlab import PublicSite
+
+    site = PublicSite(set())
+    for name, value in site.env.items():
+        monkeypatch.setenv(name, value)
+    yield site
+    site.close()
+
+
+def test_a_removed_posts_message_is_redacted_and_a_rerun_redacts_nothing_more(synapse, tmp_path, public):
+    site = Site("http://removed-by-run.example/", "Removed")
+    kept, removed = (make_post(n, url=f"{site.url}blog/post-{n}/") for n in (1, 2))
+    public.live.update({"/blog/post-1/", "/blog/post-2/"})
+    channel = raw(synapse, removals="delete")
+    assert not run(tmp_path, channel, [kept, removed], site=site).undone
+    made = Ledger.read(tmp_path / "ledger.yml").record(removed.key, "mx")
+    public.live.discard("/blog/post-2/")
+    report = run(tmp_path, channel, [kept], site=site)
+    assert not report.undone and [(r.post_key, r.state) for r in report.results] == [(removed.key, "deleted")]
+    event = synapse.event(made.remote_id).json()
+    assert event["content"] == {} and "redacted_because" in event["unsigned"]
+    assert Ledger.read(tmp_path / "ledger.yml").record(removed.key, "mx").state == "deleted"
+    assert ours(synapse, site.url) == [kept.url] and redactions_of(synapse, made.remote_id) == 1
+    assert run(tmp_path, channel, [kept], site=site).results == []
+    assert redactions_of(synapse, made.remote_id) == 1
+
+
+# (where; whether Synapse has redacted the message once the kill has landed)
+DELETE_KILLS = {
+    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:1", False),
+    "the request never reached the server": ("proxy-before", "PUT redact", False),
+    "the server redacted it, no answer came": ("proxy-after", "PUT redact", True),
+    "the answer came, nothing written yet": ("checkpoint", "after_response:1", True),
+    "before deleted is written": ("checkpoint", "before_done_write:1", True),
+}
+
+
+@pytest.mark.parametrize("where", list(DELETE_KILLS))
+def test_killed_around_a_redaction_then_rerun_leaves_the_message_redacted(synapse, tmp_path, public, where):
+    from crashlab import STATS
+    from realserver_proxy import RecordingProxy, matrix_call
+
+    how, at, redacted = DELETE_KILLS[where]
+    site_url = f"http://redact-{uuid.uuid4().hex[:8]}.example/"
+    public.live.update({f"/blog/{n}/" for n in (1, 2, 3)})
+    with RecordingProxy(synapse.url, matrix_call) as proxy:
+        spec = child_spec(tmp_path, site_url, {**raw(synapse), "homeserver": proxy.url, "removals": "delete"})
+        rerun(spec, **public.env)
+        event_id = Ledger.read(tmp_path / "ledger.yml").record("blog/2/", "mx").remote_id
+        change_spec(spec, lambda s: s.update(posts=[p for p in s["posts"] if p["key"] != "blog/2/"]))
+        public.live.discard("/blog/2/")
+        sends = proxy.count("PUT send")
+        landed = killed(proxy, spec, how, at, **public.env)
+        print(f"synapse redaction kill [{where}]: landed {landed}")
+        STATS[f"realserver matrix redaction kills landing {where}"] += 1
+        assert ("redacted_because" in synapse.event(event_id).json()["unsigned"]) == redacted
+        rerun(spec, **public.env)
+        assert proxy.count("PUT send") == sends  # a redaction never turns into a send
+        assert proxy.count("PUT redact") <= 2
+    assert ours(synapse, site_url) == [f"{site_url}blog/{n}/" for n in (1, 3)]
+    assert redactions_of(synapse, event_id) == 1  # a repeat under the same txnId is the same redaction
+    record = Ledger.read(tmp_path / "ledger.yml").record("blog/2/", "mx")
+    assert record.state == "deleted" and record.op is None, record
+
+
+# ---------------------------------------------------------------- the emulator agrees
+
+
+def raw_calls(homeserver: str, token: str, room: str) -> list[tuple[Any, ...]]:
+    """The calls the channel makes, raw, against one server; each answer reduced to its shape."""
+    client = f"{homeserver}/_matrix/client/v3"
+    auth = {"Authorization": f"Bearer {token}"}
+    path = quote(room, safe="")
+    run_id = uuid.uuid4().hex
+
+    def put(what: str, txn: str, body: dict[str, Any]) -> httpx.Response:
+        return httpx.put(f"{client}/rooms/{path}/{what}/{run_id}-{txn}", json=body, headers=auth)
+
+    def event(event_id: str) -> dict[str, Any]:
+        return body(httpx.get(f"{client}/rooms/{path}/event/{quote(event_id, safe='')}", headers=auth))
+
+    def body(answer: httpx.Response) -> dict[str, Any]:
+        """The answer's JSON object ({} when it has none: a shape that differs, not a crash)."""
+        try:
+            found = answer.json()
+        except ValueError:
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    shapes: list[tuple[Any, ...]] = []
+    sent = put("send/m.room.message", "a", {"msgtype": "m.text", "body": "hello", MARKER: run_id})
+    original = str(body(sent).get("event_id"))
+    shapes.append(("send", sent.status_code, sorted(body(sent))))
+    repeat = put("send/m.room.message", "a", {"msgtype": "m.text", "body": "other"})
+    shapes.append(("send again", repeat.status_code, body(repeat).get("event_id") == original))
+    read = event(original)
+    unsigned = read.get("unsigned", {})
+    shapes.append(("read", read.get("event_id") == original, read.get("content"), "m.relations" in unsigned))
+    new = {"msgtype": "m.text", "body": "edited", MARKER: run_id}
+    edit_body = {
+        "msgtype": "m.text",
+        "body": "* edited",
+        "m.new_content": new,
+        "m.relates_to": {"rel_type": "m.replace", "event_id": original},
+    }
+    edit = put("send/m.room.message", "b", edit_body)
+    shapes.append(("edit", edit.status_code, sorted(body(edit))))
+    read = event(original)
+    replaced = read.get("unsigned", {}).get("m.relations", {}).get("m.replace", {})
+    shapes.append(
+        (
+            "read after the edit",
+            read.get("content", {}).get("body"),
+            replaced.get("event_id") == body(edit).get("event_id"),
+            replaced.get("content", {}).get("m.new_content"),
+            replaced.get("content", {}).get("m.relates_to"),
+        )
+    )
+    redaction = put(f"redact/{quote(original, safe='')}", "c", {})
+    shapes.append(("redact", redaction.status_code, sorted(body(redaction))))
+    again = put(f"redact/{quote(original, safe='')}", "c", {})
+    shapes.append(("redact again", again.status_code, body(again).get("event_id") == body(redaction).get("event_id")))
+    other = put(f"redact/{quote(original, safe='')}", "d", {})
+    shapes.append(("redact under another txnId", other.status_code, sorted(body(other))))
+    read = event(original)
+    unsigned = read.get("unsigned", {})
+    shapes.append(("read redacted", read.get("content"), "redacted_because" in unsigned, "m.relations" in unsigned))
+    late = put("send/m.room.message", "e", {**edit_body, "body": "* late"})
+    shapes.append(("edit of a redacted event", late.status_code))
+    missing = httpx.get(
+        f"{client}/rooms/{path}/event/{quote('$nosuchevent0000000000000000000000000000000')}", headers=auth
+    )
+    shapes.append(("read of no such event", missing.status_code, body(missing).get("errcode")))
+    return shapes
+
+
+def without_ids(shapes: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    # The marker (the run's own id) and the replaced event's id differ between the servers.
+    def plain(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: ("<id>" if k in (MARKER, "event_id") else plain(v)) for k, v in value.items()}
+        return value
+
+    return [tuple(plain(v) for v in shape) for shape in shapes]
+
+
+def test_the_raw_calls_answer_the_same_shapes_from_the_emulator_and_from_synapse(synapse, sandbox):
+    from channel_specs import SPECS
+
+    real = raw_calls(synapse.url, synapse.users["alice"].token, synapse.room_id)
+    assert without_ids(real) == [
+        ("send", 200, ["event_id"]),
+        ("send again", 200, True),
+        ("read", True, {"msgtype": "m.text", "body": "hello", MARKER: "<id>"}, False),
+        ("edit", 200, ["event_id"]),
+        (
+            "read after the edit",
+            "hello",
+            True,
+            {"msgtype": "m.text", "body": "edited", MARKER: "<id>"},
+            {"rel_type": "m.replace", "event_id": "<id>"},
+        ),
+        ("redact", 200, ["event_id"]),
+        ("redact again", 200, True),
+        ("redact under another txnId", 200, ["event_id"]),
+        ("read redacted", {}, True, False),
+        ("edit of a redacted event", 200),
+        ("read of no such event", 404, "M_NOT_FOUND"),
+    ], real
+    emulated_settings = SPECS["matrix"].raw(sandbox)
+    emulated = raw_calls(
+        emulated_settings["homeserver"], emulated_settings["access_token"], emulated_settings["room_id"]
+    )
+
+    assert without_ids(emulated) == without_ids(real)
