@@ -242,7 +242,7 @@ def report_timings(timings: dict[str, float]) -> None:
     print("Synapse start: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in timings.items()))
     STATS["realserver Synapse starts"] += 1
     for step, seconds in timings.items():
-        STATS[f"realserver Synapse start-up seconds, {step} (all starts)"] += round(seconds, 1)
+        STATS[f"realserver Synapse start-up seconds, {step} (all starts, rounded)"] += round(seconds)
 
 
 def make_room(url: str, users: dict[str, User], owner: str = "admin") -> str:
