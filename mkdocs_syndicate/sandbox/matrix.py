@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response, first_url
+from mkdocs_syndicate.sandbox.matrix_events import REDACTION, Room, relation
 
 TOKEN = "sandbox-matrix-token"
 SERVER_NAME = "matrix.test"
@@ -46,6 +47,7 @@ OTHER_DEVICE_TOKEN = "sandbox-matrix-token-other-device"
 DEVICES = {TOKEN: DEVICE, SAME_DEVICE_TOKEN: DEVICE, OTHER_DEVICE_TOKEN: "OTHERDEVICE"}
 ROOM = "!iZWugxDc5DFLd7tLc4XhrIAJHUG3mscKIJqBT3CouKI"  # room version 12: no ":server" part
 PREFIX = "/_matrix/client/v3"
+V1 = "/_matrix/client/v1"
 TRANSACTION_LIFETIME = 24 * 3600.0  # Synapse's `_cleanup_old_transaction_ids`
 # An access token past its expiry (refresh tokens, spec v1.3): Synapse answers it M_UNKNOWN_TOKEN
 # with `soft_logout: true` (synapse/api/auth/internal.py, "Access token has expired").
@@ -54,7 +56,7 @@ EXPIRED_TOKEN = "sandbox-matrix-token-expired"
 
 class MatrixEmulator(Emulator):
     name = "matrix"
-    creating = (f"PUT {PREFIX}/rooms/",)
+    creating = (f"PUT {PREFIX}/rooms/", f"POST {PREFIX}/rooms/")  # sends and redactions: rate-limited
     read_marker = "/messages"
     rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "reset_in": 40}
     joined = True  # tests: False once the bot has been removed from the room (kicked, or it left)
@@ -72,15 +74,20 @@ class MatrixEmulator(Emulator):
         }
 
     def received(self, state: dict[str, Any], public_base: str) -> list[dict[str, Any]]:
+        """The room as Element shows it (matrix_events.Room.timeline): an edited message once,
+        with its latest text, and a redacted one as deleted, announcing nothing."""
         return [
             {
-                "id": e["event_id"],
-                "text": e["content"].get("body", ""),
-                "announces": first_url(e["content"].get("body", "")),
-                "at": e["origin_server_ts"] / 1000,
-                "link": f"{public_base}/matrix/to/#/{ROOM}/{e['event_id']}?via={SERVER_NAME}",
+                "id": m["event"]["event_id"],
+                "text": m["text"],
+                "announces": first_url(m["text"]),
+                "at": m["event"]["origin_server_ts"] / 1000,
+                "link": f"{public_base}/matrix/to/#/{ROOM}/{m['event']['event_id']}?via={SERVER_NAME}",
+                "edited": m["edited"],
+                "deleted": m["deleted"],
+                "reason": m["reason"],
             }
-            for e in state.get("events", [])
+            for m in Room(state.get("events", [])).timeline()
         ]
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
@@ -100,7 +107,7 @@ class MatrixEmulator(Emulator):
     def handle(self, request: Request) -> Response:
         if request.path.rstrip("/") == "/to" and request.method == "GET":
             return self._room_page()
-        if not request.path.startswith(PREFIX):
+        if not request.path.startswith((PREFIX + "/", V1 + "/")):
             return self._error(404, "M_UNRECOGNIZED", "Unrecognized request")
         path = request.path.removeprefix(PREFIX)
         auth = request.headers.get("authorization", "")
@@ -113,6 +120,8 @@ class MatrixEmulator(Emulator):
         device = DEVICES.get(auth.removeprefix("Bearer "))
         if device is None:
             return self._error(401, "M_UNKNOWN_TOKEN", "Unrecognised access token")
+        if path.startswith(V1 + "/"):
+            return self._v1(request, device, [unquote(p) for p in path.removeprefix(V1).split("/")])
         parts = [unquote(p) for p in path.split("/")]
         if path == "/account/whoami" and request.method == "GET":
             return Response(200, {"user_id": USER, "device_id": device, "is_guest": False})
@@ -121,21 +130,47 @@ class MatrixEmulator(Emulator):
         if len(parts) == 6 and parts[1] == "rooms" and parts[3] == "send" and request.method == "PUT":
             return self._send(request, device, parts[2], parts[4], parts[5])
         if len(parts) == 4 and parts[1] == "rooms" and parts[3] == "messages" and request.method == "GET":
-            return self._messages(request, parts[2])
+            return self._messages(request, device, parts[2])
+        if len(parts) == 5 and parts[1] == "rooms" and parts[3] == "event" and request.method == "GET":
+            return self._event(device, parts[2], parts[4])
+        redact = (request.method, len(parts)) in (("PUT", 6), ("POST", 5))
+        if redact and parts[1] == "rooms" and parts[3] == "redact":
+            return self._redact(request, device, parts[2], parts[4], parts[5] if len(parts) == 6 else None)
+        return self._error(404, "M_UNRECOGNIZED", "Unrecognized request")
+
+    def _v1(self, request: Request, device: str, parts: list[str]) -> Response:
+        """`/_matrix/client/v1`: only /relations here (Synapse serves it on v1 alone; on v3 it
+        answers 404 M_UNRECOGNIZED, measured)."""
+        if 5 <= len(parts) <= 7 and parts[1] == "rooms" and parts[3] == "relations" and request.method == "GET":
+            return self._relations(request, device, parts[2], parts[4], *parts[5:])
         return self._error(404, "M_UNRECOGNIZED", "Unrecognized request")
 
     def _room_page(self) -> Response:
         """Where a message's link points: a matrix.to permalink names the event in its fragment,
         which a browser never sends, so (as a Matrix client would) the page shows the room, each
-        message as text with its event id as an anchor."""
+        message as text with its event id as an anchor: an edited one with its latest text and
+        "(edited)", a redacted one as "Message deleted", as Element shows them."""
         items = "".join(
-            f'<li id="{html.escape(e["event_id"])}"><pre>{html.escape(str(e["content"].get("body", "")))}</pre></li>'
-            for e in self.visible(self.state["events"])
+            f'<li id="{html.escape(m["event"]["event_id"])}">'
+            + (
+                "<p><i>Message deleted</i></p>"
+                if m["deleted"]
+                else f"<pre>{html.escape(m['text'])}</pre>" + (" <small>(edited)</small>" if m["edited"] else "")
+            )
+            + "</li>"
+            for m in Room(self.visible(self.state["events"])).timeline()
         )
         page = f"<!doctype html><title>{html.escape(ROOM)}</title><h1>{html.escape(ROOM)}</h1><ol>{items}</ol>"
         return Response(200, page.encode("utf-8"), {"Content-Type": "text/html; charset=utf-8"})
 
     # ---------------------------------------------------------------- rooms
+
+    def _room(self) -> Room:
+        """The committed events: what any read sees now."""
+        return Room(self.visible(self.state["events"]))
+
+    def _now_ms(self) -> int:
+        return int(self.server_clock(self.server.now()) * 1000)
 
     def _send(self, request: Request, device: str, room: str, event_type: str, txn: str) -> Response:
         if room != ROOM or not self.joined:
@@ -146,11 +181,29 @@ class MatrixEmulator(Emulator):
             return self._error(400, "M_NOT_JSON", "Content not JSON.")
         if not isinstance(content, dict):
             return self._error(400, "M_BAD_JSON", "Content must be a JSON object.")
+        seen = self._replayed(room, device, txn)
+        if seen is not None:
+            return seen
+        rel = relation({"content": content})
+        # handlers/message.py `_validate_event_relation`: the parent must be known (or be the
+        # target of some relation), and nothing else about an edit is checked when it is sent.
+        if rel is not None:
+            room_now = self._room()
+            if rel[1] not in room_now.by_id and not room_now.is_target(rel[1]):
+                return self._error(400, "M_UNKNOWN", "Can't send relation to unknown event")
+        return self._create(device, room, event_type, content, txn)
+
+    def _replayed(self, room: str, device: str, txn: str | None) -> Response | None:
+        """The first event's id for a transaction id seen in the last 24 hours, per room, user
+        and device: sends and redactions share Synapse's table, so a redaction with a send's
+        transaction id answers the sent event's id (measured)."""
+        if txn is None or self.quirks.get("ignore_idempotency_key"):
+            return None
+        seen = self.state["transactions"].get(f"{room}\n{USER}\n{device}\n{txn}")
+        return Response(200, {"event_id": seen["event_id"]}) if self._remembered(seen, self.server.now()) else None
+
+    def _create(self, device: str, room: str, event_type: str, content: dict[str, Any], txn: str | None) -> Response:
         now = self.server.now()
-        key = f"{room}\n{USER}\n{device}\n{txn}"
-        seen = self.state["transactions"].get(key)
-        if self._remembered(seen, now) and not self.quirks.get("ignore_idempotency_key"):
-            return Response(200, {"event_id": seen["event_id"]})
         event: dict[str, Any] = {
             "event_id": "$" + secrets.token_urlsafe(32),
             "type": event_type,
@@ -159,24 +212,54 @@ class MatrixEmulator(Emulator):
             "origin_server_ts": int(self.server_clock(now) * 1000),
             "content": content,
             "transaction_id": txn,
-            "sent_by": device,
+            "sent_by": device if txn is not None else None,
             "visible_at": self.commit_time(),
         }
         self.state["events"].append(event)
-        self.state["transactions"][key] = {"event_id": event["event_id"], "at": now}
+        if txn is not None:
+            self.state["transactions"][f"{room}\n{USER}\n{device}\n{txn}"] = {"event_id": event["event_id"], "at": now}
         # A slow commit (quirk commit_delay): the answer waits for it, and readers see the event
         # only once it is committed.
         committed = float(event["visible_at"])
         return Response(200, {"event_id": event["event_id"]}, hold_until=committed if committed > now else None)
+
+    def _redact(self, request: Request, device: str, room: str, event_id: str, txn: str | None) -> Response:
+        """`PUT .../rooms/{roomId}/redact/{eventId}/{txnId}` (and Synapse's `POST` without a
+        transaction id), in rest/client/room.py `RoomRedactEventRestServlet`'s order: the body
+        must be a JSON object; an unknown room is 404 "Could not find room_version"; a `redacts`
+        in the body other than the path's is 400 M_INVALID_PARAM (room versions 11+ put it in
+        the content); a transaction id seen before answers its first event; then the redaction
+        is made (403 once the bot is out of the room). Measured on Synapse: the answer is
+        `{event_id}` of the redaction; redacting an event again, or an id no event has, is
+        accepted and makes another redaction event; the content keeps `reason`."""
+        try:
+            content = request.json() if request.body.strip() else {}
+        except ValueError:
+            return self._error(400, "M_NOT_JSON", "Content not JSON.")
+        if not isinstance(content, dict):
+            return self._error(400, "M_BAD_JSON", "Content must be a JSON object.")
+        if room != ROOM:
+            return self._error(404, "M_NOT_FOUND", f"Could not find room_version for {room}")
+        if content.get("redacts", event_id) != event_id:
+            incoherent = "Cannot provide a redacts value incoherent with the event_id of the URL parameter"
+            return self._error(400, "M_INVALID_PARAM", incoherent)
+        seen = self._replayed(room, device, txn)
+        if seen is not None:
+            return seen
+        if not self.joined:
+            return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}")
+        return self._create(device, room, REDACTION, {**content, "redacts": event_id}, txn)
 
     @staticmethod
     def _remembered(seen: Any, now: float) -> bool:
         """A transaction still in the table: written less than 24 hours ago."""
         return isinstance(seen, dict) and now < float(seen.get("at", 0)) + TRANSACTION_LIFETIME
 
-    def _messages(self, request: Request, room: str) -> Response:
+    def _messages(self, request: Request, device: str, room: str) -> Response:
+        """Both an original and its edits are in the history, each a whole event; the original
+        with the edit bundled, a redacted one pruned (measured)."""
         if room != ROOM:
-            return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}")
+            return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}, and room previews are disabled")
         backwards = request.arg("dir", "b") == "b"
         try:
             limit = max(1, min(int(request.arg("limit", "10") or 10), 1000))
@@ -184,25 +267,70 @@ class MatrixEmulator(Emulator):
             start = int(request.arg("from") or 0)
         except ValueError:
             return self._error(400, "M_INVALID_PARAM", "Invalid parameter")
+        room_now = self._room()
         events = [
             e
-            for e in self.visible(self.state["events"])
+            for e in room_now.events
             if e["type"] in wanted.get("types", [e["type"]]) and e["sender"] in wanted.get("senders", [e["sender"]])
         ]
         if backwards:
             events = events[::-1]
         chunk = events[start : start + limit]
-        body: dict[str, Any] = {"chunk": [self._shown(e, request) for e in chunk], "start": str(start)}
+        now_ms = self._now_ms()
+        body: dict[str, Any] = {"chunk": [room_now.shown(e, device, now_ms) for e in chunk], "start": str(start)}
         if chunk:
             body["end"] = str(start + len(chunk))
         return Response(200, body)
 
-    @staticmethod
-    def _shown(event: dict[str, Any], request: Request) -> dict[str, Any]:
-        """An event as a client sees it: the transaction id only for the device that sent it."""
-        shown = {k: event[k] for k in ("event_id", "type", "room_id", "sender", "origin_server_ts", "content")}
-        shown["unsigned"] = {"age": 0}
-        presented = request.headers.get("authorization", "").removeprefix("Bearer ")
-        if DEVICES.get(presented) == event["sent_by"]:
-            shown["unsigned"]["transaction_id"] = event["transaction_id"]
-        return shown
+    def _event(self, device: str, room: str, event_id: str) -> Response:
+        """`GET .../rooms/{roomId}/event/{eventId}`: the ORIGINAL content, the latest edit under
+        `unsigned["m.relations"]["m.replace"]` (rest/client/room.py `RoomEventServlet`). An
+        unknown id, an event of another room and one the user may not see are all 404
+        M_NOT_FOUND "Event not found." (the servlet turns the AuthError into it; measured).
+        Once the bot is out of the room it still reads what was sent while it was in."""
+        room_now = self._room()
+        event = room_now.by_id.get(event_id)
+        if room != ROOM or event is None or event["room_id"] != room:
+            return self._error(404, "M_NOT_FOUND", "Event not found.")
+        return Response(200, room_now.shown(event, device, self._now_ms()))
+
+    def _relations(
+        self, request: Request, device: str, room: str, parent_id: str, rel_type: str | None = None, *rest: str
+    ) -> Response:
+        """`GET /_matrix/client/v1/rooms/{roomId}/relations/{eventId}[/{relType}[/{eventType}]]`
+        (rest/client/relations.py, handlers/relations.py `get_relations`): `chunk`, newest first
+        unless `dir=f`, `limit` 5 by default (at most 1000), `next_batch` while more remain,
+        `prev_batch` echoing `from`. Every relation to the event, whoever sent it; a redacted
+        relation is gone, and a redacted event lists no edits. Errors as measured: a room the
+        user is not in, 403 M_FORBIDDEN; an unknown event, 404 M_UNKNOWN "Unknown parent
+        event."; a bad `limit` or `dir` 400 M_INVALID_PARAM, a bad `from` 400 M_UNKNOWN."""
+        if room != ROOM:
+            return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}, and room previews are disabled")
+        try:
+            limit = min(int(request.arg("limit") or 5), 1000)
+        except ValueError:
+            return self._error(400, "M_INVALID_PARAM", "Query parameter limit must be an integer")
+        direction = request.arg("dir") or "b"
+        if direction not in ("b", "f"):
+            return self._error(400, "M_INVALID_PARAM", "Query parameter 'dir' must be one of ['b', 'f']")
+        start = request.arg("from")
+        if start is not None and not (start.startswith("r") and start[1:].isdigit()):
+            return self._error(400, "M_UNKNOWN", "'from' parameter is invalid")
+        room_now = self._room()
+        parent = room_now.by_id.get(parent_id)
+        if parent is None:
+            return self._error(404, "M_UNKNOWN", "Unknown parent event.")
+        found = room_now.children(parent, rel_type, rest[0] if rest else None)
+        if direction == "b":
+            found.reverse()
+        if start is not None:  # a token is the position of the last event the page before gave
+            edge = int(start[1:])
+            found = [e for e in found if (room_now.position[e["event_id"]] < edge) == (direction == "b")]
+        page = found[: max(limit, 0)]
+        now_ms = self._now_ms()
+        body: dict[str, Any] = {"chunk": [room_now.shown(e, device, now_ms) for e in page]}
+        if len(found) > len(page) and page:
+            body["next_batch"] = f"r{room_now.position[page[-1]['event_id']]}"
+        if start is not None:
+            body["prev_batch"] = start
+        return Response(200, body)
