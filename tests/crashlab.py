@@ -29,6 +29,7 @@ from forkserver import ForkedChild
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import TYPES, emulators
 from mkdocs_syndicate.sandbox import SandboxServer
+from mkdocs_syndicate.sandbox.matrix_events import relation
 
 HERE = Path(__file__).resolve().parent
 KEYS = ["blog/one/", "blog/two/", "blog/three/"]
@@ -235,6 +236,7 @@ DELETE_REQUESTS = {
     "bluesky": "POST /xrpc/com.atproto.repo.deleteRecord",
     "standard": "POST /xrpc/com.atproto.repo.deleteRecord",  # standard.site: the document's record
     "forem": "PUT /api/articles/",  # DEV unpublishes: the API deletes nothing
+    "matrix": "/redact/",  # PUT .../rooms/{roomId}/redact/{eventId}/{txnId}: a redaction
     "indexnow": "POST /",  # a removed page is pinged
 }
 
@@ -337,9 +339,13 @@ class RemovalScenario(Scenario):
                 puts = [line for line in made if "putRecord" in line]
                 assert len(puts) <= 2 * len(self.edited), puts
                 made = [line for line in made if "putRecord" not in line]
+            if emulator == "matrix":  # an edit is a send (an m.replace; check() counts the originals)
+                made = [line for line in made if DELETE_REQUESTS["matrix"] not in line]
+                assert len(made) <= 2 * len(self.edited), made
+                made = []
             assert made == [], (emulator, made)
         for emulator, line in DELETE_REQUESTS.items():
-            asked = [r for r in since if r["channel"] == emulator and f"{r['method']} {r['path']}".startswith(line)]
+            asked = [r for r in since if r["channel"] == emulator and line in f"{r['method']} {r['path']}"]
             if emulator == "forem":  # a PUT is an edit or an unpublish: per article
                 for article in state["forem"]["articles"]:
                     at_it = [r for r in asked if r["path"].endswith(f"/{article['id']}")]
@@ -351,6 +357,13 @@ class RemovalScenario(Scenario):
                 continue  # at-least-once: a repeated ping is harmless, and pings are counted above
             else:
                 assert len(asked) <= 2 * len(self.removed), (emulator, asked)
+        events = state.get("matrix", {}).get("events", [])
+        for message in events:
+            if relation(message) is None and message["type"] == "m.room.message":
+                replacements = [e for e in events if relation(e) == ("m.replace", message["event_id"])]
+                body = str(message["content"].get("body", ""))
+                most = 2 if any(self.url(k) in body for k in self.edited) else 0
+                assert len(replacements) <= most, (message, replacements)
         for status in state["mastodon"]["statuses"]:
             edits = len(status.get("edits", []))
             assert edits <= (2 if any(self.url(k) in status["text"] for k in self.edited) else 0), status
