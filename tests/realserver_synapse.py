@@ -6,7 +6,7 @@ secret, and a room they are all in.
 Rate limits: `rc_message` (which Synapse applies to every event a client sends, redactions
 included) is low, 0.5 a second with a burst of 2, so a 429 is quick to meet; every user but
 `slow` has the limit lifted with the admin API's per-user override
-(`POST /_synapse/admin/v1/users/{userId}/override_ratelimit`, docs/admin_api/user_admin_api.md).
+(`POST /_synapse/admin/v1/users/{userId}/override_ratelimit`, https://element-hq.github.io/synapse/v1.163/admin_api/user_admin_api.html).
 
 Where the software is missing, the tier is skipped saying why; in CI (`CI=true`) it fails, since
 `.ci/run` installs it (tests/realserver_pds.py's rule).
@@ -87,7 +87,7 @@ def _signing_key() -> str:
 
 
 def config(folder: Path, port: int, shared_secret: str) -> str:
-    """homeserver.yaml: Synapse's documented options (docs/usage/configuration/config_documentation.md)."""
+    """homeserver.yaml: Synapse's documented options (https://element-hq.github.io/synapse/v1.163/usage/configuration/config_documentation.html)."""
     return f"""
 server_name: {SERVER_NAME}
 public_baseurl: http://127.0.0.1:{port}/
@@ -157,7 +157,7 @@ disable_existing_loggers: false
 
 
 def register(url: str, shared_secret: str, name: str, *, admin: bool) -> User:
-    """Shared-secret registration (Synapse's admin API, docs/admin_api/register_api.md): a nonce,
+    """Shared-secret registration (Synapse's admin API, https://element-hq.github.io/synapse/v1.163/admin_api/register_api.html): a nonce,
     then the user with an HMAC-SHA1 of nonce, name, password and admin flag under the secret."""
     endpoint = f"{url}/_synapse/admin/v1/register"
     nonce = httpx.get(endpoint, timeout=30).json()["nonce"]
