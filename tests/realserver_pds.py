@@ -43,12 +43,18 @@ class Pds:
 
 def install_dir() -> Path:
     """Where tests/realserver/install puts the software (the same rule as that script)."""
-    configured = os.environ.get("SYNDICATE_REALSERVER_DIR")
+    return cached_install("SYNDICATE_REALSERVER_DIR", "realserver", HERE / "package-lock.json")
+
+
+def cached_install(variable: str, kind: str, pins: Path) -> Path:
+    """tests/realserver/install's folder rule: `variable` if set, else
+    ~/.cache/mkdocs-syndicate/<kind>-<the first 12 hex digits of the pin file's SHA-256>."""
+    configured = os.environ.get(variable)
     if configured:
         return Path(configured)
-    lock_hash = hashlib.sha256((HERE / "package-lock.json").read_bytes()).hexdigest()[:12]
+    digest = hashlib.sha256(pins.read_bytes()).hexdigest()[:12]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "mkdocs-syndicate" / f"realserver-{lock_hash}"
+    return cache / "mkdocs-syndicate" / f"{kind}-{digest}"
 
 
 def unavailable(reason: str) -> None:

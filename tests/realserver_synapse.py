@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import os
 import secrets
 import socket
 import subprocess
@@ -28,7 +27,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import httpx
-from realserver_pds import unavailable
+from realserver_pds import cached_install, unavailable
 
 HERE = Path(__file__).parent / "realserver"
 SERVER_NAME = "syndicate.test"
@@ -66,12 +65,7 @@ class Synapse:
 
 def install_dir() -> Path:
     """Where tests/realserver/install puts Synapse (the same rule as that script)."""
-    configured = os.environ.get("SYNDICATE_SYNAPSE_DIR")
-    if configured:
-        return Path(configured)
-    digest = hashlib.sha256((HERE / "synapse-requirements.txt").read_bytes()).hexdigest()[:12]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "mkdocs-syndicate" / f"synapse-{digest}"
+    return cached_install("SYNDICATE_SYNAPSE_DIR", "synapse", HERE / "synapse-requirements.txt")
 
 
 def _free_port() -> int:

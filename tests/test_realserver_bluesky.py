@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
 import signal
 import struct
@@ -18,7 +17,9 @@ from typing import Any
 
 import httpx
 import pytest
+import realserver_child
 from conftest import FakeClock, as_in_flight, make_post, write_ledger
+from realserver_child import SETTLE, start_child
 from realserver_pds import ScaledClock, start_pds
 
 from mkdocs_syndicate.config.run import Site, parse_options
@@ -256,46 +257,11 @@ def test_two_sites_on_one_account_each_find_only_their_own_post(pds, tmp_path):
 
 # ---------------------------------------------------------------- kills
 
-SETTLE = 10.0  # at least twice the timeout, as the settings require
-
 
 def child_spec(folder: Path, site_url: str, service: str, account) -> Path:
-    """Three posts of a site of their own, for tests/crash_child.py (the plugin's code path)."""
-    spec = {
-        "ledger": str(folder / "ledger.yml"),
-        "site_url": site_url,
-        "channels": {
-            "bsky": {
-                "type": "bluesky",
-                "service": service,
-                "handle": account.handle,
-                "app_password": account.password,
-                "timeout": 5,
-                "settle": SETTLE,
-            }
-        },
-        "posts": [
-            {
-                "key": f"blog/{n}/",
-                "url": f"{site_url}blog/{n}/",
-                "title": f"Killed {n}",
-                "date": f"2026-11-2{n}T00:00:00+00:00",
-                "description": f"About {n}.",
-            }
-            for n in (1, 2, 3)
-        ],
-    }
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "spec.json").write_text(json.dumps(spec))
-    return folder / "spec.json"
-
-
-def start_child(spec: Path, **env: str):
-    """tests/crash_child.py in a process of its own, forked from the crash tests' fork server
-    (the imports already done), killed with a real SIGKILL."""
-    from forkserver import ForkedChild
-
-    return ForkedChild(spec, {k: v for k, v in os.environ.items() if not k.startswith("SYNDICATE_")} | env)
+    """Three posts of a site of their own on the account, for tests/crash_child.py."""
+    channel = {"type": "bluesky", "service": service, "handle": account.handle, "app_password": account.password}
+    return realserver_child.child_spec(folder, site_url, "bsky", channel)
 
 
 def card(record: dict) -> str:

@@ -7,7 +7,6 @@ and from Synapse."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import uuid
 from dataclasses import replace
@@ -17,7 +16,9 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+import realserver_child
 from conftest import FakeClock, ListReporter, as_in_flight, make_post, write_ledger
+from realserver_child import SETTLE, start_child
 from realserver_synapse import Synapse, start_synapse
 
 from mkdocs_syndicate.channels.matrix import MARKER
@@ -30,7 +31,6 @@ from mkdocs_syndicate.timeutil import SystemClock
 pytestmark = pytest.mark.realserver
 
 SITE = Site("https://example.com/", "Example")
-SETTLE = 10.0  # at least twice the timeout, as the settings require
 
 
 @pytest.fixture(scope="module")
@@ -178,37 +178,13 @@ def test_a_429_is_not_made_and_is_waited_out_without_a_read(synapse, tmp_path):
 
 
 def child_spec(folder: Path, site_url: str, channel: dict[str, Any]) -> Path:
-    """Three posts of a site of their own, for tests/crash_child.py (the plugin's code path)."""
-    spec = {
-        "ledger": str(folder / "ledger.yml"),
-        "site_url": site_url,
-        "channels": {"mx": {**channel, "timeout": 5, "settle": SETTLE}},
-        "posts": [
-            {
-                "key": f"blog/{n}/",
-                "url": f"{site_url}blog/{n}/",
-                "title": f"Killed {n}",
-                "date": f"2026-11-2{n}T00:00:00+00:00",
-                "description": f"About {n}.",
-            }
-            for n in (1, 2, 3)
-        ],
-    }
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "spec.json").write_text(json.dumps(spec))
-    return folder / "spec.json"
+    return realserver_child.child_spec(folder, site_url, "mx", channel)
 
 
 def change_spec(spec: Path, change) -> None:
     settings = json.loads(spec.read_text())
     change(settings)
     spec.write_text(json.dumps(settings))
-
-
-def start_child(spec: Path, **env: str):
-    from forkserver import ForkedChild
-
-    return ForkedChild(spec, {k: v for k, v in os.environ.items() if not k.startswith("SYNDICATE_")} | env)
 
 
 def killed(proxy, spec: Path, how: str, at: str, nth: int = 1, **env: str) -> str:

@@ -1,0 +1,41 @@
+"""A run of the plugin's code path (tests/crash_child.py) against a real server, for the
+realserver tier's kills: a spec of three posts on a site of their own, and the child process."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+SETTLE = 10.0  # at least twice the timeout, as the settings require
+
+
+def child_spec(folder: Path, site_url: str, channel_id: str, channel: dict[str, Any]) -> Path:
+    """Three posts of a site of their own on one channel, for tests/crash_child.py."""
+    spec = {
+        "ledger": str(folder / "ledger.yml"),
+        "site_url": site_url,
+        "channels": {channel_id: {**channel, "timeout": 5, "settle": SETTLE}},
+        "posts": [
+            {
+                "key": f"blog/{n}/",
+                "url": f"{site_url}blog/{n}/",
+                "title": f"Killed {n}",
+                "date": f"2026-11-2{n}T00:00:00+00:00",
+                "description": f"About {n}.",
+            }
+            for n in (1, 2, 3)
+        ],
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "spec.json").write_text(json.dumps(spec))
+    return folder / "spec.json"
+
+
+def start_child(spec: Path, **env: str) -> Any:
+    """tests/crash_child.py in a process of its own, forked from the crash tests' fork server
+    (the imports already done), killed with a real SIGKILL."""
+    from forkserver import ForkedChild
+
+    return ForkedChild(spec, {k: v for k, v in os.environ.items() if not k.startswith("SYNDICATE_")} | env)
