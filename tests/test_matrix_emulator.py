@@ -213,7 +213,8 @@ def test_redacting_an_unknown_event_id_is_accepted(sandbox):
 def test_redaction_errors_as_synapse_answers_them(sandbox):
     """rest/client/room.py, measured: another room 404 M_NOT_FOUND (no room version), a
     `redacts` other than the path's 400 M_INVALID_PARAM, a body that is no object 400
-    M_BAD_JSON, and 403 M_FORBIDDEN once the bot is out of the room."""
+    M_BAD_JSON, an empty one 400 M_NOT_JSON, and 403 M_FORBIDDEN once the bot is out of the
+    room (which still reads what it sent)."""
     target = message(sandbox, "x")
     elsewhere = httpx.put(
         f"{sandbox.url}/matrix/_matrix/client/v3/rooms/!elsewhere/redact/{target}/e1", json={}, headers=auth()
@@ -224,6 +225,8 @@ def test_redaction_errors_as_synapse_answers_them(sandbox):
     assert (incoherent.status_code, incoherent.json()["errcode"]) == (400, "M_INVALID_PARAM")
     not_object = httpx.put(f"{api(sandbox)}/redact/{target}/e2", json=["x"], headers=auth())
     assert (not_object.status_code, not_object.json()["errcode"]) == (400, "M_BAD_JSON")
+    no_body = httpx.put(f"{api(sandbox)}/redact/{target}/e3", headers=auth())
+    assert (no_body.status_code, no_body.json()["errcode"]) == (400, "M_NOT_JSON")
     sandbox.emulators["matrix"].joined = False
     out = redact(sandbox, target)
     assert (out.status_code, out.json()["errcode"]) == (403, "M_FORBIDDEN")
