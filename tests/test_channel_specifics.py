@@ -10,7 +10,9 @@ import pytest
 from conftest import RecordingTransport, make_post, write_ledger
 from test_channel_contracts import SPECS, record, remote_posts, run
 
-from mkdocs_syndicate.channels.bluesky import BlueskyChannel, facets, rkey_for
+from mkdocs_syndicate.channels.bluesky import BlueskyChannel
+from mkdocs_syndicate.channels.bluesky_records import rkey_for
+from mkdocs_syndicate.channels.bluesky_text import facets
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.errors import PostError
