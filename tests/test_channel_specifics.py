@@ -318,7 +318,7 @@ def test_a_mastodon_token_without_the_profile_scope_is_named_at_the_first_read(t
     verify_credentials, so every unknown outcome ended in a bare "needs review"."""
     import httpx
 
-    from mkdocs_syndicate.sandbox.mastodon import STATUSES_ONLY_TOKEN
+    from mkdocs_syndicate.sandbox.mastodon_tokens import STATUSES_ONLY_TOKEN
 
     answer = httpx.get(
         f"{sandbox.url}/mastodon/api/v1/accounts/verify_credentials",
