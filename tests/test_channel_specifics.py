@@ -299,7 +299,7 @@ def test_mastodon_uses_the_instances_own_length_limit(tmp_path, sandbox, clock, 
     report, _ = run(tmp_path, SPECS["mastodon"].raw(sandbox), [long, short], clock)
     assert [r.state for r in report.results] == ["done", "done"], report.results
     texts = {s["text"].split("\n")[0]: s["text"] for s in remote_posts(sandbox, "mastodon")}
-    from mkdocs_syndicate.channels.mastodon import mastodon_length
+    from mkdocs_syndicate.channels.mastodon_text import mastodon_length
 
     sent = mastodon_length(texts["Post 1"])
     assert instance_limit - 10 <= sent <= instance_limit, sent  # not cut at 500, nor refused above the limit
@@ -356,7 +356,7 @@ def test_a_garbage_instance_answer_leaves_the_configured_limit_and_sends_once(tm
     report, _ = run(tmp_path, SPECS["mastodon"].raw(sandbox), [make_post(1, description="word " * 300)], clock)
     assert [r.state for r in report.results] == ["done"], report.results
     (status,) = remote_posts(sandbox, "mastodon")
-    from mkdocs_syndicate.channels.mastodon import mastodon_length
+    from mkdocs_syndicate.channels.mastodon_text import mastodon_length
 
     assert 450 <= mastodon_length(status["text"]) <= 500
 

@@ -527,7 +527,7 @@ MASTODON_COUNTS = [
 def test_mastodon_counts_urls_as_mastodon_finds_them(text, count):
     """N9: the client counted any http(s) run as a URL (so `(draft`, an IP address or localhost
     counted 23), and the emulator counted IP and loopback hosts as URLs too."""
-    from mkdocs_syndicate.channels.mastodon import mastodon_length
+    from mkdocs_syndicate.channels.mastodon_text import mastodon_length
     from mkdocs_syndicate.sandbox.mastodon_text import countable_length
 
     assert (mastodon_length(text), countable_length(text)) == (count, count)
