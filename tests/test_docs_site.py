@@ -233,3 +233,20 @@ def test_the_release_post_is_announced_to_the_sandbox_when_the_mode_says_send(tm
     assert all(record["sandbox"] is True for record in records.values())  # the emulators', never a service's
     assert all(records[c]["state"] == "done" for c in ("mastodon", "bluesky", "devto")), records
     assert records["mastodon"]["remote_url"].startswith("http://127.0.0.1:")
+
+
+@pytest.mark.unit
+def test_the_channels_overview_says_what_each_type_declares():
+    """docs/services/index.md: one row per built-in type, each linking its page, whose delivery,
+    edits and removals say what the type's class declares."""
+    page = (DOCS / "services" / "index.md").read_text(encoding="utf-8")
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| \[`(\w+)`\]\(\1\.md\) \|.*$", page, re.MULTILINE)}
+    assert set(rows) == {kind.name for kind in BUILT_IN}
+    for kind in BUILT_IN:
+        client = kind.client_class()
+        cells = [cell.strip() for cell in rows[kind.name].split("|")[1:-1]]
+        _, _, delivery, changed, removed = cells
+        assert delivery.startswith("at least once" if client.default_delivery == "at_least_once" else "at most once")
+        assert ("no-op" in delivery) == client.repeat_safe, kind.name
+        assert changed.startswith("left as it is") != client.edits_in_place, kind.name
+        assert removed.startswith("kept") != client.deletes, kind.name
