@@ -264,6 +264,9 @@ def test_relations_are_on_v1_only_newest_first_filtered_and_paged(sandbox):
     assert httpx.get(f"{api(sandbox, 'v1')}/relations/{unrelated}", headers=auth()).json() == {"chunk": []}
     v3 = httpx.get(f"{api(sandbox)}/relations/{original}", headers=auth())
     assert (v3.status_code, v3.json()["errcode"]) == (404, "M_UNRECOGNIZED")
+    for params in ({"limit": "-1"}, {"limit": "x"}, {"dir": "x"}):  # http/servlet.py's parsing
+        bad = httpx.get(url, params=params, headers=auth())
+        assert (bad.status_code, bad.json()["errcode"]) == (400, "M_INVALID_PARAM"), params
     unknown = httpx.get(f"{api(sandbox, 'v1')}/relations/$unknown", headers=auth())
     assert unknown.status_code == 404
     assert unknown.json() == {"errcode": "M_UNKNOWN", "error": "Unknown parent event."}

@@ -320,13 +320,16 @@ class MatrixEmulator(Emulator):
         if room != ROOM:
             return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}, and room previews are disabled")
         try:
-            limit = min(int(request.arg("limit") or 5), 1000)
+            limit = min(int(request.arg("limit", "5") or ""), 1000)  # http/servlet.py `parse_integer`
         except ValueError:
             return self._error(400, "M_INVALID_PARAM", "Query parameter limit must be an integer")
+        if limit < 0:
+            return self._error(400, "M_INVALID_PARAM", "Query parameter limit must be a positive integer.")
         direction = request.arg("dir") or "b"
         if direction not in ("b", "f"):
             return self._error(400, "M_INVALID_PARAM", "Query parameter 'dir' must be one of ['b', 'f']")
         start = request.arg("from")
+        start = None if start == "END" else start  # streams/config.py: "For backwards compat."
         if start is not None and not (start.startswith("r") and start[1:].isdigit()):
             return self._error(400, "M_UNKNOWN", "'from' parameter is invalid")
         room_now = self._room()
@@ -339,7 +342,7 @@ class MatrixEmulator(Emulator):
         if start is not None:  # a token is the position of the last event the page before gave
             edge = int(start[1:])
             found = [e for e in found if (room_now.position[e["event_id"]] < edge) == (direction == "b")]
-        page = found[: max(limit, 0)]
+        page = found[:limit]
         now_ms = self._now_ms()
         body: dict[str, Any] = {"chunk": [room_now.shown(e, device, now_ms) for e in page]}
         if len(found) > len(page) and page:
