@@ -38,6 +38,17 @@ def received(emulators: Iterable[Emulator], state: dict[str, Any], public_base: 
     return items
 
 
+def shown_text(item: dict[str, Any]) -> str:
+    """A received post's text as the service's own app shows it: a deleted one (an emulator's
+    `deleted`: Matrix keeps a redacted event in the room) as "Message deleted" with the reason
+    given, an edited one (`edited`) with its latest text and "(edited)", as Element does."""
+    if item.get("deleted"):
+        reason = f" (reason: {html.escape(str(item['reason']))})" if item.get("reason") else ""
+        return f"<p class=deleted><i>Message deleted</i>{reason}</p>"
+    edited = " <small class=edited>(edited)</small>" if item.get("edited") else ""
+    return f"<pre>{html.escape(item['text'])}</pre>{edited}"
+
+
 def page(data: dict[str, list[dict[str, Any]]], names: dict[str, list[str]] | None = None) -> bytes:
     """`data`: what `received` gives; `names`: the site's channel ids for each emulator (`masto`
     for mastodon), for the headings."""
@@ -59,7 +70,7 @@ def page(data: dict[str, list[dict[str, Any]]], names: dict[str, list[str]] | No
                     else f"#{html.escape(e['id'])}"
                 )
                 + f" <time>{html.escape(e['at'])}</time>{' <b>DUPLICATE</b>' if e['duplicate'] else ''}</header>"
-                f"<pre>{html.escape(e['text'])}</pre></article>"
+                f"{shown_text(e)}</article>"
                 for e in reversed(entries)
             )
             or "<p class=empty>nothing yet</p>"
@@ -75,7 +86,7 @@ article {{ background: white; border: 1px solid #ddd; border-radius: 6px; paddin
 article.dup {{ border: 2px solid #c00; background: #fee; }}
 header {{ color: #666; font-size: 12px; }} header b, .dup-count {{ color: #c00; }}
 pre {{ white-space: pre-wrap; word-break: break-word; font: inherit; margin: .25rem 0 0; }}
-.empty {{ color: #999; }}
+.empty, .deleted, .edited {{ color: #999; }}
 </style></head>
 <body><h1>mkdocs-syndicate sandbox</h1>
 <p>What each emulator received (refreshes every 3 s). Nothing here left this machine.</p>
@@ -100,7 +111,7 @@ pre {{ white-space: pre-wrap; word-break: break-word; font: inherit; background:
 border-radius: 6px; padding: 1rem; }} small {{ color: #666; }}</style></head>
 <body><p><small>mkdocs-syndicate sandbox · {html.escape(emulator)} · received {html.escape(item["at"])}
 {" · <b>DUPLICATE</b>" if item.get("duplicate") else ""} · <a href="/">all received posts</a></small></p>
-<article data-id="{html.escape(item["id"], quote=True)}"><pre>{html.escape(item["text"])}</pre></article>
+<article data-id="{html.escape(item["id"], quote=True)}">{shown_text(item)}</article>
 {about}<p><small>Nothing here left this machine.</small></p></body></html>
 """
     return body.encode("utf-8")
