@@ -86,7 +86,7 @@ def _link_files(site: LoadedSite, options: Options) -> list[tuple[str, str]]:
 def _nothing_to_write(site: LoadedSite) -> str:
     """What is missing when no channel has a file for the site: a setting, or such a channel."""
     from mkdocs_syndicate.channels.base import Channel
-    from mkdocs_syndicate.config.channels import missing_settings
+    from mkdocs_syndicate.config.completeness import missing_settings
     from mkdocs_syndicate.registry import clients
 
     raw = site.settings.channels
