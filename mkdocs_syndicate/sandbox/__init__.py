@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"  # where the links the emulators hand out point
-_LAZY = {"SandboxServer": "server", "running_sandbox": "server", "Request": "emulator", "Response": "emulator"}
+_LAZY = {"SandboxServer": "server", "running_sandbox": "discovery", "Request": "emulator", "Response": "emulator"}
 
 __all__ = ["DEFAULT_PUBLIC_BASE", "Request", "Response", "SandboxServer", "running_sandbox"]
 

@@ -77,7 +77,7 @@ def sandbox_state_dir(options: Options) -> Path:
 def sandbox_for(options: Options) -> Iterator[Sandbox | None]:
     """The sandbox of a run or a credential check (None for a real one): the one
     `mkdocs-syndicate sandbox` serves for this state folder, else one started for it."""
-    from mkdocs_syndicate.sandbox.server import running_sandbox
+    from mkdocs_syndicate.sandbox.discovery import running_sandbox
 
     if not options.sandbox:
         yield None
