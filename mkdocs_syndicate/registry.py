@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
+    from mkdocs_syndicate.channel_api.emulator import Emulator
     from mkdocs_syndicate.channels.base import Channel
-    from mkdocs_syndicate.sandbox.emulator import Emulator
 
 
 class ChannelType(NamedTuple):  # cheaper to define than a dataclass: every build imports this

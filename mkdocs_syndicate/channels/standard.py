@@ -19,25 +19,29 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
-from mkdocs_syndicate.channels.base import (
+from mkdocs_syndicate.channel_api import (
+    BadAnswer,
     Copy,
     Found,
     Http,
     Kind,
+    Message,
+    Option,
     Outcome,
+    Post,
     Prepared,
+    Record,
     Verdict,
+    client_id,
+    grapheme_length,
+    json_object,
+    message_sha256,
+    optional_text,
     status_outcome,
     transport_outcome,
 )
 from mkdocs_syndicate.channels.bluesky import BlueskyChannel
 from mkdocs_syndicate.channels.bluesky_records import rkey_for, rkey_of, tid
-from mkdocs_syndicate.channels.reading import BadAnswer, json_object, optional_text
-from mkdocs_syndicate.config.channels import Option
-from mkdocs_syndicate.content.identity import client_id
-from mkdocs_syndicate.content.messages import Message, grapheme_length, message_sha256
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Record
 from mkdocs_syndicate.timeutil import to_iso_ms
 
 if TYPE_CHECKING:

@@ -50,12 +50,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from mkdocs_syndicate.channel_api import Emulator, Request, Response
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
 from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
 from mkdocs_syndicate.sandbox.discovery import answering
-from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response
 from mkdocs_syndicate.sandbox.faults import FAULT_ACTIONS, QUIRKS, fault_after, fault_before, take_fault
 
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mkdocs_syndicate.config.channels import ChannelSettings, with_options
+from mkdocs_syndicate.channel_api import ChannelSettings, ChannelType
+from mkdocs_syndicate.config.channels import with_options
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.localdirs import SANDBOX_DIR
 from mkdocs_syndicate.redaction import Secret
-from mkdocs_syndicate.registry import ChannelType
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
 
 if TYPE_CHECKING:
