@@ -365,7 +365,7 @@ def test_a_sandbox_rehearsal_keeps_no_bluesky_session():
     """The sandbox's settings (its emulator's client_options) turn keeping off: a rehearsal
     leaves nothing in the user's state folder."""
     from mkdocs_syndicate.config.run import parse_options
-    from mkdocs_syndicate.engine.options import make_channels
+    from mkdocs_syndicate.sandbox.site import make_channels
 
     options = parse_options(
         {"bsky": {"type": "bluesky"}},
