@@ -49,8 +49,6 @@ def answer(status: int, body: Any) -> httpx.Response:
 
 
 def channel() -> MatrixChannel:
-    from mkdocs_syndicate.engine.options import make_channels
-
     options = parse_options(
         {
             "mx": {
@@ -65,9 +63,8 @@ def channel() -> MatrixChannel:
         sandbox=False,
         sending=True,
     )
-    (built,) = make_channels(options)
-    assert isinstance(built, MatrixChannel)
-    return built
+    (settings,) = options.channels
+    return MatrixChannel(settings, SITE)
 
 
 def setup(description: str = "Now.") -> tuple[MatrixChannel, Any, Any, Record]:
