@@ -165,6 +165,14 @@ def test_a_read_that_proves_nothing_is_never_gone_and_sends_no_edit(why, status,
     assert [verb for _, verb, _ in http.asked] == ["event"] * 3
 
 
+def test_an_edit_of_the_wrong_shape_proves_nothing():
+    mx, post, prepared, record = setup()
+    odd = event(original(record, "old"), **{"m.relations": {"m.replace": {"event_id": "$e", "content": "?"}}})
+    http = Scripted({"GET event": [answer(200, odd), answer(200, odd)]})
+    assert asyncio.run(mx.read_copy(http, post, record, prepared)) is Copy.UNKNOWN
+    assert asyncio.run(mx.update(http, post, prepared, record)).kind is Kind.NOT_SENT
+
+
 def test_edit_transaction_ids_repeat_for_the_same_edit_and_differ_for_another():
     """The same edit of the same event after a lost answer: the same txnId (Synapse returns the
     event it made). Another text, or the same text over a later edit (a revert): another."""

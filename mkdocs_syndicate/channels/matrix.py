@@ -223,8 +223,10 @@ class MatrixChannel(Channel):
         replaced = relations.get("m.replace") if isinstance(relations, dict) else None
         if replaced is None:
             return _Read("ours", content=content, latest=record.remote_id)
-        new = replaced.get("content", {}).get("m.new_content") if isinstance(replaced, dict) else None
-        latest = replaced.get("event_id") if isinstance(replaced, dict) else None
+        edit = replaced if isinstance(replaced, dict) else {}
+        edit_content = edit.get("content")
+        new = edit_content.get("m.new_content") if isinstance(edit_content, dict) else None
+        latest = edit.get("event_id")
         if not isinstance(new, dict) or not isinstance(latest, str) or not latest:
             return _Read("unknown", "the event's latest replacement is unreadable")
         return _Read("ours", content=new, latest=latest)
