@@ -39,3 +39,16 @@ def start_child(spec: Path, **env: str) -> Any:
     from forkserver import ForkedChild
 
     return ForkedChild(spec, {k: v for k, v in os.environ.items() if not k.startswith("SYNDICATE_")} | env)
+
+
+def send_kills(call: str) -> dict[str, tuple[str, str, int]]:
+    """The five places a run announcing three posts is killed during the second, by name: (how,
+    where: a client checkpoint or the proxy around the server's `call`, how many of the three posts
+    the server holds once the kill has landed)."""
+    return {
+        "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:2", 1),
+        "the request never reached the server": ("proxy-before", call, 1),
+        "the server committed, no answer came": ("proxy-after", call, 2),
+        "the answer came, nothing written yet": ("checkpoint", "after_response:2", 2),
+        "before done is written": ("checkpoint", "before_done_write:2", 2),
+    }

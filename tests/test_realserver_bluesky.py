@@ -274,15 +274,7 @@ def ours(pds, did: str, site_url: str) -> list[str]:
     return sorted(card(r) for r in records(pds, did) if card(r).startswith(site_url))
 
 
-# (where: a client checkpoint, or the proxy around the server's commit; how many of the three
-# posts the server holds once the kill has landed)
-KILLS = {
-    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:2", 1),
-    "the request never reached the server": ("proxy-before", "com.atproto.repo.putRecord", 1),
-    "the server committed, no answer came": ("proxy-after", "com.atproto.repo.putRecord", 2),
-    "the answer came, nothing written yet": ("checkpoint", "after_response:2", 2),
-    "before done is written": ("checkpoint", "before_done_write:2", 2),
-}
+KILLS = realserver_child.send_kills("com.atproto.repo.putRecord")
 
 
 @pytest.mark.parametrize("where", list(KILLS))

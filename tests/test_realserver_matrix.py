@@ -214,15 +214,7 @@ def rerun(spec: Path, **env: str) -> None:
     assert child.returncode == 0, output + errors
 
 
-# (where: a client checkpoint, or the proxy around Synapse's send; how many of the three posts
-# Synapse holds once the kill has landed)
-KILLS = {
-    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:2", 1),
-    "the request never reached the server": ("proxy-before", "PUT send", 1),
-    "the server committed, no answer came": ("proxy-after", "PUT send", 2),
-    "the answer came, nothing written yet": ("checkpoint", "after_response:2", 2),
-    "before done is written": ("checkpoint", "before_done_write:2", 2),
-}
+KILLS = realserver_child.send_kills("PUT send")
 
 
 @pytest.mark.parametrize("where", list(KILLS))
