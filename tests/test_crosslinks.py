@@ -228,7 +228,8 @@ def test_replies_are_read_where_each_service_serves_them_without_a_token():
         "https://public.api.bsky.app/xrpc/app.bsky.feed.getPostThread?"
         "uri=at%3A%2F%2Fdid%3Aplc%3Aabc%2Fapp.bsky.feed.post%2F3lxyz&depth=10"
     )
-    assert ForemChannel.replies_url({}, status) is None
+    # DEV's comments: public, paged (the script adds page and per_page).
+    assert ForemChannel.replies_url({"api": "https://dev.to/api/"}, status) == "https://dev.to/api/comments?a_id=1130"
 
 
 @pytest.mark.unit
