@@ -206,8 +206,8 @@
     var thread = answer && answer.thread;
     if (!thread || !thread.post) return [];
     var root = thread.post;
-    copy.counts = [[root.likeCount, "like", "likes"], [root.repostCount, "repost", "reposts"],
-      [root.replyCount, "reply", "replies"]];
+    copy.counts = [[root.replyCount, "reply", "replies"], [root.repostCount, "repost", "reposts"],
+      [root.likeCount, "like", "likes"]];
     // Replies the post's author hid: the AppView still returns them, the app does not show them.
     var gate = root.threadgate && root.threadgate.record;
     var hidden = {};
