@@ -265,7 +265,7 @@ def test_each_reply_has_its_author_its_time_and_its_links_only_as_links(conversa
 def test_a_content_warning_is_shown_and_the_text_folded_behind_it(conversation):
     items = {author_of(item): item for item in top_items(section(conversation.talk))}
     for name, warning, words in (
-        ("cw", "Spoilers for the ending", "The butler did it."),
+        ("cw", "Content warning: Spoilers for the ending", "The butler did it."),
         ("labelled", "Content warning: graphic-media", "Graphic words"),
     ):
         details = items[name].first("details", "syndicate-reply-cw")

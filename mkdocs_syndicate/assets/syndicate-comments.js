@@ -44,12 +44,14 @@
   var MASTODON_LOGGED_OUT = 60;   // Mastodon's cap on the replies a reader without a token gets
   var WARNING_LABELS = { "!warn": 1, porn: 1, sexual: 1, nudity: 1, "graphic-media": 1, gore: 1 };
   var SCRIPT = document.currentScript;   // only known while this runs: kept for start()
+  // Selectors more specific than a theme's own list rules (Material's `[dir=ltr] .md-typeset ol
+  // li`, `.md-typeset ol ol ol`): the thread is neither numbered nor indented by them.
   var STYLE = [
     ".syndicate-replies{margin-top:1.5em;min-height:4.5em}",
-    ".syndicate-replies ol{list-style:none;margin:0;padding:0}",
-    ".syndicate-replies ol ol{margin-left:.4em;padding-left:1em;",
+    "section.syndicate-replies ol.syndicate-thread{list-style:none;margin:0;padding:0}",
+    "section.syndicate-replies ol.syndicate-thread ol.syndicate-thread{margin:0 0 0 .4em;padding:0 0 0 1em;",
     "border-left:.15em solid var(--md-default-fg-color--lightest,rgba(127,127,127,.35))}",
-    ".syndicate-reply{margin:.9em 0 0 0}",
+    "section.syndicate-replies ol.syndicate-thread>li.syndicate-reply{list-style:none;margin:.9em 0 0 0;padding:0}",
     ".syndicate-reply-author,.syndicate-counts,.syndicate-replies-status{font-size:.85em;opacity:.8;margin:0}",
     ".syndicate-reply-text{white-space:pre-line;overflow-wrap:anywhere;margin:.2em 0 0 0}",
     ".syndicate-reply-cw summary{cursor:pointer;margin-top:.2em}",
@@ -178,7 +180,8 @@
     shown.forEach(function (s) {
       if (!s || typeof s !== "object" || s.reblog) return;
       var account = s.account || {};
-      var warning = text(s.spoiler_text).trim() || (s.sensitive === true ? "Sensitive content" : "");
+      var spoiler = text(s.spoiler_text).trim();
+      var warning = spoiler ? "Content warning: " + spoiler : s.sensitive === true ? "Sensitive content" : "";
       var node = reply({
         id: String(s.id), copy: copy, at: text(s.created_at), url: webUrl(s.url || s.uri),
         author: text(account.display_name) || text(account.acct) || text(account.username),
@@ -399,6 +402,7 @@
   function thread(nodes, depth, budget) {
     nodes.sort(byTime);
     var list = document.createElement("ol");
+    list.className = "syndicate-thread";
     nodes.forEach(function (node) {
       if (budget.left > 0) list.appendChild(item(node, depth, budget));
       else node.copy.more = true;
