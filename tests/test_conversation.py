@@ -411,3 +411,61 @@ def test_an_appview_answer_with_blocked_missing_and_muted_replies_shows_only_the
     linker = every_item(shown)[1].first("p", "syndicate-reply-text")
     assert linker.text() == word
     assert [(a.attrs["href"], a.text()) for a in linker.all("a")] == [("https://example.org/", "example")]
+
+
+@pytest.mark.process
+def test_the_example_site_shows_counts_a_nested_thread_and_a_folded_warning(tmp_path):
+    """Done for issue 39: the example site, its posts announced to a running sandbox and
+    example-site/conversation.sh run as its comment says, shows the conversation."""
+    import os
+    import shutil
+    import signal
+    import socket
+    import sys
+    import time
+
+    from sites import ROOT, command
+
+    from mkdocs_syndicate.ledger.format import dump
+
+    site = tmp_path / "example-site"
+    shutil.copytree(ROOT / "example-site", site, ignore=shutil.ignore_patterns("site"))
+    (tmp_path / "ledger.yml").write_text(dump({}), encoding="utf-8")
+    config = site / "mkdocs.yml"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sandbox = command(config, "sandbox", "--port", str(port))
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / ".syndicate-sandbox" / "server.json").exists():
+            assert time.monotonic() < deadline and sandbox.poll() is None, "the sandbox did not come up"
+            time.sleep(0.05)
+        assert mkdocs(config).returncode == 0
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+        seeded = subprocess.run(
+            ["sh", str(site / "conversation.sh")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PATH": path},
+        )
+        assert seeded.returncode == 0, seeded.stderr
+        assert mkdocs(config, env={"SYNDICATE_MODE": "plan"}).returncode == 0
+        server = served(site / "site")
+        try:
+            html = dom(page_url(server, site / "site", "hello-fediverse"), tmp_path / "profile")
+        finally:
+            server.shutdown()
+    finally:
+        sandbox.send_signal(signal.SIGTERM)
+        sandbox.communicate(timeout=30)
+    counts = [span.text() for span in Tree(html).root.all("span", "syndicate-counts")]
+    assert counts == [" (2 replies, 4 boosts, 12 favourites)", " (2 replies, 2 reposts, 8 likes)"]
+    shown = section(html)
+    items = {author_of(item): item for item in top_items(shown)}
+    assert list(items) == ["dee", "ana", "cy", "Fay"]  # the spam the author hid is not shown
+    (bo,) = replies_below(items["ana"])
+    assert [author_of(i) for i in replies_below(bo)] == ["ana"]
+    warning = items["cy"].first("details", "syndicate-reply-cw")
+    assert warning.first("summary").text() == "Content warning: Rant about CI" and "open" not in warning.attrs
