@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from channel_specs import SPECS
 from conftest import TRUSTED_INDEXNOW_KEYS
 from sites import mkdocs, post, write_site
-from test_crosslinks import CHROMIUM_FLAGS, chromium
+from test_crosslinks import CHROMIUM_FLAGS, build_again_planning, chromium
 
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import emulators
@@ -212,10 +211,7 @@ def conversation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conversat
         sandbox.react("mastodon", masto.remote_id, likes=3, reposts=2)
         sandbox.react("bluesky", bsky.remote_id, likes=5, reposts=1)
 
-        site = yaml.safe_load(config.read_text())
-        site["plugins"][-1]["syndicate"]["mode"] = "plan"
-        config.write_text(yaml.safe_dump(site, sort_keys=False))
-        assert mkdocs(config).returncode == 0
+        build_again_planning(config)
         server = served(tmp / "site")
         try:
             talk = dom(page_url(server, tmp / "site", "talked-about"), tmp / "profile-1")
@@ -347,10 +343,7 @@ def test_an_appview_answer_with_blocked_missing_and_muted_replies_shows_only_the
         blog=True,
     )
     assert mkdocs(config).returncode == 0
-    site = yaml.safe_load(config.read_text())
-    site["plugins"][-1]["syndicate"]["mode"] = "plan"
-    config.write_text(yaml.safe_dump(site, sort_keys=False))
-    assert mkdocs(config).returncode == 0
+    build_again_planning(config)
 
     def reply(name: str, text: str, **extra: Any) -> dict[str, Any]:
         author = {"did": f"did:plc:{name}", "handle": f"{name}.example", **extra.pop("author", {})}
