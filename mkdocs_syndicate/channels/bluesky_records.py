@@ -6,10 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from mkdocs_syndicate.channels.base import Kind, Outcome, error_detail
-from mkdocs_syndicate.content.identity import client_id
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.channel_api import Kind, Outcome, Post, Record, client_id, error_detail
 
 if TYPE_CHECKING:
     import httpx
