@@ -218,6 +218,7 @@ def conversation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conversat
             quiet = dom(page_url(server, tmp / "site", "quiet-one"), tmp / "profile-2")
         finally:
             server.shutdown()
+            server.server_close()
         copies = {c: str(r.remote_url) for c in ("masto", "bsky", "devto") if (r := book.record(key, c))}
         yield Conversation(talk, quiet, copies, ids)
 
@@ -400,6 +401,7 @@ def test_an_appview_answer_with_blocked_missing_and_muted_replies_shows_only_the
         shown = section(dom(page_url(server, tmp_path / "site", "crafted"), tmp_path / "profile"))
     finally:
         server.shutdown()
+        server.server_close()
     assert [author_of(item) for item in every_item(shown)] == ["negated.example", "linker.example"]
     linker = every_item(shown)[1].first("p", "syndicate-reply-text")
     assert linker.text() == word
@@ -450,6 +452,7 @@ def test_the_example_site_shows_counts_a_nested_thread_and_a_folded_warning(tmp_
             html = dom(page_url(server, site / "site", "hello-fediverse"), tmp_path / "profile")
         finally:
             server.shutdown()
+            server.server_close()
     finally:
         sandbox.send_signal(signal.SIGTERM)
         sandbox.communicate(timeout=30)
