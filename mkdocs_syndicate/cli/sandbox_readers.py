@@ -5,34 +5,16 @@ go to the running `mkdocs-syndicate sandbox`, else change its state folder."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
 
-from mkdocs_syndicate.cli.context import Invocation, guard, pass_invocation
+from mkdocs_syndicate.cli.context import Invocation, config_file_option, guard, pass_invocation
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.ledger.schema import State
 from mkdocs_syndicate.sandbox.site import sandbox_state_dir, site_sandbox
 
 _REPLY_ID = {"mastodon": "id", "bluesky": "uri", "forem": "id_code"}
-
-
-def _keep_given_config_file(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
-    if value is not None:  # else the group's -f (`sandbox -f x reply …`) stands
-        ctx.ensure_object(Invocation).config_file = value
-
-
-config_file_option = click.option(
-    "-f",
-    "--config-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    expose_value=False,
-    callback=_keep_given_config_file,
-    help="Provide a specific MkDocs config, or a syndicate.yml (default: ./mkdocs.yml, else "
-    "./properdocs.yml, else ./syndicate.yml).",
-)
 
 
 def _sandbox_copy(given: Invocation, post: str, channel: str) -> tuple[Options, str, str]:
