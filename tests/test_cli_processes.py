@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -164,3 +165,60 @@ def test_sigterm_during_a_builds_run_fails_the_build_saying_what_is_left(tmp_pat
     assert "terminated (SIGTERM): 1 pair(s) finished, 1 left for the next run" in err
     assert "(posts/b/, masto) pending" in err and "Traceback" not in err
     assert Ledger.read(ledger).record("posts/a/", "masto").state == "done"
+
+
+def test_sandbox_reply_and_react_seed_a_conversation_with_or_without_a_running_sandbox(tmp_path):
+    """Issue 39: a person seeds replies (nested, with a content warning, labelled) and likes from
+    the command line, for `comments: true` to show; ids are printed for `--to`."""
+    channels = {
+        "masto": {"type": "mastodon"},
+        "bsky": {"type": "bluesky"},
+        "wb": {"type": "weibo", "rip": "203.0.113.7"},
+    }
+    config = write_site(tmp_path, {"mode": "send", "sandbox": True, "comments": True, "channels": channels}, POSTS)
+    assert mkdocs(config).returncode == 0
+    book = Ledger.read(tmp_path / "ledger.yml")
+    status = book.record("posts/a/", "masto").remote_id
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        process = command(config, "sandbox", *args)
+        out, err = process.communicate(timeout=60)
+        return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+    # No sandbox running: the state folder is changed, and the next sandbox serves it.
+    first = run(
+        "reply", "posts/a/", "masto", "--author", "ana", "--text", "<p>Who did it?</p>", "--warning", "Spoilers"
+    )
+    assert first.returncode == 0, first.stderr
+    reply_id = re.search(r"reply (\d+) added", first.stdout)[1]
+    assert f"--to {reply_id}" in first.stdout
+    port = free_port()
+    server = command(config, "sandbox", "--port", str(port))
+    try:
+        wait_for((tmp_path / ".syndicate-sandbox" / "server.json").exists, "the sandbox to come up")
+        # A sandbox running: the commands go to it.
+        nested = run("reply", "posts/a", "masto", "--author", "bo", "--text", "<p>The butler</p>", "--to", reply_id)
+        assert nested.returncode == 0, nested.stderr
+        assert run("react", "posts/a/", "masto", "--likes", "3", "--reposts", "1").returncode == 0
+        labelled = run("reply", "posts/a/", "bsky", "--text", "Gory", "--label", "graphic-media")
+        assert labelled.returncode == 0, labelled.stderr
+        base = f"http://127.0.0.1:{port}"
+        (ana, bo) = httpx.get(f"{base}/mastodon/api/v1/statuses/{status}/context").json()["descendants"]
+        assert (ana["spoiler_text"], ana["sensitive"], bo["in_reply_to_id"]) == ("Spoilers", True, ana["id"])
+        counts = httpx.get(f"{base}/mastodon/api/v1/statuses/{status}").json()
+        assert (counts["favourites_count"], counts["reblogs_count"], counts["replies_count"]) == (3, 1, 1)
+        uri = book.record("posts/a/", "bsky").remote_id
+        thread = httpx.get(f"{base}/bluesky-appview/xrpc/app.bsky.feed.getPostThread", params={"uri": uri}).json()
+        assert [label["val"] for label in thread["thread"]["replies"][0]["post"]["labels"]] == ["graphic-media"]
+        # Wrong input says what is wrong.
+        for args, says in (
+            (("reply", "posts/zz/", "masto", "--text", "x"), "'posts/zz/' has no copy on masto"),
+            (("reply", "posts/a/", "nope", "--text", "x"), "no channel 'nope' in the site's settings"),
+            (("reply", "posts/a/", "wb", "--text", "x"), "wb (weibo) has no public replies to show"),
+            (("reply", "posts/a/", "masto", "--text", "x", "--label", "!hide"), "a mastodon reply has no 'labels'"),
+        ):
+            wrong = run(*args)
+            assert wrong.returncode != 0 and says in wrong.stderr, (args, wrong.stderr)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=30)

@@ -121,6 +121,16 @@ def blog(folder, **plugin):
     return write_site(folder, {"mode": "send", "sandbox": True, "channels": channels, **plugin}, posts, blog=True)
 
 
+def build_again_planning(config) -> None:
+    """The site built once more in plan mode (a pull request's build: it sends nothing), so its
+    pages link the copies the first build made."""
+    site = yaml.safe_load(config.read_text())
+    site["plugins"][-1]["syndicate"]["mode"] = "plan"
+    config.write_text(yaml.safe_dump(site, sort_keys=False))
+    built = mkdocs(config)
+    assert built.returncode == 0, built.stderr
+
+
 def page_html(folder, title: str) -> str:
     """The post's own page (Material's blog also shows it in its index and archive)."""
     (page,) = (folder / "site" / "blog").rglob(f"{title.lower().replace(' ', '-')}/index.html")
@@ -228,7 +238,8 @@ def test_replies_are_read_where_each_service_serves_them_without_a_token():
         "https://public.api.bsky.app/xrpc/app.bsky.feed.getPostThread?"
         "uri=at%3A%2F%2Fdid%3Aplc%3Aabc%2Fapp.bsky.feed.post%2F3lxyz&depth=10"
     )
-    assert ForemChannel.replies_url({}, status) is None
+    # DEV's comments: public, paged (the script adds page and per_page).
+    assert ForemChannel.replies_url({"api": "https://dev.to/api/"}, status) == "https://dev.to/api/comments?a_id=1130"
 
 
 @pytest.mark.unit
@@ -356,10 +367,7 @@ def test_a_real_browser_shows_the_replies_as_text(sandbox, tmp_path):
     sandbox.add_reply(
         "bluesky", book.record(key, "bsky").remote_id, author="bo", text='<script>alert("x")</script> agreed'
     )
-    site = yaml.safe_load(config.read_text())
-    site["plugins"][-1]["syndicate"]["mode"] = "plan"
-    config.write_text(yaml.safe_dump(site, sort_keys=False))
-    assert mkdocs(config).returncode == 0
+    build_again_planning(config)
 
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path / "site"))
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
@@ -465,10 +473,7 @@ def test_a_real_browser_shows_at_most_200_replies_of_at_most_2000_characters(san
     sandbox.add_reply("mastodon", copy.remote_id, author="long", text="<p>" + "word " * 1000 + "</p>")
     for n in range(260):
         sandbox.add_reply("mastodon", copy.remote_id, author=f"r{n}", text=f"<p>reply {n}</p>")
-    site = yaml.safe_load(config.read_text())
-    site["plugins"][-1]["syndicate"]["mode"] = "plan"
-    config.write_text(yaml.safe_dump(site, sort_keys=False))
-    assert mkdocs(config).returncode == 0
+    build_again_planning(config)
 
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path / "site"))
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:

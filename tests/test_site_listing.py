@@ -72,7 +72,9 @@ def test_with_comments_each_copy_says_where_its_replies_are_read(ledger):
     assert masto["replies"] == {"type": "mastodon", "url": "https://mastodon.social/api/v1/statuses/113/context"}
     assert bsky["replies"]["type"] == "bluesky" and bsky["replies"]["web"] == "https://bsky.app"
     assert bsky["replies"]["url"].startswith("https://public.api.bsky.app/xrpc/app.bsky.feed.getPostThread?uri=")
-    assert "replies" not in devto and data["lead"] == "Elsewhere:"
+    # DEV's comments are public (issue 39): GET /api/comments?a_id=<the article's id>.
+    assert devto["replies"] == {"type": "forem", "url": "https://dev.to/api/comments?a_id=1"}
+    assert data["lead"] == "Elsewhere:"
 
 
 @pytest.mark.unit

@@ -124,6 +124,15 @@ class ForemChannel(Channel):
         "published": Option("bool", default=True),
     }
 
+    @classmethod
+    def replies_url(cls, options: Mapping[str, Any], record: Record) -> str | None:
+        # Public and CORS-open for a GET (forem/forem Api::CommentsController#index: the article's
+        # comment threads, paged by `page` and `per_page`, each with its `children`).
+        api = options.get("api") or "https://dev.to/api"
+        if not isinstance(api, str) or not record.remote_id:
+            return None
+        return f"{api.rstrip('/')}/comments?a_id={quote(record.remote_id, safe='')}"
+
     def recognises(self, remote_url: str) -> bool:
         return same_host(remote_url, str(self.settings.options["api"]))
 

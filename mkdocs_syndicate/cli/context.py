@@ -93,7 +93,8 @@ pass_invocation = click.make_pass_decorator(Invocation, ensure=True)
 
 
 def _keep_config_file(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
-    ctx.ensure_object(Invocation).config_file = value
+    if value is not None:  # a subcommand's -f not given leaves its group's (`sandbox -f x reply …`)
+        ctx.ensure_object(Invocation).config_file = value
 
 
 def _keep_git(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:

@@ -43,14 +43,18 @@ def doctor(given: Invocation, as_json: bool) -> None:
         )
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @config_file_option
 @click.option("--port", default=8787, show_default=True, type=click.IntRange(1, 65535), help="Port on 127.0.0.1.")
+@click.pass_context
 @pass_invocation
-def sandbox(given: Invocation, port: int) -> None:
+def sandbox(given: Invocation, ctx: click.Context, port: int) -> None:
     """Run the loopback emulators in the foreground with a page showing what each received.
 
-    Builds of this site with `sandbox: true` send to this server while it runs."""
+    Builds of this site with `sandbox: true` send to this server while it runs. `sandbox reply`
+    and `sandbox react` add what readers do there (replies, likes), for `comments: true` to show."""
+    if ctx.invoked_subcommand is not None:
+        return
     options = given.options(sending=False)
     state_dir = sandbox_state_dir(options)
     server = site_sandbox(options, port=port, public_base=f"http://127.0.0.1:{port}")
@@ -74,3 +78,13 @@ def sandbox(given: Invocation, port: int) -> None:
 
 def _stop_on_sigterm(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt  # stop like Ctrl-C: the server removes its advert file
+
+
+def _readers() -> None:
+    from mkdocs_syndicate.cli.sandbox_readers import react, reply
+
+    sandbox.add_command(reply)
+    sandbox.add_command(react)
+
+
+_readers()

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from mkdocs_syndicate.channel_api import Request, Response, first_url
+from mkdocs_syndicate.sandbox import conversations
 from mkdocs_syndicate.sandbox.atproto_account import APP_PASSWORD, DID, HANDLE, WRITE_WINDOW, AtprotoAccountEmulator
 from mkdocs_syndicate.sandbox.atproto_data import (
     NSID,
@@ -360,48 +361,62 @@ class BlueskyEmulator(AtprotoAccountEmulator):
         return next((dict(r["post"]) for r in self.state.get("replies", []) if r["post"]["uri"] == uri), None)
 
     def _thread(self, uri: str, depth: int) -> Response:
-        """app.bsky.feed.getPostThread as the public AppView answers a browser: a threadViewPost
-        with its replies (CORS open: the AppView serves any origin)."""
+        """app.bsky.feed.getPostThread as the public AppView answers a browser without a session
+        (sandbox.conversations: v1's threadViewPost, its threadgate and counts, the replies a
+        reader may see); CORS open: the AppView serves any origin."""
         cors = {"Access-Control-Allow-Origin": "*"}
         root = self._post_view(uri)
         if root is None:
             return self._error(400, "NotFound", f"Post not found: {uri}", cors)
+        ours = uri.startswith(f"at://{DID}/")
+        gate = conversations.bluesky_threadgate(self.state, DID, uri, iso_ms(self.server.now())) if ours else None
+        return Response(200, {"thread": conversations.bluesky_thread(self.state, root, depth, gate)}, cors)
 
-        def view(post: dict[str, Any], level: int) -> dict[str, Any]:
-            below = [r["post"] for r in self.state.get("replies", []) if r["parent"] == post["uri"]]
-            node: dict[str, Any] = {"$type": "app.bsky.feed.defs#threadViewPost", "post": post}
-            if level < depth:
-                node["replies"] = [view(dict(p), level + 1) for p in below]
-            return node
-
-        return Response(200, {"thread": view(root, 0)}, cors)
-
-    def add_reply(self, parent: str, author: str, text: str) -> dict[str, Any]:
-        """Someone else's public reply to a post here (`parent`: its at:// URI or record key)."""
+    def add_reply(
+        self,
+        parent: str,
+        author: str,
+        text: str,
+        *,
+        at: str | None = None,
+        labels: list[str] | tuple[str, ...] = (),
+        hidden: bool = False,
+        blocked: bool = False,
+        deleted: bool = False,
+    ) -> dict[str, Any]:
+        """Someone else's public reply to a post here or to a reply (`parent`: its at:// URI or
+        record key): `at` its createdAt as the replier's app wrote it (any offset); `labels`
+        what a labeler put on it; `hidden` the post's author hid it (threadgate); `blocked` its
+        author and the parent's block each other; `deleted` since deleted."""
         uri = parent if parent.startswith("at://") else f"at://{DID}/{COLLECTION}/{parent}"
         above = self._post_view(uri)
         if above is None:
             raise ValueError(f"no post {uri} on the sandbox's Bluesky")
+        root = above["record"].get("reply", {}).get("root") or {"uri": uri, "cid": above["cid"]}
         now = self.server.now()
         did = "did:plc:" + hashlib.sha256(author.encode()).hexdigest()[:24]
         record = {
             "$type": COLLECTION,
             "text": text,
-            "createdAt": iso_ms(now),
+            "createdAt": at or iso_ms(now),
             "langs": ["en"],
-            "reply": {"root": {"uri": uri, "cid": above["cid"]}, "parent": {"uri": uri, "cid": above["cid"]}},
+            "reply": {"root": root, "parent": {"uri": uri, "cid": above["cid"]}},
         }
+        post_uri = f"at://{did}/{COLLECTION}/{self._fresh_tid()}"
+        cid = cid_of(record)
         post = {
-            "uri": f"at://{did}/{COLLECTION}/{self._fresh_tid()}",
-            "cid": cid_of(record),
-            "author": {"did": did, "handle": f"{author}.elsewhere.example", "displayName": author},
+            "uri": post_uri,
+            "cid": cid,
+            "author": {"did": did, "handle": f"{author}.elsewhere.example", "displayName": author, "labels": []},
             "record": record,
             "replyCount": 0,
             "repostCount": 0,
             "likeCount": 0,
             "indexedAt": iso_ms(now),
+            "labels": [conversations.label(post_uri, cid, value, iso_ms(now)) for value in labels],
         }
-        self.state.setdefault("replies", []).append({"parent": uri, "post": post})
+        entry = {"parent": uri, "post": post, "hidden": hidden, "blocked": blocked, "deleted": deleted}
+        self.state.setdefault("replies", []).append(entry)
         return post
 
     def _upload(self, request: Request) -> Response:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import regex
 
 from mkdocs_syndicate.channel_api import Emulator, Request, Response
+from mkdocs_syndicate.sandbox import conversations
 
 API_KEY = "sandbox-forem-api-key"
 ACCEPT = "application/vnd.forem.api-v1+json"
@@ -97,6 +98,8 @@ class ForemEmulator(Emulator):
         return Response(status, {"error": message, "status": status})
 
     def handle(self, request: Request) -> Response:
+        if request.path == "/api/comments" and request.method == "GET":  # public, no key
+            return self._comments(request)
         if request.headers.get("api-key") != self.api_key:
             return self._error(401, "unauthorized")
         if ACCEPT not in request.headers.get("accept", ""):
@@ -110,6 +113,58 @@ class ForemEmulator(Emulator):
     def _show(self, article_id: int) -> Response:
         found = self._find(article_id)
         return Response(200, found) if found and found["published"] else self._error(404, "not found")
+
+    # ---------------------------------------------------------------- comments (comments: true)
+
+    def _comments(self, request: Request) -> Response:
+        """GET /api/comments?a_id=: a published article's comment threads (sandbox.conversations),
+        CORS echoing the Origin as Forem's rack-cors does; 404 for an article that is not there."""
+        origin = request.headers.get("origin")
+        cors = {"Access-Control-Allow-Origin": origin, "Vary": "Origin"} if origin else {}
+        try:
+            article_id = int(request.arg("a_id", "") or "")
+            page = max(1, int(request.arg("page", "1") or 1))
+            per_page = max(1, int(request.arg("per_page", str(conversations.FOREM_PER_PAGE)) or 1))
+        except ValueError:
+            return Response(404, {"error": "not found", "status": 404}, cors)
+        found = self._find(article_id)
+        if found is None or not found["published"]:
+            return Response(404, {"error": "not found", "status": 404}, cors)
+        threads = conversations.forem_threads(self.state.get("comments", []), str(article_id), page, per_page)
+        return Response(200, threads, cors)
+
+    def add_reply(
+        self,
+        parent: str,
+        author: str,
+        text: str,
+        *,
+        at: str | None = None,
+        hidden: bool = False,
+        deleted: bool = False,
+    ) -> dict[str, Any]:
+        """A reader's comment on an article of ours (`parent`: its id) or on a comment (its
+        id_code); `text` is HTML, as Forem serves processed_html; `hidden` by the article's
+        author, or `deleted` since."""
+        comments = self.state.setdefault("comments", [])
+        above = next((c for c in comments if c["id_code"] == parent), None)
+        article = above["article_id"] if above else parent
+        if above is None and not (parent.isdigit() and self._find(int(parent))):
+            raise ValueError(f"no article or comment {parent} on the sandbox's DEV")
+        self.state["next_comment"] = self.state.get("next_comment", 3000) + 1
+        user = {"name": author.title(), "username": author, "twitter_username": None, "github_username": None}
+        comment = {
+            "id_code": conversations.id_code(self.state["next_comment"]),
+            "article_id": article,
+            "parent": above["id_code"] if above else None,
+            "created_at": _iso(conversations.when(at, self.server.now())),
+            "body_html": text,
+            "user": user | {"website_url": None, "profile_image": "", "profile_image_90": ""},
+            "hidden": hidden,
+            "deleted": deleted,
+        }
+        comments.append(comment)
+        return comment
 
     # ---------------------------------------------------------------- routes
 

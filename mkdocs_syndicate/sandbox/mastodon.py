@@ -8,12 +8,12 @@ their scopes sandbox/mastodon_tokens.py's."""
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 from collections.abc import Callable
 from typing import Any
 
 from mkdocs_syndicate.channel_api import Emulator, Request, Response, first_url
+from mkdocs_syndicate.sandbox import conversations
 from mkdocs_syndicate.sandbox.mastodon_text import ACCOUNT_LANGUAGE, countable_length, linkify, posting_language
 from mkdocs_syndicate.sandbox.mastodon_tokens import (
     ACCOUNT_ID,
@@ -106,16 +106,21 @@ class MastodonEmulator(Emulator):
         )
 
     def _entity(self, status: dict[str, Any]) -> dict[str, Any]:
-        return {
-            key: status[key] for key in ("id", "created_at", "uri", "url", "content", "visibility", "language", "card")
-        } | {
-            "account": self._account(),
-            "application": {"name": "mkdocs-syndicate", "website": None},
-            "in_reply_to_id": None,
-            "reblog": None,
-            "spoiler_text": "",
-            "sensitive": False,
-        }
+        return (
+            {
+                key: status[key]
+                for key in ("id", "created_at", "uri", "url", "content", "visibility", "language", "card")
+            }
+            | {
+                "account": self._account(),
+                "application": {"name": "mkdocs-syndicate", "website": None},
+                "in_reply_to_id": None,
+                "reblog": None,
+                "spoiler_text": "",
+                "sensitive": False,
+            }
+            | conversations.mastodon_counts(self.state, status)
+        )
 
     # ---------------------------------------------------------------- routes
 
@@ -141,6 +146,8 @@ class MastodonEmulator(Emulator):
         context = _CONTEXT.fullmatch(request.path)
         if context and request.method == "GET":  # public for a public status: a token is optional
             return self._context(request, context.group(1))
+        if _STATUS.fullmatch(request.path) and request.method == "GET" and "authorization" not in request.headers:
+            return self._public_status(request.path.rsplit("/", 1)[-1])
         if request.path == "/api/v2/instance" and request.method == "GET":  # public, no token
             return Response(200, self._instance())
         if request.path == "/oauth/token/info" and request.method == "GET":
@@ -220,25 +227,47 @@ class MastodonEmulator(Emulator):
         return found
 
     def _shown(self, status: dict[str, Any]) -> dict[str, Any]:
-        """A status of ours as the API shows it; a reply is stored as shown."""
-        return self._entity(status) if "text" in status and "account" not in status else status
+        """A status of ours as the API shows it; a reply is stored as shown, but for its counts."""
+        if "text" in status and "account" not in status:
+            return self._entity(status)
+        return status | conversations.mastodon_counts(self.state, status)
+
+    def _public_status(self, status_id: str) -> Response:
+        """GET /api/v1/statuses/:id without a token (StatusesController#show:
+        `authorize_if_got_token!`): a public or unlisted status with its counts, CORS open; any
+        other is "Record not found"."""
+        cors = {"Access-Control-Allow-Origin": "*"}
+        everything = {s["id"]: s for s in (*self.visible(self.state["statuses"]), *self.state.get("replies", []))}
+        status = everything.get(status_id)
+        if status is None or not _public(status):
+            return Response(404, {"error": "Record not found"}, cors)
+        return Response(200, self._shown(status), cors)
 
     def _status_ids(self) -> set[str]:
         """Ours and the replies to them."""
         return {s["id"] for s in self.state["statuses"]} | {r["id"] for r in self.state.get("replies", [])}
 
-    def add_reply(self, parent_id: str, author: str, text: str) -> dict[str, Any]:
-        """Someone else's public reply (a test's or the dashboard's), `text` as Mastodon gives
-        content: HTML."""
+    def add_reply(
+        self,
+        parent_id: str,
+        author: str,
+        text: str,
+        *,
+        warning: str = "",
+        sensitive: bool = False,
+        at: str | None = None,
+    ) -> dict[str, Any]:
+        """Someone else's public reply (a test's or the CLI's), `text` as Mastodon gives content:
+        HTML; `warning` its content warning (spoiler_text: the status is then sensitive, as
+        PostStatusService makes it); `at` when it was written (its id follows, as a snowflake)."""
         if parent_id not in self._status_ids():
             raise ValueError(f"no status {parent_id} on the sandbox's Mastodon")
         replies = self.state.setdefault("replies", [])
         self.state["seq"] += 1
-        now = self.server.now()
+        now = conversations.when(at, self.server.now())
         reply_id = str((int(now * 1000) << 16) | (self.state["seq"] & 0xFFFF))
-        account_id = str(int(hashlib.sha256(author.encode()).hexdigest()[:12], 16))  # the same on every run
         account = {
-            "id": account_id,
+            "id": conversations.account_id(author),
             "username": author,
             "acct": f"{author}@elsewhere.example",
             "display_name": author,
@@ -253,8 +282,8 @@ class MastodonEmulator(Emulator):
             "content": text,
             "visibility": "public",
             "account": account,
-            "spoiler_text": "",
-            "sensitive": False,
+            "spoiler_text": warning,
+            "sensitive": bool(sensitive or warning),
             "reblog": None,
         }
         replies.append(reply)

@@ -240,15 +240,42 @@ class SandboxServer:
             self._active -= 1
             self._busy.notify_all()
 
-    def add_reply(self, channel: str, parent: str, *, author: str, text: str) -> dict[str, Any]:
-        """Someone else's public reply to a received post (the comments script reads them)."""
+    def add_reply(self, channel: str, parent: str, *, author: str, text: str, **details: Any) -> dict[str, Any]:
+        """Someone else's public reply to a received post or to a reply (the comments script
+        reads them); `details` as the emulator's add_reply takes them (a content warning,
+        labels, hidden, its time)."""
         emulator = self.emulators.get(channel)
         if emulator is None or not hasattr(emulator, "add_reply"):
             raise ValueError(f"channel {channel!r} has no public replies here")
+        import inspect
+
+        known = set(inspect.signature(emulator.add_reply).parameters) - {"parent", "parent_id", "author", "text"}
+        unknown = sorted(set(details) - known)
+        if unknown:
+            raise ValueError(f"a {channel} reply has no {unknown[0]!r} here (it has: {', '.join(sorted(known))})")
         with self.lock:
-            reply: dict[str, Any] = emulator.add_reply(parent, author, text)
+            reply: dict[str, Any] = emulator.add_reply(parent, author, text, **details)
             self.save()
         return reply
+
+    def react(self, channel: str, post: str, *, likes: int = 0, reposts: int = 0) -> None:
+        """Readers' likes and reposts (Mastodon: favourites and boosts) of a post or reply."""
+        from mkdocs_syndicate.sandbox.conversations import react
+
+        emulator = self.emulators.get(channel)
+        if emulator is None or channel not in ("mastodon", "bluesky"):
+            raise ValueError(f"channel {channel!r} shows no likes or reposts here")
+        with self.lock:
+            react(emulator.state, post, int(likes), int(reposts))
+            self.save()
+
+    def control_call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A control API call without the HTTP (`mkdocs-syndicate sandbox reply` when no sandbox
+        runs: the state folder changes, and the next sandbox serves it)."""
+        answer = self.control(Request("POST", f"/{path}", {}, {}, json.dumps(body).encode(), self.public_base))
+        if answer.status >= 400:
+            raise ValueError(str((answer.body or {}).get("error")))
+        return answer.body if isinstance(answer.body, dict) else {}
 
     def set_quirks(self, channel: str, **quirks: Any) -> None:
         if channel not in self.emulators:
@@ -309,6 +336,22 @@ class SandboxServer:
         self.set_quirks(str(body.pop("channel", "")), **body)
         return Response(204)
 
+    def _post_reply(self, request: Request) -> Response:
+        body = dict(request.json())
+        channel, parent = str(body.pop("channel", "")), str(body.pop("parent", ""))
+        author, text = str(body.pop("author", "reader")), str(body.pop("text", ""))
+        return Response(200, self.add_reply(channel, parent, author=author, text=text, **body))
+
+    def _post_reactions(self, request: Request) -> Response:
+        body = dict(request.json())
+        self.react(
+            str(body.get("channel", "")),
+            str(body.get("post", "")),
+            likes=body.get("likes", 0),
+            reposts=body.get("reposts", 0),
+        )
+        return Response(200, {})
+
     def _delete_faults(self, request: Request) -> Response:
         self.clear_faults()
         return Response(204)
@@ -318,6 +361,8 @@ _CONTROL: dict[tuple[str, str], Callable[[SandboxServer, Request], Response]] = 
     ("POST", "/faults"): SandboxServer._post_fault,
     ("POST", "/quirks"): SandboxServer._post_quirks,
     ("DELETE", "/faults"): SandboxServer._delete_faults,
+    ("POST", "/replies"): SandboxServer._post_reply,
+    ("POST", "/reactions"): SandboxServer._post_reactions,
     ("GET", "/state"): lambda server, request: Response(200, server.snapshot()),
     ("GET", "/received"): lambda server, request: Response(
         200, received(server.emulators.values(), server.snapshot(), server.public_base)
