@@ -204,6 +204,7 @@ class BlueskyEmulator(Emulator):
                 "announces": announces(r["value"]),
                 "at": r.get("at"),
                 "link": f"{public_base}/bluesky/profile/{HANDLE}/post/{rkey}",
+                "in_reply_to": ((r["value"].get("reply") or {}).get("parent") or {}).get("uri"),
             }
             for rkey, r in state.get("records", {}).items()
         ]
@@ -460,7 +461,12 @@ class BlueskyEmulator(Emulator):
             # reference PDS 0.5.35's validator), dist/core/validation-issue.js IssueInvalidFormat:
             # `Invalid ${format} (got ${value}) at ${path}`, answered as InvalidRequest.
             return f"Invalid datetime (got {json.dumps(record['createdAt'])}) at $.record.createdAt"
-        return _bad_langs(record.get("langs")) or _bad_facets(record, text) or self._bad_thumb(record)
+        return (
+            _bad_langs(record.get("langs"))
+            or _bad_facets(record, text)
+            or _bad_reply(record.get("reply"))
+            or self._bad_thumb(record)
+        )
 
     def _bad_thumb(self, record: dict[str, Any]) -> str | None:
         thumb = ((record.get("embed") or {}).get("external") or {}).get("thumb")
@@ -612,12 +618,23 @@ class BlueskyEmulator(Emulator):
 
         def view(post: dict[str, Any], level: int) -> dict[str, Any]:
             below = [r["post"] for r in self.state.get("replies", []) if r["parent"] == post["uri"]]
+            below += self._own_replies(post["uri"])  # a thread's parts: the account's replies to itself
             node: dict[str, Any] = {"$type": "app.bsky.feed.defs#threadViewPost", "post": post}
             if level < depth:
                 node["replies"] = [view(dict(p), level + 1) for p in below]
             return node
 
         return Response(200, {"thread": view(root, 0)}, cors)
+
+    def _own_replies(self, uri: str) -> list[dict[str, Any]]:
+        """The account's own posts whose `reply.parent` names `uri` (the AppView indexes them)."""
+        found = []
+        for rkey in sorted(self.state.get("records", {})):
+            value = self._visible_record(rkey)
+            parent = ((value or {}).get("value", {}).get("reply") or {}).get("parent") or {}
+            if value is not None and parent.get("uri") == uri:
+                found.append(self._post_view(f"at://{DID}/{COLLECTION}/{rkey}"))
+        return [view for view in found if view is not None]
 
     def add_reply(self, parent: str, author: str, text: str) -> dict[str, Any]:
         """Someone else's public reply to a post here (`parent`: its at:// URI or record key)."""
@@ -758,6 +775,36 @@ def _field_problem(value: Any, kind: str, graphemes: int, size: int, where: str)
 
 def _invalid(why: str) -> str:
     return f"Invalid app.bsky.feed.post record: {why}"
+
+
+_AT_URI = re.compile(r"at://[^/\s?#]+(?:/[^\s?#]*)?(?:#\S*)?")
+_CID = re.compile(r"b[a-z2-7]{20,}|Qm[1-9A-HJ-NP-Za-km-z]{44}")  # base32 CIDv1, or a base58 CIDv0
+
+
+def _bad_reply(reply: Any) -> str | None:
+    """`reply` as the lexicon's app.bsky.feed.post#replyRef: `root` and `parent`, each a
+    com.atproto.repo.strongRef (an at-uri and a CID), in the reference PDS's words (0.5.35;
+    tests/test_realserver_bluesky.py). The PDS checks the shape only: a parent that does not exist,
+    or a cid that is not the parent's, is stored (the AppView, not the PDS, builds threads)."""
+    if reply is None:
+        return None
+    if not isinstance(reply, dict):
+        return _invalid(f"Expected object value type (got {json.dumps(reply)}) at $.record.reply")
+    for name in ("root", "parent"):
+        if name not in reply:
+            return _invalid(f'Missing required key "{name}" at $.record.reply')
+    for name in ("root", "parent"):
+        ref, where = reply[name], f"$.record.reply.{name}"
+        if not isinstance(ref, dict):
+            return _invalid(f"Expected object value type (got {json.dumps(ref)}) at {where}")
+        for key in ("uri", "cid"):
+            if key not in ref:
+                return _invalid(f'Missing required key "{key}" at {where}')
+        if not isinstance(ref["uri"], str) or not _AT_URI.fullmatch(ref["uri"]):
+            return _invalid(f"Invalid at-uri (got {json.dumps(ref['uri'])}) at {where}.uri")
+        if not isinstance(ref["cid"], str) or not _CID.fullmatch(ref["cid"]):
+            return _invalid(f"Invalid CID string (got {json.dumps(ref['cid'])}) at {where}.cid")
+    return None
 
 
 def _bad_langs(langs: Any) -> str | None:
