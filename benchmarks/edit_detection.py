@@ -26,12 +26,12 @@ sys.path.insert(0, str(ROOT))
 from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.memo import MessageMemo
-from mkdocs_syndicate.engine.options import make_channels
 from mkdocs_syndicate.engine.plan import make_plan
 from mkdocs_syndicate.ledger.format import dump
 from mkdocs_syndicate.ledger.schema import PostEntry, Record
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import TYPES
+from mkdocs_syndicate.sandbox.site import make_channels
 
 CHANNELS = {
     "masto": {"type": "mastodon", "instance": "https://mastodon.example", "token": "token-123456"},

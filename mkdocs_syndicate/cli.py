@@ -28,9 +28,9 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.engine.backlog import adopt as adopt_backlog
 from mkdocs_syndicate.engine.modes import pull_request_reason
-from mkdocs_syndicate.engine.options import plan as make_the_plan
-from mkdocs_syndicate.engine.options import select_posts
 from mkdocs_syndicate.engine.plan import out_of_date
+from mkdocs_syndicate.engine.preview import plan as make_the_plan
+from mkdocs_syndicate.engine.preview import select_posts
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.errors import LedgerError, RunInterrupted, SyndicateError
 from mkdocs_syndicate.ledger.resolution import Decision, resolved
@@ -635,7 +635,7 @@ def site_files(config_file: Path | None, site_dir: Path | None) -> None:
     (IndexNow's key file), and for each post's links and replies `syndication.json` with the
     comments script (`links: false` leaves those out). The plugin does it during `mkdocs build`;
     a site built without it (Zensical, a feed) runs this between the build and the deploy."""
-    from mkdocs_syndicate.engine.options import make_channels
+    from mkdocs_syndicate.sandbox.site import make_channels
     from mkdocs_syndicate.sources.standard_site import well_known_file
 
     site = _site(config_file)

@@ -124,7 +124,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         if self.snapshot is not None:
             self.site_files = [(name, content) for name, content in self.snapshot["site_files"]]
         elif self.options is not None:
-            from mkdocs_syndicate.engine.options import make_channels
+            from mkdocs_syndicate.sandbox.site import make_channels
 
             self.site_files = [f for channel in make_channels(self.options) for f in channel.site_files()]
         for name, content in self.site_files + self._standard_site_file(config):  # IndexNow's key file…
@@ -355,7 +355,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             )
 
     def _plan(self, options: Options, posts: list[Post]) -> None:
-        from mkdocs_syndicate.engine.options import plan
+        from mkdocs_syndicate.engine.preview import plan
         from mkdocs_syndicate.output.plan import hashtag_source, log_plan, stale_pending
 
         the_plan = plan(options, posts)

@@ -116,7 +116,7 @@ BUILT_IN = (
     ChannelType(
         "standard",
         "mkdocs_syndicate.channels.standard:StandardChannel",
-        "mkdocs_syndicate.sandbox.bluesky:StandardEmulator",
+        "mkdocs_syndicate.sandbox.standard:StandardEmulator",
         "standard.site",
     ),
     ChannelType(

@@ -1,4 +1,4 @@
-"""The package's layers, checked: each package imports only those below it (README, Development).
+"""The package's layers, checked: each package imports only those below it (docs/development.md).
 Imports inside functions count (they are still a dependency, only a later one); imports for type
 checking do not count for the layers, but they do for circles: no module may reach itself through
 imports of any kind, within a layer too (a circle of type-only imports still ties the modules

@@ -10,7 +10,9 @@ import pytest
 from conftest import RecordingTransport, make_post, write_ledger
 from test_channel_contracts import SPECS, record, remote_posts, run
 
-from mkdocs_syndicate.channels.bluesky import BlueskyChannel, facets, rkey_for
+from mkdocs_syndicate.channels.bluesky import BlueskyChannel
+from mkdocs_syndicate.channels.bluesky_records import rkey_for
+from mkdocs_syndicate.channels.bluesky_text import facets
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import Site
 from mkdocs_syndicate.errors import PostError
@@ -297,7 +299,7 @@ def test_mastodon_uses_the_instances_own_length_limit(tmp_path, sandbox, clock, 
     report, _ = run(tmp_path, SPECS["mastodon"].raw(sandbox), [long, short], clock)
     assert [r.state for r in report.results] == ["done", "done"], report.results
     texts = {s["text"].split("\n")[0]: s["text"] for s in remote_posts(sandbox, "mastodon")}
-    from mkdocs_syndicate.channels.mastodon import mastodon_length
+    from mkdocs_syndicate.channels.mastodon_text import mastodon_length
 
     sent = mastodon_length(texts["Post 1"])
     assert instance_limit - 10 <= sent <= instance_limit, sent  # not cut at 500, nor refused above the limit
@@ -316,7 +318,7 @@ def test_a_mastodon_token_without_the_profile_scope_is_named_at_the_first_read(t
     verify_credentials, so every unknown outcome ended in a bare "needs review"."""
     import httpx
 
-    from mkdocs_syndicate.sandbox.mastodon import STATUSES_ONLY_TOKEN
+    from mkdocs_syndicate.sandbox.mastodon_tokens import STATUSES_ONLY_TOKEN
 
     answer = httpx.get(
         f"{sandbox.url}/mastodon/api/v1/accounts/verify_credentials",
@@ -354,7 +356,7 @@ def test_a_garbage_instance_answer_leaves_the_configured_limit_and_sends_once(tm
     report, _ = run(tmp_path, SPECS["mastodon"].raw(sandbox), [make_post(1, description="word " * 300)], clock)
     assert [r.state for r in report.results] == ["done"], report.results
     (status,) = remote_posts(sandbox, "mastodon")
-    from mkdocs_syndicate.channels.mastodon import mastodon_length
+    from mkdocs_syndicate.channels.mastodon_text import mastodon_length
 
     assert 450 <= mastodon_length(status["text"]) <= 500
 
@@ -363,7 +365,7 @@ def test_a_sandbox_rehearsal_keeps_no_bluesky_session():
     """The sandbox's settings (its emulator's client_options) turn keeping off: a rehearsal
     leaves nothing in the user's state folder."""
     from mkdocs_syndicate.config.run import parse_options
-    from mkdocs_syndicate.engine.options import make_channels
+    from mkdocs_syndicate.sandbox.site import make_channels
 
     options = parse_options(
         {"bsky": {"type": "bluesky"}},

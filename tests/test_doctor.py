@@ -17,7 +17,7 @@ from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.engine.doctor import check_channels
 from mkdocs_syndicate.engine.results import PairState
-from mkdocs_syndicate.sandbox import mastodon as mastodon_emulator
+from mkdocs_syndicate.sandbox import mastodon_tokens
 from mkdocs_syndicate.sandbox import matrix as matrix_emulator
 from mkdocs_syndicate.sandbox import weibo as weibo_emulator
 
@@ -80,12 +80,12 @@ def reads_only(sandbox, channel: str) -> None:
 @pytest.mark.parametrize(
     ("token", "health", "said"),
     [
-        (mastodon_emulator.TOKEN, Health.OK, "scopes: profile read write"),
-        (mastodon_emulator.REVOKED_TOKEN, Health.FAILING, "401 The access token was revoked"),
+        (mastodon_tokens.TOKEN, Health.OK, "scopes: profile read write"),
+        (mastodon_tokens.REVOKED_TOKEN, Health.FAILING, "401 The access token was revoked"),
         ("sandbox-mastodon-token-mistyped", Health.FAILING, "401 The access token is invalid"),
-        (mastodon_emulator.EXPIRING_TOKEN, Health.EXPIRING, "the token expires in 3.0 days"),
-        (mastodon_emulator.READ_ONLY_TOKEN, Health.FAILING, "the token lacks the scope write:statuses"),
-        (mastodon_emulator.STATUSES_ONLY_TOKEN, Health.FAILING, "403 This action is outside the authorized scopes"),
+        (mastodon_tokens.EXPIRING_TOKEN, Health.EXPIRING, "the token expires in 3.0 days"),
+        (mastodon_tokens.READ_ONLY_TOKEN, Health.FAILING, "the token lacks the scope write:statuses"),
+        (mastodon_tokens.STATUSES_ONLY_TOKEN, Health.FAILING, "403 This action is outside the authorized scopes"),
     ],
 )
 def test_mastodon_token_is_checked_with_verify_credentials_and_its_scopes(tmp_path, sandbox, token, health, said):
@@ -252,7 +252,7 @@ def doctor(config, *args, env=None):
 
 def five_channels(sandbox, **tokens) -> dict:
     return {
-        "masto": mastodon_raw(sandbox, token=tokens.get("masto", mastodon_emulator.TOKEN)),
+        "masto": mastodon_raw(sandbox, token=tokens.get("masto", mastodon_tokens.TOKEN)),
         "devto": {
             "type": "forem",
             "api": sandbox.url + "/forem/api",
@@ -294,7 +294,7 @@ def test_doctor_passes_when_every_credential_works_and_writes_nothing(tmp_path, 
 
 @pytest.mark.http
 def test_doctor_fails_with_one_line_per_failing_channel_and_what_to_do(tmp_path, sandbox):
-    revoked = {"masto": mastodon_emulator.REVOKED_TOKEN, "weibo": weibo_emulator.EXPIRING_TOKEN}
+    revoked = {"masto": mastodon_tokens.REVOKED_TOKEN, "weibo": weibo_emulator.EXPIRING_TOKEN}
     config = standalone(tmp_path, five_channels(sandbox, **revoked))
     result = doctor(config)
     assert result.exit_code == 1
@@ -304,7 +304,7 @@ def test_doctor_fails_with_one_line_per_failing_channel_and_what_to_do(tmp_path,
     weibo = next(line for line in lines if line.startswith("weibo"))
     assert weibo.startswith("weibo (weibo): expiring: the access token expires in 3.0 days; authorise the app again")
     assert "Error: 2 channel(s) need a person: masto, weibo (see above)" in result.output
-    assert mastodon_emulator.REVOKED_TOKEN not in result.output
+    assert mastodon_tokens.REVOKED_TOKEN not in result.output
 
 
 @pytest.mark.http
@@ -333,7 +333,7 @@ def test_doctor_in_the_sandbox_checks_the_emulators_with_their_own_credentials(t
 @pytest.mark.http
 def test_in_github_actions_doctor_annotates_and_writes_the_job_summary(tmp_path, sandbox):
     summary = tmp_path / "summary.md"
-    config = standalone(tmp_path, five_channels(sandbox, masto=mastodon_emulator.READ_ONLY_TOKEN))
+    config = standalone(tmp_path, five_channels(sandbox, masto=mastodon_tokens.READ_ONLY_TOKEN))
     result = doctor(config, env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
     assert result.exit_code == 1
     errors = [line for line in result.output.splitlines() if line.startswith("::error")]
@@ -355,7 +355,7 @@ def test_in_github_actions_doctor_annotates_and_writes_the_job_summary(tmp_path,
 @pytest.mark.http
 def test_outside_github_actions_nothing_is_annotated_or_summarised(tmp_path, sandbox):
     summary = tmp_path / "summary.md"
-    config = standalone(tmp_path, five_channels(sandbox, masto=mastodon_emulator.READ_ONLY_TOKEN))
+    config = standalone(tmp_path, five_channels(sandbox, masto=mastodon_tokens.READ_ONLY_TOKEN))
     result = doctor(config, env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert result.exit_code == 1 and "::" not in result.output
     assert not summary.exists()
@@ -380,12 +380,12 @@ def send_run(tmp_path, raw: dict, posts, clock):
     ("token", "said"),
     [
         (
-            mastodon_emulator.REVOKED_TOKEN,
+            mastodon_tokens.REVOKED_TOKEN,
             "credentials: 401 The access token was revoked; the request got 401: The access "
             "token was revoked; make a new access token",
         ),
         (
-            mastodon_emulator.READ_ONLY_TOKEN,
+            mastodon_tokens.READ_ONLY_TOKEN,
             "credentials: the token lacks the scope write:statuses; the request got 403: "
             "This action is outside the authorized scopes; make a new access token",
         ),
@@ -420,7 +420,7 @@ def test_in_github_actions_a_run_writes_its_job_summary_and_annotations(tmp_path
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    monkeypatch.setenv("MASTO_TOKEN", mastodon_emulator.TOKEN)
+    monkeypatch.setenv("MASTO_TOKEN", mastodon_tokens.TOKEN)
     raw = {
         "masto": mastodon_raw(sandbox),
         "devto": {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "revoked-api-key-0000"},
@@ -443,7 +443,7 @@ def test_in_github_actions_a_run_writes_its_job_summary_and_annotations(tmp_path
         "**Needs a person**\n\n| Post | Channel | State | Why |\n|---|---|---|---|\n| blog/post-1/ | devto | failed | credentials: 401 unauthorized"
         in markdown
     )
-    assert "revoked-api-key-0000" not in markdown and mastodon_emulator.TOKEN not in markdown
+    assert "revoked-api-key-0000" not in markdown and mastodon_tokens.TOKEN not in markdown
     commands = [line for line in capsys.readouterr().out.splitlines() if line.startswith("::")]
     assert commands == [
         "::error title=mkdocs-syndicate%3A devto failed::(blog/post-1/, devto) failed: credentials: 401 unauthorized: "
@@ -474,7 +474,7 @@ def test_in_github_actions_the_plugins_build_writes_the_job_summary_too(tmp_path
     summary = tmp_path / "summary.md"
     config = write_site(
         tmp_path / "site",
-        {"mode": "send", "channels": site_channels(sandbox, token=mastodon_emulator.REVOKED_TOKEN)},
+        {"mode": "send", "channels": site_channels(sandbox, token=mastodon_tokens.REVOKED_TOKEN)},
         {"a.md": post("First")},
     )
     sandbox.key_file_root = config.parent / "site"
@@ -485,4 +485,4 @@ def test_in_github_actions_the_plugins_build_writes_the_job_summary_too(tmp_path
     assert "| posts/a/ | masto | failed | credentials: 401 The access token was revoked; " in markdown
     assert "**Went out**" in markdown and "| posts/a/ | ping | pinged with 1 URL(s) |" in markdown
     assert "::error title=mkdocs-syndicate%3A masto failed::(posts/a/, masto) failed: credentials: 401" in result.stdout
-    assert mastodon_emulator.REVOKED_TOKEN not in markdown + result.stdout + result.stderr
+    assert mastodon_tokens.REVOKED_TOKEN not in markdown + result.stdout + result.stderr

@@ -1,4 +1,4 @@
-"""The example site lives a post's life in the sandbox, as the README tells it (issue 34): a title
+"""The example site lives a post's life in the sandbox, as the docs tell it (docs/getting-started.md, issue 34): a title
 fixed (the post moves and its copies are edited, none made again), then a post removed with
 `removals: delete` (its copies deleted where the service can, kept on Weibo, which cannot)."""
 

@@ -131,8 +131,8 @@ def test_indexnow_key_file_never_deployed_fails_with_403_after_the_202(tmp_path,
 def test_mastodon_counts_punctuation_after_a_url_as_characters(tmp_path, sandbox, clock):
     """twitter-text ends "(https://example.com/p/)." before ")."; a client that counted them
     inside the URL (23) would cut the text 2 characters too long, and Mastodon would refuse it."""
-    from mkdocs_syndicate.channels.mastodon import mastodon_length
-    from mkdocs_syndicate.sandbox.mastodon import countable_length
+    from mkdocs_syndicate.channels.mastodon_text import mastodon_length
+    from mkdocs_syndicate.sandbox.mastodon_text import countable_length
 
     assert mastodon_length("(https://example.com/p/).") == countable_length("(https://example.com/p/).") == 26
     post = make_post(1, description="word " * 200)

@@ -365,7 +365,7 @@ def facet_rows(found: list[dict]) -> list[tuple[int, int, str, str]]:
 def test_bluesky_facets_are_the_apps_own(text, expected):
     """F8: tags kept their inner punctuation (`#foo.bar`), `＃` is a "#", cashtags are tags, and a
     tag needs white space (or the start) before it, as in the app; links as before."""
-    from mkdocs_syndicate.channels.bluesky import facets
+    from mkdocs_syndicate.channels.bluesky_text import facets
 
     assert facet_rows(facets(text)) == sorted(expected)
 
@@ -375,7 +375,7 @@ def test_bluesky_leaves_out_a_tag_the_pds_would_refuse():
     """Where the client departs from the app on purpose: a tag of at most 64 graphemes but over
     the lexicon's 640 bytes (app.bsky.richtext.facet#tag maxLength) stays plain text, since the
     PDS refuses a record with it; the app makes the facet."""
-    from mkdocs_syndicate.channels.bluesky import facets
+    from mkdocs_syndicate.channels.bluesky_text import facets
 
     heavy = "a" + "\u0301" * 20  # one grapheme, 41 bytes
     assert facet_rows(facets("#" + heavy * 15)) == [(0, 616, "tag", heavy * 15)]
@@ -527,8 +527,8 @@ MASTODON_COUNTS = [
 def test_mastodon_counts_urls_as_mastodon_finds_them(text, count):
     """N9: the client counted any http(s) run as a URL (so `(draft`, an IP address or localhost
     counted 23), and the emulator counted IP and loopback hosts as URLs too."""
-    from mkdocs_syndicate.channels.mastodon import mastodon_length
-    from mkdocs_syndicate.sandbox.mastodon import countable_length
+    from mkdocs_syndicate.channels.mastodon_text import mastodon_length
+    from mkdocs_syndicate.sandbox.mastodon_text import countable_length
 
     assert (mastodon_length(text), countable_length(text)) == (count, count)
 

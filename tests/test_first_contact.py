@@ -161,8 +161,7 @@ def test_sandbox_pacing_is_scaled_down_and_says_so(tmp_path):
 
 def test_sandbox_pacing_real_keeps_the_configured_spacing(tmp_path):
     from mkdocs_syndicate.config.run import Site, parse_options
-    from mkdocs_syndicate.engine.options import make_channels
-    from mkdocs_syndicate.sandbox.site import sandbox_note
+    from mkdocs_syndicate.sandbox.site import make_channels, sandbox_note
 
     for pacing, expected in (("fast", 0.75), ("real", 75.0)):
         options = parse_options(

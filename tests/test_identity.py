@@ -11,7 +11,7 @@ import datetime as dt
 import pytest
 from conftest import ListReporter, make_post, mastodon_raw, write_ledger
 
-from mkdocs_syndicate.channels.bluesky import rkey_for
+from mkdocs_syndicate.channels.bluesky_records import rkey_for
 from mkdocs_syndicate.channels.mastodon import idempotency_key
 from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, MAX_UNCERTAIN_SENDS

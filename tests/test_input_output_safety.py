@@ -14,7 +14,7 @@ from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.content.posts import ChannelOverride, check_syndicate_id, parse_syndicate_meta
-from mkdocs_syndicate.engine.options import plan
+from mkdocs_syndicate.engine.preview import plan
 from mkdocs_syndicate.engine.results import PairResult, PairState, RunReport
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.errors import ConfigError, LedgerError, LedgerWriteError, PostError

@@ -1,7 +1,7 @@
 import pytest
 from conftest import make_post
 
-from mkdocs_syndicate.channels.mastodon import mastodon_length
+from mkdocs_syndicate.channels.mastodon_text import mastodon_length
 from mkdocs_syndicate.content.messages import LengthRule, hashtag, neutralise, render_message
 from mkdocs_syndicate.content.posts import ChannelOverride
 from mkdocs_syndicate.errors import PostError

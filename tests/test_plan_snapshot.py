@@ -50,7 +50,7 @@ def test_the_next_plan_build_says_nothing_pending_without_loading_the_engine(qui
         m
         for m in modules
         if m.startswith(
-            ("mkdocs_syndicate.engine.options", "mkdocs_syndicate.channels", "mkdocs_syndicate.ledger.format")
+            ("mkdocs_syndicate.engine.preview", "mkdocs_syndicate.channels", "mkdocs_syndicate.ledger.format")
         )
     ]
     again = mkdocs(quiet_site)

@@ -884,7 +884,7 @@ def test_standard_edit_updates_the_document_in_place_and_a_removal_deletes_it(pd
     import asyncio
 
     from mkdocs_syndicate.channels.base import Presence
-    from mkdocs_syndicate.engine.options import make_channels
+    from mkdocs_syndicate.sandbox.site import make_channels
 
     site = Site("https://std-edit.example/", "Edits")
     bob = pds.account("bob.test")

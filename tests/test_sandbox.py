@@ -267,7 +267,7 @@ def test_a_rehearsals_records_are_not_real_ones(tmp_path, sandbox):
     from conftest import SITE, ListReporter, make_post, mastodon_raw
 
     from mkdocs_syndicate.config.run import parse_options
-    from mkdocs_syndicate.engine.options import plan
+    from mkdocs_syndicate.engine.preview import plan
     from mkdocs_syndicate.engine.syndication import send
     from mkdocs_syndicate.ledger.store import Ledger
     from mkdocs_syndicate.sources.ledger_copies import done_copies

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from conftest import SITE, make_post
 from mkdocs_syndicate.config.run import parse_options
-from mkdocs_syndicate.engine.options import plan
+from mkdocs_syndicate.engine.preview import plan
 from mkdocs_syndicate.errors import PostError, ConfigError
 
 options = parse_options(

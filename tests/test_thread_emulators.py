@@ -14,8 +14,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from mkdocs_syndicate.sandbox.bluesky import APP_PASSWORD, COLLECTION, DID, HANDLE
-from mkdocs_syndicate.sandbox.mastodon import IN_REPLY_NOT_FOUND, TOKEN
+from mkdocs_syndicate.sandbox.atproto_account import APP_PASSWORD, DID, HANDLE
+from mkdocs_syndicate.sandbox.bluesky import COLLECTION
+from mkdocs_syndicate.sandbox.mastodon import IN_REPLY_NOT_FOUND
+from mkdocs_syndicate.sandbox.mastodon_tokens import TOKEN
 
 pytestmark = pytest.mark.http
 

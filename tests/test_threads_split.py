@@ -4,8 +4,8 @@ with `max_parts`): boundaries, each service's counting, the first part's URL and
 import pytest
 from conftest import make_post
 
-from mkdocs_syndicate.channels.bluesky import bluesky_length
-from mkdocs_syndicate.channels.mastodon import mastodon_length
+from mkdocs_syndicate.channels.bluesky_text import bluesky_length
+from mkdocs_syndicate.channels.mastodon_text import mastodon_length
 from mkdocs_syndicate.content.messages import LengthRule, grapheme_length, render_message
 from mkdocs_syndicate.content.posts import ChannelOverride
 from mkdocs_syndicate.content.threads import split

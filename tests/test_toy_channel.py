@@ -9,7 +9,7 @@ from conftest import SITE, ListReporter, make_post
 
 from mkdocs_syndicate import registry
 from mkdocs_syndicate.config.run import parse_options
-from mkdocs_syndicate.engine.options import plan
+from mkdocs_syndicate.engine.preview import plan
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.sandbox import SandboxServer

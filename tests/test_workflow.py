@@ -1,4 +1,4 @@
-"""The GitHub Actions workflow we ship: the properties the README promises, and README == file."""
+"""The GitHub Actions workflow we ship: the properties the docs promise (docs/ci.md), and page == file."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ def test_pull_requests_only_build_without_secrets():
     assert any(s.get("run") == "mkdocs build --strict" for s in check["steps"])
 
 
-def test_the_readme_shows_the_same_workflow():
-    assert WORKFLOW.read_text() in (ROOT / "README.md").read_text()
+def test_the_ci_page_shows_the_same_workflow():
+    assert WORKFLOW.read_text() in (ROOT / "docs" / "ci.md").read_text()
 
 
 WORKFLOWS = [WORKFLOW, ROOT / ".github" / "workflows" / "release.yml"]
@@ -96,13 +96,14 @@ def test_both_jobs_install_the_sites_own_requirements_when_it_has_them():
         assert installs[0].count("pip install") == 1  # one resolution: a pin is kept, or the step fails
 
 
-def test_the_readme_states_the_mkdocs_requirement_the_package_declares():
+def test_the_install_page_states_the_mkdocs_requirement_the_package_declares():
     import tomllib
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     (mkdocs,) = [d for d in declared if d.startswith("mkdocs>")]
-    readme = (ROOT / "README.md").read_text()
-    assert f"`{mkdocs}`" in readme and "MkDocs 1.6 or later" in readme and "ResolutionImpossible" in readme
+    install = (ROOT / "docs" / "getting-started.md").read_text()
+    assert f"`{mkdocs}`" in install and "MkDocs 1.6 or later" in install and "ResolutionImpossible" in install
+    assert "MkDocs 1.6 or later" in (ROOT / "README.md").read_text()
 
 
 def test_a_weekly_job_checks_the_credentials_and_fails_loudly():

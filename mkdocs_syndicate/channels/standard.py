@@ -30,7 +30,8 @@ from mkdocs_syndicate.channels.base import (
     status_outcome,
     transport_outcome,
 )
-from mkdocs_syndicate.channels.bluesky import BlueskyChannel, rkey_for, rkey_of, tid
+from mkdocs_syndicate.channels.bluesky import BlueskyChannel
+from mkdocs_syndicate.channels.bluesky_records import rkey_for, rkey_of, tid
 from mkdocs_syndicate.channels.reading import BadAnswer, json_object, optional_text
 from mkdocs_syndicate.config.channels import Option
 from mkdocs_syndicate.content.identity import client_id

@@ -1,4 +1,4 @@
-"""Duration settings: each has a documented range (README, "Settings"), looked up by the setting's
+"""Duration settings: each has a documented range (docs/security.md), looked up by the setting's
 name. A value past it is a typo or a way to switch a bound off (`timeout: 1.0e+300` meant no
 timeout at all)."""
 

@@ -69,11 +69,9 @@ def check_channels(
     options: Options, *, transport: httpx.AsyncBaseTransport | None = None, clock: Clock | None = None
 ) -> list[ChannelCheck]:
     """Every enabled channel's credential check, in the config's order (sandbox: the emulators')."""
-    from mkdocs_syndicate.engine.options import make_channels
-    from mkdocs_syndicate.sandbox.site import sandbox_for
+    from mkdocs_syndicate.sandbox.site import run_channels
 
-    with sandbox_for(options) as sandbox:
-        channels = make_channels(options, sandbox)
+    with run_channels(options) as (channels, _):
         return asyncio.run(_check_all(channels, transport, clock or SystemClock()))
 
 

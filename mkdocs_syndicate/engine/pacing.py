@@ -10,8 +10,9 @@ from typing import Any
 
 import httpx
 
+from mkdocs_syndicate.ledger.schema import Posts, State
 from mkdocs_syndicate.net.bounded import bounded_request
-from mkdocs_syndicate.timeutil import Clock
+from mkdocs_syndicate.timeutil import Clock, from_iso
 
 Sleeper = Callable[[float, str], Awaitable[None]]
 
@@ -32,10 +33,15 @@ class PacedHttp:
     def now(self) -> float:
         return self.clock.time()
 
-    def seed(self, last_request_at: float | None) -> None:
+    def seed(self, posts: Posts, channel_id: str) -> None:
         """Carry pacing across runs: the ledger says when this channel last saw a request."""
-        if last_request_at is not None and self._min_interval:
-            self._hold(last_request_at + self._min_interval, "pacing (since the last run's request)")
+        times = [
+            from_iso(entry.channels[channel_id].at).timestamp()
+            for entry in posts.values()
+            if channel_id in entry.channels and entry.channels[channel_id].state != State.SKIPPED
+        ]
+        if times and self._min_interval:
+            self._hold(max(times) + self._min_interval, "pacing (since the last run's request)")
 
     def hold_until(self, moment: float, reason: str) -> None:
         """The server asked us to wait (429 with Retry-After / X-RateLimit-Reset)."""

@@ -1,21 +1,27 @@
 """The pending query: which (post, channel) pairs still need work, with the exact payload of each.
 
 Everything here is computed without any network, so a post whose message cannot be built stops
-the run before the first request, and plan mode shows exactly what a send would put out.
+the run before the first request, and plan mode shows exactly what a send would put out. Only
+`under_service_limits` asks a service (for its own limits), once a lane has started.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.channels.base import Channel, Prepared
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Move
+from mkdocs_syndicate.errors import SyndicateError
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, PostRef
+
+if TYPE_CHECKING:
+    from mkdocs_syndicate.engine.pacing import PacedHttp
 
 PENDING_STATES = (None, State.FAILED, State.IN_FLIGHT)
 
@@ -191,3 +197,29 @@ def make_plan(
         for pair in pairs:
             plan.lanes[pair.channel.id].append(pair)
     return plan
+
+
+async def under_service_limits(channel: Channel, http: PacedHttp, pairs: list[PendingPair]) -> list[PendingPair]:
+    """New pairs' messages made again under the service's own limits, when it states other
+    ones (Mastodon's /api/v2/instance); a pair with a record keeps the message it was sent with."""
+    fresh = [pair for pair in pairs if pair.record is None or pair.op == "update"]
+    if not fresh or not await channel.learn_limits(http, [pair.prepared for pair in fresh]):
+        return pairs
+    again = [_prepared_again(channel, pair) if pair in fresh else pair for pair in pairs]
+    # An update whose message, made under the service's limits, is what the copy says: none.
+    return [pair for pair in again if not (pair.op == "update" and _up_to_date(pair))]
+
+
+def _prepared_again(channel: Channel, pair: PendingPair) -> PendingPair:
+    try:
+        return replace(pair, prepared=channel.prepare(pair.post))
+    except SyndicateError:  # it does not fit the service's rule: the first message goes, refused by name
+        return pair
+
+
+def _up_to_date(pair: PendingPair) -> bool:
+    return (
+        pair.record is not None
+        and pair.record.state == State.DONE
+        and pair.record.message_sha256 == pair.prepared.sha256
+    )

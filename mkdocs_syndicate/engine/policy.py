@@ -1,7 +1,7 @@
 """What to do next with one (post, channel) pair, given what just happened: one pure function.
 
 An event is the outcome of a send (`Kind`) or of a read of the remote side (`Found`). The rule it
-enforces (README, "How a run works": read before any resend): an at-most-once request whose outcome is unknown is
+enforces (docs/how-it-works.md: read before any resend): an at-most-once request whose outcome is unknown is
 never repeated until a read proves the post absent, and not before `settle` seconds after the last
 attempt, because the server may still be working on it (Mastodon stores its Idempotency-Key only
 after creating the status, with no lock; some servers ignore the key). Only a channel whose repeat

@@ -16,94 +16,37 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import signal
-import threading
 import traceback
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 import httpx
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Prepared, Verdict
+from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.engine.endings import ENDING_STEPS, INTERRUPTED_BEFORE_SENDING, Facts, clean, ending, error_text
 from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, LedgerWriter
 from mkdocs_syndicate.engine.pacing import PacedHttp
-from mkdocs_syndicate.engine.plan import PendingPair, Plan
+from mkdocs_syndicate.engine.plan import PendingPair, Plan, under_service_limits
 from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Event, Situation, Step, decide
+from mkdocs_syndicate.engine.records import as_sent, in_flight, not_made
 from mkdocs_syndicate.engine.results import PairResult, PairState, Reporter, RunReport
+from mkdocs_syndicate.engine.sigterm import cancelled_by_sigterm
 from mkdocs_syndicate.engine.updates import carry_change
 from mkdocs_syndicate.errors import LaneCrashed, SyndicateError
 from mkdocs_syndicate.ledger.merge import StaleLedger
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, Transition
+from mkdocs_syndicate.net.client import run_client
 from mkdocs_syndicate.redaction import redact
-from mkdocs_syndicate.safety import one_line
-from mkdocs_syndicate.timeutil import Clock, epoch_to_iso, from_iso, to_iso, utcnow
-
-ERROR_LENGTH = 300  # characters of an error kept in the ledger and the report
-INTERRUPTED_BEFORE_SENDING = "interrupted before the request was sent (the next run sends it)"
-
-
-class _Lazy(httpx.AsyncBaseTransport):
-    def __init__(self, verify: bool) -> None:
-        self.verify = verify
-        self._inner: httpx.AsyncHTTPTransport | None = None
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if self._inner is None:
-            self._inner = httpx.AsyncHTTPTransport(verify=self.verify)
-        return await self._inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        if self._inner is not None:
-            await self._inner.aclose()
-
-
-@contextlib.contextmanager
-def _terminated_like_ctrl_c(runner: Runner) -> Iterator[None]:
-    """SIGTERM (a container stopped or evicted, a CI system cancelling) stops the run the way
-    Ctrl-C does: the run's task is cancelled, lanes record what never left, and the last push
-    carries it. Only a shorter window for the next run, never what safety rests on: SIGKILL
-    gets no say (docs/design/protocol.md, "Stopping"). A second SIGTERM terminates at once."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers belong to the main thread (a run inside a test's worker thread)
-        return
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def terminate() -> None:
-        runner.terminated = True
-        loop.remove_signal_handler(signal.SIGTERM)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if task is not None:
-            task.cancel()
-
-    try:
-        loop.add_signal_handler(signal.SIGTERM, terminate)
-    except (NotImplementedError, RuntimeError, ValueError):  # Windows' event loops have none
-        yield
-        return
-    try:
-        yield
-    finally:
-        loop.remove_signal_handler(signal.SIGTERM)
-        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+from mkdocs_syndicate.timeutil import Clock, from_iso, to_iso, utcnow
 
 
 def _waits_for_push(channel: Channel) -> bool:
     """An at-most-once request leaves only once its in_flight record is durable (pushed, in git)."""
     return channel.settings.at_most_once
-
-
-def _up_to_date(pair: PendingPair) -> bool:
-    return (
-        pair.record is not None
-        and pair.record.state == State.DONE
-        and pair.record.message_sha256 == pair.prepared.sha256
-    )
 
 
 class _LaneStopped(Exception):
@@ -134,24 +77,20 @@ class _Attempt:
     outcome: Outcome | None = None  # the last send's outcome (its error, for the record)
     found: tuple[str | None, str | None] = (None, None)  # remote id and URL from the last read
 
-
-@dataclass(frozen=True)
-class _End:
-    """How one member's way ends in this run: the record to write (or none), and what to report."""
-
-    record: Record | None
-    state: PairState
-    text: str
-    remote_url: str | None = None
-    needs_review: bool = False
-    stops_lane: str | None = None  # why the channel takes no more requests this run
-
-
-# Outcomes that prove the request made nothing: not counted among the uncertain sends.
-_DEFINITE = frozenset({Kind.NOT_SENT, Kind.REFUSED, Kind.RATE_LIMITED, Kind.AUTH})
-
-# The steps that end a member's way in this run; the others (send, retry, read) go on with the unit.
-_ENDINGS = frozenset({Step.DONE, Step.DELETED, Step.FAIL, Step.STOP_LANE, Step.RELEASE, Step.AWAIT, Step.LEAVE})
+    def facts(self, now: str) -> Facts:
+        """What the attempt has come to, for its members' endings (engine/endings.py)."""
+        batch = self.unit.batch
+        return Facts(
+            self.channel.id,
+            self.channel.secrets(),
+            self.event,
+            now,
+            reason=self.reason,
+            outcome=self.outcome,
+            found=self.found,
+            batch=len(batch) if batch is not None else None,
+            sends=self.unit.sends,
+        )
 
 
 class Runner:
@@ -183,18 +122,15 @@ class Runner:
         self.terminated = False  # SIGTERM arrived: the run was cancelled as Ctrl-C cancels it
 
     async def run(self) -> RunReport:
-        with _terminated_like_ctrl_c(self):
+        with cancelled_by_sigterm(self._terminated):
             return await self._run()
+
+    def _terminated(self) -> None:
+        self.terminated = True
 
     async def _run(self) -> RunReport:
         channels = {pair.channel.id: pair.channel for pair in self.plan.pairs}
-        # Transports are made on first use: loading the CA bundle costs more CPU than a whole paced
-        # run against loopback emulators, and plain http (loopback only) never needs it.
-        transport = self.transport or _Lazy(verify=False)
-        mounts = None if self.transport else {"https://": _Lazy(verify=True)}
-        async with httpx.AsyncClient(
-            transport=transport, mounts=mounts, follow_redirects=False, headers={"User-Agent": "mkdocs-syndicate"}
-        ) as client:
+        async with run_client(self.transport) as client:
             lanes = self._lanes(client, channels)
             try:
                 # Not a TaskGroup: one lane's failure must not cancel another in the middle of a
@@ -258,11 +194,11 @@ class Runner:
         http = PacedHttp(
             client, min_interval=settings.min_interval, timeout=settings.timeout, clock=self.clock, sleep=sleep
         )
-        http.seed(self._last_request_at(channel.id))
+        http.seed(self.ledger.posts, channel.id)
         self.reporter.lane_started(channel.id, len(pairs))
         try:
             if not self.verify_only and not channel.batched:
-                pairs = await self._with_service_limits(channel, http, pairs)
+                pairs = await under_service_limits(channel, http, pairs)
             units = self._units(channel, pairs)
             while units:
                 if self._stop is not None:
@@ -312,14 +248,6 @@ class Runner:
         ready = [unit for unit in units if unit.not_before <= now]
         return ready[0] if ready else min(units, key=lambda unit: unit.not_before)
 
-    def _last_request_at(self, channel_id: str) -> float | None:
-        times = [
-            from_iso(entry.channels[channel_id].at).timestamp()
-            for entry in self.ledger.posts.values()
-            if channel_id in entry.channels and entry.channels[channel_id].state != State.SKIPPED
-        ]
-        return max(times) if times else None
-
     def _state_of(self, pair: PendingPair) -> PairState:
         record = self._record(pair)
         return PairState.of(record.state if record else None)
@@ -349,7 +277,7 @@ class Runner:
                 for member in unit.members
             ]
             # One request serves them all: while a member must go on, the unit goes on.
-            going = next((action for action in actions if action.step not in _ENDINGS), None)
+            going = next((action for action in actions if action.step not in ENDING_STEPS), None)
             if going is None:
                 await self._end(attempt, actions)
                 return []
@@ -376,7 +304,8 @@ class Runner:
 
     async def _end(self, attempt: _Attempt, actions: list[Action]) -> None:
         members = attempt.unit.members
-        ends = [self._ending(attempt, member, action) for member, action in zip(members, actions, strict=True)]
+        facts = attempt.facts(self._now())
+        ends = [ending(facts, self._record(member), action) for member, action in zip(members, actions, strict=True)]
         writes = [(member, end.record) for member, end in zip(members, ends, strict=True) if end.record is not None]
         # A removed page's ping ends `deleted`: its end is as much the answer's record as a done one.
         await self._write_ends(writes, done=any(end.state in (PairState.DONE, PairState.DELETED) for end in ends))
@@ -395,74 +324,15 @@ class Runner:
         if done:
             checkpoints.hit("after_done_write")
 
-    def _ending(self, attempt: _Attempt, pair: PendingPair, action: Action) -> _End:
-        """One member's end of this run's way, by the policy's step (engine/policy.py)."""
-        channel, current, step = attempt.channel, self._record(pair), action.step
-        if step is Step.LEAVE:
-            text = self._leave_text(channel, attempt.outcome, attempt.reason, action)
-            return _End(None, PairState.IN_FLIGHT, text, needs_review=action.needs_review)
-        assert current is not None  # a send or a read came first: the pair has a record
-        if step is Step.DONE:
-            return self._done_end(attempt, current, action)
-        if step is Step.DELETED:
-            note = self._clean(channel, attempt.reason or action.reason)
-            return _End(current.moved(State.DELETED, self._now(), note=note), PairState.DELETED, note)
-        if step is Step.AWAIT:
-            note = f"{self._clean(channel, attempt.reason)}; {action.reason}"
-            return _End(replace(current, error=note), PairState.WAITING, note)
-        return self._failed_end(attempt, current, action)
-
-    def _done_end(self, attempt: _Attempt, current: Record, action: Action) -> _End:
-        outcome, unit = attempt.outcome, attempt.unit
-        if current.op == "delete":  # a removed page pinged (a batched channel's delete)
-            how = f"pinged as removed, with {len(unit.batch or [])} URL(s)"
-            return _End(current.moved(State.DELETED, self._now(), note="the post was removed"), PairState.DELETED, how)
-        if attempt.event is Kind.DONE and outcome is not None:  # the send's answer names it
-            remote_id, remote_url = outcome.remote_id, outcome.remote_url
-        else:  # a read found it (or it is done without a name: received often enough)
-            remote_id, remote_url = attempt.found
-        if action.reason:
-            how = action.reason
-        elif unit.batch is not None:
-            how = f"pinged with {len(unit.batch)} URL(s)"
-        elif attempt.event is Kind.DONE:
-            how = "sent"
-        else:
-            how = "found by verify (sent by an earlier run)" if unit.sends == 0 else "sent (confirmed by a read)"
-        record = current.moved(
-            State.DONE, self._now(), remote_id=remote_id, remote_url=remote_url, note=action.reason or None
-        )
-        return _End(record, PairState.DONE, how, remote_url)
-
-    def _failed_end(self, attempt: _Attempt, current: Record, action: Action) -> _End:
-        """FAIL, STOP_LANE and RELEASE: the record says failed (when a request may have gone out,
-        it was in_flight); the pair ends, and with STOP_LANE so does the lane."""
-        channel = attempt.channel
-        if action.step is Step.RELEASE:
-            error = action.reason
-        else:
-            error = self._error_text(channel, attempt.event, attempt.reason, action)
-        stop = f"{channel.id} stopped for this run: {error}" if action.step is Step.STOP_LANE else None
-        if action.keep_in_flight:  # the outcome is unknown: the next run reads before it sends
-            return _End(None, PairState.IN_FLIGHT, f"{error}; {action.reason}", stops_lane=stop)
-        record = self._failed_record(current, attempt.event, error) if current.state == State.IN_FLIGHT else None
-        state = PairState.PENDING if action.step is Step.RELEASE else PairState.FAILED
-        return _End(record, state, error, stops_lane=stop)
-
-    def _failed_record(self, current: Record, event: Event, error: str) -> Record:
-        failed = self._not_made(current, error, definite=event in _DEFINITE)
-        if event is Found.CONFLICT:  # what is at our key is not ours: the next attempt takes a fresh key
-            failed = replace(failed, idempotency_key=None, created_at=None)
-        return failed
-
     # The steps that go on (engine/policy.py): None when the unit's next event is in `attempt`,
     # else what `_carry` returns.
 
     async def _step_retry(self, attempt: _Attempt, action: Action) -> list[_Unit] | None:
         """Nothing happened remotely: record failed, wait as the server asked (or back off), send."""
-        error = self._error_text(attempt.channel, attempt.event, attempt.reason, action)
+        now = self._now()
+        error = error_text(attempt.facts(now), action)
         writes = [
-            (member, self._not_made(record, error, definite=True))
+            (member, not_made(record, error, now, definite=True))
             for member, record in self._in_flight_records(attempt.unit)
         ]
         if writes:
@@ -518,8 +388,9 @@ class Runner:
         await http.wait_turn()
         previous = [self._record(member) for member in unit.members]
         checkpoints.hit("before_in_flight_write")
+        now, batched, sandbox = self._now(), unit.batch is not None, self.ledger.sandbox is True
         staged = [
-            (member, self._in_flight(unit, member, before))
+            (member, in_flight(member, before, now, batched=batched, sandbox=sandbox))
             for member, before in zip(unit.members, previous, strict=True)
         ]
         # What a send needs and changes nothing (a session) is fetched while the record is pushed.
@@ -539,7 +410,7 @@ class Runner:
             # settle wait and a read before it may send.
             with contextlib.suppress(SyndicateError):  # a failed flush already says why
                 await self._write_many(
-                    [(m, self._not_made(r, INTERRUPTED_BEFORE_SENDING, definite=True)) for m, r in staged]
+                    [(m, not_made(r, INTERRUPTED_BEFORE_SENDING, self._now(), definite=True)) for m, r in staged]
                 )
             raise
         checkpoints.hit("after_in_flight_write")
@@ -547,53 +418,9 @@ class Runner:
             outcome = await channel.send_batch(http, unit.batch)
         else:
             (pair,) = unit.members
-            outcome = await channel.send(http, pair.post, self._prepared(pair, previous[0]))
+            outcome = await channel.send(http, pair.post, as_sent(pair, previous[0]))
         checkpoints.hit("after_response")
         return outcome
-
-    def _in_flight(self, unit: _Unit, pair: PendingPair, previous: Record | None) -> Record:
-        attempts = (previous.attempts if previous else 0) + 1
-        sandbox = self.ledger.sandbox is True  # a rehearsal's record: a real run will not count it
-        if unit.batch is not None:  # at-least-once pings: no key, and no read to match a payload against
-            # The page's hash, so a later change of the page pings it again; a re-ping of a done pair
-            # says so (op: update).
-            return Record(
-                State.IN_FLIGHT,
-                attempts,
-                self._now(),
-                message_sha256=pair.prepared.sha256,
-                op=pair.op,
-                sandbox=sandbox,
-            )
-        return Record(
-            State.IN_FLIGHT,
-            attempts,
-            self._now(),
-            idempotency_key=pair.prepared.idempotency_key,
-            created_at=self._created_at(pair, previous),
-            message_sha256=pair.prepared.sha256,
-            sandbox=sandbox,
-        )
-
-    @staticmethod
-    def _prepared(pair: PendingPair, previous: Record | None) -> Prepared:
-        """A key sent before by a request whose outcome is unknown: the service may answer for it."""
-        replay = (
-            previous is not None
-            and previous.state == State.IN_FLIGHT
-            and previous.idempotency_key is not None
-            and previous.idempotency_key == pair.prepared.idempotency_key
-        )
-        return replace(pair.prepared, replay=True) if replay else pair.prepared
-
-    def _created_at(self, pair: PendingPair, previous: Record | None) -> str:
-        """The pair's first attempt, kept while the payload is unchanged: windows and scan bounds
-        are measured from it. A channel that freezes it into the payload (Bluesky) decides."""
-        if pair.prepared.created_at:
-            return pair.prepared.created_at
-        if previous is not None and previous.created_at and previous.message_sha256 == pair.prepared.sha256:
-            return previous.created_at
-        return self._now()
 
     async def _read(
         self, channel: Channel, http: PacedHttp, pair: PendingPair, record: Record, after: Outcome | None
@@ -608,40 +435,6 @@ class Runner:
         base = 2.0 ** max(1, sends)
         return base + self.rng.uniform(0, base / 2)
 
-    def _error_text(self, channel: Channel, event: Event, reason: str, action: Action) -> str:
-        error = self._clean(channel, reason or action.reason)
-        if event is Kind.RATE_LIMITED and action.at is not None:
-            error = f"{error}; retry after {epoch_to_iso(action.at)}"
-        return error
-
-    def _leave_text(self, channel: Channel, outcome: Outcome | None, reason: str, action: Action) -> str:
-        cause = self._clean(channel, reason) if reason else ""
-        last = self._clean(channel, outcome.error) if outcome is not None and outcome.error else ""
-        said = [part for part in (last, cause if cause != last else "", action.reason) if part]
-        text = "; ".join(said) or self._clean(channel, None)
-        if action.at is not None:
-            text += f" (after {epoch_to_iso(action.at)})"
-        return ("needs review: " if action.needs_review else "") + text
-
-    async def _with_service_limits(
-        self, channel: Channel, http: PacedHttp, pairs: list[PendingPair]
-    ) -> list[PendingPair]:
-        """New pairs' messages made again under the service's own limits, when it states other
-        ones (Mastodon's /api/v2/instance); a pair with a record keeps the message it was sent with."""
-        fresh = [pair for pair in pairs if pair.record is None or pair.op == "update"]
-        if not fresh or not await channel.learn_limits(http, [pair.prepared for pair in fresh]):
-            return pairs
-        again = [self._prepared_again(channel, pair) if pair in fresh else pair for pair in pairs]
-        # An update whose message, made under the service's limits, is what the copy says: none.
-        return [pair for pair in again if not (pair.op == "update" and _up_to_date(pair))]
-
-    @staticmethod
-    def _prepared_again(channel: Channel, pair: PendingPair) -> PendingPair:
-        try:
-            return replace(pair, prepared=channel.prepare(pair.post))
-        except SyndicateError:  # it does not fit the service's rule: the first message goes, refused by name
-            return pair
-
     def _record(self, pair: PendingPair) -> Record | None:
         return self.ledger.record(pair.post.key, pair.channel.id)
 
@@ -651,65 +444,17 @@ class Runner:
             (member, record) for member, record in records if record is not None and record.state == State.IN_FLIGHT
         ]
 
-    # ------------------------------------------------------------------ what an update borrows (engine/updates.py)
-
-    def situation_for(self, channel: Channel, record: Record | None, sends: int, outcome: Outcome | None) -> Situation:
-        return self._situation(channel, record, sends, outcome)
-
-    async def write_records(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None:
-        await self._write_many(items, before_request=before_request)
-
-    def record_of(self, pair: PendingPair) -> Record | None:
-        return self._record(pair)
-
-    def report_pair(
-        self, pair: PendingPair, state: PairState, detail: str, remote_url: str | None, needs_review: bool
-    ) -> None:
-        self._finish(pair, state, detail, remote_url, needs_review)
-
-    def cleaned(self, channel: Channel, text: str | None) -> str:
-        return self._clean(channel, text)
-
-    def now_iso(self) -> str:
-        return self._now()
-
-    def backoff_for(self, sends: int) -> float:
-        return self._backoff(sends)
-
     # ------------------------------------------------------------------ helpers
 
     def _now(self) -> str:
         return to_iso(utcnow(self.clock))
 
-    def _done(self, current: Record, remote_id: str | None, remote_url: str | None) -> Record:
-        return current.moved(State.DONE, self._now(), remote_id=remote_id, remote_url=remote_url)
-
-    def _failed(self, current: Record, error: str, *, definite: bool = False) -> Record:
-        """`definite`: the request never left, or the service said a definite no; it is not one
-        of the sends whose outcome was unknown, which `attempts` counts against the cap
-        (policy.MAX_UNCERTAIN_SENDS), so the in_flight write's count is taken back."""
-        failed = current.moved(State.FAILED, self._now(), error=error)
-        if definite and current.state == State.IN_FLIGHT:
-            failed = replace(failed, attempts=max(0, current.attempts - 1))
-        return failed
-
-    def _not_made(self, current: Record, error: str, *, definite: bool = False) -> Record:
-        """A request that did not do its work: `failed`, except a removed page's ping (`op:
-        delete`), which goes back to `done` with a note, as a refused delete of a copy does
-        (engine/updates.py): a failed record of a post gone from the source is pending for nobody,
-        so the ping would be lost; done, the next run finds the post removed and pings it again."""
-        if current.op == "delete" and current.state == State.IN_FLIGHT:
-            return current.moved(State.DONE, self._now(), note=f"delete not made: {error}")
-        return self._failed(current, error, definite=definite)
-
     async def _write_many(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None:
         await self._writer.write([Transition(p.ref, p.channel.id, r) for p, r in items], before_request=before_request)
 
-    def _clean(self, channel: Channel, text: str | None) -> str:
-        """Credentials out first, then control characters, then cut: a token cut in half before
-        redaction would leave its prefix behind."""
-        clean = one_line(redact(text or "unknown error", channel.secrets()))
-        return clean if len(clean) <= ERROR_LENGTH else clean[: ERROR_LENGTH - 1] + "…"
+    @staticmethod
+    def _clean(channel: Channel, text: str | None) -> str:
+        return clean(text, channel.secrets())
 
     def _finish(
         self,
@@ -723,6 +468,17 @@ class Runner:
         self.report.results.append(result)
         self.reporter.pair_finished(result)
 
+    # ------------------------------------------------------------------ what an update borrows (engine/updates.py)
+
+    # The runner's own, under the names engine/updates.py's UpdateHost gives them.
+    situation_for = _situation
+    write_records = _write_many
+    record_of = _record
+    report_pair = _finish
+    cleaned = _clean
+    now_iso = _now
+    backoff_for = _backoff
+
 
 _Step = Callable[[Runner, _Attempt, Action], Awaitable[list[_Unit] | None]]
 _STEPS: dict[Step, _Step] = {
@@ -731,5 +487,5 @@ _STEPS: dict[Step, _Step] = {
     Step.READ: Runner._step_read,
     Step.READ_LATER: Runner._step_read_later,
 }
-if set(_STEPS) | _ENDINGS != set(Step):  # pragma: no cover - a step added to the policy, not here
+if set(_STEPS) | ENDING_STEPS != set(Step):  # pragma: no cover - a step added to the policy, not here
     raise AssertionError("every policy step must end a unit or go on with it")

@@ -17,8 +17,8 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import adopt, refuse_renamed_channels
 from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Identified, identify
-from mkdocs_syndicate.engine.options import first_run_adoption, make_channels, select_posts
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan, not_updated_lines
+from mkdocs_syndicate.engine.preview import first_run_adoption, select_posts
 from mkdocs_syndicate.engine.removals import Removals, deletions, find_removals, kept_lines
 from mkdocs_syndicate.engine.results import PairResult, PairState, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
@@ -28,7 +28,7 @@ from mkdocs_syndicate.ledger.merge import StaleLedger, changed_pairs, merge, wit
 from mkdocs_syndicate.ledger.schema import Posts, State, record_in
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.net.liveness import in_built_site, wait_until_live
-from mkdocs_syndicate.sandbox.site import sandbox_for
+from mkdocs_syndicate.sandbox.site import run_channels
 from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
 
 if TYPE_CHECKING:
@@ -58,8 +58,7 @@ def send(
     with Ledger.open_for_writing(options.ledger_path, options.lock_timeout) as ledger:
         ledger.sandbox = options.sandbox  # a real run does not see a rehearsal's records
         mirror = _start_mirror(options, ledger)
-        with sandbox_for(options) as sandbox:
-            channels = make_channels(options, sandbox)
+        with run_channels(options) as (channels, sandbox_note):
             refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
             # Every post of the source is matched, not only those announceable now: a post the
             # source still lists under a new name is neither removed nor announced again.
@@ -72,7 +71,7 @@ def send(
             session.report.moves = found.moves
             session.on_start = on_start
             report = session.run()
-            report.warnings[:0] = [sandbox.note] if sandbox and sandbox.note else []
+            report.warnings[:0] = [sandbox_note] if sandbox_note else []
             return report
 
 

@@ -1,7 +1,7 @@
 """Ledger schema v2, declared once: the record's fields in file order with their kinds, the
 states, a post entry's fields, the header and end marker, and which plain scalars read back as
 text. The full parser, the fast reader and the dumper are all derived from these declarations
-(README, "The ledger (schema v2)"), so a field added here is parsed, read fast and written alike.
+(docs/ledger.md), so a field added here is parsed, read fast and written alike.
 
 Version 2 adds what a post's life after its first announcement needs: a post entry's `id` (its
 pinned `syndicate_id`), `src` (its source file) and `aliases` (the keys and URLs it had before a
@@ -28,7 +28,7 @@ END_MARKER = "..."
 
 
 class State(enum.StrEnum):
-    """Where a (post, channel) pair is in its life (README, "How a run works"; the transitions
+    """Where a (post, channel) pair is in its life (docs/how-it-works.md; the transitions
     allowed are ledger/store.py's). A StrEnum: it is written, printed and compared as its text."""
 
     IN_FLIGHT = "in_flight"  # durable before the request leaves; the request may be out

@@ -1,5 +1,5 @@
 """The site URL every announcement carries: a warning, once per build (plan and send), when it
-is a placeholder, a name reserved for examples and tests (RFC 2606, RFC 6761) such as the README's
+is a placeholder, a name reserved for examples and tests (RFC 2606, RFC 6761) such as the docs'
 `site_url: https://example.com/`. Posts announced so link nowhere, publicly, for good."""
 
 from __future__ import annotations

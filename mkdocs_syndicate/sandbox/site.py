@@ -1,8 +1,8 @@
 """The sandbox a site rehearses against (`sandbox: true`): where its emulators listen, its state
 folder, the emulators set up for the site, the one a run or a credential check uses, and the
 channel settings it replaces (real credentials are never sent to an emulator). The engine and the
-command are handed a `Sandbox`; they do not wire one. Light to import: the server is loaded only
-when one starts."""
+command are handed the channels (`run_channels`, `make_channels`), pointed at the sandbox in a
+rehearsal; they do not wire one. Light to import: the server is loaded only when one starts."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ from mkdocs_syndicate.config.channels import ChannelSettings, with_options
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.localdirs import SANDBOX_DIR
 from mkdocs_syndicate.redaction import Secret
-from mkdocs_syndicate.registry import ChannelType
+from mkdocs_syndicate.registry import TYPES, ChannelType
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
 
 if TYPE_CHECKING:
+    from mkdocs_syndicate.channels.base import Channel
     from mkdocs_syndicate.sandbox.server import SandboxServer
 
 SANDBOX_PACING_SCALE = 100
@@ -34,7 +35,30 @@ class Sandbox:
     note: str | None = None  # why the links do not use the default address
 
 
-def sandboxed(
+def make_channels(options: Options, sandbox: Sandbox | None = None) -> list[Channel]:
+    """The config's enabled channels; in a rehearsal, pointed at `sandbox` (without one, at where
+    `mkdocs-syndicate sandbox` listens by default: enough for a plan, which sends nothing)."""
+    channels = []
+    for declared in options.channels:
+        if not declared.enabled:
+            continue
+        settings = declared
+        kind = TYPES[settings.type]
+        if options.sandbox:  # real credentials are never sent to the emulators: they get the sandbox's own
+            settings = _sandboxed(settings, kind, options, sandbox)
+        channels.append(kind.client_class()(settings, options.site))
+    return channels
+
+
+@contextlib.contextmanager
+def run_channels(options: Options) -> Iterator[tuple[list[Channel], str | None]]:
+    """The channels a run or a credential check talks to, and in a rehearsal the sandbox's note
+    (why its links do not use the default address), with the sandbox up while they are in use."""
+    with _sandbox_for(options) as sandbox:
+        yield make_channels(options, sandbox), sandbox.note if sandbox else None
+
+
+def _sandboxed(
     settings: ChannelSettings, kind: ChannelType, options: Options, sandbox: Sandbox | None
 ) -> ChannelSettings:
     """A channel's settings pointed at its emulator, with the emulator's own credentials."""
@@ -74,7 +98,7 @@ def sandbox_state_dir(options: Options) -> Path:
 
 
 @contextlib.contextmanager
-def sandbox_for(options: Options) -> Iterator[Sandbox | None]:
+def _sandbox_for(options: Options) -> Iterator[Sandbox | None]:
     """The sandbox of a run or a credential check (None for a real one): the one
     `mkdocs-syndicate sandbox` serves for this state folder, else one started for it."""
     from mkdocs_syndicate.sandbox.server import running_sandbox

@@ -1,9 +1,10 @@
-"""A run's options and what they make, without sending: channels from settings, which posts are
-announceable, the plan. Light on purpose: a build that sends nothing needs only this."""
+"""What a send would do now, seen without sending: the posts it takes, the backlog it would adopt
+on first contact, and its plan (plan mode, `mkdocs-syndicate plan`). A send takes its posts and
+its adoption from here too, so the preview and the send cannot disagree. Light on purpose: a
+build that sends nothing needs only this."""
 
 from __future__ import annotations
 
-from mkdocs_syndicate.channels.base import Channel
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post, announceable
 from mkdocs_syndicate.engine.backlog import Adoption, adoption, refuse_renamed_channels
@@ -12,22 +13,8 @@ from mkdocs_syndicate.engine.moves import identify
 from mkdocs_syndicate.engine.plan import Plan, make_plan
 from mkdocs_syndicate.engine.removals import came_back_lines, deleting_channels, gone_from_source, plan_lines
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.registry import TYPES
-from mkdocs_syndicate.sandbox.site import Sandbox, sandboxed
+from mkdocs_syndicate.sandbox.site import make_channels
 from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
-
-
-def make_channels(options: Options, sandbox: Sandbox | None = None) -> list[Channel]:
-    channels = []
-    for declared in options.channels:
-        if not declared.enabled:
-            continue
-        settings = declared
-        kind = TYPES[settings.type]
-        if options.sandbox:  # real credentials are never sent to the emulators: they get the sandbox's own
-            settings = sandboxed(settings, kind, options, sandbox)
-        channels.append(kind.client_class()(settings, options.site))
-    return channels
 
 
 def select_posts(options: Options, posts: list[Post], clock: Clock) -> list[Post]:

@@ -1,0 +1,65 @@
+"""What Bluesky's login and getSession say about the account, as a credential check: a refused
+app password, an account taken down or deactivated, a handle that moved."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mkdocs_syndicate.channels.base import CredentialCheck, Health, Kind, Outcome
+
+PASSWORD_ADVICE = (
+    "make a new app password (Settings → Privacy and security → App passwords) and put it where the "
+    "config's app_password setting reads it; if the account's handle changed, set `handle` to the new one"
+)
+
+
+def login_check(failed: Outcome) -> CredentialCheck:
+    """createSession refused: the password (revoked, mistyped, or a handle that moved), the account
+    (taken down), or no usable answer."""
+    said = (failed.error or "").removeprefix("login: ").replace(" credentials refused", "")
+    if failed.kind is Kind.AUTH and "AccountTakedown" in said:
+        return CredentialCheck(
+            Health.FAILING,
+            problem=f"the account has been taken down by its host ({said})",
+            action="appeal to the account's host; nothing can be posted until then",
+        )
+    if failed.kind is Kind.AUTH and said.startswith(("401", "400")):
+        return CredentialCheck(
+            Health.FAILING,
+            problem=f"the app password was refused ({said}): revoked, mistyped, or the handle changed",
+            action=PASSWORD_ADVICE,
+        )
+    return CredentialCheck(
+        Health.UNKNOWN,
+        problem=said,
+        action="check the service setting and whether the PDS is up, then run the check again",
+    )
+
+
+def session_check(body: dict[str, Any], configured: str, details: tuple[str, ...]) -> CredentialCheck:
+    """getSession's answer: an account that is not active (deactivated, taken down, suspended)
+    cannot post; a handle that is no longer the configured one breaks every link the channel makes."""
+    given = body.get("handle")
+    handle = given if isinstance(given, str) and given != "handle.invalid" else ""
+    account = f"@{handle}" if handle else str(body.get("did") or "")
+    status = body.get("status") if isinstance(body.get("status"), str) else None
+    if body.get("active") is False or status:
+        state = status or "inactive"
+        action = (
+            "reactivate the account (log in to the Bluesky app and choose to reactivate it)"
+            if state == "deactivated"
+            else "the account's host has restricted it: appeal there; nothing can be posted until then"
+        )
+        return CredentialCheck(
+            Health.FAILING, account, problem=f"the account is {state}", action=action, details=details
+        )
+    if not configured.startswith("did:") and handle.lower() != configured.lower():
+        shown = handle or "no valid handle (handle.invalid: it no longer resolves)"
+        return CredentialCheck(
+            Health.FAILING,
+            account,
+            problem=f"the account's handle is now {shown}, not {configured}: the links made from it would break",
+            action=f"set the channel's handle to {handle}" if handle else "fix the account's handle, then set it here",
+            details=details,
+        )
+    return CredentialCheck(Health.OK, account, details=(*details, "app passwords do not expire"))

@@ -1,0 +1,92 @@
+"""Bluesky's records and the PDS's answers: the deterministic TID record key of a copy, whether a
+record is about a post, and what putRecord and deleteRecord answers mean."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from mkdocs_syndicate.channels.base import Kind, Outcome, error_detail
+from mkdocs_syndicate.content.identity import client_id
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.ledger.schema import Record
+
+if TYPE_CHECKING:
+    import httpx
+
+_ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
+
+
+def tid(micros: int, clock_id: int) -> str:
+    """A TID: 53 bits of microseconds since the epoch, 10 bits of clock id, base32-sortable."""
+    number = (micros << 10) | (clock_id & 0x3FF)
+    chars = []
+    for _ in range(13):
+        chars.append(_ALPHABET[number & 31])
+        number >>= 5
+    return "".join(reversed(chars))
+
+
+def rkey_for(post: Post, channel_id: str) -> str:
+    """Deterministic per (site, post, channel): the post's date in µs plus an offset and a clock
+    id derived from its full canonical URL (two sites on one account never share a key)."""
+    digest = int(client_id(post.url, channel_id, "bluesky-rkey"), 16)
+    micros = int(post.date.timestamp()) * 1_000_000 + digest % 1_000_000
+    return tid(micros, (digest >> 20) % 1024)
+
+
+def without_thumb(value: dict[str, Any]) -> dict[str, Any]:
+    embed = value.get("embed")
+    if not isinstance(embed, dict) or not isinstance(embed.get("external"), dict):
+        return value
+    external = {k: v for k, v in embed["external"].items() if k != "thumb"}
+    return {**value, "embed": {**embed, "external": external}}
+
+
+def is_delete_output(response: httpx.Response) -> bool:
+    """The documented answer to deleteRecord: a JSON object (`commit` only when a record was
+    deleted), or no body at all (the lexicon had no output before `commit` was added)."""
+    if not response.content.strip():
+        return True
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and isinstance(body.get("commit", {}), dict)
+
+
+def rkey_of(record: Record) -> str:
+    """The copy's record key: the last part of its at:// URI (the key it was made under)."""
+    if record.remote_id and record.remote_id.startswith("at://"):
+        return record.remote_id.rsplit("/", 1)[-1]
+    assert record.idempotency_key
+    return record.idempotency_key
+
+
+def put_refused(response: httpx.Response) -> Outcome:
+    """putRecord's 400: InvalidSwap means a record is at our key already (ours, or another's: a
+    read tells); anything else is a refusal."""
+    detail = error_detail(response)
+    if "InvalidSwap" in response.text:
+        return Outcome(Kind.AMBIGUOUS, error=f"400 InvalidSwap{detail}: a different record is at our key")
+    return Outcome(Kind.REFUSED, error=f"400 refused{detail}")
+
+
+def links_to(value: Any, url: str) -> bool:
+    """Whether a post record is about `url`: its link card, a link facet, or the URL in its text."""
+    if not isinstance(value, dict):
+        return False
+    embed = value.get("embed")
+    external = embed.get("external") if isinstance(embed, dict) else None
+    if isinstance(external, dict) and external.get("uri") == url:
+        return True
+    text = value.get("text")
+    return _facet_links_to(value.get("facets"), url) or (isinstance(text, str) and url in text)
+
+
+def _facet_links_to(facets: object, url: str) -> bool:
+    for facet in facets if isinstance(facets, list) else []:
+        features = facet.get("features") if isinstance(facet, dict) else None
+        if any(isinstance(f, dict) and f.get("uri") == url for f in features or []):
+            return True
+    return False
