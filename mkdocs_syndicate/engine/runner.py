@@ -26,7 +26,16 @@ from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.engine.endings import ENDING_STEPS, INTERRUPTED_BEFORE_SENDING, Facts, clean, ending, error_text
+from mkdocs_syndicate.engine import threads
+from mkdocs_syndicate.engine.endings import (
+    ENDING_STEPS,
+    INTERRUPTED_BEFORE_SENDING,
+    End,
+    Facts,
+    clean,
+    ending,
+    error_text,
+)
 from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, LedgerWriter
 from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, under_service_limits
@@ -76,6 +85,7 @@ class _Attempt:
     reason: str = ""
     outcome: Outcome | None = None  # the last send's outcome (its error, for the record)
     found: tuple[str | None, str | None] = (None, None)  # remote id and URL from the last read
+    ref: str | None = None  # what else names the copy the last read found (Bluesky's cid)
 
     def facts(self, now: str) -> Facts:
         """What the attempt has come to, for its members' endings (engine/endings.py)."""
@@ -264,6 +274,11 @@ class Runner:
             if stop is not None:
                 raise _LaneStopped(stop)
             return []
+        if not channel.batched and threads.in_progress(self._record(unit.members[0])):  # a thread half sent
+            stop = await threads.carry_thread(self, http, unit.members[0])
+            if stop is not None:
+                raise _LaneStopped(stop)
+            return []
         if not unit.read_first and self.verify_only:
             return []
         attempt = _Attempt(channel, http, unit)
@@ -279,7 +294,11 @@ class Runner:
             # One request serves them all: while a member must go on, the unit goes on.
             going = next((action for action in actions if action.step not in ENDING_STEPS), None)
             if going is None:
-                await self._end(attempt, actions)
+                continuing = await self._end(attempt, actions)
+                if continuing is not None:  # the first part of a thread is made: the others follow
+                    stop = await threads.carry_thread(self, http, continuing)
+                    if stop is not None:
+                        raise _LaneStopped(stop)
                 return []
             later = await _STEPS[going.step](self, attempt, going)
             if later is not None:
@@ -301,12 +320,23 @@ class Runner:
         verdict = await self._read(attempt.channel, attempt.http, pair, record, attempt.outcome)
         attempt.event, attempt.reason = verdict.found, verdict.reason
         attempt.found = (verdict.remote_id, verdict.remote_url)
+        attempt.ref = verdict.ref
 
-    async def _end(self, attempt: _Attempt, actions: list[Action]) -> None:
+    async def _end(self, attempt: _Attempt, actions: list[Action]) -> PendingPair | None:
+        """The members' ends, written and reported; a member whose thread goes on after its first
+        part is returned instead of reported (only a single pair's unit has one)."""
         members = attempt.unit.members
         facts = attempt.facts(self._now())
         ends = [ending(facts, self._record(member), action) for member, action in zip(members, actions, strict=True)]
+        continuing = None
+        if len(members) == 1 and (thread := self._thread_begun(attempt, ends[0])) is not None:
+            ends, continuing = [thread], members[0]
         writes = [(member, end.record) for member, end in zip(members, ends, strict=True) if end.record is not None]
+        if continuing is not None:  # the first part recorded under `parts:`
+            checkpoints.hit("before_part_write")
+            await self._write_many(writes)
+            checkpoints.hit("after_part_write")
+            return continuing
         # A removed page's ping ends `deleted`: its end is as much the answer's record as a done one.
         await self._write_ends(writes, done=any(end.state in (PairState.DONE, PairState.DELETED) for end in ends))
         for member, end in zip(members, ends, strict=True):
@@ -314,6 +344,21 @@ class Runner:
         stopped = next((end.stops_lane for end in ends if end.stops_lane), None)
         if stopped is not None:
             raise _LaneStopped(stopped)
+        return None
+
+    def _thread_begun(self, attempt: _Attempt, end: End) -> End | None:
+        """A first send made, of a message with more parts: the record stays in_flight with the
+        first part under `parts:` (engine/threads.py), not done."""
+        (pair,) = attempt.unit.members
+        texts = threads.texts_of(pair)
+        if end.state != PairState.DONE or end.record is None or len(texts) < 2 or end.record.parts:
+            return None
+        record = end.record
+        ref = attempt.outcome.ref if attempt.event is Kind.DONE and attempt.outcome is not None else attempt.ref
+        begun = threads.first_part(
+            replace(record, state=State.IN_FLIGHT, note=None), record.remote_id, record.remote_url, ref, texts[0]
+        )
+        return replace(end, record=begun, state=PairState.IN_FLIGHT)
 
     async def _write_ends(self, writes: list[tuple[PendingPair, Record]], *, done: bool) -> None:
         """The members' last records of this run, in one write (between the done checkpoints)."""

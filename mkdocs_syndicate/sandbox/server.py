@@ -15,7 +15,7 @@ Fault actions: `status` (answer with that status instead of processing), `drop_b
 `delay_after` (commit, then wait `seconds` before answering: a client read timeout),
 `status_after` (commit, then answer with `status` and `body` instead: "sent, but said no"). Each fault
 applies to `times` requests (default 1) whose "METHOD path" contains `match` (default: any
-request that creates something).
+request that creates something), after the first `skip` of them (default 0: a thread's second part).
 
 Quirks are standing properties of a server, the ways real deployments differ from their docs:
 
@@ -278,6 +278,9 @@ class SandboxServer:
                 if match is not None and match not in line:
                     continue
                 if match is None and not any(line.startswith(c) for c in emulator.creating):
+                    continue
+                if fault.get("skip", 0) > 0:  # the first `skip` such requests pass unharmed
+                    fault["skip"] -= 1
                     continue
                 fault["times"] -= 1
                 if fault["times"] <= 0:
