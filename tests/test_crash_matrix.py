@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import crashlab
 import pytest
-from crashlab import STATS, Scenario, checkpoint_names
+from crashlab import STATS, Scenario, checkpoint_names, kill_specs
 from profiles import crash_points, sized
 
 from mkdocs_syndicate.checkpoints import DECLARED
@@ -82,6 +82,65 @@ def test_kill_at_every_checkpoint_then_rerun(clean_run, tmp_path):
     points = crash_points(clean_run)  # all of them in the ci profile
     failures = parallel(points, scenario_at)
     STATS["checkpoint kill scenarios"] += len(points)
+    assert not failures, failures[:5]
+
+
+def test_kill_at_every_checkpoint_of_a_threads_parts_then_rerun(clean_run, tmp_path):
+    """Issue 35: the long post's later parts (a thread on Mastodon and Bluesky), killed at every
+    hit of every part checkpoint in every profile (before its in_flight write, after it, after
+    the answer, before and after the write that records the part): the rerun completes the
+    thread from the first part a read cannot find, no part twice. Prints where each kill landed."""
+    names = [name for name in kill_specs(clean_run) if "_part_" in name]
+    landings: dict[str, str] = {}
+
+    def scenario_at(spec):
+        hostile = ("plain", "masto-ignores-key", "slow-commits")[len(landings) % 3]
+        scenario = Scenario(tmp_path / spec.replace(":", "-"), hostile)
+        log = scenario.folder / "checkpoints.log"
+        try:
+            code, output = scenario.run(SYNDICATE_CRASH_AT=spec, SYNDICATE_CHECKPOINT_LOG=str(log))
+            assert code == -signal.SIGKILL, f"not killed at {spec}: {output}"
+            last, in_flight = crashlab.landed(log)
+            landings[spec] = f"{last}; in flight: {', '.join(sorted(in_flight)) or 'none'}"
+            scenario.recovers()
+        finally:
+            scenario.close()
+
+    assert len(names) >= 15, names  # 5 checkpoints for each of the 3 later parts (and Mastodon's)
+    failures = parallel(names, scenario_at)
+    print("\nthread part kills:\n" + "\n".join(f"  {spec:34} landed at {landings.get(spec, '?')}" for spec in names))
+    STATS["thread part kill scenarios"] += len(names)
+    assert not failures, failures[:5]
+
+
+# A thread's later parts (the third post: its 2nd part on Mastodon, its 2nd and 3rd on Bluesky)
+# killed by the service just before and just after it commits the part.
+PART_KILLS = [
+    (emulator, skip, action)
+    for emulator, skips in (("mastodon", (3,)), ("bluesky", (3, 4)))
+    for skip in skips
+    for action in ("kill_before", "kill_after")
+]
+
+
+def test_emulator_kills_the_client_around_a_threads_parts(tmp_path):
+    def scenario_for(case):
+        emulator, skip, action = case
+        scenario = Scenario(tmp_path / f"{emulator}-{skip}-{action}")
+        try:
+            process = scenario.start()
+            creating = "POST /api/v1/statuses" if emulator == "mastodon" else "com.atproto.repo.putRecord"
+            scenario.server.add_fault(
+                {"channel": emulator, "action": action, "pid": process.pid, "match": creating, "skip": skip}
+            )
+            output = "".join(process.communicate(timeout=120))
+            assert process.returncode == -signal.SIGKILL, output
+            scenario.recovers()
+        finally:
+            scenario.close()
+
+    failures = parallel(PART_KILLS, scenario_for)
+    STATS["thread part emulator kill scenarios"] += len(PART_KILLS)
     assert not failures, failures[:5]
 
 
