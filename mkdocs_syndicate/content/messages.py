@@ -17,12 +17,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.content.textcut import ELLIPSIS as ELLIPSIS
+from mkdocs_syndicate.content.textcut import grapheme_length as grapheme_length
+from mkdocs_syndicate.content.textcut import graphemes as graphemes
+from mkdocs_syndicate.content.textcut import shorten as shorten
 from mkdocs_syndicate.errors import ConfigError, PostError
 from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.safety import public_text
 
 _ZWSP = "\u200b"
-ELLIPSIS = "…"
 
 
 if TYPE_CHECKING:
@@ -274,17 +277,6 @@ def _render_bounded(template: jinja2.Template, values: dict[str, Any]) -> str:
     return "".join(pieces)
 
 
-def graphemes(text: str) -> list[str]:
-    import regex  # Unicode grapheme clusters, loaded when a message is measured
-
-    found: list[str] = regex.findall(r"\X", text)
-    return found
-
-
-def grapheme_length(text: str) -> int:
-    return len(graphemes(text))
-
-
 def neutralise(text: str) -> str:
     return text.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
 
@@ -296,22 +288,6 @@ def hashtag(tag: str) -> str:
     words = regex.findall(r"[\p{L}\p{N}_]+", tag)
     joined = "".join(w[:1].upper() + w[1:] if len(words) > 1 else w for w in words)
     return f"#{joined}" if joined else ""
-
-
-def shorten(text: str, keep: int) -> str:
-    """At most `keep` graphemes, the last an ellipsis, cut where a word ends ("…next to mk…" is
-    no word); a text without spaces there (Chinese, Japanese, one long word) is cut where it must."""
-    parts = graphemes(text)
-    if len(parts) <= keep:
-        return text
-    if keep <= 0:
-        return ""
-    kept = parts[: keep - 1]
-    if not parts[keep - 1].isspace():  # the cut falls inside a word: end before it
-        spaces = [index for index, part in enumerate(kept) if part.isspace()]
-        if spaces and spaces[-1] >= len(kept) // 2:  # not at the cost of half the text
-            kept = kept[: spaces[-1]]
-    return "".join(kept).rstrip().rstrip(",;:").rstrip() + ELLIPSIS
 
 
 @dataclass(frozen=True)

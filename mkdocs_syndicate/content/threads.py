@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from mkdocs_syndicate.content.messages import graphemes, shorten
+from mkdocs_syndicate.content.textcut import graphemes, shorten
 
 Measure = Callable[[str], int]
 
