@@ -112,3 +112,35 @@ def test_a_refused_part_leaves_the_record_failed_with_the_parts_sent_and_the_nex
     statuses = sorted(sandbox.snapshot()["mastodon"]["statuses"], key=lambda s: int(s["id"]))
     assert len(statuses) == 3 and statuses[1]["in_reply_to_id"] == statuses[0]["id"]
     assert record(config, "masto").state == State.DONE
+
+
+def test_an_edited_thread_is_said_out_of_date_and_left_as_it_was(tmp_path, sandbox):
+    """Edits of a thread's parts are not made (yet): the run says so, and no part is touched,
+    none made again."""
+    config = site(tmp_path, {"masto": masto(sandbox)})
+    assert mkdocs(config).returncode == 0
+    source = config.parent / "docs" / "posts" / "a.md"
+    source.write_text(source.read_text().replace("The third paragraph", "The corrected third paragraph"))
+    run = mkdocs(config)
+    assert run.returncode == 0, run.stderr
+    assert "a thread is not edited in place" in run.stderr
+    statuses = sandbox.snapshot()["mastodon"]["statuses"]
+    assert len(statuses) == 3 and not any(s.get("edits") for s in statuses)
+    assert not [r for r in sandbox.requests("mastodon") if r["method"] == "PUT"]
+
+
+def test_turning_threads_on_leaves_a_shortened_post_as_it_was(tmp_path, sandbox):
+    """A post announced shortened, before `thread: true`: its message is now a thread, and its
+    copy is not cut down to the thread's first part."""
+    config = site(tmp_path, {"masto": mastodon_raw(sandbox, max_characters=300)})
+    assert mkdocs(config).returncode == 0
+    (before,) = sandbox.snapshot()["mastodon"]["statuses"]
+    assert "…" in before["text"]
+    text = config.read_text()
+    line = next(line for line in text.splitlines() if line.strip() == "max_characters: 300")
+    indent = line[: len(line) - len(line.lstrip())]
+    config.write_text(text.replace(line, f"{line}\n{indent}thread: true"))
+    run = mkdocs(config)
+    assert run.returncode == 0, run.stderr
+    (after,) = sandbox.snapshot()["mastodon"]["statuses"]
+    assert after["text"] == before["text"] and not after.get("edits")
