@@ -10,6 +10,7 @@ and names the file, setting, post or pair at fault.
     │   ├── LedgerWriteError       a durable write failed: no further remote call in this process
     │   └── LedgerLocked           another run holds the ledger's lock
     ├── GitError                   git failed in a way that is not a race
+    ├── PluginError                an installed channel plugin cannot be used (also an ImportError)
     ├── LaneCrashed                an unexpected error in one lane; the others stopped cleanly
     └── RunInterrupted             Ctrl-C or SIGTERM: what finished, and what is left
 
@@ -110,6 +111,12 @@ class FeedError(SyndicateError):
 
 class ManifestError(SyndicateError):
     """No usable record of the last build's posts."""
+
+
+class PluginError(SyndicateError, ImportError):
+    """An installed package's entry in the channels group (registry.py) is not a usable channel
+    type: one line, naming the package and the entry point. Raised only where a site names that
+    type. Also an ImportError: what cannot be used is something that could not be imported."""
 
 
 class GitError(SyndicateError):

@@ -19,11 +19,13 @@ import importlib
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from mkdocs_syndicate.errors import PluginError as PluginError  # raised here; in the errors' tree
+
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
+    from mkdocs_syndicate.channel_api.emulator import Emulator
     from mkdocs_syndicate.channels.base import Channel
-    from mkdocs_syndicate.sandbox.emulator import Emulator
 
 
 class ChannelType(NamedTuple):  # cheaper to define than a dataclass: every build imports this
@@ -126,11 +128,6 @@ BUILT_IN = (
         "Matrix",
     ),
 )
-
-
-class PluginError(ImportError):
-    """An installed package's entry in the channels group is not a usable ChannelType: one line,
-    naming the package and the entry point."""
 
 
 class _Types(MutableMapping[str, ChannelType]):

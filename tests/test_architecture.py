@@ -7,7 +7,7 @@ together: one cannot be read, moved or tested without the others)."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,9 @@ LAYERS = [
     {"net"},
     {"registry"},  # names each type's client and emulator by import path; imports neither
     {"config"},
-    {"channels"},
+    # The public channel API gathers the clients' base (channels/base.py) and the emulators' base
+    # (channel_api/emulator.py): the built-in channels import it, so it shares their layer.
+    {"channels", "channel_api"},
     {"sandbox"},
     {"engine"},
     {"output"},
@@ -172,3 +174,31 @@ def test_the_check_sees_an_upward_import(tmp_path):
         "def f():\n    from mkdocs_syndicate.engine import runner\n"
     )
     assert imports_of(module) == {"mkdocs_syndicate.engine.runner"}
+
+
+# ---------------------------------------------------------------- module size
+
+MAX_LINES = 500  # a module a reader can hold: past this, it has more than one job (issue 40)
+
+
+def oversized(root: Path, exceptions: Collection[str] = ()) -> list[str]:
+    """The modules under `root` longer than MAX_LINES, by their path from `root`."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        lines = len(path.read_text("utf-8").splitlines())
+        if lines > MAX_LINES and name not in exceptions:
+            found.append(f"{name}: {lines} lines")
+    return found
+
+
+def test_no_module_is_over_500_lines():
+    assert oversized(PACKAGE) == []
+
+
+def test_the_size_check_counts_lines_and_sees_nested_modules(tmp_path):
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "short.py").write_text("x = 1\n" * MAX_LINES)
+    assert oversized(tmp_path) == [f"deep/long.py: {MAX_LINES + 1} lines"]
+    assert oversized(tmp_path, {"deep/long.py"}) == []

@@ -23,8 +23,7 @@ MARK = "import pathlib, os\npathlib.Path(os.environ['PIGEON_MARK']).write_text('
 MODULE_OK_CLIENT = (
     MARK
     + """
-from mkdocs_syndicate.channels.base import Channel
-from mkdocs_syndicate.registry import ChannelType
+from mkdocs_syndicate.channel_api import Channel, ChannelType
 
 class NoSend(Channel):
     type_name = "pigeon"

@@ -16,6 +16,7 @@ from conftest import SITE, ListReporter, make_post
 from mkdocs_syndicate import registry
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
+from mkdocs_syndicate.errors import SyndicateError
 from mkdocs_syndicate.ledger.store import Ledger
 
 
@@ -99,6 +100,24 @@ def test_a_broken_entry_is_refused_by_name(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [Entry()])
     with pytest.raises(registry.PluginError, match=r"pigeon = pigeon_post:NOT_A_TYPE .* not a ChannelType"):
         registry._Types(registry.BUILT_IN)["pigeon"]
+
+
+@pytest.mark.unit
+def test_a_broken_plugin_s_error_is_in_the_project_s_error_tree(monkeypatch):
+    """A caller that catches what this package raises on purpose (SyndicateError) catches it, and
+    its text is escaped as every such error's is; it stays an ImportError for those that catch that."""
+
+    class Entry:
+        name, value = "pigeon", "pigeon_post:CHANNEL"
+
+        def load(self):
+            raise RuntimeError("the pigeon\x1b[2J flew away")
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [Entry()])
+    with pytest.raises(SyndicateError) as caught:
+        registry._Types(registry.BUILT_IN)["pigeon"]
+    assert isinstance(caught.value, ImportError) and isinstance(caught.value, registry.PluginError)
+    assert "\x1b" not in str(caught.value) and "pigeon_post:CHANNEL" in str(caught.value)
 
 
 @pytest.mark.unit

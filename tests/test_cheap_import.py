@@ -38,6 +38,8 @@ PROBE = textwrap.dedent("""
     before = set(sys.modules)
     if sys.argv[1] == "import":
         import mkdocs_syndicate.plugin
+    elif sys.argv[1] == "api":
+        import mkdocs_syndicate.channel_api
     else:
         from mkdocs.__main__ import cli
         try:
@@ -59,6 +61,13 @@ def heavy(modules: list[str]) -> list[str]:
 
 def test_importing_the_plugin_loads_nothing_heavy():
     assert heavy(loaded("import")) == []
+
+
+def test_the_channel_api_loads_nothing_heavy():
+    """A channel plugin's package imports the public channel API: a build that names its type but
+    sends nothing must stay as cheap as one of built-in types."""
+    modules = loaded("api")
+    assert "mkdocs_syndicate.channel_api" in modules and heavy(modules) == []
 
 
 def test_a_build_with_nothing_to_send_loads_nothing_heavy(tmp_path):

@@ -178,7 +178,11 @@ def test_in_flight_is_pushed_before_every_at_most_once_request_and_lanes_share_p
     assert pushes(counter) <= 2 * 3 + 2, pushes(counter)
     assert remote_ledger(bare) == (work / "ledger.yml").read_text()
     log = git("log", "--format=%s", "main", cwd=bare).splitlines()
-    assert log[0] == "syndicate: bsky, devto, masto, weibo done for blog/post-3/ [skip ci]", log
+    # The last push carries the last done records; which lanes' records ride on it depends on how
+    # the lanes interleave (a slow machine lets one finish a push earlier), so only its form is fixed.
+    assert re.fullmatch(
+        r"syndicate: (bsky|devto|masto|weibo)(, (bsky|devto|masto|weibo))* done for blog/post-3/ \[skip ci\]", log[0]
+    ), log
     assert all("[skip ci]" in m for m in log[:-1]) and len(log) - 1 == pushes(counter)
     assert (work / ".git" / "config").read_bytes() == config_before  # no credential, no remote change
     # the checkout followed: HEAD is the pushed tip and the ledger is clean

@@ -1,7 +1,8 @@
 import pytest
 from conftest import SITE
 
-from mkdocs_syndicate.config.channels import missing_settings, parse_channels
+from mkdocs_syndicate.config.channels import parse_channels
+from mkdocs_syndicate.config.completeness import missing_settings
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.redaction import Secret, redact
@@ -168,7 +169,7 @@ def test_several_errors_are_each_placed_in_the_file():
     raw = {"a": {"type": "mastodon", "visibility": "loud"}, "b": {"type": "forem", "api": "ftp://x"}}
     problems: list[ConfigError] = []
     parse_channels(raw, clients(), problems=problems)
-    from mkdocs_syndicate.config.channels import config_problems
+    from mkdocs_syndicate.config.completeness import config_problems
 
     text = str(config_problems(problems, []).located("mkdocs.yml", "plugins.syndicate"))
     lines = text.split("\n  ")

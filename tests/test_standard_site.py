@@ -33,10 +33,26 @@ def std_raw(sandbox, **extra) -> dict:
     }
 
 
+def bsky_raw(sandbox) -> dict:
+    return {
+        "type": "bluesky",
+        "service": sandbox.url + "/bluesky",
+        "handle": "sandbox.bsky.social",
+        "app_password": "sandbox-bsky-app-password",
+        "keep_session": False,
+    }
+
+
 def run(folder, channels: dict, posts, clock, site=SITE):
     folder.mkdir(exist_ok=True)
     opts = parse_options(channels, ledger_path=folder / "ledger.yml", site=site, sandbox=False, sending=True)
     return send(opts, posts, ListReporter(), clock=clock)
+
+
+def only_document(sandbox) -> dict:
+    ((_, stored),) = documents(sandbox).items()
+    value: dict = stored["value"]
+    return value
 
 
 def documents(sandbox) -> dict:
@@ -78,13 +94,7 @@ def test_the_well_known_file_and_the_links_come_from_the_ledger(tmp_path):
 @pytest.mark.http
 def test_a_document_holds_the_posts_fields_and_points_to_the_bluesky_post(tmp_path, sandbox, clock):
     sandbox.now = clock.time
-    bluesky = {
-        "type": "bluesky",
-        "service": sandbox.url + "/bluesky",
-        "handle": "sandbox.bsky.social",
-        "app_password": "sandbox-bsky-app-password",
-        "keep_session": False,
-    }
+    bluesky = bsky_raw(sandbox)
     one = make_post(1, tags=("python",), body_html="<p>Hello <b>world</b>.</p>")
     assert not run(tmp_path, {"bsky": bluesky}, [one], clock).undone
     report = run(tmp_path, {"bsky": bluesky, "std": std_raw(sandbox, bluesky="bsky")}, [one], clock)
@@ -102,6 +112,30 @@ def test_a_document_holds_the_posts_fields_and_points_to_the_bluesky_post(tmp_pa
     )
     publications = sandbox.snapshot()["standard"]["collections"][PUBLICATION]
     assert [p["value"]["url"] for p in publications.values()] == ["https://example.com"]
+
+
+@pytest.mark.http
+def test_a_bluesky_post_made_after_the_document_is_referenced_by_the_next_edit(tmp_path, sandbox, clock):
+    """The document went out before its Bluesky post existed (Bluesky refused on the first run,
+    sent on the second): the run after the one that made the Bluesky post updates the document
+    in place with `bskyPostRef`, its CID the Bluesky record's, and a run after that has nothing
+    to do. The channel learns of the post from the post it is handed (`Post.copies`, from the
+    ledger at planning), never from the ledger mid-run."""
+    sandbox.now = clock.time
+    channels = {"bsky": bsky_raw(sandbox), "std": std_raw(sandbox, bluesky="bsky")}
+    one = make_post(1)
+    sandbox.add_fault({"channel": "bluesky", "action": "status", "status": 400, "match": "putRecord"})
+    first = run(tmp_path, channels, [one], clock)
+    assert sorted((r.channel, r.state) for r in first.results) == [("bsky", "failed"), ("std", "done")]
+    assert "bskyPostRef" not in only_document(sandbox)
+    second = run(tmp_path, channels, [one], clock)
+    assert [(r.channel, r.state) for r in second.results] == [("bsky", "done")]
+    third = run(tmp_path, channels, [one], clock)
+    assert [(r.channel, r.detail) for r in third.results] == [("std", "updated")], third.results
+    post_uri = Ledger.read(tmp_path / "ledger.yml").record(one.key, "bsky").remote_id
+    (bluesky_post,) = sandbox.snapshot()["bluesky"]["records"].values()
+    assert only_document(sandbox)["bskyPostRef"] == {"uri": post_uri, "cid": bluesky_post["cid"]}
+    assert run(tmp_path, channels, [one], clock).results == []
 
 
 @pytest.mark.http

@@ -1,27 +1,37 @@
 """A toy channel type, added through the registry alone (no other module names it): its client
-and its emulator. If adding a channel needed more than this and one registry line, the test that
-uses it would fail."""
+and its emulator, written against the public channel API (mkdocs_syndicate.channel_api) and
+nothing else of the package. If adding a channel needed more than this and one registry line, the
+test that uses it would fail."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from mkdocs_syndicate.channels.base import (
+from mkdocs_syndicate.channel_api import (
+    BadAnswer,
     Channel,
+    ChannelType,
+    Emulator,
     Found,
+    Http,
     Kind,
+    LengthRule,
+    Option,
     Outcome,
+    Post,
     Prepared,
+    Record,
+    Request,
+    Response,
     Verdict,
+    identifier,
+    json_list,
+    json_object,
+    render_message,
     status_outcome,
     transport_outcome,
 )
-from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_list, json_object
-from mkdocs_syndicate.config.channels import Option
-from mkdocs_syndicate.content.messages import LengthRule, render_message
-from mkdocs_syndicate.registry import ChannelType
-from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response
 
 
 class ToyChannel(Channel):
@@ -31,7 +41,7 @@ class ToyChannel(Channel):
         "token": Option("secret", required=True),
     }
 
-    def prepare(self, post: Any, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
         message = render_message(
             post,
             self.id,
@@ -45,7 +55,7 @@ class ToyChannel(Channel):
     def _headers(self) -> dict[str, str]:
         return {"X-Toy-Token": self.settings.options["token"].reveal()}
 
-    async def send(self, http: Any, post: Any, prepared: Prepared) -> Outcome:
+    async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         import httpx
 
         try:
@@ -64,7 +74,7 @@ class ToyChannel(Channel):
                 return Outcome(Kind.AMBIGUOUS, error=str(exc))
         return status_outcome(answer, http.now())
 
-    async def verify(self, http: Any, post: Any, record: Any, after: Outcome | None) -> Verdict:
+    async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         answer = await http.request("GET", f"{self.settings.options['endpoint']}/posts", headers=self._headers())
         if answer.status_code != 200:
             return Verdict(Found.UNKNOWN, reason=f"listing answered {answer.status_code}")

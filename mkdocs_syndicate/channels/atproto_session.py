@@ -7,11 +7,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mkdocs_syndicate.channels.base import Channel, Http, Kind, Outcome, status_outcome, transport_outcome
-from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object
+from mkdocs_syndicate.channel_api import (
+    BadAnswer,
+    Channel,
+    ChannelSettings,
+    ConfigError,
+    Http,
+    Kind,
+    Outcome,
+    Site,
+    identifier,
+    json_object,
+    status_outcome,
+    transport_outcome,
+)
 from mkdocs_syndicate.channels.sessions import SessionFile
-from mkdocs_syndicate.config.channels import ChannelSettings, Site, check_url
-from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.config.channels import check_url
 from mkdocs_syndicate.redaction import Secret
 
 if TYPE_CHECKING:

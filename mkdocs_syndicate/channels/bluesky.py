@@ -21,25 +21,38 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
-from mkdocs_syndicate.channels.atproto_session import AtprotoSessionChannel
-from mkdocs_syndicate.channels.base import (
+from mkdocs_syndicate.channel_api import (
+    BadAnswer,
+    ChannelSettings,
     Copy,
     CredentialCheck,
     Found,
     Health,
     Http,
     Kind,
+    LengthRule,
+    Option,
     Outcome,
+    Part,
+    Post,
     Prepared,
     Presence,
+    Record,
+    Site,
     Verdict,
     check_unreachable,
     delete_outcome,
     error_detail,
+    json_object,
+    message_sha256,
+    optional_text,
+    optional_url,
     rate_limit_left,
+    render_message,
     status_outcome,
     transport_outcome,
 )
+from mkdocs_syndicate.channels.atproto_session import AtprotoSessionChannel
 from mkdocs_syndicate.channels.bluesky_account import login_check, session_check
 from mkdocs_syndicate.channels.bluesky_records import (
     is_delete_output,
@@ -53,12 +66,7 @@ from mkdocs_syndicate.channels.bluesky_records import (
     without_thumb,
 )
 from mkdocs_syndicate.channels.bluesky_text import MAX_TAG, bluesky_length, facets, language_tag
-from mkdocs_syndicate.channels.reading import BadAnswer, json_object, optional_text, optional_url
-from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
 from mkdocs_syndicate.content.images import LocalImage, site_image
-from mkdocs_syndicate.content.messages import LengthRule, message_sha256, render_message
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Part, Record
 from mkdocs_syndicate.timeutil import to_iso_ms
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mkdocs_syndicate.channels.base import CredentialCheck, Health, Kind, Outcome
+from mkdocs_syndicate.channel_api import CredentialCheck, Health, Kind, Outcome
 
 PASSWORD_ADVICE = (
     "make a new app password (Settings → Privacy and security → App passwords) and put it where the "

@@ -7,10 +7,7 @@ import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any
 
-from mkdocs_syndicate.channels.base import Kind, Outcome, error_detail
-from mkdocs_syndicate.content.identity import client_id
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Part, Record
+from mkdocs_syndicate.channel_api import Kind, Outcome, Part, Post, Record, client_id, error_detail
 from mkdocs_syndicate.timeutil import from_iso, to_iso_ms
 
 if TYPE_CHECKING:

@@ -7,8 +7,7 @@ import functools
 import re
 from typing import TYPE_CHECKING, Any
 
-from mkdocs_syndicate.content.messages import grapheme_length
-from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.channel_api import ConfigError, grapheme_length
 
 if TYPE_CHECKING:
     import regex

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
-from mkdocs_syndicate.channels.base import (
+from mkdocs_syndicate.channel_api import (
+    BadAnswer,
     Channel,
     Copy,
     CredentialCheck,
@@ -23,35 +24,33 @@ from mkdocs_syndicate.channels.base import (
     Health,
     Http,
     Kind,
+    Message,
+    Option,
     Outcome,
+    Post,
     Prepared,
     Presence,
+    Record,
     Verdict,
     check_unreachable,
     delete_outcome,
     edit_outcome,
     error_detail,
-    scan_bound,
-    status_outcome,
-    transport_outcome,
-)
-from mkdocs_syndicate.channels.reading import (
-    BadAnswer,
     identifier,
     json_list,
     json_object,
     optional_text,
     optional_url,
     same_host,
+    scan_bound,
+    status_outcome,
     timestamp,
+    transport_outcome,
 )
-from mkdocs_syndicate.config.channels import Option
-from mkdocs_syndicate.content.messages import ELLIPSIS, Message, graphemes
+from mkdocs_syndicate.content.messages import ELLIPSIS, graphemes
 from mkdocs_syndicate.content.portable import portable_markdown
-from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.lazyre import lazy_compile
-from mkdocs_syndicate.ledger.schema import Record
 
 if TYPE_CHECKING:
     import httpx

@@ -10,23 +10,23 @@ from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlsplit
 
-from mkdocs_syndicate.channels.base import (
+from mkdocs_syndicate.channel_api import (
     Channel,
+    ConfigError,
     CredentialCheck,
     Health,
     Http,
     Kind,
+    Option,
     Outcome,
+    Post,
     Prepared,
     check_unreachable,
+    message_sha256,
     status_outcome,
     transport_outcome,
 )
-from mkdocs_syndicate.config.channels import Option
 from mkdocs_syndicate.content.crosslinks import without_block
-from mkdocs_syndicate.content.messages import message_sha256
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.lazyre import lazy_compile
 
 _KEY = lazy_compile(r"[A-Za-z0-9-]{8,128}")

@@ -16,21 +16,39 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
-from mkdocs_syndicate.channels.base import (
+from mkdocs_syndicate.channel_api import (
+    BadAnswer,
     Channel,
+    ChannelSettings,
     Copy,
     CredentialCheck,
     Found,
     Http,
     Kind,
+    LengthRule,
+    Option,
     Outcome,
+    Part,
+    Post,
     Prepared,
     Presence,
+    Record,
+    Site,
     Verdict,
+    client_id,
     delete_outcome,
     edit_outcome,
+    identifier,
+    json_list,
+    json_object,
+    optional_text,
+    optional_url,
+    render_message,
+    same_host,
+    same_origin,
     scan_bound,
     status_outcome,
+    timestamp,
     transport_outcome,
 )
 from mkdocs_syndicate.channels.mastodon_account import MastodonCheck
@@ -39,23 +57,8 @@ from mkdocs_syndicate.channels.mastodon_text import (
     mastodon_language,
     mastodon_length,
 )
-from mkdocs_syndicate.channels.reading import (
-    BadAnswer,
-    identifier,
-    json_list,
-    json_object,
-    optional_text,
-    optional_url,
-    same_host,
-    same_origin,
-    timestamp,
-)
-from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
-from mkdocs_syndicate.content.identity import client_id, post_key_of
+from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.links import hrefs
-from mkdocs_syndicate.content.messages import LengthRule, render_message
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Part, Record
 
 if TYPE_CHECKING:  # HTTP is loaded only when something is sent
     import httpx

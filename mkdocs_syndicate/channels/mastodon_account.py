@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mkdocs_syndicate.channels.base import (
+from mkdocs_syndicate.channel_api import (
     EXPIRY_WARNING,
+    BadAnswer,
     CredentialCheck,
     Health,
     Http,
     check_unreachable,
     error_detail,
+    json_object,
+    optional_text,
     rate_limit_left,
 )
-from mkdocs_syndicate.channels.reading import BadAnswer, json_object, optional_text
 
 if TYPE_CHECKING:
     import httpx

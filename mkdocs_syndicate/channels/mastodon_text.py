@@ -8,8 +8,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from mkdocs_syndicate.content.messages import grapheme_length
-from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.channel_api import ConfigError, grapheme_length
 from mkdocs_syndicate.lazyre import lazy_compile
 
 if TYPE_CHECKING:

@@ -31,28 +31,32 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import quote
 
-from mkdocs_syndicate.channels.base import (
+from mkdocs_syndicate.channel_api import (
+    BadAnswer,
     Channel,
+    ChannelSettings,
     CredentialCheck,
     Found,
     Health,
     Http,
     Kind,
+    LengthRule,
+    Option,
     Outcome,
+    Post,
     Prepared,
+    Record,
+    Site,
     Verdict,
     check_unreachable,
+    client_id,
     error_detail,
+    identifier,
+    json_object,
+    render_message,
     status_outcome,
     transport_outcome,
 )
-from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object
-from mkdocs_syndicate.config.channels import ChannelSettings, Option
-from mkdocs_syndicate.config.run import Site
-from mkdocs_syndicate.content.identity import client_id
-from mkdocs_syndicate.content.messages import LengthRule, render_message
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Record
 
 if TYPE_CHECKING:
     import httpx

@@ -19,25 +19,29 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
-from mkdocs_syndicate.channels.base import (
+from mkdocs_syndicate.channel_api import (
+    BadAnswer,
     Copy,
     Found,
     Http,
     Kind,
+    Message,
+    Option,
     Outcome,
+    Post,
     Prepared,
+    Record,
     Verdict,
+    client_id,
+    grapheme_length,
+    json_object,
+    message_sha256,
+    optional_text,
     status_outcome,
     transport_outcome,
 )
 from mkdocs_syndicate.channels.bluesky import BlueskyChannel
-from mkdocs_syndicate.channels.bluesky_records import rkey_for, rkey_of, tid
-from mkdocs_syndicate.channels.reading import BadAnswer, json_object, optional_text
-from mkdocs_syndicate.config.channels import Option
-from mkdocs_syndicate.content.identity import client_id
-from mkdocs_syndicate.content.messages import Message, grapheme_length, message_sha256
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.channels.bluesky_records import links_to, rkey_of, tid
 from mkdocs_syndicate.timeutil import to_iso_ms
 
 if TYPE_CHECKING:
@@ -51,6 +55,7 @@ WELL_KNOWN = ".well-known/site.standard.publication"
 # 500 graphemes / 5000 bytes, description 3000 / 30000, each tag 128 / 1280.
 LIMITS = {"title": (500, 5000), "description": (3000, 30000), "name": (500, 5000), "tag": (128, 1280)}
 MAX_LISTED = 100  # pages of listRecords read when adopting (100 records each)
+UNWRITTEN = "nothing was written"
 _PUBLICATION_EPOCH = 1_672_531_200  # 2023-01-01: a publication key's timestamp part starts here
 
 
@@ -161,7 +166,12 @@ class StandardChannel(BlueskyChannel):
 
     def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
         record = self.document(post, "at://{did}/" + f"{PUBLICATION}/{self._publication_rkey}")
-        text = json.dumps(record, sort_keys=True, ensure_ascii=False)
+        bluesky = self._bluesky_copy(post)
+        # The Bluesky post it will point to is part of what is sent: once that post exists, the
+        # document is out of date and the ordinary edit path writes it again with the reference.
+        # Its CID is read when the document is written (a PDS makes it; nothing here can).
+        sent = {**record, "bskyPostRef": {"uri": bluesky}} if bluesky else record
+        text = json.dumps(sent, sort_keys=True, ensure_ascii=False)
         shown = f"{record['title']}\n{post.url}"
         message = Message(shown, grapheme_length(shown), None)
         return Prepared(
@@ -171,6 +181,14 @@ class StandardChannel(BlueskyChannel):
             description=f"{DOCUMENT} {record['path']}: {record['title']}",
             payload_sha256=message_sha256(text),
         )
+
+    def _bluesky_copy(self, post: Post) -> str | None:
+        """The at:// URI of the post announcing this one on Bluesky, when the `bluesky` setting
+        names that channel and the ledger had its copy done when the run was planned (handed in
+        with the post: `Post.copies`)."""
+        bluesky = self.settings.options.get("bluesky")
+        uri = post.copies.get(str(bluesky)) if bluesky else None
+        return uri if uri and uri.startswith("at://") and f"/{BLUESKY_POST}/" in uri else None
 
     @property
     def _publication_rkey(self) -> str:
@@ -235,8 +253,10 @@ class StandardChannel(BlueskyChannel):
             adopted = await self._adopted(http, post, prepared.idempotency_key)
             if adopted is not None:
                 return Outcome(Kind.DONE, remote_id=adopted)  # a record has no web page: its URI is its address
-            await self._ensure_publication(http)
             record = await self._with_bluesky_ref(http, post, self.document(post, publication))
+            if isinstance(record, Outcome):
+                return record
+            await self._ensure_publication(http)
             response = await self._authed(
                 http,
                 "POST",
@@ -330,25 +350,38 @@ class StandardChannel(BlueskyChannel):
                 return found
         return found
 
-    async def _with_bluesky_ref(self, http: Http, post: Post, record: dict[str, Any]) -> dict[str, Any]:
-        """`bskyPostRef`: a strong reference (URI and CID) to the post announcing this one on
-        Bluesky, when the `bluesky` setting names that channel and its post is there now (its key
-        is derived as that channel derives it; it must link to this post)."""
-        bluesky = self.settings.options.get("bluesky")
-        if not bluesky:
+    async def _with_bluesky_ref(self, http: Http, post: Post, record: dict[str, Any]) -> dict[str, Any] | Outcome:
+        """The document with `bskyPostRef`, a strong reference (URI and CID) to the Bluesky post
+        the post was handed with (`_bluesky_copy`), read by getRecord for its CID. A post that is
+        gone (RecordNotFound) or not about this post gives no reference; a read that proves
+        nothing is an Outcome: nothing written, the next run tries again (the same PDS holds the
+        document, so its write would most likely fail too)."""
+        import httpx
+
+        uri = self._bluesky_copy(post)
+        if uri is None:
             return record
-        rkey = rkey_for(post, str(bluesky))
-        response = await self._get_in(http, BLUESKY_POST, rkey)
-        if response.status_code != 200:
+        repo, _, rkey = uri.removeprefix("at://").partition(f"/{BLUESKY_POST}/")
+        try:
+            response = await http.request(
+                "GET",
+                f"{self._pds_xrpc}/com.atproto.repo.getRecord",
+                params={"repo": repo, "collection": BLUESKY_POST, "rkey": rkey},
+            )
+        except httpx.TransportError as exc:
+            return Outcome(
+                Kind.NOT_SENT, error=f"the Bluesky post could not be read ({type(exc).__name__}); nothing was written"
+            )
+        if response.status_code == 400 and "RecordNotFound" in response.text:
             return record
         try:
+            if response.status_code != 200:
+                raise BadAnswer(f"getRecord answered {response.status_code}")
             body = json_object(response)
-            uri, cid = optional_text(body.get("uri"), "uri"), optional_text(body.get("cid"), "cid")
-        except BadAnswer:
-            return record
-        value = body.get("value")
-        external = (value.get("embed") or {}).get("external") if isinstance(value, dict) else None
-        if uri and cid and isinstance(external, dict) and external.get("uri") == post.url:
+            cid = optional_text(body.get("cid"), "cid")
+        except BadAnswer as exc:
+            return Outcome(Kind.NOT_SENT, error=f"the Bluesky post could not be read ({exc}); {UNWRITTEN}")
+        if cid and links_to(body.get("value"), post.url):
             return {**record, "bskyPostRef": {"uri": uri, "cid": cid}}
         return record
 
@@ -411,6 +444,8 @@ class StandardChannel(BlueskyChannel):
                 return status_outcome(current, http.now())
             cid = optional_text(json_object(current).get("cid"), "cid")
             new = await self._with_bluesky_ref(http, post, self.document(post, self._publication_uri()))
+            if isinstance(new, Outcome):
+                return new
             body = {"repo": self._session["did"], "collection": DOCUMENT, "rkey": rkey, "record": new}
             response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json={**body, "swapRecord": cid})
         except httpx.TransportError as exc:

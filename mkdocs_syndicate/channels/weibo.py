@@ -15,29 +15,34 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from mkdocs_syndicate.channels.base import (
+from mkdocs_syndicate.channel_api import (
     EXPIRY_WARNING,
+    BadAnswer,
     Channel,
     CredentialCheck,
     Found,
     Health,
     Http,
     Kind,
+    LengthRule,
+    Option,
     Outcome,
+    Post,
     Prepared,
+    Record,
     Verdict,
     check_unreachable,
+    client_id,
+    identifier,
+    json_object,
+    objects,
+    optional_text,
+    render_message,
     scan_bound,
     transport_outcome,
 )
-from mkdocs_syndicate.channels.reading import BadAnswer, identifier, json_object, objects, optional_text
-from mkdocs_syndicate.config.channels import Option
-from mkdocs_syndicate.content.identity import client_id
-from mkdocs_syndicate.content.messages import LengthRule, render_message
-from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.lazyre import lazy_compile
-from mkdocs_syndicate.ledger.schema import Record
 
 DEFAULT_TEMPLATE = "{{ title }} {{ url }}"
 RATE_CODES = {10022, 10023, 10024, 20016}

@@ -11,16 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlsplit
 
-from mkdocs_syndicate.config.channels import (
-    ChannelSettings,
-    config_problems,
-    misplaced_credentials,
-    missing_settings,
-    parse_channels,
-)
+from mkdocs_syndicate.config.channels import ChannelSettings, parse_channels
 from mkdocs_syndicate.config.channels import (
     Site as Site,  # its home for the channels (config/channels.py); imported from here by plugins
 )
+from mkdocs_syndicate.config.completeness import config_problems, misplaced_credentials, missing_settings
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_PER_RUN, DEFAULT_MAX_WAIT
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.gitsettings import GitSettings

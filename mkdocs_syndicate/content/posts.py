@@ -40,6 +40,11 @@ class Post:
     code_languages: dict[str, str] = field(default_factory=dict)  # first line of code → language (source)
     src: str = ""  # the source file relative to docs_dir (posts the plugin finds): the same post after a move
     pin: str | None = None  # front matter `syndicate_id`, when the post has one
+    # Its done copies as the ledger had them when the run was planned (engine/plan.py): channel
+    # id → the copy's remote id. What one channel's message may depend on of another's (a
+    # standard.site document's bskyPostRef names the Bluesky post), handed in with the post, so
+    # that no channel reads the ledger, and a copy made later changes the message: an edit.
+    copies: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # What every channel publishes of a post (a message, Forem's title and description, a

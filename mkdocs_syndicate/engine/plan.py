@@ -7,6 +7,7 @@ the run before the first request, and plan mode shows exactly what a send would 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -157,6 +158,18 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     return [PendingPair(post, channel, record, prepared, "update" if edits else "keep")]
 
 
+def with_copies(ledger: Ledger, post: Post) -> Post:
+    """The post with its done copies as this run sees the ledger now, at planning (`Post.copies`):
+    a channel is handed what it may need of another channel's copy, and never reads the ledger."""
+    entry = ledger.posts.get(post.key)
+    copies = {
+        channel: record.remote_id
+        for channel in (entry.channels if entry is not None else {})
+        if (record := ledger.record(post.key, channel)) is not None and record.state == State.DONE and record.remote_id
+    }
+    return post if copies == post.copies else replace(post, copies=copies)
+
+
 def make_plan(
     ledger: Ledger,
     posts: list[Post],
@@ -173,7 +186,7 @@ def make_plan(
     plan = Plan(lanes={c.id: [] for c in channels})
     memo = memo or MessageMemo(None)
     taken = 0
-    for post in posts:
+    for post in map(functools.partial(with_copies, ledger), posts):
         pairs = [
             pair
             for channel in channels

@@ -7,7 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"  # where the links the emulators hand out point
-_LAZY = {"SandboxServer": "server", "running_sandbox": "server", "Request": "emulator", "Response": "emulator"}
+_LAZY = {
+    "SandboxServer": "mkdocs_syndicate.sandbox.server",
+    "running_sandbox": "mkdocs_syndicate.sandbox.discovery",
+    "Request": "mkdocs_syndicate.channel_api.emulator",
+    "Response": "mkdocs_syndicate.channel_api.emulator",
+}
 
 __all__ = ["DEFAULT_PUBLIC_BASE", "Request", "Response", "SandboxServer", "running_sandbox"]
 
@@ -16,5 +21,5 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(f"mkdocs_syndicate.sandbox.{_LAZY[name]}"), name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(name)

@@ -10,8 +10,8 @@ import math
 import secrets as _random
 from typing import Any
 
+from mkdocs_syndicate.channel_api import Emulator, Request, Response
 from mkdocs_syndicate.sandbox.atproto_data import b64url
-from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response
 
 HANDLE = "sandbox.bsky.social"
 DID = "did:plc:sandbox0000000000000000"

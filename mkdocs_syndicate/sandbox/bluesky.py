@@ -25,6 +25,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from mkdocs_syndicate.channel_api import Request, Response, first_url
 from mkdocs_syndicate.sandbox.atproto_account import APP_PASSWORD, DID, HANDLE, WRITE_WINDOW, AtprotoAccountEmulator
 from mkdocs_syndicate.sandbox.atproto_data import (
     NSID,
@@ -48,7 +49,6 @@ from mkdocs_syndicate.sandbox.atproto_lexicon import (
     invalid_post,
     lexicon_problem,
 )
-from mkdocs_syndicate.sandbox.emulator import Request, Response, first_url
 
 COLLECTION = POST
 _REPO_METHODS = ("com.atproto.repo.",)

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import regex
 
-from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response
+from mkdocs_syndicate.channel_api import Emulator, Request, Response
 
 API_KEY = "sandbox-forem-api-key"
 ACCEPT = "application/vnd.forem.api-v1+json"

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response, first_url
+from mkdocs_syndicate.channel_api import Emulator, Request, Response, first_url
 from mkdocs_syndicate.sandbox.mastodon_text import ACCOUNT_LANGUAGE, countable_length, linkify, posting_language
 from mkdocs_syndicate.sandbox.mastodon_tokens import (
     ACCOUNT_ID,

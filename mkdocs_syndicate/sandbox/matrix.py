@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
-from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response, first_url
+from mkdocs_syndicate.channel_api import Emulator, Request, Response, first_url
 
 TOKEN = "sandbox-matrix-token"
 SERVER_NAME = "matrix.test"

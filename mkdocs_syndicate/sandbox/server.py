@@ -29,6 +29,9 @@ Mastodon also has `ignore_idempotency_key` (Pixelfed and other servers speaking 
 negative is behind): the server stamps what it creates with its own clock, hours off the client's.
 Mastodon's `DELETE /api/v1/statuses/:id` removes a status as its author would; its key, still in
 Redis, then answers a replay with 404.
+
+The faults and quirks themselves are sandbox/faults.py's; finding a sandbox already serving a
+state folder is sandbox/discovery.py's.
 """
 
 from __future__ import annotations
@@ -38,7 +41,6 @@ import datetime as dt
 import json
 import os
 import select
-import signal
 import socket
 import threading
 import time
@@ -48,13 +50,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from mkdocs_syndicate.channel_api import Emulator, Request, Response
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
 from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
-from mkdocs_syndicate.sandbox.emulator import Emulator, Request, Response
-
-QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset", "max_characters", "uncapped_context"}
+from mkdocs_syndicate.sandbox.discovery import answering
+from mkdocs_syndicate.sandbox.faults import FAULT_ACTIONS, QUIRKS, fault_after, fault_before, take_fault
 
 
 class SandboxServer:
@@ -150,7 +152,7 @@ class SandboxServer:
         address (8787), where `mkdocs-syndicate sandbox` serves them after the run. When something
         already answers there (another site's sandbox), such links would reach it, not this site's
         posts: they use the address this server bound instead. Returns what to tell the user then."""
-        if self.public_base == self.url or not _answering(self.public_base):
+        if self.public_base == self.url or not answering(self.public_base):
             return None
         taken, self.public_base = self.public_base, self.url
         port = self.url.rsplit(":", 1)[1]
@@ -267,33 +269,13 @@ class SandboxServer:
 
     # ---------------------------------------------------------------- dispatch
 
-    def _take_fault(self, channel: str, request: Request) -> dict[str, Any] | None:
-        emulator = self.emulators[channel]
-        line = f"{request.method} {request.path}"
-        with self.lock:
-            for fault in self.faults:
-                if fault["channel"] != channel:
-                    continue
-                match = fault.get("match")
-                if match is not None and match not in line:
-                    continue
-                if match is None and not any(line.startswith(c) for c in emulator.creating):
-                    continue
-                if fault.get("skip", 0) > 0:  # the first `skip` such requests pass unharmed
-                    fault["skip"] -= 1
-                    continue
-                fault["times"] -= 1
-                if fault["times"] <= 0:
-                    self.faults.remove(fault)
-                return fault
-        return None
-
     def dispatch(self, channel: str, request: Request) -> Response | None:
         """None means: close the connection without an answer."""
         emulator = self.emulators[channel]
         if self.latency is not None:
             time.sleep(self.latency())
-        fault = self._take_fault(channel, request) or {}
+        with self.lock:
+            fault = take_fault(self.faults, channel, f"{request.method} {request.path}", emulator.creating) or {}
         with self.lock:
             self.state["requests"].append(
                 {"channel": channel, "method": request.method, "path": request.path, "at": self.now()}
@@ -302,35 +284,11 @@ class SandboxServer:
         if action is not None and not action.endswith("_after"):  # the request never reaches the service
             with self.lock:
                 self.save()
-            return self._before(emulator, action, fault)
+            return fault_before(emulator, action, fault)
         with self.lock:
             response = emulator.handle(request)
             self.save()
-        return self._after(action, fault, response) if action is not None else response
-
-    @staticmethod
-    def _before(emulator: Emulator, action: str, fault: dict[str, Any]) -> Response | None:
-        """A fault in place of the service: an injected answer, or no answer at all."""
-        if action == "status":
-            status = int(fault["status"])
-            if status == 429 and "headers" not in fault:
-                return emulator.rate_limited(fault)
-            return Response(status, fault.get("body", {"error": f"injected {status}"}), fault.get("headers", {}))
-        if action == "kill_before":
-            os.kill(int(fault["pid"]), signal.SIGKILL)
-        return None  # drop_before, kill_before
-
-    @staticmethod
-    def _after(action: str, fault: dict[str, Any], response: Response) -> Response | None:
-        """A fault once the service has done its work: its answer lost, late or replaced."""
-        if action == "kill_after":
-            os.kill(int(fault["pid"]), signal.SIGKILL)
-        if action == "delay_after":
-            time.sleep(float(fault.get("seconds", 5)))
-            return response
-        if action == "status_after":
-            return Response(int(fault["status"]), fault.get("body"), fault.get("headers", {}))
-        return None  # drop_after, kill_after
+        return fault_after(action, fault, response) if action is not None else response
 
     def control(self, request: Request) -> Response:
         """/_sandbox/…: how tests and the dashboard steer the sandbox."""
@@ -365,35 +323,6 @@ _CONTROL: dict[tuple[str, str], Callable[[SandboxServer, Request], Response]] = 
         200, received(server.emulators.values(), server.snapshot(), server.public_base)
     ),
 }
-
-
-FAULT_ACTIONS = ("status", "drop_before", "kill_before", "drop_after", "kill_after", "delay_after", "status_after")
-
-
-def running_sandbox(state_dir: Path) -> str | None:
-    """The URL of a foreground sandbox serving `state_dir`, if one is up."""
-    import httpx
-
-    try:
-        advert = json.loads((Path(state_dir) / "server.json").read_text(encoding="utf-8"))
-        os.kill(int(advert["pid"]), 0)
-        url = str(advert["url"])
-        answer = httpx.get(f"{url}/_sandbox/received", timeout=2)
-        if answer.status_code == 200 and isinstance(answer.json(), dict):
-            return url
-    except (OSError, ValueError, KeyError, TypeError, httpx.HTTPError):
-        pass
-    return None
-
-
-def _answering(base: str) -> bool:
-    """Whether something listens at base (a loopback address: connecting is immediate)."""
-    address = urlsplit(base)
-    try:
-        with socket.create_connection((address.hostname or "127.0.0.1", address.port or 80), timeout=2):
-            return True
-    except OSError:
-        return False
 
 
 class _QuietServer(ThreadingHTTPServer):

@@ -12,15 +12,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mkdocs_syndicate.config.channels import ChannelSettings, with_options
+from mkdocs_syndicate.channel_api import ChannelSettings, ChannelType
+from mkdocs_syndicate.config.channels import with_options
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.localdirs import SANDBOX_DIR
 from mkdocs_syndicate.redaction import Secret
-from mkdocs_syndicate.registry import TYPES, ChannelType
+from mkdocs_syndicate.registry import TYPES
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
 
 if TYPE_CHECKING:
-    from mkdocs_syndicate.channels.base import Channel
+    from mkdocs_syndicate.channel_api import Channel
     from mkdocs_syndicate.sandbox.server import SandboxServer
 
 SANDBOX_PACING_SCALE = 100
@@ -101,7 +102,7 @@ def sandbox_state_dir(options: Options) -> Path:
 def _sandbox_for(options: Options) -> Iterator[Sandbox | None]:
     """The sandbox of a run or a credential check (None for a real one): the one
     `mkdocs-syndicate sandbox` serves for this state folder, else one started for it."""
-    from mkdocs_syndicate.sandbox.server import running_sandbox
+    from mkdocs_syndicate.sandbox.discovery import running_sandbox
 
     if not options.sandbox:
         yield None

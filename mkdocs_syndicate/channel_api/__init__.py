@@ -1,0 +1,120 @@
+"""The public API for channel authors: everything a channel type needs, from one place.
+
+A channel type (built in, or a package of its own: docs/channels.md) imports these names from
+here and nothing else from mkdocs_syndicate; every built-in channel and emulator does the same
+(tests/test_channel_api.py holds them to it, and pins this list). The names live where the
+project keeps them (channels/base.py, channels/reading.py, config/channels.py, content/,
+ledger/schema.py, registry.py, channel_api/emulator.py); this module only gathers them, and
+importing it loads no HTTP client, no template engine and no server (tests/test_cheap_import.py).
+
+- Registering a type: `ChannelType`.
+- The client: `Channel`, its settings (`Option`, `ChannelSettings`, `Site`, `ConfigError` for an
+  option's own check), what it is handed (`Post`, `Record`) and what it makes of a post
+  (`Prepared`, a `Message` from `render_message` under a `LengthRule`; `client_id` for a key
+  chosen before the call).
+- What it answers: `Outcome` and its `Kind`, `Verdict` and `Found` (a read after an unknown
+  outcome), `Copy` (an edit's read), `Presence` (a delete's read), `CredentialCheck` and `Health`.
+- HTTP: the `Http` client it is given, and the shared readings of an answer (`status_outcome`,
+  `transport_outcome`, `edit_outcome`, `delete_outcome`, `error_detail`, `rate_limit_left`,
+  `check_unreachable`, `scan_bound`), and of its body (`json_object`, `identifier`, …, which raise
+  `BadAnswer` on a shape the service does not document).
+- The emulator: `Emulator`, the `Request` it handles and the `Response` it gives, `first_url`.
+"""
+
+from __future__ import annotations
+
+from mkdocs_syndicate.channel_api.emulator import Emulator, Request, Response, first_url
+from mkdocs_syndicate.channels.base import (
+    EXPIRY_WARNING,
+    Channel,
+    Copy,
+    CredentialCheck,
+    Found,
+    Health,
+    Http,
+    Kind,
+    Outcome,
+    Prepared,
+    Presence,
+    Verdict,
+    check_unreachable,
+    delete_outcome,
+    edit_outcome,
+    error_detail,
+    rate_limit_left,
+    scan_bound,
+    status_outcome,
+    transport_outcome,
+)
+from mkdocs_syndicate.channels.reading import (
+    BadAnswer,
+    identifier,
+    json_list,
+    json_object,
+    json_of,
+    objects,
+    optional_text,
+    optional_url,
+    same_host,
+    same_origin,
+    timestamp,
+)
+from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
+from mkdocs_syndicate.content.identity import client_id
+from mkdocs_syndicate.content.messages import LengthRule, Message, grapheme_length, message_sha256, render_message
+from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.ledger.schema import Part, Record
+from mkdocs_syndicate.registry import ChannelType
+
+__all__ = [
+    "EXPIRY_WARNING",
+    "BadAnswer",
+    "Channel",
+    "ChannelSettings",
+    "ChannelType",
+    "ConfigError",
+    "Copy",
+    "CredentialCheck",
+    "Emulator",
+    "Found",
+    "Health",
+    "Http",
+    "Kind",
+    "LengthRule",
+    "Message",
+    "Option",
+    "Outcome",
+    "Part",
+    "Post",
+    "Prepared",
+    "Presence",
+    "Record",
+    "Request",
+    "Response",
+    "Site",
+    "Verdict",
+    "check_unreachable",
+    "client_id",
+    "delete_outcome",
+    "edit_outcome",
+    "error_detail",
+    "first_url",
+    "grapheme_length",
+    "identifier",
+    "json_list",
+    "json_object",
+    "json_of",
+    "message_sha256",
+    "objects",
+    "optional_text",
+    "optional_url",
+    "rate_limit_left",
+    "render_message",
+    "same_host",
+    "same_origin",
+    "scan_bound",
+    "status_outcome",
+    "timestamp",
+    "transport_outcome",
+]

@@ -1,0 +1,5 @@
+"""python -m mkdocs_syndicate.cli"""
+
+from mkdocs_syndicate.cli import main
+
+main()

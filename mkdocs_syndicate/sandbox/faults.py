@@ -1,0 +1,62 @@
+"""The sandbox's injected faults and the quirks it knows (their meaning: sandbox/server.py's
+docstring): which fault a request meets, and what it does in place of the service's answer or
+after the service has done its work."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+from mkdocs_syndicate.channel_api import Emulator, Response
+
+QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset", "max_characters", "uncapped_context"}
+FAULT_ACTIONS = ("status", "drop_before", "kill_before", "drop_after", "kill_after", "delay_after", "status_after")
+
+
+def take_fault(
+    faults: list[dict[str, Any]], channel: str, line: str, creating: tuple[str, ...]
+) -> dict[str, Any] | None:
+    """The first fault of `channel` that the request `line` ("METHOD path") meets, counted (and
+    removed from `faults` when used up); a fault without `match` meets the `creating` requests."""
+    for fault in faults:
+        if fault["channel"] != channel:
+            continue
+        match = fault.get("match")
+        if match is not None and match not in line:
+            continue
+        if match is None and not any(line.startswith(c) for c in creating):
+            continue
+        if fault.get("skip", 0) > 0:  # the first `skip` such requests pass unharmed
+            fault["skip"] -= 1
+            continue
+        fault["times"] -= 1
+        if fault["times"] <= 0:
+            faults.remove(fault)
+        return fault
+    return None
+
+
+def fault_before(emulator: Emulator, action: str, fault: dict[str, Any]) -> Response | None:
+    """A fault in place of the service: an injected answer, or no answer at all."""
+    if action == "status":
+        status = int(fault["status"])
+        if status == 429 and "headers" not in fault:
+            return emulator.rate_limited(fault)
+        return Response(status, fault.get("body", {"error": f"injected {status}"}), fault.get("headers", {}))
+    if action == "kill_before":
+        os.kill(int(fault["pid"]), signal.SIGKILL)
+    return None  # drop_before, kill_before
+
+
+def fault_after(action: str, fault: dict[str, Any], response: Response) -> Response | None:
+    """A fault once the service has done its work: its answer lost, late or replaced."""
+    if action == "kill_after":
+        os.kill(int(fault["pid"]), signal.SIGKILL)
+    if action == "delay_after":
+        time.sleep(float(fault.get("seconds", 5)))
+        return response
+    if action == "status_after":
+        return Response(int(fault["status"]), fault.get("body"), fault.get("headers", {}))
+    return None  # drop_after, kill_after
