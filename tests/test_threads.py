@@ -144,3 +144,19 @@ def test_turning_threads_on_leaves_a_shortened_post_as_it_was(tmp_path, sandbox)
     assert run.returncode == 0, run.stderr
     (after,) = sandbox.snapshot()["mastodon"]["statuses"]
     assert after["text"] == before["text"] and not after.get("edits")
+
+
+def test_a_half_sent_thread_whose_text_changed_is_not_continued(tmp_path, sandbox):
+    """Part 2 refused, then the post corrected: the parts still to send would not follow the part
+    sent, so the thread is left for a person (resolve), nothing sent."""
+    config = site(tmp_path, {"masto": masto(sandbox)})
+    sandbox.add_fault(
+        {"channel": "mastodon", "action": "status", "status": 422, "match": "POST /api/v1/statuses", "skip": 1}
+    )
+    assert mkdocs(config).returncode != 0
+    source = config.parent / "docs" / "posts" / "a.md"
+    source.write_text(source.read_text().replace("The first paragraph", "The corrected first paragraph"))
+    rerun = mkdocs(config)
+    assert rerun.returncode != 0 and "needs review: thread part 1 as sent differs" in rerun.stderr
+    assert len(sandbox.snapshot()["mastodon"]["statuses"]) == 1
+    assert record(config, "masto").state == State.FAILED

@@ -88,6 +88,17 @@ async def carry_thread(host: UpdateHost, http: PacedHttp, pair: PendingPair) -> 
         if number > total:
             await _finish(host, pair, record, total)
             return None
+        changed = _changed_part(pair, record)
+        if changed is not None:  # the parts still to send would not follow the parts sent
+            text = (
+                f"needs review: thread part {changed} as sent differs from the message now (the post "
+                "changed, or the service's limit did); not continued: `mkdocs-syndicate resolve` "
+                "(--done leaves the thread as it is)"
+            )
+            host.report_pair(
+                pair, PairState.IN_FLIGHT if record.state == State.IN_FLIGHT else PairState.FAILED, text, None, True
+            )
+            return None
         way = _Way(pair, number)
         if record.state == State.IN_FLIGHT and record.part == number:
             await _read(host, http, way)  # part k may be out: read before anything else
@@ -135,6 +146,15 @@ async def _settle(host: UpdateHost, http: PacedHttp, way: _Way, total: int) -> t
             await _read(host, http, way)
         else:
             return False, await _end(host, way, action, total)
+
+
+def _changed_part(pair: PendingPair, record: Record) -> int | None:
+    """The first part sent whose text is not the message's part of that number now, if any."""
+    texts = texts_of(pair)
+    for number, part in enumerate(record.parts, 1):
+        if number > len(texts) or (part.message_sha256 and part.message_sha256 != message_sha256(texts[number - 1])):
+            return number
+    return None
 
 
 def _this_part(record: Record, number: int) -> Record:
