@@ -6,8 +6,9 @@ from conftest import make_post
 
 from mkdocs_syndicate.channels.bluesky_text import bluesky_length
 from mkdocs_syndicate.channels.mastodon_text import mastodon_length
-from mkdocs_syndicate.content.messages import LengthRule, grapheme_length, render_message
+from mkdocs_syndicate.content.messages import LengthRule, render_message
 from mkdocs_syndicate.content.posts import ChannelOverride
+from mkdocs_syndicate.content.textcut import grapheme_length
 from mkdocs_syndicate.content.threads import split
 from mkdocs_syndicate.errors import PostError
 

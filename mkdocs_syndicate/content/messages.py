@@ -17,10 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.content.textcut import ELLIPSIS as ELLIPSIS
-from mkdocs_syndicate.content.textcut import grapheme_length as grapheme_length
-from mkdocs_syndicate.content.textcut import graphemes as graphemes
-from mkdocs_syndicate.content.textcut import shorten as shorten
+from mkdocs_syndicate.content.textcut import grapheme_length, shorten
 from mkdocs_syndicate.errors import ConfigError, PostError
 from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.safety import public_text

@@ -58,11 +58,21 @@ def texts_of(pair: PendingPair) -> tuple[str, ...]:
     return message.texts if message is not None else ()
 
 
-def first_part(record: Record, remote_id: str | None, remote_url: str | None, ref: str | None, text: str) -> Record:
-    """The record once the first part of a thread is made: still in_flight (the thread is not
-    done), `part: 1` known under `parts:`."""
-    first = Part(remote_id or "", remote_url, message_sha256(text), ref)
-    return replace(record, remote_id=remote_id, remote_url=remote_url, part=1, parts=(first,), error=None)
+def begun(pair: PendingPair, done: Record | None, ref: str | None) -> Record | None:
+    """A first send made (`done`, the record its ending would write), of a message with more
+    parts: the record stays in_flight (the thread is not done), its first part listed under
+    `parts:` with `part: 1`. None when the pair is not a thread beginning."""
+    texts = texts_of(pair)
+    if done is None or done.state != State.DONE or len(texts) < 2 or done.parts:
+        return None
+    first = Part(done.remote_id or "", done.remote_url, message_sha256(texts[0]), ref)
+    return replace(done, state=State.IN_FLIGHT, note=None, error=None, part=1, parts=(first,))
+
+
+async def record_first_part(host: UpdateHost, pair: PendingPair, record: Record) -> None:
+    checkpoints.hit("before_part_write")
+    await host.write_records([(pair, record)])
+    checkpoints.hit("after_part_write")
 
 
 @dataclass
