@@ -51,7 +51,7 @@ TIMEOUT, SETTLE = 1.0, 2.0  # per channel: short, so slow-commit scenarios time 
 STATS: Counter = Counter()
 
 
-def channels(url: str, *, removals: bool = False) -> dict:
+def channels(url: str, *, removals: bool = False, threads: bool = False) -> dict:
     """The IndexNow ping and every at-most-once type in the registry, at the private emulator;
     with `removals`, `removals: delete` on every type that can delete (the others keep)."""
     timing = {"timeout": TIMEOUT, "settle": SETTLE}
@@ -60,7 +60,7 @@ def channels(url: str, *, removals: bool = False) -> dict:
     }
     for channel_id, name in AT_MOST_ONCE.items():
         found[channel_id] = SPECS[name].raw_at(url, **timing)
-        if TYPES[name].client_class().threads:  # the long post goes out as a thread (issue 35)
+        if threads and TYPES[name].client_class().threads:  # the long post goes out as a thread (issue 35)
             found[channel_id]["thread"] = True
     if removals:
         for settings in found.values():
@@ -94,6 +94,7 @@ class Scenario:
     offset: float = 0.0  # seconds the child's and the emulator's clocks are moved forward
     site: str = "https://example.com/"
     removals: bool = False  # `removals: delete` on every channel type that can delete
+    threads: bool = False  # `thread: true` where a type posts threads; the third post long (issue 35)
 
     def __post_init__(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -106,14 +107,14 @@ class Scenario:
         spec = {
             "ledger": str(self.folder / "ledger.yml"),
             "site_url": self.site,
-            "channels": channels(self.server.url, removals=self.removals),
+            "channels": channels(self.server.url, removals=self.removals, threads=self.threads),
             "posts": [
                 {
                     "key": k,
                     "url": f"{self.site}{k}",
                     "title": TITLES[k],
                     "date": f"2026-11-2{i}T00:00:00+00:00",
-                    "description": LONG.get(k, f"About {TITLES[k]}."),
+                    "description": LONG[k] if self.threads and k in LONG else f"About {TITLES[k]}.",
                 }
                 for i, k in enumerate(KEYS)
             ],
