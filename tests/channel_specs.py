@@ -1,7 +1,9 @@
-"""Every at-most-once channel type in the registry, built in or installed as a plugin, as the
-shared suites see it (the contract, faults, read-before-resend and crash suites): built from what
-its client and its emulator declare (docs/channels.md), so a new type is covered with no edit to
-any suite."""
+"""Every channel type in the registry, built in or installed as a plugin, as the shared suites see
+it: built from what its client and its emulator declare (docs/channels.md), so a new type is
+covered with no edit to any suite. `EVERY_TYPE` holds them all (the contract's create, lost
+answer, 429 and refused-credentials cases, and the wrong-shape answers, run for each: a batched,
+at-least-once type such as IndexNow too); `SPECS` the at-most-once ones, which the suites about
+reading before a resend (verify, faults around the commit, the crash suites) need."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ class Spec:
     repeat_safe: bool = False  # a repeat is a no-op by construction (Bluesky)
     rate_limit_checked_first: bool = False  # its 429 proves nothing was made (Matrix)
     web_copies: bool = True  # a done copy has a web page (remote_url); standard.site's records do not
+    at_most_once: bool = True  # else a repeat is harmless (a ping): delivered at least once, never read back
+    batched: bool = False  # one request carries many posts (IndexNow)
 
     def raw(self, sandbox, **extra):
         return self.raw_at(sandbox.url, **extra)
@@ -33,13 +37,11 @@ class Spec:
         }
 
 
-def spec_of(kind: registry.ChannelType) -> Spec | None:
+def spec_of(kind: registry.ChannelType) -> Spec:
     """The contract's view of a channel type, from what its client and emulator declare
-    (docs/channels.md): every at-most-once type in the registry, built in or installed as a
-    plugin, is covered without an edit here."""
+    (docs/channels.md): every type in the registry, built in or installed as a plugin, is
+    covered without an edit here."""
     client, emulator = kind.client_class(), kind.emulator_class()
-    if client.default_delivery != "at_most_once" or client.batched:
-        return None
     # The settings that point at the emulator, with its credentials (a rehearsal's toggles, such
     # as keep_session, are not the contract's), plus what a real user supplies (Weibo's rip).
     pointing = {k: v for k, v in emulator.client_options("{url}", "{url}").items() if isinstance(v, str)}
@@ -54,7 +56,10 @@ def spec_of(kind: registry.ChannelType) -> Spec | None:
         client.repeat_safe,
         client.rate_limit_checked_first,
         client.web_copies,
+        client.default_delivery == "at_most_once",
+        client.batched,
     )
 
 
-SPECS = {name: spec for name, kind in registry.TYPES.items() if (spec := spec_of(kind)) is not None}
+EVERY_TYPE = {name: spec_of(kind) for name, kind in registry.TYPES.items()}
+SPECS = {name: spec for name, spec in EVERY_TYPE.items() if spec.at_most_once and not spec.batched}

@@ -83,13 +83,11 @@ def start_pds(*, rate_limits: bool = False, time_scale: float = 1) -> Iterator[P
             started["url"], tuple(Account(**a) for a in started["accounts"]), started["origin"] / 1000, started["scale"]
         )
     finally:
-        if process.stdin is not None:
-            process.stdin.close()
         try:
-            process.wait(timeout=20)
+            process.communicate(timeout=20)  # closes its stdin (the PDS stops), waits, closes its pipes
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait()
+            process.communicate()
 
 
 class ScaledClock:

@@ -164,6 +164,9 @@ class PushedBeforeSend(httpx.AsyncBaseTransport):
             assert len(pushed) >= self.creates[channel], (channel, pushed)
         return await self.inner.handle_async_request(request)
 
+    async def aclose(self) -> None:  # the run's client closes its transport: its connections with it
+        await self.inner.aclose()
+
 
 def test_in_flight_is_pushed_before_every_at_most_once_request_and_lanes_share_pushes(repo, sandbox):
     bare, work = repo
@@ -391,6 +394,9 @@ def test_a_push_race_on_other_pairs_is_reapplied_on_the_new_tip(repo, sandbox, t
                     other_run = pool.submit(run, other, {"ping": indexnow_raw(sandbox)}, [make_post(9)])
                     assert not other_run.result().undone
             return await self.inner.handle_async_request(request)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
 
     report = run(work, {"masto": mastodon_raw(sandbox)}, [make_post(1)], transport=Interloper())
     assert not report.undone, report.results

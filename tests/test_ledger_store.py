@@ -106,7 +106,7 @@ def test_second_writer_is_refused_without_touching_the_ledger(tmp_path):
         assert not path.exists()
     finally:
         holder.kill()
-        holder.wait()
+        holder.communicate()  # waits, and closes its pipe
     # the OS released the lock of the killed holder: a new run gets it at once
     Ledger.open_for_writing(path, lock_timeout=1).close()
 

@@ -49,6 +49,7 @@ def pages():
     server = Pages()
     yield server
     server.httpd.shutdown()
+    server.httpd.server_close()
 
 
 def run(tmp_path, sandbox, posts, clock, **options):

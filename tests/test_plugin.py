@@ -203,7 +203,7 @@ def test_serve_never_sends_nor_writes(site, sandbox):
             pytest.fail("mkdocs serve did not come up")
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.communicate(timeout=30)  # waits, and closes its pipe
     assert sandbox.requests() == [] and not (config.parent / "ledger.yml").exists()
 
 

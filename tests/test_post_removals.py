@@ -61,6 +61,7 @@ def public() -> Iterator[PublicSite]:
     site = PublicSite()
     yield site
     site.server.shutdown()
+    site.server.server_close()
 
 
 def channels(sandbox, removals: str = "delete") -> dict:

@@ -940,6 +940,39 @@ def test_standard_adopts_a_document_another_tool_made_and_never_writes_a_second(
     assert [d["uri"] for d in docs] == [made["uri"]]
 
 
+def test_standard_documents_point_to_their_bluesky_post_one_run_after_it_is_made(pds, tmp_path):
+    """bskyPostRef on the real PDS: a document written before its Bluesky post (here: the Bluesky
+    channel added a run later) is updated in place the run after that post is made, with a strong
+    reference the PDS itself vouches for (the CID it computed from the post's DAG-CBOR bytes, not
+    the emulator's stand-in); a further run writes nothing."""
+    from conftest import ListReporter
+
+    site = Site("https://std-ref.example/", "Refs")
+    alice = pds.account("alice.test")
+    post = make_post(4, url="https://std-ref.example/blog/r/", key="blog/r/")
+    std = standard_raw(pds, "alice.test", bluesky="bsky", keep_session=False)
+
+    def both(channels: dict):
+        folder = tmp_path / "site"
+        folder.mkdir(exist_ok=True)
+        parsed = parse_options(channels, ledger_path=folder / "ledger.yml", site=site, sandbox=False, sending=True)
+        return send(parsed, [post], ListReporter(), clock=FakeClock())
+
+    assert not both({"std": std}).undone
+    publication = next(iter(_publications(pds, alice.did, "https://std-ref.example")))
+    assert "bskyPostRef" not in documents(pds, alice.did, publication)["/blog/r/"]["value"]
+    with_bluesky = {"std": std, "bsky": raw(pds, "alice.test", keep_session=False)}
+    assert [(r.channel, r.state) for r in both(with_bluesky).results] == [("bsky", "done")]
+    third = both(with_bluesky)
+    assert [(r.channel, r.detail) for r in third.results] == [("std", "updated")], third.results
+    (bluesky_post,) = [
+        r for r in records(pds, alice.did) if (r["value"].get("embed") or {}).get("external", {}).get("uri") == post.url
+    ]
+    document = documents(pds, alice.did, publication)["/blog/r/"]
+    assert document["value"]["bskyPostRef"] == {"uri": bluesky_post["uri"], "cid": bluesky_post["cid"]}
+    assert both(with_bluesky).results == []
+
+
 def _publications(pds, did: str, url: str) -> list[str]:
     return [r["uri"] for r in listed(pds, did, "site.standard.publication") if r["value"]["url"] == url]
 

@@ -84,6 +84,7 @@ def test_only_404_and_410_prove_a_page_gone():
         said = asyncio.run(probe_public([base + path for path in answers] + [refused]))
     finally:
         server.shutdown()
+        server.server_close()
     assert said[base + "/gone"] is None and said[base + "/gone-for-good"] is None
     assert said[base + "/there"] == "answered 200" and said[base + "/down"] == "answered 503"
     assert said[base + "/moved"] == "answered 200"  # a redirect to a page is a move, not a removal

@@ -333,11 +333,7 @@ class BlueskyChannel(AtprotoSessionChannel):
         assert self._session is not None
         repo = self._session["did"]
         try:
-            response = await http.request(
-                "GET",
-                f"{self._pds_xrpc}/com.atproto.repo.getRecord",
-                params={"repo": repo, "collection": COLLECTION, "rkey": rkey},
-            )
+            response = await self._get_in(http, COLLECTION, rkey)
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"getRecord failed ({type(exc).__name__})")
         if response.status_code == 200:
@@ -452,12 +448,13 @@ class BlueskyChannel(AtprotoSessionChannel):
     async def _get(self, http: Http, rkey: str) -> httpx.Response:
         return await self._get_in(http, COLLECTION, rkey)
 
-    async def _get_in(self, http: Http, collection: str, rkey: str) -> httpx.Response:
+    async def _get_in(self, http: Http, collection: str, rkey: str, repo: str | None = None) -> httpx.Response:
+        """getRecord at the account's PDS: in the account's repository unless `repo` names one."""
         assert self._session is not None
         return await http.request(
             "GET",
             f"{self._pds_xrpc}/com.atproto.repo.getRecord",
-            params={"repo": self._session["did"], "collection": collection, "rkey": rkey},
+            params={"repo": repo or self._session["did"], "collection": collection, "rkey": rkey},
         )
 
     async def check_credentials(self, http: Http) -> CredentialCheck:

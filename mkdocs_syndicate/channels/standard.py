@@ -363,14 +363,10 @@ class StandardChannel(BlueskyChannel):
             return record
         repo, _, rkey = uri.removeprefix("at://").partition(f"/{BLUESKY_POST}/")
         try:
-            response = await http.request(
-                "GET",
-                f"{self._pds_xrpc}/com.atproto.repo.getRecord",
-                params={"repo": repo, "collection": BLUESKY_POST, "rkey": rkey},
-            )
+            response = await self._get_in(http, BLUESKY_POST, rkey, repo)
         except httpx.TransportError as exc:
             return Outcome(
-                Kind.NOT_SENT, error=f"the Bluesky post could not be read ({type(exc).__name__}); nothing was written"
+                Kind.NOT_SENT, error=f"the Bluesky post could not be read ({type(exc).__name__}); {UNWRITTEN}"
             )
         if response.status_code == 400 and "RecordNotFound" in response.text:
             return record
