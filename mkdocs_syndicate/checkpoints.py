@@ -26,6 +26,13 @@ DECLARED = (
     "after_response",
     "before_done_write",
     "after_done_write",
+    # A thread's later parts (engine/threads.py), each with its own two phases: the part's
+    # in_flight write, its request, and the write that records it under `parts:`.
+    "before_part_in_flight_write",
+    "after_part_in_flight_write",
+    "after_part_response",
+    "before_part_write",
+    "after_part_write",
 )
 # With the ledger in git, ledger/gitmirror.py also hits "git.committed" and "git.pushed" around
 # each group's push (tests/test_git.py kills there); a run without git never reaches them.

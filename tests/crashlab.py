@@ -10,6 +10,7 @@ child still agree on every other time)."""
 from __future__ import annotations
 
 import http.server
+import itertools
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from channel_specs import SPECS
-from crashsite import AT_MOST_ONCE, CHANNELS, remote
+from crashsite import AT_MOST_ONCE, CHANNELS, remote, thread_parts
 from forkserver import ForkedChild
 
 from mkdocs_syndicate.ledger.store import Ledger
@@ -34,6 +35,16 @@ from mkdocs_syndicate.sandbox.matrix_events import relation
 HERE = Path(__file__).resolve().parent
 KEYS = ["blog/one/", "blog/two/", "blog/three/"]
 TITLES = {"blog/one/": "One", "blog/two/": "Two", "blog/three/": "Three"}
+# The third post is long: a thread of 2 parts on Mastodon (500 characters) and 3 on Bluesky (300).
+LONG = {
+    "blog/three/": "\n\n".join(
+        [
+            "Three begins with a paragraph that sets the scene for everything after it. " * 3,
+            "Then a second paragraph goes on about the matter in more detail than the first. " * 3,
+            "And a third one closes the argument, so that the thread has an end. " * 2,
+        ]
+    )
+}
 KEY_FILE = "crash-key-1234"
 TIMEOUT, SETTLE = 1.0, 2.0  # per channel: short, so slow-commit scenarios time out quickly
 
@@ -41,7 +52,7 @@ TIMEOUT, SETTLE = 1.0, 2.0  # per channel: short, so slow-commit scenarios time 
 STATS: Counter = Counter()
 
 
-def channels(url: str, *, removals: bool = False) -> dict:
+def channels(url: str, *, removals: bool = False, threads: bool = False) -> dict:
     """The IndexNow ping and every at-most-once type in the registry, at the private emulator;
     with `removals`, `removals: delete` on every type that can delete (the others keep)."""
     timing = {"timeout": TIMEOUT, "settle": SETTLE}
@@ -50,6 +61,8 @@ def channels(url: str, *, removals: bool = False) -> dict:
     }
     for channel_id, name in AT_MOST_ONCE.items():
         found[channel_id] = SPECS[name].raw_at(url, **timing)
+        if threads and TYPES[name].client_class().threads:  # the long post goes out as a thread (issue 35)
+            found[channel_id]["thread"] = True
     if removals:
         for settings in found.values():
             if TYPES[settings["type"]].client_class().deletes:
@@ -82,6 +95,7 @@ class Scenario:
     offset: float = 0.0  # seconds the child's and the emulator's clocks are moved forward
     site: str = "https://example.com/"
     removals: bool = False  # `removals: delete` on every channel type that can delete
+    threads: bool = False  # `thread: true` where a type posts threads; the third post long (issue 35)
 
     def __post_init__(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -94,14 +108,14 @@ class Scenario:
         spec = {
             "ledger": str(self.folder / "ledger.yml"),
             "site_url": self.site,
-            "channels": channels(self.server.url, removals=self.removals),
+            "channels": channels(self.server.url, removals=self.removals, threads=self.threads),
             "posts": [
                 {
                     "key": k,
                     "url": f"{self.site}{k}",
                     "title": TITLES[k],
                     "date": f"2026-11-2{i}T00:00:00+00:00",
-                    "description": f"About {TITLES[k]}.",
+                    "description": LONG[k] if self.threads and k in LONG else f"About {TITLES[k]}.",
                 }
                 for i, k in enumerate(KEYS)
             ],
@@ -173,6 +187,21 @@ class Scenario:
             for channel in CHANNELS:
                 record = book.record(key, channel)
                 assert record is not None and record.state == "done", (key, channel, record)
+        self.threads_complete(book, state)
+
+    def threads_complete(self, book: Ledger, state: dict) -> None:
+        """Each thread whole: its record lists every part, each part a reply to the one before,
+        and the service holds no later part the record does not list."""
+        for channel, emulator in AT_MOST_ONCE.items():
+            replies = dict(thread_parts(state, emulator))
+            listed = set()
+            for key in KEYS:
+                parts = book.record(key, channel).parts
+                for before, part in itertools.pairwise(parts):
+                    assert replies.get(part.remote_id) == before.remote_id, (channel, key, parts, replies)
+                    listed.add(part.remote_id)
+            assert set(replies) == listed, (channel, replies, listed)
+            STATS[f"thread parts on {channel}"] = max(STATS[f"thread parts on {channel}"], len(listed))
 
     def recovers(self) -> None:
         """After whatever killed the last run: still no duplicate, and plain runs after the settle
@@ -193,6 +222,8 @@ class Scenario:
         for emulator in AT_MOST_ONCE.values():
             announced = [u for _, u in remote(state, emulator)]
             assert len(announced) == len(set(announced)), (emulator, announced)
+            parents = [parent for _, parent in thread_parts(state, emulator)]  # no part twice
+            assert len(parents) == len(set(parents)), (emulator, thread_parts(state, emulator))
 
 
 # ---------------------------------------------------------------- removals (issue 34)

@@ -68,13 +68,28 @@ CHANNELS = ("ping", *AT_MOST_ONCE)
 
 def remote(state: dict, emulator: str) -> list[tuple[str, str]]:
     """(remote id as the ledger records it, the post URL it announces) of every post an
-    at-most-once service holds, from its emulator's own account (`received`)."""
+    at-most-once service holds, from its emulator's own account (`received`); a thread's later
+    parts (replies to the account's own posts) are `thread_parts`."""
+    return [(_id(item), item["announces"]) for item in _received(state, emulator) if not _reply_to(item)]
+
+
+def thread_parts(state: dict, emulator: str) -> list[tuple[str, str]]:
+    """(remote id, the id of the post it replies to) of every later part of a thread."""
+    return [(_id(item), _reply_to(item)) for item in _received(state, emulator) if _reply_to(item)]
+
+
+def _received(state: dict, emulator: str) -> list[dict]:
     cls = TYPES[emulator].emulator_class()
     # `received` reads only the state it is given: no server is needed to call it.
-    return [
-        (item.get("remote_id", item["id"]), item["announces"])
-        for item in cls.received(object.__new__(cls), state.get(emulator, {}), "")
-    ]
+    return list(cls.received(object.__new__(cls), state.get(emulator, {}), ""))
+
+
+def _id(item: dict) -> str:
+    return str(item.get("remote_id", item["id"]))
+
+
+def _reply_to(item: dict) -> str:
+    return str(item.get("in_reply_to_id") or item.get("in_reply_to") or "")
 
 
 def check_outcome(config: Path, sandbox) -> None:

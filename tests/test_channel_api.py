@@ -38,6 +38,7 @@ PINNED = [
     "Message",
     "Option",
     "Outcome",
+    "Part",
     "Post",
     "Prepared",
     "Presence",

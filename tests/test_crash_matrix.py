@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import crashlab
 import pytest
-from crashlab import STATS, Scenario, checkpoint_names
+from crashlab import STATS, Scenario, checkpoint_names, kill_specs
 from profiles import crash_points, sized
 
 from mkdocs_syndicate.checkpoints import DECLARED
@@ -52,7 +52,7 @@ def parallel(items, job):
 def clean_run(tmp_path_factory):
     """The checkpoints a clean run passes, in order."""
     folder = tmp_path_factory.mktemp("clean")
-    scenario = Scenario(folder)
+    scenario = Scenario(folder, threads=True)
     try:
         code, output = scenario.run(SYNDICATE_CHECKPOINT_LOG=str(folder / "checkpoints.log"))
         assert code == 0, output
@@ -70,7 +70,7 @@ def test_every_declared_checkpoint_is_reached(clean_run):
 def test_kill_at_every_checkpoint_then_rerun(clean_run, tmp_path):
     def scenario_at(n):
         hostile = crashlab.SAME_PATH[n % len(crashlab.SAME_PATH)]
-        scenario = Scenario(tmp_path / f"n{n}-{hostile}", hostile)
+        scenario = Scenario(tmp_path / f"n{n}-{hostile}", hostile, threads=True)
         try:
             code, output = scenario.run(SYNDICATE_CRASH_AT=str(n))
             assert code == -signal.SIGKILL, f"not killed at checkpoint {n}: {output}"
@@ -82,6 +82,65 @@ def test_kill_at_every_checkpoint_then_rerun(clean_run, tmp_path):
     points = crash_points(clean_run)  # all of them in the ci profile
     failures = parallel(points, scenario_at)
     STATS["checkpoint kill scenarios"] += len(points)
+    assert not failures, failures[:5]
+
+
+def test_kill_at_every_checkpoint_of_a_threads_parts_then_rerun(clean_run, tmp_path):
+    """Issue 35: the long post's later parts (a thread on Mastodon and Bluesky), killed at every
+    hit of every part checkpoint in every profile (before its in_flight write, after it, after
+    the answer, before and after the write that records the part): the rerun completes the
+    thread from the first part a read cannot find, no part twice. Prints where each kill landed."""
+    names = [name for name in kill_specs(clean_run) if "_part_" in name]
+    landings: dict[str, str] = {}
+
+    def scenario_at(spec):
+        hostile = ("plain", "masto-ignores-key", "slow-commits")[len(landings) % 3]
+        scenario = Scenario(tmp_path / spec.replace(":", "-"), hostile, threads=True)
+        log = scenario.folder / "checkpoints.log"
+        try:
+            code, output = scenario.run(SYNDICATE_CRASH_AT=spec, SYNDICATE_CHECKPOINT_LOG=str(log))
+            assert code == -signal.SIGKILL, f"not killed at {spec}: {output}"
+            last, in_flight = crashlab.landed(log)
+            landings[spec] = f"{last}; in flight: {', '.join(sorted(in_flight)) or 'none'}"
+            scenario.recovers()
+        finally:
+            scenario.close()
+
+    assert len(names) >= 15, names  # 5 checkpoints for each of the 3 later parts (and Mastodon's)
+    failures = parallel(names, scenario_at)
+    print("\nthread part kills:\n" + "\n".join(f"  {spec:34} landed at {landings.get(spec, '?')}" for spec in names))
+    STATS["thread part kill scenarios"] += len(names)
+    assert not failures, failures[:5]
+
+
+# A thread's later parts (the third post: its 2nd part on Mastodon, its 2nd and 3rd on Bluesky)
+# killed by the service just before and just after it commits the part.
+PART_KILLS = [
+    (emulator, skip, action)
+    for emulator, skips in (("mastodon", (3,)), ("bluesky", (3, 4)))
+    for skip in skips
+    for action in ("kill_before", "kill_after")
+]
+
+
+def test_emulator_kills_the_client_around_a_threads_parts(tmp_path):
+    def scenario_for(case):
+        emulator, skip, action = case
+        scenario = Scenario(tmp_path / f"{emulator}-{skip}-{action}", threads=True)
+        try:
+            process = scenario.start()
+            creating = "POST /api/v1/statuses" if emulator == "mastodon" else "com.atproto.repo.putRecord"
+            scenario.server.add_fault(
+                {"channel": emulator, "action": action, "pid": process.pid, "match": creating, "skip": skip}
+            )
+            output = "".join(process.communicate(timeout=120))
+            assert process.returncode == -signal.SIGKILL, output
+            scenario.recovers()
+        finally:
+            scenario.close()
+
+    failures = parallel(PART_KILLS, scenario_for)
+    STATS["thread part emulator kill scenarios"] += len(PART_KILLS)
     assert not failures, failures[:5]
 
 
@@ -97,7 +156,7 @@ SERVER_KILLS = [
 def test_emulator_kills_the_client_around_every_commit(tmp_path):
     def scenario_for(case):
         emulator, nth, action, hostile = case
-        scenario = Scenario(tmp_path / f"{emulator}-{nth}-{action}-{hostile}", hostile)
+        scenario = Scenario(tmp_path / f"{emulator}-{nth}-{action}-{hostile}", hostile, threads=True)
         try:
             if nth:
                 scenario.server.add_fault({"channel": emulator, "action": "delay_after", "seconds": 0, "times": nth})
@@ -121,7 +180,7 @@ def test_double_crash_the_recovery_run_is_killed_too(clean_run, tmp_path):
     def scenario_for(pair):
         index, first, second = pair
         hostile = crashlab.SAME_PATH[index % len(crashlab.SAME_PATH)]
-        scenario = Scenario(tmp_path / f"d{index}-{first}-{second}-{hostile}", hostile)
+        scenario = Scenario(tmp_path / f"d{index}-{first}-{second}-{hostile}", hostile, threads=True)
         try:
             assert scenario.run(SYNDICATE_CRASH_AT=str(first))[0] == -signal.SIGKILL
             scenario.settle()
@@ -144,7 +203,7 @@ def test_random_kill_soak(tmp_path):
     def scenario_for(seed):
         rng = random.Random(seed)
         hostile = variants[seed % len(variants)]
-        scenario = Scenario(tmp_path / f"s{seed}-{hostile}", hostile)
+        scenario = Scenario(tmp_path / f"s{seed}-{hostile}", hostile, threads=True)
         jitter = random.Random(seed + 1_000_000)
         scenario.server.latency = lambda: jitter.uniform(0, 0.015)
         try:
@@ -265,7 +324,7 @@ def _wait_for_lock_holder(scenario: Scenario, process) -> None:
 
 
 def test_second_concurrent_run_is_refused_without_touching_the_ledger(tmp_path):
-    scenario = Scenario(tmp_path / "refused")
+    scenario = Scenario(tmp_path / "refused", threads=True)
     # The first run holds the lock for a while: its first Mastodon answer takes 4 s.
     scenario.server.add_fault({"channel": "mastodon", "action": "delay_after", "seconds": 4})
     try:
@@ -285,7 +344,7 @@ def test_second_concurrent_run_is_refused_without_touching_the_ledger(tmp_path):
 
 
 def test_second_concurrent_run_waits_for_the_lock_then_finds_nothing_to_do(tmp_path):
-    scenario = Scenario(tmp_path / "waits")
+    scenario = Scenario(tmp_path / "waits", threads=True)
     scenario.server.add_fault({"channel": "mastodon", "action": "delay_after", "seconds": 2})
     try:
         first = scenario.start()

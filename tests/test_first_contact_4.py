@@ -121,7 +121,7 @@ def bluesky_text(description: str) -> tuple[str, int]:
 
 @pytest.mark.unit
 def test_bluesky_shortens_a_description_at_a_word_with_an_ellipsis():
-    from mkdocs_syndicate.content.messages import grapheme_length
+    from mkdocs_syndicate.content.textcut import grapheme_length
 
     description = "The ledger is a YAML file committed next to mkdocs.yml, so every build knows what went out. " * 5
     text, length = bluesky_text(description)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mkdocs_syndicate.errors import LedgerError
 from mkdocs_syndicate.ledger.fast import parse_canonical
 from mkdocs_syndicate.ledger.format import dump, parse, parse_yaml
-from mkdocs_syndicate.ledger.schema import OPS, STATES, PostEntry, Record, State, needs_v2
+from mkdocs_syndicate.ledger.schema import OPS, STATES, Part, PostEntry, Record, State, needs_v2
 
 pytestmark = pytest.mark.unit
 
@@ -76,6 +76,17 @@ record = st.builds(
     message_sha256=st.one_of(st.none(), text),
     note=st.one_of(st.none(), text),
     op=st.one_of(st.none(), st.sampled_from(OPS)),
+    part=st.one_of(st.none(), st.integers(1, 99)),
+    parts=st.lists(
+        st.builds(
+            Part,
+            remote_id=text,
+            remote_url=st.one_of(st.none(), text),
+            message_sha256=st.one_of(st.none(), text),
+            cid=st.one_of(st.none(), text),
+        ),
+        max_size=3,
+    ).map(tuple),
     sandbox=st.booleans(),
 )
 entry = st.builds(
@@ -90,6 +101,11 @@ entry = st.builds(
 posts = st.dictionaries(text, entry, max_size=5)
 
 
+def _plain_value(value):
+    """A field as YAML reads it: a thread's parts are a list of mappings."""
+    return [dict(part.as_items()) for part in value] if isinstance(value, tuple) else value
+
+
 def as_plain(data) -> dict:
     """What yaml.safe_load should return for `data`."""
     return {
@@ -101,7 +117,7 @@ def as_plain(data) -> dict:
                 **({"id": e.id} if e.id is not None else {}),
                 **({"src": e.src} if e.src is not None else {}),
                 **({"aliases": list(e.aliases)} if e.aliases else {}),
-                "channels": {ch: {k: v for k, v in r.as_items()} for ch, r in e.channels.items()},
+                "channels": {ch: {k: _plain_value(v) for k, v in r.as_items()} for ch, r in e.channels.items()},
             }
             for key, e in data.items()
         },

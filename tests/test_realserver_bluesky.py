@@ -994,3 +994,103 @@ def _publication_of(pds, did: str, site_url: str) -> str:
     found = _publications(pds, did, site_url.rstrip("/"))
     assert len(found) <= 1, found
     return found[0] if found else site_url.rstrip("/")
+
+
+# ---------------------------------------------------------------- threads (issue 35)
+
+LONG = "\n\n".join(
+    [
+        "A first paragraph that sets out what the long post is about, at some length. " * 3,
+        "A second paragraph that goes into the details the first one only promised. " * 3,
+        "A third paragraph that ties it all together and closes the thread. " * 2,
+    ]
+)
+
+
+def by_key(pds, did: str) -> dict[str, dict]:
+    return {r["uri"].rsplit("/", 1)[-1]: r for r in records(pds, did)}
+
+
+def test_a_long_post_is_stored_as_a_thread_of_replies_with_the_pds_cids(pds, tmp_path):
+    post = make_post(11, description=LONG)
+    report = run(tmp_path, raw(pds, "alice.test", thread=True), [post])
+    assert not report.undone
+    done = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
+    assert done.state == "done" and len(done.parts) == 3 and done.remote_id == done.parts[0].remote_id
+    stored = by_key(pds, pds.account("alice.test").did)
+    first, second, third = (stored[p.remote_id.rsplit("/", 1)[-1]] for p in done.parts)
+    # What the ledger says of each part is what the PDS holds: its URI and its CID.
+    assert [p.cid for p in done.parts] == [first["cid"], second["cid"], third["cid"]]
+    root = {"uri": first["uri"], "cid": first["cid"]}
+    assert second["value"]["reply"] == {"root": root, "parent": root}
+    assert third["value"]["reply"] == {"root": root, "parent": {"uri": second["uri"], "cid": second["cid"]}}
+    assert card(first) == post.url and "embed" not in second["value"]
+
+
+def test_a_part_whose_answer_was_lost_is_found_by_a_read_and_the_thread_finished(pds, tmp_path):
+    """Killed after the PDS stored part 2, before the ledger listed it: the rerun reads part 2 at
+    its own key, records it with its CID, and sends only part 3."""
+    post = make_post(12, description=LONG)
+    assert not run(tmp_path, raw(pds, "bob.test", thread=True), [post]).undone
+    done = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
+    third = done.parts[2].remote_id.rsplit("/", 1)[-1]
+    did = pds.account("bob.test").did
+    session = logged_in(pds.url, "bob.test", pds.account("bob.test").password)
+    deleted = httpx.post(
+        f"{session[0]}/xrpc/com.atproto.repo.deleteRecord",
+        headers=session[2],
+        json={"repo": did, "collection": "app.bsky.feed.post", "rkey": third},
+    )
+    assert deleted.status_code == 200
+    before = by_key(pds, did)
+    stopped = replace(done, state=State.IN_FLIGHT, part=2, parts=done.parts[:1])
+    write_ledger(tmp_path / "ledger.yml", {(post.key, "bsky"): stopped})
+    again = run(tmp_path, raw(pds, "bob.test", thread=True), [post])
+    assert not again.undone
+    resolved = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
+    after = by_key(pds, did)
+    assert resolved.state == "done" and [p.remote_id for p in resolved.parts] == [p.remote_id for p in done.parts]
+    assert resolved.parts[1].cid == before[done.parts[1].remote_id.rsplit("/", 1)[-1]]["cid"]
+    assert set(after) - set(before) == {third}  # only the third part was sent again
+
+
+def replies_taken(entryway: str, handle: str, password: str) -> list[tuple[int, str]]:
+    """putRecord of replies: well formed (to a record that exists, and to one that does not),
+    then each way a reply ref can be malformed: the status and the message."""
+    pds, did, headers = logged_in(entryway, handle, password)
+    base = {"$type": "app.bsky.feed.post", "text": "part", "createdAt": "2026-12-01T08:00:00.000Z"}
+
+    def put(rkey: str, record: dict) -> httpx.Response:
+        return httpx.post(
+            f"{pds}/xrpc/com.atproto.repo.putRecord",
+            headers=headers,
+            json={"repo": did, "collection": "app.bsky.feed.post", "rkey": rkey, "record": record},
+        )
+
+    root = put("3lthreadroot2", base).json()
+    ref = {"uri": root["uri"], "cid": root["cid"]}
+    nowhere = {"uri": f"at://{did}/app.bsky.feed.post/3lthreadgone2", "cid": root["cid"]}
+    cases = [
+        {"root": ref, "parent": ref},
+        {"root": ref, "parent": nowhere},
+        {"root": ref},
+        {"root": ref, "parent": {"uri": root["uri"]}},
+        {"root": ref, "parent": {"uri": root["uri"], "cid": "notacid"}},
+        {"root": ref, "parent": {"uri": "https://example.com/", "cid": root["cid"]}},
+        "a reply",
+    ]
+    answers = []
+    for index, reply in enumerate(cases):
+        answer = put(f"3lthreadpart{'abcdefg'[index]}", {**base, "reply": reply})
+        message = answer.json().get("message", "") if answer.status_code != 200 else ""
+        answers.append((answer.status_code, message.replace(did, "<did>")))
+    return answers
+
+
+def test_reply_refs_are_checked_by_the_real_server_as_by_the_emulator(pds, sandbox):
+    """The PDS checks a reply's shape (two strong refs) and nothing else: a reply to a record
+    that does not exist is stored. The emulator answers every case alike, in the same words."""
+    real = replies_taken(pds.url, "alice.test", pds.account("alice.test").password)
+    emulated = replies_taken(f"{sandbox.url}/bluesky", "sandbox.bsky.social", "sandbox-bsky-app-password")
+    assert real[:2] == [(200, ""), (200, "")] and all(code == 400 for code, _ in real[2:]), real
+    assert emulated == real

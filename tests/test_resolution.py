@@ -7,7 +7,7 @@ import pytest
 
 from mkdocs_syndicate.errors import SyndicateError
 from mkdocs_syndicate.ledger.resolution import Decision, resolved
-from mkdocs_syndicate.ledger.schema import Record, State
+from mkdocs_syndicate.ledger.schema import Part, Record, State
 
 pytestmark = pytest.mark.unit
 
@@ -50,3 +50,25 @@ def test_what_needs_no_change_says_so_and_what_went_out_cannot_be_undone():
         resolved("(p, c)", Record(State.DONE, 1, AT), Decision("skip"), AT, "n")
     with pytest.raises(SyndicateError, match=r"\(p, c\) is already done; nothing to resolve"):
         resolved("(p, c)", Record(State.DONE, 1, AT), Decision("retry"), AT, "n")
+
+
+def test_a_half_sent_thread_is_retried_from_where_it_stopped_or_left_as_it_is():
+    """A thread whose part 2 was refused: --retry keeps the parts sent (the next run goes on from
+    part 2), --done keeps its first part as the copy and the parts listed."""
+    first = Part("101", "https://m.example/@me/101", "aa" * 32)
+    failed = Record(
+        State.FAILED,
+        1,
+        "2026-12-03T08:00:00Z",
+        remote_id="101",
+        remote_url="https://m.example/@me/101",
+        error="thread part 2 of 3: 422",
+        part=2,
+        parts=(first,),
+    )
+    stopped = Record(State.IN_FLIGHT, 2, "2026-12-03T08:00:00Z", remote_id="101", part=2, parts=(first,))
+    retried = resolved("(p, c)", stopped, Decision("retry"), AT, "by hand")
+    assert isinstance(retried, Record) and retried.state == State.FAILED and retried.parts == (first,)
+    done = resolved("(p, c)", failed, Decision("done"), AT, "left at one part")
+    assert isinstance(done, Record) and done.state == State.DONE
+    assert (done.remote_id, done.remote_url, done.parts) == ("101", "https://m.example/@me/101", (first,))

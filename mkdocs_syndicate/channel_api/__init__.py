@@ -61,10 +61,11 @@ from mkdocs_syndicate.channels.reading import (
 )
 from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
 from mkdocs_syndicate.content.identity import client_id
-from mkdocs_syndicate.content.messages import LengthRule, Message, grapheme_length, message_sha256, render_message
+from mkdocs_syndicate.content.messages import LengthRule, Message, message_sha256, render_message
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.content.textcut import grapheme_length
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Part, Record
 from mkdocs_syndicate.registry import ChannelType
 
 __all__ = [
@@ -85,6 +86,7 @@ __all__ = [
     "Message",
     "Option",
     "Outcome",
+    "Part",
     "Post",
     "Prepared",
     "Presence",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
 from mkdocs_syndicate.content.messages import Message
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Record
+from mkdocs_syndicate.ledger.schema import Part, Record
 from mkdocs_syndicate.net.ratehints import server_delay
 
 if TYPE_CHECKING:  # HTTP is loaded only when something is sent: a plan imports none of it
@@ -41,6 +41,7 @@ class Outcome:
     error: str | None = None
     retry_after: float | None = None  # seconds, from the server's hint
     code: int | None = None  # the service's own error code, where it has them (Weibo)
+    ref: str | None = None  # what else names the copy for a reply to it (Bluesky's cid)
 
 
 class Found(enum.Enum):
@@ -114,6 +115,7 @@ class Verdict:
     remote_id: str | None = None
     remote_url: str | None = None
     reason: str = ""
+    ref: str | None = None  # as Outcome.ref, for a copy a read found
 
 
 class Http(Protocol):
@@ -172,6 +174,7 @@ class Channel:
     edits_in_place: ClassVar[bool] = False  # implements update and read_copy: `edits: update` is its default
     deletes: ClassVar[bool] = False  # implements delete and read_presence: `removals: delete` is allowed
     web_copies: ClassVar[bool] = True  # a done copy has a web page (remote_url); False: its id is all (standard.site)
+    threads: ClassVar[bool] = False  # implements send_part and read_part: `thread: true` is allowed
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
         self.settings = settings
@@ -242,6 +245,21 @@ class Channel:
         (an idempotency key is not a proof). `after` is the ambiguous outcome that made us ask
         (None when resolving an earlier run's record). Scan bounds come from `record.created_at`."""
         return Verdict(Found.UNKNOWN, reason=f"{self.type_name} has no way to read back a post")
+
+    async def send_part(
+        self, http: Http, post: Post, prepared: Prepared, number: int, sent: tuple[Part, ...], replay: bool
+    ) -> Outcome:
+        """`threads` types: post part `number` (2, 3, ...) of `prepared.message.parts` as a reply
+        to `sent[-1]`, in the thread whose first part is `sent[0]`, under a client id derived from
+        (post URL, channel id, number) (part 1's is the pair's own). `replay`: that id was sent
+        before by a request whose outcome is unknown. DONE carries the part's id, URL and `ref`."""
+        raise NotImplementedError
+
+    async def read_part(self, http: Http, post: Post, record: Record, number: int) -> Verdict:
+        """`threads` types: read whether part `number` of the thread exists (the parts before it
+        are `record.parts`): FOUND with its id, URL and `ref`; ABSENT only when the read proves it
+        was not made; UNKNOWN otherwise. Scan bounds come from `record.created_at`."""
+        return Verdict(Found.UNKNOWN, reason=f"{self.type_name} has no way to read back a thread's part")
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """`edits_in_place` types: make the copy at `record.remote_id` say `prepared` now. A repeat

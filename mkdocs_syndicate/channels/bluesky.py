@@ -33,6 +33,7 @@ from mkdocs_syndicate.channel_api import (
     LengthRule,
     Option,
     Outcome,
+    Part,
     Post,
     Prepared,
     Presence,
@@ -56,7 +57,10 @@ from mkdocs_syndicate.channels.bluesky_account import login_check, session_check
 from mkdocs_syndicate.channels.bluesky_records import (
     is_delete_output,
     links_to,
+    part_created_at,
+    part_rkey,
     put_refused,
+    reply_refs,
     rkey_for,
     rkey_of,
     without_thumb,
@@ -78,6 +82,7 @@ class BlueskyChannel(AtprotoSessionChannel):
     repeat_safe = True  # deterministic rkey + byte-identical putRecord: a repeat is a no-op
     edits_in_place = True  # putRecord at the same rkey, swapRecord the current record's CID
     deletes = True  # deleteRecord at the copy's rkey
+    threads = True  # each part a post whose `reply` names the first part and the one before
     collection: ClassVar[str] = COLLECTION  # where the copies are: delete and read_presence address it
     copy_noun: ClassVar[str] = "post"
     options: ClassVar[Mapping[str, Option]] = {
@@ -138,6 +143,7 @@ class BlueskyChannel(AtprotoSessionChannel):
             self.site.name,
             where=self.settings.where("template"),
             max_hashtag=MAX_TAG,
+            max_parts=self.settings.max_parts,
         )
         frozen = created_at or to_iso_ms(dt.datetime.now(dt.UTC))
         record = self.record(post, message.text, frozen)
@@ -147,6 +153,8 @@ class BlueskyChannel(AtprotoSessionChannel):
         fingerprint = json.dumps(record, sort_keys=True, ensure_ascii=False) + (
             hashlib.sha256(thumb.data).hexdigest() if thumb else ""
         )
+        if len(message.parts) > 1:  # a thread: its later parts too (a single message's hash is unchanged)
+            fingerprint += json.dumps(message.parts[1:], ensure_ascii=False)
         return Prepared(
             message,
             idempotency_key=rkey_for(post, self.id),
@@ -207,14 +215,96 @@ class BlueskyChannel(AtprotoSessionChannel):
         return blob if isinstance(blob, dict) else None
 
     def _put(self, response: httpx.Response, rkey: str) -> Outcome:
-        """putRecord's 200: done, with the record's URI."""
+        """putRecord's 200: done, with the record's URI (and its CID, which a reply to it names)."""
         try:
-            uri = optional_url(json_object(response).get("uri"), "uri")
+            body = json_object(response)
+            uri, cid = optional_url(body.get("uri"), "uri"), optional_text(body.get("cid"), "cid")
         except BadAnswer as exc:
             return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable answer ({exc}); the post may exist")
         if uri is None:
             return Outcome(Kind.AMBIGUOUS, error="200 without the record's uri; the post may exist")
-        return Outcome(Kind.DONE, remote_id=uri, remote_url=self._web_url(rkey))
+        return Outcome(Kind.DONE, remote_id=uri, remote_url=self._web_url(rkey), ref=cid)
+
+    # ---------------------------------------------------------------- a thread's later parts
+
+    def part_record(self, text: str, created_at: str, number: int, sent: tuple[Part, ...]) -> dict[str, Any]:
+        """Part `number` of a thread: its text, a reply to the thread (no card: the first part has it)."""
+        record: dict[str, Any] = {
+            "$type": COLLECTION,
+            "text": text,
+            "createdAt": part_created_at(created_at, number),
+            "facets": facets(text),
+            "reply": reply_refs(sent),
+        }
+        if self._language:
+            record["langs"] = [self._language]
+        return record
+
+    async def send_part(
+        self, http: Http, post: Post, prepared: Prepared, number: int, sent: tuple[Part, ...], replay: bool
+    ) -> Outcome:
+        """putRecord at the part's own derived rkey, with frozen bytes: a repeat is a no-op, as
+        for the first part. A part recorded without its CID (a read that did not give it) has it
+        read first: a reply's refs need it."""
+        import httpx
+
+        assert prepared.message is not None and prepared.created_at
+        failed = await self._login(http)
+        if failed is not None:
+            return failed
+        assert self._session is not None
+        rkey = part_rkey(post, self.id, number)
+        try:
+            sent = tuple([await self._with_cid(http, part) for part in sent])
+            if any(part.cid is None for part in sent):
+                return Outcome(Kind.NOT_SENT, error="the CID of a part before this one could not be read; not sent")
+            record = self.part_record(prepared.message.texts[number - 1], prepared.created_at, number, sent)
+            body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": rkey, "record": record}
+            response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json={**body, "swapRecord": None})
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        if response.status_code == 200:
+            return self._put(response, rkey)
+        if response.status_code == 400:
+            return put_refused(response)
+        return status_outcome(response, http.now())
+
+    async def _with_cid(self, http: Http, part: Part) -> Part:
+        if part.cid is not None:
+            return part
+        response = await self._get(http, part.remote_id.rsplit("/", 1)[-1])
+        try:
+            cid = optional_text(json_object(response).get("cid"), "cid") if response.status_code == 200 else None
+        except BadAnswer:
+            cid = None
+        return replace(part, cid=cid)
+
+    async def read_part(self, http: Http, post: Post, record: Record, number: int) -> Verdict:
+        """getRecord at the part's rkey: there and a reply to the part before it → found (with
+        its CID); the PDS's RecordNotFound → absent."""
+        import httpx
+
+        failed = await self._login(http)
+        if failed is not None:
+            return Verdict(Found.UNKNOWN, reason=f"cannot find the account's PDS ({failed.error})")
+        rkey = part_rkey(post, self.id, number)
+        try:
+            response = await self._get(http, rkey)
+            if response.status_code == 400 and "RecordNotFound" in response.text:
+                return Verdict(Found.ABSENT, reason=f"getRecord: no record at part {number}'s key")
+            if response.status_code != 200:
+                return Verdict(Found.UNKNOWN, reason=f"getRecord answered {response.status_code}")
+            body = json_object(response)
+            uri, cid = optional_url(body.get("uri"), "uri"), optional_text(body.get("cid"), "cid")
+        except httpx.TransportError as exc:
+            return Verdict(Found.UNKNOWN, reason=f"getRecord failed ({type(exc).__name__})")
+        except BadAnswer as exc:
+            return Verdict(Found.UNKNOWN, reason=f"getRecord: {exc}")
+        value = body.get("value")
+        parent = ((value.get("reply") or {}).get("parent") or {}) if isinstance(value, dict) else {}
+        if not isinstance(parent, dict) or parent.get("uri") != record.parts[number - 2].remote_id:
+            return Verdict(Found.CONFLICT, reason=f"the record at part {number}'s key {rkey} is not this thread's")
+        return Verdict(Found.FOUND, uri, self._web_url(rkey), ref=cid)
 
     @classmethod
     def replies_url(cls, options: Mapping[str, Any], record: Record) -> str | None:
@@ -267,7 +357,13 @@ class BlueskyChannel(AtprotoSessionChannel):
                     "(another site on this account?); the next run sends under a fresh key"
                 ),
             )
-        return Verdict(Found.FOUND, uri or f"at://{repo}/{COLLECTION}/{rkey}", self._web_url(rkey))
+        cid = body.get("cid")
+        return Verdict(
+            Found.FOUND,
+            uri or f"at://{repo}/{COLLECTION}/{rkey}",
+            self._web_url(rkey),
+            ref=cid if isinstance(cid, str) else None,
+        )
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """putRecord at the copy's own rkey with the new record (its `createdAt` kept), and

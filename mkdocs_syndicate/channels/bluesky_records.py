@@ -3,10 +3,12 @@ record is about a post, and what putRecord and deleteRecord answers mean."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any
 
-from mkdocs_syndicate.channel_api import Kind, Outcome, Post, Record, client_id, error_detail
+from mkdocs_syndicate.channel_api import Kind, Outcome, Part, Post, Record, client_id, error_detail
+from mkdocs_syndicate.timeutil import from_iso, to_iso_ms
 
 if TYPE_CHECKING:
     import httpx
@@ -30,6 +32,29 @@ def rkey_for(post: Post, channel_id: str) -> str:
     digest = int(client_id(post.url, channel_id, "bluesky-rkey"), 16)
     micros = int(post.date.timestamp()) * 1_000_000 + digest % 1_000_000
     return tid(micros, (digest >> 20) % 1024)
+
+
+def part_rkey(post: Post, channel_id: str, number: int) -> str:
+    """A thread's part `number`'s record key: part 1's is the pair's own (unchanged: existing
+    ledgers stay valid); each later part's is derived as it is, from (site, post, channel, number)."""
+    if number == 1:
+        return rkey_for(post, channel_id)
+    digest = int(client_id(post.url, channel_id, f"bluesky-rkey-part-{number}"), 16)
+    micros = int(post.date.timestamp()) * 1_000_000 + digest % 1_000_000
+    return tid(micros, (digest >> 20) % 1024)
+
+
+def part_created_at(created_at: str, number: int) -> str:
+    """Part `number`'s frozen `createdAt`: the thread's, plus a millisecond per part (the parts
+    keep their order wherever they are sorted by time, and a repeat sends the same bytes)."""
+    return to_iso_ms(from_iso(created_at) + dt.timedelta(milliseconds=number - 1))
+
+
+def reply_refs(sent: tuple[Part, ...]) -> dict[str, Any]:
+    """app.bsky.feed.post#replyRef: the thread's first part as `root`, the last part sent as
+    `parent`, each a strong ref (its at:// URI and CID)."""
+    root, parent = sent[0], sent[-1]
+    return {"root": {"uri": root.remote_id, "cid": root.cid}, "parent": {"uri": parent.remote_id, "cid": parent.cid}}
 
 
 def without_thumb(value: dict[str, Any]) -> dict[str, Any]:

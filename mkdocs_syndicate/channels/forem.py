@@ -47,8 +47,8 @@ from mkdocs_syndicate.channel_api import (
     timestamp,
     transport_outcome,
 )
-from mkdocs_syndicate.content.messages import ELLIPSIS, graphemes
 from mkdocs_syndicate.content.portable import portable_markdown
+from mkdocs_syndicate.content.textcut import ELLIPSIS, graphemes
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.lazyre import lazy_compile
 

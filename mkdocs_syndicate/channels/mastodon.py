@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
@@ -28,6 +28,7 @@ from mkdocs_syndicate.channel_api import (
     LengthRule,
     Option,
     Outcome,
+    Part,
     Post,
     Prepared,
     Presence,
@@ -72,6 +73,26 @@ def idempotency_key(post_url: str, channel_id: str) -> str:
     return client_id(post_url, channel_id, "mastodon-idempotency")
 
 
+def part_key(post_url: str, channel_id: str, number: int) -> str:
+    """A thread's part `number`'s key: part 1's is the pair's own (unchanged: existing ledgers
+    stay valid), each later part's its own, from (site, post, channel, number)."""
+    if number == 1:
+        return idempotency_key(post_url, channel_id)
+    return client_id(post_url, channel_id, f"mastodon-idempotency-part-{number}")
+
+
+def _json_error(response: httpx.Response) -> str | None:
+    """The API's own error text (JSON {"error": ...}), or None for any other body."""
+    if not response.headers.get("content-type", "").startswith("application/json"):
+        return None
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, str) else None
+
+
 NEAR_LIMIT = 50
 SCOPE_HINT = (
     "the token may not read the account back: verify_credentials answered 403 (outside the "
@@ -104,6 +125,7 @@ class MastodonChannel(Channel):
     type_name = "mastodon"
     edits_in_place = True  # PUT /api/v1/statuses/:id (Mastodon 3.5+)
     deletes = True  # DELETE /api/v1/statuses/:id
+    threads = True  # each part a reply to the one before (in_reply_to_id)
     options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option(
@@ -143,24 +165,47 @@ class MastodonChannel(Channel):
             rule,
             self.site.name,
             where=self.settings.where("template"),
+            max_parts=self.settings.max_parts,
         )
         return Prepared(message, idempotency_key=idempotency_key(post.url, self.id), description=message.text)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
+        assert prepared.message is not None
+        return await self._post(http, post, prepared.message.text, prepared.idempotency_key or "", prepared.replay)
+
+    async def send_part(
+        self, http: Http, post: Post, prepared: Prepared, number: int, sent: tuple[Part, ...], replay: bool
+    ) -> Outcome:
+        """Part `number` as a reply to the part before it (`in_reply_to_id`), under its own key."""
+        assert prepared.message is not None
+        text, key = prepared.message.texts[number - 1], part_key(post.url, self.id, number)
+        return await self._post(http, post, text, key, replay, in_reply_to=sent[-1].remote_id)
+
+    async def _post(
+        self, http: Http, post: Post, text: str, key: str, replay: bool, in_reply_to: str | None = None
+    ) -> Outcome:
         import httpx
 
-        assert prepared.message is not None
-        form = {"status": prepared.message.text, "visibility": self.settings.options["visibility"]}
+        form = {"status": text, "visibility": self.settings.options["visibility"]}
         if self.settings.options.get("language"):
             form["language"] = self.settings.options["language"]
-        headers = {**self._auth(), "Idempotency-Key": prepared.idempotency_key or ""}
+        if in_reply_to is not None:
+            form["in_reply_to_id"] = in_reply_to
+        headers = {**self._auth(), "Idempotency-Key": key}
         try:
             response = await http.request("POST", f"{self._base}/api/v1/statuses", data=form, headers=headers)
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         if response.status_code == 200:
-            return self._created(response, post, prepared.message.text)
-        if response.status_code == 404 and prepared.replay and _record_not_found(response):
+            return self._created(response, post, text, in_reply_to)
+        if response.status_code == 404 and in_reply_to is not None and not _record_not_found(response):
+            # set_thread's 404 (statuses.errors.in_reply_not_found), before anything is made: the
+            # part before this one is gone or hidden. Mastodon's own JSON error says so.
+            return Outcome(
+                Kind.REFUSED if _json_error(response) else Kind.AMBIGUOUS,
+                error=f"404 for a reply to {in_reply_to}: {_json_error(response) or 'not the API answer'}",
+            )
+        if response.status_code == 404 and replay and _record_not_found(response):
             # Mastodon answers a replayed Idempotency-Key whose status was deleted with its API's
             # own 404 (PostStatusService finds the key's status id; Status.find raises, and
             # Api::BaseController answers {"error": "Record not found"}): it existed, and its
@@ -178,7 +223,7 @@ class MastodonChannel(Channel):
                 error="404 Record not found: the instance still remembers this post's Idempotency-Key "
                 "from its deleted status (for up to an hour after it was made); a run after that announces it",
             )
-        if response.status_code in (404, 410) and prepared.replay:
+        if response.status_code in (404, 410) and replay:
             return Outcome(
                 Kind.AMBIGUOUS,
                 error=f"{response.status_code} for a replayed Idempotency-Key, not the API's own "
@@ -186,9 +231,14 @@ class MastodonChannel(Channel):
             )
         return status_outcome(response, http.now())
 
-    def _created(self, response: httpx.Response, post: Post, text: str) -> Outcome:
+    def _created(self, response: httpx.Response, post: Post, text: str, in_reply_to: str | None = None) -> Outcome:
         try:
             status = json_object(response)
+            if in_reply_to is not None and optional_text(status.get("in_reply_to_id"), "in_reply_to_id") != in_reply_to:
+                return Outcome(  # a replayed key answered with another status: not this part
+                    Kind.AMBIGUOUS,
+                    error=f"200 with a status that is not a reply to {in_reply_to}; the part may exist",
+                )
             if post.url in text and not self._links_to(status, post.url):
                 # A replayed key can answer with another post's status (a key collision):
                 # recording it as ours would lose this post.
@@ -319,21 +369,30 @@ class MastodonChannel(Channel):
         return await MastodonCheck(self._base, self._auth()).run(http)
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
+        return await self._read(http, record, lambda status: self._links_to(status, post.url))
+
+    async def read_part(self, http: Http, post: Post, record: Record, number: int) -> Verdict:
+        """Own statuses since the thread's first attempt: part k is the one that replies to part
+        k-1 (the account's own reply to its own status; nothing else of ours replies there)."""
+        parent = record.parts[number - 2].remote_id
+        return await self._read(http, record, lambda status: status.get("in_reply_to_id") == parent)
+
+    async def _read(self, http: Http, record: Record, matches: Callable[[dict[str, Any]], bool]) -> Verdict:
         import httpx
 
         try:
-            return await self._scan(http, post, scan_bound(record))
+            return await self._scan(http, matches, scan_bound(record))
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read own statuses ({type(exc).__name__})")
         except BadAnswer as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not read own statuses: {exc}")
 
-    def _in_page(self, statuses: list[Any], post: Post, oldest: float) -> Verdict | None:
+    def _in_page(self, statuses: list[Any], matches: Callable[[dict[str, Any]], bool], oldest: float) -> Verdict | None:
         """This page's verdict: found, or absent once the page reaches back past the first attempt;
         None to read the next page."""
         reached_oldest = False
         for status in statuses:
-            if self._links_to(status, post.url):
+            if isinstance(status, dict) and matches(status):
                 return Verdict(
                     Found.FOUND,
                     identifier(status.get("id")),
@@ -344,7 +403,7 @@ class MastodonChannel(Channel):
             return Verdict(Found.ABSENT, reason="not among own statuses since the first attempt")
         return None
 
-    async def _scan(self, http: Http, post: Post, oldest: float) -> Verdict:
+    async def _scan(self, http: Http, matches: Callable[[dict[str, Any]], bool], oldest: float) -> Verdict:
         me = await http.request("GET", f"{self._base}/api/v1/accounts/verify_credentials", headers=self._auth())
         if me.status_code == 403:
             return Verdict(Found.UNKNOWN, reason=SCOPE_HINT)
@@ -358,7 +417,7 @@ class MastodonChannel(Channel):
             page = await http.request("GET", url, params=params, headers=self._auth())
             if page.status_code != 200:
                 return Verdict(Found.UNKNOWN, reason=f"listing own statuses answered {page.status_code}")
-            verdict = self._in_page(json_list(page), post, oldest)
+            verdict = self._in_page(json_list(page), matches, oldest)
             if verdict is not None:
                 return verdict
             next_link = page.links.get("next", {}).get("url")

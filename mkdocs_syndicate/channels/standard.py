@@ -119,6 +119,7 @@ class StandardChannel(BlueskyChannel):
     repeat_safe = True  # deterministic rkey + byte-identical putRecord: a repeat is a no-op
     edits_in_place = True  # putRecord at the same rkey, swapRecord the current record's CID
     deletes = True  # deleteRecord at the document's rkey (BlueskyChannel.delete, in this collection)
+    threads = False  # one document per post: never a thread
     collection = DOCUMENT
     copy_noun = "document"
     options: ClassVar[Mapping[str, Option]] = {

@@ -56,6 +56,7 @@ class ChannelSettings:
     options: Mapping[str, Any] = field(default_factory=dict)
     edits: str = "ignore"  # "update": a copy whose message changed is edited in place
     removals: str = "keep"  # "delete": a removed post's copies are deleted (engine/removals.py)
+    max_parts: int = 1  # `thread: true`: a message over the limit is a thread of up to this many parts
 
     @property
     def at_most_once(self) -> bool:
@@ -69,7 +70,20 @@ class ChannelSettings:
         return f"channels.{self.id}.{setting}"
 
 
-COMMON = {"type", "delivery", "min_interval", "template", "timeout", "settle", "enabled", "label", "edits", "removals"}
+COMMON = {
+    "type",
+    "delivery",
+    "min_interval",
+    "template",
+    "timeout",
+    "settle",
+    "enabled",
+    "label",
+    "edits",
+    "removals",
+    "thread",
+    "max_parts",
+}
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_SETTLE = 600.0
 
@@ -141,9 +155,10 @@ def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], che
             wrong.append(exc)
     edits = checked(lambda: _edits(values, cls, f"{where}.edits"))
     removals = checked(lambda: _removals(values.get("removals", "keep"), cls, f"{where}.removals"))
+    max_parts = checked(lambda: _max_parts(values, cls, where))
     if wrong:
         raise wrong[0] if len(wrong) == 1 else ConfigError("", parts=wrong)
-    return ChannelSettings(channel_id, cls.type_name, *timing, enabled, template, options, edits, removals)
+    return ChannelSettings(channel_id, cls.type_name, *timing, enabled, template, options, edits, removals, max_parts)
 
 
 def _edits(values: Mapping[str, Any], cls: Any, setting: str) -> str:
@@ -159,6 +174,27 @@ def _removals(value: object, cls: Any, setting: str) -> str:
     if removals == "delete" and not getattr(cls, "deletes", False):  # said plainly, not accepted and ignored
         raise ConfigError(f"{cls.type_name} cannot delete a post; use 'removals: keep'", setting)
     return removals
+
+
+DEFAULT_MAX_PARTS = 4
+MOST_PARTS = 25  # a bound, not a style: each part is a request, paced like any other
+
+
+def _max_parts(values: Mapping[str, Any], cls: Any, where: str) -> int:
+    """`thread: true` and its `max_parts`: 1 when a long message is shortened instead."""
+    thread = values.get("thread", False)
+    if not isinstance(thread, bool):
+        raise ConfigError("must be true or false", f"{where}.thread")
+    if not thread:
+        if "max_parts" in values:
+            raise ConfigError("applies only with 'thread: true'", f"{where}.max_parts")
+        return 1
+    if not getattr(cls, "threads", False):
+        raise ConfigError(f"{cls.type_name} cannot post a thread; remove 'thread: true'", f"{where}.thread")
+    most = values.get("max_parts", DEFAULT_MAX_PARTS)
+    if isinstance(most, bool) or not isinstance(most, int) or not 2 <= most <= MOST_PARTS:
+        raise ConfigError(f"must be a whole number from 2 to {MOST_PARTS}, not {most!r}", f"{where}.max_parts")
+    return most
 
 
 EDITS = ("update", "ignore")

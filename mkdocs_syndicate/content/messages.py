@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.content.textcut import grapheme_length, shorten
 from mkdocs_syndicate.errors import ConfigError, PostError
 from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.safety import public_text
 
 _ZWSP = "\u200b"
-ELLIPSIS = "…"
 
 
 if TYPE_CHECKING:
@@ -274,17 +274,6 @@ def _render_bounded(template: jinja2.Template, values: dict[str, Any]) -> str:
     return "".join(pieces)
 
 
-def graphemes(text: str) -> list[str]:
-    import regex  # Unicode grapheme clusters, loaded when a message is measured
-
-    found: list[str] = regex.findall(r"\X", text)
-    return found
-
-
-def grapheme_length(text: str) -> int:
-    return len(graphemes(text))
-
-
 def neutralise(text: str) -> str:
     return text.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
 
@@ -296,22 +285,6 @@ def hashtag(tag: str) -> str:
     words = regex.findall(r"[\p{L}\p{N}_]+", tag)
     joined = "".join(w[:1].upper() + w[1:] if len(words) > 1 else w for w in words)
     return f"#{joined}" if joined else ""
-
-
-def shorten(text: str, keep: int) -> str:
-    """At most `keep` graphemes, the last an ellipsis, cut where a word ends ("…next to mk…" is
-    no word); a text without spaces there (Chinese, Japanese, one long word) is cut where it must."""
-    parts = graphemes(text)
-    if len(parts) <= keep:
-        return text
-    if keep <= 0:
-        return ""
-    kept = parts[: keep - 1]
-    if not parts[keep - 1].isspace():  # the cut falls inside a word: end before it
-        spaces = [index for index, part in enumerate(kept) if part.isspace()]
-        if spaces and spaces[-1] >= len(kept) // 2:  # not at the cost of half the text
-            kept = kept[: spaces[-1]]
-    return "".join(kept).rstrip().rstrip(",;:").rstrip() + ELLIPSIS
 
 
 @dataclass(frozen=True)
@@ -328,14 +301,26 @@ class Message:
     limit: int | None
     notes: tuple[str, ...] = ()  # what was changed to fit the channel's rules, for a warning
     unit: str = "characters"  # what `length` counts, as people read it
+    parts: tuple[str, ...] = ()  # a thread's texts, the first being `text` (empty: one message)
 
     @property
     def sha256(self) -> str:
-        return message_sha256(self.text)
+        """The hash of what is sent: the text, or a thread's parts (each part has its own too)."""
+        return message_sha256(self.text) if not self.parts else thread_sha256(self.parts)
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """What is posted, in order: one text, or a thread's parts."""
+        return self.parts or (self.text,)
 
 
 def message_sha256(payload: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def thread_sha256(parts: tuple[str, ...]) -> str:
+    """A thread's hash: its parts, each framed by its length (no two threads share one)."""
+    return message_sha256("".join(f"{len(part)}:{part}" for part in parts))
 
 
 _ENDS_A_LINK = ".,;:!?)"  # trailing punctuation every service's linker leaves out of a link
@@ -367,11 +352,14 @@ def render_message(
     neutraliser: Callable[[str], str] = neutralise,
     with_hashtags: bool = True,
     max_hashtag: int | None = None,
+    max_parts: int = 1,
 ) -> Message:
-    """The exact text for (post, channel); a PostError if it cannot be made to fit."""
+    """The exact text for (post, channel); a PostError if it cannot be made to fit. With
+    `max_parts` above 1 (the channel's `thread: true`), a message over the limit becomes a thread
+    (`Message.parts`; content/threads.py) instead of a shortened text."""
     override = post.overrides.get(channel_id)
     if override is not None and override.text is not None:
-        return _as_written(post, channel_id, override.text, rule)
+        return _as_written(post, channel_id, override.text, rule, max_parts)
 
     from jinja2 import TemplateError
 
@@ -384,7 +372,7 @@ def render_message(
     tags = [public_text(tag) for tag in post.tags]
     hashtags, notes = _hashtags(post, channel_id, with_hashtags, max_hashtag)
 
-    def render(t: str, d: str) -> str:
+    def render(t: str, d: str, part: int = 1, parts: int = 1) -> str:
         try:
             return set_url_apart(
                 _tidy(
@@ -398,6 +386,8 @@ def render_message(
                             hashtags=hashtags,
                             date=post.date.date().isoformat(),
                             site_name=public_text(site_name),
+                            part=part,
+                            parts=parts,
                         ),
                     )
                 ),
@@ -416,6 +406,16 @@ def render_message(
     if rule is None:
         text = render(title, description)
         return Message(text, len(text), None, notes)
+    if max_parts > 1 and rule.measure(render(title, description)) > rule.limit:
+        from mkdocs_syndicate.content.threads import thread_of
+
+        marked = "parts" in _variables(template_source)
+        parts, cut = thread_of(render, title, description, rule.limit, rule.measure, max_parts, marked=marked)
+        if len(parts) > 1:
+            more = (f"{post.source}: the {channel_id} thread holds {max_parts} parts at most; the last is cut",)
+            return Message(
+                parts[0], rule.measure(parts[0]), rule.limit, notes + (more if cut else ()), rule.unit, tuple(parts)
+            )
     text, length = _fitted(render, title, description, rule)
     if length > rule.limit:
         raise PostError(
@@ -425,11 +425,30 @@ def render_message(
     return Message(text, length, rule.limit, notes)
 
 
-def _as_written(post: Post, channel_id: str, text: str, rule: LengthRule | None) -> Message:
+def _variables(template_source: str) -> set[str]:
+    """The variables a template reads."""
+    from jinja2 import meta
+
+    return set(meta.find_undeclared_variables(_environment().parse(template_source)))
+
+
+def _as_written(post: Post, channel_id: str, text: str, rule: LengthRule | None, max_parts: int = 1) -> Message:
     """The author's own text for this channel (front matter), tidied, never shortened; the post's
-    URL set apart from what follows it, as in a template's message."""
+    URL set apart from what follows it, as in a template's message. On a channel with threads, a
+    text over the limit is split; its first part must hold the post's URL (a read finds it by it)."""
     text = set_url_apart(_tidy(public_text(text)), post.url)
     length = rule.measure(text) if rule else len(text)
+    if rule and length > rule.limit and max_parts > 1:
+        from mkdocs_syndicate.content.threads import split
+
+        parts, cut = split(text, rule.limit, rule.measure, max_parts)
+        if cut or (post.url in text and post.url not in parts[0]):
+            why = f"more than {max_parts} parts" if cut else "its first part would not hold the post's URL"
+            raise PostError(
+                f"{post.source}: front matter 'syndicate.{channel_id}.text' is {length} {rule.unit}: as a "
+                f"thread of parts of at most {rule.limit}, {why}; shorten it or move the URL up"
+            )
+        return Message(parts[0], rule.measure(parts[0]), rule.limit, (), rule.unit, tuple(parts))
     if rule and length > rule.limit:
         raise PostError(
             f"{post.source}: front matter 'syndicate.{channel_id}.text' is {length} "

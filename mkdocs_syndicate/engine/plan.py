@@ -95,6 +95,8 @@ def not_updated_lines(pairs: list[PendingPair]) -> list[str]:
 def why_not_updated(channel: Channel) -> str:
     if not channel.edits_in_place:
         return f"{channel.type_name} cannot edit a post in place"
+    if channel.settings.edits == "update":  # only a thread is kept on such a channel
+        return "a thread is not edited in place: its parts stay as sent"
     return f"channels.{channel.id}.edits is ignore"
 
 
@@ -149,8 +151,11 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     memo.remember(post.key, channel.id, fingerprint, prepared.sha256)
     if prepared.sha256 == record.message_sha256:
         return []
-    # With `edits: ignore` (Weibo cannot edit) the copy is only said to be out of date.
-    return [PendingPair(post, channel, record, prepared, "update" if channel.settings.edits == "update" else "keep")]
+    # With `edits: ignore` (Weibo cannot edit) the copy is only said to be out of date; so is a
+    # thread (one now, or one before): its parts are not edited in place (yet).
+    thread = bool(record.parts) or (prepared.message is not None and len(prepared.message.parts) > 1)
+    edits = channel.settings.edits == "update" and not thread
+    return [PendingPair(post, channel, record, prepared, "update" if edits else "keep")]
 
 
 def with_copies(ledger: Ledger, post: Post) -> Post:
@@ -214,8 +219,9 @@ def make_plan(
 
 async def under_service_limits(channel: Channel, http: PacedHttp, pairs: list[PendingPair]) -> list[PendingPair]:
     """New pairs' messages made again under the service's own limits, when it states other
-    ones (Mastodon's /api/v2/instance); a pair with a record keeps the message it was sent with."""
-    fresh = [pair for pair in pairs if pair.record is None or pair.op == "update"]
+    ones (Mastodon's /api/v2/instance); a pair with a record keeps the message it was sent with,
+    except a thread half sent, whose parts are cut again as its first run cut them."""
+    fresh = [pair for pair in pairs if pair.record is None or pair.op == "update" or _thread_half_sent(pair.record)]
     if not fresh or not await channel.learn_limits(http, [pair.prepared for pair in fresh]):
         return pairs
     again = [_prepared_again(channel, pair) if pair in fresh else pair for pair in pairs]
@@ -223,8 +229,14 @@ async def under_service_limits(channel: Channel, http: PacedHttp, pairs: list[Pe
     return [pair for pair in again if not (pair.op == "update" and _up_to_date(pair))]
 
 
+def _thread_half_sent(record: Record) -> bool:
+    return bool(record.parts) and record.state != State.DONE
+
+
 def _prepared_again(channel: Channel, pair: PendingPair) -> PendingPair:
     try:
+        if pair.record is not None and _thread_half_sent(pair.record):
+            return replace(pair, prepared=_prepared(channel, pair.post, pair.record))
         return replace(pair, prepared=channel.prepare(pair.post))
     except SyndicateError:  # it does not fit the service's rule: the first message goes, refused by name
         return pair

@@ -18,22 +18,23 @@ import contextlib
 import random
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import httpx
 
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_WAIT
-from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.engine.endings import ENDING_STEPS, INTERRUPTED_BEFORE_SENDING, Facts, clean, ending, error_text
+from mkdocs_syndicate.engine import threads
+from mkdocs_syndicate.engine.endings import ENDING_STEPS, INTERRUPTED_BEFORE_SENDING, clean, ending, error_text
 from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, LedgerWriter
 from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, under_service_limits
-from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Event, Situation, Step, decide
+from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Situation, Step, decide
 from mkdocs_syndicate.engine.records import as_sent, in_flight, not_made
 from mkdocs_syndicate.engine.results import PairResult, PairState, Reporter, RunReport
 from mkdocs_syndicate.engine.sigterm import cancelled_by_sigterm
+from mkdocs_syndicate.engine.units import Attempt, Unit
 from mkdocs_syndicate.engine.updates import carry_change
 from mkdocs_syndicate.errors import LaneCrashed, SyndicateError
 from mkdocs_syndicate.ledger.merge import StaleLedger
@@ -51,46 +52,6 @@ def _waits_for_push(channel: Channel) -> bool:
 
 class _LaneStopped(Exception):
     """Auth refused or a wait beyond max_wait: the channel takes no more requests this run."""
-
-
-@dataclass
-class _Unit:
-    """What one request carries: one pair, or, on a batched channel (IndexNow), a batch of pairs
-    that share each outcome. The lane's loop and the policy's steps treat both alike."""
-
-    members: list[PendingPair]
-    batch: list[Post] | None = None  # a batched channel's request: its posts, as the channel grouped them
-    read_first: bool = False  # an in_flight record: read the remote side before anything else
-    not_before: float = 0.0  # a settle wait: the read may not come sooner
-    sends: int = 0  # requests for it so far in this run (not reset by a settle wait)
-
-
-@dataclass
-class _Attempt:
-    """One unit's way through this run: the last event and what came with it."""
-
-    channel: Channel
-    http: PacedHttp
-    unit: _Unit
-    event: Event = Kind.NOT_SENT
-    reason: str = ""
-    outcome: Outcome | None = None  # the last send's outcome (its error, for the record)
-    found: tuple[str | None, str | None] = (None, None)  # remote id and URL from the last read
-
-    def facts(self, now: str) -> Facts:
-        """What the attempt has come to, for its members' endings (engine/endings.py)."""
-        batch = self.unit.batch
-        return Facts(
-            self.channel.id,
-            self.channel.secrets(),
-            self.event,
-            now,
-            reason=self.reason,
-            outcome=self.outcome,
-            found=self.found,
-            batch=len(batch) if batch is not None else None,
-            sends=self.unit.sends,
-        )
 
 
 class Runner:
@@ -229,20 +190,20 @@ class Runner:
             self.report.requests += http.requests
 
     @staticmethod
-    def _units(channel: Channel, pairs: list[PendingPair]) -> list[_Unit]:
+    def _units(channel: Channel, pairs: list[PendingPair]) -> list[Unit]:
         """The lane's requests, in plan order: a pair each, or the channel's batches."""
         if not channel.batched:
-            return [_Unit([pair], read_first=pair.needs_verify) for pair in pairs]
+            return [Unit([pair], read_first=pair.needs_verify) for pair in pairs]
         by_key = {pair.post.key: pair for pair in pairs}
         batches = channel.batches([pair.post for pair in pairs])
-        return [_Unit([by_key[post.key] for post in batch], batch=batch) for batch in batches]
+        return [Unit([by_key[post.key] for post in batch], batch=batch) for batch in batches]
 
-    def _not_attempted(self, units: list[_Unit], why: str) -> None:
+    def _not_attempted(self, units: list[Unit], why: str) -> None:
         for unit in units:
             for member in unit.members:
                 self._finish(member, PairState.NOT_ATTEMPTED, why)
 
-    def _next(self, units: list[_Unit]) -> _Unit:
+    def _next(self, units: list[Unit]) -> Unit:
         """The first unit that may go now, in plan order; else the one that may go soonest."""
         now = self.clock.time()
         ready = [unit for unit in units if unit.not_before <= now]
@@ -254,7 +215,7 @@ class Runner:
 
     # ------------------------------------------------------------------ one unit
 
-    async def _carry(self, channel: Channel, http: PacedHttp, unit: _Unit) -> list[_Unit]:
+    async def _carry(self, channel: Channel, http: PacedHttp, unit: Unit) -> list[Unit]:
         """Carry one unit as far as this run may, as tenacity's loop carries a call: the policy
         decides each step from the last event, for each member (their records may differ), and
         the unit either ends (each member its own way, written together) or goes on by a step
@@ -264,9 +225,11 @@ class Runner:
             if stop is not None:
                 raise _LaneStopped(stop)
             return []
+        if not channel.batched and threads.in_progress(self._record(unit.members[0])):  # a thread half sent
+            return await self._thread(http, unit.members[0])
         if not unit.read_first and self.verify_only:
             return []
-        attempt = _Attempt(channel, http, unit)
+        attempt = Attempt(channel, http, unit)
         if unit.read_first:
             await self._read_into(attempt)
         else:
@@ -279,13 +242,13 @@ class Runner:
             # One request serves them all: while a member must go on, the unit goes on.
             going = next((action for action in actions if action.step not in ENDING_STEPS), None)
             if going is None:
-                await self._end(attempt, actions)
-                return []
+                continuing = await self._end(attempt, actions)  # a thread's first part made: the rest follow
+                return await self._thread(http, continuing) if continuing is not None else []
             later = await _STEPS[going.step](self, attempt, going)
             if later is not None:
                 return later
 
-    async def _send_into(self, attempt: _Attempt) -> None:
+    async def _send_into(self, attempt: Attempt) -> None:
         attempt.outcome = await self._send(attempt.channel, attempt.http, attempt.unit)
         attempt.unit.sends += 1
         attempt.event, attempt.reason = attempt.outcome.kind, attempt.outcome.error or ""
@@ -294,18 +257,25 @@ class Runner:
 
             attempt.reason = await credentials_reason(attempt.channel, attempt.http.unpaced(), attempt.reason)
 
-    async def _read_into(self, attempt: _Attempt) -> None:
+    async def _read_into(self, attempt: Attempt) -> None:
         (pair,) = attempt.unit.members  # a batch is read post by post (_step_read)
         record = self._record(pair)
         assert record is not None
         verdict = await self._read(attempt.channel, attempt.http, pair, record, attempt.outcome)
         attempt.event, attempt.reason = verdict.found, verdict.reason
         attempt.found = (verdict.remote_id, verdict.remote_url)
+        attempt.ref = verdict.ref
 
-    async def _end(self, attempt: _Attempt, actions: list[Action]) -> None:
+    async def _end(self, attempt: Attempt, actions: list[Action]) -> PendingPair | None:
+        """The members' ends, written and reported; a member whose thread goes on after its first
+        part is returned instead, its first part recorded (only a single pair's unit has one)."""
         members = attempt.unit.members
         facts = attempt.facts(self._now())
         ends = [ending(facts, self._record(member), action) for member, action in zip(members, actions, strict=True)]
+        ref = attempt.outcome.ref if attempt.event is Kind.DONE and attempt.outcome is not None else attempt.ref
+        if len(members) == 1 and (begun := threads.begun(members[0], ends[0].record, ref)) is not None:
+            await threads.record_first_part(self, members[0], begun)
+            return members[0]
         writes = [(member, end.record) for member, end in zip(members, ends, strict=True) if end.record is not None]
         # A removed page's ping ends `deleted`: its end is as much the answer's record as a done one.
         await self._write_ends(writes, done=any(end.state in (PairState.DONE, PairState.DELETED) for end in ends))
@@ -314,6 +284,13 @@ class Runner:
         stopped = next((end.stops_lane for end in ends if end.stops_lane), None)
         if stopped is not None:
             raise _LaneStopped(stopped)
+        return None
+
+    async def _thread(self, http: PacedHttp, pair: PendingPair) -> list[Unit]:
+        stop = await threads.carry_thread(self, http, pair)
+        if stop is not None:
+            raise _LaneStopped(stop)
+        return []
 
     async def _write_ends(self, writes: list[tuple[PendingPair, Record]], *, done: bool) -> None:
         """The members' last records of this run, in one write (between the done checkpoints)."""
@@ -327,7 +304,7 @@ class Runner:
     # The steps that go on (engine/policy.py): None when the unit's next event is in `attempt`,
     # else what `_carry` returns.
 
-    async def _step_retry(self, attempt: _Attempt, action: Action) -> list[_Unit] | None:
+    async def _step_retry(self, attempt: Attempt, action: Action) -> list[Unit] | None:
         """Nothing happened remotely: record failed, wait as the server asked (or back off), send."""
         now = self._now()
         error = error_text(attempt.facts(now), action)
@@ -344,17 +321,17 @@ class Runner:
         await self._send_into(attempt)
         return None
 
-    async def _step_send(self, attempt: _Attempt, action: Action) -> list[_Unit] | None:
+    async def _step_send(self, attempt: Attempt, action: Action) -> list[Unit] | None:
         if isinstance(attempt.event, Kind):  # the last request went unanswered: not straight away
             await attempt.http.backoff(self._backoff(attempt.unit.sends), "retrying")
         await self._send_into(attempt)
         return None
 
-    async def _step_read(self, attempt: _Attempt, action: Action) -> list[_Unit] | None:
+    async def _step_read(self, attempt: Attempt, action: Action) -> list[Unit] | None:
         unit = attempt.unit
         if len(unit.members) > 1:  # a verify reads one post: each member is read on its own
             return [
-                _Unit([member], read_first=True, not_before=action.at or 0.0, sends=unit.sends)
+                Unit([member], read_first=True, not_before=action.at or 0.0, sends=unit.sends)
                 for member in unit.members
             ]
         if action.at is not None:  # a 429: the read waits as the server asked
@@ -362,7 +339,7 @@ class Runner:
         await self._read_into(attempt)
         return None
 
-    async def _step_read_later(self, attempt: _Attempt, action: Action) -> list[_Unit] | None:
+    async def _step_read_later(self, attempt: Attempt, action: Action) -> list[Unit] | None:
         assert action.at is not None
         return [replace(attempt.unit, read_first=True, not_before=action.at)]
 
@@ -383,7 +360,7 @@ class Runner:
             rate_limit_checked_first=channel.rate_limit_checked_first,
         )
 
-    async def _send(self, channel: Channel, http: PacedHttp, unit: _Unit) -> Outcome:
+    async def _send(self, channel: Channel, http: PacedHttp, unit: Unit) -> Outcome:
         """Phase one (in_flight, durable, for every member) and the request itself."""
         await http.wait_turn()
         previous = [self._record(member) for member in unit.members]
@@ -438,7 +415,7 @@ class Runner:
     def _record(self, pair: PendingPair) -> Record | None:
         return self.ledger.record(pair.post.key, pair.channel.id)
 
-    def _in_flight_records(self, unit: _Unit) -> list[tuple[PendingPair, Record]]:
+    def _in_flight_records(self, unit: Unit) -> list[tuple[PendingPair, Record]]:
         records = [(member, self._record(member)) for member in unit.members]
         return [
             (member, record) for member, record in records if record is not None and record.state == State.IN_FLIGHT
@@ -480,7 +457,7 @@ class Runner:
     backoff_for = _backoff
 
 
-_Step = Callable[[Runner, _Attempt, Action], Awaitable[list[_Unit] | None]]
+_Step = Callable[[Runner, Attempt, Action], Awaitable[list[Unit] | None]]
 _STEPS: dict[Step, _Step] = {
     Step.RETRY: Runner._step_retry,
     Step.SEND: Runner._step_send,

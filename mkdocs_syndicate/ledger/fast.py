@@ -24,10 +24,12 @@ from mkdocs_syndicate.ledger.schema import (
     STATES,
     TEXT_FIELDS,
     VERSIONS,
+    Part,
     PostEntry,
     Posts,
     Record,
     State,
+    parts_from,
     resolves_to_str,
 )
 
@@ -53,6 +55,9 @@ _RECORD = re.compile(
     + "".join(
         rf'(?:, {name}: (?:"({_QCONTENT})"|(""|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)))?' for name in TEXT_FIELDS
     )
+    # A thread: the part in flight (a number) and the parts sent (a flow list of flow mappings,
+    # read by YAML: rare, and checked as the full parser checks it).
+    + r"(?:, part: ([1-9][0-9]*))?(?:, parts: (\[\{[^\n]*?\}\]))?"
     # Flags, as the dumper writes them: `true`, or absent (false).
     + "".join(rf"(?:, {name}: (true))?" for name in FLAG_FIELDS)
     + r"\}"
@@ -80,7 +85,8 @@ _LINE = re.compile(
     re.MULTILINE,
 )
 _TEXTS_END = 8 + 2 * len(TEXT_FIELDS)  # a row's text field groups end here; the flags follow
-_FLAGS_END = _TEXTS_END + len(FLAG_FIELDS)  # a row's record groups end here; the version 2 lines follow
+_PART, _PARTS = _TEXTS_END, _TEXTS_END + 1  # a thread's groups, between the text fields and the flags
+_FLAGS_END = _TEXTS_END + 2 + len(FLAG_FIELDS)  # a row's record groups end here; the version 2 lines follow
 _ID, _SRC, _ALIASES = _FLAGS_END, _FLAGS_END + 1, _FLAGS_END + 2
 _ALIAS = re.compile(_FLOW_VALUE)
 
@@ -164,7 +170,11 @@ def _posts(body: str) -> Posts:
             for q, p in zip(texts[::2], texts[1::2], strict=True)
         ]
         record = entry.channels[channel] = Record(_STATE_OF[row[5]], int(row[6]) if row[6] else 0, at, *values)
-        flags = row[_TEXTS_END:_FLAGS_END]  # each `true` or absent
+        if row[_PART]:
+            record.part = int(row[_PART])
+        if row[_PARTS]:
+            record.parts = _parts(row[_PARTS])
+        flags = row[_PARTS + 1 : _FLAGS_END]  # each `true` or absent
         if any(flags):
             for name, flag in zip(FLAG_FIELDS, flags, strict=True):
                 setattr(record, name, bool(flag))
@@ -199,6 +209,15 @@ def _post(key_token: str, rows: Iterator[tuple[str, ...]], posts: Posts, plain_o
 
 
 _NONE = ("",) * (_ALIASES + 1)  # a row that is none of a header's lines: the end of the text, read as such
+
+
+def _parts(token: str) -> tuple[Part, ...]:
+    import yaml
+
+    try:
+        return parts_from(yaml.safe_load(token))
+    except (ValueError, yaml.YAMLError):
+        raise _NotCanonical from None  # the full parser says what is wrong, and where
 
 
 def _stamp(token: str) -> str:

@@ -27,11 +27,13 @@ from mkdocs_syndicate.ledger.schema import (
     VERSION,
     VERSIONS,
     FieldSpec,
+    Part,
     PostEntry,
     Posts,
     Record,
     State,
     needs_v2,
+    parts_from,
     resolves_to_str,
 )
 from mkdocs_syndicate.timeutil import to_iso
@@ -281,6 +283,11 @@ def _field(spec: FieldSpec, node: yaml.Node, path: str, what: str) -> Any:
         if not (isinstance(node, yaml.ScalarNode) and node.tag == _BOOL_TAG and node.value in ("true", "false")):
             raise LedgerError(path, f"{what}: {spec.name} must be true or false", _line(node))
         return node.value == "true"
+    if spec.kind == "parts":
+        try:
+            return parts_from(_constructor.construct_object(node, deep=True))
+        except (ValueError, yaml.YAMLError) as exc:
+            raise LedgerError(path, f"{what}: {exc}", _line(node)) from None
     if spec.kind == "time":
         stamp = _text(node, path, label, time=True)
         if stamp and not _valid_timestamp(stamp):
@@ -369,11 +376,17 @@ def _key_line(indent: str, scalar: str) -> str:
 
 
 def _flow_value(value: Any) -> str:
+    if isinstance(value, tuple):  # a thread's parts
+        return "[" + ", ".join(_flow_part(part) for part in value) + "]"
     if isinstance(value, bool):  # a flag (written only when true)
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
     return _flow_scalar(str(value))
+
+
+def _flow_part(part: Part) -> str:
+    return "{" + ", ".join(f"{name}: {_flow_scalar(value)}" for name, value in part.as_items()) + "}"
 
 
 @functools.lru_cache(maxsize=4096)  # states, channel ids and timestamps repeat a lot

@@ -31,6 +31,9 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
         raise SyndicateError(f"{where} is already {current.state}; nothing to resolve")
     base = current or Record(State.FAILED, 0, at)  # never attempted: nothing to carry forward
     if decision.kind == "done":
+        if base.parts and decision.remote_id is None and decision.url is None:
+            # A thread left as it is: its first part is the copy, the parts sent stay listed.
+            return base.moved(State.DONE, at, remote_id=base.remote_id, remote_url=base.remote_url, note=note)
         return base.moved(State.DONE, at, remote_id=decision.remote_id, remote_url=decision.url, note=note)
     state = current.state if current is not None else None
     if decision.kind == "retry":

@@ -40,7 +40,8 @@ class State(enum.StrEnum):
 
 STATES = tuple(state.value for state in State)
 
-FieldKind = Literal["state", "count", "time", "text", "flag"]  # a flag: `true`, written only when true
+# A flag: `true`, written only when true. Parts: a thread's parts sent, a list of small mappings.
+FieldKind = Literal["state", "count", "time", "text", "flag", "parts"]
 
 
 class FieldSpec(NamedTuple):  # a NamedTuple, not a dataclass: cheaper to define on every import
@@ -61,12 +62,51 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("message_sha256", "text"),
     FieldSpec("note", "text"),
     FieldSpec("op", "text"),  # on in_flight: "update" or "delete" of an existing copy (absent: the first send)
+    FieldSpec("part", "count"),  # a thread: the part whose request the in_flight record announces (2, 3, ...)
+    FieldSpec("parts", "parts"),  # a thread: each part sent, in order, the first being remote_id's
     FieldSpec("sandbox", "flag"),  # written by a sandbox run: the emulators', not a real copy
 )
 OPS = ("update", "delete")
 FIELD_NAMES = tuple(spec.name for spec in FIELDS)
 TEXT_FIELDS = tuple(spec.name for spec in FIELDS if spec.kind == "text")  # optional, in file order
 FLAG_FIELDS = tuple(spec.name for spec in FIELDS if spec.kind == "flag")  # optional, after the text fields
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One part of a thread that was sent: its id on the service (a status id, an `at://` URI),
+    its public URL, the hash of its text, and for Bluesky the record's `cid` (a reply names its
+    root and its parent by URI and cid)."""
+
+    remote_id: str
+    remote_url: str | None = None
+    message_sha256: str | None = None
+    cid: str | None = None
+
+    def as_items(self) -> list[tuple[str, str]]:
+        return [(name, value) for name in PART_KEYS if (value := getattr(self, name)) is not None]
+
+
+PART_KEYS = ("remote_id", "remote_url", "message_sha256", "cid")
+
+
+def parts_from(value: Any) -> tuple[Part, ...]:
+    """A `parts` field's value as YAML gives it: a list of mappings of text. ValueError says what
+    is wrong with it otherwise."""
+    if not isinstance(value, list):
+        raise ValueError("parts must be a list of {remote_id: ..., remote_url: ..., message_sha256: ...}")
+    found = []
+    for number, item in enumerate(value, 1):
+        if not isinstance(item, dict) or not isinstance(item.get("remote_id"), str):
+            raise ValueError(f"part {number} must be a mapping with a remote_id")
+        unknown = set(item) - set(PART_KEYS)
+        if unknown:
+            raise ValueError(f"part {number}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(PART_KEYS)})")
+        for key, text in item.items():
+            if not isinstance(text, str):
+                raise ValueError(f"part {number}: {key} must be text, put it in quotes")
+        found.append(Part(**item))
+    return tuple(found)
 
 
 @dataclass(slots=True)  # 50,000 of them in a large ledger: no per-object __dict__
@@ -84,9 +124,11 @@ class Record:
     message_sha256: str | None = None
     note: str | None = None
     op: str | None = None
+    part: int | None = None  # a thread's part announced by this in_flight record (see `parts`)
+    parts: tuple[Part, ...] = ()  # a thread's parts sent so far, in order (empty: one message)
     sandbox: bool = False  # a sandbox run's record: to a real run, no record (the pair is pending)
 
-    def moved(self, state: State, at: str, **fields: str | None) -> Record:
+    def moved(self, state: State, at: str, **fields: Any) -> Record:
         """The pair's next record: what a resend or a later read must reuse (the idempotency key,
         the first attempt's time, the payload's hash) carried forward, the rest given. A sandbox
         run's record stays one."""
@@ -97,14 +139,17 @@ class Record:
             idempotency_key=self.idempotency_key,
             created_at=self.created_at,
             message_sha256=self.message_sha256,
+            parts=self.parts,  # what a thread has out stays known, whatever happens to the rest
             sandbox=self.sandbox,
             **fields,
         )
 
     def as_items(self) -> list[tuple[str, Any]]:
-        """The fields written, in file order: a text field when set, a flag when true."""
+        """The fields written, in file order: a text field when set, a flag when true, parts when any."""
         return [
-            (name, value) for name in FIELD_NAMES if (value := getattr(self, name)) is not None and value is not False
+            (name, value)
+            for name in FIELD_NAMES
+            if (value := getattr(self, name)) is not None and value is not False and value != ()
         ]
 
 
@@ -131,7 +176,11 @@ class PostEntry:
 def needs_v2(posts: Posts) -> bool:
     """Whether a ledger holds anything a version 1 reader would refuse."""
     return any(
-        entry.is_v2 or any(r.state == State.DELETED or r.op is not None or r.sandbox for r in entry.channels.values())
+        entry.is_v2
+        or any(
+            r.state == State.DELETED or r.op is not None or r.sandbox or r.part is not None or r.parts
+            for r in entry.channels.values()
+        )
         for entry in posts.values()
     )
 

@@ -131,6 +131,36 @@ def invalid_post(why: str) -> str:
     return f"Invalid app.bsky.feed.post record: {why}"
 
 
+_AT_URI = re.compile(r"at://[^/\s?#]+(?:/[^\s?#]*)?(?:#\S*)?")
+_CID = re.compile(r"b[a-z2-7]{20,}|Qm[1-9A-HJ-NP-Za-km-z]{44}")  # base32 CIDv1, or a base58 CIDv0
+
+
+def bad_reply(reply: Any) -> str | None:
+    """`reply` as the lexicon's app.bsky.feed.post#replyRef: `root` and `parent`, each a
+    com.atproto.repo.strongRef (an at-uri and a CID), in the reference PDS's words (0.5.35;
+    tests/test_realserver_bluesky.py). The PDS checks the shape only: a parent that does not exist,
+    or a cid that is not the parent's, is stored (the AppView, not the PDS, builds threads)."""
+    if reply is None:
+        return None
+    if not isinstance(reply, dict):
+        return invalid_post(f"Expected object value type (got {json.dumps(reply)}) at $.record.reply")
+    for name in ("root", "parent"):
+        if name not in reply:
+            return invalid_post(f'Missing required key "{name}" at $.record.reply')
+    for name in ("root", "parent"):
+        ref, where = reply[name], f"$.record.reply.{name}"
+        if not isinstance(ref, dict):
+            return invalid_post(f"Expected object value type (got {json.dumps(ref)}) at {where}")
+        for key in ("uri", "cid"):
+            if key not in ref:
+                return invalid_post(f'Missing required key "{key}" at {where}')
+        if not isinstance(ref["uri"], str) or not _AT_URI.fullmatch(ref["uri"]):
+            return invalid_post(f"Invalid at-uri (got {json.dumps(ref['uri'])}) at {where}.uri")
+        if not isinstance(ref["cid"], str) or not _CID.fullmatch(ref["cid"]):
+            return invalid_post(f"Invalid CID string (got {json.dumps(ref['cid'])}) at {where}.cid")
+    return None
+
+
 def bad_langs(langs: Any) -> str | None:
     if langs is None:
         return None

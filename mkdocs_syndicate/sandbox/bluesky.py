@@ -46,6 +46,7 @@ from mkdocs_syndicate.sandbox.atproto_lexicon import (
     TID_KEYED,
     bad_facets,
     bad_langs,
+    bad_reply,
     invalid_post,
     lexicon_problem,
 )
@@ -114,6 +115,7 @@ class BlueskyEmulator(AtprotoAccountEmulator):
                 "announces": announces(r["value"]),
                 "at": r.get("at"),
                 "link": f"{public_base}/bluesky/profile/{HANDLE}/post/{rkey}",
+                "in_reply_to": ((r["value"].get("reply") or {}).get("parent") or {}).get("uri"),
             }
             for rkey, r in state.get("records", {}).items()
         ]
@@ -218,7 +220,12 @@ class BlueskyEmulator(AtprotoAccountEmulator):
             # reference PDS 0.5.35's validator), dist/core/validation-issue.js IssueInvalidFormat:
             # `Invalid ${format} (got ${value}) at ${path}`, answered as InvalidRequest.
             return f"Invalid datetime (got {json.dumps(record['createdAt'])}) at $.record.createdAt"
-        return bad_langs(record.get("langs")) or bad_facets(record, text) or self._bad_thumb(record)
+        return (
+            bad_langs(record.get("langs"))
+            or bad_facets(record, text)
+            or bad_reply(record.get("reply"))
+            or self._bad_thumb(record)
+        )
 
     def _bad_thumb(self, record: dict[str, Any]) -> str | None:
         thumb = ((record.get("embed") or {}).get("external") or {}).get("thumb")
@@ -370,7 +377,19 @@ class BlueskyEmulator(AtprotoAccountEmulator):
             return self._error(400, "NotFound", f"Post not found: {uri}", cors)
         ours = uri.startswith(f"at://{DID}/")
         gate = conversations.bluesky_threadgate(self.state, DID, uri, iso_ms(self.server.now())) if ours else None
-        return Response(200, {"thread": conversations.bluesky_thread(self.state, root, depth, gate)}, cors)
+        return Response(
+            200, {"thread": conversations.bluesky_thread(self.state, root, depth, gate, self._own_replies)}, cors
+        )
+
+    def _own_replies(self, uri: str) -> list[dict[str, Any]]:
+        """The account's own posts whose `reply.parent` names `uri` (the AppView indexes them)."""
+        found = []
+        for rkey in sorted(self.state.get("records", {})):
+            value = self._visible_record(rkey)
+            parent = ((value or {}).get("value", {}).get("reply") or {}).get("parent") or {}
+            if value is not None and parent.get("uri") == uri:
+                found.append(self._post_view(f"at://{DID}/{COLLECTION}/{rkey}"))
+        return [view for view in found if view is not None]
 
     def add_reply(
         self,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 
@@ -75,10 +76,15 @@ def label(uri: str, cid: str, value: str, at: str) -> dict[str, Any]:
 
 
 def bluesky_thread(
-    state: dict[str, Any], root: dict[str, Any], depth: int, threadgate: dict[str, Any] | None
+    state: dict[str, Any],
+    root: dict[str, Any],
+    depth: int,
+    threadgate: dict[str, Any] | None,
+    own_replies: Callable[[str], list[dict[str, Any]]] = lambda uri: [],
 ) -> dict[str, Any]:
     """app.bsky.feed.getPostThread's `thread` for our post `root` (a postView), v1: the replies
-    tree `depth` levels down, in the order they were indexed."""
+    tree `depth` levels down, in the order they were indexed; `own_replies(uri)` the account's own
+    posts replying to `uri` (a thread's later parts: the AppView indexes them like any reply)."""
     replies = state.get("replies", [])
     children: dict[str, list[dict[str, Any]]] = {}
     for entry in replies:
@@ -102,6 +108,12 @@ def bluesky_thread(
                 continue
             node: dict[str, Any] = {"$type": "app.bsky.feed.defs#threadViewPost", "post": view(entry)}
             deeper = below(entry["post"]["uri"], level + 1)
+            if deeper is not None:
+                node["replies"] = deeper
+            found.append(node)
+        for own in own_replies(uri):
+            node = {"$type": "app.bsky.feed.defs#threadViewPost", "post": view({"post": own})}
+            deeper = below(own["uri"], level + 1)
             if deeper is not None:
                 node["replies"] = deeper
             found.append(node)

@@ -69,6 +69,7 @@ class MastodonEmulator(Emulator):
                 "announces": first_url(s["text"]),
                 "at": s.get("created_epoch"),
                 "link": s.get("url", ""),
+                "in_reply_to_id": s.get("in_reply_to_id"),
             }
             for s in state.get("statuses", [])
         ]
@@ -114,7 +115,8 @@ class MastodonEmulator(Emulator):
             | {
                 "account": self._account(),
                 "application": {"name": "mkdocs-syndicate", "website": None},
-                "in_reply_to_id": None,
+                "in_reply_to_id": status.get("in_reply_to_id"),
+                "in_reply_to_account_id": ACCOUNT_ID if status.get("in_reply_to_id") else None,
                 "reblog": None,
                 "spoiler_text": "",
                 "sensitive": False,
@@ -211,7 +213,9 @@ class MastodonEmulator(Emulator):
         """StatusThreadingConcern#descendant_ids: the replies tree below the status, ordered by
         path (depth first, siblings by id), at most `depth` levels down, the first `limit`."""
         children: dict[str, list[str]] = {}
-        for reply in self.state.get("replies", []):
+        # Others' replies and the account's own (a thread: each part a reply to the one before).
+        own = [s for s in self.visible(self.state["statuses"]) if s.get("in_reply_to_id")]
+        for reply in (*self.state.get("replies", []), *own):
             children.setdefault(reply["in_reply_to_id"], []).append(reply["id"])
         found: list[str] = []
 
@@ -295,10 +299,15 @@ class MastodonEmulator(Emulator):
         # replay with the same key creates a second status, as on a real instance.
         now = self.server.now()
         key = None if self.quirks.get("ignore_idempotency_key") else request.headers.get("idempotency-key")
+        fields = _fields(request)
+        parent = fields.get("in_reply_to_id")
+        if parent and not self._may_reply_to(str(parent)):
+            # Api::V1::StatusesController's before_action set_thread, ahead of PostStatusService
+            # and its key: Status.find (RecordNotFound) or `authorize @thread, :show?` refused.
+            return Response(404, {"error": IN_REPLY_NOT_FOUND})
         remembered = self.state["idempotency"].get(key) if key else None
         if remembered and remembered["at"] <= now < remembered["at"] + self.server.idempotency_ttl:
             return self._replay(remembered["id"], now)
-        fields = _fields(request)
         refused = self._invalid(fields)
         if refused is not None:
             return refused
@@ -315,6 +324,11 @@ class MastodonEmulator(Emulator):
         return Response(
             200, self._entity(status), self._rate_headers(now), hold_until=committed if committed > now else None
         )
+
+    def _may_reply_to(self, status_id: str) -> bool:
+        """A status the account can see now: its own (once committed) or a public reply to one."""
+        seen = (*self.visible(self.state["statuses"]), *self.state.get("replies", []))
+        return any(status["id"] == status_id for status in seen)
 
     def _replay(self, status_id: str, now: float) -> Response:
         """A request with a key Mastodon remembers: the status it made, found again."""
@@ -356,6 +370,7 @@ class MastodonEmulator(Emulator):
             "visibility": fields.get("visibility") or "public",
             "language": posting_language(fields.get("language")),
             "card": None,
+            "in_reply_to_id": str(fields["in_reply_to_id"]) if fields.get("in_reply_to_id") else None,
         }
 
     def _delete(self, status_id: str) -> Response:
@@ -418,6 +433,10 @@ class MastodonEmulator(Emulator):
         page = statuses[:limit]
         headers = {"Link": _page_links(request, page, limit)} if page else {}
         return Response(200, [self._entity(s) for s in page], headers)
+
+
+# config/locales/en.yml statuses.errors.in_reply_not_found, the body of set_thread's 404.
+IN_REPLY_NOT_FOUND = "The post you are trying to reply to does not appear to exist."
 
 
 def _public(status: dict[str, Any]) -> bool:

@@ -15,7 +15,7 @@ Fault actions: `status` (answer with that status instead of processing), `drop_b
 `delay_after` (commit, then wait `seconds` before answering: a client read timeout),
 `status_after` (commit, then answer with `status` and `body` instead: "sent, but said no"). Each fault
 applies to `times` requests (default 1) whose "METHOD path" contains `match` (default: any
-request that creates something).
+request that creates something), after the first `skip` of them (default 0: a thread's second part).
 
 Quirks are standing properties of a server, the ways real deployments differ from their docs:
 

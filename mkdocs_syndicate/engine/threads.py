@@ -1,0 +1,260 @@
+"""A thread's later parts (`thread: true`), each carried with the two-phase protocol of a send.
+
+The first part is the pair's first send, unchanged (engine/runner.py): its record's `remote_id` is
+the thread's. When it is made and the message has more parts, the record stays `in_flight` with
+`part: 1` and the first part under `parts:`; then, for each part k from 2:
+
+1. `in_flight` with `part: k` (and the parts sent so far), durable before the request;
+2. the request: a reply to part k-1 (`Channel.send_part`), with a client id derived from
+   (post URL, channel id, k);
+3. the part's id (and Bluesky's cid) appended to `parts:`, the record still `in_flight` with
+   `part: k`: part k is known, nothing is out. After the last part, the record is `done`.
+
+So `part` names the part a record is about, and `len(parts)` says how many are known to exist:
+`part > len(parts)` means part k's outcome is unknown, and it is settled by a read of that part
+(`Channel.read_part`) before anything is sent again, by `policy.decide` as for a first send (a
+Mastodon part is read only after the settle time; a Bluesky part, repeat-safe, is sent again at
+once). A part refused for good leaves the record `failed` with the parts sent listed; the next
+run (or `resolve --retry`) goes on from the first part not known. No part is ever sent twice
+except by a repeat the service makes a no-op (Bluesky's putRecord of the same bytes at the same key).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import httpx
+
+from mkdocs_syndicate import checkpoints
+from mkdocs_syndicate.channels.base import Found, Kind, Outcome
+from mkdocs_syndicate.content.messages import message_sha256
+from mkdocs_syndicate.engine.policy import Action, Event, Step, decide
+from mkdocs_syndicate.engine.results import PairState
+from mkdocs_syndicate.ledger.schema import Part, Record, State
+from mkdocs_syndicate.timeutil import epoch_to_iso
+
+if TYPE_CHECKING:
+    from mkdocs_syndicate.engine.pacing import PacedHttp
+    from mkdocs_syndicate.engine.plan import PendingPair
+    from mkdocs_syndicate.engine.updates import UpdateHost
+
+# Sends that made nothing for sure: not among the uncertain sends `attempts` counts.
+_DEFINITE = frozenset({Kind.NOT_SENT, Kind.REFUSED, Kind.RATE_LIMITED, Kind.AUTH})
+
+
+def in_progress(record: Record | None) -> bool:
+    """A thread begun and not finished: some parts known, the record not done."""
+    return (
+        record is not None
+        and bool(record.parts)
+        and record.op is None
+        and record.state in (State.IN_FLIGHT, State.FAILED)
+    )
+
+
+def texts_of(pair: PendingPair) -> tuple[str, ...]:
+    message = pair.prepared.message
+    return message.texts if message is not None else ()
+
+
+def begun(pair: PendingPair, done: Record | None, ref: str | None) -> Record | None:
+    """A first send made (`done`, the record its ending would write), of a message with more
+    parts: the record stays in_flight (the thread is not done), its first part listed under
+    `parts:` with `part: 1`. None when the pair is not a thread beginning."""
+    texts = texts_of(pair)
+    if done is None or done.state != State.DONE or len(texts) < 2 or done.parts:
+        return None
+    first = Part(done.remote_id or "", done.remote_url, message_sha256(texts[0]), ref)
+    return replace(done, state=State.IN_FLIGHT, note=None, error=None, part=1, parts=(first,))
+
+
+async def record_first_part(host: UpdateHost, pair: PendingPair, record: Record) -> None:
+    checkpoints.hit("before_part_write")
+    await host.write_records([(pair, record)])
+    checkpoints.hit("after_part_write")
+
+
+@dataclass
+class _Way:
+    """One part's way through this run."""
+
+    pair: PendingPair
+    number: int
+    sends: int = 0
+    event: Event = Kind.NOT_SENT
+    outcome: Outcome | None = None
+    found: tuple[str | None, str | None, str | None] = (None, None, None)  # id, URL, ref from a read
+    reason: str = ""
+
+
+async def carry_thread(host: UpdateHost, http: PacedHttp, pair: PendingPair) -> str | None:
+    """Carry a thread's remaining parts as far as this run may; returns why the lane must stop, or None."""
+    total = len(texts_of(pair))
+    while True:
+        record = host.record_of(pair)
+        assert record is not None
+        number = len(record.parts) + 1
+        if number > total:
+            await _finish(host, pair, record, total)
+            return None
+        changed = _changed_part(pair, record)
+        if changed is not None:  # the parts still to send would not follow the parts sent
+            text = (
+                f"needs review: thread part {changed} as sent differs from the message now (the post "
+                "changed, or the service's limit did); not continued: `mkdocs-syndicate resolve` "
+                "(--done leaves the thread as it is)"
+            )
+            host.report_pair(
+                pair, PairState.IN_FLIGHT if record.state == State.IN_FLIGHT else PairState.FAILED, text, None, True
+            )
+            return None
+        way = _Way(pair, number)
+        if record.state == State.IN_FLIGHT and record.part == number:
+            await _read(host, http, way)  # part k may be out: read before anything else
+        elif host.verify_only:
+            host.report_pair(
+                pair,
+                PairState.PENDING,
+                f"thread: {number - 1} of {total} parts sent; the next run sends the rest",
+                None,
+                False,
+            )
+            return None
+        else:
+            await _send(host, http, way)
+        ended, stop = await _settle(host, http, way, total)
+        if not ended:
+            return stop
+
+
+async def _settle(host: UpdateHost, http: PacedHttp, way: _Way, total: int) -> tuple[bool, str | None]:
+    """One part to its end in this run: (whether it is made, why the lane stops)."""
+    channel = way.pair.channel
+    while True:
+        record = host.record_of(way.pair)
+        assert record is not None
+        action = decide(way.event, host.situation_for(channel, _this_part(record, way.number), way.sends, way.outcome))
+        step = action.step
+        if step is Step.DONE:
+            await _recorded(host, way, total)
+            return True, None
+        if step is Step.SEND:
+            if isinstance(way.event, Kind):  # the last request went unanswered: not straight away
+                await http.backoff(host.backoff_for(way.sends), "retrying")
+            await _send(host, http, way)
+        elif step is Step.RETRY:
+            await _not_made(host, way, host.cleaned(channel, way.reason or action.reason), definite=True)
+            if action.at is not None:
+                http.hold_until(action.at, "rate limited (server asked to wait)")
+            else:
+                await http.backoff(host.backoff_for(way.sends), "retrying (nothing was sent)")
+            await _send(host, http, way)
+        elif step in (Step.READ, Step.READ_LATER):
+            if action.at is not None:  # a 429's wait, or the settle time: the read waits
+                http.hold_until(action.at, "settle: reading the part once the server must have finished")
+            await _read(host, http, way)
+        else:
+            return False, await _end(host, way, action, total)
+
+
+def _changed_part(pair: PendingPair, record: Record) -> int | None:
+    """The first part sent whose text is not the message's part of that number now, if any."""
+    texts = texts_of(pair)
+    for number, part in enumerate(record.parts, 1):
+        if number > len(texts) or (part.message_sha256 and part.message_sha256 != message_sha256(texts[number - 1])):
+            return number
+    return None
+
+
+def _this_part(record: Record, number: int) -> Record:
+    """The record as the policy sees one part: the earlier parts' sends not counted against the
+    cap on uncertain sends (each took at least one; one that took more counts here too, which
+    errs on the side of a read)."""
+    return replace(record, attempts=max(0, record.attempts - (number - 1)))
+
+
+async def _send(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
+    pair = way.pair
+    await http.wait_turn()
+    current = host.record_of(pair)
+    assert current is not None
+    replay = current.state == State.IN_FLIGHT and current.part == way.number
+    staged = replace(current, state=State.IN_FLIGHT, attempts=current.attempts + 1, at=host.now_iso(), part=way.number)
+    staged = replace(staged, error=None, note=None, message_sha256=pair.prepared.sha256)
+    checkpoints.hit("before_part_in_flight_write")
+    await host.write_records([(pair, staged)], before_request=pair.channel.settings.at_most_once)
+    checkpoints.hit("after_part_in_flight_write")
+    try:
+        way.outcome = await pair.channel.send_part(http, pair.post, pair.prepared, way.number, staged.parts, replay)
+    except httpx.TransportError as exc:  # a channel that let one through: nothing is proved
+        way.outcome = Outcome(Kind.AMBIGUOUS, error=f"no answer ({type(exc).__name__}); the part may be made")
+    checkpoints.hit("after_part_response")
+    way.sends += 1
+    way.event, way.reason = way.outcome.kind, way.outcome.error or ""
+
+
+async def _read(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
+    record = host.record_of(way.pair)
+    assert record is not None
+    try:
+        verdict = await way.pair.channel.read_part(http, way.pair.post, record, way.number)
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        way.event, way.reason = Found.UNKNOWN, f"the read of part {way.number} failed ({type(exc).__name__})"
+        return
+    way.event, way.reason = verdict.found, verdict.reason
+    way.found = (verdict.remote_id, verdict.remote_url, verdict.ref)
+
+
+async def _recorded(host: UpdateHost, way: _Way, total: int) -> None:
+    """Part k is made: its id under `parts:` (the record done after the last part)."""
+    pair = way.pair
+    current = host.record_of(pair)
+    assert current is not None
+    if way.event is Kind.DONE and way.outcome is not None:
+        remote_id, remote_url, ref = way.outcome.remote_id, way.outcome.remote_url, way.outcome.ref
+    else:
+        remote_id, remote_url, ref = way.found
+    text = texts_of(pair)[way.number - 1]
+    parts = (*current.parts, Part(remote_id or "", remote_url, message_sha256(text), ref))
+    record = replace(current, state=State.IN_FLIGHT, at=host.now_iso(), part=way.number, parts=parts, error=None)
+    checkpoints.hit("before_part_write")
+    await host.write_records([(pair, record)])
+    checkpoints.hit("after_part_write")
+
+
+async def _finish(host: UpdateHost, pair: PendingPair, record: Record, total: int) -> None:
+    done = replace(record, state=State.DONE, at=host.now_iso(), part=None, error=None, note=None)
+    checkpoints.hit("before_done_write")
+    await host.write_records([(pair, done)])
+    checkpoints.hit("after_done_write")
+    how = f"sent as a thread of {total} parts"
+    host.report_pair(pair, PairState.DONE, how, record.remote_url, False)
+
+
+async def _not_made(host: UpdateHost, way: _Way, error: str, *, definite: bool) -> None:
+    """Part k was not made (a definite no, or a read proved it absent): `failed`, the parts sent kept."""
+    current = host.record_of(way.pair)
+    if current is None or current.state != State.IN_FLIGHT:
+        return
+    attempts = current.attempts - 1 if definite else current.attempts
+    failed = replace(current, state=State.FAILED, attempts=max(0, attempts), at=host.now_iso(), error=error)
+    await host.write_records([(way.pair, failed)])
+
+
+async def _end(host: UpdateHost, way: _Way, action: Action, total: int) -> str | None:
+    pair, channel = way.pair, way.pair.channel
+    text = f"thread part {way.number} of {total}: {host.cleaned(channel, way.reason or action.reason)}"
+    stop = f"{channel.id} stopped for this run: {text}" if action.step is Step.STOP_LANE else None
+    if action.step is Step.LEAVE or action.keep_in_flight:
+        when = f" (after {epoch_to_iso(action.at)})" if action.at is not None else ""
+        host.report_pair(pair, PairState.IN_FLIGHT, f"{text}{when}", None, action.needs_review)
+        return stop
+    if action.step is Step.DELETED:  # made, then deleted by its author: a person decides
+        host.report_pair(pair, PairState.IN_FLIGHT, f"needs review: {text}", None, True)
+        return stop
+    # FAIL, STOP_LANE, RELEASE: part k was not made; the parts sent stay listed.
+    await _not_made(host, way, text, definite=way.event in _DEFINITE)
+    state = PairState.PENDING if action.step is Step.RELEASE else PairState.FAILED
+    host.report_pair(pair, state, text, None, False)
+    return stop
