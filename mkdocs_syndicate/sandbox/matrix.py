@@ -243,8 +243,12 @@ class MatrixEmulator(Emulator):
         in the body other than the path's is 400 M_INVALID_PARAM (room versions 11+ put it in
         the content); a transaction id seen before answers its first event; then the redaction
         is made (403 once the bot is out of the room). Measured on Synapse: the answer is
-        `{event_id}` of the redaction; redacting an event again, or an id no event has, is
-        accepted and makes another redaction event; the content keeps `reason`."""
+        `{event_id}` of the redaction; redacting an event again is accepted and makes another
+        redaction event; the content keeps `reason`. An id no event has is 404 M_NOT_FOUND
+        "Could not find event …" for a member below the room's `redact` power level, as a bot
+        invited into a room is (handlers/message.py: when `check_redaction` says the sender must
+        own the original, the original must exist; a room admin's redaction of it is accepted).
+        The bot here is such a member."""
         try:
             content = request.json()  # an empty body too is M_NOT_JSON (measured)
         except ValueError:
@@ -261,6 +265,8 @@ class MatrixEmulator(Emulator):
             return seen
         if not self.joined:
             return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}")
+        if not any(event.get("event_id") == event_id for event in self.state["events"]):
+            return self._error(404, "M_NOT_FOUND", f"Could not find event {event_id}")
         return self._create(device, room, REDACTION, {**content, "redacts": event_id}, txn)
 
     @staticmethod
