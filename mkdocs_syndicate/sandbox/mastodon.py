@@ -15,6 +15,7 @@ from typing import Any
 from mkdocs_syndicate.channel_api import Emulator, Request, Response, first_url
 from mkdocs_syndicate.sandbox import conversations
 from mkdocs_syndicate.sandbox.mastodon_text import ACCOUNT_LANGUAGE, countable_length, linkify, posting_language
+from mkdocs_syndicate.sandbox.mastodon_threading import ancestor_ids, is_public, self_replies_first
 from mkdocs_syndicate.sandbox.mastodon_tokens import (
     ACCOUNT_ID,
     TOKEN,
@@ -194,18 +195,18 @@ class MastodonEmulator(Emulator):
         logged_in = self._scopes(request) is not None
         everything = {s["id"]: s for s in (*self.state["statuses"], *self.state.get("replies", []))}
         status = everything.get(status_id)
-        if status is None or not (logged_in or _public(status)):
+        if status is None or not (logged_in or is_public(status)):
             return Response(404, {"error": "Record not found"}, cors)
         # Quirk uncapped_context: a server of this API that gives everyone every reply.
         uncapped = logged_in or self.quirks.get("uncapped_context")
         limits = (CONTEXT_LIMIT, CONTEXT_LIMIT, None) if uncapped else (ANCESTORS_LIMIT, DESCENDANTS_LIMIT, 20)
-        ancestors = [everything[i] for i in _ancestor_ids(status, everything, limits[0])]
+        ancestors = [everything[i] for i in ancestor_ids(status, everything, limits[0])]
         descendants = [everything[i] for i in self._descendant_ids(status_id, limits[1], limits[2])]
         if not logged_in:  # Status.permitted_statuses_from_ids: what a logged-out reader may see
-            ancestors, descendants = [s for s in ancestors if _public(s)], [s for s in descendants if _public(s)]
+            ancestors, descendants = [s for s in ancestors if is_public(s)], [s for s in descendants if is_public(s)]
         body = {
             "ancestors": [self._shown(s) for s in ancestors],
-            "descendants": [self._shown(s) for s in _self_replies_first(descendants, everything)],
+            "descendants": [self._shown(s) for s in self_replies_first(descendants, everything)],
         }
         return Response(200, body, cors)
 
@@ -243,7 +244,7 @@ class MastodonEmulator(Emulator):
         cors = {"Access-Control-Allow-Origin": "*"}
         everything = {s["id"]: s for s in (*self.visible(self.state["statuses"]), *self.state.get("replies", []))}
         status = everything.get(status_id)
-        if status is None or not _public(status):
+        if status is None or not is_public(status):
             return Response(404, {"error": "Record not found"}, cors)
         return Response(200, self._shown(status), cors)
 
@@ -437,38 +438,6 @@ class MastodonEmulator(Emulator):
 
 # config/locales/en.yml statuses.errors.in_reply_not_found, the body of set_thread's 404.
 IN_REPLY_NOT_FOUND = "The post you are trying to reply to does not appear to exist."
-
-
-def _public(status: dict[str, Any]) -> bool:
-    """What a logged-out reader may see: StatusPolicy#show? for no account."""
-    return status.get("visibility", "public") in ("public", "unlisted")
-
-
-def _ancestor_ids(status: dict[str, Any], everything: dict[str, dict[str, Any]], limit: int) -> list[str]:
-    """StatusThreadingConcern#ancestor_ids: the nearest `limit` statuses up the reply chain,
-    oldest first."""
-    found: list[str] = []
-    parent = status.get("in_reply_to_id")
-    while parent in everything and parent not in found and len(found) < limit:
-        found.append(parent)
-        parent = everything[parent].get("in_reply_to_id")
-    return found[::-1]
-
-
-def _self_replies_first(statuses: list[dict[str, Any]], everything: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """StatusThreadingConcern#promote_by!: replies of an author to their own status move up,
-    to just after the leading run of such replies, in their order."""
-
-    def author(status: dict[str, Any]) -> str:
-        return str((status.get("account") or {}).get("id", ACCOUNT_ID))
-
-    def own(status: dict[str, Any]) -> bool:
-        parent = everything.get(status.get("in_reply_to_id") or "")
-        return parent is not None and author(parent) == author(status)
-
-    lead = next((index for index, status in enumerate(statuses) if not own(status)), len(statuses))
-    rest = statuses[lead:]
-    return statuses[:lead] + [s for s in rest if own(s)] + [s for s in rest if not own(s)]
 
 
 def _limit(request: Request) -> int:
