@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import struct
+import zlib
 from email.message import Message
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -107,6 +108,23 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
             return int(width), int(height)
         i += 2 + length
     return None
+
+
+def png(width: int = 1, height: int = 1, *, padding: int = 0) -> bytes:
+    """A valid grey PNG of that size (the sandbox's own placeholder; tests' images), `padding`
+    bytes longer in an ancillary chunk that viewers skip."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    extra = chunk(b"zzZz", b"\x00" * max(0, padding - 12)) if padding else b""
+    body = chunk(b"IHDR", header) + extra + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return b"\x89PNG\r\n\x1a\n" + body
+
+
+PNG_1x1 = png()
 
 
 class Part(NamedTuple):

@@ -1,0 +1,187 @@
+"""The emulators take images as the services do (issue 35), over real HTTP against the sandbox
+server; each rule's source is in the emulator module's docstring and in docs/sandbox.md:
+
+- Mastodon (sandbox/mastodon_media.py): v2 uploads, 206 while processing, the 422s of
+  MediaAttachment and validate_media!, statuses and edits with media, unattached media cleaned up.
+- Bluesky (sandbox/atproto_blobs.py): uploadBlob's limit, app.bsky.embed.images as the PDS
+  validates it, blobs only of this repo, untethered blobs dropped, the AppView's image view.
+- Matrix (sandbox/matrix_media.py): upload, media config, 413 M_TOO_LARGE, m.image events.
+- DEV: `main_image` a URL (validate_url), shown as `cover_image`.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from mkdocs_syndicate.sandbox import media_files
+from mkdocs_syndicate.sandbox.mastodon_media import IMAGE_LIMIT, NOT_READY
+from mkdocs_syndicate.sandbox.mastodon_tokens import TOKEN
+
+pytestmark = pytest.mark.http
+
+MASTO = {"Authorization": f"Bearer {TOKEN}"}
+
+
+class Clock:
+    """The server's clock, moved by the test (the emulators' times follow it, not the machine's)."""
+
+    def __init__(self, at: float = 1_800_000_000.0) -> None:
+        self.at = at
+
+    def __call__(self) -> float:
+        return self.at
+
+
+@pytest.fixture
+def clock(sandbox) -> Clock:
+    sandbox.now = clock = Clock()
+    return clock
+
+
+def _upload(sandbox, data: bytes, *, v: int = 2, description: str | None = None, mime: str = "image/png"):
+    fields = {"description": description} if description is not None else {}
+    return httpx.post(
+        f"{sandbox.url}/mastodon/api/v{v}/media", headers=MASTO, files={"file": ("a.png", data, mime)}, data=fields
+    )
+
+
+def _status(sandbox, **fields) -> httpx.Response:
+    return httpx.post(f"{sandbox.url}/mastodon/api/v1/statuses", headers=MASTO, json=fields)
+
+
+# ---------------------------------------------------------------- Mastodon
+
+
+def test_mastodon_an_image_is_processed_at_once_and_attached_with_its_description(sandbox):
+    uploaded = _upload(sandbox, media_files.png(40, 20), description="A grey box")
+    assert uploaded.status_code == 200
+    media = uploaded.json()
+    assert media["type"] == "image" and media["url"] and media["description"] == "A grey box"
+    assert media["meta"]["original"] == {"width": 40, "height": 20, "size": "40x20", "aspect": 2.0}
+    # The file is served back where the links point (the sandbox's public address, this server here).
+    assert httpx.get(sandbox.url + urlsplit(media["url"]).path).content == media_files.png(40, 20)
+    status = _status(sandbox, media_ids=[media["id"]])  # no text: valid with media
+    assert status.status_code == 200, status.text
+    attached = status.json()["media_attachments"]
+    assert [(m["id"], m["description"], m["type"]) for m in attached] == [(media["id"], "A grey box", "image")]
+    assert {"id", "type", "url", "preview_url", "description", "meta"} <= set(attached[0])
+    # Attached, it is no longer the caller's to read, change or attach again.
+    assert httpx.get(f"{sandbox.url}/mastodon/api/v1/media/{media['id']}", headers=MASTO).status_code == 404
+    again = _status(sandbox, status="again", media_ids=[media["id"]])
+    assert again.status_code == 422
+    assert again.json() == {"error": f"Media {media['id']} not found or already attached to another post"}
+
+
+def test_mastodon_a_delayed_upload_is_202_then_206_until_processed(sandbox, clock):
+    sandbox.set_quirks("mastodon", media_always_async=True, media_processing_polls=2, media_processing_seconds=60)
+    uploaded = _upload(sandbox, media_files.png(4, 4))
+    assert uploaded.status_code == 202 and uploaded.json()["url"] is None
+    media_id = uploaded.json()["id"]
+    early = _status(sandbox, status="too soon", media_ids=[media_id])
+    assert early.status_code == 422 and early.json() == {"error": NOT_READY}
+    polls = [httpx.get(f"{sandbox.url}/mastodon/api/v1/media/{media_id}", headers=MASTO) for _ in range(3)]
+    assert [p.status_code for p in polls] == [206, 206, 200]
+    assert polls[-1].json()["url"]
+    assert _status(sandbox, status="now", media_ids=[media_id]).status_code == 200
+
+
+def test_mastodon_a_gif_is_a_video_and_delayed_a_png_is_not(sandbox, clock):
+    gif = b"GIF89a" + b"\x02\x00\x02\x00" + b"\x00" * 20
+    answer = _upload(sandbox, gif, mime="image/gif")
+    assert answer.status_code == 202 and answer.json()["type"] == "gifv"
+    clock.at += 10  # processed once its time has passed
+    assert httpx.get(f"{sandbox.url}/mastodon/api/v1/media/{answer.json()['id']}", headers=MASTO).status_code == 200
+    assert _upload(sandbox, media_files.png(), v=1).status_code == 200
+
+
+def test_mastodon_refuses_what_media_attachment_refuses(sandbox):
+    long = _upload(sandbox, media_files.png(), description="x" * 1501)
+    assert long.status_code == 422
+    assert long.json() == {"error": "Validation failed: Description is too long (maximum is 1500 characters)"}
+    assert _upload(sandbox, media_files.png(), description="x" * 1500).status_code == 200
+    big = _upload(sandbox, media_files.png(padding=IMAGE_LIMIT))
+    assert big.status_code == 422 and "must be less than 16 MB" in big.json()["error"]
+    svg = _upload(sandbox, b"<svg xmlns='http://www.w3.org/2000/svg'/>", mime="image/svg+xml")
+    assert svg.status_code == 422 and "content type is invalid" in svg.json()["error"]
+    wide = _upload(sandbox, media_files.png(8000, 4200))
+    assert wide.status_code == 422 and wide.json() == {"error": "8000x4200 images are not supported"}
+    missing = httpx.post(f"{sandbox.url}/mastodon/api/v2/media", headers=MASTO, data={"description": "x"})
+    assert missing.status_code == 422
+
+
+def test_mastodon_instance_states_the_media_limits(sandbox):
+    limits = httpx.get(f"{sandbox.url}/mastodon/api/v2/instance").json()["configuration"]
+    assert limits["statuses"]["max_media_attachments"] == 4
+    media = limits["media_attachments"]
+    assert media["image_size_limit"] == IMAGE_LIMIT and media["image_matrix_limit"] == 33_177_600
+    assert {"image/png", "image/jpeg", "image/webp", "image/gif"} <= set(media["supported_mime_types"])
+
+
+def test_mastodon_media_ids_must_be_four_at_most_and_the_callers_own(sandbox):
+    ids = [_upload(sandbox, media_files.png()).json()["id"] for _ in range(5)]
+    five = _status(sandbox, status="five", media_ids=ids)
+    assert five.status_code == 422 and five.json() == {"error": "Cannot attach more than 4 files"}
+    foreign = sandbox.emulators["mastodon"].media.add_foreign()
+    theirs = _status(sandbox, status="theirs", media_ids=[ids[0], foreign])
+    assert theirs.json() == {"error": f"Media {foreign} not found or already attached to another post"}
+    assert httpx.get(f"{sandbox.url}/mastodon/api/v1/media/{foreign}", headers=MASTO).status_code == 404
+    assert httpx.get(f"{sandbox.url}/mastodon/api/v1/media/12345", headers=MASTO).status_code == 404
+    assert _status(sandbox, status="four", media_ids=ids[:4]).status_code == 200
+    # A form, as most clients send it: repeated media_ids[].
+    form = httpx.post(
+        f"{sandbox.url}/mastodon/api/v1/statuses", headers=MASTO, data={"status": "form", "media_ids[]": [ids[4]]}
+    )
+    assert form.status_code == 200 and [m["id"] for m in form.json()["media_attachments"]] == [ids[4]]
+
+
+def test_mastodon_description_changes_before_attaching_and_in_an_edit(sandbox):
+    media_id = _upload(sandbox, media_files.png(), description="first").json()["id"]
+    changed = httpx.put(
+        f"{sandbox.url}/mastodon/api/v1/media/{media_id}", headers=MASTO, data={"description": "second"}
+    )
+    assert changed.status_code == 200 and changed.json()["description"] == "second"
+    status = _status(sandbox, status="with a picture", media_ids=[media_id]).json()
+    other = _upload(sandbox, media_files.png(2, 2)).json()["id"]
+    edited = httpx.put(
+        f"{sandbox.url}/mastodon/api/v1/statuses/{status['id']}",
+        headers=MASTO,
+        data={
+            "status": "with two pictures",
+            "media_ids[]": [media_id, other],
+            "media_attributes[][id]": [media_id],
+            "media_attributes[][description]": ["third"],
+        },
+    )
+    assert edited.status_code == 200, edited.text
+    assert [(m["id"], m["description"]) for m in edited.json()["media_attachments"]] == [
+        (media_id, "third"),
+        (other, None),
+    ]
+    # An edit that does not name media_ids keeps them.
+    kept = httpx.put(f"{sandbox.url}/mastodon/api/v1/statuses/{status['id']}", headers=MASTO, data={"status": "text"})
+    assert len(kept.json()["media_attachments"]) == 2
+
+
+def test_mastodon_unattached_media_are_removed_after_the_retention(sandbox, clock):
+    media_id = _upload(sandbox, media_files.png()).json()["id"]
+    clock.at += 23 * 3600
+    assert httpx.get(f"{sandbox.url}/mastodon/api/v1/media/{media_id}", headers=MASTO).status_code == 200
+    clock.at += 2 * 3600  # a day and an hour: MediaCleanupScheduler has destroyed it
+    assert httpx.get(f"{sandbox.url}/mastodon/api/v1/media/{media_id}", headers=MASTO).status_code == 404
+    assert _status(sandbox, status="late", media_ids=[media_id]).status_code == 422
+    sandbox.set_quirks("mastodon", media_retention=60)
+    short = _upload(sandbox, media_files.png()).json()["id"]
+    clock.at += 61
+    assert httpx.get(f"{sandbox.url}/mastodon/api/v1/media/{short}", headers=MASTO).status_code == 404
+
+
+def test_mastodon_media_need_the_write_media_scope(sandbox):
+    refused = httpx.post(
+        f"{sandbox.url}/mastodon/api/v2/media",
+        headers={"Authorization": "Bearer nope"},
+        files={"file": ("a.png", media_files.png(), "image/png")},
+    )
+    assert refused.status_code == 401
