@@ -17,6 +17,8 @@ import httpx
 import pytest
 
 from mkdocs_syndicate.sandbox import media_files
+from mkdocs_syndicate.sandbox.atproto_account import APP_PASSWORD, DID, HANDLE
+from mkdocs_syndicate.sandbox.bluesky import COLLECTION
 from mkdocs_syndicate.sandbox.mastodon_media import IMAGE_LIMIT, NOT_READY
 from mkdocs_syndicate.sandbox.mastodon_tokens import TOKEN
 
@@ -185,3 +187,130 @@ def test_mastodon_media_need_the_write_media_scope(sandbox):
         files={"file": ("a.png", media_files.png(), "image/png")},
     )
     assert refused.status_code == 401
+
+
+# ---------------------------------------------------------------- Bluesky
+
+
+def _bsky(sandbox) -> dict[str, str]:
+    session = httpx.post(
+        f"{sandbox.url}/bluesky/xrpc/com.atproto.server.createSession",
+        json={"identifier": HANDLE, "password": APP_PASSWORD},
+    ).json()
+    return {"Authorization": f"Bearer {session['accessJwt']}"}
+
+
+def _blob(sandbox, headers, data: bytes, mime: str = "image/png") -> httpx.Response:
+    return httpx.post(
+        f"{sandbox.url}/bluesky-pds/xrpc/com.atproto.repo.uploadBlob",
+        headers={**headers, "Content-Type": mime},
+        content=data,
+    )
+
+
+def _post(sandbox, headers, images: list[dict], text: str = "pictures") -> httpx.Response:
+    record = {
+        "$type": COLLECTION,
+        "text": text,
+        "createdAt": "2026-12-01T00:00:00.000Z",
+        "embed": {"$type": "app.bsky.embed.images", "images": images},
+    }
+    return httpx.post(
+        f"{sandbox.url}/bluesky-pds/xrpc/com.atproto.repo.createRecord",
+        headers=headers,
+        json={"repo": DID, "collection": COLLECTION, "record": record},
+    )
+
+
+def test_bluesky_an_image_post_is_stored_and_the_appview_shows_its_images(sandbox):
+    headers = _bsky(sandbox)
+    blob = _blob(sandbox, headers, media_files.png(30, 10)).json()["blob"]
+    image = {"image": blob, "alt": "A grey strip", "aspectRatio": {"width": 3, "height": 1}}
+    made = _post(sandbox, headers, [image, {"image": blob, "alt": ""}])
+    assert made.status_code == 200, made.text
+    thread = httpx.get(
+        f"{sandbox.url}/bluesky-appview/xrpc/app.bsky.feed.getPostThread", params={"uri": made.json()["uri"]}
+    ).json()
+    embed = thread["thread"]["post"]["embed"]
+    assert embed["$type"] == "app.bsky.embed.images#view"
+    assert [(i["alt"], i.get("aspectRatio")) for i in embed["images"]] == [
+        ("A grey strip", {"width": 3, "height": 1}),
+        ("", None),
+    ]
+    assert httpx.get(sandbox.url + urlsplit(embed["images"][0]["fullsize"]).path).content == media_files.png(30, 10)
+    posts = httpx.get(
+        f"{sandbox.url}/bluesky-appview/xrpc/app.bsky.feed.getPosts", params={"uris": [made.json()["uri"]]}
+    ).json()["posts"]
+    assert posts[0]["embed"] == embed
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        (lambda i: [i] * 5, "array too big (maximum 4, got 5) at $.record.embed.images"),
+        (lambda i: [{"image": i["image"]}], 'Missing required key "alt" at $.record.embed.images[0]'),
+        (lambda i: [{**i, "alt": 5}], "Expected string value type (got 5) at $.record.embed.images[0].alt"),
+        (
+            lambda i: [{**i, "aspectRatio": {"width": 0, "height": 1}}],
+            "integer too small (minimum 1, got 0) at $.record.embed.images[0].aspectRatio.width",
+        ),
+        (
+            lambda i: [{**i, "aspectRatio": {"width": 3}}],
+            'Missing required key "height" at $.record.embed.images[0].aspectRatio',
+        ),
+    ],
+)
+def test_bluesky_images_are_checked_as_the_lexicon_says(sandbox, change, error):
+    headers = _bsky(sandbox)
+    blob = _blob(sandbox, headers, media_files.png()).json()["blob"]
+    refused = _post(sandbox, headers, change({"image": blob, "alt": "a"}))
+    assert refused.status_code == 400 and refused.json() == {"error": "InvalidRequest", "message": error}
+
+
+def test_bluesky_an_image_over_the_lexicons_max_size_is_refused_when_referenced(sandbox):
+    headers = _bsky(sandbox)
+    big = _blob(sandbox, headers, media_files.png(padding=2_000_001 - len(media_files.png())))
+    assert big.status_code == 200  # uploadBlob takes it: the rule is checked on reference
+    assert big.json()["blob"]["size"] == 2_000_001
+    refused = _post(sandbox, headers, [{"image": big.json()["blob"], "alt": "big"}])
+    assert refused.json()["message"] == "blob too big (maximum 2000000, got 2000001) at $.record.embed.images[0].image"
+    at_limit = _blob(sandbox, headers, media_files.png(padding=2_000_000 - len(media_files.png()))).json()["blob"]
+    assert _post(sandbox, headers, [{"image": at_limit, "alt": "just"}]).status_code == 200
+    sandbox.set_quirks("bluesky", image_blob_max_size=1_000_000)  # a PDS from before atproto#4823
+    assert _post(sandbox, headers, [{"image": at_limit, "alt": "old"}]).status_code == 400
+
+
+def test_bluesky_upload_blob_is_limited_to_the_pds_body_limit(sandbox):
+    headers = _bsky(sandbox)
+    over = _blob(sandbox, headers, media_files.png(padding=5 * 1024 * 1024 + 1))
+    assert over.status_code == 413
+    assert over.json() == {"error": "PayloadTooLarge", "message": "request entity too large"}
+
+
+def test_bluesky_a_record_may_reference_only_blobs_this_repo_holds(sandbox):
+    headers = _bsky(sandbox)
+    blob = _blob(sandbox, headers, media_files.png()).json()["blob"]
+    stranger = {**blob, "ref": {"$link": "bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy"}}
+    missing = _post(sandbox, headers, [{"image": stranger, "alt": "x"}])
+    assert missing.status_code == 400
+    assert missing.json() == {
+        "error": "BlobNotFound",
+        "message": "Could not find blob: bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy",
+    }
+    wrong_size = _post(sandbox, headers, [{"image": {**blob, "size": blob["size"] + 1}, "alt": "x"}])
+    assert wrong_size.json()["error"] == "InvalidSize"
+    wrong_type = _post(sandbox, headers, [{"image": {**blob, "mimeType": "image/jpeg"}, "alt": "x"}])
+    assert wrong_type.json()["error"] == "InvalidMimeType"
+
+
+def test_bluesky_unreferenced_blobs_are_dropped_after_the_window(sandbox, clock):
+    headers = _bsky(sandbox)
+    sandbox.set_quirks("bluesky", blob_ttl=300)
+    used = _blob(sandbox, headers, media_files.png(1, 2)).json()["blob"]
+    assert _post(sandbox, headers, [{"image": used, "alt": "kept"}]).status_code == 200
+    unused = _blob(sandbox, headers, media_files.png(2, 1)).json()["blob"]
+    clock.at += 301
+    late = _post(sandbox, headers, [{"image": unused, "alt": "late"}], text="late")
+    assert late.json()["error"] == "BlobNotFound"
+    # A referenced blob is permanent: another post may use it later.
+    assert _post(sandbox, headers, [{"image": used, "alt": "again"}], text="again").status_code == 200
