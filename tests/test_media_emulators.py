@@ -11,6 +11,7 @@ server; each rule's source is in the emulator module's docstring and in docs/san
 
 from __future__ import annotations
 
+from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
 import httpx
@@ -19,8 +20,12 @@ import pytest
 from mkdocs_syndicate.sandbox import media_files
 from mkdocs_syndicate.sandbox.atproto_account import APP_PASSWORD, DID, HANDLE
 from mkdocs_syndicate.sandbox.bluesky import COLLECTION
+from mkdocs_syndicate.sandbox.forem import ACCEPT as FOREM_ACCEPT
+from mkdocs_syndicate.sandbox.forem import API_KEY as FOREM_KEY
 from mkdocs_syndicate.sandbox.mastodon_media import IMAGE_LIMIT, NOT_READY
 from mkdocs_syndicate.sandbox.mastodon_tokens import TOKEN
+from mkdocs_syndicate.sandbox.matrix import ROOM, SERVER_NAME
+from mkdocs_syndicate.sandbox.matrix import TOKEN as MATRIX_TOKEN
 
 pytestmark = pytest.mark.http
 
@@ -314,3 +319,200 @@ def test_bluesky_unreferenced_blobs_are_dropped_after_the_window(sandbox, clock)
     assert late.json()["error"] == "BlobNotFound"
     # A referenced blob is permanent: another post may use it later.
     assert _post(sandbox, headers, [{"image": used, "alt": "again"}], text="again").status_code == 200
+
+
+# ---------------------------------------------------------------- Matrix
+
+
+def _matrix_upload(sandbox, data: bytes, mime: str = "image/png") -> httpx.Response:
+    return httpx.post(
+        f"{sandbox.url}/matrix/_matrix/media/v3/upload",
+        params={"filename": "a.png"},
+        headers={"Authorization": f"Bearer {MATRIX_TOKEN}", "Content-Type": mime},
+        content=data,
+    )
+
+
+def _matrix_send(sandbox, content: dict, txn: str) -> httpx.Response:
+    return httpx.put(
+        f"{sandbox.url}/matrix/_matrix/client/v3/rooms/{ROOM}/send/m.room.message/{txn}",
+        headers={"Authorization": f"Bearer {MATRIX_TOKEN}"},
+        json=content,
+    )
+
+
+def test_matrix_an_image_is_uploaded_sent_as_m_image_and_read_back(sandbox):
+    auth = {"Authorization": f"Bearer {MATRIX_TOKEN}"}
+    config = httpx.get(f"{sandbox.url}/matrix/_matrix/client/v1/media/config", headers=auth)
+    assert config.status_code == 200 and config.json() == {"m.upload.size": 50 * 1024 * 1024}
+    uploaded = _matrix_upload(sandbox, media_files.png(6, 3))
+    assert uploaded.status_code == 200
+    uri = uploaded.json()["content_uri"]
+    assert uri.startswith(f"mxc://{SERVER_NAME}/")
+    content = {
+        "msgtype": "m.image",
+        "body": "A grey strip",
+        "url": uri,
+        "info": {"mimetype": "image/png", "size": len(media_files.png(6, 3)), "w": 6, "h": 3},
+    }
+    sent = _matrix_send(sandbox, content, "img1")
+    assert sent.status_code == 200
+    event = httpx.get(
+        f"{sandbox.url}/matrix/_matrix/client/v3/rooms/{ROOM}/event/{sent.json()['event_id']}", headers=auth
+    ).json()
+    assert event["content"] == content
+    media_id = uri.removeprefix(f"mxc://{SERVER_NAME}/")
+    download = httpx.get(
+        f"{sandbox.url}/matrix/_matrix/client/v1/media/download/{SERVER_NAME}/{media_id}", headers=auth
+    )
+    assert download.content == media_files.png(6, 3) and download.headers["content-type"] == "image/png"
+    unknown = httpx.get(f"{sandbox.url}/matrix/_matrix/client/v1/media/download/{SERVER_NAME}/nothing", headers=auth)
+    assert unknown.status_code == 404 and unknown.json()["errcode"] == "M_NOT_FOUND"
+    assert httpx.post(f"{sandbox.url}/matrix/_matrix/media/v3/upload", content=b"x").status_code == 401
+
+
+def test_matrix_an_upload_over_the_limit_is_413_m_too_large(sandbox):
+    sandbox.set_quirks("matrix", max_upload_size=1000)
+    config = httpx.get(
+        f"{sandbox.url}/matrix/_matrix/client/v1/media/config", headers={"Authorization": f"Bearer {MATRIX_TOKEN}"}
+    )
+    assert config.json() == {"m.upload.size": 1000}
+    over = _matrix_upload(sandbox, media_files.png(padding=1001 - len(media_files.png())))
+    assert over.status_code == 413
+    assert over.json() == {"errcode": "M_TOO_LARGE", "error": "Upload request body is too large"}
+    assert _matrix_upload(sandbox, media_files.png(padding=1000 - len(media_files.png()))).status_code == 200
+
+
+def test_matrix_checks_body_and_msgtype_and_not_an_images_url(sandbox):
+    """As Synapse's EventValidator: `body` and `msgtype` must be strings; an m.image's `url` is not
+    looked at (a non-mxc URL is stored as sent)."""
+    missing = _matrix_send(sandbox, {"msgtype": "m.image", "url": "mxc://x/y"}, "t1")
+    assert missing.status_code == 400 and missing.json() == {"errcode": "M_UNKNOWN", "error": "'body' not in content"}
+    wrong = _matrix_send(sandbox, {"msgtype": 5, "body": "b"}, "t2")
+    assert wrong.status_code == 400 and wrong.json()["error"] == "'msgtype' not a string type"
+    https = _matrix_send(sandbox, {"msgtype": "m.image", "body": "alt", "url": "https://example.com/a.png"}, "t3")
+    assert https.status_code == 200
+
+
+# ---------------------------------------------------------------- DEV / Forem
+
+
+def _article(sandbox, **fields) -> httpx.Response:
+    return httpx.post(
+        f"{sandbox.url}/forem/api/articles",
+        headers={"api-key": FOREM_KEY, "Accept": FOREM_ACCEPT},
+        json={"article": {"title": "Covered", "body_markdown": "text", "published": True, **fields}},
+    )
+
+
+def test_forem_main_image_must_be_an_http_url_and_is_shown_as_cover_image(sandbox):
+    refused = _article(sandbox, main_image="ftp://example.com/a.png")
+    assert refused.status_code == 422 and refused.json()["error"] == "Main image is not a valid URL."
+    assert _article(sandbox, main_image="not a url").status_code == 422
+    # Nothing fetches it while saving: a URL that answers nothing, or no image, is taken.
+    made = _article(sandbox, main_image="http://127.0.0.1:9/nothing-here.txt", canonical_url="https://example.com/a")
+    assert made.status_code == 201
+    mine = httpx.get(
+        f"{sandbox.url}/forem/api/articles/me/all", headers={"api-key": FOREM_KEY, "Accept": FOREM_ACCEPT}
+    ).json()
+    cover = mine[0]["cover_image"]
+    assert "/dynamic/image/" in cover and cover.endswith("http%3A%2F%2F127.0.0.1%3A9%2Fnothing-here.txt")
+    plain = _article(sandbox, title="Bare", canonical_url="https://example.com/b")
+    assert plain.json()["cover_image"] is None
+
+
+# ---------------------------------------------------------------- the dashboard
+
+HOSTILE = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+
+
+class Cards(HTMLParser):
+    """The dashboard as a browser's parser builds it: each card's id, the card it is nested in,
+    its images (src, alt) and its text; and every element seen (no script may come from the data)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str | None] = []  # the data-id of each open article (None: another tag)
+        self.cards: dict[str, dict] = {}
+        self.tags: list[str] = []
+
+    def _open(self) -> list[str]:
+        return [i for i in self.stack if i is not None]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        found = dict(attrs)
+        if tag == "article":
+            card_id = str(found.get("data-id"))
+            parent = self._open()[-1] if self._open() else None
+            self.cards[card_id] = {"parent": parent, "images": [], "text": ""}
+            self.stack.append(card_id)
+        elif tag not in ("img", "meta", "br"):
+            self.stack.append(None)
+        if tag == "img" and self._open():
+            self.cards[self._open()[-1]]["images"].append((found.get("src"), found.get("alt")))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in ("img", "meta", "br") and self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        if self._open():
+            self.cards[self._open()[-1]]["text"] += data
+
+
+def _dashboard_fixture(sandbox) -> dict[str, str]:
+    """A thread with images on Mastodon, Bluesky and Matrix; returns the ids by name."""
+    first = _upload(sandbox, media_files.png(3, 3), description=HOSTILE).json()["id"]
+    second = _upload(sandbox, media_files.png(2, 2)).json()["id"]
+    root = _status(sandbox, status="root post", media_ids=[first, second]).json()["id"]
+    reply = _status(sandbox, status="second part", in_reply_to_id=root).json()["id"]
+    headers = _bsky(sandbox)
+    blob = _blob(sandbox, headers, media_files.png(4, 2)).json()["blob"]
+    top = _post(sandbox, headers, [{"image": blob, "alt": "a bluesky image"}], text="bsky root").json()
+    ref = {"uri": top["uri"], "cid": top["cid"]}
+    part = {
+        "$type": COLLECTION,
+        "text": "bsky part two",
+        "createdAt": "2026-12-01T00:00:01.000Z",
+        "reply": {"root": ref, "parent": ref},
+    }
+    below = httpx.post(
+        f"{sandbox.url}/bluesky-pds/xrpc/com.atproto.repo.createRecord",
+        headers=headers,
+        json={"repo": DID, "collection": COLLECTION, "record": part},
+    ).json()
+    uri = _matrix_upload(sandbox, media_files.png(5, 5)).json()["content_uri"]
+    image = _matrix_send(sandbox, {"msgtype": "m.image", "body": "", "url": uri}, "d1").json()["event_id"]
+    thread = {"msgtype": "m.text", "body": "in the thread", "m.relates_to": {"rel_type": "m.thread", "event_id": image}}
+    answer = _matrix_send(sandbox, thread, "d2").json()["event_id"]
+    return {
+        "root": root,
+        "reply": reply,
+        "bsky_root": top["uri"].rsplit("/", 1)[-1],
+        "bsky_part": below["uri"].rsplit("/", 1)[-1],
+        "image_event": image,
+        "thread_event": answer,
+    }
+
+
+def test_dashboard_shows_images_with_alt_text_and_threads_nested(sandbox):
+    ids = _dashboard_fixture(sandbox)
+    page = httpx.get(f"{sandbox.url}/")
+    parsed = Cards()
+    parsed.feed(page.text)
+    cards = parsed.cards
+    assert "script" not in parsed.tags  # the hostile alt text stayed text
+    assert HOSTILE not in page.text  # only its escaped form is on the page
+    # Mastodon: both images, the hostile alt as an attribute and as visible text, the other flagged.
+    images = cards[ids["root"]]["images"]
+    assert [alt for _, alt in images] == [HOSTILE, ""]
+    assert all(src.startswith("http://") and "/_sandbox/media/mastodon/" in src for src, _ in images)
+    assert HOSTILE in cards[ids["root"]]["text"] and "no alt text" in cards[ids["root"]]["text"]
+    # Each thread's reply is nested in the post it answers.
+    assert cards[ids["reply"]]["parent"] == ids["root"]
+    assert cards[ids["bsky_part"]]["parent"] == ids["bsky_root"]
+    assert cards[ids["bsky_root"]]["images"][0][1] == "a bluesky image"
+    assert cards[ids["thread_event"]]["parent"] == ids["image_event"]
+    assert "no alt text" in cards[ids["image_event"]]["text"]  # an m.image with an empty body
+    assert cards[ids["root"]]["parent"] is None and cards[ids["image_event"]]["parent"] is None
