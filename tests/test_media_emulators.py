@@ -23,7 +23,7 @@ from mkdocs_syndicate.sandbox.bluesky import COLLECTION
 from mkdocs_syndicate.sandbox.forem import ACCEPT as FOREM_ACCEPT
 from mkdocs_syndicate.sandbox.forem import API_KEY as FOREM_KEY
 from mkdocs_syndicate.sandbox.mastodon_media import IMAGE_LIMIT, NOT_READY
-from mkdocs_syndicate.sandbox.mastodon_tokens import TOKEN
+from mkdocs_syndicate.sandbox.mastodon_tokens import READ_ONLY_TOKEN, STATUSES_ONLY_TOKEN, TOKEN
 from mkdocs_syndicate.sandbox.matrix import ROOM, SERVER_NAME
 from mkdocs_syndicate.sandbox.matrix import TOKEN as MATRIX_TOKEN
 
@@ -186,12 +186,15 @@ def test_mastodon_unattached_media_are_removed_after_the_retention(sandbox, cloc
 
 
 def test_mastodon_media_need_the_write_media_scope(sandbox):
-    refused = httpx.post(
-        f"{sandbox.url}/mastodon/api/v2/media",
-        headers={"Authorization": "Bearer nope"},
-        files={"file": ("a.png", media_files.png(), "image/png")},
-    )
-    assert refused.status_code == 401
+    """A token made with the statuses scopes alone posts text but may not upload an image."""
+    for token in (STATUSES_ONLY_TOKEN, READ_ONLY_TOKEN):
+        refused = httpx.post(
+            f"{sandbox.url}/mastodon/api/v2/media",
+            headers={"Authorization": f"Bearer {token}"},
+            files={"file": ("a.png", media_files.png(), "image/png")},
+        )
+        assert refused.status_code == 403
+        assert refused.json() == {"error": "This action is outside the authorized scopes"}
 
 
 # ---------------------------------------------------------------- Bluesky
