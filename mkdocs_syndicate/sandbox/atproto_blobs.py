@@ -34,14 +34,11 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mkdocs_syndicate.channel_api import Request, Response
+from mkdocs_syndicate.channel_api import Emulator, Request, Response
 from mkdocs_syndicate.sandbox import media_files
 from mkdocs_syndicate.sandbox.atproto_data import make_cid, sniffed
-
-if TYPE_CHECKING:
-    from mkdocs_syndicate.sandbox.bluesky import BlueskyEmulator
 
 BLOB_UPLOAD_LIMIT = 5 * 1024 * 1024
 IMAGE_MAX_SIZE = 2_000_000
@@ -50,7 +47,7 @@ MAX_IMAGES = 4
 IMAGES = "app.bsky.embed.images"
 
 
-def upload(emulator: BlueskyEmulator, request: Request) -> Response:
+def upload(emulator: Emulator, request: Request) -> Response:
     """com.atproto.repo.uploadBlob: the bytes kept, untethered until a record references them."""
     claimed = request.headers.get("content-type")
     if not claimed:
@@ -76,7 +73,7 @@ def upload(emulator: BlueskyEmulator, request: Request) -> Response:
     )
 
 
-def expire(emulator: BlueskyEmulator) -> None:
+def expire(emulator: Emulator) -> None:
     """Untethered blobs older than the window (quirk `blob_ttl`; none by default) are gone."""
     ttl = emulator.quirks.get("blob_ttl")
     if ttl is None:
@@ -99,7 +96,7 @@ def blob_refs(value: Any) -> list[dict[str, Any]]:
     return []
 
 
-def refs_problem(emulator: BlueskyEmulator, record: Any) -> Response | None:
+def refs_problem(emulator: Emulator, record: Any) -> Response | None:
     """verifyBlobAndMakePermanent, for each blob the record references: None when all are this
     repo's and described as stored."""
     expire(emulator)
@@ -117,7 +114,7 @@ def refs_problem(emulator: BlueskyEmulator, record: Any) -> Response | None:
     return None
 
 
-def make_permanent(emulator: BlueskyEmulator, record: Any) -> None:
+def make_permanent(emulator: Emulator, record: Any) -> None:
     for ref in blob_refs(record):
         stored = emulator.state["blobs"].get((ref.get("ref") or {}).get("$link"))
         if stored is not None:

@@ -38,14 +38,11 @@ default 1) and `media_processing_seconds` (or after how long, default 5); `media
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl
 
-from mkdocs_syndicate.channel_api import Request, Response
+from mkdocs_syndicate.channel_api import Emulator, Request, Response
 from mkdocs_syndicate.sandbox import media_files
-
-if TYPE_CHECKING:
-    from mkdocs_syndicate.sandbox.mastodon import MastodonEmulator
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/heic", "image/heif", "image/webp", "image/avif")
 VIDEO_TYPES = ("video/webm", "video/mp4", "video/quicktime", "video/ogg")
@@ -97,7 +94,7 @@ def _media_configuration() -> dict[str, Any]:
 class MastodonMedia:
     """The media half of the sandbox's Mastodon: its state is the emulator's `media`."""
 
-    def __init__(self, emulator: MastodonEmulator) -> None:
+    def __init__(self, emulator: Emulator) -> None:
         self.emulator = emulator
 
     @property

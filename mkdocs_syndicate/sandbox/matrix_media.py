@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import secrets
 import string
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mkdocs_syndicate.channel_api import Request, Response
+from mkdocs_syndicate.channel_api import Emulator, Request, Response
 from mkdocs_syndicate.sandbox import media_files
-
-if TYPE_CHECKING:
-    from mkdocs_syndicate.sandbox.matrix import MatrixEmulator
 
 MAX_UPLOAD_SIZE = 50 * 1024 * 1024
 UPLOAD_PATHS = ("/_matrix/media/v3/upload", "/_matrix/media/r0/upload", "/_matrix/media/v1/upload")
@@ -41,7 +38,7 @@ def handles(path: str) -> bool:
     return path.startswith("/_matrix/media/") or path.startswith("/_matrix/client/v1/media/")
 
 
-def handle(emulator: MatrixEmulator, request: Request, server_name: str) -> Response:
+def handle(emulator: Emulator, request: Request, server_name: str) -> Response:
     """A media request with a valid token."""
     limit = int(emulator.quirks.get("max_upload_size", MAX_UPLOAD_SIZE))
     if request.path in UPLOAD_PATHS and request.method == "POST":
@@ -59,7 +56,7 @@ def handle(emulator: MatrixEmulator, request: Request, server_name: str) -> Resp
     return _error(404, "M_UNRECOGNIZED", "Unrecognized request")
 
 
-def _upload(emulator: MatrixEmulator, request: Request, server_name: str, limit: int) -> Response:
+def _upload(emulator: Emulator, request: Request, server_name: str, limit: int) -> Response:
     length = request.headers.get("content-length")
     if length is None:
         return _error(400, "M_UNKNOWN", "Request must specify a Content-Length")
