@@ -16,9 +16,10 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from test_thread_emulators import _bsky_session
 
 from mkdocs_syndicate.sandbox import media_files
-from mkdocs_syndicate.sandbox.atproto_account import APP_PASSWORD, DID, HANDLE
+from mkdocs_syndicate.sandbox.atproto_account import DID
 from mkdocs_syndicate.sandbox.bluesky import COLLECTION
 from mkdocs_syndicate.sandbox.forem import ACCEPT as FOREM_ACCEPT
 from mkdocs_syndicate.sandbox.forem import API_KEY as FOREM_KEY
@@ -200,14 +201,6 @@ def test_mastodon_media_need_the_write_media_scope(sandbox):
 # ---------------------------------------------------------------- Bluesky
 
 
-def _bsky(sandbox) -> dict[str, str]:
-    session = httpx.post(
-        f"{sandbox.url}/bluesky/xrpc/com.atproto.server.createSession",
-        json={"identifier": HANDLE, "password": APP_PASSWORD},
-    ).json()
-    return {"Authorization": f"Bearer {session['accessJwt']}"}
-
-
 def _blob(sandbox, headers, data: bytes, mime: str = "image/png") -> httpx.Response:
     return httpx.post(
         f"{sandbox.url}/bluesky-pds/xrpc/com.atproto.repo.uploadBlob",
@@ -231,7 +224,7 @@ def _post(sandbox, headers, images: list[dict], text: str = "pictures") -> httpx
 
 
 def test_bluesky_an_image_post_is_stored_and_the_appview_shows_its_images(sandbox):
-    headers = _bsky(sandbox)
+    headers = _bsky_session(sandbox)
     blob = _blob(sandbox, headers, media_files.png(30, 10)).json()["blob"]
     image = {"image": blob, "alt": "A grey strip", "aspectRatio": {"width": 3, "height": 1}}
     made = _post(sandbox, headers, [image, {"image": blob, "alt": ""}])
@@ -269,14 +262,14 @@ def test_bluesky_an_image_post_is_stored_and_the_appview_shows_its_images(sandbo
     ],
 )
 def test_bluesky_images_are_checked_as_the_lexicon_says(sandbox, change, error):
-    headers = _bsky(sandbox)
+    headers = _bsky_session(sandbox)
     blob = _blob(sandbox, headers, media_files.png()).json()["blob"]
     refused = _post(sandbox, headers, change({"image": blob, "alt": "a"}))
     assert refused.status_code == 400 and refused.json() == {"error": "InvalidRequest", "message": error}
 
 
 def test_bluesky_an_image_over_the_lexicons_max_size_is_refused_when_referenced(sandbox):
-    headers = _bsky(sandbox)
+    headers = _bsky_session(sandbox)
     big = _blob(sandbox, headers, media_files.png(padding=2_000_001 - len(media_files.png())))
     assert big.status_code == 200  # uploadBlob takes it: the rule is checked on reference
     assert big.json()["blob"]["size"] == 2_000_001
@@ -289,14 +282,14 @@ def test_bluesky_an_image_over_the_lexicons_max_size_is_refused_when_referenced(
 
 
 def test_bluesky_upload_blob_is_limited_to_the_pds_body_limit(sandbox):
-    headers = _bsky(sandbox)
+    headers = _bsky_session(sandbox)
     over = _blob(sandbox, headers, media_files.png(padding=5 * 1024 * 1024 + 1))
     assert over.status_code == 413
     assert over.json() == {"error": "PayloadTooLarge", "message": "request entity too large"}
 
 
 def test_bluesky_a_record_may_reference_only_blobs_this_repo_holds(sandbox):
-    headers = _bsky(sandbox)
+    headers = _bsky_session(sandbox)
     blob = _blob(sandbox, headers, media_files.png()).json()["blob"]
     stranger = {**blob, "ref": {"$link": "bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy"}}
     missing = _post(sandbox, headers, [{"image": stranger, "alt": "x"}])
@@ -312,7 +305,7 @@ def test_bluesky_a_record_may_reference_only_blobs_this_repo_holds(sandbox):
 
 
 def test_bluesky_unreferenced_blobs_are_dropped_after_the_window(sandbox, clock):
-    headers = _bsky(sandbox)
+    headers = _bsky_session(sandbox)
     sandbox.set_quirks("bluesky", blob_ttl=300)
     used = _blob(sandbox, headers, media_files.png(1, 2)).json()["blob"]
     assert _post(sandbox, headers, [{"image": used, "alt": "kept"}]).status_code == 200
@@ -470,7 +463,7 @@ def _dashboard_fixture(sandbox) -> dict[str, str]:
     second = _upload(sandbox, media_files.png(2, 2)).json()["id"]
     root = _status(sandbox, status="root post", media_ids=[first, second]).json()["id"]
     reply = _status(sandbox, status="second part", in_reply_to_id=root).json()["id"]
-    headers = _bsky(sandbox)
+    headers = _bsky_session(sandbox)
     blob = _blob(sandbox, headers, media_files.png(4, 2)).json()["blob"]
     top = _post(sandbox, headers, [{"image": blob, "alt": "a bluesky image"}], text="bsky root").json()
     ref = {"uri": top["uri"], "cid": top["cid"]}
