@@ -114,6 +114,8 @@ def test_mastodon_refuses_what_media_attachment_refuses(sandbox):
     assert big.status_code == 422 and "must be less than 16 MB" in big.json()["error"]
     svg = _upload(sandbox, b"<svg xmlns='http://www.w3.org/2000/svg'/>", mime="image/svg+xml")
     assert svg.status_code == 422 and "content type is invalid" in svg.json()["error"]
+    disguised = _upload(sandbox, b"%PDF-1.7 not a picture", mime="image/png")  # the bytes decide, not the name
+    assert disguised.status_code == 422 and "content type is invalid" in disguised.json()["error"]
     wide = _upload(sandbox, media_files.png(8000, 4200))
     assert wide.status_code == 422 and wide.json() == {"error": "8000x4200 images are not supported"}
     missing = httpx.post(f"{sandbox.url}/mastodon/api/v2/media", headers=MASTO, data={"description": "x"})

@@ -158,7 +158,7 @@ class MastodonMedia:
         if part is None or not part.data:
             return _invalid("File can't be blank")
         description = fields["description"].data.decode("utf-8", "replace") if "description" in fields else None
-        kind = media_files.image_type(part.data) or part.content_type
+        kind = _content_type(part.data, part.content_type)
         refused = _file_problem(kind, part.data) or _description_problem(description)
         if refused is not None:
             return refused
@@ -309,6 +309,17 @@ def _type_of(kind: str) -> str:
     if kind == "image/gif":
         return "gifv"  # transcoded to a looping video
     return "video" if kind in VIDEO_TYPES else "audio" if kind in AUDIO_TYPES else "image"
+
+
+def _content_type(data: bytes, declared: str) -> str:
+    """The type Paperclip finds: by the bytes (its content type detector asks `file`); a file
+    sent as PNG, JPEG, GIF or WebP whose bytes are none of them is no image it supports (a PDF or
+    a text named .png). Types the sandbox cannot recognise by their bytes keep the declared one."""
+    sniffed = media_files.image_type(data)
+    if sniffed is not None:
+        return sniffed
+    recognisable = ("image/png", "image/jpeg", "image/gif", "image/webp")
+    return "application/octet-stream" if declared in recognisable else declared
 
 
 def _file_problem(kind: str, data: bytes) -> Response | None:
