@@ -188,6 +188,13 @@ def test_mastodon_unattached_media_are_removed_after_the_retention(sandbox, cloc
     assert httpx.get(f"{sandbox.url}/mastodon/api/v1/media/{short}", headers=MASTO).status_code == 404
 
 
+def test_mastodon_uploads_are_limited_to_30_in_30_minutes(sandbox, clock):
+    assert all(_upload(sandbox, media_files.png()).status_code == 200 for _ in range(30))
+    assert _upload(sandbox, media_files.png()).status_code == 429
+    clock.at += 1801
+    assert _upload(sandbox, media_files.png()).status_code == 200
+
+
 def test_mastodon_media_need_the_write_media_scope(sandbox):
     """A token made with the statuses scopes alone posts text but may not upload an image."""
     for token in (STATUSES_ONLY_TOKEN, READ_ONLY_TOKEN):
