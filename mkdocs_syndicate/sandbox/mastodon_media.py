@@ -29,8 +29,8 @@ API documentation (https://docs.joinmastodon.org/methods/media/):
 - Scheduler::MediaCleanupScheduler destroys unattached media created more than a day ago
   (`MediaAttachment.unattached.where('created_at < ?', 1.day.ago)`, run daily): quirk
   `media_retention` (seconds) shortens it.
-- Rack::Attack (config/initializers/rack_attack.rb) `throttle_media`: 30 uploads per 30 minutes
-  per account, then 429.
+- Rack::Attack (config/initializers/rack_attack.rb) `throttle_api_media`: 30 POSTs to
+  /api/v1/media or /api/v2/media per 30 minutes per user, then 429.
 
 Quirks: `media_processing_polls` (how many reads answer 206 before a delayed upload is done,
 default 1) and `media_processing_seconds` (or after how long, default 5); `media_always_async`
