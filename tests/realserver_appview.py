@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -77,6 +78,11 @@ def skip_reason() -> str | None:
         return "Postgres is not installed (Debian's postgresql)"
     if shutil.which("redis-server") is None:
         return "Redis is not installed (Debian's redis-server)"
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "Postgres will not run as root, and there is no postgres account to run it as"
     return None
 
 
