@@ -173,3 +173,14 @@ def test_the_appview_starts_in_the_time_the_tier_allows(real: Real) -> None:
     """Postgres, Redis and the network up, the thread made and shown: measured, said, bounded."""
     print(" ".join(f"{step} {seconds:.1f} s" for step, seconds in real.timings.items()))
     assert real.timings["appview"] < 180
+
+
+def test_the_labels_are_the_moderation_services_own(real: Real) -> None:
+    """Applied through Ozone (emitEvent) and issued by it: the AppView shows them with Ozone's DID."""
+    labelled = {
+        real.names[reply["post"]["uri"]]: [(label["val"], label["src"]) for label in reply["post"]["labels"]]
+        for reply in real.answer["thread"]["replies"]
+    }
+    assert labelled["labelled"] == [("!hide", real.appview.labeler)]
+    assert labelled["warned"] == [("graphic-media", real.appview.labeler)]
+    assert labelled["first"] == labelled["hidden"] == []

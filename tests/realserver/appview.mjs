@@ -8,10 +8,13 @@
 //   {"op": "sync"}                                  the AppView indexes all the PDS wrote so far
 //   {"op": "label", "uri": U, "cid": C, "val": V}   the moderation service labels a post
 //
-// The AppView of this version has no label subscriber: in production labels reach it from the
-// labelers' subscribeLabels streams by a separate ingester. dev-env's own seeds (seed/basic.js)
-// put a label straight into the AppView's `label` table; "label" does the same, with the
-// moderation service (the AppView's modServiceDid, one of its labelsFromIssuerDids) as source.
+// "label" asks the moderation service (Ozone, the AppView's modServiceDid, one of its
+// labelsFromIssuerDids) for the label as a moderator would (tools.ozone.moderation.emitEvent,
+// #modEventLabel), reads back the label Ozone issued (com.atproto.label.queryLabels, its public
+// read), and hands it to the AppView. This AppView version has no label subscriber: in
+// production a separate ingester reads the labelers' subscribeLabels streams into the AppView's
+// `label` table; dev-env's own seeds (seed/basic.js) write that table directly, and so does
+// this, with Ozone's label as it issued it.
 import readline from 'node:readline'
 
 const { TestNetwork } = await import('@atproto/dev-env')
@@ -35,9 +38,21 @@ const commands = {
     await network.processAll()
   },
   async label({ uri, cid, val }) {
+    await network.ozone.getModClient().emitEvent({
+      event: { $type: 'tools.ozone.moderation.defs#modEventLabel', createLabelVals: [val], negateLabelVals: [] },
+      subject: { $type: 'com.atproto.repo.strongRef', uri, cid },
+    })
+    await network.ozone.processAll()
+    const answer = await fetch(
+      `${network.ozone.url}/xrpc/com.atproto.label.queryLabels?uriPatterns=${encodeURIComponent(uri)}`,
+    )
+    const { labels } = await answer.json()
+    const issued = labels.filter((label) => label.val === val && !label.neg)
+    if (issued.length !== 1) throw new Error(`Ozone issued ${JSON.stringify(labels)} for ${uri}`)
+    const [label] = issued
     await network.bsky.db.db
       .insertInto('label')
-      .values({ uri, cid, val, cts: new Date().toISOString(), neg: false, src: labeler })
+      .values({ src: label.src, uri: label.uri, cid: label.cid ?? '', val: label.val, neg: false, cts: label.cts })
       .execute()
   },
 }
