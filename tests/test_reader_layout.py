@@ -47,7 +47,10 @@ MEASURE = """<script>
         if (e.hadRecentInput) return;
         cls += e.value;
         shifts.push({ value: e.value, sources: (e.sources || []).map(function (s) {
-          return s.node ? s.node.nodeName + "." + (s.node.className || "") : "?";
+          var r = s.previousRect, q = s.currentRect;
+          return (s.node ? s.node.nodeName + "." + (s.node.className || "") + " " +
+            String(s.node.textContent || "").trim().slice(0, 30) : "?") +
+            " from " + [r.x, r.y, r.width, r.height].join(",") + " to " + [q.x, q.y, q.width, q.height].join(",");
         }) });
       });
     }).observe({ type: "layout-shift", buffered: true });
