@@ -10,6 +10,7 @@ SYNDICATE_APPVIEW_SKIP.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -18,6 +19,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,7 +49,9 @@ class AppView:
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(json.dumps(command) + "\n")
         self.process.stdin.flush()
-        answer = json.loads(self.process.stdout.readline() or '{"ok": false, "error": "the AppView stopped"}')
+        with watchdog(self.process, 120):
+            line = self.process.stdout.readline()
+        answer = json.loads(line or '{"ok": false, "error": "the AppView stopped (or took over 120 s)"}')
         if not answer["ok"]:
             raise RuntimeError(f"appview.mjs {command['op']}: {answer['error']}")
 
@@ -57,6 +61,17 @@ class AppView:
 
     def label(self, uri: str, cid: str, value: str) -> None:
         self.command(op="label", uri=uri, cid=cid, val=value)
+
+
+@contextlib.contextmanager
+def watchdog(process: subprocess.Popen[str], seconds: float) -> Iterator[None]:
+    """Kills `process` if the block takes longer than `seconds` (a read of its output then ends)."""
+    timer = threading.Timer(seconds, process.kill)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def free_port() -> int:
@@ -177,7 +192,8 @@ def start_appview() -> Iterator[AppView]:
         )
         processes.append(network)
         assert network.stdout is not None
-        line = network.stdout.readline()  # the addresses and accounts, once all listen
+        with watchdog(network, 300):
+            line = network.stdout.readline()  # the addresses and accounts, once all listen
         if not line:
             network.wait(timeout=30)
             raise RuntimeError(f"the AppView did not start: {(scratch / 'appview.log').read_text()[-3000:]}")
