@@ -528,6 +528,12 @@
     status.textContent = "Loading replies\u2026";
     section.appendChild(status);
     block.after(section);
+    // Room down to the window's bottom, kept: what is below (a footer) is out of sight before the
+    // replies come, so their list growing moves nothing the reader sees (no layout shift).
+    // Material already keeps a short page's footer at the window's bottom.
+    var box = section.getBoundingClientRect();
+    var room = window.innerHeight - box.top;
+    if (room > box.height) section.style.minHeight = Math.ceil(room) + "px";
     return section;
   }
 
