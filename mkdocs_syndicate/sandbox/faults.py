@@ -9,7 +9,7 @@ import signal
 import time
 from typing import Any
 
-from mkdocs_syndicate.channel_api import Emulator, Response
+from mkdocs_syndicate.emulator_api import Emulator, Response
 
 QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset", "max_characters", "uncapped_context"}
 FAULT_ACTIONS = ("status", "drop_before", "kill_before", "drop_after", "kill_after", "delay_after", "status_after")
