@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,15 @@ from mkdocs_syndicate.registry import clients, emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
 SITE = Site("https://example.com/", "Example")
+
+# Channel plugins installed for the whole session, as pip leaves one in site-packages: a
+# .dist-info in tests/plugins/ whose entry point declares the toy ping type (tests/toyping.py,
+# batched and at least once). Every suite built from the registry (tests/channel_specs.py) then
+# covers a batched type that is not built in (issue 37). A child process that runs the shared
+# scenarios (a `mkdocs build`) gets them with PLUGIN_PYTHONPATH.
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS / "plugins"))
+PLUGIN_PYTHONPATH = os.pathsep.join([str(TESTS / "plugins"), str(TESTS)])
 
 # The suite's size (tests/profiles.py): hypothesis takes its example count from the profile of the
 # same name. No deadline: an example's time says how busy the machine is, not whether it is right.

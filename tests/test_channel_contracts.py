@@ -180,8 +180,15 @@ def test_refused_credentials_fail_and_stop_the_lane(tmp_path, sandbox, clock, an
     spec = any_spec
     if not spec.bad_credentials:
         pytest.skip(f"{spec.type} has no secret setting (IndexNow's key is public: its refusal is a key check)")
-    report, _ = run(tmp_path, spec.raw(sandbox, **spec.bad_credentials), [make_post(1), make_post(2)], clock)
-    assert [r.state for r in report.results] == ["failed", "not_attempted"]
+    # A batched type's first request carries several posts: they fail together, and the lane
+    # stops there (one request), the posts of later requests not attempted.
+    posts = [make_post(n) for n in (1, 2, 3)] if spec.batched else [make_post(1), make_post(2)]
+    report, _ = run(tmp_path, spec.raw(sandbox, **spec.bad_credentials), posts, clock)
+    states = [r.state for r in report.results]
+    creating = sandbox.emulators[spec.type].creating
+    creates = [r for r in sandbox.requests(spec.type) if f"{r['method']} {r['path']}".startswith(creating)]
+    assert len(creates) <= 1 and states[0] == "failed" and states[-1] == "not_attempted", (creates, states)
+    assert states == sorted(states, key=["failed", "not_attempted"].index), states
     text = (tmp_path / "ledger.yml").read_text()
     assert "wrong-" not in text and "wrong-" not in " ".join(r.detail for r in report.results)
     assert delivered(sandbox, spec) == []

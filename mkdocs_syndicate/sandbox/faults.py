@@ -57,6 +57,6 @@ def fault_after(action: str, fault: dict[str, Any], response: Response) -> Respo
     if action == "delay_after":
         time.sleep(float(fault.get("seconds", 5)))
         return response
-    if action == "status_after":
-        return Response(int(fault["status"]), fault.get("body"), fault.get("headers", {}))
+    if action == "status_after":  # without a status: the service's own, with another body
+        return Response(int(fault.get("status", response.status)), fault.get("body"), fault.get("headers", {}))
     return None  # drop_after, kill_after
