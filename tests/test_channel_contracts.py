@@ -84,8 +84,21 @@ def any_spec(request, sandbox, clock):
 
 
 def test_every_registered_type_is_in_the_shared_suites():
-    assert set(EVERY_TYPE) == set(TYPES) and "indexnow" in EVERY_TYPE
-    assert EVERY_TYPE["indexnow"].batched and not EVERY_TYPE["indexnow"].at_most_once
+    """Issue 37: each suite takes its types from the registry, a batched plugin type among them
+    (tests/toyping.py, installed for the session): the contract and the wrong-shape answers
+    (EVERY_TYPE), the crash matrix and the soaks (crashlab's scenario), the emulators' kills
+    around a commit, and the crash suite's `mkdocs build` site (crashsite)."""
+    import crashlab
+    import crashsite
+    from test_crash_matrix import SERVER_KILLS
+
+    registered = set(TYPES)
+    assert set(EVERY_TYPE) == registered and {"indexnow", "toyping"} <= registered
+    plugins_batched = [name for name, spec in EVERY_TYPE.items() if spec.batched and TYPES[name].origin]
+    assert plugins_batched == ["toyping"] and not EVERY_TYPE["toyping"].at_most_once
+    assert {settings["type"] for settings in crashlab.channels("http://x").values()} == registered
+    assert set(crashsite.TYPE_OF.values()) == registered and len(crashsite.CHANNELS) == len(registered)
+    assert {emulator for emulator, *_ in SERVER_KILLS} == registered
 
 
 def record(folder, key="blog/post-1/"):
