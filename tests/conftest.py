@@ -201,6 +201,14 @@ def kind_of(item: pytest.Item) -> str | None:
     return found[-1] if found else None
 
 
+def pytest_configure(config):
+    # Under pytest-xdist (`-n auto`, README command 2, .ci/run), the tests of one real server keep
+    # to one worker (their `xdist_group`: tests/test_realserver_*.py), so the PDS and Synapse
+    # start once a run instead of once a worker; every other test is spread as with `load`.
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+
+
 def pytest_collection_modifyitems(config, items):
     unmarked = [item.nodeid for item in items if kind_of(item) is None]
     if unmarked:

@@ -27,7 +27,9 @@ from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.schema import State
 from mkdocs_syndicate.ledger.store import Ledger
 
-pytestmark = pytest.mark.realserver
+# One worker runs the module (pytest-xdist's loadgroup, conftest.py): the PDS starts once, not once a
+# worker; the rate-limited PDS's two tests share another group, so it also starts once.
+pytestmark = [pytest.mark.realserver, pytest.mark.xdist_group("realserver-pds")]
 
 SITE = Site("https://example.com/", "Example")
 
@@ -428,6 +430,7 @@ def limited_pds():
 CREATE, REFRESH = "com.atproto.server.createSession", "com.atproto.server.refreshSession"
 
 
+@pytest.mark.xdist_group("realserver-pds-limited")
 def test_many_runs_in_a_row_log_in_once_and_refresh_after(limited_pds, tmp_path):
     """createSession allows 30 logins in 5 minutes per account: 35 runs in a row (each with a new
     post, the plugin's code path) log in once and then refresh the kept session, and never meet
@@ -445,6 +448,7 @@ def test_many_runs_in_a_row_log_in_once_and_refresh_after(limited_pds, tmp_path)
     assert len(ours(limited_pds, alice.did, "https://runs.example/")) == 35
 
 
+@pytest.mark.xdist_group("realserver-pds-limited")
 def test_a_429_from_the_real_server_is_waited_out_as_its_headers_say(limited_pds, tmp_path):
     """Logins spent until the real server answers 429 (its Retry-After and RateLimit-Reset on its
     clock); then a run (no kept session: it must log in) waits until then, on the same clock, and

@@ -28,7 +28,8 @@ from mkdocs_syndicate.ledger.schema import State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import SystemClock
 
-pytestmark = pytest.mark.realserver
+# One worker runs the module (pytest-xdist's loadgroup, conftest.py): Synapse starts once, not once a worker.
+pytestmark = [pytest.mark.realserver, pytest.mark.xdist_group("realserver-synapse")]
 
 SITE = Site("https://example.com/", "Example")
 
