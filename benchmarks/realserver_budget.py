@@ -119,8 +119,8 @@ def main() -> int:
     added = busy / args.workers
     print(
         f"tests ({count}, -n {args.workers}): {tests.wall:7.1f} s wall {tests.cpu:7.1f} s CPU "
-        f"{busy:7.1f} s worker time, so about {added:.0f} s added to a full run on {args.workers} workers "
-        f"(exit {tests.code})"
+        f"{busy:7.1f} s worker time, so about {added:.0f} s added to a full run on {args.workers} workers, "
+        f"at least {tests.cpu / args.workers:.0f} s of it CPU (exit {tests.code})"
     )
     print(f"machine after:  {load()}")
     if tests.code:

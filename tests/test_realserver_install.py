@@ -118,3 +118,25 @@ def test_a_tier_the_install_skipped_is_skipped_with_its_reason_even_where_it_is_
         unavailable("synapse", "Synapse is not installed in /nowhere")
     with pytest.raises(pytest.fail.Exception, match=r"realserver tier \(pds\): the reference PDS is not installed"):
         unavailable("pds", "the reference PDS is not installed in /nowhere")
+
+
+@pytest.mark.unit
+def test_each_kill_the_tier_leaves_out_has_a_twin_it_runs():
+    """The realserver kills run one of each state the real server can be left in: a kill left out
+    (realserver_child.SAME_FOR_THE_SERVER) leaves the server as a kill that runs does (the same
+    number of posts held, the same record deleted or not), so the rerun asks it the same."""
+    import realserver_child
+    import test_realserver_bluesky
+    import test_realserver_matrix
+
+    families = {
+        "send": realserver_child.send_kills("PUT send"),
+        "bluesky delete": test_realserver_bluesky.DELETE_KILLS,
+        "matrix redaction": test_realserver_matrix.DELETE_KILLS,
+        "matrix edit": test_realserver_matrix.EDIT_KILLS,
+    }
+    for family, kills in families.items():
+        kept = realserver_child.distinct(kills)
+        assert 2 <= len(kept) < len(kills), family
+        outcomes = {kills[name][2] for name in kept}
+        assert all(kill[2] in outcomes for kill in kills.values()), family
