@@ -1,7 +1,7 @@
 """What the realserver tiers add to `.ci/run` (issue 37): the install step, cold and cached, and the
 tiers' tests on two workers, in wall time, CPU time and worker time, with the machine's load.
 
-    python benchmarks/realserver_budget.py [--workers 2] [--cold] [-k EXPR]
+    python benchmarks/realserver_budget.py [--workers 2] [--cold] [--install-only] [-k EXPR]
 
 - install, cached: `tests/realserver/install` with both tiers already in the cache (what every
   `.ci/run` after the first pays). Target: nothing, under a second.
@@ -74,6 +74,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cold", action="store_true", help="also time an install into fresh folders")
+    parser.add_argument("--install-only", action="store_true", help="time the install step alone")
     parser.add_argument("-k", default="", help="only the realserver tests this pytest -k expression selects")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYNDICATE_")}
@@ -96,6 +97,9 @@ def main() -> int:
     if cached.code or cached.wall > CACHED_TARGET:
         missed.append(f"the cached install took {cached.wall:.1f} s (target: under {CACHED_TARGET:.0f} s)")
 
+    if args.install_only:
+        print(f"machine after:  {load()}")
+        return 1 if missed else 0
     with tempfile.TemporaryDirectory(prefix="realserver-tests-") as folder:
         report = Path(folder) / "junit.xml"
         files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_realserver_*.py"))
