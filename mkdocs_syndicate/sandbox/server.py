@@ -8,6 +8,7 @@ API injects faults the way real services misbehave:
     DELETE /_sandbox/faults
     GET  /_sandbox/state
     GET  /_sandbox/received   what each channel received, duplicates marked (and `GET /`: as a page)
+    GET  /_sandbox/media/<channel>/<name>   an image an emulator received (sandbox/media_files.py)
 
 Fault actions: `status` (answer with that status instead of processing), `drop_before` /
 `drop_after` (close the connection without an answer, before or after committing),
@@ -53,7 +54,7 @@ from urllib.parse import parse_qs, urlsplit
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
-from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
+from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE, media_files
 from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
 from mkdocs_syndicate.sandbox.discovery import answering
 from mkdocs_syndicate.sandbox.faults import FAULT_ACTIONS, QUIRKS, fault_after, fault_before, take_fault
@@ -186,6 +187,16 @@ class SandboxServer:
             return Response(404, b"Not Found")
         return Response(200, target.read_bytes(), {"Content-Type": "text/plain; charset=utf-8"})
 
+    def media_file(self, path: str) -> Response:
+        """An image an emulator received (`GET /_sandbox/media/<channel>/<name>`): where its image
+        URLs point, as a service's media host would serve it."""
+        channel, _, name = path.partition("/")
+        data = media_files.load(self.state_dir, channel, name)
+        if data is None:
+            return Response(404, {"error": "Record not found"})
+        kind = media_files.image_type(data) or "application/octet-stream"
+        return Response(200, data, {"Content-Type": kind, "X-Content-Type-Options": "nosniff"})
+
     # ---------------------------------------------------------------- state
 
     @property
@@ -202,7 +213,9 @@ class SandboxServer:
 
     def save(self) -> None:
         private_dir(self.state_dir)
-        atomic_write_text(self.state_file, json.dumps(self.state, ensure_ascii=False, indent=1), checkpoint=False)
+        # Whole for every other process (the rename), not fsynced: an emulator's state need
+        # not outlive the machine, and two fsyncs a request were most of a busy sandbox's time.
+        atomic_write_text(self.state_file, json.dumps(self.state, ensure_ascii=False), checkpoint=False, durable=False)
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
@@ -319,6 +332,8 @@ class SandboxServer:
 
     def control(self, request: Request) -> Response:
         """/_sandbox/…: how tests and the dashboard steer the sandbox."""
+        if request.method == "GET" and request.path.startswith("/media/"):
+            return self.media_file(request.path.removeprefix("/media/"))
         route = _CONTROL.get((request.method, request.path))
         if route is None:
             return Response(404, {"error": "Record not found"})
