@@ -11,6 +11,7 @@ import socket
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from realserver_pds import unavailable
@@ -129,7 +130,7 @@ def test_each_kill_the_tier_leaves_out_has_a_twin_it_runs():
     import test_realserver_bluesky
     import test_realserver_matrix
 
-    families = {
+    families: dict[str, dict[str, tuple[Any, ...]]] = {
         "send": realserver_child.send_kills("PUT send"),
         "bluesky delete": test_realserver_bluesky.DELETE_KILLS,
         "matrix redaction": test_realserver_matrix.DELETE_KILLS,
