@@ -51,11 +51,17 @@ def closed_port() -> int:
 
 def install(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], list[list[str]]]:
     skips = tmp_path / "skips"
+    # The script adds Postgres and Redis with apt-get where they are missing: never from a test.
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    (stubs / "apt-get").write_text("#!/bin/sh\nexit 1\n")
+    (stubs / "apt-get").chmod(0o755)
     full = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "PIP_"))},
         "SYNDICATE_REALSERVER_SKIPS": str(skips),
         **env,
     }
+    full["PATH"] = f"{stubs}:{full['PATH']}"
     result = subprocess.run([str(INSTALL)], capture_output=True, text=True, env=full, timeout=300)
     lines = skips.read_text().splitlines() if skips.exists() else []
     return result, [line.split("\t") for line in lines]
