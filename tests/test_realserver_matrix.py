@@ -28,7 +28,8 @@ from mkdocs_syndicate.ledger.schema import State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import SystemClock
 
-pytestmark = pytest.mark.realserver
+# One worker runs the module (pytest-xdist's loadgroup, conftest.py): Synapse starts once, not once a worker.
+pytestmark = [pytest.mark.realserver, pytest.mark.xdist_group("realserver-synapse")]
 
 SITE = Site("https://example.com/", "Example")
 
@@ -217,7 +218,7 @@ def rerun(spec: Path, **env: str) -> None:
 KILLS = realserver_child.send_kills("PUT send")
 
 
-@pytest.mark.parametrize("where", list(KILLS))
+@pytest.mark.parametrize("where", realserver_child.distinct(KILLS))
 def test_killed_at_each_send_checkpoint_then_rerun_leaves_one_message_per_post(synapse, tmp_path, where):
     from crashlab import STATS
     from realserver_proxy import RecordingProxy, matrix_call
@@ -289,21 +290,22 @@ def test_a_redacted_copy_is_never_edited(synapse, tmp_path):
     assert Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx").state == "deleted"
 
 
+# (where; whether Synapse has made the edit once the kill has landed)
 EDIT_KILLS = {
-    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:1"),
-    "the request never reached the server": ("proxy-before", "PUT send"),
-    "the server made the edit, no answer came": ("proxy-after", "PUT send"),
-    "the answer came, nothing written yet": ("checkpoint", "after_response:1"),
-    "before done is written": ("checkpoint", "before_done_write:1"),
+    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:1", False),
+    "the request never reached the server": ("proxy-before", "PUT send", False),
+    "the server made the edit, no answer came": ("proxy-after", "PUT send", True),
+    "the answer came, nothing written yet": ("checkpoint", "after_response:1", True),
+    "before done is written": ("checkpoint", "before_done_write:1", True),
 }
 
 
-@pytest.mark.parametrize("where", list(EDIT_KILLS))
+@pytest.mark.parametrize("where", realserver_child.distinct(EDIT_KILLS))
 def test_killed_around_an_edit_then_rerun_leaves_one_edit(synapse, tmp_path, where):
     from crashlab import STATS
     from realserver_proxy import RecordingProxy, matrix_call
 
-    how, at = EDIT_KILLS[where]
+    how, at, made = EDIT_KILLS[where]
     site_url = f"https://edit-{uuid.uuid4().hex[:8]}.example/"
     with RecordingProxy(synapse.url, matrix_call) as proxy:
         spec = child_spec(tmp_path, site_url, {**raw(synapse), "homeserver": proxy.url})
@@ -317,6 +319,7 @@ def test_killed_around_an_edit_then_rerun_leaves_one_edit(synapse, tmp_path, whe
         sends = proxy.count("PUT send")
         landed = killed(proxy, spec, how, at)
         print(f"synapse edit kill [{where}]: landed {landed}; {len(edits_of(synapse, event_id))} edit(s)")
+        assert len(edits_of(synapse, event_id)) == (1 if made else 0)
         STATS[f"realserver matrix edit kills landing {where}"] += 1
         rerun(spec)
         assert proxy.count("PUT send") - sends <= 2  # the edit, and once more at most (the same txnId)
@@ -372,7 +375,7 @@ DELETE_KILLS = {
 }
 
 
-@pytest.mark.parametrize("where", list(DELETE_KILLS))
+@pytest.mark.parametrize("where", realserver_child.distinct(DELETE_KILLS))
 def test_killed_around_a_redaction_then_rerun_leaves_the_message_redacted(synapse, tmp_path, public, where):
     from crashlab import STATS
     from realserver_proxy import RecordingProxy, matrix_call

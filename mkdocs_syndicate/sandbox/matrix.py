@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
-from mkdocs_syndicate.channel_api import Emulator, Request, Response, first_url
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
 from mkdocs_syndicate.sandbox import matrix_media
 from mkdocs_syndicate.sandbox.matrix_events import REDACTION, Room, relation
 
