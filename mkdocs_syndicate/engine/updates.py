@@ -25,6 +25,7 @@ import httpx
 
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Copy, Kind, Outcome, Presence
+from mkdocs_syndicate.engine import twophase
 from mkdocs_syndicate.engine.policy import (
     Action,
     DeleteEvent,
@@ -35,6 +36,7 @@ from mkdocs_syndicate.engine.policy import (
     decide_update,
 )
 from mkdocs_syndicate.engine.results import PairState
+from mkdocs_syndicate.engine.twophase import staged_call
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
@@ -126,33 +128,29 @@ async def carry_change(host: UpdateHost, http: PacedHttp, pair: PendingPair, *, 
 
 async def _send(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
     pair = way.pair
-    await http.wait_turn()
-    current = host.record_of(pair)
-    assert current is not None and current.remote_id  # a copy to update
-    attempts = current.attempts + 1 if current.state == State.IN_FLIGHT else 1
-    staged = Record(
-        State.IN_FLIGHT,
-        attempts,
-        host.now_iso(),
-        remote_id=current.remote_id,
-        remote_url=current.remote_url,
-        idempotency_key=current.idempotency_key,
-        created_at=current.created_at,
-        # An update's target; a delete keeps what the copy says (there is no new text).
-        message_sha256=current.message_sha256 if way.deleting else pair.prepared.sha256,
-        op=way.op,
-    )
-    checkpoints.hit("before_in_flight_write")
-    await host.write_records([(pair, staged)], before_request=pair.channel.settings.at_most_once)
-    checkpoints.hit("after_in_flight_write")
-    try:
+
+    def stage(current: Record) -> Record:
+        assert current.remote_id  # a copy to update
+        return Record(
+            State.IN_FLIGHT,
+            current.attempts + 1 if current.state == State.IN_FLIGHT else 1,
+            host.now_iso(),
+            remote_id=current.remote_id,
+            remote_url=current.remote_url,
+            idempotency_key=current.idempotency_key,
+            created_at=current.created_at,
+            # An update's target; a delete keeps what the copy says (there is no new text).
+            message_sha256=current.message_sha256 if way.deleting else pair.prepared.sha256,
+            op=way.op,
+        )
+
+    async def call(staged: Record) -> Outcome:
         if way.deleting:
-            way.outcome = await pair.channel.delete(http, staged)
-        else:
-            way.outcome = await pair.channel.update(http, pair.post, pair.prepared, staged)
-    except httpx.TransportError as exc:  # a channel that let one through: nothing is proved
-        way.outcome = Outcome(Kind.AMBIGUOUS, error=f"no answer ({type(exc).__name__}); the copy may be changed")
-    checkpoints.hit("after_response")
+            return await pair.channel.delete(http, staged)
+        return await pair.channel.update(http, pair.post, pair.prepared, staged)
+
+    unknown = "the copy may be changed"
+    way.outcome = await staged_call(host, http, pair, stage, call, names=twophase.COPY, unknown=unknown)
     way.sends += 1
     way.event, way.reason = way.outcome.kind, way.outcome.error or ""
 

@@ -1,0 +1,55 @@
+"""One request to an existing copy or a thread's part, with the two phases of a send: the staged
+`in_flight` record durable before the request, the request, and no answer read as "unknown".
+
+engine/updates.py (an edit or a delete of a copy), engine/threads.py (a thread's later part) and
+engine/thread_changes.py (a thread's part edited, added or deleted) each call this; what the
+answer means, and what is written after it, stays theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+import httpx
+
+from mkdocs_syndicate import checkpoints
+from mkdocs_syndicate.channels.base import Kind, Outcome
+from mkdocs_syndicate.ledger.schema import Record
+
+if TYPE_CHECKING:
+    from mkdocs_syndicate.engine.pacing import PacedHttp
+    from mkdocs_syndicate.engine.plan import PendingPair
+    from mkdocs_syndicate.engine.updates import UpdateHost
+
+# The checkpoints around a copy's request, and around a thread part's.
+COPY = ("before_in_flight_write", "after_in_flight_write", "after_response")
+PART = ("before_part_in_flight_write", "after_part_in_flight_write", "after_part_response")
+
+
+async def staged_call(
+    host: UpdateHost,
+    http: PacedHttp,
+    pair: PendingPair,
+    stage: Callable[[Record], Record],
+    call: Callable[[Record], Awaitable[Outcome]],
+    *,
+    names: tuple[str, str, str],
+    unknown: str,
+) -> Outcome:
+    """Wait for the lane's turn, write `stage(current record)` (pushed first, in git mode, for an
+    at-most-once channel), then make `call(staged)`. A transport error the channel let through
+    proves nothing: AMBIGUOUS, `unknown` saying what may have happened."""
+    await http.wait_turn()
+    current = host.record_of(pair)
+    assert current is not None
+    staged = stage(current)
+    checkpoints.hit(names[0])
+    await host.write_records([(pair, staged)], before_request=pair.channel.settings.at_most_once)
+    checkpoints.hit(names[1])
+    try:
+        outcome = await call(staged)
+    except httpx.TransportError as exc:
+        outcome = Outcome(Kind.AMBIGUOUS, error=f"no answer ({type(exc).__name__}); {unknown}")
+    checkpoints.hit(names[2])
+    return outcome
