@@ -12,7 +12,7 @@ import signal
 import crashlab
 import pytest
 from crashlab import STATS, checkpoint_names, kill_specs
-from crashsite import AT_MOST_ONCE, thread_parts
+from crashsite import AT_MOST_ONCE
 from test_crash_matrix import parallel
 
 from mkdocs_syndicate.content.messages import message_sha256

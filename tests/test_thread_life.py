@@ -5,14 +5,14 @@ with kills at every part checkpoint of an edit, a grow, a shrink and a removal."
 
 from __future__ import annotations
 
-import itertools
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from channel_specs import SPECS
 from conftest import mastodon_raw
 from sites import mkdocs, post, write_site
-from test_post_removals import PublicSite, public  # noqa: F401 - the fixture, for the removal tests
+from test_post_removals import PublicSite
 
 from mkdocs_syndicate.channels.bluesky_records import part_rkey
 from mkdocs_syndicate.channels.mastodon import part_key
@@ -35,6 +35,15 @@ PARAGRAPHS = [
     "A fourth paragraph adds a late thought that the first version lacked. " * 3,
 ]
 SOURCE = "a.md"
+
+
+@pytest.fixture
+def web() -> Iterator[PublicSite]:
+    """The site as the web sees it (test_post_removals.PublicSite): a removal is proved by its 404."""
+    site = PublicSite()
+    yield site
+    site.server.shutdown()
+    site.server.server_close()
 
 
 def description(paragraphs: list[str]) -> str:
@@ -195,20 +204,20 @@ def _date():
     return dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
 
 
-def test_a_removed_thread_loses_every_part_last_first(tmp_path, sandbox, public):
+def test_a_removed_thread_loses_every_part_last_first(tmp_path, sandbox, web):
     config = site(
         tmp_path,
         {"masto": masto(sandbox, removals="delete"), "bsky": bsky(sandbox, removals="delete")},
         PARAGRAPHS[:3],
-        public,
+        web,
     )
-    run_ok(config, public.env)
+    run_ok(config, web.env)
     masto_ids = [s["id"] for s in chain(sandbox)]
     bsky_parts = record(config, "bsky").parts
     assert len(bsky_parts) == 3
     (config.parent / "docs" / "posts" / SOURCE).unlink()
     (config.parent / "docs" / "posts" / "b.md").write_text(post("Another", "2026-11-21"))
-    run_ok(config, public.env)
+    run_ok(config, web.env)
     assert statuses(sandbox) == [s for s in statuses(sandbox) if s["text"].startswith("Another")]
     deletes = [r["path"].rsplit("/", 1)[-1] for r in requests(sandbox, "mastodon", "DELETE")]
     assert deletes == masto_ids[::-1]

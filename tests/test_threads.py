@@ -143,7 +143,7 @@ def test_turning_threads_on_makes_a_shortened_post_the_first_part_of_its_thread(
     run = mkdocs(config)
     assert run.returncode == 0, run.stderr
     statuses = sorted(sandbox.snapshot()["mastodon"]["statuses"], key=lambda s: int(s["id"]))
-    assert [s["id"] for s in statuses][0] == before["id"] and len(statuses) == 3
+    assert statuses[0]["id"] == before["id"] and len(statuses) == 3
     assert statuses[0].get("edits") and "…" not in statuses[0]["text"]
     assert statuses[1]["in_reply_to_id"] == before["id"] and statuses[2]["in_reply_to_id"] == statuses[1]["id"]
     assert record(config, "masto").state == State.DONE and len(record(config, "masto").parts) == 3
