@@ -226,3 +226,47 @@ def test_a_removed_thread_loses_every_part_last_first(tmp_path, sandbox, web):
     for channel in ("masto", "bsky"):
         gone = record(config, channel)
         assert gone.state == State.DELETED and gone.parts == () and gone.op is None, gone
+
+
+# A Matrix thread's part holds at most 2,000 characters: each paragraph a part.
+LONG_MATRIX = [f"Paragraph {n} of a long post. " * 50 for n in ("one", "two", "three")]
+
+
+def matrix_events(sandbox) -> list[dict]:
+    return [e for e in sandbox.snapshot()["matrix"]["events"] if e["type"] == "m.room.message"]
+
+
+def test_a_matrix_thread_is_an_m_thread_edited_and_redacted_part_by_part(tmp_path, sandbox, web):
+    channels = {"mx": SPECS["matrix"].raw(sandbox, thread=True, removals="delete")}
+    config = site(tmp_path, channels, LONG_MATRIX[:2], web)
+    run_ok(config, web.env)
+    first, second = matrix_events(sandbox)
+    assert "m.relates_to" not in first["content"] and URL in first["content"]["body"]
+    assert second["content"]["m.relates_to"] == {
+        "rel_type": "m.thread",
+        "event_id": first["event_id"],
+        "is_falling_back": True,
+        "m.in_reply_to": {"event_id": first["event_id"]},
+    }
+    rewrite(config, [LONG_MATRIX[0], "A corrected second paragraph. " * 50, LONG_MATRIX[2]])
+    run_ok(config, web.env)
+    events = matrix_events(sandbox)
+    edits = [e for e in events if e["content"].get("m.relates_to", {}).get("rel_type") == "m.replace"]
+    assert [e["content"]["m.relates_to"]["event_id"] for e in edits] == [second["event_id"]]
+    third = events[-1]
+    assert third["content"]["m.relates_to"]["event_id"] == first["event_id"]
+    assert third["content"]["m.relates_to"]["m.in_reply_to"] == {"event_id": second["event_id"]}
+    done = record(config, "mx")
+    assert done.state == State.DONE and [p.remote_id for p in done.parts] == [
+        first["event_id"],
+        second["event_id"],
+        third["event_id"],
+    ]
+    assert "nothing pending" in run_ok(config, web.env)
+    (config.parent / "docs" / "posts" / SOURCE).unlink()
+    (config.parent / "docs" / "posts" / "b.md").write_text(post("Another", "2026-11-21"))
+    run_ok(config, web.env)
+    redactions = [e for e in sandbox.snapshot()["matrix"]["events"] if e["type"] == "m.room.redaction"]
+    assert [e["content"]["redacts"] for e in redactions] == [p.remote_id for p in done.parts][::-1]
+    gone = record(config, "mx")
+    assert gone.state == State.DELETED and gone.parts == ()
