@@ -47,7 +47,7 @@ from mkdocs_syndicate.timeutil import epoch_to_iso
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.pacing import PacedHttp
     from mkdocs_syndicate.engine.plan import PendingPair
-    from mkdocs_syndicate.engine.updates import UpdateHost
+    from mkdocs_syndicate.engine.twophase import UpdateHost
 
 _READ_FAILED = (ValueError, KeyError, TypeError, AttributeError)  # with httpx's errors: a read that proved nothing
 

@@ -39,7 +39,7 @@ from mkdocs_syndicate.timeutil import epoch_to_iso
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.pacing import PacedHttp
     from mkdocs_syndicate.engine.plan import PendingPair
-    from mkdocs_syndicate.engine.updates import UpdateHost
+    from mkdocs_syndicate.engine.twophase import UpdateHost
 
 # Sends that made nothing for sure: not among the uncertain sends `attempts` counts.
 _DEFINITE = frozenset({Kind.NOT_SENT, Kind.REFUSED, Kind.RATE_LIMITED, Kind.AUTH})

@@ -9,18 +9,38 @@ answer means, and what is written after it, stays theirs.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.channels.base import Kind, Outcome
+from mkdocs_syndicate.channels.base import Channel, Kind, Outcome
+from mkdocs_syndicate.engine.policy import Situation
+from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.ledger.schema import Record
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.pacing import PacedHttp
     from mkdocs_syndicate.engine.plan import PendingPair
-    from mkdocs_syndicate.engine.updates import UpdateHost
+
+
+class UpdateHost(Protocol):
+    """What the runner lends an update: its clock, ledger writes, reporting and limits."""
+
+    verify_only: bool
+
+    def situation_for(
+        self, channel: Channel, record: Record | None, sends: int, outcome: Outcome | None
+    ) -> Situation: ...
+    async def write_records(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None: ...
+    def record_of(self, pair: PendingPair) -> Record | None: ...
+    def report_pair(
+        self, pair: PendingPair, state: PairState, detail: str, remote_url: str | None, needs_review: bool
+    ) -> None: ...
+    def cleaned(self, channel: Channel, text: str | None) -> str: ...
+    def now_iso(self) -> str: ...
+    def backoff_for(self, sends: int) -> float: ...
+
 
 # The checkpoints around a copy's request, and around a thread part's.
 COPY = ("before_in_flight_write", "after_in_flight_write", "after_response")

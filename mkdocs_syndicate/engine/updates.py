@@ -19,12 +19,12 @@ Both end with the record `deleted`, and a refused delete leaves it `done`: the c
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import httpx
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.channels.base import Channel, Copy, Kind, Outcome, Presence
+from mkdocs_syndicate.channels.base import Copy, Kind, Outcome, Presence
 from mkdocs_syndicate.engine import twophase
 from mkdocs_syndicate.engine.policy import (
     Action,
@@ -36,31 +36,13 @@ from mkdocs_syndicate.engine.policy import (
     decide_update,
 )
 from mkdocs_syndicate.engine.results import PairState
-from mkdocs_syndicate.engine.twophase import staged_call
+from mkdocs_syndicate.engine.twophase import UpdateHost, staged_call
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.pacing import PacedHttp
     from mkdocs_syndicate.engine.plan import PendingPair
-
-
-class UpdateHost(Protocol):
-    """What the runner lends an update: its clock, ledger writes, reporting and limits."""
-
-    verify_only: bool
-
-    def situation_for(
-        self, channel: Channel, record: Record | None, sends: int, outcome: Outcome | None
-    ) -> Situation: ...
-    async def write_records(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None: ...
-    def record_of(self, pair: PendingPair) -> Record | None: ...
-    def report_pair(
-        self, pair: PendingPair, state: PairState, detail: str, remote_url: str | None, needs_review: bool
-    ) -> None: ...
-    def cleaned(self, channel: Channel, text: str | None) -> str: ...
-    def now_iso(self) -> str: ...
-    def backoff_for(self, sends: int) -> float: ...
 
 
 # A read that answered: the copy is there, unchanged. The service is up; sending at once is safe
