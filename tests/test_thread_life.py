@@ -270,3 +270,23 @@ def test_a_matrix_thread_is_an_m_thread_edited_and_redacted_part_by_part(tmp_pat
     assert [e["content"]["redacts"] for e in redactions] == [p.remote_id for p in done.parts][::-1]
     gone = record(config, "mx")
     assert gone.state == State.DELETED and gone.parts == ()
+
+
+def test_a_refused_new_part_leaves_the_thread_done_as_it_is_and_the_next_run_adds_it(tmp_path, sandbox):
+    """The instance refuses the new fourth part for good (a 422): the record is `done` with the
+    three parts it has and a hash that is no message's, so the next run adds the part, and only it."""
+    config = site(tmp_path, {"masto": masto(sandbox)}, PARAGRAPHS[:3])
+    run_ok(config)
+    before = chain(sandbox)
+    rewrite(config, PARAGRAPHS)
+    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 422, "match": "POST /api/v1/statuses"})
+    refused = mkdocs(config)
+    assert refused.returncode != 0 and "422" in refused.stderr, refused.stderr
+    halted = record(config, "masto")
+    assert halted.state == State.DONE and halted.op is None and len(halted.parts) == 3
+    assert [s["id"] for s in chain(sandbox)] == [s["id"] for s in before]
+    run_ok(config)
+    after = chain(sandbox)
+    assert len(after) == 4 and [s["id"] for s in after[:3]] == [s["id"] for s in before]
+    assert not any(s.get("edits") for s in after)
+    assert record(config, "masto").state == State.DONE and "nothing pending" in run_ok(config)

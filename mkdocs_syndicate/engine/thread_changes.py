@@ -291,11 +291,6 @@ async def _finish(host: UpdateHost, pair: PendingPair, record: Record, texts: tu
     host.report_pair(pair, state, how, url, False)
 
 
-def _unfinished_sha(parts: tuple[Part, ...]) -> str:
-    """A hash no message has: a thread left between two versions is out of date for the next run."""
-    return message_sha256("a thread being changed: " + " ".join(p.message_sha256 or "-" for p in parts))
-
-
 async def _halt(host: UpdateHost, change: _Change, note: str) -> None:
     """A change not made (a definite no): `done` with the parts as they are, for the next run."""
     current = host.record_of(change.pair)
@@ -306,7 +301,12 @@ async def _halt(host: UpdateHost, change: _Change, note: str) -> None:
     kept = replace(kept, remote_id=parts[0].remote_id if parts else current.remote_id)
     removing = change.pair.prepared.message is None
     await host.write_records(
-        [(change.pair, replace(kept, message_sha256=current.message_sha256 if removing else _unfinished_sha(parts)))]
+        [
+            (
+                change.pair,
+                replace(kept, message_sha256=current.message_sha256 if removing else threads.unfinished_sha(parts)),
+            )
+        ]
     )
 
 

@@ -137,7 +137,8 @@ async def settle(host: UpdateHost, http: PacedHttp, way: PartWay, total: int) ->
     while True:
         record = host.record_of(way.pair)
         assert record is not None
-        action = decide(way.event, host.situation_for(channel, _this_part(record, way.number), way.sends, way.outcome))
+        seen = _this_part(record, way.number) if way.op is None else record  # an edit's part counts its own sends
+        action = decide(way.event, host.situation_for(channel, seen, way.sends, way.outcome))
         step = action.step
         if step is Step.DONE:
             await _recorded(host, way, total)
@@ -243,7 +244,16 @@ async def _not_made(host: UpdateHost, way: PartWay, error: str, *, definite: boo
         return
     attempts = current.attempts - 1 if definite else current.attempts
     failed = replace(current, state=State.FAILED, attempts=max(0, attempts), at=host.now_iso(), error=error)
+    if way.op is not None:  # a part an edit adds: the thread stays done as it is, out of date for the next run
+        parts = current.parts
+        failed = replace(current, state=State.DONE, op=None, part=None, at=host.now_iso(), note=error, attempts=0)
+        failed = replace(failed, remote_id=parts[0].remote_id, message_sha256=unfinished_sha(parts))
     await host.write_records([(way.pair, failed)])
+
+
+def unfinished_sha(parts: tuple[Part, ...]) -> str:
+    """A hash no message has: a thread left between two versions is out of date for the next run."""
+    return message_sha256("a thread being changed: " + " ".join(p.message_sha256 or "-" for p in parts))
 
 
 async def _end(host: UpdateHost, way: PartWay, action: Action, total: int) -> str | None:
