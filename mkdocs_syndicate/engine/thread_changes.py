@@ -192,15 +192,8 @@ async def _carry(host: UpdateHost, http: PacedHttp, change: _Change, *, read_fir
         if action.step is Step.DONE or (action.step is Step.DELETED and change.kind == "delete"):
             await _known(host, change)
             return True, None
-        if action.step is Step.SEND:
-            if change.event not in (Copy.DIFFERS, Presence.PRESENT):  # unanswered: not straight away
-                await http.backoff(host.backoff_for(change.sends), f"{change.kind} of a thread part again")
-            await _call(host, http, change)
-        elif action.step is Step.RETRY:
-            if action.at is not None:
-                http.hold_until(action.at, "rate limited (server asked to wait)")
-            else:
-                await http.backoff(host.backoff_for(change.sends), "retrying (nothing was sent)")
+        if action.step in (Step.SEND, Step.RETRY):
+            await twophase.pause(host, http, action, change.sends, change.event, f"{change.kind} of a part again")
             await _call(host, http, change)
         elif action.step is Step.READ:
             await _read(host, http, change)

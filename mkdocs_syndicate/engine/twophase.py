@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Protocol
 import httpx
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.channels.base import Channel, Kind, Outcome
-from mkdocs_syndicate.engine.policy import Situation
+from mkdocs_syndicate.channels.base import Channel, Copy, Kind, Outcome, Presence
+from mkdocs_syndicate.engine.policy import Action, Situation, Step
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.ledger.schema import Record
 
@@ -73,3 +73,20 @@ async def staged_call(
         outcome = Outcome(Kind.AMBIGUOUS, error=f"no answer ({type(exc).__name__}); {unknown}")
     checkpoints.hit(names[2])
     return outcome
+
+
+# A read that answered: the copy is there, unchanged. The service is up; sending at once is safe
+# (a run resumed after a kill would otherwise sit out a backoff before each edit or delete).
+ANSWERED_BY_A_READ = (Copy.DIFFERS, Presence.PRESENT)
+
+
+async def pause(host: UpdateHost, http: PacedHttp, action: Action, sends: int, event: object, again: str) -> None:
+    """The wait before an edit or a delete goes again (`Step.SEND` or `Step.RETRY`): a 429's as the
+    server asked, a backoff after nothing was sent or nothing answered, none after a read that
+    found the copy unchanged."""
+    if action.step is Step.RETRY and action.at is not None:
+        http.hold_until(action.at, "rate limited (server asked to wait)")
+    elif action.step is Step.RETRY:
+        await http.backoff(host.backoff_for(sends), "retrying (nothing was sent)")
+    elif event not in ANSWERED_BY_A_READ:  # the last request went unanswered: not straight away
+        await http.backoff(host.backoff_for(sends), again)

@@ -45,11 +45,6 @@ if TYPE_CHECKING:
     from mkdocs_syndicate.engine.plan import PendingPair
 
 
-# A read that answered: the copy is there, unchanged. The service is up; sending at once is safe
-# (a run resumed after a kill would otherwise sit out a backoff before each edit or delete).
-_ANSWERED_BY_A_READ = (Copy.DIFFERS, Presence.PRESENT)
-
-
 @dataclass
 class _Way:
     pair: PendingPair
@@ -91,16 +86,10 @@ async def carry_change(host: UpdateHost, http: PacedHttp, pair: PendingPair, *, 
     while True:
         record = host.record_of(pair)
         action = way.decide(host.situation_for(channel, record, way.sends, way.outcome))
-        if action.step is Step.SEND:
-            if way.event not in _ANSWERED_BY_A_READ:  # the last request went unanswered: not straight away
-                await http.backoff(host.backoff_for(way.sends), "updating again")
-            await _send(host, http, way)
-        elif action.step is Step.RETRY:
-            await _back_to_done(host, way, host.cleaned(channel, way.reason or action.reason))
-            if action.at is not None:
-                http.hold_until(action.at, "rate limited (server asked to wait)")
-            else:
-                await http.backoff(host.backoff_for(way.sends), "retrying (nothing was sent)")
+        if action.step in (Step.SEND, Step.RETRY):
+            if action.step is Step.RETRY:
+                await _back_to_done(host, way, host.cleaned(channel, way.reason or action.reason))
+            await twophase.pause(host, http, action, way.sends, way.event, "updating again")
             await _send(host, http, way)
         elif action.step is Step.READ:
             await _read(host, http, way)
