@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from mkdocs_syndicate.channel_api import Emulator, Request, Response, first_url
+from mkdocs_syndicate.sandbox import matrix_media
 from mkdocs_syndicate.sandbox.matrix_events import REDACTION, THREAD, Room, in_thread_after, relation
 
 TOKEN = "sandbox-matrix-token"
@@ -86,8 +87,6 @@ class MatrixEmulator(Emulator):
         return [
             {
                 "id": m["event"]["event_id"],
-                # A thread's later part (not redacted): the part before it.
-                "in_reply_to": None if m["deleted"] else in_thread_after(m["event"]),
                 "text": m["text"],
                 "announces": first_url(m["text"]),
                 "at": m["event"]["origin_server_ts"] / 1000,
@@ -95,6 +94,13 @@ class MatrixEmulator(Emulator):
                 "edited": m["edited"],
                 "deleted": m["deleted"],
                 "reason": m["reason"],
+                # In a thread: the event its reply fallback names (a part's, the part before it).
+                "in_reply_to": in_thread_after(m["event"]) or matrix_media.parent_of(m["event"]["content"]),
+                "images": [
+                    image
+                    for image in [matrix_media.image_of(m["event"]["content"], SERVER_NAME, public_base)]
+                    if image is not None and not m["deleted"]
+                ],
             }
             for m in Room(state.get("events", [])).timeline()
         ]
@@ -116,7 +122,7 @@ class MatrixEmulator(Emulator):
     def handle(self, request: Request) -> Response:
         if request.path.rstrip("/") == "/to" and request.method == "GET":
             return self._room_page()
-        if not request.path.startswith((PREFIX + "/", V1 + "/")):
+        if not request.path.startswith((PREFIX + "/", V1 + "/", "/_matrix/media/")):
             return self._error(404, "M_UNRECOGNIZED", "Unrecognized request")
         path = request.path.removeprefix(PREFIX)
         auth = request.headers.get("authorization", "")
@@ -129,6 +135,8 @@ class MatrixEmulator(Emulator):
         device = DEVICES.get(auth.removeprefix("Bearer "))
         if device is None:
             return self._error(401, "M_UNKNOWN_TOKEN", "Unrecognised access token")
+        if matrix_media.handles(request.path):  # the content repository: sandbox/matrix_media.py
+            return matrix_media.handle(self, request, SERVER_NAME)
         if path.startswith(V1 + "/"):
             return self._v1(request, device, [unquote(p) for p in path.removeprefix(V1).split("/")])
         parts = [unquote(p) for p in path.split("/")]
@@ -199,6 +207,9 @@ class MatrixEmulator(Emulator):
         seen = self._replayed(room, device, txn)
         if seen is not None:
             return seen
+        refused = matrix_media.message_problem(event_type, content)
+        if refused is not None:
+            return refused
         rel = relation({"content": content})
         # handlers/message.py `_validate_event_relation`: the parent must be known (or be the
         # target of some relation), and nothing else about an edit is checked when it is sent.
