@@ -79,7 +79,11 @@ def remote(state: dict, emulator: str) -> list[tuple[str, str]]:
 
 def thread_parts(state: dict, emulator: str) -> list[tuple[str, str]]:
     """(remote id, the id of the post it replies to) of every later part of a thread."""
-    return [(_id(item), _reply_to(item)) for item in _received(state, emulator) if _reply_to(item)]
+    return [
+        (_id(item), _reply_to(item))
+        for item in _received(state, emulator)
+        if _reply_to(item) and not item.get("deleted")  # a redacted Matrix part stays, as "deleted"
+    ]
 
 
 def delivered_urls(state: dict, emulator: str) -> list[str]:

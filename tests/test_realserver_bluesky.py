@@ -1106,3 +1106,64 @@ def test_reply_refs_are_checked_by_the_real_server_as_by_the_emulator(pds, sandb
     emulated = replies_taken(f"{sandbox.url}/bluesky", "sandbox.bsky.social", "sandbox-bsky-app-password")
     assert real[:2] == [(200, ""), (200, "")] and all(code == 400 for code, _ in real[2:]), real
     assert emulated == real
+
+
+# ---------------------------------------------------------------- a thread's life (issue 35)
+
+FOURTH = "A fourth paragraph, added later, with a thought the first version lacked. " * 5
+
+
+def test_an_edited_and_longer_thread_is_changed_in_place_and_grown_on_the_real_server(pds, tmp_path):
+    """The second paragraph corrected, a fourth added: the PDS holds the first three parts at their
+    own keys, the second edited with its reply refs as they were, the next a new reply to the
+    third under that part's CID now; the ledger's CIDs are the PDS's."""
+    post = make_post(13, description=LONG)
+    channel = raw(pds, "alice.test", thread=True, max_parts=6)
+    assert not run(tmp_path, channel, [post]).undone
+    sent = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
+    did = pds.account("alice.test").did
+    before = by_key(pds, did)
+    paragraphs = LONG.split("\n\n")
+    corrected = "A corrected second paragraph that says what the first version got wrong. " * 3
+    edited = replace(post, description="\n\n".join([paragraphs[0], corrected, paragraphs[2], FOURTH]))
+    report = run(tmp_path, channel, [edited])
+    assert not report.undone, report.results
+    done = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
+    assert done.state == "done" and done.op is None and len(done.parts) > len(sent.parts) == 3
+    assert [p.remote_id for p in done.parts[:3]] == [p.remote_id for p in sent.parts]
+    after = by_key(pds, did)
+    keys = [p.remote_id.rsplit("/", 1)[-1] for p in done.parts]
+    assert after[keys[1]]["value"]["text"].startswith("A corrected second")
+    assert after[keys[1]]["value"]["reply"] == before[keys[1]]["value"]["reply"]
+    for old, new in zip(sent.parts[1:], done.parts[1:3], strict=True):  # a later part whose text stayed: not touched
+        same = old.message_sha256 == new.message_sha256
+        assert same == (
+            after[new.remote_id.rsplit("/", 1)[-1]]["cid"] == before[old.remote_id.rsplit("/", 1)[-1]]["cid"]
+        )
+    third = {"uri": after[keys[2]]["uri"], "cid": after[keys[2]]["cid"]}
+    assert after[keys[3]]["value"]["reply"]["parent"] == third
+    assert [p.cid for p in done.parts] == [after[k]["cid"] for k in keys]
+    assert set(after) - set(before) == set(keys[3:])  # only the new parts were made
+    assert run(tmp_path, channel, [edited]).results == []
+
+
+def test_a_removed_threads_every_part_is_deleted_by_the_real_server(pds, tmp_path, public):
+    site = Site("http://thread-removed.example/", "Removed")
+    kept, removed = (make_post(n, url=f"{site.url}blog/post-{n}/", description=LONG) for n in (14, 15))
+    public.live.update({"/blog/post-14/", "/blog/post-15/"})
+    channel = raw(pds, "bob.test", thread=True, removals="delete")
+    assert not run(tmp_path, channel, [kept, removed], site=site).undone
+    made = Ledger.read(tmp_path / "ledger.yml").record(removed.key, "bsky")
+    assert len(made.parts) == 3
+    public.live.discard("/blog/post-15/")
+    report = run(tmp_path, channel, [kept], site=site)
+    assert not report.undone and [(r.post_key, r.state) for r in report.results] == [(removed.key, "deleted")]
+    bob = pds.account("bob.test")
+    for part in made.parts:
+        gone = get_record(pds.url, bob.did, part.remote_id)
+        assert gone.status_code == 400 and gone.json()["error"] == "RecordNotFound", gone.text
+    gone_record = Ledger.read(tmp_path / "ledger.yml").record(removed.key, "bsky")
+    assert gone_record.state == "deleted" and gone_record.parts == ()
+    kept_parts = Ledger.read(tmp_path / "ledger.yml").record(kept.key, "bsky").parts
+    assert all(get_record(pds.url, bob.did, p.remote_id).status_code == 200 for p in kept_parts)
+    assert run(tmp_path, channel, [kept], site=site).results == []

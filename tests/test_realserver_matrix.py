@@ -537,3 +537,68 @@ def test_a_redaction_of_no_such_event_is_answered_as_synapse_answers_it(synapse,
     assert real == (404, "M_NOT_FOUND")
     emulated = SPECS["matrix"].raw(sandbox)
     assert redaction_of_no_such_event(emulated["homeserver"], emulated["access_token"], emulated["room_id"]) == real
+
+
+# ---------------------------------------------------------------- threads (issue 35)
+
+# A thread's part holds at most 2,000 characters: each paragraph is a part.
+PARAGRAPHS = [f"Paragraph {n} of a long post, written at length. " * 35 for n in ("one", "two", "three")]
+
+
+def thread_of(synapse: Synapse, root: str) -> list[dict[str, Any]]:
+    """The thread's events as Synapse relates them to its root (`/relations/{root}/m.thread`),
+    oldest first."""
+    room, event = quote(synapse.room_id, safe=""), quote(root, safe="")
+    answer = httpx.get(
+        f"{synapse.url}/_matrix/client/v1/rooms/{room}/relations/{event}/m.thread",
+        params={"dir": "f"},
+        headers=synapse.users["admin"].auth,
+    )
+    answer.raise_for_status()
+    chunk: list[dict[str, Any]] = answer.json()["chunk"]
+    return chunk
+
+
+def test_a_thread_lives_in_m_thread_edited_grown_and_redacted_on_synapse(synapse, tmp_path, public):
+    """Sent: part 1, then parts in its m.thread, each with the reply fallback to the part before.
+    Edited (the second paragraph) and grown (a third): one m.replace of each part whose text
+    changed, part 3 added in the thread after part 2. Removed: every part redacted, last first, the ledger `deleted`."""
+    site = Site("http://thread-on-synapse.example/", "Threads")
+    post = make_post(21, url=f"{site.url}blog/post-21/", description="\n\n".join(PARAGRAPHS[:2]))
+    other = make_post(22, url=f"{site.url}blog/post-22/")
+    public.live.update({"/blog/post-21/", "/blog/post-22/"})
+    channel = raw(synapse, thread=True, removals="delete")
+    assert not run(tmp_path, channel, [post, other], site=site).undone
+    sent = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+    assert len(sent.parts) == 2 and sent.remote_id == sent.parts[0].remote_id
+    (second,) = thread_of(synapse, sent.parts[0].remote_id)
+    assert second["event_id"] == sent.parts[1].remote_id
+    assert second["content"]["m.relates_to"] == {
+        "rel_type": "m.thread",
+        "event_id": sent.parts[0].remote_id,
+        "is_falling_back": True,
+        "m.in_reply_to": {"event_id": sent.parts[0].remote_id},
+    }
+    corrected = "A corrected second paragraph, better put. " * 35
+    edited = replace(post, description="\n\n".join([PARAGRAPHS[0], corrected, PARAGRAPHS[2]]))
+    assert not run(tmp_path, channel, [edited, other], site=site).undone
+    done = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+    assert done.state == "done" and len(done.parts) == 3
+    assert [p.remote_id for p in done.parts[:2]] == [p.remote_id for p in sent.parts]
+    for before, now in zip(sent.parts, done.parts, strict=False):  # one m.replace for each part whose text changed
+        assert len(edits_of(synapse, now.remote_id)) == (before.message_sha256 != now.message_sha256)
+    said = " ".join(latest_text(synapse, part.remote_id) for part in done.parts)
+    assert "A corrected second paragraph" in said and "Paragraph two" not in said
+    in_thread = thread_of(synapse, sent.parts[0].remote_id)
+    third = next(e for e in in_thread if e["event_id"] == done.parts[2].remote_id)
+    assert third["content"]["m.relates_to"]["m.in_reply_to"] == {"event_id": sent.parts[1].remote_id}
+    assert run(tmp_path, channel, [edited, other], site=site).results == []
+    public.live.discard("/blog/post-21/")
+    report = run(tmp_path, channel, [other], site=site)
+    assert not report.undone and [(r.post_key, r.state) for r in report.results] == [(post.key, "deleted")]
+    for part in done.parts:
+        event = synapse.event(part.remote_id).json()
+        assert event["content"] == {} and "redacted_because" in event["unsigned"], event
+        assert redactions_of(synapse, part.remote_id) == 1
+    gone = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+    assert gone.state == "deleted" and gone.parts == ()

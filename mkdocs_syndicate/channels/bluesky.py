@@ -229,16 +229,22 @@ class BlueskyChannel(AtprotoSessionChannel):
 
     def part_record(self, text: str, created_at: str, number: int, sent: tuple[Part, ...]) -> dict[str, Any]:
         """Part `number` of a thread: its text, a reply to the thread (no card: the first part has it)."""
-        record: dict[str, Any] = {
-            "$type": COLLECTION,
-            "text": text,
-            "createdAt": part_created_at(created_at, number),
-            "facets": facets(text),
-            "reply": reply_refs(sent),
-        }
+        return self._reply(text, part_created_at(created_at, number), reply_refs(sent))
+
+    def _reply(self, text: str, created_at: str, refs: dict[str, Any]) -> dict[str, Any]:
+        record: dict[str, Any] = {"$type": COLLECTION, "text": text, "createdAt": created_at, "facets": facets(text)}
+        record["reply"] = refs
         if self._language:
             record["langs"] = [self._language]
         return record
+
+    def _edited(self, post: Post, text: str, created_at: str, current: dict[str, Any]) -> dict[str, Any]:
+        """What a copy is to say after an edit: a thread's later part (a reply) keeps its reply refs
+        and its `createdAt` (its place in the thread); any other copy is the post with its card."""
+        refs, when = current.get("reply"), current.get("createdAt")
+        if isinstance(refs, dict) and isinstance(when, str):
+            return self._reply(text, when, refs)
+        return self.record(post, text, created_at)
 
     async def send_part(
         self, http: Http, post: Post, prepared: Prepared, number: int, sent: tuple[Part, ...], replay: bool
@@ -384,9 +390,11 @@ class BlueskyChannel(AtprotoSessionChannel):
                 return Outcome(Kind.AMBIGUOUS, error="getRecord: no record at the copy's key; read again")
             if current.status_code != 200:
                 return status_outcome(current, http.now())
-            cid = optional_text(json_object(current).get("cid"), "cid")
-            new = self.record(post, prepared.message.text, prepared.created_at)
-            blob = await self._uploaded_thumb(http, post)
+            read = json_object(current)
+            cid, value = optional_text(read.get("cid"), "cid"), read.get("value")
+            value = value if isinstance(value, dict) else {}
+            new = self._edited(post, prepared.message.text, prepared.created_at, value)
+            blob = await self._uploaded_thumb(http, post) if "embed" in new else None
             if blob is not None:
                 new["embed"]["external"]["thumb"] = blob
             body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": rkey, "record": new}
@@ -416,7 +424,7 @@ class BlueskyChannel(AtprotoSessionChannel):
         value = json_object(response).get("value")
         if not isinstance(value, dict):
             return Copy.UNKNOWN
-        target = self.record(post, prepared.message.text, prepared.created_at)
+        target = self._edited(post, prepared.message.text, prepared.created_at, value)
         return Copy.MATCHES if without_thumb(value) == without_thumb(target) else Copy.DIFFERS
 
     async def delete(self, http: Http, record: Record) -> Outcome:

@@ -40,6 +40,18 @@ after a read of the copy: redacted, it is not edited; already saying the new tex
 edit whose answer was lost), nothing is sent. Transaction ids are derived from the pair's id: an
 edit's from the event it replaces as read just before and the new text (a retry of the same edit
 reuses it, and Synapse returns the event it already made), a redaction's from the pair's id alone.
+
+Threads (`thread: true`): a message over the limit is a thread (the spec's "Threading", v1.4+,
+from MSC3440): each later part an `m.room.message` with `m.relates_to: {rel_type: m.thread,
+event_id: <part 1>, is_falling_back: true, m.in_reply_to: {event_id: <the part before>}}`, the
+reply fallback for clients without threads. Synapse refuses a thread whose root has a relation
+itself (handlers/message.py `_validate_event_relation`, "Cannot start threads from an event with a
+relation"); part 1 never has one. Each later part has its own marker and transaction id, derived
+from the pair's id and the part's number: a read finds it by its marker, and its edit and
+redaction address it alone. A part's limit is one of readability, PART_CHARACTERS: the event's
+own limit (the spec's 65,536 bytes for the whole event as canonical JSON, "Size limits";
+Synapse's synapse/api/constants.py `MAX_PDU_SIZE`, which MAX_BYTES keeps a message well under)
+would never split a post, whose description is at most 10,000 characters.
 """
 
 from __future__ import annotations
@@ -48,7 +60,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
@@ -65,6 +77,7 @@ from mkdocs_syndicate.channel_api import (
     LengthRule,
     Option,
     Outcome,
+    Part,
     Post,
     Prepared,
     Presence,
@@ -89,6 +102,7 @@ MARKER = "net.mkdocs_syndicate.post"  # a namespaced content key: Matrix keeps u
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}"
 MAX_BYTES = 32_000  # an event is at most 65,536 bytes with its envelope
 MAX_PAGES = 10  # of 100 events each, read back before "not found" becomes "cannot tell"
+PART_CHARACTERS = 2_000  # `thread: true`: a part is about a screenful in Element
 FALLBACK_BYTES = 16_000  # an edit's fallback body is cut here: with m.new_content it must fit one event
 
 
@@ -107,6 +121,7 @@ class MatrixChannel(Channel):
     rate_limit_checked_first = True  # Synapse refuses with 429 before it makes anything (above)
     edits_in_place = True  # an m.replace edit of the message
     deletes = True  # a redaction of the message
+    threads = True  # later parts in the first part's m.thread
     options: ClassVar[Mapping[str, Option]] = {
         "homeserver": Option("url", required=True, help="e.g. https://matrix.org"),
         "room_id": Option(
@@ -173,19 +188,51 @@ class MatrixChannel(Channel):
             post,
             self.id,
             self.settings.template or DEFAULT_TEMPLATE,
-            LengthRule(MAX_BYTES, lambda text: len(text.encode("utf-8")), "bytes"),
+            _length_rule(self.settings.max_parts),
             self.site.name,
             where=self.settings.where("template"),
+            max_parts=self.settings.max_parts,
         )
         key = client_id(post.url, self.id, "matrix-transaction")
         return Prepared(message, idempotency_key=key, description=message.text)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
-        import httpx
-
         assert prepared.message is not None and prepared.idempotency_key
         content = {"msgtype": "m.text", "body": prepared.message.text, MARKER: prepared.idempotency_key}
-        path = f"/rooms/{quote(self._room, safe='')}/send/m.room.message/{prepared.idempotency_key}"
+        return await self._put_message(http, prepared.idempotency_key, content)
+
+    async def send_part(
+        self, http: Http, post: Post, prepared: Prepared, number: int, sent: tuple[Part, ...], replay: bool
+    ) -> Outcome:
+        """Part `number` in part 1's thread, its reply fallback the part before, under its own
+        marker and transaction id."""
+        assert prepared.message is not None and prepared.idempotency_key
+        marker = part_marker(prepared.idempotency_key, number)
+        content = {
+            "msgtype": "m.text",
+            "body": prepared.message.texts[number - 1],
+            MARKER: marker,
+            "m.relates_to": {
+                "rel_type": "m.thread",
+                "event_id": sent[0].remote_id,
+                "is_falling_back": True,
+                "m.in_reply_to": {"event_id": sent[-1].remote_id},
+            },
+        }
+        return await self._put_message(http, marker, content)
+
+    def part_copy(self, record: Record, number: int) -> Record:
+        """Part `number` alone: its event, and its own marker (its edit's and redaction's
+        transaction ids derive from it)."""
+        copy = super().part_copy(record, number)
+        if number == 1 or not record.idempotency_key:
+            return copy
+        return replace(copy, idempotency_key=part_marker(record.idempotency_key, number))
+
+    async def _put_message(self, http: Http, txn: str, content: dict[str, Any]) -> Outcome:
+        import httpx
+
+        path = f"/rooms/{quote(self._room, safe='')}/send/m.room.message/{txn}"
         try:
             answer = await http.request("PUT", self._url(path), json=content, headers=self._auth())
         except httpx.TransportError as exc:
@@ -312,6 +359,15 @@ class MatrixChannel(Channel):
         carries this pair's id: found, or the whole history read (absent), or cannot tell."""
         if not record.idempotency_key:
             return Verdict(Found.UNKNOWN, reason="no transaction id recorded: nothing to look for")
+        return await self._find(http, record.idempotency_key)
+
+    async def read_part(self, http: Http, post: Post, record: Record, number: int) -> Verdict:
+        """The room's messages from our own account, for the event carrying part `number`'s marker."""
+        if not record.idempotency_key:
+            return Verdict(Found.UNKNOWN, reason="no transaction id recorded: nothing to look for")
+        return await self._find(http, part_marker(record.idempotency_key, number))
+
+    async def _find(self, http: Http, marker: str) -> Verdict:
         try:
             me = await self._whoami(http)
         except BadAnswer as exc:
@@ -334,7 +390,7 @@ class MatrixChannel(Channel):
                     raise BadAnswer("messages answer has no chunk list")
                 for event in chunk:
                     content = event.get("content") if isinstance(event, dict) else None
-                    if isinstance(content, dict) and content.get(MARKER) == record.idempotency_key:
+                    if isinstance(content, dict) and content.get(MARKER) == marker:
                         event_id = identifier(event.get("event_id"), "event_id")
                         return Verdict(Found.FOUND, event_id, self._link(event_id))
                 end = body.get("end")
@@ -398,6 +454,19 @@ def _has_event_id(answer: httpx.Response) -> bool:
     except BadAnswer:
         return False
     return True
+
+
+def _length_rule(max_parts: int) -> LengthRule:
+    """A message's limit: the event's, in bytes; a thread's part's, in characters (above)."""
+    if max_parts > 1:
+        return LengthRule(PART_CHARACTERS, len, "characters")
+    return LengthRule(MAX_BYTES, lambda text: len(text.encode("utf-8")), "bytes")
+
+
+def part_marker(key: str, number: int) -> str:
+    """A thread's part `number`'s marker and transaction id: part 1's is the pair's own (`key`,
+    from the post's URL and the channel id), each later part's derived from it and the number."""
+    return key if number == 1 else _txn_id("part", key, str(number))
 
 
 def _txn_id(purpose: str, key: str, *parts: str) -> str:
