@@ -274,7 +274,9 @@ def test_bluesky_images_are_checked_as_the_lexicon_says(sandbox, change, error):
     headers = _bsky_session(sandbox)
     blob = _blob(sandbox, headers, media_files.png()).json()["blob"]
     refused = _post(sandbox, headers, change({"image": blob, "alt": "a"}))
-    assert refused.status_code == 400 and refused.json() == {"error": "InvalidRequest", "message": error}
+    # Prefixed as the reference PDS prefixes a post's validation (test_realserver_bluesky's thumbs).
+    message = f"Invalid app.bsky.feed.post record: {error}"
+    assert refused.status_code == 400 and refused.json() == {"error": "InvalidRequest", "message": message}
 
 
 def test_bluesky_an_image_over_the_lexicons_max_size_is_refused_when_referenced(sandbox):
@@ -283,7 +285,8 @@ def test_bluesky_an_image_over_the_lexicons_max_size_is_refused_when_referenced(
     assert big.status_code == 200  # uploadBlob takes it: the rule is checked on reference
     assert big.json()["blob"]["size"] == 2_000_001
     refused = _post(sandbox, headers, [{"image": big.json()["blob"], "alt": "big"}])
-    assert refused.json()["message"] == "blob too big (maximum 2000000, got 2000001) at $.record.embed.images[0].image"
+    too_big = "blob too big (maximum 2000000, got 2000001) at $.record.embed.images[0].image"
+    assert refused.json()["message"] == f"Invalid app.bsky.feed.post record: {too_big}"
     at_limit = _blob(sandbox, headers, media_files.png(padding=2_000_000 - len(media_files.png()))).json()["blob"]
     assert _post(sandbox, headers, [{"image": at_limit, "alt": "just"}]).status_code == 200
     sandbox.set_quirks("bluesky", image_blob_max_size=1_000_000)  # a PDS from before atproto#4823

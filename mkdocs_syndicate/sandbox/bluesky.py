@@ -231,8 +231,14 @@ class BlueskyEmulator(AtprotoAccountEmulator):
             bad_langs(record.get("langs"))
             or bad_facets(record, text)
             or bad_reply(record.get("reply"))
-            or atproto_blobs.embed_problem(record.get("embed"), self._image_max())
+            or self._embed_problem(record.get("embed"))
         )
+
+    def _embed_problem(self, embed: Any) -> str | None:
+        """The lexicon's words for a bad embed, prefixed as the PDS prefixes a post's (the reference
+        PDS: 'Invalid app.bsky.feed.post record: Expected "image/*" … at $.record.embed…')."""
+        problem = atproto_blobs.embed_problem(embed, self._image_max())
+        return invalid_post(problem) if problem else None
 
     def _image_max(self) -> int:
         return int(self.quirks.get("image_blob_max_size", atproto_blobs.IMAGE_MAX_SIZE))
