@@ -18,6 +18,9 @@ importing it loads no HTTP client, no template engine and no server (tests/test_
   `transport_outcome`, `edit_outcome`, `delete_outcome`, `error_detail`, `rate_limit_left`,
   `check_unreachable`, `scan_bound`), and of its body (`json_object`, `identifier`, …, which raise
   `BadAnswer` on a shape the service does not document).
+- A post's image (`uploads` types): `PostImage` from `post_image`, made to fit a service's
+  limits by `fit` (`Fitted`, or `TooLarge` with the numbers), `no_alt_note` when it has no alt
+  text; `Media` is what an upload made, `MediaState` what a read of it found.
 - The emulator: `Emulator`, the `Request` it handles and the `Response` it gives, `first_url`.
 """
 
@@ -33,6 +36,7 @@ from mkdocs_syndicate.channels.base import (
     Health,
     Http,
     Kind,
+    MediaState,
     Outcome,
     Prepared,
     Presence,
@@ -60,12 +64,14 @@ from mkdocs_syndicate.channels.reading import (
     timestamp,
 )
 from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
+from mkdocs_syndicate.content.fitting import Fitted, TooLarge, fit
 from mkdocs_syndicate.content.identity import client_id
+from mkdocs_syndicate.content.images import PostImage, no_alt_note, post_image
 from mkdocs_syndicate.content.messages import LengthRule, Message, message_sha256, render_message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.content.textcut import grapheme_length
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger.schema import Part, Record
+from mkdocs_syndicate.ledger.schema import Media, Part, Record
 from mkdocs_syndicate.registry import ChannelType
 
 __all__ = [
@@ -78,22 +84,27 @@ __all__ = [
     "Copy",
     "CredentialCheck",
     "Emulator",
+    "Fitted",
     "Found",
     "Health",
     "Http",
     "Kind",
     "LengthRule",
+    "Media",
+    "MediaState",
     "Message",
     "Option",
     "Outcome",
     "Part",
     "Post",
+    "PostImage",
     "Prepared",
     "Presence",
     "Record",
     "Request",
     "Response",
     "Site",
+    "TooLarge",
     "Verdict",
     "check_unreachable",
     "client_id",
@@ -101,15 +112,18 @@ __all__ = [
     "edit_outcome",
     "error_detail",
     "first_url",
+    "fit",
     "grapheme_length",
     "identifier",
     "json_list",
     "json_object",
     "json_of",
     "message_sha256",
+    "no_alt_note",
     "objects",
     "optional_text",
     "optional_url",
+    "post_image",
     "rate_limit_left",
     "render_message",
     "same_host",

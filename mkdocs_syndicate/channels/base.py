@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
+from mkdocs_syndicate.content.images import PostImage
 from mkdocs_syndicate.content.messages import Message
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Part, Record
+from mkdocs_syndicate.ledger.schema import Media, Part, Record
 from mkdocs_syndicate.net.ratehints import server_delay
 
 if TYPE_CHECKING:  # HTTP is loaded only when something is sent: a plan imports none of it
@@ -42,6 +43,7 @@ class Outcome:
     retry_after: float | None = None  # seconds, from the server's hint
     code: int | None = None  # the service's own error code, where it has them (Weibo)
     ref: str | None = None  # what else names the copy for a reply to it (Bluesky's cid)
+    media: Media | None = None  # an upload's (Channel.upload): what the ledger keeps to reuse it
 
 
 class Found(enum.Enum):
@@ -66,6 +68,15 @@ class Presence(enum.Enum):
     PRESENT = "present"  # still there: the delete did not happen
     GONE = "gone"  # the service's documented answer: no such copy
     UNKNOWN = "unknown"  # the read proved nothing
+
+
+class MediaState(enum.Enum):
+    """An uploaded image read by its own id (Channel.read_media), before a status uses it."""
+
+    READY = "ready"  # there, and usable now
+    PROCESSING = "processing"  # there, still being processed (Mastodon's 206): wait, then read again
+    GONE = "gone"  # the service's documented answer: no such media (removed unused): upload again
+    UNKNOWN = "unknown"  # the read proved nothing: the stored id is used, never a second upload
 
 
 class Health(enum.Enum):
@@ -136,6 +147,8 @@ class Prepared:
     description: str = ""
     payload_sha256: str | None = None  # when the payload is more than the message text
     replay: bool = False  # the key was sent before, by a request whose outcome is unknown
+    image: PostImage | None = None  # `uploads` types: the post's image, uploaded before the status
+    media: tuple[Media, ...] = ()  # ...and what its upload made, handed to send (engine/uploads.py)
 
     @property
     def sha256(self) -> str | None:
@@ -175,6 +188,7 @@ class Channel:
     deletes: ClassVar[bool] = False  # implements delete and read_presence: `removals: delete` is allowed
     web_copies: ClassVar[bool] = True  # a done copy has a web page (remote_url); False: its id is all (standard.site)
     threads: ClassVar[bool] = False  # implements send_part and read_part: `thread: true` is allowed
+    uploads: ClassVar[bool] = False  # implements upload and read_media: `Prepared.image` goes before the status
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
         self.settings = settings
@@ -260,6 +274,17 @@ class Channel:
         are `record.parts`): FOUND with its id, URL and `ref`; ABSENT only when the read proves it
         was not made; UNKNOWN otherwise. Scan bounds come from `record.created_at`."""
         return Verdict(Found.UNKNOWN, reason=f"{self.type_name} has no way to read back a thread's part")
+
+    async def upload(self, http: Http, post: Post, image: PostImage) -> Outcome:
+        """`uploads` types: upload the post's image (made to fit the service's limits), with its
+        alt text where the service keeps it on the media. DONE (or ACCEPTED while the service
+        still processes it) with `media`, what a status names it by; REFUSED when it cannot be
+        brought under the service's limits, saying the numbers. Nothing is posted."""
+        raise NotImplementedError
+
+    async def read_media(self, http: Http, media: Media) -> MediaState:
+        """`uploads` types: read an uploaded image by its own id before a status uses it."""
+        return MediaState.UNKNOWN
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """`edits_in_place` types: make the copy at `record.remote_id` say `prepared` now. A repeat
