@@ -218,8 +218,9 @@ class BlueskyChannel(AtprotoSessionChannel):
                 # The PDS dropped the unused blob (the proof it is gone): the same bytes uploaded
                 # again are the same blob, and the same record is sent again, byte for byte.
                 again = await self.upload(http, post, prepared.image)
-                if again.kind is not Kind.DONE:
+                if again.kind is not Kind.DONE or again.media is None:
                     return Outcome(Kind.NOT_SENT, error=f"the image upload: {again.error}; nothing was posted")
+                record = self.record(post, prepared.message.text, prepared.created_at, prepared.image, (again.media,))
                 response = await self._authed(
                     http, "POST", "com.atproto.repo.putRecord", json={**body, "record": record, "swapRecord": None}
                 )
