@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
+from pathlib import Path
 
 import httpx
 import pytest
@@ -28,7 +29,7 @@ def pds():
     yield from start_pds()
 
 
-def spec_for(tmp_path, pds, site_url: str, image: bytes) -> object:
+def spec_for(tmp_path, pds, site_url: str, image: bytes) -> Path:
     account = pds.account("alice.test")
     (tmp_path / "site" / "img").mkdir(parents=True, exist_ok=True)
     (tmp_path / "site" / "img" / "cover.png").write_bytes(image)
