@@ -40,6 +40,10 @@ after a read of the copy: redacted, it is not edited; already saying the new tex
 edit whose answer was lost), nothing is sent. Transaction ids are derived from the pair's id: an
 edit's from the event it replaces as read just before and the new text (a retry of the same edit
 reuses it, and Synapse returns the event it already made), a redaction's from the pair's id alone.
+
+With `embed: image` the message is one `m.image` event, the post's image with the message as its
+caption (channels/matrix_media.py); the default `card` is the text message, whose link clients
+preview.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
@@ -63,9 +67,12 @@ from mkdocs_syndicate.channel_api import (
     Http,
     Kind,
     LengthRule,
+    Media,
+    MediaState,
     Option,
     Outcome,
     Post,
+    PostImage,
     Prepared,
     Presence,
     Record,
@@ -77,10 +84,12 @@ from mkdocs_syndicate.channel_api import (
     error_detail,
     identifier,
     json_object,
+    post_image,
     render_message,
     status_outcome,
     transport_outcome,
 )
+from mkdocs_syndicate.channels import matrix_media
 
 if TYPE_CHECKING:
     import httpx
@@ -107,6 +116,7 @@ class MatrixChannel(Channel):
     rate_limit_checked_first = True  # Synapse refuses with 429 before it makes anything (above)
     edits_in_place = True  # an m.replace edit of the message
     deletes = True  # a redaction of the message
+    uploads = True  # `embed: image`: the post's image in the content repository, before the message
     options: ClassVar[Mapping[str, Option]] = {
         "homeserver": Option("url", required=True, help="e.g. https://matrix.org"),
         "room_id": Option(
@@ -116,6 +126,13 @@ class MatrixChannel(Channel):
         ),
         "access_token": Option("secret", required=True, help="a bot account's token, e.g. !ENV MATRIX_TOKEN"),
         "web_url": Option("url", default="https://matrix.to", help="where a message's link points"),
+        "embed": Option(
+            "choice",
+            default="card",
+            choices=("card", "image"),
+            help="card: a text message, whose link clients preview; image: an m.image of the post's image, "
+            "the message its caption",
+        ),
     }
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
@@ -178,13 +195,32 @@ class MatrixChannel(Channel):
             where=self.settings.where("template"),
         )
         key = client_id(post.url, self.id, "matrix-transaction")
-        return Prepared(message, idempotency_key=key, description=message.text)
+        image = None
+        if self.settings.options["embed"] == "image":
+            image, notes = post_image(post, self.site.url, self.site.site_dir)
+            message = replace(message, notes=(*message.notes, *notes))
+        extra = f"{image.sha256}\n{image.alt}" if image is not None else ""
+        digest = hashlib.sha256(f"{message.text}\n{extra}".encode()).hexdigest() if image is not None else None
+        return Prepared(message, idempotency_key=key, description=message.text, image=image, payload_sha256=digest)
+
+    def _content(self, text: str, key: str, image: PostImage | None, media: tuple[Media, ...]) -> dict[str, Any]:
+        """The message's content: a text message, or (`embed: image`, once uploaded) the image."""
+        if image is not None and media:
+            return matrix_media.image_content(text, image, media[0], (MARKER, key))
+        return {"msgtype": "m.text", "body": text, MARKER: key}
+
+    async def upload(self, http: Http, post: Post, image: PostImage) -> Outcome:
+        homeserver = str(self.settings.options["homeserver"])
+        return await matrix_media.upload(http, homeserver, self._auth(), image, post.source or post.key)
+
+    async def read_media(self, http: Http, media: Media) -> MediaState:
+        return await matrix_media.read(http, str(self.settings.options["homeserver"]), self._auth(), media)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         import httpx
 
         assert prepared.message is not None and prepared.idempotency_key
-        content = {"msgtype": "m.text", "body": prepared.message.text, MARKER: prepared.idempotency_key}
+        content = self._content(prepared.message.text, prepared.idempotency_key, prepared.image, prepared.media)
         path = f"/rooms/{quote(self._room, safe='')}/send/m.room.message/{prepared.idempotency_key}"
         try:
             answer = await http.request("PUT", self._url(path), json=content, headers=self._auth())
@@ -231,9 +267,10 @@ class MatrixChannel(Channel):
             return _Read("unknown", "the event's latest replacement is unreadable")
         return _Read("ours", content=new, latest=latest)
 
-    def _says(self, read: _Read, prepared: Prepared) -> bool:
+    def _says(self, read: _Read, prepared: Prepared, media: tuple[Media, ...] = ()) -> bool:
         assert read.content is not None and prepared.message is not None
-        return read.content.get("msgtype") == "m.text" and read.content.get("body") == prepared.message.text
+        wanted = self._content(prepared.message.text, "", prepared.image, media)
+        return bool(read.content.get("msgtype") == wanted["msgtype"] and read.content.get("body") == wanted["body"])
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """An m.replace edit of the copy, after a read of it: a redacted copy is not edited (GONE),
@@ -250,14 +287,14 @@ class MatrixChannel(Channel):
             return Outcome(Kind.GONE, error="the message was redacted; it is not edited")
         if read.state != "ours":
             return Outcome(Kind.NOT_SENT, error=f"{read.reason}; no edit was sent")
-        if self._says(read, prepared):
+        if self._says(read, prepared, record.media):
             return Outcome(Kind.DONE, remote_id=record.remote_id, remote_url=record.remote_url)
-        text = prepared.message.text
-        fallback = text.encode("utf-8")[:FALLBACK_BYTES].decode("utf-8", errors="ignore")
+        new = self._content(prepared.message.text, record.idempotency_key, prepared.image, record.media)
+        fallback = new["body"].encode("utf-8")[:FALLBACK_BYTES].decode("utf-8", errors="ignore")
         content = {
-            "msgtype": "m.text",
+            **{k: v for k, v in new.items() if k != MARKER},  # the fallback, for clients without edits
             "body": f"* {fallback}",
-            "m.new_content": {"msgtype": "m.text", "body": text, MARKER: record.idempotency_key},
+            "m.new_content": new,  # an image's edit keeps the image (the upload the record names)
             "m.relates_to": {"rel_type": "m.replace", "event_id": record.remote_id},
         }
         txn = _txn_id("edit", record.idempotency_key, read.latest, prepared.sha256 or "")
@@ -280,7 +317,7 @@ class MatrixChannel(Channel):
             return Copy.GONE
         if read.state != "ours" or prepared.message is None:
             return Copy.UNKNOWN
-        return Copy.MATCHES if self._says(read, prepared) else Copy.DIFFERS
+        return Copy.MATCHES if self._says(read, prepared, record.media) else Copy.DIFFERS
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """A redaction of the copy's event. Synapse answers 200 with the redaction's event id, also
