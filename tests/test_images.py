@@ -162,3 +162,14 @@ def test_the_plugins_choice_front_matter_first_then_the_pages_first_image_and_ba
     assert _image({}, "<p>none</p>", url, src) == (None, None)
     with pytest.raises(PostError, match=r"docs/blog/p.md: front matter 'image_alt' must be text"):
         _image({"image": "/img/a.png", "image_alt": 3}, page, url, src)
+
+
+def test_dev_takes_the_posts_own_image_as_its_cover_never_its_bodys_first_image(tmp_path):
+    from mkdocs_syndicate.channels.forem import ForemChannel
+
+    (in_body,) = feed_with(tmp_path, {"content_html": '<p>x</p><img src="/img/a.png" alt="A">'})
+    (own,) = feed_with(tmp_path, {"image": "/img/e.png", "content_html": '<img src="/img/a.png" alt="A">'})
+    dev = channel(tmp_path, Site(SITE_URL, "Site"), {"type": "forem", "api_key": "k"})
+    assert isinstance(dev, ForemChannel)
+    assert in_body.image_in_body and "main_image" not in dev.article(in_body)["article"]
+    assert dev.article(own)["article"]["main_image"] == "https://example.com/img/e.png"

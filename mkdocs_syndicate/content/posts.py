@@ -34,6 +34,7 @@ class Post:
     body_html: str = ""  # the post's content as the site shows it (MkDocs' HTML, a feed's content)
     image: str | None = None  # absolute URL of the post's image, if any (content/images.py chose it)
     image_alt: str | None = None  # its alt text: None when none was given, "" when decorative on purpose
+    image_in_body: bool = False  # the image is the first the post shows (no front matter or feed image)
     opted_out: bool = False  # front matter `syndicate: false`
     overrides: dict[str, ChannelOverride] = field(default_factory=dict)
     excerpt_source: str = ""  # without a description: the Markdown of its excerpt (made text on use)

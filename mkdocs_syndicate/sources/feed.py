@@ -382,9 +382,9 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
         summary = ""
     body = entry.content_html if entry.content_html.strip() else ""
     image = urljoin(link, entry.image) if isinstance(entry.image, str) and entry.image else None
-    alt = None  # an enclosure has no alt text; the first image of the content has its own
+    alt, in_body = None, False  # an enclosure has no alt text; the first image of the content has its own
     if image is None and (found := first_image(body, link)) is not None:
-        image, alt = found
+        (image, alt), in_body = found, True
     post = Post(
         key=key,
         url=url,
@@ -396,6 +396,7 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
         body_html=body,
         image=image,
         image_alt=alt,
+        image_in_body=in_body,
         body_missing=not body,
     )
     check_text(post)  # a lone surrogate leaves this entry out, not the whole run

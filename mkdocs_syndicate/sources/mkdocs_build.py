@@ -164,6 +164,7 @@ def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...
         code_languages=code_languages(markdown),
         image=image,
         image_alt=image_alt,
+        image_in_body=image is not None and not meta.get("image"),
         opted_out=enabled is False,
         overrides=overrides,
         excerpt_source=excerpt_source,
