@@ -306,7 +306,7 @@ class MastodonChannel(Channel):
         form: dict[str, str | list[str]] = {"status": prepared.message.text}
         if self.settings.options.get("language"):
             form["language"] = self.settings.options["language"]
-        if record.media:  # an edit without media_ids[] removes the status's media (UpdateStatusService)
+        if record.media:  # kept: 3.5's UpdateStatusService detached media an edit did not name (4.x keeps them)
             form["media_ids[]"] = [media.id for media in record.media]
         url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
         try:
