@@ -196,4 +196,4 @@ def test_a_post_without_an_image_changes_nothing(tmp_path, sandbox, clock):
     report = run(tmp_path, SPECS["mastodon"].raw(sandbox), [make_post(1)], clock, png(8, 8))
     assert [r.state for r in report.results] == ["done"]
     assert not record(tmp_path).media and not sandbox.snapshot()["mastodon"].get("media")
-    assert State.DONE == record(tmp_path).state
+    assert record(tmp_path).state == State.DONE
