@@ -140,3 +140,5 @@ def test_a_blob_the_pds_does_not_hold_is_uploaded_again_and_the_post_names_it(pd
     first, _, _ = thread_of(pds, pds.account("alice.test").did, site_url)
     (shown,) = first["value"]["embed"]["images"]
     assert shown["image"]["ref"]["$link"] != gone.id and shown["image"]["size"] == len(image)
+    done = Ledger.read(tmp_path / "ledger.yml").record("blog/cover/", "bsky")
+    assert [m.id for m in done.media] == [shown["image"]["ref"]["$link"]]  # the ledger names the new upload

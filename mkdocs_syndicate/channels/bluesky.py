@@ -206,6 +206,7 @@ class BlueskyChannel(AtprotoSessionChannel):
         assert self._session is not None
         record = self.record(post, prepared.message.text, prepared.created_at, prepared.image, prepared.media)
         body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": prepared.idempotency_key}
+        again: Outcome | None = None  # the image uploaded again, when the stored blob proved gone
         try:
             if prepared.image is None:
                 blob = await self._uploaded_thumb(http, post)
@@ -229,7 +230,8 @@ class BlueskyChannel(AtprotoSessionChannel):
         except BadAnswer:
             return Outcome(Kind.NOT_SENT, error="uploadBlob answered unreadably; nothing was posted")
         if response.status_code == 200:
-            return put_outcome(response, self._web_url(prepared.idempotency_key))
+            made = put_outcome(response, self._web_url(prepared.idempotency_key))
+            return replace(made, media=again.media) if again is not None else made  # the ledger names it
         if response.status_code == 400:
             return put_refused(response)
         return status_outcome(response, http.now())

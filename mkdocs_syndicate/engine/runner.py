@@ -400,6 +400,7 @@ class Runner:
                 self, http, pair, as_sent(pair, previous[0]), previous[0], self.report.warnings
             )
             outcome = failed or await channel.send(http, pair.post, prepared)
+            await uploads.record_new_upload(self, pair, outcome)
         checkpoints.hit("after_response")
         return outcome
 

@@ -123,3 +123,12 @@ def _status_not_sent(upload: Outcome) -> Outcome:
     if upload.kind in (Kind.REFUSED, Kind.AUTH, Kind.RATE_LIMITED):
         return replace(upload, error=why, media=None)
     return Outcome(Kind.NOT_SENT, error=why)
+
+
+async def record_new_upload(host: UpdateHost, pair: PendingPair, outcome: Outcome) -> None:
+    """A send that had to upload the image again (Bluesky: putRecord proved the stored blob gone)
+    says what it made: the record names it from now on, not the upload that is gone."""
+    current = host.record_of(pair)
+    if outcome.media is None or current is None or current.media == (outcome.media,):
+        return
+    await host.write_records([(pair, replace(current, media=(outcome.media,)))])
