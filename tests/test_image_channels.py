@@ -7,11 +7,10 @@ m.image with its caption."""
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 
 import pytest
 from channel_specs import SPECS
-from conftest import ListReporter, make_post, write_ledger
+from conftest import ListReporter, make_post
 from PIL import Image
 
 from mkdocs_syndicate.config.run import Site, parse_options
@@ -101,24 +100,21 @@ def test_mastodon_image_over_the_instances_limit_is_made_to_fit_it(tmp_path, san
     assert media.mime == "image/jpeg" and media.size is not None and media.size <= limit
 
 
+def refuse_next_status(sandbox) -> None:
+    """The next status is refused (422) after its image was uploaded: the upload stays recorded."""
+    refusal = {"status": 422, "body": {"error": "Validation failed: no"}}
+    sandbox.add_fault({"channel": "mastodon", "match": "POST /api/v1/statuses", "action": "status", **refusal})
+
+
 def test_mastodon_reuses_a_stored_upload_and_uploads_again_only_when_it_is_gone(tmp_path, sandbox, clock):
     """The first run's status is refused after its upload: the upload is recorded. A rerun within
     the retention reuses it (no second upload); once the instance removed it (its own 404),
     the image is uploaded again."""
     raw = SPECS["mastodon"].raw(sandbox)
-    sandbox.add_fault(
-        {
-            "channel": "mastodon",
-            "match": "POST /api/v1/statuses",
-            "action": "status",
-            "status": 422,
-            "body": {"error": "Validation failed: no"},
-        }
-    )
+    refuse_next_status(sandbox)
     run(tmp_path, raw, [image_post()], clock, png(120, 80))
     failed = record(tmp_path)
     assert failed.state == "failed" and len(failed.media) == 1
-    write_ledger(tmp_path / "ledger.yml", {("blog/post-1/", "ch"): replace(failed, error="resolved by hand")})
     report = run(tmp_path, raw, [image_post()], clock, png(120, 80))
     assert [r.state for r in report.results] == ["done"], report.results
     state = sandbox.snapshot()["mastodon"]
@@ -126,16 +122,8 @@ def test_mastodon_reuses_a_stored_upload_and_uploads_again_only_when_it_is_gone(
 
     # A second post, refused the same way, then retried after the instance removed its upload.
     sandbox.set_quirks("mastodon", media_retention=60)
-    sandbox.add_fault(
-        {
-            "channel": "mastodon",
-            "match": "POST /api/v1/statuses",
-            "action": "status",
-            "status": 422,
-            "body": {"error": "Validation failed: no"},
-        }
-    )
-    post = replace(image_post(2), image=f"{SITE_URL}img/cover.png")
+    refuse_next_status(sandbox)
+    post = image_post(2)
     run(tmp_path, raw, [post], clock, png(120, 80))
     stored = Ledger.read(tmp_path / "ledger.yml").record(post.key, "ch")
     assert stored.state == "failed" and len(stored.media) == 1
