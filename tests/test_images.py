@@ -105,6 +105,7 @@ def test_the_warning_reaches_the_plan_of_a_channel_that_sends_the_image(tmp_path
     masto = {"type": "mastodon", "instance": "https://mastodon.example", "token": "t"}
     prepared = channel(tmp_path, site, masto).prepare(post)
     assert prepared.image is not None and any("has no alt text" in w for w in prepared.warnings)
+    assert channel(tmp_path, site, masto).preview(post, prepared).endswith("\n[image a.png, no alt text]")
     assert channel(tmp_path, site, {**masto, "embed": "card"}).prepare(post).image is None
     bsky = {"type": "bluesky", "handle": "me.bsky.social", "app_password": "p"}
     assert channel(tmp_path, site, bsky).prepare(post).image is None  # the card stays Bluesky's default

@@ -207,8 +207,12 @@ class Channel:
         raise NotImplementedError
 
     def preview(self, post: Post, prepared: Prepared) -> str:
-        """What `mkdocs-syndicate plan` shows of the payload (the message, by default)."""
-        return prepared.description
+        """What `mkdocs-syndicate plan` shows of the payload (the message, by default, and the
+        image an `uploads` type sends with it)."""
+        if prepared.image is None:
+            return prepared.description
+        alt = f"alt text: {prepared.image.alt}" if prepared.image.alt else "no alt text"
+        return f"{prepared.description}\n[image {prepared.image.filename}, {alt}]"
 
     def site_files(self) -> list[tuple[str, str]]:
         """Files this channel adds to the built site, as (path in the site, text): they deploy
