@@ -49,21 +49,32 @@ LONG = {
 # default) to the thread's first part, uploaded before it with its id recorded first.
 IMAGE_POST, IMAGE_ALT = "blog/three/", "Three's cover: a gradient"
 KEY_FILE = "crash-key-1234"
-TIMEOUT, SETTLE = 1.0, 2.0  # per channel: short, so slow-commit scenarios time out quickly
+# A channel whose emulator commits after the client gives up gets a short timeout, so those
+# scenarios time out quickly; every other channel a long one, so that a busy machine (a request
+# slowed past a second) never turns a plain scenario into a timed-out one: the kill tests count
+# checkpoints along a clean run's path. Settle is twice the timeout, as the settings require;
+# the scenarios' clocks jump past it (Scenario.settle), so a long one costs no waiting.
+TIMEOUT, SETTLE = 1.0, 2.0
+LONG_TIMEOUT, LONG_SETTLE = 30.0, 60.0
 
 # Counts reported at the end of the test session (conftest's terminal summary).
 STATS: Counter = Counter()
 
 
-def channels(url: str, *, removals: bool = False, threads: bool = False) -> dict:
+def timing(emulator: str, hostile: str) -> dict[str, float]:
+    """The short timeout only where this scenario's emulator commits after it (see TIMEOUT)."""
+    delay = HOSTILE[hostile].get(emulator, {}).get("commit_delay", 0.0)
+    return {"timeout": TIMEOUT, "settle": SETTLE} if delay > TIMEOUT else {"timeout": LONG_TIMEOUT, "settle": LONG_SETTLE}
+
+
+def channels(url: str, *, hostile: str = "plain", removals: bool = False, threads: bool = False) -> dict:
     """The IndexNow ping and every at-most-once type in the registry, at the private emulator;
     with `removals`, `removals: delete` on every type that can delete (the others keep)."""
-    timing = {"timeout": TIMEOUT, "settle": SETTLE}
     found: dict[str, dict[str, Any]] = {
-        "ping": {"type": "indexnow", "endpoint": url + "/indexnow", "key": KEY_FILE, **timing}
+        "ping": {"type": "indexnow", "endpoint": url + "/indexnow", "key": KEY_FILE, **timing("indexnow", hostile)}
     }
     for channel_id, name in AT_MOST_ONCE.items():
-        found[channel_id] = SPECS[name].raw_at(url, **timing)
+        found[channel_id] = SPECS[name].raw_at(url, **timing(name, hostile))
         if threads and TYPES[name].client_class().threads:  # the long post goes out as a thread (issue 35)
             found[channel_id]["thread"] = True
     if removals:
@@ -112,7 +123,7 @@ class Scenario:
             "ledger": str(self.folder / "ledger.yml"),
             "site_url": self.site,
             "site_dir": str(self.folder / "site"),
-            "channels": channels(self.server.url, removals=self.removals, threads=self.threads),
+            "channels": channels(self.server.url, hostile=self.hostile, removals=self.removals, threads=self.threads),
             "posts": [
                 {
                     "key": k,
@@ -181,7 +192,7 @@ class Scenario:
         """Let the settle time pass: the emulator has finished everything it was sent, and both
         clocks move past the child's settle window."""
         self.server.wait_idle(timeout=30)
-        self.offset += SETTLE + 1.0
+        self.offset += LONG_SETTLE + 1.0
 
     # ---------------------------------------------------------------- invariants
 

@@ -6,7 +6,7 @@ Each scenario is 3 posts × 5 channels against its own emulator, run in child pr
 - the emulator SIGKILLs the client just before and just after committing, for every post and channel;
 - double crashes: the recovery run is killed too (sampled);
 - a random soak: jittered latency and 1-3 kills per seed, timed from the child's first checkpoint
-  (40 seeds in the dev profile, 200 in ci; SYNDICATE_SOAK_SEEDS overrides both).
+  (20 seeds in the dev profile, 200 in ci; SYNDICATE_SOAK_SEEDS overrides both).
 Every kind of scenario also runs against hostile servers (crashlab.HOSTILE): a Mastodon that
 ignores Idempotency-Key or answers a replayed key with 500, and slow commits, some of them slower
 than the client's timeout.
@@ -30,7 +30,7 @@ from mkdocs_syndicate.ledger.store import Ledger
 pytestmark = pytest.mark.crash
 
 WORKERS = 4
-SOAK_SEEDS = int(os.environ.get("SYNDICATE_SOAK_SEEDS", sized(dev=40, ci=200)))
+SOAK_SEEDS = int(os.environ.get("SYNDICATE_SOAK_SEEDS", sized(dev=20, ci=200)))
 SOAK_FIRST_SEED = int(os.environ.get("SYNDICATE_SOAK_SEED", "0"))
 
 
@@ -238,7 +238,7 @@ def test_random_kill_soak(tmp_path):
     assert inside * 2 > len(kills), "most kills must land inside an in_flight window"
 
 
-LIFE_SOAK_SEEDS = int(os.environ.get("SYNDICATE_SOAK_SEEDS", "20"))
+LIFE_SOAK_SEEDS = int(os.environ.get("SYNDICATE_SOAK_SEEDS", sized(dev=10, ci=40)))
 LIFE_WINDOW = 0.4  # seconds: about a run that edits one post's copies and deletes another's
 
 

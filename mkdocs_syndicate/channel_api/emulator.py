@@ -22,6 +22,7 @@ class Host(Protocol):
     now: Callable[[], float]  # the clock, shared with tests' virtual one
     public_base: str  # where the links it hands out point
     key_file_root: Path | None  # the built site, for IndexNow's key file
+    state_dir: Path  # where state.json is, and the uploads the emulators keep (sandbox/media_files.py)
     idempotency_ttl: float
     quirks: dict[str, dict[str, Any]]
     emulators: dict[str, Emulator]

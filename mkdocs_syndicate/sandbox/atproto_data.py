@@ -13,6 +13,8 @@ from typing import Any
 
 import regex
 
+from mkdocs_syndicate.sandbox.media_files import image_type
+
 TID = re.compile(r"[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}")
 RKEY = re.compile(r"[A-Za-z0-9._:~-]{1,512}")  # the record-key syntax
 # An NSID (https://atproto.com/specs/nsid): a reversed domain and a name, e.g. site.standard.document.
@@ -98,12 +100,4 @@ def sniffed(data: bytes) -> str | None:
     ):
         if data.startswith(magic):
             return mime
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
+    return image_type(data)

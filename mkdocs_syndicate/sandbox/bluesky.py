@@ -14,8 +14,9 @@ strings (dag-cbor or raw codec, sha2-256), so the official SDK can decode them.
 
 Written from the service's rules, not from the client: its own TIDs, its own grapheme counting.
 The account (sessions, tokens, status) is sandbox/atproto_account.py's, the lexicons
-sandbox/atproto_lexicon.py's, the data formats (CIDs, TIDs, datetimes) sandbox/atproto_data.py's;
-standard.site's emulator (sandbox/standard.py) is this PDS under another name.
+sandbox/atproto_lexicon.py's, blobs and images sandbox/atproto_blobs.py's, the data formats
+(CIDs, TIDs, datetimes) sandbox/atproto_data.py's; standard.site's emulator (sandbox/standard.py) is
+this PDS under another name.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from mkdocs_syndicate.channel_api import Request, Response, first_url
-from mkdocs_syndicate.sandbox import conversations
+from mkdocs_syndicate.sandbox import atproto_blobs, conversations
 from mkdocs_syndicate.sandbox.atproto_account import APP_PASSWORD, DID, HANDLE, WRITE_WINDOW, AtprotoAccountEmulator
 from mkdocs_syndicate.sandbox.atproto_data import (
     NSID,
@@ -37,7 +38,6 @@ from mkdocs_syndicate.sandbox.atproto_data import (
     grapheme_count,
     iso_ms,
     make_cid,
-    sniffed,
     tid,
 )
 from mkdocs_syndicate.sandbox.atproto_lexicon import (
@@ -116,6 +116,10 @@ class BlueskyEmulator(AtprotoAccountEmulator):
                 "at": r.get("at"),
                 "link": f"{public_base}/bluesky/profile/{HANDLE}/post/{rkey}",
                 "in_reply_to": ((r["value"].get("reply") or {}).get("parent") or {}).get("uri"),
+                "images": [
+                    {"src": image["fullsize"], "alt": image["alt"]}
+                    for image in (atproto_blobs.images_view(r["value"], public_base) or {}).get("images", [])
+                ],
             }
             for rkey, r in state.get("records", {}).items()
         ]
@@ -144,6 +148,9 @@ class BlueskyEmulator(AtprotoAccountEmulator):
         """The public AppView: the one read a reader's browser makes (comments: true)."""
         if method == "app.bsky.feed.getPostThread" and request.method == "GET":
             return self._thread(request.arg("uri") or "", int(request.arg("depth", "6") or 6))
+        if method == "app.bsky.feed.getPosts" and request.method == "GET":  # unknown URIs are left out
+            views = [self._post_view(uri) for uri in request.query.get("uris", [])[:25]]
+            return Response(200, {"posts": [v for v in views if v]}, {"Access-Control-Allow-Origin": "*"})
         return self._not_implemented(method)
 
     def _not_implemented(self, method: str) -> Response:
@@ -224,27 +231,11 @@ class BlueskyEmulator(AtprotoAccountEmulator):
             bad_langs(record.get("langs"))
             or bad_facets(record, text)
             or bad_reply(record.get("reply"))
-            or self._bad_thumb(record)
+            or atproto_blobs.embed_problem(record.get("embed"), self._image_max())
         )
 
-    def _bad_thumb(self, record: dict[str, Any]) -> str | None:
-        thumb = ((record.get("embed") or {}).get("external") or {}).get("thumb")
-        if thumb is None:
-            return None
-        if thumb.get("size", 0) > 1_000_000 or thumb.get("ref", {}).get("$link") not in self.state["blobs"]:
-            return invalid_post("thumb blob is missing or over 1000000 bytes")
-        if not str(thumb.get("mimeType", "")).startswith("image/"):
-            # The lexicon's `accept: ["image/*"]`, checked on the type the record names.
-            return invalid_post(
-                f'Expected "image/*" (got "{thumb.get("mimeType")}") at $.record.embed.external.thumb.mimeType'
-            )
-        stored = self.state["blobs"].get(thumb.get("ref", {}).get("$link"), {})
-        if thumb.get("mimeType") != stored.get("mimeType"):
-            return (
-                f"Referenced Mimetype does not match stored blob. Expected: {stored.get('mimeType')}, "
-                f"Got: {thumb.get('mimeType')}"
-            )
-        return None
+    def _image_max(self) -> int:
+        return int(self.quirks.get("image_blob_max_size", atproto_blobs.IMAGE_MAX_SIZE))
 
     def _write(self, request: Request, put: bool) -> Response:
         try:
@@ -255,6 +246,9 @@ class BlueskyEmulator(AtprotoAccountEmulator):
         problem = _write_problem(body, rkey) or self._validate(body.get("record"), str(body.get("collection")))
         if problem:
             return self._error(400, "InvalidRequest", problem)
+        refused = atproto_blobs.refs_problem(self, body["record"])  # after the lexicon, as the PDS
+        if refused is not None:
+            return refused
         headers = self._rate_headers()
         if headers["RateLimit-Remaining"] == "0":
             return self.rate_limited({"reset_in": WRITE_WINDOW})
@@ -264,6 +258,7 @@ class BlueskyEmulator(AtprotoAccountEmulator):
         answer = self._over(existing, body, put, cid) if existing is not None else None
         if answer is not None:
             return answer
+        atproto_blobs.make_permanent(self, record)
         return self._commit(rkey, record, cid, cost=2 if put else 3, collection=collection)
 
     def _table(self, collection: str, *, create: bool = False) -> dict[str, Any]:
@@ -355,7 +350,8 @@ class BlueskyEmulator(AtprotoAccountEmulator):
     def _post_view(self, uri: str) -> dict[str, Any] | None:
         rkey = uri.rsplit("/", 1)[-1]
         if uri == f"at://{DID}/{COLLECTION}/{rkey}" and (found := self._visible_record(rkey)) is not None:
-            return {
+            embed = atproto_blobs.images_view(found["value"], self.server.public_base)
+            return ({"embed": embed} if embed else {}) | {
                 "uri": uri,
                 "cid": found["cid"],
                 "author": {"did": DID, "handle": HANDLE, "displayName": "Sandbox"},
@@ -438,21 +434,6 @@ class BlueskyEmulator(AtprotoAccountEmulator):
         self.state.setdefault("replies", []).append(entry)
         return post
 
-    def _upload(self, request: Request) -> Response:
-        # The PDS sniffs the bytes (file-type) and keeps the claimed type only when they say
-        # nothing (checked against the reference PDS): a PDF sent as image/png is stored as
-        # application/pdf, but plain text sent as image/png stays image/png, and a card may then
-        # use it. Only the client's own sniffing keeps a non-image out of a post.
-        claimed = request.headers.get("content-type")
-        if not claimed:
-            return self._error(400, "InvalidRequest", "Request encoding (Content-Type) required but not provided")
-        cid = make_cid(request.body, 0x55)
-        mime = sniffed(request.body) or claimed
-        self.state["blobs"][cid] = {"size": len(request.body), "mimeType": mime}
-        return Response(
-            200, {"blob": {"$type": "blob", "ref": {"$link": cid}, "mimeType": mime, "size": len(request.body)}}
-        )
-
 
 # (HTTP method, XRPC method) -> handler: what answers without a session, and what needs one.
 BlueskyEmulator._OPEN = {
@@ -467,5 +448,5 @@ BlueskyEmulator._AUTHED = {
     ("POST", "com.atproto.repo.putRecord"): BlueskyEmulator._put_record,
     ("POST", "com.atproto.repo.createRecord"): BlueskyEmulator._create_record,
     ("POST", "com.atproto.repo.deleteRecord"): BlueskyEmulator._delete_record,
-    ("POST", "com.atproto.repo.uploadBlob"): BlueskyEmulator._upload,
+    ("POST", "com.atproto.repo.uploadBlob"): atproto_blobs.upload,
 }

@@ -1,7 +1,16 @@
 """DEV / Forem API emulator (reference: docs/design/services.md, "DEV / Forem"): api-key and the v1 Accept header,
 POST /api/articles (201 + Location), PUT /api/articles/{id}, the own-articles listings, site-wide
 uniqueness of a published canonical_url (422), the 5-minute title rule, the 4-tag limit, and the
-per-user creation limit (429 with Retry-After)."""
+per-user creation limit (429 with Retry-After).
+
+`main_image` (the cover) is checked as Article checks it (forem/forem app/models/article.rb:
+`validates :main_image, url: { allow_blank: true, schemes: %w[https http] }`, the validate_url
+gem: an http(s) URL with a host, else "Main image is not a valid URL"). Nothing fetches it while
+the article is saved: Articles::EnrichImageAttributesWorker reads its size later, in the
+background, and tolerates a URL that does not answer or is no image, so such a cover is taken.
+The API shows it as `cover_image`, the URL of DEV's image optimizer that serves it
+(Images::Optimizer: `media2.dev.to/dynamic/image/width=1000,height=420,…/<the URL, escaped>`),
+not the URL sent."""
 
 from __future__ import annotations
 
@@ -10,6 +19,7 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
+from urllib.parse import quote, urlsplit
 
 import regex
 
@@ -28,6 +38,15 @@ def _iso(epoch: float) -> str:
 
 def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "post"
+
+
+def _valid_url(value: str) -> bool:
+    """validate_url's test with `schemes: %w[https http]`: it parses, has one of them and a host."""
+    try:
+        parts = urlsplit(value)
+        return parts.scheme in ("http", "https") and bool(parts.hostname) and not re.search(r"\s", value)
+    except ValueError:
+        return False
 
 
 def _title_problems(article: dict[str, Any]) -> list[str]:
@@ -73,6 +92,8 @@ class ForemEmulator(Emulator):
                 "announces": a.get("canonical_url", ""),
                 "at": a.get("created_epoch"),
                 "link": a.get("url", ""),
+                # A cover is the site's own image, not one the service keeps: shown as a link.
+                "images": [{"src": a["main_image"], "alt": None, "remote": True}] if a.get("main_image") else [],
             }
             for a in state.get("articles", [])
             if a.get("user") == USERNAME
@@ -180,6 +201,8 @@ class ForemEmulator(Emulator):
     def _validate(self, article: dict[str, Any], current_id: int | None = None) -> str | None:
         """Every problem Rails' validations find, in one sentence each, or None."""
         problems = [*_title_problems(article), *_tag_problems(article.get("tags") or [])]
+        if article.get("main_image") and not _valid_url(str(article["main_image"])):
+            problems.append("Main image is not a valid URL")
         committed = self.visible(self.state["articles"])  # Rails validates, then inserts: no lock
         if self._canonical_taken(article, committed, current_id):
             problems.append("Canonical url has already been taken. Email yo@dev.to for further details.")
@@ -243,6 +266,7 @@ class ForemEmulator(Emulator):
             "tag_list": ", ".join(article.get("tags") or []),
             "body_markdown": article.get("body_markdown") or "",
             "main_image": article.get("main_image"),
+            "cover_image": self._cover(article.get("main_image")),
             "user": user,
             "created_epoch": now,
             "visible_at": visible_at,
@@ -264,8 +288,16 @@ class ForemEmulator(Emulator):
         problem = self._validate(merged, current_id=article_id)
         if problem:
             return self._error(422, problem)
-        found.update({k: v for k, v in article.items() if k in found})
+        found.update({k: v for k, v in article.items() if k in found and k != "cover_image"})
+        found["cover_image"] = self._cover(found.get("main_image"))
         return Response(200, found)
+
+    def _cover(self, main_image: Any) -> str | None:
+        """`cover_image`: the cover as DEV's image optimizer serves it (here, under /forem)."""
+        if not main_image:
+            return None
+        fit = "width=1000,height=420,fit=cover,gravity=auto,format=auto"
+        return f"{self.server.public_base}/forem/dynamic/image/{fit}/{quote(str(main_image), safe='')}"
 
     def _list(self, which: str, request: Request) -> Response:
         try:

@@ -3,7 +3,7 @@
 lock), verify_credentials, the own-statuses listing with max_id/min_id/limit and a Link header,
 the instance's limits, the 500-character rule with URLs counted as 23, X-RateLimit-* headers.
 A status's text (its length, HTML and language) is sandbox/mastodon_text.py's, the tokens and
-their scopes sandbox/mastodon_tokens.py's."""
+their scopes sandbox/mastodon_tokens.py's, its media attachments sandbox/mastodon_media.py's."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 
 from mkdocs_syndicate.channel_api import Emulator, Request, Response, first_url
 from mkdocs_syndicate.sandbox import conversations
+from mkdocs_syndicate.sandbox.mastodon_media import MastodonMedia, images_of, instance, media_attributes, media_ids
 from mkdocs_syndicate.sandbox.mastodon_text import ACCOUNT_LANGUAGE, countable_length, linkify, posting_language
 from mkdocs_syndicate.sandbox.mastodon_threading import ancestor_ids, is_public, self_replies_first
 from mkdocs_syndicate.sandbox.mastodon_tokens import (
@@ -71,11 +72,16 @@ class MastodonEmulator(Emulator):
                 "at": s.get("created_epoch"),
                 "link": s.get("url", ""),
                 "in_reply_to_id": s.get("in_reply_to_id"),
+                "images": images_of(state, s, public_base),
             }
             for s in state.get("statuses", [])
         ]
 
     # ---------------------------------------------------------------- helpers
+
+    @property
+    def media(self) -> MastodonMedia:
+        return MastodonMedia(self)
 
     def _public(self) -> str:
         return f"{self.server.public_base}/mastodon"
@@ -121,6 +127,7 @@ class MastodonEmulator(Emulator):
                 "reblog": None,
                 "spoiler_text": "",
                 "sensitive": False,
+                "media_attachments": self.media.of_status(status),
             }
             | conversations.mastodon_counts(self.state, status)
         )
@@ -152,7 +159,7 @@ class MastodonEmulator(Emulator):
         if _STATUS.fullmatch(request.path) and request.method == "GET" and "authorization" not in request.headers:
             return self._public_status(request.path.rsplit("/", 1)[-1])
         if request.path == "/api/v2/instance" and request.method == "GET":  # public, no token
-            return Response(200, self._instance())
+            return Response(200, instance(self._max_characters()))
         if request.path == "/oauth/token/info" and request.method == "GET":
             return token_info(request, self._scopes(request))
         scopes = self._scopes(request)
@@ -164,20 +171,6 @@ class MastodonEmulator(Emulator):
                 # scope covers its granular ones); else a 403 with Doorkeeper's body and header.
                 return action(self, request) if allows(scopes, *needs) else outside()
         return Response(404, {"error": "Record not found"})
-
-    def _instance(self) -> dict[str, Any]:
-        """GET /api/v2/instance: the limits a client fits its statuses to."""
-        return {
-            "domain": "sandbox",
-            "version": "4.3.0",
-            "configuration": {
-                "statuses": {
-                    "max_characters": self._max_characters(),
-                    "characters_reserved_per_url": 23,
-                    "max_media_attachments": 4,
-                }
-            },
-        }
 
     # ---------------------------------------------------------------- replies (comments: true)
 
@@ -309,7 +302,8 @@ class MastodonEmulator(Emulator):
         remembered = self.state["idempotency"].get(key) if key else None
         if remembered and remembered["at"] <= now < remembered["at"] + self.server.idempotency_ttl:
             return self._replay(remembered["id"], now)
-        refused = self._invalid(fields)
+        attached = media_ids(request) or []  # PostStatusService#validate_media!, before the text
+        refused = self.media.check(attached, None) or self._invalid(fields, with_media=bool(attached))
         if refused is not None:
             return refused
         headers = self._rate_headers(now)
@@ -319,6 +313,7 @@ class MastodonEmulator(Emulator):
         committed = self.commit_time()
         status = self._status(str((int(committed * 1000) << 16) | (self.state["seq"] & 0xFFFF)), committed, fields)
         status["idempotency_key"] = key
+        self.media.attach(attached, status)
         self.state["statuses"].append(status)
         if key:
             self.state["idempotency"][key] = {"id": status["id"], "at": committed}
@@ -344,10 +339,11 @@ class MastodonEmulator(Emulator):
                 return Response(200, self._entity(status), self._rate_headers(now))
         return Response(404, {"error": "Record not found"})
 
-    def _invalid(self, fields: dict[str, Any]) -> Response | None:
-        """Status's validations, in Mastodon's words: a 422 naming what is wrong, or None."""
+    def _invalid(self, fields: dict[str, Any], *, with_media: bool = False) -> Response | None:
+        """Status's validations, in Mastodon's words: a 422 naming what is wrong, or None (the
+        text may be blank when there are media: `presence: true, unless: with_media?`)."""
         text = str(fields.get("status") or "")
-        if not text.strip():
+        if not text.strip() and not with_media:
             return Response(422, {"error": "Validation failed: Text can't be blank"})
         if countable_length(text) > self._max_characters():
             return Response(
@@ -358,7 +354,7 @@ class MastodonEmulator(Emulator):
         return None
 
     def _status(self, status_id: str, committed: float, fields: dict[str, Any]) -> dict[str, Any]:
-        text = str(fields["status"])
+        text = str(fields.get("status") or "")
         return {
             "id": status_id,
             "created_at": _iso_ms(self.server_clock(committed)),
@@ -394,7 +390,10 @@ class MastodonEmulator(Emulator):
         if status is None:
             return Response(404, {"error": "Record not found"})
         fields = _fields(request)
-        refused = self._invalid(fields)
+        # UpdateStatusService: the media only when `media_ids` is sent (the status's own may stay).
+        named = media_ids(request)
+        attached = status.get("media_ids", []) if named is None else named
+        refused = self.media.check(attached, status_id) or self._invalid(fields, with_media=bool(attached))
         if refused is not None:
             return refused
         now = self.server.now()
@@ -402,8 +401,9 @@ class MastodonEmulator(Emulator):
         if headers["X-RateLimit-Remaining"] == "0":
             return Response(429, {"error": "Too many requests"}, headers)
         status.setdefault("edits", []).append({"text": status["text"], "at": _iso_ms(self.server_clock(now))})
-        status["text"] = str(fields["status"])
+        status["text"] = str(fields.get("status") or "")
         status["content"] = linkify(status["text"])
+        self.media.attach(attached, status, media_attributes(request))
         # UpdateStatusService: valid_locale_cascade(@options[:language], @status.language, ...)
         status["language"] = posting_language(fields.get("language"), status.get("language") or ACCOUNT_LANGUAGE)
         status["edited_at"] = _iso_ms(self.server_clock(now))
@@ -462,6 +462,7 @@ def _page_links(request: Request, page: list[dict[str, Any]], limit: int) -> str
 
 
 # The token-guarded API: method, path, the scopes any of which allows it, and what answers.
+_MEDIA, _MEDIA_ID = ("write", "write:media"), re.compile(r"/api/v1/media/([^/]+)")
 _Action = Callable[["MastodonEmulator", Request], Response]
 _ROUTES: list[tuple[str, re.Pattern[str], tuple[str, ...], _Action]] = [
     ("POST", re.compile(r"/api/v1/statuses"), ("write", "write:statuses"), MastodonEmulator._create),
@@ -481,4 +482,9 @@ _ROUTES: list[tuple[str, re.Pattern[str], tuple[str, ...], _Action]] = [
         lambda self, request: Response(200, self._account(), self._api_rate_headers()),
     ),
     ("GET", re.compile(rf"/api/v1/accounts/{ACCOUNT_ID}/statuses"), ("read", "read:statuses"), MastodonEmulator._list),
+    # Api::V1::MediaController and Api::V2::MediaController: `write` or `write:media` for each.
+    ("POST", re.compile(r"/api/v1/media"), _MEDIA, lambda self, request: self.media.upload(request, v2=False)),
+    ("POST", re.compile(r"/api/v2/media"), _MEDIA, lambda self, request: self.media.upload(request, v2=True)),
+    ("GET", _MEDIA_ID, _MEDIA, lambda self, request: self.media.show(request.path.rsplit("/", 1)[-1])),
+    ("PUT", _MEDIA_ID, _MEDIA, lambda self, request: self.media.update(request, request.path.rsplit("/", 1)[-1])),
 ]

@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from mkdocs_syndicate.channel_api import Emulator, Request, Response, first_url
+from mkdocs_syndicate.sandbox import matrix_media
 from mkdocs_syndicate.sandbox.matrix_events import REDACTION, Room, relation
 
 TOKEN = "sandbox-matrix-token"
@@ -93,6 +94,12 @@ class MatrixEmulator(Emulator):
                 "edited": m["edited"],
                 "deleted": m["deleted"],
                 "reason": m["reason"],
+                "in_reply_to": matrix_media.parent_of(m["event"]["content"]),
+                "images": [
+                    image
+                    for image in [matrix_media.image_of(m["event"]["content"], SERVER_NAME, public_base)]
+                    if image is not None and not m["deleted"]
+                ],
             }
             for m in Room(state.get("events", [])).timeline()
         ]
@@ -114,7 +121,7 @@ class MatrixEmulator(Emulator):
     def handle(self, request: Request) -> Response:
         if request.path.rstrip("/") == "/to" and request.method == "GET":
             return self._room_page()
-        if not request.path.startswith((PREFIX + "/", V1 + "/")):
+        if not request.path.startswith((PREFIX + "/", V1 + "/", "/_matrix/media/")):
             return self._error(404, "M_UNRECOGNIZED", "Unrecognized request")
         path = request.path.removeprefix(PREFIX)
         auth = request.headers.get("authorization", "")
@@ -127,6 +134,8 @@ class MatrixEmulator(Emulator):
         device = DEVICES.get(auth.removeprefix("Bearer "))
         if device is None:
             return self._error(401, "M_UNKNOWN_TOKEN", "Unrecognised access token")
+        if matrix_media.handles(request.path):  # the content repository: sandbox/matrix_media.py
+            return matrix_media.handle(self, request, SERVER_NAME)
         if path.startswith(V1 + "/"):
             return self._v1(request, device, [unquote(p) for p in path.removeprefix(V1).split("/")])
         parts = [unquote(p) for p in path.split("/")]
@@ -197,6 +206,9 @@ class MatrixEmulator(Emulator):
         seen = self._replayed(room, device, txn)
         if seen is not None:
             return seen
+        refused = matrix_media.message_problem(event_type, content)
+        if refused is not None:
+            return refused
         rel = relation({"content": content})
         # handlers/message.py `_validate_event_relation`: the parent must be known (or be the
         # target of some relation), and nothing else about an edit is checked when it is sent.

@@ -8,6 +8,7 @@ API injects faults the way real services misbehave:
     DELETE /_sandbox/faults
     GET  /_sandbox/state
     GET  /_sandbox/received   what each channel received, duplicates marked (and `GET /`: as a page)
+    GET  /_sandbox/media/<channel>/<name>   an image an emulator received (sandbox/media_files.py)
 
 Fault actions: `status` (answer with that status instead of processing), `drop_before` /
 `drop_after` (close the connection without an answer, before or after committing),
@@ -53,7 +54,7 @@ from urllib.parse import parse_qs, urlsplit
 from mkdocs_syndicate.channel_api import Emulator, Request, Response
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
-from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE
+from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE, media_files
 from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
 from mkdocs_syndicate.sandbox.discovery import answering
 from mkdocs_syndicate.sandbox.faults import FAULT_ACTIONS, QUIRKS, fault_after, fault_before, take_fault
@@ -185,6 +186,16 @@ class SandboxServer:
         if root.resolve() not in target.parents or not target.is_file():
             return Response(404, b"Not Found")
         return Response(200, target.read_bytes(), {"Content-Type": "text/plain; charset=utf-8"})
+
+    def media_file(self, path: str) -> Response:
+        """An image an emulator received (`GET /_sandbox/media/<channel>/<name>`): where its image
+        URLs point, as a service's media host would serve it."""
+        channel, _, name = path.partition("/")
+        data = media_files.load(self.state_dir, channel, name)
+        if data is None:
+            return Response(404, {"error": "Record not found"})
+        kind = media_files.image_type(data) or "application/octet-stream"
+        return Response(200, data, {"Content-Type": kind, "X-Content-Type-Options": "nosniff"})
 
     # ---------------------------------------------------------------- state
 
@@ -319,6 +330,8 @@ class SandboxServer:
 
     def control(self, request: Request) -> Response:
         """/_sandbox/…: how tests and the dashboard steer the sandbox."""
+        if request.method == "GET" and request.path.startswith("/media/"):
+            return self.media_file(request.path.removeprefix("/media/"))
         route = _CONTROL.get((request.method, request.path))
         if route is None:
             return Response(404, {"error": "Record not found"})
