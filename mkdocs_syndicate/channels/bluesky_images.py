@@ -2,7 +2,9 @@
 with its alt text and aspect ratio, instead of the link card.
 
 From the lexicons (lexicons/app/bsky/embed/images.json) and the reference PDS:
-- an image is a blob of at most 1,000,000 bytes, of type image/*; each has `alt` (required, ""
+- an image is a blob of type image/*, of at most 2,000,000 bytes since atproto#4823 (April 2026;
+  the reference PDS 0.5.35 enforces that) and 1,000,000 before: 1,000,000 is what every PDS takes,
+  an older self-hosted one too, so an image is made to fit that; each has `alt` (required, ""
   allowed) and an optional `aspectRatio` {width, height} (app.bsky.embed.defs#aspectRatio);
 - `com.atproto.repo.uploadBlob` stores the bytes and answers the blob ref (`ref.$link` is the CID
   of the bytes: the same bytes always give the same ref, so an upload repeated makes nothing new);
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
 
     import httpx
 
-MAX_BLOB = 1_000_000  # app.bsky.embed.images: maxSize of an image blob
+MAX_BLOB = 1_000_000  # app.bsky.embed.images' maxSize before atproto#4823: every PDS takes it
 IMAGES = "app.bsky.embed.images"
 
 
