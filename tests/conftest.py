@@ -23,6 +23,29 @@ from mkdocs_syndicate.sandbox import SandboxServer
 
 SITE = Site("https://example.com/", "Example")
 
+
+def _one_default_tls_context() -> None:
+    """httpx builds a TLS context (the whole CA bundle parsed) for every client it makes, even
+    for the plain-http loopback calls these tests make: 170 bare `httpx.get/post` calls and a
+    transport per run spent most of some tests' CPU there. The default one is built once per
+    process instead; a test that passes its own `verify` still gets its own."""
+    import functools
+
+    import httpx._transports.default as transports
+
+    made = transports.create_ssl_context
+    default = functools.cache(made)
+
+    def create_ssl_context(verify=True, cert=None, trust_env=True):
+        if verify is True and cert is None and trust_env:
+            return default()
+        return made(verify=verify, cert=cert, trust_env=trust_env)
+
+    transports.create_ssl_context = create_ssl_context
+
+
+_one_default_tls_context()
+
 # The suite's size (tests/profiles.py): hypothesis takes its example count from the profile of the
 # same name. No deadline: an example's time says how busy the machine is, not whether it is right.
 for _name, _examples in PROFILES_EXAMPLES.items():

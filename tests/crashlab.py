@@ -64,7 +64,9 @@ STATS: Counter = Counter()
 def timing(emulator: str, hostile: str) -> dict[str, float]:
     """The short timeout only where this scenario's emulator commits after it (see TIMEOUT)."""
     delay = HOSTILE[hostile].get(emulator, {}).get("commit_delay", 0.0)
-    return {"timeout": TIMEOUT, "settle": SETTLE} if delay > TIMEOUT else {"timeout": LONG_TIMEOUT, "settle": LONG_SETTLE}
+    return (
+        {"timeout": TIMEOUT, "settle": SETTLE} if delay > TIMEOUT else {"timeout": LONG_TIMEOUT, "settle": LONG_SETTLE}
+    )
 
 
 def channels(url: str, *, hostile: str = "plain", removals: bool = False, threads: bool = False) -> dict:

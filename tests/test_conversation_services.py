@@ -66,8 +66,8 @@ def test_the_appview_thread_has_the_threadgate_labels_counts_and_the_replies_a_r
     uri = first_copy(tmp_path, sandbox, clock, "bluesky")
     first = sandbox.add_reply("bluesky", uri, author="ana", text="First", at="2026-12-01T09:00:00+09:00")
     nested = sandbox.add_reply("bluesky", first["uri"], author="bo", text="Nested")
-    hidden = sandbox.add_reply("bluesky", uri, author="cy", text="Hidden", hidden=True)
-    labelled = sandbox.add_reply("bluesky", uri, author="di", text="Spam", labels=["!hide"])
+    hidden = sandbox.add_reply("bluesky", uri, author="cy", text="Hidden", hidden=True, at="2026-12-01T01:00:00Z")
+    labelled = sandbox.add_reply("bluesky", uri, author="di", text="Spam", labels=["!hide"], at="2026-12-01T02:00:00Z")
     sandbox.add_reply("bluesky", uri, author="ed", text="Blocked", blocked=True)
     gone = sandbox.add_reply("bluesky", uri, author="fi", text="Deleted", deleted=True)
     sandbox.add_reply("bluesky", gone["uri"], author="gu", text="Below the deleted one")
@@ -82,7 +82,8 @@ def test_the_appview_thread_has_the_threadgate_labels_counts_and_the_replies_a_r
     assert gate["uri"] == uri.replace("app.bsky.feed.post", "app.bsky.feed.threadgate")
     assert gate["record"]["hiddenReplies"] == [hidden["uri"]] and gate["record"]["post"] == uri
     replies = {r["post"]["uri"]: r for r in thread["replies"]}
-    assert list(replies) == [first["uri"], hidden["uri"], labelled["uri"]]
+    # Newest first by sortAt, as the AppView's data plane reads them (tests/test_realserver_appview.py).
+    assert list(replies) == [labelled["uri"], hidden["uri"], first["uri"]]
     assert all(r["$type"] == "app.bsky.feed.defs#threadViewPost" for r in thread["replies"])
     assert [label["val"] for label in replies[labelled["uri"]]["post"]["labels"]] == ["!hide"]
     assert replies[first["uri"]]["post"]["record"]["createdAt"] == "2026-12-01T09:00:00+09:00"

@@ -47,12 +47,15 @@
   // Selectors more specific than a theme's own list rules (Material's `[dir=ltr] .md-typeset ol
   // li`, `.md-typeset ol ol ol`): the thread is neither numbered nor indented by them.
   var STYLE = [
+    // The scrollbar's place kept (the plugin's block says so too, from the first paint): a short
+    // page the replies make scroll would otherwise shift sideways as they appear.
+    "html{scrollbar-gutter:stable}",
     ".syndicate-replies{margin-top:1.5em;min-height:4.5em}",
     "section.syndicate-replies ol.syndicate-thread{list-style:none;margin:0;padding:0}",
     "section.syndicate-replies ol.syndicate-thread ol.syndicate-thread{margin:0 0 0 .4em;padding:0 0 0 1em;",
     "border-left:.15em solid var(--md-default-fg-color--lightest,rgba(127,127,127,.35))}",
     "section.syndicate-replies ol.syndicate-thread>li.syndicate-reply{list-style:none;margin:.9em 0 0 0;padding:0}",
-    ".syndicate-reply-author,.syndicate-counts,.syndicate-replies-status{font-size:.85em;opacity:.8;margin:0}",
+    ".syndicate-reply-author,.syndicate-counts,.syndicate-replies-status{font-size:.85em;margin:0}",
     ".syndicate-reply-text{white-space:pre-line;overflow-wrap:anywhere;margin:.2em 0 0 0}",
     ".syndicate-reply-cw summary{cursor:pointer;margin-top:.2em}",
     ".syndicate-replies-actions{margin-top:1em}"
@@ -455,6 +458,59 @@
     (document.head || document.documentElement).appendChild(style);
   }
 
+  // ------------------------------------------------------------------ readable in any theme
+
+  function rgba(value) {
+    var m = String(value).match(/rgba?\(([^)]+)\)/);
+    if (!m) return null;
+    var p = m[1].split(/[\s,\/]+/).filter(Boolean).map(parseFloat);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  }
+
+  function behind(element) {   // the opaque colour behind an element: its own, its parents', the canvas
+    var layers = [];
+    for (var e = element; e && e.nodeType === 1; e = e.parentElement) {
+      var c = rgba(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) layers.push(c);
+      if (c && c[3] >= 1) break;
+    }
+    var colour = [255, 255, 255];
+    for (var i = layers.length - 1; i >= 0; i--) {
+      var a = layers[i][3];
+      colour = colour.map(function (v, n) { return layers[i][n] * a + v * (1 - a); });
+    }
+    return colour;
+  }
+
+  function contrast(a, b) {   // WCAG 2's contrast ratio of two sRGB colours
+    function luminance(c) {
+      var l = c.slice(0, 3).map(function (v) {
+        v /= 255;
+        return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+      });
+      return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2];
+    }
+    var x = luminance(a), y = luminance(b);
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  }
+
+  // A theme's link colour can be too faint for its background (MkDocs's own theme: #2fa4e7 on
+  // white, 2.8:1): such links take the text's colour, underlined, so they stay links and readable
+  // (WCAG's 4.5:1). Where the theme's links are readable (Material, light or dark), they stay as
+  // they are.
+  function readable(root) {
+    if (typeof getComputedStyle !== "function") return;
+    root.querySelectorAll("a").forEach(function (a) {
+      var colour = rgba(getComputedStyle(a).color);
+      if (!colour) return;
+      var back = behind(a);
+      var seen = colour.slice(0, 3).map(function (v, n) { return v * colour[3] + back[n] * (1 - colour[3]); });
+      if (contrast(seen, back) >= 4.5) return;
+      a.style.color = "inherit";
+      a.style.textDecoration = "underline";
+    });
+  }
+
   var sections = 0;
 
   function placeholder(block) {   // the section's place, kept while the services answer
@@ -472,10 +528,16 @@
     status.textContent = "Loading replies\u2026";
     section.appendChild(status);
     block.after(section);
+    // Room down to the window's bottom, kept: what is below (a footer) is out of sight before the
+    // replies come, so their list growing moves nothing the reader sees (no layout shift).
+    // Material already keeps a short page's footer at the window's bottom.
+    var box = section.getBoundingClientRect();
+    var room = window.innerHeight - box.top;
+    if (room > box.height) section.style.minHeight = Math.ceil(room) + "px";
     return section;
   }
 
-  function show(section, copies, lists) {
+  function show(section, copies, lists, block) {
     var answered = copies.filter(function (copy, n) { return lists[n] !== null; });
     if (!answered.length) {   // no service answered: the plain links stay, and nothing else
       section.remove();
@@ -494,6 +556,8 @@
       section.appendChild(rest);
     });
     section.appendChild(actions(answered, !list));
+    readable(section);
+    readable(block);
     section.removeAttribute("aria-busy");
   }
 
@@ -516,7 +580,7 @@
     var asks = copies.map(function (copy) {
       return READERS[copy.type](copy).catch(function () { return null; });   // a service down: its replies are not shown
     });
-    Promise.all(asks).then(function (lists) { show(section, copies, lists); });
+    Promise.all(asks).then(function (lists) { show(section, copies, lists, block); });
   }
 
   // ------------------------------------------------------------------ pages the plugin did not build

@@ -185,8 +185,10 @@ def block_html(found: Iterable[Copy], lead: str = "Also on:", script_url: str | 
     )
     if not links:
         return ""
+    # The page keeps its scrollbar's place from the first paint: replies that make a short page
+    # scroll would otherwise move all of it sideways as they appear (a layout shift).
     script = (
-        f'<script src="{html.escape(script_url)}" defer></script>'
+        f'<style>html{{scrollbar-gutter:stable}}</style><script src="{html.escape(script_url)}" defer></script>'
         if script_url and any(copy.replies for copy in found)
         else ""
     )

@@ -354,7 +354,7 @@ class BlueskyEmulator(AtprotoAccountEmulator):
             return ({"embed": embed} if embed else {}) | {
                 "uri": uri,
                 "cid": found["cid"],
-                "author": {"did": DID, "handle": HANDLE, "displayName": "Sandbox"},
+                "author": conversations.author_view(DID, HANDLE, "Sandbox"),
                 "record": found["value"],
                 "replyCount": 0,
                 "repostCount": 0,
@@ -373,9 +373,9 @@ class BlueskyEmulator(AtprotoAccountEmulator):
             return self._error(400, "NotFound", f"Post not found: {uri}", cors)
         ours = uri.startswith(f"at://{DID}/")
         gate = conversations.bluesky_threadgate(self.state, DID, uri, iso_ms(self.server.now())) if ours else None
-        return Response(
-            200, {"thread": conversations.bluesky_thread(self.state, root, depth, gate, self._own_replies)}, cors
-        )
+        thread = conversations.bluesky_thread(self.state, root, depth, gate, self._own_replies)
+        # The thread's root's threadgate, beside the thread too (getPostThread's presentation).
+        return Response(200, {"thread": thread, **({"threadgate": gate} if gate else {})}, cors)
 
     def _own_replies(self, uri: str) -> list[dict[str, Any]]:
         """The account's own posts whose `reply.parent` names `uri` (the AppView indexes them)."""
@@ -422,7 +422,7 @@ class BlueskyEmulator(AtprotoAccountEmulator):
         post = {
             "uri": post_uri,
             "cid": cid,
-            "author": {"did": did, "handle": f"{author}.elsewhere.example", "displayName": author, "labels": []},
+            "author": conversations.author_view(did, f"{author}.elsewhere.example", author),
             "record": record,
             "replyCount": 0,
             "repostCount": 0,

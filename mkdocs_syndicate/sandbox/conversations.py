@@ -7,11 +7,20 @@ likes and reposts. Written from the services' sources, not from the comments scr
   `Api::V1::StatusesController#show` (a token only if given: `authorize_if_got_token!`).
 - Bluesky's AppView (bluesky-social/atproto `packages/bsky/src/views/index.ts`, the v1 `thread`
   and `threadReplies`): a root post's view carries its `threadgate` (with `hiddenReplies`) and
-  its counts; v1 still returns the replies the author hid (only getPostThreadV2 drops them); a
-  reply whose author and its parent's author block each other (a third-party block) and a deleted
-  reply are left out, with what is below them; for a reader without a session there is no
-  viewer, so no `#blockedPost` and no mutes; labels (`!hide`, `porn`, …) are returned on the
-  post view for the client to act on.
+  its counts, and the answer carries the same threadgate again beside `thread`
+  (`api/app/bsky/feed/getPostThread.ts`'s presentation); v1 still returns the replies the author
+  hid (only getPostThreadV2 drops them); a reply whose author and its parent's author block each
+  other (a third-party block) and a deleted reply are left out, with what is below them; for a
+  reader without a session there is no viewer, so no `#blockedPost` and no mutes; labels
+  (`!hide`, `porn`, …) are returned on the post view for the client to act on. Replies come
+  newest first, the account's own among the others: the data plane reads a thread's
+  descendants `orderBy('post.sortAt', 'desc')` (`data-plane/server/routes/threads.ts`), a post's
+  sortAt being the earlier of its createdAt and indexedAt (`indexing/plugins/post.ts`). Every
+  threadViewPost has a `threadContext` (empty unless the root's author liked it); every post view
+  has `bookmarkCount`, `quoteCount` and `labels`, and an external card's `embed` view
+  (`views.post`, `views.externalEmbed`). Checked field by field against the AppView itself
+  (tests/test_realserver_appview.py) and against an answer recorded from it
+  (tests/data/appview-thread.json).
 - Forem (forem/forem `Api::CommentsController#index`, `app/views/api/v0/comments/*.jbuilder`):
   `GET /api/comments?a_id=` lists the article's threads, root comments paged by `page` and
   `per_page` (default 50), each with its `children`; a comment deleted or hidden by the article's
@@ -75,6 +84,43 @@ def label(uri: str, cid: str, value: str, at: str) -> dict[str, Any]:
     return {"src": "did:plc:ar7c4by46qjdydhdevvrndac", "uri": uri, "cid": cid, "val": value, "cts": at}
 
 
+def sort_at(post: dict[str, Any]) -> float:
+    """A post's sortAt: the earlier of its record's createdAt and its indexedAt (a createdAt in
+    the future does not put it first)."""
+    indexed = when(post.get("indexedAt"), 0.0)
+    try:
+        created = when(str(post.get("record", {}).get("createdAt") or ""), indexed)
+    except ValueError:
+        created = indexed
+    return min(created, indexed)
+
+
+def author_view(did: str, handle: str, display_name: str | None = None) -> dict[str, Any]:
+    """app.bsky.actor.defs#profileViewBasic as the AppView gives it to a reader without a session
+    (views.profileBasic): no viewer; `associated.activitySubscription` the default
+    ("followers") when the account declared none; displayName only when its profile has one."""
+    view: dict[str, Any] = {"did": did, "handle": handle}
+    if display_name:
+        view["displayName"] = display_name
+    return view | {"associated": {"activitySubscription": {"allowSubscriptions": "followers"}}, "labels": []}
+
+
+def post_view(post: dict[str, Any], counted: dict[str, int]) -> dict[str, Any]:
+    """app.bsky.feed.defs#postView: every count (bookmarks and quotes are none here), its labels,
+    and the view of an external card (views.externalEmbed: the record's, thumb as a CDN image)."""
+    view = dict(post)
+    embed = (view.get("record") or {}).get("embed") or {}
+    if embed.get("$type") == "app.bsky.embed.external" and isinstance(embed.get("external"), dict):
+        external = {k: v for k, v in embed["external"].items() if k in ("uri", "title", "description")}
+        thumb = embed["external"].get("thumb")
+        if isinstance(thumb, dict) and isinstance(thumb.get("ref"), dict):
+            did = str(view["uri"]).split("/")[2]
+            external["thumb"] = f"https://cdn.bsky.app/img/feed_thumbnail/plain/{did}/{thumb['ref'].get('$link')}@jpeg"
+        view["embed"] = {"$type": "app.bsky.embed.external#view", "external": external}
+    view.setdefault("labels", [])
+    return view | {"bookmarkCount": 0, "quoteCount": 0} | counted
+
+
 def bluesky_thread(
     state: dict[str, Any],
     root: dict[str, Any],
@@ -83,64 +129,63 @@ def bluesky_thread(
     own_replies: Callable[[str], list[dict[str, Any]]] = lambda uri: [],
 ) -> dict[str, Any]:
     """app.bsky.feed.getPostThread's `thread` for our post `root` (a postView), v1: the replies
-    tree `depth` levels down, in the order they were indexed; `own_replies(uri)` the account's own
-    posts replying to `uri` (a thread's later parts: the AppView indexes them like any reply)."""
+    tree `depth` levels down, newest first by sortAt; `own_replies(uri)` the account's own posts
+    replying to `uri` (a thread's later parts: the AppView indexes them like any reply)."""
     replies = state.get("replies", [])
     children: dict[str, list[dict[str, Any]]] = {}
     for entry in replies:
         children.setdefault(entry["parent"], []).append(entry)
 
-    def view(entry: dict[str, Any]) -> dict[str, Any]:
-        post = dict(entry["post"])
-        post["replyCount"] = sum(1 for child in children.get(post["uri"], []) if not child.get("deleted"))
+    def view(post: dict[str, Any]) -> dict[str, Any]:
         given = counts(state, post["uri"])
-        post["likeCount"], post["repostCount"] = given["likes"], given["reposts"]
-        return post
+        replied = sum(1 for child in children.get(post["uri"], []) if not child.get("deleted"))
+        replied += len(own_replies(post["uri"]))
+        return post_view(post, {"replyCount": replied, "repostCount": given["reposts"], "likeCount": given["likes"]})
 
     def below(uri: str, level: int) -> list[dict[str, Any]] | None:
         if level > depth:
             return None
+        # Deleted, or a third-party block between the reply's author and its parent's: left out
+        # with what is below it (threadReplies returns undefined for both).
+        shown = [e["post"] for e in children.get(uri, []) if not (e.get("deleted") or e.get("blocked"))]
+        shown += own_replies(uri)
         found = []
-        for entry in children.get(uri, []):
-            # Deleted, or a third-party block between the reply's author and its parent's: left
-            # out with what is below it (threadReplies returns undefined for both).
-            if entry.get("deleted") or entry.get("blocked"):
-                continue
-            node: dict[str, Any] = {"$type": "app.bsky.feed.defs#threadViewPost", "post": view(entry)}
-            deeper = below(entry["post"]["uri"], level + 1)
+        for post in sorted(shown, key=sort_at, reverse=True):
+            node: dict[str, Any] = {"$type": "app.bsky.feed.defs#threadViewPost", "post": view(post)}
+            deeper = below(post["uri"], level + 1)
             if deeper is not None:
                 node["replies"] = deeper
-            found.append(node)
-        for own in own_replies(uri):
-            node = {"$type": "app.bsky.feed.defs#threadViewPost", "post": view({"post": own})}
-            deeper = below(own["uri"], level + 1)
-            if deeper is not None:
-                node["replies"] = deeper
-            found.append(node)
+            found.append(node | {"threadContext": {}})
         return found
 
-    post = dict(root)
-    post["replyCount"] = sum(1 for child in children.get(post["uri"], []) if not child.get("deleted"))
-    given = counts(state, post["uri"])
-    post["likeCount"], post["repostCount"] = given["likes"], given["reposts"]
+    post = view(root)
     if threadgate is not None:
         post["threadgate"] = threadgate
     thread: dict[str, Any] = {"$type": "app.bsky.feed.defs#threadViewPost", "post": post}
     replies = below(post["uri"], 1)
     if replies is not None:
         thread["replies"] = replies
-    return thread
+    return thread | {"threadContext": {}}
 
 
 def bluesky_threadgate(state: dict[str, Any], did: str, root_uri: str, now: str) -> dict[str, Any] | None:
     """The root post's threadgateView (app.bsky.feed.defs#threadgateView): its record lists the
     replies the author hid (app.bsky.feed.threadgate `hiddenReplies`)."""
-    hidden = [e["post"]["uri"] for e in state.get("replies", []) if e.get("hidden")]
+    hidden = [
+        e["post"]["uri"]
+        for e in state.get("replies", [])
+        if e.get("hidden") and e["post"]["record"]["reply"]["root"]["uri"] == root_uri
+    ]
     if not hidden:
         return None
     rkey = root_uri.rsplit("/", 1)[-1]
     record = {"$type": "app.bsky.feed.threadgate", "post": root_uri, "hiddenReplies": hidden, "createdAt": now}
-    return {"uri": f"at://{did}/app.bsky.feed.threadgate/{rkey}", "cid": "bafyreithreadgate" + rkey, "record": record}
+    return {
+        "uri": f"at://{did}/app.bsky.feed.threadgate/{rkey}",
+        "cid": "bafyreithreadgate" + rkey,
+        "record": record,
+        "lists": [],  # the lists its `allow` rules name (views.threadgate): it has none
+    }
 
 
 # ---------------------------------------------------------------- Forem
