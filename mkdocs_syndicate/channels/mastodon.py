@@ -161,7 +161,7 @@ class MastodonChannel(Channel):
         self._max_characters: int = settings.options["max_characters"]
         self._url_weight = MASTODON_URL_WEIGHT
         self._limits_read = False
-        self._media = MastodonMedia(self._base, self._auth())
+        self._media = MastodonMedia(self._base, self._auth)  # the token read only when sending
 
     @property
     def _base(self) -> str:

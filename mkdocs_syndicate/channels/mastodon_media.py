@@ -35,6 +35,8 @@ from mkdocs_syndicate.channel_api import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import httpx
 
 DEFAULT_SIZE_LIMIT = 10_485_760
@@ -45,7 +47,7 @@ MAX_DESCRIPTION = 1500  # Mastodon's MediaAttachment::MAX_DESCRIPTION_LENGTH
 class MastodonMedia:
     """Uploads and reads for one channel: its instance, its token, the instance's limits."""
 
-    def __init__(self, base: str, auth: dict[str, str]) -> None:
+    def __init__(self, base: str, auth: Callable[[], dict[str, str]]) -> None:
         self.base, self.auth = base, auth
         self.size_limit, self.matrix_limit = DEFAULT_SIZE_LIMIT, DEFAULT_MATRIX_LIMIT
         self._limits_read = False
@@ -77,7 +79,7 @@ class MastodonMedia:
         files = {"file": (image.filename, fitted.data, fitted.mime)}
         try:
             response = await http.request(
-                "POST", f"{self.base}/api/v2/media", data=form, files=files, headers=self.auth
+                "POST", f"{self.base}/api/v2/media", data=form, files=files, headers=self.auth()
             )
         except httpx.TransportError as exc:
             return transport_outcome(exc)
@@ -91,7 +93,7 @@ class MastodonMedia:
         return Outcome(Kind.DONE if response.status_code == 200 else Kind.ACCEPTED, remote_id=media_id, media=media)
 
     async def read(self, http: Http, media: Media) -> MediaState:
-        response = await http.request("GET", f"{self.base}/api/v1/media/{media.id}", headers=self.auth)
+        response = await http.request("GET", f"{self.base}/api/v1/media/{media.id}", headers=self.auth())
         return _state(response)
 
 
