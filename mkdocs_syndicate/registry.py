@@ -24,8 +24,8 @@ from mkdocs_syndicate.errors import PluginError as PluginError  # raised here; i
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-    from mkdocs_syndicate.channel_api.emulator import Emulator
     from mkdocs_syndicate.channels.base import Channel
+    from mkdocs_syndicate.emulator_api import Emulator
 
 
 class ChannelType(NamedTuple):  # cheaper to define than a dataclass: every build imports this

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,15 @@ from mkdocs_syndicate.registry import clients, emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
 SITE = Site("https://example.com/", "Example")
+
+# Channel plugins installed for the whole session, as pip leaves one in site-packages: a
+# .dist-info in tests/plugins/ whose entry point declares the toy ping type (tests/toyping.py,
+# batched and at least once). Every suite built from the registry (tests/channel_specs.py) then
+# covers a batched type that is not built in (issue 37). A child process that runs the shared
+# scenarios (a `mkdocs build`) gets them with PLUGIN_PYTHONPATH.
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS / "plugins"))
+PLUGIN_PYTHONPATH = os.pathsep.join([str(TESTS / "plugins"), str(TESTS)])
 
 
 def _one_default_tls_context() -> None:
@@ -211,6 +222,14 @@ KINDS = ("unit", "http", "process", "realserver", "crash")
 def kind_of(item: pytest.Item) -> str | None:
     found = [k for k in KINDS if item.get_closest_marker(k) is not None]
     return found[-1] if found else None
+
+
+def pytest_configure(config):
+    # Under pytest-xdist (`-n auto`, README command 2, .ci/run), the tests of one real server keep
+    # to one worker (their `xdist_group`: tests/test_realserver_*.py), so the PDS and Synapse
+    # start once a run instead of once a worker; every other test is spread as with `load`.
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
 
 
 def pytest_collection_modifyitems(config, items):

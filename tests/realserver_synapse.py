@@ -8,8 +8,8 @@ included) is low, 0.5 a second with a burst of 2, so a 429 is quick to meet; eve
 `slow` has the limit lifted with the admin API's per-user override
 (`POST /_synapse/admin/v1/users/{userId}/override_ratelimit`, https://element-hq.github.io/synapse/v1.163/admin_api/user_admin_api.html).
 
-Where the software is missing, the tier is skipped saying why; in CI (`CI=true`) it fails, since
-`.ci/run` installs it (tests/realserver_pds.py's rule).
+Where the software is missing, the tier is skipped saying why, or fails in CI and under `.ci/run`
+unless the install skipped it for want of PyPI (tests/realserver_pds.py's rule).
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def start_synapse(folder: Path) -> Iterator[Synapse]:
     venv = install_dir() / "venv"
     python = venv / "bin" / "python"
     if not (install_dir() / ".installed").exists() or not python.exists():
-        unavailable(f"Synapse is not installed in {install_dir()}")
+        unavailable("synapse", f"Synapse is not installed in {install_dir()}")
     timings: dict[str, float] = {}
     began = time.monotonic()
     folder.mkdir(parents=True, exist_ok=True)

@@ -25,9 +25,10 @@ LAYERS = [
     {"content"},
     {"net"},
     {"registry"},  # names each type's client and emulator by import path; imports neither
+    {"emulator_api"},  # the emulators' base: imports nothing of the package, so no client code
     {"config"},
-    # The public channel API gathers the clients' base (channels/base.py) and the emulators' base
-    # (channel_api/emulator.py): the built-in channels import it, so it shares their layer.
+    # The public channel API gathers the clients' base (channels/base.py) and re-exports the
+    # emulators' base (emulator_api): the built-in channels import it, so it shares their layer.
     {"channels", "channel_api"},
     {"sandbox"},
     {"engine"},

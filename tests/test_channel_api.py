@@ -1,6 +1,8 @@
 """The public channel API (mkdocs_syndicate.channel_api, issue 37): its names are pinned here, and
-every built-in channel and emulator, and the toy channel a third party would write, takes them
-from it and from nowhere else."""
+every built-in channel, and the toy channel a third party would write, takes them from it and
+from nowhere else. The emulator's four names live in mkdocs_syndicate.emulator_api, which loads
+no client code: the built-in emulators take them from there and nothing from channel_api, and
+channel_api re-exports the same objects."""
 
 from __future__ import annotations
 
@@ -12,11 +14,12 @@ import pytest
 
 import mkdocs_syndicate
 import mkdocs_syndicate.channel_api as api
+import mkdocs_syndicate.emulator_api as emulator_api
 
 pytestmark = pytest.mark.unit
 
 PACKAGE = Path(mkdocs_syndicate.__file__).parent
-TOY = Path(__file__).parent / "toychannel.py"
+TOYS = [Path(__file__).parent / "toychannel.py", Path(__file__).parent / "toyping.py"]  # at most once; batched
 
 # Adding or removing a name is a change of the API third parties build on: change it here too,
 # and in docs/channels.md.
@@ -82,6 +85,9 @@ PINNED = [
 
 # Where the names are defined: these modules may import them from their homes.
 DEFINING = {PACKAGE / "channels" / "base.py", PACKAGE / "channels" / "reading.py"}
+# The emulator's side of the API, defined in emulator_api (which imports nothing of the package).
+EMULATOR_SIDE = {"Emulator", "Request", "Response", "first_url"}
+SANDBOX = PACKAGE / "sandbox"
 
 
 def test_the_api_exports_exactly_the_pinned_names():
@@ -96,22 +102,34 @@ def test_the_api_exports_exactly_the_pinned_names():
     assert all(getattr(api, name) is not None for name in PINNED)
 
 
+def test_the_emulator_side_is_emulator_api_s_own():
+    """The same objects from either module: a plugin's emulator may take them from channel_api
+    (client and emulator in one module, as the toy) or from emulator_api (no client code loaded)."""
+    assert set(emulator_api.__all__) == EMULATOR_SIDE <= set(PINNED)
+    assert all(getattr(api, name) is getattr(emulator_api, name) for name in EMULATOR_SIDE)
+
+
 def _api_imports_from_elsewhere(path: Path) -> list[str]:
-    """`from X import N` of a channel-author name N from any X but channel_api (in functions too)."""
+    """`from X import N` of a channel-author name N from any X but channel_api (in functions too),
+    or the emulator's names from emulator_api; a built-in emulator (sandbox/) takes nothing from
+    channel_api at all, which would load the clients' base."""
+    emulator = path.parent == SANDBOX and path.name != "site.py"  # site.py: the sandbox's wiring, not an emulator
     found = []
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-        if (
-            isinstance(node, ast.ImportFrom)
-            and node.module
-            and node.module.startswith("mkdocs_syndicate")
-            and node.module != "mkdocs_syndicate.channel_api"
-        ):
-            found += [f"{path.name}: {a.name} from {node.module}" for a in node.names if a.name in PINNED]
+        if not (isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mkdocs_syndicate")):
+            continue
+        for alias in node.names:
+            if node.module == "mkdocs_syndicate.channel_api" and emulator:
+                found.append(f"{path.name}: {alias.name} from {node.module} (an emulator takes emulator_api's)")
+            elif node.module == "mkdocs_syndicate.emulator_api" and alias.name in EMULATOR_SIDE:
+                continue
+            elif node.module != "mkdocs_syndicate.channel_api" and alias.name in PINNED:
+                found.append(f"{path.name}: {alias.name} from {node.module}")
     return found
 
 
 def _clients_and_emulators() -> list[Path]:
-    files = [*(PACKAGE / "channels").glob("*.py"), *(PACKAGE / "sandbox").glob("*.py"), TOY]
+    files = [*(PACKAGE / "channels").glob("*.py"), *(PACKAGE / "sandbox").glob("*.py"), *TOYS]
     return sorted(path for path in files if path not in DEFINING)
 
 
@@ -120,10 +138,11 @@ def test_built_in_channels_emulators_and_the_toy_take_api_names_only_from_the_ap
     assert [line for path in _clients_and_emulators() for line in _api_imports_from_elsewhere(path)] == []
 
 
-def test_the_toy_channel_imports_nothing_else_of_the_package():
-    """What a third party's package can rely on: the toy names the public module alone."""
+@pytest.mark.parametrize("toy", TOYS, ids=lambda path: path.stem)
+def test_the_toy_channels_import_nothing_else_of_the_package(toy):
+    """What a third party's package can rely on: each toy names the public module alone."""
     modules = set()
-    for node in ast.walk(ast.parse(TOY.read_text("utf-8"))):
+    for node in ast.walk(ast.parse(toy.read_text("utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module:
             modules.add(node.module)
         elif isinstance(node, ast.Import):
@@ -142,4 +161,17 @@ def test_the_check_sees_an_api_name_taken_from_an_internal_module(tmp_path):
     assert sorted(_api_imports_from_elsewhere(module)) == [
         "m.py: BadAnswer from mkdocs_syndicate.channels.reading",
         "m.py: Channel from mkdocs_syndicate.channels.base",
+    ]
+
+
+def test_the_check_sees_an_emulator_take_the_channel_api(tmp_path, monkeypatch):
+    """An emulator (a module of sandbox/) that takes even an emulator name from channel_api loads
+    the clients' base with it: the check names it; from emulator_api it is fine."""
+    monkeypatch.setattr(f"{__name__}.SANDBOX", tmp_path)
+    module = tmp_path / "pigeon.py"
+    module.write_text(
+        "from mkdocs_syndicate.channel_api import Emulator\nfrom mkdocs_syndicate.emulator_api import Request\n"
+    )
+    assert _api_imports_from_elsewhere(module) == [
+        "pigeon.py: Emulator from mkdocs_syndicate.channel_api (an emulator takes emulator_api's)"
     ]

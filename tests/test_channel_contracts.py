@@ -84,8 +84,21 @@ def any_spec(request, sandbox, clock):
 
 
 def test_every_registered_type_is_in_the_shared_suites():
-    assert set(EVERY_TYPE) == set(TYPES) and "indexnow" in EVERY_TYPE
-    assert EVERY_TYPE["indexnow"].batched and not EVERY_TYPE["indexnow"].at_most_once
+    """Issue 37: each suite takes its types from the registry, a batched plugin type among them
+    (tests/toyping.py, installed for the session): the contract and the wrong-shape answers
+    (EVERY_TYPE), the crash matrix and the soaks (crashlab's scenario), the emulators' kills
+    around a commit, and the crash suite's `mkdocs build` site (crashsite)."""
+    import crashlab
+    import crashsite
+    from test_crash_matrix import SERVER_KILLS
+
+    registered = set(TYPES)
+    assert set(EVERY_TYPE) == registered and {"indexnow", "toyping"} <= registered
+    plugins_batched = [name for name, spec in EVERY_TYPE.items() if spec.batched and TYPES[name].origin]
+    assert plugins_batched == ["toyping"] and not EVERY_TYPE["toyping"].at_most_once
+    assert {settings["type"] for settings in crashlab.channels("http://x").values()} == registered
+    assert set(crashsite.TYPE_OF.values()) == registered and len(crashsite.CHANNELS) == len(registered)
+    assert {emulator for emulator, *_ in SERVER_KILLS} == registered
 
 
 def record(folder, key="blog/post-1/"):
@@ -180,8 +193,15 @@ def test_refused_credentials_fail_and_stop_the_lane(tmp_path, sandbox, clock, an
     spec = any_spec
     if not spec.bad_credentials:
         pytest.skip(f"{spec.type} has no secret setting (IndexNow's key is public: its refusal is a key check)")
-    report, _ = run(tmp_path, spec.raw(sandbox, **spec.bad_credentials), [make_post(1), make_post(2)], clock)
-    assert [r.state for r in report.results] == ["failed", "not_attempted"]
+    # A batched type's first request carries several posts: they fail together, and the lane
+    # stops there (one request), the posts of later requests not attempted.
+    posts = [make_post(n) for n in (1, 2, 3)] if spec.batched else [make_post(1), make_post(2)]
+    report, _ = run(tmp_path, spec.raw(sandbox, **spec.bad_credentials), posts, clock)
+    states = [r.state for r in report.results]
+    creating = sandbox.emulators[spec.type].creating
+    creates = [r for r in sandbox.requests(spec.type) if f"{r['method']} {r['path']}".startswith(creating)]
+    assert len(creates) <= 1 and states[0] == "failed" and states[-1] == "not_attempted", (creates, states)
+    assert states == sorted(states, key=["failed", "not_attempted"].index), states
     text = (tmp_path / "ledger.yml").read_text()
     assert "wrong-" not in text and "wrong-" not in " ".join(r.detail for r in report.results)
     assert delivered(sandbox, spec) == []

@@ -92,3 +92,25 @@ def test_a_build_with_nothing_to_send_loads_nothing_heavy(tmp_path):
     (tmp_path / "ledger.yml").write_text(dump({"posts/a/": entry}))
     modules = loaded("build", str(config))
     assert "mkdocs_syndicate.plugin" in modules and heavy(modules) == []
+
+
+EMULATORS_ALONE = textwrap.dedent("""
+    import importlib, json, sys
+    from mkdocs_syndicate.registry import BUILT_IN
+    for kind in BUILT_IN:
+        module, _, name = kind.emulator.partition(":")
+        getattr(importlib.import_module(module), name)
+    import mkdocs_syndicate.sandbox.server  # what serves them
+    print(json.dumps(sorted(sys.modules)))
+""")
+
+
+def test_the_emulators_load_no_client_code():
+    """Issue 37: an emulator is written from the service, not from the client, and stands alone:
+    importing every built-in emulator, and the server that hosts them, loads no module of the
+    clients (their base and the public channel API that gathers it included)."""
+    result = subprocess.run([sys.executable, "-c", EMULATORS_ALONE], capture_output=True, text=True, check=True)
+    modules = json.loads(result.stdout.splitlines()[-1])
+    assert "mkdocs_syndicate.sandbox.matrix" in modules and "mkdocs_syndicate.emulator_api" in modules
+    client_side = [m for m in modules if m.startswith(("mkdocs_syndicate.channels", "mkdocs_syndicate.channel_api"))]
+    assert client_side == []

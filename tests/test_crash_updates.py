@@ -234,7 +234,7 @@ def test_the_emulator_kills_the_client_around_a_delete(tmp_path):
 
 
 def channel_of(emulator: str) -> str:
-    return "ping" if emulator == "indexnow" else next(c for c, e in crashlab.AT_MOST_ONCE.items() if e == emulator)
+    return next(c for c, e in crashlab.TYPE_OF.items() if e == emulator)
 
 
 def carried_out(scenario: RemovalScenario, emulator: str) -> bool:

@@ -28,7 +28,8 @@ from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
-pytestmark = pytest.mark.realserver
+# One worker runs the module (pytest-xdist's loadgroup, conftest.py): the network starts once.
+pytestmark = [pytest.mark.realserver, pytest.mark.xdist_group("realserver-appview")]
 
 
 @dataclass

@@ -28,7 +28,8 @@ from mkdocs_syndicate.ledger.schema import State
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.timeutil import SystemClock
 
-pytestmark = pytest.mark.realserver
+# One worker runs the module (pytest-xdist's loadgroup, conftest.py): Synapse starts once, not once a worker.
+pytestmark = [pytest.mark.realserver, pytest.mark.xdist_group("realserver-synapse")]
 
 SITE = Site("https://example.com/", "Example")
 
@@ -217,7 +218,7 @@ def rerun(spec: Path, **env: str) -> None:
 KILLS = realserver_child.send_kills("PUT send")
 
 
-@pytest.mark.parametrize("where", list(KILLS))
+@pytest.mark.parametrize("where", realserver_child.distinct(KILLS))
 def test_killed_at_each_send_checkpoint_then_rerun_leaves_one_message_per_post(synapse, tmp_path, where):
     from crashlab import STATS
     from realserver_proxy import RecordingProxy, matrix_call
@@ -289,21 +290,22 @@ def test_a_redacted_copy_is_never_edited(synapse, tmp_path):
     assert Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx").state == "deleted"
 
 
+# (where; whether Synapse has made the edit once the kill has landed)
 EDIT_KILLS = {
-    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:1"),
-    "the request never reached the server": ("proxy-before", "PUT send"),
-    "the server made the edit, no answer came": ("proxy-after", "PUT send"),
-    "the answer came, nothing written yet": ("checkpoint", "after_response:1"),
-    "before done is written": ("checkpoint", "before_done_write:1"),
+    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:1", False),
+    "the request never reached the server": ("proxy-before", "PUT send", False),
+    "the server made the edit, no answer came": ("proxy-after", "PUT send", True),
+    "the answer came, nothing written yet": ("checkpoint", "after_response:1", True),
+    "before done is written": ("checkpoint", "before_done_write:1", True),
 }
 
 
-@pytest.mark.parametrize("where", list(EDIT_KILLS))
+@pytest.mark.parametrize("where", realserver_child.distinct(EDIT_KILLS))
 def test_killed_around_an_edit_then_rerun_leaves_one_edit(synapse, tmp_path, where):
     from crashlab import STATS
     from realserver_proxy import RecordingProxy, matrix_call
 
-    how, at = EDIT_KILLS[where]
+    how, at, made = EDIT_KILLS[where]
     site_url = f"https://edit-{uuid.uuid4().hex[:8]}.example/"
     with RecordingProxy(synapse.url, matrix_call) as proxy:
         spec = child_spec(tmp_path, site_url, {**raw(synapse), "homeserver": proxy.url})
@@ -317,6 +319,7 @@ def test_killed_around_an_edit_then_rerun_leaves_one_edit(synapse, tmp_path, whe
         sends = proxy.count("PUT send")
         landed = killed(proxy, spec, how, at)
         print(f"synapse edit kill [{where}]: landed {landed}; {len(edits_of(synapse, event_id))} edit(s)")
+        assert len(edits_of(synapse, event_id)) == (1 if made else 0)
         STATS[f"realserver matrix edit kills landing {where}"] += 1
         rerun(spec)
         assert proxy.count("PUT send") - sends <= 2  # the edit, and once more at most (the same txnId)
@@ -372,7 +375,7 @@ DELETE_KILLS = {
 }
 
 
-@pytest.mark.parametrize("where", list(DELETE_KILLS))
+@pytest.mark.parametrize("where", realserver_child.distinct(DELETE_KILLS))
 def test_killed_around_a_redaction_then_rerun_leaves_the_message_redacted(synapse, tmp_path, public, where):
     from crashlab import STATS
     from realserver_proxy import RecordingProxy, matrix_call
@@ -534,3 +537,68 @@ def test_a_redaction_of_no_such_event_is_answered_as_synapse_answers_it(synapse,
     assert real == (404, "M_NOT_FOUND")
     emulated = SPECS["matrix"].raw(sandbox)
     assert redaction_of_no_such_event(emulated["homeserver"], emulated["access_token"], emulated["room_id"]) == real
+
+
+# ---------------------------------------------------------------- threads (issue 35)
+
+# A thread's part holds at most 2,000 characters: each paragraph is a part.
+PARAGRAPHS = [f"Paragraph {n} of a long post, written at length. " * 35 for n in ("one", "two", "three")]
+
+
+def thread_of(synapse: Synapse, root: str) -> list[dict[str, Any]]:
+    """The thread's events as Synapse relates them to its root (`/relations/{root}/m.thread`),
+    oldest first."""
+    room, event = quote(synapse.room_id, safe=""), quote(root, safe="")
+    answer = httpx.get(
+        f"{synapse.url}/_matrix/client/v1/rooms/{room}/relations/{event}/m.thread",
+        params={"dir": "f"},
+        headers=synapse.users["admin"].auth,
+    )
+    answer.raise_for_status()
+    chunk: list[dict[str, Any]] = answer.json()["chunk"]
+    return chunk
+
+
+def test_a_thread_lives_in_m_thread_edited_grown_and_redacted_on_synapse(synapse, tmp_path, public):
+    """Sent: part 1, then parts in its m.thread, each with the reply fallback to the part before.
+    Edited (the second paragraph) and grown (a third): one m.replace of each part whose text
+    changed, part 3 added in the thread after part 2. Removed: every part redacted, last first, the ledger `deleted`."""
+    site = Site("http://thread-on-synapse.example/", "Threads")
+    post = make_post(21, url=f"{site.url}blog/post-21/", description="\n\n".join(PARAGRAPHS[:2]))
+    other = make_post(22, url=f"{site.url}blog/post-22/")
+    public.live.update({"/blog/post-21/", "/blog/post-22/"})
+    channel = raw(synapse, thread=True, removals="delete")
+    assert not run(tmp_path, channel, [post, other], site=site).undone
+    sent = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+    assert len(sent.parts) == 2 and sent.remote_id == sent.parts[0].remote_id
+    (second,) = thread_of(synapse, sent.parts[0].remote_id)
+    assert second["event_id"] == sent.parts[1].remote_id
+    assert second["content"]["m.relates_to"] == {
+        "rel_type": "m.thread",
+        "event_id": sent.parts[0].remote_id,
+        "is_falling_back": True,
+        "m.in_reply_to": {"event_id": sent.parts[0].remote_id},
+    }
+    corrected = "A corrected second paragraph, better put. " * 35
+    edited = replace(post, description="\n\n".join([PARAGRAPHS[0], corrected, PARAGRAPHS[2]]))
+    assert not run(tmp_path, channel, [edited, other], site=site).undone
+    done = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+    assert done.state == "done" and len(done.parts) == 3
+    assert [p.remote_id for p in done.parts[:2]] == [p.remote_id for p in sent.parts]
+    for before, now in zip(sent.parts, done.parts, strict=False):  # one m.replace for each part whose text changed
+        assert len(edits_of(synapse, now.remote_id)) == (before.message_sha256 != now.message_sha256)
+    said = " ".join(latest_text(synapse, part.remote_id) for part in done.parts)
+    assert "A corrected second paragraph" in said and "Paragraph two" not in said
+    in_thread = thread_of(synapse, sent.parts[0].remote_id)
+    third = next(e for e in in_thread if e["event_id"] == done.parts[2].remote_id)
+    assert third["content"]["m.relates_to"]["m.in_reply_to"] == {"event_id": sent.parts[1].remote_id}
+    assert run(tmp_path, channel, [edited, other], site=site).results == []
+    public.live.discard("/blog/post-21/")
+    report = run(tmp_path, channel, [other], site=site)
+    assert not report.undone and [(r.post_key, r.state) for r in report.results] == [(post.key, "deleted")]
+    for part in done.parts:
+        event = synapse.event(part.remote_id).json()
+        assert event["content"] == {} and "redacted_because" in event["unsigned"], event
+        assert redactions_of(synapse, part.remote_id) == 1
+    gone = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+    assert gone.state == "deleted" and gone.parts == ()

@@ -114,24 +114,24 @@ def test_a_refused_part_leaves_the_record_failed_with_the_parts_sent_and_the_nex
     assert record(config, "masto").state == State.DONE
 
 
-def test_an_edited_thread_is_said_out_of_date_and_left_as_it_was(tmp_path, sandbox):
-    """Edits of a thread's parts are not made (yet): the run says so, and no part is touched,
-    none made again."""
-    config = site(tmp_path, {"masto": masto(sandbox)})
+def test_an_edited_thread_under_edits_ignore_is_said_out_of_date_and_left_as_it_was(tmp_path, sandbox):
+    """`edits: ignore`: no part is touched, none made again; the run says so. (With `edits:
+    update`, the default, tests/test_thread_life.py edits it.)"""
+    config = site(tmp_path, {"masto": {**masto(sandbox), "edits": "ignore"}})
     assert mkdocs(config).returncode == 0
     source = config.parent / "docs" / "posts" / "a.md"
     source.write_text(source.read_text().replace("The third paragraph", "The corrected third paragraph"))
     run = mkdocs(config)
     assert run.returncode == 0, run.stderr
-    assert "a thread is not edited in place" in run.stderr
+    assert "masto: 1 copy out of date, not updated (channels.masto.edits is ignore)" in run.stderr
     statuses = sandbox.snapshot()["mastodon"]["statuses"]
     assert len(statuses) == 3 and not any(s.get("edits") for s in statuses)
     assert not [r for r in sandbox.requests("mastodon") if r["method"] == "PUT"]
 
 
-def test_turning_threads_on_leaves_a_shortened_post_as_it_was(tmp_path, sandbox):
-    """A post announced shortened, before `thread: true`: its message is now a thread, and its
-    copy is not cut down to the thread's first part."""
+def test_turning_threads_on_makes_a_shortened_post_the_first_part_of_its_thread(tmp_path, sandbox):
+    """A post announced shortened, before `thread: true`: its message is now a thread, so (with
+    `edits: update`) its copy is edited to be the first part and the rest follow as replies."""
     config = site(tmp_path, {"masto": mastodon_raw(sandbox, max_characters=300)})
     assert mkdocs(config).returncode == 0
     (before,) = sandbox.snapshot()["mastodon"]["statuses"]
@@ -142,8 +142,11 @@ def test_turning_threads_on_leaves_a_shortened_post_as_it_was(tmp_path, sandbox)
     config.write_text(text.replace(line, f"{line}\n{indent}thread: true"))
     run = mkdocs(config)
     assert run.returncode == 0, run.stderr
-    (after,) = sandbox.snapshot()["mastodon"]["statuses"]
-    assert after["text"] == before["text"] and not after.get("edits")
+    statuses = sorted(sandbox.snapshot()["mastodon"]["statuses"], key=lambda s: int(s["id"]))
+    assert statuses[0]["id"] == before["id"] and len(statuses) == 3
+    assert statuses[0].get("edits") and "…" not in statuses[0]["text"]
+    assert statuses[1]["in_reply_to_id"] == before["id"] and statuses[2]["in_reply_to_id"] == statuses[1]["id"]
+    assert record(config, "masto").state == State.DONE and len(record(config, "masto").parts) == 3
 
 
 def test_a_half_sent_thread_whose_text_changed_is_not_continued(tmp_path, sandbox):

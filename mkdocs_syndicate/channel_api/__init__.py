@@ -1,11 +1,12 @@
 """The public API for channel authors: everything a channel type needs, from one place.
 
 A channel type (built in, or a package of its own: docs/channels.md) imports these names from
-here and nothing else from mkdocs_syndicate; every built-in channel and emulator does the same
-(tests/test_channel_api.py holds them to it, and pins this list). The names live where the
-project keeps them (channels/base.py, channels/reading.py, config/channels.py, content/,
-ledger/schema.py, registry.py, channel_api/emulator.py); this module only gathers them, and
-importing it loads no HTTP client, no template engine and no server (tests/test_cheap_import.py).
+here and nothing else from mkdocs_syndicate; every built-in channel does the same, and every
+built-in emulator takes its four names from emulator_api (tests/test_channel_api.py holds them to
+it, and pins this list). The names live where the project keeps them (channels/base.py,
+channels/reading.py, config/channels.py, content/, ledger/schema.py, registry.py,
+emulator_api.py); this module only gathers them, and importing it loads no HTTP client, no
+template engine and no server (tests/test_cheap_import.py).
 
 - Registering a type: `ChannelType`.
 - The client: `Channel`, its settings (`Option`, `ChannelSettings`, `Site`, `ConfigError` for an
@@ -22,11 +23,13 @@ importing it loads no HTTP client, no template engine and no server (tests/test_
   limits by `fit` (`Fitted`, or `TooLarge` with the numbers), `no_alt_note` when it has no alt
   text; `Media` is what an upload made, `MediaState` what a read of it found.
 - The emulator: `Emulator`, the `Request` it handles and the `Response` it gives, `first_url`.
+  They live in `mkdocs_syndicate.emulator_api`, which imports nothing of the package: the
+  built-in emulators import them from there, so that loading one loads no client code (this
+  module loads the clients' base); a plugin may take them from either.
 """
 
 from __future__ import annotations
 
-from mkdocs_syndicate.channel_api.emulator import Emulator, Request, Response, first_url
 from mkdocs_syndicate.channels.base import (
     EXPIRY_WARNING,
     Channel,
@@ -70,6 +73,7 @@ from mkdocs_syndicate.content.images import PostImage, no_alt_note, post_image
 from mkdocs_syndicate.content.messages import LengthRule, Message, message_sha256, render_message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.content.textcut import grapheme_length
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.schema import Media, Part, Record
 from mkdocs_syndicate.registry import ChannelType

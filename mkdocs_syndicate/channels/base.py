@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
@@ -289,6 +289,35 @@ class Channel:
     async def read_media(self, http: Http, media: Media) -> MediaState:
         """`uploads` types: read an uploaded image by its own id before a status uses it."""
         return MediaState.UNKNOWN
+
+    def part_copy(self, record: Record, number: int) -> Record:
+        """`threads` types: the record as it names part `number` (of `record.parts`) alone, for
+        `delete` and `read_presence` of that part, and the default `update_part`. A type whose
+        parts carry a client id of their own (Matrix's marker) sets it as `idempotency_key`."""
+        part = record.parts[number - 1]
+        return replace(
+            record, remote_id=part.remote_id, remote_url=part.remote_url, message_sha256=part.message_sha256, parts=()
+        )
+
+    def part_prepared(self, prepared: Prepared, number: int) -> Prepared:
+        """What part `number` of a thread says, as a one-message `Prepared` (the first part keeps
+        the payload beyond its text: Bluesky's card)."""
+        message = prepared.message
+        assert message is not None
+        text = message.texts[number - 1]
+        payload = prepared.payload_sha256 if number == 1 else None
+        one = replace(message, text=text, parts=())
+        return replace(prepared, message=one, description=text, payload_sha256=payload)
+
+    async def update_part(self, http: Http, post: Post, prepared: Prepared, record: Record, number: int) -> Outcome:
+        """`threads` types that edit in place: make part `number` say its text in `prepared` now,
+        its place in the thread (what it replies to) unchanged. By default `update` of that part."""
+        return await self.update(http, post, self.part_prepared(prepared, number), self.part_copy(record, number))
+
+    async def read_part_copy(self, http: Http, post: Post, record: Record, prepared: Prepared, number: int) -> Copy:
+        """`threads` types that edit in place: read part `number` by its own id, to settle an update
+        of it whose outcome is unknown. By default `read_copy` of that part."""
+        return await self.read_copy(http, post, self.part_copy(record, number), self.part_prepared(prepared, number))
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """`edits_in_place` types: make the copy at `record.remote_id` say `prepared` now. A repeat

@@ -68,6 +68,7 @@ from mkdocs_syndicate.channels.bluesky_records import (
     part_rkey,
     put_outcome,
     put_refused,
+    reply_record,
     rkey_for,
     rkey_of,
     without_thumb,
@@ -260,6 +261,14 @@ class BlueskyChannel(AtprotoSessionChannel):
 
     # ---------------------------------------------------------------- a thread's later parts
 
+    def _edited(self, post: Post, text: str, created_at: str, current: dict[str, Any]) -> dict[str, Any]:
+        """What a copy is to say after an edit: a thread's later part (a reply) keeps its reply refs
+        and its `createdAt` (its place in the thread); any other copy is the post with its card."""
+        refs, when = current.get("reply"), current.get("createdAt")
+        if isinstance(refs, dict) and isinstance(when, str):
+            return reply_record(text, when, refs, self._language)
+        return self.record(post, text, created_at)
+
     async def send_part(
         self, http: Http, post: Post, prepared: Prepared, number: int, sent: tuple[Part, ...], replay: bool
     ) -> Outcome:
@@ -381,8 +390,10 @@ class BlueskyChannel(AtprotoSessionChannel):
                 return Outcome(Kind.AMBIGUOUS, error="getRecord: no record at the copy's key; read again")
             if current.status_code != 200:
                 return status_outcome(current, http.now())
-            cid = optional_text(json_object(current).get("cid"), "cid")
-            new = await self._edited(http, post, prepared)
+            read = json_object(current)
+            cid, value = optional_text(read.get("cid"), "cid"), read.get("value")
+            value = value if isinstance(value, dict) else {}
+            new = await self._edit_target(http, post, prepared, value)
             body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": rkey, "record": new}
             response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json={**body, "swapRecord": cid})
         except httpx.TransportError as exc:
@@ -395,16 +406,19 @@ class BlueskyChannel(AtprotoSessionChannel):
             return put_refused(response)
         return status_outcome(response, http.now())
 
-    async def _edited(self, http: Http, post: Post, prepared: Prepared) -> dict[str, Any]:
-        """The record an edit puts: its image uploaded first (an upload repeated makes nothing
-        new), or its card's thumbnail."""
+    async def _edit_target(self, http: Http, post: Post, prepared: Prepared, value: dict[str, Any]) -> dict[str, Any]:
+        """The record an edit puts: a thread's later part keeps its place (`_edited`); the post
+        itself its image, uploaded first (an upload repeated makes nothing new), or its card's
+        thumbnail."""
         assert prepared.message is not None and prepared.created_at
+        new = self._edited(post, prepared.message.text, prepared.created_at, value)
+        if "reply" in new:
+            return new
         if prepared.image is not None:
             uploaded = await self.upload(http, post, prepared.image)
             if uploaded.media is not None:
                 return self.record(post, prepared.message.text, prepared.created_at, prepared.image, (uploaded.media,))
-        new = self.record(post, prepared.message.text, prepared.created_at)
-        blob = await self._uploaded_thumb(http, post)
+        blob = await self._uploaded_thumb(http, post) if "embed" in new else None
         if blob is not None:
             new["embed"]["external"]["thumb"] = blob
         return new
@@ -424,8 +438,8 @@ class BlueskyChannel(AtprotoSessionChannel):
         value = json_object(response).get("value")
         if not isinstance(value, dict):
             return Copy.UNKNOWN
-        target = self.record(post, prepared.message.text, prepared.created_at)
-        if prepared.image is not None and isinstance(value.get("embed"), dict):
+        target = self._edited(post, prepared.message.text, prepared.created_at, value)
+        if prepared.image is not None and "reply" not in target and isinstance(value.get("embed"), dict):
             target["embed"] = value["embed"]  # an edit's upload is not recorded: the text decides
         return Copy.MATCHES if without_thumb(value) == without_thumb(target) else Copy.DIFFERS
 
@@ -457,15 +471,6 @@ class BlueskyChannel(AtprotoSessionChannel):
 
     async def _get(self, http: Http, rkey: str) -> httpx.Response:
         return await self._get_in(http, COLLECTION, rkey)
-
-    async def _get_in(self, http: Http, collection: str, rkey: str, repo: str | None = None) -> httpx.Response:
-        """getRecord at the account's PDS: in the account's repository unless `repo` names one."""
-        assert self._session is not None
-        return await http.request(
-            "GET",
-            f"{self._pds_xrpc}/com.atproto.repo.getRecord",
-            params={"repo": repo or self._session["did"], "collection": collection, "rkey": rkey},
-        )
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
         """A new login with the app password (a kept session would not prove the password still

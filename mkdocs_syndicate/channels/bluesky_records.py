@@ -165,12 +165,17 @@ def part_record(
     text: str, created_at: str, number: int, sent: tuple[Part, ...], language: str | None
 ) -> dict[str, Any]:
     """Part `number` of a thread: its text, a reply to the thread (no card: the first part has it)."""
+    return reply_record(text, part_created_at(created_at, number), reply_refs(sent), language)
+
+
+def reply_record(text: str, created_at: str, refs: dict[str, Any], language: str | None) -> dict[str, Any]:
+    """A post that replies to `refs` ({root, parent}): a thread's later part, as sent or edited."""
     record: dict[str, Any] = {
         "$type": "app.bsky.feed.post",
         "text": text,
-        "createdAt": part_created_at(created_at, number),
+        "createdAt": created_at,
         "facets": facets(text),
-        "reply": reply_refs(sent),
+        "reply": refs,
     }
     if language:
         record["langs"] = [language]

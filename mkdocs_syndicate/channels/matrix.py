@@ -44,6 +44,18 @@ reuses it, and Synapse returns the event it already made), a redaction's from th
 With `embed: image` the message is one `m.image` event, the post's image with the message as its
 caption (channels/matrix_media.py); the default `card` is the text message, whose link clients
 preview.
+
+Threads (`thread: true`): a message over the limit is a thread (the spec's "Threading", v1.4+,
+from MSC3440): each later part an `m.room.message` with `m.relates_to: {rel_type: m.thread,
+event_id: <part 1>, is_falling_back: true, m.in_reply_to: {event_id: <the part before>}}`, the
+reply fallback for clients without threads. Synapse refuses a thread whose root has a relation
+itself (handlers/message.py `_validate_event_relation`, "Cannot start threads from an event with a
+relation"); part 1 never has one. Each later part has its own marker and transaction id, derived
+from the pair's id and the part's number: a read finds it by its marker, and its edit and
+redaction address it alone. A part's limit is one of readability, PART_CHARACTERS: the event's
+own limit (the spec's 65,536 bytes for the whole event as canonical JSON, "Size limits";
+Synapse's synapse/api/constants.py `MAX_PDU_SIZE`, which MAX_BYTES keeps a message well under)
+would never split a post, whose description is at most 10,000 characters.
 """
 
 from __future__ import annotations
@@ -71,6 +83,7 @@ from mkdocs_syndicate.channel_api import (
     MediaState,
     Option,
     Outcome,
+    Part,
     Post,
     PostImage,
     Prepared,
@@ -86,18 +99,19 @@ from mkdocs_syndicate.channel_api import (
     json_object,
     post_image,
     render_message,
-    status_outcome,
     transport_outcome,
 )
 from mkdocs_syndicate.channels import matrix_media
+from mkdocs_syndicate.channels.matrix_answers import has_event_id, part_marker, refusal, txn_id
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 MARKER = "net.mkdocs_syndicate.post"  # a namespaced content key: Matrix keeps unknown keys
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}"
 MAX_BYTES = 32_000  # an event is at most 65,536 bytes with its envelope
 MAX_PAGES = 10  # of 100 events each, read back before "not found" becomes "cannot tell"
+PART_CHARACTERS = 2_000  # `thread: true`: a part is about a screenful in Element
 FALLBACK_BYTES = 16_000  # an edit's fallback body is cut here: with m.new_content it must fit one event
 
 
@@ -117,6 +131,7 @@ class MatrixChannel(Channel):
     edits_in_place = True  # an m.replace edit of the message
     deletes = True  # a redaction of the message
     uploads = True  # `embed: image`: the post's image in the content repository, before the message
+    threads = True  # later parts in the first part's m.thread
     options: ClassVar[Mapping[str, Option]] = {
         "homeserver": Option("url", required=True, help="e.g. https://matrix.org"),
         "room_id": Option(
@@ -190,9 +205,10 @@ class MatrixChannel(Channel):
             post,
             self.id,
             self.settings.template or DEFAULT_TEMPLATE,
-            LengthRule(MAX_BYTES, lambda text: len(text.encode("utf-8")), "bytes"),
+            _length_rule(self.settings.max_parts),
             self.site.name,
             where=self.settings.where("template"),
+            max_parts=self.settings.max_parts,
         )
         key = client_id(post.url, self.id, "matrix-transaction")
         image = None
@@ -217,11 +233,42 @@ class MatrixChannel(Channel):
         return await matrix_media.read(http, str(self.settings.options["homeserver"]), self._auth(), media)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
-        import httpx
-
         assert prepared.message is not None and prepared.idempotency_key
         content = self._content(prepared.message.text, prepared.idempotency_key, prepared.image, prepared.media)
-        path = f"/rooms/{quote(self._room, safe='')}/send/m.room.message/{prepared.idempotency_key}"
+        return await self._put_message(http, prepared.idempotency_key, content)
+
+    async def send_part(
+        self, http: Http, post: Post, prepared: Prepared, number: int, sent: tuple[Part, ...], replay: bool
+    ) -> Outcome:
+        """Part `number` in part 1's thread, its reply fallback the part before, under its own
+        marker and transaction id."""
+        assert prepared.message is not None and prepared.idempotency_key
+        marker = part_marker(prepared.idempotency_key, number)
+        content = {
+            "msgtype": "m.text",
+            "body": prepared.message.texts[number - 1],
+            MARKER: marker,
+            "m.relates_to": {
+                "rel_type": "m.thread",
+                "event_id": sent[0].remote_id,
+                "is_falling_back": True,
+                "m.in_reply_to": {"event_id": sent[-1].remote_id},
+            },
+        }
+        return await self._put_message(http, marker, content)
+
+    def part_copy(self, record: Record, number: int) -> Record:
+        """Part `number` alone: its event, and its own marker (its edit's and redaction's
+        transaction ids derive from it)."""
+        copy = super().part_copy(record, number)
+        if number == 1 or not record.idempotency_key:
+            return copy
+        return replace(copy, idempotency_key=part_marker(record.idempotency_key, number))
+
+    async def _put_message(self, http: Http, txn: str, content: dict[str, Any]) -> Outcome:
+        import httpx
+
+        path = f"/rooms/{quote(self._room, safe='')}/send/m.room.message/{txn}"
         try:
             answer = await http.request("PUT", self._url(path), json=content, headers=self._auth())
         except httpx.TransportError as exc:
@@ -232,7 +279,7 @@ class MatrixChannel(Channel):
             except BadAnswer as exc:
                 return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable answer ({exc}); the message may exist")
             return Outcome(Kind.DONE, remote_id=event_id, remote_url=self._link(event_id))
-        return _refusal(answer, http.now())
+        return refusal(answer, http.now())
 
     def _event_path(self, event_id: str) -> str:
         return f"/rooms/{quote(self._room, safe='')}/event/{quote(event_id, safe='')}"
@@ -297,17 +344,17 @@ class MatrixChannel(Channel):
             "m.new_content": new,  # an image's edit keeps the image (the upload the record names)
             "m.relates_to": {"rel_type": "m.replace", "event_id": record.remote_id},
         }
-        txn = _txn_id("edit", record.idempotency_key, read.latest, prepared.sha256 or "")
+        txn = txn_id("edit", record.idempotency_key, read.latest, prepared.sha256 or "")
         path = f"/rooms/{quote(self._room, safe='')}/send/m.room.message/{txn}"
         try:
             answer = await http.request("PUT", self._url(path), json=content, headers=self._auth())
         except httpx.TransportError as exc:
             return transport_outcome(exc)
-        if answer.status_code == 200 and _has_event_id(answer):
+        if answer.status_code == 200 and has_event_id(answer):
             return Outcome(Kind.DONE, remote_id=record.remote_id, remote_url=record.remote_url)
         if answer.status_code == 200:
             return Outcome(Kind.AMBIGUOUS, error="200 with an unreadable answer; the edit may exist")
-        return _refusal(answer, http.now())
+        return refusal(answer, http.now())
 
     async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
         """The copy's own event: redacted is GONE; this pair's event saying the text (its latest
@@ -325,15 +372,15 @@ class MatrixChannel(Channel):
         import httpx
 
         assert record.remote_id and record.idempotency_key
-        txn = _txn_id("redact", record.idempotency_key)
+        txn = txn_id("redact", record.idempotency_key)
         path = f"/rooms/{quote(self._room, safe='')}/redact/{quote(record.remote_id, safe='')}/{txn}"
         try:
             answer = await http.request("PUT", self._url(path), json={}, headers=self._auth())
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         if answer.status_code == 429:
-            return _refusal(answer, http.now())
-        return delete_outcome(answer, http.now(), gone=False, what="message", confirms=_has_event_id)
+            return refusal(answer, http.now())
+        return delete_outcome(answer, http.now(), gone=False, what="message", confirms=has_event_id)
 
     async def read_presence(self, http: Http, record: Record) -> Presence:
         """The copy's own event: redacted is GONE; this pair's event is PRESENT; anything else,
@@ -349,6 +396,15 @@ class MatrixChannel(Channel):
         carries this pair's id: found, or the whole history read (absent), or cannot tell."""
         if not record.idempotency_key:
             return Verdict(Found.UNKNOWN, reason="no transaction id recorded: nothing to look for")
+        return await self._find(http, record.idempotency_key)
+
+    async def read_part(self, http: Http, post: Post, record: Record, number: int) -> Verdict:
+        """The room's messages from our own account, for the event carrying part `number`'s marker."""
+        if not record.idempotency_key:
+            return Verdict(Found.UNKNOWN, reason="no transaction id recorded: nothing to look for")
+        return await self._find(http, part_marker(record.idempotency_key, number))
+
+    async def _find(self, http: Http, marker: str) -> Verdict:
         try:
             me = await self._whoami(http)
         except BadAnswer as exc:
@@ -371,7 +427,7 @@ class MatrixChannel(Channel):
                     raise BadAnswer("messages answer has no chunk list")
                 for event in chunk:
                     content = event.get("content") if isinstance(event, dict) else None
-                    if isinstance(content, dict) and content.get(MARKER) == record.idempotency_key:
+                    if isinstance(content, dict) and content.get(MARKER) == marker:
                         event_id = identifier(event.get("event_id"), "event_id")
                         return Verdict(Found.FOUND, event_id, self._link(event_id))
                 end = body.get("end")
@@ -419,34 +475,8 @@ async def _matrix_check(channel: MatrixChannel, http: Http) -> CredentialCheck:
     return CredentialCheck(Health.OK, me, details=(f"joined to {channel._room}",))
 
 
-def _refusal(answer: httpx.Response, now: float) -> Outcome:
-    """A non-200 answer to a send, an edit or a redaction."""
-    outcome = status_outcome(answer, now)
-    if outcome.kind is Kind.RATE_LIMITED and outcome.retry_after is None:
-        # M_LIMIT_EXCEEDED says how long in its body (Retry-After only since spec v1.10).
-        return Outcome(Kind.RATE_LIMITED, error=outcome.error, retry_after=_retry_after_ms(answer))
-    return outcome
-
-
-def _has_event_id(answer: httpx.Response) -> bool:
-    """Synapse's answer to a send or a redaction: `{"event_id": ...}`."""
-    try:
-        identifier(json_object(answer).get("event_id"), "event_id")
-    except BadAnswer:
-        return False
-    return True
-
-
-def _txn_id(purpose: str, key: str, *parts: str) -> str:
-    """A transaction id derived from the pair's own id (unique per site, post, channel)."""
-    return hashlib.sha256("\n".join(("mkdocs-syndicate", f"matrix-{purpose}", key, *parts)).encode()).hexdigest()
-
-
-def _retry_after_ms(answer: httpx.Response) -> float | None:
-    try:
-        value = json.loads(answer.content).get("retry_after_ms")
-    except (ValueError, AttributeError):
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 86_400_000:
-        return None
-    return value / 1000
+def _length_rule(max_parts: int) -> LengthRule:
+    """A message's limit: the event's, in bytes; a thread's part's, in characters (above)."""
+    if max_parts > 1:
+        return LengthRule(PART_CHARACTERS, len, "characters")
+    return LengthRule(MAX_BYTES, lambda text: len(text.encode("utf-8")), "bytes")

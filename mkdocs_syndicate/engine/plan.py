@@ -95,8 +95,6 @@ def not_updated_lines(pairs: list[PendingPair]) -> list[str]:
 def why_not_updated(channel: Channel) -> str:
     if not channel.edits_in_place:
         return f"{channel.type_name} cannot edit a post in place"
-    if channel.settings.edits == "update":  # only a thread is kept on such a channel
-        return "a thread is not edited in place: its parts stay as sent"
     return f"channels.{channel.id}.edits is ignore"
 
 
@@ -151,10 +149,9 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     memo.remember(post.key, channel.id, fingerprint, prepared.sha256)
     if prepared.sha256 == record.message_sha256:
         return []
-    # With `edits: ignore` (Weibo cannot edit) the copy is only said to be out of date; so is a
-    # thread (one now, or one before): its parts are not edited in place (yet).
-    thread = bool(record.parts) or (prepared.message is not None and len(prepared.message.parts) > 1)
-    edits = channel.settings.edits == "update" and not thread
+    # With `edits: ignore` (Weibo cannot edit) the copy is only said to be out of date. A thread
+    # (one now, or one before) is edited part by part (engine/thread_changes.py).
+    edits = channel.settings.edits == "update"
     return [PendingPair(post, channel, record, prepared, "update" if edits else "keep")]
 
 

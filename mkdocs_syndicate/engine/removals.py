@@ -72,11 +72,20 @@ def gone_from_source(posts: Posts, present: list[Post]) -> tuple[list[str], str]
 
 
 def _has_copy(record: Record) -> bool:
-    return record.state == State.DONE or (record.state == State.IN_FLIGHT and record.op == "delete")
+    """A copy is out: done, a delete in flight, or a thread part way through a change."""
+    changing_thread = bool(record.parts) and record.op is not None
+    return record.state == State.DONE or (record.state == State.IN_FLIGHT and record.op == "delete") or changing_thread
 
 
 def _deleting(entry: PostEntry) -> bool:
-    return any(r.state == State.IN_FLIGHT and r.op == "delete" for r in entry.channels.values())
+    """A removal decided already (its proof was made then). A thread's part delete is not one: a
+    thread that shrank deletes parts too, so its removal is proved again (engine/thread_changes.py)."""
+    return any(r.state == State.IN_FLIGHT and r.op == "delete" and not r.parts for r in entry.channels.values())
+
+
+def _thread_changing(record: Record) -> bool:
+    """A thread part way through an edit or a removal: a removal of its post deletes what is left."""
+    return bool(record.parts) and record.op is not None and record.state in (State.IN_FLIGHT, State.FAILED)
 
 
 def _announced_since(entry: PostEntry, start: dt.datetime) -> bool:
@@ -154,7 +163,9 @@ def find_removals(
         for key in gone
         if probe
         and not _deleting(posts[key])
-        and any(posts[key].channels.get(i, _NONE).state == State.DONE for i in ids)
+        and any(
+            (record := posts[key].channels.get(i, _NONE)).state == State.DONE or _thread_changing(record) for i in ids
+        )
     ]
     urls = {key: posts[key].url for key in to_probe}
     if sandbox:
@@ -188,8 +199,10 @@ def deletions(
             record = ledger.record(key, channel.id)
             if record is None or (key, channel.id) in skip or not ledger.may_work_on(record):
                 continue
-            in_flight = record.state == State.IN_FLIGHT and record.op == "delete"
-            wanted = record.state == State.DONE and channel.settings.removals == "delete" and channel.deletes
+            in_flight = record.state == State.IN_FLIGHT and record.op == "delete" and not record.parts
+            wanted = (record.state == State.DONE or _thread_changing(record)) and (
+                channel.settings.removals == "delete" and channel.deletes
+            )
             if in_flight or (wanted and (record.remote_id or channel.batched)):
                 pairs.append(PendingPair(ghost(key, entry, record), channel, record, Prepared(None), "delete"))
         if pairs:

@@ -25,7 +25,7 @@ import httpx
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_WAIT
-from mkdocs_syndicate.engine import threads, uploads
+from mkdocs_syndicate.engine import thread_changes, threads, uploads
 from mkdocs_syndicate.engine.endings import ENDING_STEPS, INTERRUPTED_BEFORE_SENDING, clean, ending, error_text
 from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, LedgerWriter
 from mkdocs_syndicate.engine.pacing import PacedHttp
@@ -220,8 +220,14 @@ class Runner:
         decides each step from the last event, for each member (their records may differ), and
         the unit either ends (each member its own way, written together) or goes on by a step
         of `_STEPS`. Returns what the lane must take up again later (a settle wait), or []."""
-        if unit.members[0].op in ("update", "delete") and not channel.batched:  # a copy changed (engine/updates.py)
-            stop = await carry_change(self, http, unit.members[0], read_first=unit.read_first)
+        pair = unit.members[0]
+        if thread_changes.is_thread_change(pair, self._record(pair)):  # a thread edited or removed
+            stop = await thread_changes.carry_thread_change(self, http, pair)
+            if stop is not None:
+                raise _LaneStopped(stop)
+            return []
+        if pair.op in ("update", "delete") and not channel.batched:  # a copy changed (engine/updates.py)
+            stop = await carry_change(self, http, pair, read_first=unit.read_first)
             if stop is not None:
                 raise _LaneStopped(stop)
             return []

@@ -29,15 +29,17 @@ import httpx
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Found, Kind, Outcome
 from mkdocs_syndicate.content.messages import message_sha256
+from mkdocs_syndicate.engine import twophase
 from mkdocs_syndicate.engine.policy import Action, Event, Step, decide
 from mkdocs_syndicate.engine.results import PairState
+from mkdocs_syndicate.engine.twophase import staged_call
 from mkdocs_syndicate.ledger.schema import Part, Record, State
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.pacing import PacedHttp
     from mkdocs_syndicate.engine.plan import PendingPair
-    from mkdocs_syndicate.engine.updates import UpdateHost
+    from mkdocs_syndicate.engine.twophase import UpdateHost
 
 # Sends that made nothing for sure: not among the uncertain sends `attempts` counts.
 _DEFINITE = frozenset({Kind.NOT_SENT, Kind.REFUSED, Kind.RATE_LIMITED, Kind.AUTH})
@@ -76,7 +78,7 @@ async def record_first_part(host: UpdateHost, pair: PendingPair, record: Record)
 
 
 @dataclass
-class _Way:
+class PartWay:
     """One part's way through this run."""
 
     pair: PendingPair
@@ -86,6 +88,7 @@ class _Way:
     outcome: Outcome | None = None
     found: tuple[str | None, str | None, str | None] = (None, None, None)  # id, URL, ref from a read
     reason: str = ""
+    op: str | None = None  # "update": a part added to a thread being edited (engine/thread_changes.py)
 
 
 async def carry_thread(host: UpdateHost, http: PacedHttp, pair: PendingPair) -> str | None:
@@ -109,9 +112,9 @@ async def carry_thread(host: UpdateHost, http: PacedHttp, pair: PendingPair) -> 
                 pair, PairState.IN_FLIGHT if record.state == State.IN_FLIGHT else PairState.FAILED, text, None, True
             )
             return None
-        way = _Way(pair, number)
+        way = PartWay(pair, number)
         if record.state == State.IN_FLIGHT and record.part == number:
-            await _read(host, http, way)  # part k may be out: read before anything else
+            await read_part(host, http, way)  # part k may be out: read before anything else
         elif host.verify_only:
             host.report_pair(
                 pair,
@@ -122,19 +125,20 @@ async def carry_thread(host: UpdateHost, http: PacedHttp, pair: PendingPair) -> 
             )
             return None
         else:
-            await _send(host, http, way)
-        ended, stop = await _settle(host, http, way, total)
+            await send_part(host, http, way)
+        ended, stop = await settle(host, http, way, total)
         if not ended:
             return stop
 
 
-async def _settle(host: UpdateHost, http: PacedHttp, way: _Way, total: int) -> tuple[bool, str | None]:
+async def settle(host: UpdateHost, http: PacedHttp, way: PartWay, total: int) -> tuple[bool, str | None]:
     """One part to its end in this run: (whether it is made, why the lane stops)."""
     channel = way.pair.channel
     while True:
         record = host.record_of(way.pair)
         assert record is not None
-        action = decide(way.event, host.situation_for(channel, _this_part(record, way.number), way.sends, way.outcome))
+        seen = _this_part(record, way.number) if way.op is None else record  # an edit's part counts its own sends
+        action = decide(way.event, host.situation_for(channel, seen, way.sends, way.outcome))
         step = action.step
         if step is Step.DONE:
             await _recorded(host, way, total)
@@ -142,18 +146,18 @@ async def _settle(host: UpdateHost, http: PacedHttp, way: _Way, total: int) -> t
         if step is Step.SEND:
             if isinstance(way.event, Kind):  # the last request went unanswered: not straight away
                 await http.backoff(host.backoff_for(way.sends), "retrying")
-            await _send(host, http, way)
+            await send_part(host, http, way)
         elif step is Step.RETRY:
             await _not_made(host, way, host.cleaned(channel, way.reason or action.reason), definite=True)
             if action.at is not None:
                 http.hold_until(action.at, "rate limited (server asked to wait)")
             else:
                 await http.backoff(host.backoff_for(way.sends), "retrying (nothing was sent)")
-            await _send(host, http, way)
+            await send_part(host, http, way)
         elif step in (Step.READ, Step.READ_LATER):
             if action.at is not None:  # a 429's wait, or the settle time: the read waits
                 http.hold_until(action.at, "settle: reading the part once the server must have finished")
-            await _read(host, http, way)
+            await read_part(host, http, way)
         else:
             return False, await _end(host, way, action, total)
 
@@ -174,29 +178,30 @@ def _this_part(record: Record, number: int) -> Record:
     return replace(record, attempts=max(0, record.attempts - (number - 1)))
 
 
-async def _send(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
+async def send_part(host: UpdateHost, http: PacedHttp, way: PartWay) -> None:
     pair = way.pair
-    await http.wait_turn()
-    current = host.record_of(pair)
-    assert current is not None
-    replay = current.state == State.IN_FLIGHT and current.part == way.number
-    staged = replace(current, state=State.IN_FLIGHT, attempts=current.attempts + 1, at=host.now_iso(), part=way.number)
-    staged = replace(staged, error=None, note=None, message_sha256=pair.prepared.sha256)
-    checkpoints.hit("before_part_in_flight_write")
-    await host.write_records([(pair, staged)], before_request=pair.channel.settings.at_most_once)
-    checkpoints.hit("after_part_in_flight_write")
-    try:
-        way.outcome = await pair.channel.send_part(http, pair.post, pair.prepared, way.number, staged.parts, replay)
-    except httpx.TransportError as exc:  # a channel that let one through: nothing is proved
-        way.outcome = Outcome(Kind.AMBIGUOUS, error=f"no answer ({type(exc).__name__}); the part may be made")
-    checkpoints.hit("after_part_response")
+    replay = False
+
+    def stage(current: Record) -> Record:
+        nonlocal replay
+        replay = current.state == State.IN_FLIGHT and current.part == way.number
+        staged = replace(current, state=State.IN_FLIGHT, attempts=current.attempts + 1, at=host.now_iso())
+        return replace(staged, part=way.number, op=way.op, error=None, note=None, message_sha256=pair.prepared.sha256)
+
+    async def call(staged: Record) -> Outcome:
+        return await pair.channel.send_part(http, pair.post, pair.prepared, way.number, staged.parts, replay)
+
+    unknown = "the part may be made"
+    way.outcome = await staged_call(host, http, pair, stage, call, names=twophase.PART, unknown=unknown)
     way.sends += 1
     way.event, way.reason = way.outcome.kind, way.outcome.error or ""
 
 
-async def _read(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
+async def read_part(host: UpdateHost, http: PacedHttp, way: PartWay) -> None:
     record = host.record_of(way.pair)
     assert record is not None
+    if record.op is not None:  # a part added by an edit: its attempts began at the in_flight write, not the thread's
+        record = replace(record, created_at=record.at)
     try:
         verdict = await way.pair.channel.read_part(http, way.pair.post, record, way.number)
     except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -206,7 +211,7 @@ async def _read(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
     way.found = (verdict.remote_id, verdict.remote_url, verdict.ref)
 
 
-async def _recorded(host: UpdateHost, way: _Way, total: int) -> None:
+async def _recorded(host: UpdateHost, way: PartWay, total: int) -> None:
     """Part k is made: its id under `parts:` (the record done after the last part)."""
     pair = way.pair
     current = host.record_of(pair)
@@ -232,17 +237,26 @@ async def _finish(host: UpdateHost, pair: PendingPair, record: Record, total: in
     host.report_pair(pair, PairState.DONE, how, record.remote_url, False)
 
 
-async def _not_made(host: UpdateHost, way: _Way, error: str, *, definite: bool) -> None:
+async def _not_made(host: UpdateHost, way: PartWay, error: str, *, definite: bool) -> None:
     """Part k was not made (a definite no, or a read proved it absent): `failed`, the parts sent kept."""
     current = host.record_of(way.pair)
     if current is None or current.state != State.IN_FLIGHT:
         return
     attempts = current.attempts - 1 if definite else current.attempts
     failed = replace(current, state=State.FAILED, attempts=max(0, attempts), at=host.now_iso(), error=error)
+    if way.op is not None:  # a part an edit adds: the thread stays done as it is, out of date for the next run
+        parts = current.parts
+        failed = replace(current, state=State.DONE, op=None, part=None, at=host.now_iso(), note=error, attempts=0)
+        failed = replace(failed, remote_id=parts[0].remote_id, message_sha256=unfinished_sha(parts))
     await host.write_records([(way.pair, failed)])
 
 
-async def _end(host: UpdateHost, way: _Way, action: Action, total: int) -> str | None:
+def unfinished_sha(parts: tuple[Part, ...]) -> str:
+    """A hash no message has: a thread left between two versions is out of date for the next run."""
+    return message_sha256("a thread being changed: " + " ".join(p.message_sha256 or "-" for p in parts))
+
+
+async def _end(host: UpdateHost, way: PartWay, action: Action, total: int) -> str | None:
     pair, channel = way.pair, way.pair.channel
     text = f"thread part {way.number} of {total}: {host.cleaned(channel, way.reason or action.reason)}"
     stop = f"{channel.id} stopped for this run: {text}" if action.step is Step.STOP_LANE else None

@@ -19,12 +19,13 @@ Both end with the record `deleted`, and a refused delete leaves it `done`: the c
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import httpx
 
 from mkdocs_syndicate import checkpoints
-from mkdocs_syndicate.channels.base import Channel, Copy, Kind, Outcome, Presence
+from mkdocs_syndicate.channels.base import Copy, Kind, Outcome, Presence
+from mkdocs_syndicate.engine import twophase
 from mkdocs_syndicate.engine.policy import (
     Action,
     DeleteEvent,
@@ -35,35 +36,13 @@ from mkdocs_syndicate.engine.policy import (
     decide_update,
 )
 from mkdocs_syndicate.engine.results import PairState
+from mkdocs_syndicate.engine.twophase import UpdateHost, staged_call
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.pacing import PacedHttp
     from mkdocs_syndicate.engine.plan import PendingPair
-
-
-class UpdateHost(Protocol):
-    """What the runner lends an update: its clock, ledger writes, reporting and limits."""
-
-    verify_only: bool
-
-    def situation_for(
-        self, channel: Channel, record: Record | None, sends: int, outcome: Outcome | None
-    ) -> Situation: ...
-    async def write_records(self, items: list[tuple[PendingPair, Record]], *, before_request: bool = False) -> None: ...
-    def record_of(self, pair: PendingPair) -> Record | None: ...
-    def report_pair(
-        self, pair: PendingPair, state: PairState, detail: str, remote_url: str | None, needs_review: bool
-    ) -> None: ...
-    def cleaned(self, channel: Channel, text: str | None) -> str: ...
-    def now_iso(self) -> str: ...
-    def backoff_for(self, sends: int) -> float: ...
-
-
-# A read that answered: the copy is there, unchanged. The service is up; sending at once is safe
-# (a run resumed after a kill would otherwise sit out a backoff before each edit or delete).
-_ANSWERED_BY_A_READ = (Copy.DIFFERS, Presence.PRESENT)
 
 
 @dataclass
@@ -107,16 +86,10 @@ async def carry_change(host: UpdateHost, http: PacedHttp, pair: PendingPair, *, 
     while True:
         record = host.record_of(pair)
         action = way.decide(host.situation_for(channel, record, way.sends, way.outcome))
-        if action.step is Step.SEND:
-            if way.event not in _ANSWERED_BY_A_READ:  # the last request went unanswered: not straight away
-                await http.backoff(host.backoff_for(way.sends), "updating again")
-            await _send(host, http, way)
-        elif action.step is Step.RETRY:
-            await _back_to_done(host, way, host.cleaned(channel, way.reason or action.reason))
-            if action.at is not None:
-                http.hold_until(action.at, "rate limited (server asked to wait)")
-            else:
-                await http.backoff(host.backoff_for(way.sends), "retrying (nothing was sent)")
+        if action.step in (Step.SEND, Step.RETRY):
+            if action.step is Step.RETRY:
+                await _back_to_done(host, way, host.cleaned(channel, way.reason or action.reason))
+            await twophase.pause(host, http, action, way.sends, way.event, "updating again")
             await _send(host, http, way)
         elif action.step is Step.READ:
             await _read(host, http, way)
@@ -126,33 +99,29 @@ async def carry_change(host: UpdateHost, http: PacedHttp, pair: PendingPair, *, 
 
 async def _send(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
     pair = way.pair
-    await http.wait_turn()
-    current = host.record_of(pair)
-    assert current is not None and current.remote_id  # a copy to update
-    attempts = current.attempts + 1 if current.state == State.IN_FLIGHT else 1
-    staged = Record(
-        State.IN_FLIGHT,
-        attempts,
-        host.now_iso(),
-        remote_id=current.remote_id,
-        remote_url=current.remote_url,
-        idempotency_key=current.idempotency_key,
-        created_at=current.created_at,
-        # An update's target; a delete keeps what the copy says (there is no new text).
-        message_sha256=current.message_sha256 if way.deleting else pair.prepared.sha256,
-        op=way.op,
-    )
-    checkpoints.hit("before_in_flight_write")
-    await host.write_records([(pair, staged)], before_request=pair.channel.settings.at_most_once)
-    checkpoints.hit("after_in_flight_write")
-    try:
+
+    def stage(current: Record) -> Record:
+        assert current.remote_id  # a copy to update
+        return Record(
+            State.IN_FLIGHT,
+            current.attempts + 1 if current.state == State.IN_FLIGHT else 1,
+            host.now_iso(),
+            remote_id=current.remote_id,
+            remote_url=current.remote_url,
+            idempotency_key=current.idempotency_key,
+            created_at=current.created_at,
+            # An update's target; a delete keeps what the copy says (there is no new text).
+            message_sha256=current.message_sha256 if way.deleting else pair.prepared.sha256,
+            op=way.op,
+        )
+
+    async def call(staged: Record) -> Outcome:
         if way.deleting:
-            way.outcome = await pair.channel.delete(http, staged)
-        else:
-            way.outcome = await pair.channel.update(http, pair.post, pair.prepared, staged)
-    except httpx.TransportError as exc:  # a channel that let one through: nothing is proved
-        way.outcome = Outcome(Kind.AMBIGUOUS, error=f"no answer ({type(exc).__name__}); the copy may be changed")
-    checkpoints.hit("after_response")
+            return await pair.channel.delete(http, staged)
+        return await pair.channel.update(http, pair.post, pair.prepared, staged)
+
+    unknown = "the copy may be changed"
+    way.outcome = await staged_call(host, http, pair, stage, call, names=twophase.COPY, unknown=unknown)
     way.sends += 1
     way.event, way.reason = way.outcome.kind, way.outcome.error or ""
 

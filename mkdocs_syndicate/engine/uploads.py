@@ -36,7 +36,7 @@ from mkdocs_syndicate.ledger.schema import Media, Record, State
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.pacing import PacedHttp
     from mkdocs_syndicate.engine.plan import PendingPair
-    from mkdocs_syndicate.engine.updates import UpdateHost
+    from mkdocs_syndicate.engine.twophase import UpdateHost
 
 PROCESSING_WAITS = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)  # seconds between reads of an image being processed
 

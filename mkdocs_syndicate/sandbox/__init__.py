@@ -10,8 +10,8 @@ DEFAULT_PUBLIC_BASE = "http://127.0.0.1:8787"  # where the links the emulators h
 _LAZY = {
     "SandboxServer": "mkdocs_syndicate.sandbox.server",
     "running_sandbox": "mkdocs_syndicate.sandbox.discovery",
-    "Request": "mkdocs_syndicate.channel_api.emulator",
-    "Response": "mkdocs_syndicate.channel_api.emulator",
+    "Request": "mkdocs_syndicate.emulator_api",
+    "Response": "mkdocs_syndicate.emulator_api",
 }
 
 __all__ = ["DEFAULT_PUBLIC_BASE", "Request", "Response", "SandboxServer", "running_sandbox"]

@@ -10,7 +10,7 @@ import math
 import secrets as _random
 from typing import Any
 
-from mkdocs_syndicate.channel_api import Emulator, Request, Response
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.sandbox.atproto_data import b64url
 
 HANDLE = "sandbox.bsky.social"

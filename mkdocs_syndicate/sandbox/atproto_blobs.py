@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mkdocs_syndicate.channel_api import Emulator, Request, Response
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.sandbox import media_files
 from mkdocs_syndicate.sandbox.atproto_data import make_cid, sniffed
 

@@ -26,7 +26,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from mkdocs_syndicate.channel_api import Request, Response, first_url
+from mkdocs_syndicate.emulator_api import Request, Response, first_url
 from mkdocs_syndicate.sandbox import atproto_blobs, conversations
 from mkdocs_syndicate.sandbox.atproto_account import APP_PASSWORD, DID, HANDLE, WRITE_WINDOW, AtprotoAccountEmulator
 from mkdocs_syndicate.sandbox.atproto_data import (

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mkdocs_syndicate.channel_api import Emulator
+    from mkdocs_syndicate.emulator_api import Emulator
 
 
 def when(epoch: Any) -> str:

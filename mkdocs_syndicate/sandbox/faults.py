@@ -9,7 +9,7 @@ import signal
 import time
 from typing import Any
 
-from mkdocs_syndicate.channel_api import Emulator, Response
+from mkdocs_syndicate.emulator_api import Emulator, Response
 
 QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset", "max_characters", "uncapped_context"}
 # The media emulators' (sandbox/mastodon_media.py, sandbox/atproto_blobs.py, sandbox/matrix_media.py).
@@ -60,6 +60,6 @@ def fault_after(action: str, fault: dict[str, Any], response: Response) -> Respo
     if action == "delay_after":
         time.sleep(float(fault.get("seconds", 5)))
         return response
-    if action == "status_after":
-        return Response(int(fault["status"]), fault.get("body"), fault.get("headers", {}))
+    if action == "status_after":  # without a status: the service's own, with another body
+        return Response(int(fault.get("status", response.status)), fault.get("body"), fault.get("headers", {}))
     return None  # drop_after, kill_after

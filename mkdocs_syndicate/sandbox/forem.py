@@ -23,7 +23,7 @@ from urllib.parse import quote, urlsplit
 
 import regex
 
-from mkdocs_syndicate.channel_api import Emulator, Request, Response
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.sandbox import conversations
 
 API_KEY = "sandbox-forem-api-key"

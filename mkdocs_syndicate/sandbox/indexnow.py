@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from mkdocs_syndicate.channel_api import Emulator, Request, Response
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 
 _KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
 KEY = "sandbox-indexnow-key-0001"  # the key sandbox runs ping with

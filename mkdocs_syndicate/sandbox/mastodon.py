@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mkdocs_syndicate.channel_api import Emulator, Request, Response, first_url
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
 from mkdocs_syndicate.sandbox import conversations
 from mkdocs_syndicate.sandbox.mastodon_media import MastodonMedia, images_of, instance, media_attributes, media_ids
 from mkdocs_syndicate.sandbox.mastodon_text import ACCOUNT_LANGUAGE, countable_length, linkify, posting_language

@@ -41,7 +41,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qsl
 
-from mkdocs_syndicate.channel_api import Emulator, Request, Response
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.sandbox import media_files
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/heic", "image/heif", "image/webp", "image/avif")

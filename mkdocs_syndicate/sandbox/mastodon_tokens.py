@@ -4,7 +4,7 @@ GET /oauth/token/info."""
 
 from __future__ import annotations
 
-from mkdocs_syndicate.channel_api import Request, Response
+from mkdocs_syndicate.emulator_api import Request, Response
 
 TOKEN = "sandbox-mastodon-token"
 # A token made with only the scopes an older README named: it can post and list statuses, but not

@@ -40,9 +40,9 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
-from mkdocs_syndicate.channel_api import Emulator, Request, Response, first_url
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
 from mkdocs_syndicate.sandbox import matrix_media
-from mkdocs_syndicate.sandbox.matrix_events import REDACTION, Room, relation
+from mkdocs_syndicate.sandbox.matrix_events import REDACTION, THREAD, Room, in_thread_after, relation
 
 TOKEN = "sandbox-matrix-token"
 SERVER_NAME = "matrix.test"
@@ -94,7 +94,8 @@ class MatrixEmulator(Emulator):
                 "edited": m["edited"],
                 "deleted": m["deleted"],
                 "reason": m["reason"],
-                "in_reply_to": matrix_media.parent_of(m["event"]["content"]),
+                # In a thread: the event its reply fallback names (a part's, the part before it).
+                "in_reply_to": in_thread_after(m["event"]) or matrix_media.parent_of(m["event"]["content"]),
                 "images": [
                     image
                     for image in [matrix_media.image_of(m["event"]["content"], SERVER_NAME, public_base)]
@@ -216,6 +217,11 @@ class MatrixEmulator(Emulator):
             room_now = self._room()
             if rel[1] not in room_now.by_id and not room_now.is_target(rel[1]):
                 return self._error(400, "M_UNKNOWN", "Can't send relation to unknown event")
+            # The same function: a thread's root must have no relation of its own (the spec's
+            # "Threading": a thread cannot start from an event that is itself a relation).
+            root = room_now.by_id.get(rel[1])
+            if rel[0] == THREAD and root is not None and relation(root) is not None:
+                return self._error(400, "M_UNKNOWN", "Cannot start threads from an event with a relation")
         return self._create(device, room, event_type, content, txn)
 
     def _replayed(self, room: str, device: str, txn: str | None) -> Response | None:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 REPLACE = "m.replace"
+THREAD = "m.thread"
 ANNOTATION = "m.annotation"
 REDACTION = "m.room.redaction"
 
@@ -72,6 +73,18 @@ def relation(event: dict[str, Any]) -> tuple[str, str] | None:
     if not isinstance(rel_type, str) or not isinstance(parent, str):
         return None
     return rel_type, parent
+
+
+def in_thread_after(event: dict[str, Any]) -> str | None:
+    """For an event in a thread (`rel_type: m.thread`, spec "Threading"), the event its
+    `m.in_reply_to` names (the thread's latest event when it was sent, with `is_falling_back`),
+    else its thread's root; None for an event in no thread."""
+    rel = relation(event)
+    if rel is None or rel[0] != THREAD:
+        return None
+    reply = event["content"]["m.relates_to"].get("m.in_reply_to")
+    before = reply.get("event_id") if isinstance(reply, dict) else None
+    return before if isinstance(before, str) else rel[1]
 
 
 def pruned_content(event: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import secrets
 import string
 from typing import Any
 
-from mkdocs_syndicate.channel_api import Emulator, Request, Response
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.sandbox import media_files
 
 MAX_UPLOAD_SIZE = 50 * 1024 * 1024

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from mkdocs_syndicate.channel_api import Emulator, Request, Response
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE, media_files
@@ -213,8 +213,7 @@ class SandboxServer:
 
     def save(self) -> None:
         private_dir(self.state_dir)
-        # Whole for every other process (the rename), not fsynced: an emulator's state need
-        # not outlive the machine, and two fsyncs a request were most of a busy sandbox's time.
+        # Whole for other processes (the rename); not fsynced: it need not outlive the machine.
         atomic_write_text(self.state_file, json.dumps(self.state, ensure_ascii=False), checkpoint=False, durable=False)
 
     def snapshot(self) -> dict[str, Any]:

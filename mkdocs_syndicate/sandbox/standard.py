@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from mkdocs_syndicate.channel_api import Request, Response
+from mkdocs_syndicate.emulator_api import Request, Response
 from mkdocs_syndicate.sandbox.atproto_account import APP_PASSWORD, DID, HANDLE
 from mkdocs_syndicate.sandbox.bluesky import COLLECTION, BlueskyEmulator
 

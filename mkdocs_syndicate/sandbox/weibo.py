@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from mkdocs_syndicate.channel_api import Emulator, Request, Response, first_url
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
 
 TOKEN = "sandbox-weibo-access-token"
 # Tokens a person lets lapse (issue 38): Weibo's access tokens expire (their lifetime depends on

@@ -1,6 +1,11 @@
-"""What one emulated service is made of: the base class every emulator extends (built in, or a
-channel plugin's: docs/channels.md), and the request and answer it handles. The loopback server
-(sandbox/server.py) is handed its emulators; it routes, injects faults and keeps their state."""
+"""What one emulated service is made of, for the emulators alone: the base class every emulator
+extends (built in, or a channel plugin's: docs/channels.md), and the request and answer it handles.
+The loopback server (sandbox/server.py) is handed its emulators; it routes, injects faults and
+keeps their state.
+
+It imports nothing of the package: an emulator is written from the service, never from the client,
+and importing one loads no client code (tests/test_cheap_import.py). `mkdocs_syndicate.channel_api`
+re-exports these names for a plugin that keeps its client and emulator in one module."""
 
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 from urllib.parse import parse_qs
+
+__all__ = ["Emulator", "Request", "Response", "first_url"]
 
 
 class Host(Protocol):
