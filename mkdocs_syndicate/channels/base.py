@@ -483,9 +483,8 @@ def error_detail(response: httpx.Response) -> str:
 
 
 SKEW_MARGIN = 24 * 3600.0
-"""How far before the pair's first attempt a read of the account's own posts goes. The service
-stamps posts with its own clock, which may be hours off ours: "absent" is decided only once the
-read has covered everything since `created_at` minus this margin, else the read is inconclusive."""
+"""How far before the pair's first attempt a read of the account's own posts goes: a service's
+clock may be hours off ours, so "absent" needs the read to cover `created_at` minus this margin."""
 
 
 def scan_bound(record: Record) -> float:
@@ -494,9 +493,8 @@ def scan_bound(record: Record) -> float:
 
 
 def first_attempt(record: Record) -> float:
-    """Epoch seconds of the pair's first attempt (`created_at`; `at` for ledgers written before
-    created_at existed): every scan bound and key window is measured from here, never from `at`,
-    which each attempt rewrites."""
+    """Epoch seconds of the pair's first attempt (`created_at`, else `at`): scan bounds and key
+    windows are measured from here, never from `at`, which each attempt rewrites."""
     from mkdocs_syndicate.timeutil import from_iso
 
     return from_iso(record.created_at or record.at).timestamp()
