@@ -49,7 +49,6 @@ from mkdocs_syndicate.channels.base import (
     edit_outcome,
     error_detail,
     rate_limit_left,
-    scan_bound,
     status_outcome,
     transport_outcome,
 )
@@ -64,6 +63,7 @@ from mkdocs_syndicate.channels.reading import (
     optional_url,
     same_host,
     same_origin,
+    scan_bound,
     timestamp,
 )
 from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site

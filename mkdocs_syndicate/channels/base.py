@@ -293,21 +293,27 @@ class Channel:
     def part_copy(self, record: Record, number: int) -> Record:
         """`threads` types: the record as it names part `number` (of `record.parts`) alone, for
         `delete` and `read_presence` of that part, and the default `update_part`. A type whose
-        parts carry a client id of their own (Matrix's marker) sets it as `idempotency_key`."""
-        part = record.parts[number - 1]
+        parts carry a client id of their own (Matrix's marker) sets it as `idempotency_key`. The
+        image is part 1's: a later part names no media."""
+        part, media = record.parts[number - 1], record.media if number == 1 else ()
         return replace(
-            record, remote_id=part.remote_id, remote_url=part.remote_url, message_sha256=part.message_sha256, parts=()
+            record,
+            remote_id=part.remote_id,
+            remote_url=part.remote_url,
+            message_sha256=part.message_sha256,
+            parts=(),
+            media=media,
         )
 
     def part_prepared(self, prepared: Prepared, number: int) -> Prepared:
-        """What part `number` of a thread says, as a one-message `Prepared` (the first part keeps
-        the payload beyond its text: Bluesky's card)."""
+        """Part `number` of a thread as a one-message `Prepared`: the first keeps its card and image."""
         message = prepared.message
         assert message is not None
         text = message.texts[number - 1]
-        payload = prepared.payload_sha256 if number == 1 else None
         one = replace(message, text=text, parts=())
-        return replace(prepared, message=one, description=text, payload_sha256=payload)
+        if number == 1:
+            return replace(prepared, message=one, description=text)
+        return replace(prepared, message=one, description=text, payload_sha256=None, image=None, media=())
 
     async def update_part(self, http: Http, post: Post, prepared: Prepared, record: Record, number: int) -> Outcome:
         """`threads` types that edit in place: make part `number` say its text in `prepared` now,
@@ -480,21 +486,3 @@ def error_detail(response: httpx.Response) -> str:
         text = response.text
     text = " ".join(text.split())
     return f": {text}" if text else ""
-
-
-SKEW_MARGIN = 24 * 3600.0
-"""How far before the pair's first attempt a read of the account's own posts goes: a service's
-clock may be hours off ours, so "absent" needs the read to cover `created_at` minus this margin."""
-
-
-def scan_bound(record: Record) -> float:
-    """The oldest server timestamp a read must reach before it may call a post absent."""
-    return first_attempt(record) - SKEW_MARGIN
-
-
-def first_attempt(record: Record) -> float:
-    """Epoch seconds of the pair's first attempt (`created_at`, else `at`): scan bounds and key
-    windows are measured from here, never from `at`, which each attempt rewrites."""
-    from mkdocs_syndicate.timeutil import from_iso
-
-    return from_iso(record.created_at or record.at).timestamp()
