@@ -33,6 +33,12 @@ DECLARED = (
     "after_part_response",
     "before_part_write",
     "after_part_write",
+    # A post's image (engine/uploads.py), after the pair's in_flight write and before its status:
+    # the upload's request, and the write that records its id under `media:`.
+    "before_upload",
+    "after_upload",
+    "before_media_write",
+    "after_media_write",
 )
 # With the ledger in git, ledger/gitmirror.py also hits "git.committed" and "git.pushed" around
 # each group's push (tests/test_git.py kills there); a run without git never reaches them.

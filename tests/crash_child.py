@@ -57,6 +57,8 @@ def main(spec_path: str) -> int:
             date=dt.datetime.fromisoformat(p["date"]),
             source=p["key"],
             description=p.get("description", ""),
+            image=p.get("image"),
+            image_alt=p.get("image_alt"),
         )
         for p in spec["posts"]
     ]
@@ -67,6 +69,8 @@ def main(spec_path: str) -> int:
     except SyndicateError as exc:  # what the plugin turns into a build error
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    for warning in report.warnings:  # as the plugin's log says them (an orphan upload, ...)
+        print(f"warning: {warning}")
     return 1 if report.undone else 0
 
 

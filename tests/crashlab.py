@@ -45,6 +45,10 @@ LONG = {
         ]
     )
 }
+# With threads, the long post has an image too (issue 35): Mastodon attaches it (embed: image, its
+# default) to the thread's first part, uploaded before it with its id recorded first.
+IMAGE_POST, IMAGE_ALT = "blog/three/", "Three's cover: a gradient"
+KEY_FILE = "crash-key-1234"
 # A channel whose emulator commits after the client gives up gets a short timeout, so those
 # scenarios time out quickly; every other channel a long one, so that a busy machine (a request
 # slowed past a second) never turns a plain scenario into a timed-out one: the kill tests count
@@ -119,6 +123,7 @@ class Scenario:
         spec = {
             "ledger": str(self.folder / "ledger.yml"),
             "site_url": self.site,
+            "site_dir": str(self.folder / "site"),
             "channels": channels(self.server.url, hostile=self.hostile, removals=self.removals, threads=self.threads),
             "posts": [
                 {
@@ -127,11 +132,20 @@ class Scenario:
                     "title": TITLES[k],
                     "date": f"2026-11-2{i}T00:00:00+00:00",
                     "description": LONG[k] if self.threads and k in LONG else f"About {TITLES[k]}.",
+                    **(self.image_of(k) if self.threads and k == IMAGE_POST else {}),
                 }
                 for i, k in enumerate(KEYS)
             ],
         }
         (self.folder / "spec.json").write_text(json.dumps(spec))
+
+    def image_of(self, key: str) -> dict[str, str]:
+        """The post's image, a real PNG in the built site, and its alt text."""
+        from PIL import Image
+
+        (self.folder / "site" / "img").mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (96, 54), (20, 140, 160)).save(self.folder / "site" / "img" / "cover.png")
+        return {"image": f"{self.site}img/cover.png", "image_alt": IMAGE_ALT}
 
     def close(self) -> None:
         self.server.stop()

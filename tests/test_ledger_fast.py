@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mkdocs_syndicate.errors import LedgerError
 from mkdocs_syndicate.ledger.fast import parse_canonical
 from mkdocs_syndicate.ledger.format import dump, parse, parse_yaml
-from mkdocs_syndicate.ledger.schema import OPS, STATES, Part, PostEntry, Record, State, needs_v2
+from mkdocs_syndicate.ledger.schema import OPS, STATES, Media, Part, PostEntry, Record, State, needs_v2
 
 pytestmark = pytest.mark.unit
 
@@ -87,6 +87,16 @@ record = st.builds(
         ),
         max_size=3,
     ).map(tuple),
+    media=st.lists(
+        st.builds(
+            Media,
+            id=text,
+            sha256=text,
+            mime=st.one_of(st.none(), text),
+            size=st.one_of(st.none(), st.integers(0, 10**9)),
+        ),
+        max_size=2,
+    ).map(tuple),
     sandbox=st.booleans(),
 )
 entry = st.builds(
@@ -102,8 +112,8 @@ posts = st.dictionaries(text, entry, max_size=5)
 
 
 def _plain_value(value):
-    """A field as YAML reads it: a thread's parts are a list of mappings."""
-    return [dict(part.as_items()) for part in value] if isinstance(value, tuple) else value
+    """A field as YAML reads it: a thread's parts and a copy's media are lists of mappings."""
+    return [dict(item.as_items()) for item in value] if isinstance(value, tuple) else value
 
 
 def as_plain(data) -> dict:

@@ -303,3 +303,28 @@ def test_a_sandbox_record_carries_its_flag_written_only_when_true_and_read_alike
     for wrong in ("yes", '"true"', "1", "True"):
         with pytest.raises(LedgerError, match=r"l\.yml:8: record \(blog/a/, masto\): sandbox must be true or false"):
             parse_yaml(text.replace("sandbox: true", f"sandbox: {wrong}"), "l.yml")
+
+
+def test_media_ids_round_trip_in_every_reader_and_bad_ones_are_named():
+    """An upload's id goes into the ledger before the status that uses it (engine/uploads.py):
+    the dumper, the fast reader and the full parser agree on it, and a hand edit that breaks
+    it is refused with the record and the line."""
+    from mkdocs_syndicate.ledger.schema import Media
+
+    media = (Media("110", "ab" * 32), Media("bafkrei-x", "cd" * 32, mime="image/png", size=123456))
+    posts = {
+        "p/": PostEntry(
+            url="https://example.com/p/",
+            title="P",
+            channels={"bsky": Record(State.IN_FLIGHT, 1, "2026-12-02T07:00:03Z", idempotency_key="k", media=media)},
+        )
+    }
+    text = dump(posts)
+    assert "media: [{id: '110'" not in text  # quoted the way the dumper quotes: read back as text
+    assert "version: 2" in text  # a version 1 reader would refuse the field
+    assert parse_canonical(text) == posts == parse_yaml(text, "x")
+    bad = text.replace("size: 123456", "size: big")
+    with pytest.raises(LedgerError, match=r"\(p/, bsky\).*size must be a whole number"):
+        parse(bad, "ledger.yml")
+    with pytest.raises(LedgerError, match="media item 1 must be a mapping with an id and a sha256"):
+        parse(text.replace('id: "110", ', ""), "ledger.yml")

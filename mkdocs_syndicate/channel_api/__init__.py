@@ -19,6 +19,9 @@ template engine and no server (tests/test_cheap_import.py).
   `transport_outcome`, `edit_outcome`, `delete_outcome`, `error_detail`, `rate_limit_left`,
   `check_unreachable`, `scan_bound`), and of its body (`json_object`, `identifier`, …, which raise
   `BadAnswer` on a shape the service does not document).
+- A post's image (`uploads` types): `PostImage` from `post_image`, made to fit a service's
+  limits by `fit` (`Fitted`, or `TooLarge` with the numbers), `no_alt_note` when it has no alt
+  text; `Media` is what an upload made, `MediaState` what a read of it found.
 - The emulator: `Emulator`, the `Request` it handles and the `Response` it gives, `first_url`.
   They live in `mkdocs_syndicate.emulator_api`, which imports nothing of the package: the
   built-in emulators import them from there, so that loading one loads no client code (this
@@ -36,6 +39,7 @@ from mkdocs_syndicate.channels.base import (
     Health,
     Http,
     Kind,
+    MediaState,
     Outcome,
     Prepared,
     Presence,
@@ -45,7 +49,6 @@ from mkdocs_syndicate.channels.base import (
     edit_outcome,
     error_detail,
     rate_limit_left,
-    scan_bound,
     status_outcome,
     transport_outcome,
 )
@@ -60,16 +63,19 @@ from mkdocs_syndicate.channels.reading import (
     optional_url,
     same_host,
     same_origin,
+    scan_bound,
     timestamp,
 )
 from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
+from mkdocs_syndicate.content.fitting import Fitted, TooLarge, fit
 from mkdocs_syndicate.content.identity import client_id
+from mkdocs_syndicate.content.images import PostImage, no_alt_note, post_image
 from mkdocs_syndicate.content.messages import LengthRule, Message, message_sha256, render_message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.content.textcut import grapheme_length
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger.schema import Part, Record
+from mkdocs_syndicate.ledger.schema import Media, Part, Record
 from mkdocs_syndicate.registry import ChannelType
 
 __all__ = [
@@ -82,22 +88,27 @@ __all__ = [
     "Copy",
     "CredentialCheck",
     "Emulator",
+    "Fitted",
     "Found",
     "Health",
     "Http",
     "Kind",
     "LengthRule",
+    "Media",
+    "MediaState",
     "Message",
     "Option",
     "Outcome",
     "Part",
     "Post",
+    "PostImage",
     "Prepared",
     "Presence",
     "Record",
     "Request",
     "Response",
     "Site",
+    "TooLarge",
     "Verdict",
     "check_unreachable",
     "client_id",
@@ -105,15 +116,18 @@ __all__ = [
     "edit_outcome",
     "error_detail",
     "first_url",
+    "fit",
     "grapheme_length",
     "identifier",
     "json_list",
     "json_object",
     "json_of",
     "message_sha256",
+    "no_alt_note",
     "objects",
     "optional_text",
     "optional_url",
+    "post_image",
     "rate_limit_left",
     "render_message",
     "same_host",

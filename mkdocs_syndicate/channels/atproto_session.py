@@ -209,3 +209,12 @@ class AtprotoSessionChannel(Channel):
 
     async def close(self) -> None:
         self._session = None
+
+    async def _get_in(self, http: Http, collection: str, rkey: str, repo: str | None = None) -> httpx.Response:
+        """getRecord at the account's PDS: in the account's repository unless `repo` names one."""
+        assert self._session is not None
+        return await http.request(
+            "GET",
+            f"{self._pds_xrpc}/com.atproto.repo.getRecord",
+            params={"repo": repo or self._session["did"], "collection": collection, "rkey": rkey},
+        )

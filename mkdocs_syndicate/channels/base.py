@@ -13,9 +13,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
+from mkdocs_syndicate.content.images import PostImage
 from mkdocs_syndicate.content.messages import Message
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Part, Record
+from mkdocs_syndicate.ledger.schema import Media, Part, Record
 from mkdocs_syndicate.net.ratehints import server_delay
 
 if TYPE_CHECKING:  # HTTP is loaded only when something is sent: a plan imports none of it
@@ -42,6 +43,7 @@ class Outcome:
     retry_after: float | None = None  # seconds, from the server's hint
     code: int | None = None  # the service's own error code, where it has them (Weibo)
     ref: str | None = None  # what else names the copy for a reply to it (Bluesky's cid)
+    media: Media | None = None  # an upload's (Channel.upload): what the ledger keeps to reuse it
 
 
 class Found(enum.Enum):
@@ -66,6 +68,15 @@ class Presence(enum.Enum):
     PRESENT = "present"  # still there: the delete did not happen
     GONE = "gone"  # the service's documented answer: no such copy
     UNKNOWN = "unknown"  # the read proved nothing
+
+
+class MediaState(enum.Enum):
+    """An uploaded image read by its own id (Channel.read_media), before a status uses it."""
+
+    READY = "ready"  # there, and usable now
+    PROCESSING = "processing"  # there, still being processed (Mastodon's 206): wait, then read again
+    GONE = "gone"  # the service's documented answer: no such media (removed unused): upload again
+    UNKNOWN = "unknown"  # the read proved nothing: the stored id is used, never a second upload
 
 
 class Health(enum.Enum):
@@ -136,6 +147,8 @@ class Prepared:
     description: str = ""
     payload_sha256: str | None = None  # when the payload is more than the message text
     replay: bool = False  # the key was sent before, by a request whose outcome is unknown
+    image: PostImage | None = None  # `uploads` types: the post's image, uploaded before the status
+    media: tuple[Media, ...] = ()  # ...and what its upload made, handed to send (engine/uploads.py)
 
     @property
     def sha256(self) -> str | None:
@@ -175,6 +188,7 @@ class Channel:
     deletes: ClassVar[bool] = False  # implements delete and read_presence: `removals: delete` is allowed
     web_copies: ClassVar[bool] = True  # a done copy has a web page (remote_url); False: its id is all (standard.site)
     threads: ClassVar[bool] = False  # implements send_part and read_part: `thread: true` is allowed
+    uploads: ClassVar[bool] = False  # implements upload and read_media: `Prepared.image` goes before the status
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
         self.settings = settings
@@ -193,8 +207,12 @@ class Channel:
         raise NotImplementedError
 
     def preview(self, post: Post, prepared: Prepared) -> str:
-        """What `mkdocs-syndicate plan` shows of the payload (the message, by default)."""
-        return prepared.description
+        """What `mkdocs-syndicate plan` shows of the payload (the message, by default, and the
+        image an `uploads` type sends with it)."""
+        if prepared.image is None:
+            return prepared.description
+        alt = f"alt text: {prepared.image.alt}" if prepared.image.alt else "no alt text"
+        return f"{prepared.description}\n[image {prepared.image.filename}, {alt}]"
 
     def site_files(self) -> list[tuple[str, str]]:
         """Files this channel adds to the built site, as (path in the site, text): they deploy
@@ -261,24 +279,41 @@ class Channel:
         was not made; UNKNOWN otherwise. Scan bounds come from `record.created_at`."""
         return Verdict(Found.UNKNOWN, reason=f"{self.type_name} has no way to read back a thread's part")
 
+    async def upload(self, http: Http, post: Post, image: PostImage) -> Outcome:
+        """`uploads` types: upload the post's image (made to fit the service's limits), with its
+        alt text where the service keeps it on the media. DONE (or ACCEPTED while the service
+        still processes it) with `media`, what a status names it by; REFUSED when it cannot be
+        brought under the service's limits, saying the numbers. Nothing is posted."""
+        raise NotImplementedError
+
+    async def read_media(self, http: Http, media: Media) -> MediaState:
+        """`uploads` types: read an uploaded image by its own id before a status uses it."""
+        return MediaState.UNKNOWN
+
     def part_copy(self, record: Record, number: int) -> Record:
         """`threads` types: the record as it names part `number` (of `record.parts`) alone, for
         `delete` and `read_presence` of that part, and the default `update_part`. A type whose
-        parts carry a client id of their own (Matrix's marker) sets it as `idempotency_key`."""
-        part = record.parts[number - 1]
+        parts carry a client id of their own (Matrix's marker) sets it as `idempotency_key`. The
+        image is part 1's: a later part names no media."""
+        part, media = record.parts[number - 1], record.media if number == 1 else ()
         return replace(
-            record, remote_id=part.remote_id, remote_url=part.remote_url, message_sha256=part.message_sha256, parts=()
+            record,
+            remote_id=part.remote_id,
+            remote_url=part.remote_url,
+            message_sha256=part.message_sha256,
+            parts=(),
+            media=media,
         )
 
     def part_prepared(self, prepared: Prepared, number: int) -> Prepared:
-        """What part `number` of a thread says, as a one-message `Prepared` (the first part keeps
-        the payload beyond its text: Bluesky's card)."""
+        """Part `number` of a thread as a one-message `Prepared`: the first keeps its card and image."""
         message = prepared.message
         assert message is not None
         text = message.texts[number - 1]
-        payload = prepared.payload_sha256 if number == 1 else None
         one = replace(message, text=text, parts=())
-        return replace(prepared, message=one, description=text, payload_sha256=payload)
+        if number == 1:
+            return replace(prepared, message=one, description=text)
+        return replace(prepared, message=one, description=text, payload_sha256=None, image=None, media=())
 
     async def update_part(self, http: Http, post: Post, prepared: Prepared, record: Record, number: int) -> Outcome:
         """`threads` types that edit in place: make part `number` say its text in `prepared` now,
@@ -451,23 +486,3 @@ def error_detail(response: httpx.Response) -> str:
         text = response.text
     text = " ".join(text.split())
     return f": {text}" if text else ""
-
-
-SKEW_MARGIN = 24 * 3600.0
-"""How far before the pair's first attempt a read of the account's own posts goes. The service
-stamps posts with its own clock, which may be hours off ours: "absent" is decided only once the
-read has covered everything since `created_at` minus this margin, else the read is inconclusive."""
-
-
-def scan_bound(record: Record) -> float:
-    """The oldest server timestamp a read must reach before it may call a post absent."""
-    return first_attempt(record) - SKEW_MARGIN
-
-
-def first_attempt(record: Record) -> float:
-    """Epoch seconds of the pair's first attempt (`created_at`; `at` for ledgers written before
-    created_at existed): every scan bound and key window is measured from here, never from `at`,
-    which each attempt rewrites."""
-    from mkdocs_syndicate.timeutil import from_iso
-
-    return from_iso(record.created_at or record.at).timestamp()

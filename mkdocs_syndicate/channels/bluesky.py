@@ -8,7 +8,9 @@ Verify is an exact `getRecord` by rkey, and what it finds counts only if it link
 (two sites on one account).
 One session per run, opened only when Bluesky has work (channels/atproto_session.py); its tokens
 live in memory only. The record's rich text is channels/bluesky_text.py's, its key and the PDS's
-answers channels/bluesky_records.py's, the credential check's verdicts channels/bluesky_account.py's.
+answers channels/bluesky_records.py's, the credential check's verdicts channels/bluesky_account.py's,
+the image post (`embed: image`: the post's image with its alt text instead of the link card)
+channels/bluesky_images.py's.
 """
 
 from __future__ import annotations
@@ -31,10 +33,13 @@ from mkdocs_syndicate.channel_api import (
     Http,
     Kind,
     LengthRule,
+    Media,
+    MediaState,
     Option,
     Outcome,
     Part,
     Post,
+    PostImage,
     Prepared,
     Presence,
     Record,
@@ -47,6 +52,7 @@ from mkdocs_syndicate.channel_api import (
     message_sha256,
     optional_text,
     optional_url,
+    post_image,
     rate_limit_left,
     render_message,
     status_outcome,
@@ -54,13 +60,15 @@ from mkdocs_syndicate.channel_api import (
 )
 from mkdocs_syndicate.channels.atproto_session import AtprotoSessionChannel
 from mkdocs_syndicate.channels.bluesky_account import login_check, session_check
+from mkdocs_syndicate.channels.bluesky_images import images_embed, missing_blob, upload_blob
 from mkdocs_syndicate.channels.bluesky_records import (
+    found_verdict,
     is_delete_output,
-    links_to,
-    part_created_at,
+    part_record,
     part_rkey,
+    put_outcome,
     put_refused,
-    reply_refs,
+    reply_record,
     rkey_for,
     rkey_of,
     without_thumb,
@@ -83,6 +91,7 @@ class BlueskyChannel(AtprotoSessionChannel):
     edits_in_place = True  # putRecord at the same rkey, swapRecord the current record's CID
     deletes = True  # deleteRecord at the copy's rkey
     threads = True  # each part a post whose `reply` names the first part and the one before
+    uploads = True  # `embed: image`: the post's image, uploaded as a blob before the post
     collection: ClassVar[str] = COLLECTION  # where the copies are: delete and read_presence address it
     copy_noun: ClassVar[str] = "post"
     options: ClassVar[Mapping[str, Option]] = {
@@ -94,6 +103,12 @@ class BlueskyChannel(AtprotoSessionChannel):
             help="Settings → Privacy and security → App passwords, e.g. !ENV BLUESKY_APP_PASSWORD",
         ),
         "language": Option("text", help="a BCP 47 language tag such as en or pt-BR", check=language_tag),
+        "embed": Option(
+            "choice",
+            default="card",
+            choices=("card", "image"),
+            help="card: the link card (the post's image its thumbnail); image: the post's image with its alt text",
+        ),
         "web_url": Option("url", default="https://bsky.app"),
         "appview": Option(
             "url",
@@ -114,16 +129,22 @@ class BlueskyChannel(AtprotoSessionChannel):
 
     # ---------------------------------------------------------------- payload
 
-    def record(self, post: Post, text: str, created_at: str) -> dict[str, Any]:
+    def record(
+        self, post: Post, text: str, created_at: str, image: PostImage | None = None, media: tuple[Media, ...] = ()
+    ) -> dict[str, Any]:
+        """The post record: with the link card, or (`embed: image`, once uploaded) the image."""
+        embed: dict[str, Any] = {
+            "$type": "app.bsky.embed.external",
+            "external": {"uri": post.url, "title": post.title, "description": post.summary},
+        }
+        if image is not None and media:
+            embed = images_embed(image, media[0])
         record: dict[str, Any] = {
             "$type": COLLECTION,
             "text": text,
             "createdAt": created_at,
             "facets": facets(text),
-            "embed": {
-                "$type": "app.bsky.embed.external",
-                "external": {"uri": post.url, "title": post.title, "description": post.summary},
-            },
+            "embed": embed,
         }
         if self._language:
             record["langs"] = [self._language]
@@ -147,12 +168,19 @@ class BlueskyChannel(AtprotoSessionChannel):
         )
         frozen = created_at or to_iso_ms(dt.datetime.now(dt.UTC))
         record = self.record(post, message.text, frozen)
-        thumb, why_not = self._thumb(post)
-        if why_not:
-            message = replace(message, notes=(*message.notes, f"{post.source or post.key}: {self.id}: {why_not}"))
-        fingerprint = json.dumps(record, sort_keys=True, ensure_ascii=False) + (
-            hashlib.sha256(thumb.data).hexdigest() if thumb else ""
-        )
+        image = None
+        if self.settings.options["embed"] == "image":
+            image, notes = post_image(post, self.site.url, self.site.site_dir)
+            message = replace(message, notes=(*message.notes, *notes))
+        if image is not None:  # the post as an image: its bytes and alt text, not the card's
+            fingerprint = json.dumps([record["text"], record["createdAt"], image.sha256, image.alt])
+        else:
+            thumb, why_not = self._thumb(post)
+            if why_not:
+                message = replace(message, notes=(*message.notes, f"{post.source or post.key}: {self.id}: {why_not}"))
+            fingerprint = json.dumps(record, sort_keys=True, ensure_ascii=False) + (
+                hashlib.sha256(thumb.data).hexdigest() if thumb else ""
+            )
         if len(message.parts) > 1:  # a thread: its later parts too (a single message's hash is unchanged)
             fingerprint += json.dumps(message.parts[1:], ensure_ascii=False)
         return Prepared(
@@ -161,6 +189,7 @@ class BlueskyChannel(AtprotoSessionChannel):
             created_at=frozen,
             description=message.text,
             payload_sha256=message_sha256(fingerprint),
+            image=image,
         )
 
     # ---------------------------------------------------------------- session
@@ -176,32 +205,48 @@ class BlueskyChannel(AtprotoSessionChannel):
         if failed is not None:
             return failed
         assert self._session is not None
-        record = self.record(post, prepared.message.text, prepared.created_at)
+        record = self.record(post, prepared.message.text, prepared.created_at, prepared.image, prepared.media)
+        body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": prepared.idempotency_key}
+        again: Outcome | None = None  # the image uploaded again, when the stored blob proved gone
         try:
-            blob = await self._uploaded_thumb(http, post)
-            if blob is not None:
-                record["embed"]["external"]["thumb"] = blob
+            if prepared.image is None:
+                blob = await self._uploaded_thumb(http, post)
+                if blob is not None:
+                    record["embed"]["external"]["thumb"] = blob
             response = await self._authed(
-                http,
-                "POST",
-                "com.atproto.repo.putRecord",
-                json={
-                    "repo": self._session["did"],
-                    "collection": COLLECTION,
-                    "rkey": prepared.idempotency_key,
-                    "record": record,
-                    "swapRecord": None,
-                },
+                http, "POST", "com.atproto.repo.putRecord", json={**body, "record": record, "swapRecord": None}
             )
+            if prepared.image is not None and missing_blob(response, prepared.media):
+                # The PDS dropped the unused blob (the proof it is gone): the same bytes uploaded
+                # again are the same blob, and the same record is sent again, byte for byte.
+                again = await self.upload(http, post, prepared.image)
+                if again.kind is not Kind.DONE or again.media is None:
+                    return Outcome(Kind.NOT_SENT, error=f"the image upload: {again.error}; nothing was posted")
+                record = self.record(post, prepared.message.text, prepared.created_at, prepared.image, (again.media,))
+                response = await self._authed(
+                    http, "POST", "com.atproto.repo.putRecord", json={**body, "record": record, "swapRecord": None}
+                )
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         except BadAnswer:
             return Outcome(Kind.NOT_SENT, error="uploadBlob answered unreadably; nothing was posted")
         if response.status_code == 200:
-            return self._put(response, prepared.idempotency_key)
+            made = put_outcome(response, self._web_url(prepared.idempotency_key))
+            return replace(made, media=again.media) if again is not None else made  # the ledger names it
         if response.status_code == 400:
             return put_refused(response)
         return status_outcome(response, http.now())
+
+    async def upload(self, http: Http, post: Post, image: PostImage) -> Outcome:
+        failed = await self._login(http)
+        if failed is not None:
+            return failed
+        return await upload_blob(self._authed, http, image, post.source or post.key)
+
+    async def read_media(self, http: Http, media: Media) -> MediaState:
+        """A read proves nothing (the PDS's getBlob answers alike for an unused blob and for none:
+        channels/bluesky_images.py); putRecord's BlobNotFound does, and send uploads again then."""
+        return MediaState.UNKNOWN
 
     async def _uploaded_thumb(self, http: Http, post: Post) -> dict[str, Any] | None:
         """The card's thumbnail as a blob of this repository, or None: the card goes without it."""
@@ -214,36 +259,14 @@ class BlueskyChannel(AtprotoSessionChannel):
         blob = json_object(uploaded).get("blob") if uploaded.status_code == 200 else None
         return blob if isinstance(blob, dict) else None
 
-    def _put(self, response: httpx.Response, rkey: str) -> Outcome:
-        """putRecord's 200: done, with the record's URI (and its CID, which a reply to it names)."""
-        try:
-            body = json_object(response)
-            uri, cid = optional_url(body.get("uri"), "uri"), optional_text(body.get("cid"), "cid")
-        except BadAnswer as exc:
-            return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable answer ({exc}); the post may exist")
-        if uri is None:
-            return Outcome(Kind.AMBIGUOUS, error="200 without the record's uri; the post may exist")
-        return Outcome(Kind.DONE, remote_id=uri, remote_url=self._web_url(rkey), ref=cid)
-
     # ---------------------------------------------------------------- a thread's later parts
-
-    def part_record(self, text: str, created_at: str, number: int, sent: tuple[Part, ...]) -> dict[str, Any]:
-        """Part `number` of a thread: its text, a reply to the thread (no card: the first part has it)."""
-        return self._reply(text, part_created_at(created_at, number), reply_refs(sent))
-
-    def _reply(self, text: str, created_at: str, refs: dict[str, Any]) -> dict[str, Any]:
-        record: dict[str, Any] = {"$type": COLLECTION, "text": text, "createdAt": created_at, "facets": facets(text)}
-        record["reply"] = refs
-        if self._language:
-            record["langs"] = [self._language]
-        return record
 
     def _edited(self, post: Post, text: str, created_at: str, current: dict[str, Any]) -> dict[str, Any]:
         """What a copy is to say after an edit: a thread's later part (a reply) keeps its reply refs
         and its `createdAt` (its place in the thread); any other copy is the post with its card."""
         refs, when = current.get("reply"), current.get("createdAt")
         if isinstance(refs, dict) and isinstance(when, str):
-            return self._reply(text, when, refs)
+            return reply_record(text, when, refs, self._language)
         return self.record(post, text, created_at)
 
     async def send_part(
@@ -264,13 +287,13 @@ class BlueskyChannel(AtprotoSessionChannel):
             sent = tuple([await self._with_cid(http, part) for part in sent])
             if any(part.cid is None for part in sent):
                 return Outcome(Kind.NOT_SENT, error="the CID of a part before this one could not be read; not sent")
-            record = self.part_record(prepared.message.texts[number - 1], prepared.created_at, number, sent)
+            record = part_record(prepared.message.texts[number - 1], prepared.created_at, number, sent, self._language)
             body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": rkey, "record": record}
             response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json={**body, "swapRecord": None})
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         if response.status_code == 200:
-            return self._put(response, rkey)
+            return put_outcome(response, self._web_url(rkey))
         if response.status_code == 400:
             return put_refused(response)
         return status_outcome(response, http.now())
@@ -343,33 +366,10 @@ class BlueskyChannel(AtprotoSessionChannel):
         except httpx.TransportError as exc:
             return Verdict(Found.UNKNOWN, reason=f"getRecord failed ({type(exc).__name__})")
         if response.status_code == 200:
-            return self._found(response, post, repo, rkey)
+            return found_verdict(response, post, f"at://{repo}/{COLLECTION}/{rkey}", self._web_url(rkey))
         if response.status_code == 400 and "RecordNotFound" in response.text:
             return Verdict(Found.ABSENT, reason="getRecord: no record at our key")
         return Verdict(Found.UNKNOWN, reason=f"getRecord answered {response.status_code}")
-
-    def _found(self, response: httpx.Response, post: Post, repo: str, rkey: str) -> Verdict:
-        """getRecord's 200: ours only if it is about this post (another site's may hold our key)."""
-        try:
-            body = json_object(response)
-            uri = optional_url(body.get("uri"), "uri")
-        except BadAnswer as exc:
-            return Verdict(Found.UNKNOWN, reason=f"getRecord: {exc}")
-        if not links_to(body.get("value"), post.url):
-            return Verdict(
-                Found.CONFLICT,
-                reason=(
-                    f"the record at our key {rkey} does not link to {post.url}: it is another post's "
-                    "(another site on this account?); the next run sends under a fresh key"
-                ),
-            )
-        cid = body.get("cid")
-        return Verdict(
-            Found.FOUND,
-            uri or f"at://{repo}/{COLLECTION}/{rkey}",
-            self._web_url(rkey),
-            ref=cid if isinstance(cid, str) else None,
-        )
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """putRecord at the copy's own rkey with the new record (its `createdAt` kept), and
@@ -393,10 +393,7 @@ class BlueskyChannel(AtprotoSessionChannel):
             read = json_object(current)
             cid, value = optional_text(read.get("cid"), "cid"), read.get("value")
             value = value if isinstance(value, dict) else {}
-            new = self._edited(post, prepared.message.text, prepared.created_at, value)
-            blob = await self._uploaded_thumb(http, post) if "embed" in new else None
-            if blob is not None:
-                new["embed"]["external"]["thumb"] = blob
+            new = await self._edit_target(http, post, prepared, value)
             body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": rkey, "record": new}
             response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json={**body, "swapRecord": cid})
         except httpx.TransportError as exc:
@@ -404,10 +401,27 @@ class BlueskyChannel(AtprotoSessionChannel):
         except BadAnswer as exc:
             return Outcome(Kind.AMBIGUOUS, error=f"an unreadable answer ({exc}); the copy may be updated")
         if response.status_code == 200:
-            return self._put(response, rkey)
+            return put_outcome(response, self._web_url(rkey))
         if response.status_code == 400:
             return put_refused(response)
         return status_outcome(response, http.now())
+
+    async def _edit_target(self, http: Http, post: Post, prepared: Prepared, value: dict[str, Any]) -> dict[str, Any]:
+        """The record an edit puts: a thread's later part keeps its place (`_edited`); the post
+        itself its image, uploaded first (an upload repeated makes nothing new), or its card's
+        thumbnail."""
+        assert prepared.message is not None and prepared.created_at
+        new = self._edited(post, prepared.message.text, prepared.created_at, value)
+        if "reply" in new:
+            return new
+        if prepared.image is not None:
+            uploaded = await self.upload(http, post, prepared.image)
+            if uploaded.media is not None:
+                return self.record(post, prepared.message.text, prepared.created_at, prepared.image, (uploaded.media,))
+        blob = await self._uploaded_thumb(http, post) if "embed" in new else None
+        if blob is not None:
+            new["embed"]["external"]["thumb"] = blob
+        return new
 
     async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
         """getRecord at the copy's own rkey: the record (its card's thumbnail aside, a blob whose
@@ -425,6 +439,8 @@ class BlueskyChannel(AtprotoSessionChannel):
         if not isinstance(value, dict):
             return Copy.UNKNOWN
         target = self._edited(post, prepared.message.text, prepared.created_at, value)
+        if prepared.image is not None and "reply" not in target and isinstance(value.get("embed"), dict):
+            target["embed"] = value["embed"]  # an edit's upload is not recorded: the text decides
         return Copy.MATCHES if without_thumb(value) == without_thumb(target) else Copy.DIFFERS
 
     async def delete(self, http: Http, record: Record) -> Outcome:
@@ -455,15 +471,6 @@ class BlueskyChannel(AtprotoSessionChannel):
 
     async def _get(self, http: Http, rkey: str) -> httpx.Response:
         return await self._get_in(http, COLLECTION, rkey)
-
-    async def _get_in(self, http: Http, collection: str, rkey: str, repo: str | None = None) -> httpx.Response:
-        """getRecord at the account's PDS: in the account's repository unless `repo` names one."""
-        assert self._session is not None
-        return await http.request(
-            "GET",
-            f"{self._pds_xrpc}/com.atproto.repo.getRecord",
-            params={"repo": repo or self._session["did"], "collection": collection, "rkey": rkey},
-        )
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
         """A new login with the app password (a kept session would not prove the password still

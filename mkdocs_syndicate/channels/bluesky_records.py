@@ -7,7 +7,22 @@ import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any
 
-from mkdocs_syndicate.channel_api import Kind, Outcome, Part, Post, Record, client_id, error_detail
+from mkdocs_syndicate.channel_api import (
+    BadAnswer,
+    Found,
+    Kind,
+    Outcome,
+    Part,
+    Post,
+    Record,
+    Verdict,
+    client_id,
+    error_detail,
+    json_object,
+    optional_text,
+    optional_url,
+)
+from mkdocs_syndicate.channels.bluesky_text import facets
 from mkdocs_syndicate.timeutil import from_iso, to_iso_ms
 
 if TYPE_CHECKING:
@@ -112,3 +127,56 @@ def _facet_links_to(facets: object, url: str) -> bool:
         if any(isinstance(f, dict) and f.get("uri") == url for f in features or []):
             return True
     return False
+
+
+def put_outcome(response: httpx.Response, web_url: str) -> Outcome:
+    """putRecord's 200: done, with the record's URI (and its CID, which a reply to it names)."""
+    try:
+        body = json_object(response)
+        uri, cid = optional_url(body.get("uri"), "uri"), optional_text(body.get("cid"), "cid")
+    except BadAnswer as exc:
+        return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable answer ({exc}); the post may exist")
+    if uri is None:
+        return Outcome(Kind.AMBIGUOUS, error="200 without the record's uri; the post may exist")
+    return Outcome(Kind.DONE, remote_id=uri, remote_url=web_url, ref=cid)
+
+
+def found_verdict(response: httpx.Response, post: Post, uri_at_key: str, web_url: str) -> Verdict:
+    """getRecord's 200: ours only if it is about this post (another site's may hold our key)."""
+    rkey = uri_at_key.rsplit("/", 1)[-1]
+    try:
+        body = json_object(response)
+        uri = optional_url(body.get("uri"), "uri")
+    except BadAnswer as exc:
+        return Verdict(Found.UNKNOWN, reason=f"getRecord: {exc}")
+    if not links_to(body.get("value"), post.url):
+        return Verdict(
+            Found.CONFLICT,
+            reason=(
+                f"the record at our key {rkey} does not link to {post.url}: it is another post's "
+                "(another site on this account?); the next run sends under a fresh key"
+            ),
+        )
+    cid = body.get("cid")
+    return Verdict(Found.FOUND, uri or uri_at_key, web_url, ref=cid if isinstance(cid, str) else None)
+
+
+def part_record(
+    text: str, created_at: str, number: int, sent: tuple[Part, ...], language: str | None
+) -> dict[str, Any]:
+    """Part `number` of a thread: its text, a reply to the thread (no card: the first part has it)."""
+    return reply_record(text, part_created_at(created_at, number), reply_refs(sent), language)
+
+
+def reply_record(text: str, created_at: str, refs: dict[str, Any], language: str | None) -> dict[str, Any]:
+    """A post that replies to `refs` ({root, parent}): a thread's later part, as sent or edited."""
+    record: dict[str, Any] = {
+        "$type": "app.bsky.feed.post",
+        "text": text,
+        "createdAt": created_at,
+        "facets": facets(text),
+        "reply": refs,
+    }
+    if language:
+        record["langs"] = [language]
+    return record

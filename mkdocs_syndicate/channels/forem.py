@@ -149,7 +149,9 @@ class ForemChannel(Channel):
             "description": post.summary,
             "tags": forem_tags(post.tags),
         }
-        if post.image:
+        if post.image and not post.image_in_body:
+            # The cover DEV shows above the article: the post's own image, never its body's first
+            # image, which the article shows already (it would be there twice).
             article["main_image"] = post.image
         return {"article": article}
 

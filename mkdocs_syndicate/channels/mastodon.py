@@ -5,7 +5,8 @@ attempt (`created_at`) and matching the canonical URL in the content or the link
 trusting the key: Mastodon stores the key only after creating the status, with no lock, and other
 servers speaking this API ignore it. Pagination is followed on the instance's own origin only.
 A status's length and language rules are channels/mastodon_text.py's, the credential check
-channels/mastodon_account.py's.
+channels/mastodon_account.py's, the post's image (`embed: image`, the default: Mastodon's web
+client shows a link card only beside no media) channels/mastodon_media.py's.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
@@ -26,10 +28,13 @@ from mkdocs_syndicate.channel_api import (
     Http,
     Kind,
     LengthRule,
+    Media,
+    MediaState,
     Option,
     Outcome,
     Part,
     Post,
+    PostImage,
     Prepared,
     Presence,
     Record,
@@ -43,6 +48,7 @@ from mkdocs_syndicate.channel_api import (
     json_object,
     optional_text,
     optional_url,
+    post_image,
     render_message,
     same_host,
     same_origin,
@@ -52,6 +58,7 @@ from mkdocs_syndicate.channel_api import (
     transport_outcome,
 )
 from mkdocs_syndicate.channels.mastodon_account import MastodonCheck
+from mkdocs_syndicate.channels.mastodon_media import MastodonMedia
 from mkdocs_syndicate.channels.mastodon_text import (
     MASTODON_URL_WEIGHT,
     mastodon_language,
@@ -126,19 +133,26 @@ class MastodonChannel(Channel):
     edits_in_place = True  # PUT /api/v1/statuses/:id (Mastodon 3.5+)
     deletes = True  # DELETE /api/v1/statuses/:id
     threads = True  # each part a reply to the one before (in_reply_to_id)
+    uploads = True  # the post's image: POST /api/v2/media before the status (channels/mastodon_media.py)
     options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option(
             "secret",
             required=True,
             help="an access token with the scopes write:statuses read:statuses profile "
-            "(read:accounts before Mastodon 4.3), e.g. !ENV MASTODON_TOKEN",
+            "(read:accounts before Mastodon 4.3), and write:media for images, e.g. !ENV MASTODON_TOKEN",
         ),
         "visibility": Option("choice", default="public", choices=("public", "unlisted", "private", "direct")),
         "language": Option(
             "text", help="the statuses' language, an ISO 639-1 code such as en or ja", check=mastodon_language
         ),
         "max_characters": Option("int", default=500, help="the status length limit when the instance does not say"),
+        "embed": Option(
+            "choice",
+            default="image",
+            choices=("image", "card"),
+            help="image: the post's image attached with its alt text; card: only the link card the instance makes",
+        ),
     }
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
@@ -147,6 +161,7 @@ class MastodonChannel(Channel):
         self._max_characters: int = settings.options["max_characters"]
         self._url_weight = MASTODON_URL_WEIGHT
         self._limits_read = False
+        self._media = MastodonMedia(self._base, self._auth)  # the token read only when sending
 
     @property
     def _base(self) -> str:
@@ -167,11 +182,28 @@ class MastodonChannel(Channel):
             where=self.settings.where("template"),
             max_parts=self.settings.max_parts,
         )
-        return Prepared(message, idempotency_key=idempotency_key(post.url, self.id), description=message.text)
+        image = None
+        if self.settings.options["embed"] == "image":
+            image, notes = post_image(post, self.site.url, self.site.site_dir)
+            message = replace(message, notes=(*message.notes, *notes))
+        # The image is not in the message's hash: a copy is not edited for a new image alone.
+        key = idempotency_key(post.url, self.id)
+        return Prepared(message, idempotency_key=key, description=message.text, image=image)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         assert prepared.message is not None
-        return await self._post(http, post, prepared.message.text, prepared.idempotency_key or "", prepared.replay)
+        media = tuple(m.id for m in prepared.media)
+        return await self._post(
+            http, post, prepared.message.text, prepared.idempotency_key or "", prepared.replay, media=media
+        )
+
+    async def upload(self, http: Http, post: Post, image: PostImage) -> Outcome:
+        if not self._media.limits_read:
+            self._media.learn(await self._instance_configuration(http))
+        return await self._media.upload(http, image, post.source or post.key)
+
+    async def read_media(self, http: Http, media: Media) -> MediaState:
+        return await self._media.read(http, media)
 
     async def send_part(
         self, http: Http, post: Post, prepared: Prepared, number: int, sent: tuple[Part, ...], replay: bool
@@ -182,11 +214,20 @@ class MastodonChannel(Channel):
         return await self._post(http, post, text, key, replay, in_reply_to=sent[-1].remote_id)
 
     async def _post(
-        self, http: Http, post: Post, text: str, key: str, replay: bool, in_reply_to: str | None = None
+        self,
+        http: Http,
+        post: Post,
+        text: str,
+        key: str,
+        replay: bool,
+        in_reply_to: str | None = None,
+        media: tuple[str, ...] = (),
     ) -> Outcome:
         import httpx
 
-        form = {"status": text, "visibility": self.settings.options["visibility"]}
+        form: dict[str, str | list[str]] = {"status": text, "visibility": self.settings.options["visibility"]}
+        if media:
+            form["media_ids[]"] = list(media)
         if self.settings.options.get("language"):
             form["language"] = self.settings.options["language"]
         if in_reply_to is not None:
@@ -262,9 +303,11 @@ class MastodonChannel(Channel):
         import httpx
 
         assert prepared.message is not None and record.remote_id
-        form = {"status": prepared.message.text}
+        form: dict[str, str | list[str]] = {"status": prepared.message.text}
         if self.settings.options.get("language"):
             form["language"] = self.settings.options["language"]
+        if record.media:  # kept: 3.5's UpdateStatusService detached media an edit did not name (4.x keeps them)
+            form["media_ids[]"] = [media.id for media in record.media]
         url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
         try:
             response = await http.request("PUT", url, data=form, headers=self._auth())
@@ -355,6 +398,13 @@ class MastodonChannel(Channel):
 
     async def _instance_statuses(self, http: Http) -> dict[str, Any] | None:
         """/api/v2/instance's configuration.statuses, or None when it cannot be read."""
+        configuration = await self._instance_configuration(http)
+        self._media.learn(configuration)  # read once: its media limits too
+        statuses = configuration.get("statuses") if isinstance(configuration, dict) else None
+        return statuses if isinstance(statuses, dict) else None
+
+    async def _instance_configuration(self, http: Http) -> dict[str, Any] | None:
+        """/api/v2/instance's configuration, or None when it cannot be read."""
         import httpx
 
         try:
@@ -362,8 +412,7 @@ class MastodonChannel(Channel):
             configuration = json_object(answer).get("configuration") if answer.status_code == 200 else None
         except (httpx.HTTPError, BadAnswer):  # unreachable, undecodable, not JSON
             return None
-        statuses = configuration.get("statuses") if isinstance(configuration, dict) else None
-        return statuses if isinstance(statuses, dict) else None
+        return configuration if isinstance(configuration, dict) else None
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
         return await MastodonCheck(self._base, self._auth()).run(http)

@@ -41,6 +41,10 @@ edit whose answer was lost), nothing is sent. Transaction ids are derived from t
 edit's from the event it replaces as read just before and the new text (a retry of the same edit
 reuses it, and Synapse returns the event it already made), a redaction's from the pair's id alone.
 
+With `embed: image` the message is one `m.image` event, the post's image with the message as its
+caption (channels/matrix_media.py); the default `card` is the text message, whose link clients
+preview.
+
 Threads (`thread: true`): a message over the limit is a thread (the spec's "Threading", v1.4+,
 from MSC3440): each later part an `m.room.message` with `m.relates_to: {rel_type: m.thread,
 event_id: <part 1>, is_falling_back: true, m.in_reply_to: {event_id: <the part before>}}`, the
@@ -75,10 +79,13 @@ from mkdocs_syndicate.channel_api import (
     Http,
     Kind,
     LengthRule,
+    Media,
+    MediaState,
     Option,
     Outcome,
     Part,
     Post,
+    PostImage,
     Prepared,
     Presence,
     Record,
@@ -90,13 +97,15 @@ from mkdocs_syndicate.channel_api import (
     error_detail,
     identifier,
     json_object,
+    post_image,
     render_message,
-    status_outcome,
     transport_outcome,
 )
+from mkdocs_syndicate.channels import matrix_media
+from mkdocs_syndicate.channels.matrix_answers import has_event_id, part_marker, refusal, txn_id
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 MARKER = "net.mkdocs_syndicate.post"  # a namespaced content key: Matrix keeps unknown keys
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}"
@@ -121,6 +130,7 @@ class MatrixChannel(Channel):
     rate_limit_checked_first = True  # Synapse refuses with 429 before it makes anything (above)
     edits_in_place = True  # an m.replace edit of the message
     deletes = True  # a redaction of the message
+    uploads = True  # `embed: image`: the post's image in the content repository, before the message
     threads = True  # later parts in the first part's m.thread
     options: ClassVar[Mapping[str, Option]] = {
         "homeserver": Option("url", required=True, help="e.g. https://matrix.org"),
@@ -131,6 +141,13 @@ class MatrixChannel(Channel):
         ),
         "access_token": Option("secret", required=True, help="a bot account's token, e.g. !ENV MATRIX_TOKEN"),
         "web_url": Option("url", default="https://matrix.to", help="where a message's link points"),
+        "embed": Option(
+            "choice",
+            default="card",
+            choices=("card", "image"),
+            help="card: a text message, whose link clients preview; image: an m.image of the post's image, "
+            "the message its caption",
+        ),
     }
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
@@ -194,11 +211,30 @@ class MatrixChannel(Channel):
             max_parts=self.settings.max_parts,
         )
         key = client_id(post.url, self.id, "matrix-transaction")
-        return Prepared(message, idempotency_key=key, description=message.text)
+        image = None
+        if self.settings.options["embed"] == "image":
+            image, notes = post_image(post, self.site.url, self.site.site_dir)
+            message = replace(message, notes=(*message.notes, *notes))
+        extra = f"{image.sha256}\n{image.alt}" if image is not None else ""
+        digest = hashlib.sha256(f"{message.text}\n{extra}".encode()).hexdigest() if image is not None else None
+        return Prepared(message, idempotency_key=key, description=message.text, image=image, payload_sha256=digest)
+
+    def _content(self, text: str, key: str, image: PostImage | None, media: tuple[Media, ...]) -> dict[str, Any]:
+        """The message's content: a text message, or (`embed: image`, once uploaded) the image."""
+        if image is not None and media:
+            return matrix_media.image_content(text, image, media[0], (MARKER, key))
+        return {"msgtype": "m.text", "body": text, MARKER: key}
+
+    async def upload(self, http: Http, post: Post, image: PostImage) -> Outcome:
+        homeserver = str(self.settings.options["homeserver"])
+        return await matrix_media.upload(http, homeserver, self._auth(), image, post.source or post.key)
+
+    async def read_media(self, http: Http, media: Media) -> MediaState:
+        return await matrix_media.read(http, str(self.settings.options["homeserver"]), self._auth(), media)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         assert prepared.message is not None and prepared.idempotency_key
-        content = {"msgtype": "m.text", "body": prepared.message.text, MARKER: prepared.idempotency_key}
+        content = self._content(prepared.message.text, prepared.idempotency_key, prepared.image, prepared.media)
         return await self._put_message(http, prepared.idempotency_key, content)
 
     async def send_part(
@@ -243,7 +279,7 @@ class MatrixChannel(Channel):
             except BadAnswer as exc:
                 return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable answer ({exc}); the message may exist")
             return Outcome(Kind.DONE, remote_id=event_id, remote_url=self._link(event_id))
-        return _refusal(answer, http.now())
+        return refusal(answer, http.now())
 
     def _event_path(self, event_id: str) -> str:
         return f"/rooms/{quote(self._room, safe='')}/event/{quote(event_id, safe='')}"
@@ -278,9 +314,10 @@ class MatrixChannel(Channel):
             return _Read("unknown", "the event's latest replacement is unreadable")
         return _Read("ours", content=new, latest=latest)
 
-    def _says(self, read: _Read, prepared: Prepared) -> bool:
+    def _says(self, read: _Read, prepared: Prepared, media: tuple[Media, ...] = ()) -> bool:
         assert read.content is not None and prepared.message is not None
-        return read.content.get("msgtype") == "m.text" and read.content.get("body") == prepared.message.text
+        wanted = self._content(prepared.message.text, "", prepared.image, media)
+        return bool(read.content.get("msgtype") == wanted["msgtype"] and read.content.get("body") == wanted["body"])
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """An m.replace edit of the copy, after a read of it: a redacted copy is not edited (GONE),
@@ -297,27 +334,27 @@ class MatrixChannel(Channel):
             return Outcome(Kind.GONE, error="the message was redacted; it is not edited")
         if read.state != "ours":
             return Outcome(Kind.NOT_SENT, error=f"{read.reason}; no edit was sent")
-        if self._says(read, prepared):
+        if self._says(read, prepared, record.media):
             return Outcome(Kind.DONE, remote_id=record.remote_id, remote_url=record.remote_url)
-        text = prepared.message.text
-        fallback = text.encode("utf-8")[:FALLBACK_BYTES].decode("utf-8", errors="ignore")
+        new = self._content(prepared.message.text, record.idempotency_key, prepared.image, record.media)
+        fallback = new["body"].encode("utf-8")[:FALLBACK_BYTES].decode("utf-8", errors="ignore")
         content = {
-            "msgtype": "m.text",
+            **{k: v for k, v in new.items() if k != MARKER},  # the fallback, for clients without edits
             "body": f"* {fallback}",
-            "m.new_content": {"msgtype": "m.text", "body": text, MARKER: record.idempotency_key},
+            "m.new_content": new,  # an image's edit keeps the image (the upload the record names)
             "m.relates_to": {"rel_type": "m.replace", "event_id": record.remote_id},
         }
-        txn = _txn_id("edit", record.idempotency_key, read.latest, prepared.sha256 or "")
+        txn = txn_id("edit", record.idempotency_key, read.latest, prepared.sha256 or "")
         path = f"/rooms/{quote(self._room, safe='')}/send/m.room.message/{txn}"
         try:
             answer = await http.request("PUT", self._url(path), json=content, headers=self._auth())
         except httpx.TransportError as exc:
             return transport_outcome(exc)
-        if answer.status_code == 200 and _has_event_id(answer):
+        if answer.status_code == 200 and has_event_id(answer):
             return Outcome(Kind.DONE, remote_id=record.remote_id, remote_url=record.remote_url)
         if answer.status_code == 200:
             return Outcome(Kind.AMBIGUOUS, error="200 with an unreadable answer; the edit may exist")
-        return _refusal(answer, http.now())
+        return refusal(answer, http.now())
 
     async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
         """The copy's own event: redacted is GONE; this pair's event saying the text (its latest
@@ -327,7 +364,7 @@ class MatrixChannel(Channel):
             return Copy.GONE
         if read.state != "ours" or prepared.message is None:
             return Copy.UNKNOWN
-        return Copy.MATCHES if self._says(read, prepared) else Copy.DIFFERS
+        return Copy.MATCHES if self._says(read, prepared, record.media) else Copy.DIFFERS
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """A redaction of the copy's event. Synapse answers 200 with the redaction's event id, also
@@ -335,15 +372,15 @@ class MatrixChannel(Channel):
         import httpx
 
         assert record.remote_id and record.idempotency_key
-        txn = _txn_id("redact", record.idempotency_key)
+        txn = txn_id("redact", record.idempotency_key)
         path = f"/rooms/{quote(self._room, safe='')}/redact/{quote(record.remote_id, safe='')}/{txn}"
         try:
             answer = await http.request("PUT", self._url(path), json={}, headers=self._auth())
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         if answer.status_code == 429:
-            return _refusal(answer, http.now())
-        return delete_outcome(answer, http.now(), gone=False, what="message", confirms=_has_event_id)
+            return refusal(answer, http.now())
+        return delete_outcome(answer, http.now(), gone=False, what="message", confirms=has_event_id)
 
     async def read_presence(self, http: Http, record: Record) -> Presence:
         """The copy's own event: redacted is GONE; this pair's event is PRESENT; anything else,
@@ -438,47 +475,8 @@ async def _matrix_check(channel: MatrixChannel, http: Http) -> CredentialCheck:
     return CredentialCheck(Health.OK, me, details=(f"joined to {channel._room}",))
 
 
-def _refusal(answer: httpx.Response, now: float) -> Outcome:
-    """A non-200 answer to a send, an edit or a redaction."""
-    outcome = status_outcome(answer, now)
-    if outcome.kind is Kind.RATE_LIMITED and outcome.retry_after is None:
-        # M_LIMIT_EXCEEDED says how long in its body (Retry-After only since spec v1.10).
-        return Outcome(Kind.RATE_LIMITED, error=outcome.error, retry_after=_retry_after_ms(answer))
-    return outcome
-
-
-def _has_event_id(answer: httpx.Response) -> bool:
-    """Synapse's answer to a send or a redaction: `{"event_id": ...}`."""
-    try:
-        identifier(json_object(answer).get("event_id"), "event_id")
-    except BadAnswer:
-        return False
-    return True
-
-
 def _length_rule(max_parts: int) -> LengthRule:
     """A message's limit: the event's, in bytes; a thread's part's, in characters (above)."""
     if max_parts > 1:
         return LengthRule(PART_CHARACTERS, len, "characters")
     return LengthRule(MAX_BYTES, lambda text: len(text.encode("utf-8")), "bytes")
-
-
-def part_marker(key: str, number: int) -> str:
-    """A thread's part `number`'s marker and transaction id: part 1's is the pair's own (`key`,
-    from the post's URL and the channel id), each later part's derived from it and the number."""
-    return key if number == 1 else _txn_id("part", key, str(number))
-
-
-def _txn_id(purpose: str, key: str, *parts: str) -> str:
-    """A transaction id derived from the pair's own id (unique per site, post, channel)."""
-    return hashlib.sha256("\n".join(("mkdocs-syndicate", f"matrix-{purpose}", key, *parts)).encode()).hexdigest()
-
-
-def _retry_after_ms(answer: httpx.Response) -> float | None:
-    try:
-        value = json.loads(answer.content).get("retry_after_ms")
-    except (ValueError, AttributeError):
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 86_400_000:
-        return None
-    return value / 1000

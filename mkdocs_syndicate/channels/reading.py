@@ -18,6 +18,8 @@ from mkdocs_syndicate.timeutil import from_iso
 if TYPE_CHECKING:
     import httpx
 
+    from mkdocs_syndicate.ledger.schema import Record
+
 _CONTROL = lazy_compile(r"[\x00-\x1f\x7f-\x9f]")
 MAX_ID = 512
 MAX_URL = 4096
@@ -123,3 +125,19 @@ def _default_port(scheme: str) -> int | None:
 
 def _shown(value: Any) -> str:
     return "null" if value is None else f"a {type(value).__name__}"
+
+
+SKEW_MARGIN = 24 * 3600.0
+"""How far before the pair's first attempt a read of the account's own posts goes: a service's
+clock may be hours off ours, so "absent" needs the read to cover `created_at` minus this margin."""
+
+
+def scan_bound(record: Record) -> float:
+    """The oldest server timestamp a read must reach before it may call a post absent."""
+    return first_attempt(record) - SKEW_MARGIN
+
+
+def first_attempt(record: Record) -> float:
+    """Epoch seconds of the pair's first attempt (`created_at`, else `at`): scan bounds and key
+    windows are measured from here, never from `at`, which each attempt rewrites."""
+    return from_iso(record.created_at or record.at).timestamp()

@@ -32,7 +32,9 @@ class Post:
     tags: tuple[str, ...] = ()
     draft: bool = False
     body_html: str = ""  # the post's content as the site shows it (MkDocs' HTML, a feed's content)
-    image: str | None = None  # absolute URL of the post's image, if any
+    image: str | None = None  # absolute URL of the post's image, if any (content/images.py chose it)
+    image_alt: str | None = None  # its alt text: None when none was given, "" when decorative on purpose
+    image_in_body: bool = False  # the image is the first the post shows (no front matter or feed image)
     opted_out: bool = False  # front matter `syndicate: false`
     overrides: dict[str, ChannelOverride] = field(default_factory=dict)
     excerpt_source: str = ""  # without a description: the Markdown of its excerpt (made text on use)
@@ -52,6 +54,8 @@ class Post:
         object.__setattr__(self, "title", public_text(self.title))
         object.__setattr__(self, "description", public_text(self.description))
         object.__setattr__(self, "tags", tuple(public_text(tag) for tag in self.tags))
+        if self.image_alt:
+            object.__setattr__(self, "image_alt", public_text(self.image_alt))
 
     @property
     def summary(self) -> str:
@@ -141,6 +145,7 @@ def check_text(post: Post) -> None:
         "description": post.description,
         "body": post.body_html,
         "image": post.image or "",
+        "image_alt": post.image_alt or "",
         "excerpt": post.excerpt_source,
         **{f"tag {n}": tag for n, tag in enumerate(post.tags, 1)},
         **{f"syndicate.{channel}.text": o.text or "" for channel, o in post.overrides.items()},

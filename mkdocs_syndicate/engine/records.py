@@ -27,6 +27,9 @@ def in_flight(pair: PendingPair, previous: Record | None, now: str, *, batched: 
         idempotency_key=pair.prepared.idempotency_key,
         created_at=_created_at(pair, previous, now),
         message_sha256=pair.prepared.sha256,
+        # An upload made for an earlier attempt stays known: reused if it is this image's
+        # (engine/uploads.py), and an earlier in_flight without one says one may be orphaned.
+        media=previous.media if previous is not None else (),
         sandbox=sandbox,
     )
 

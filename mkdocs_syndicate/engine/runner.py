@@ -25,7 +25,7 @@ import httpx
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_WAIT
-from mkdocs_syndicate.engine import thread_changes, threads
+from mkdocs_syndicate.engine import thread_changes, threads, uploads
 from mkdocs_syndicate.engine.endings import ENDING_STEPS, INTERRUPTED_BEFORE_SENDING, clean, ending, error_text
 from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, LedgerWriter
 from mkdocs_syndicate.engine.pacing import PacedHttp
@@ -401,7 +401,12 @@ class Runner:
             outcome = await channel.send_batch(http, unit.batch)
         else:
             (pair,) = unit.members
-            outcome = await channel.send(http, pair.post, as_sent(pair, previous[0]))
+            # The post's image first, its id recorded before the status (engine/uploads.py).
+            prepared, failed = await uploads.with_media(
+                self, http, pair, as_sent(pair, previous[0]), previous[0], self.report.warnings
+            )
+            outcome = failed or await channel.send(http, pair.post, prepared)
+            await uploads.record_new_upload(self, pair, outcome)
         checkpoints.hit("after_response")
         return outcome
 

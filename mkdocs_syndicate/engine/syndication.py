@@ -246,6 +246,7 @@ class Session:
             return False
         self.report.results += result.results
         self.report.requests += result.requests
+        self.report.warnings += result.warnings  # said by the run itself (an orphan upload)
         return True
 
     def _take_theirs(self, lost: StaleLedger, the_plan: Plan, run_report: RunReport) -> None:

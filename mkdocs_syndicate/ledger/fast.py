@@ -24,11 +24,13 @@ from mkdocs_syndicate.ledger.schema import (
     STATES,
     TEXT_FIELDS,
     VERSIONS,
+    Media,
     Part,
     PostEntry,
     Posts,
     Record,
     State,
+    media_from,
     parts_from,
     resolves_to_str,
 )
@@ -56,8 +58,8 @@ _RECORD = re.compile(
         rf'(?:, {name}: (?:"({_QCONTENT})"|(""|[A-Za-z_][A-Za-z0-9_.-]*|0|[1-9][0-9]*)))?' for name in TEXT_FIELDS
     )
     # A thread: the part in flight (a number) and the parts sent (a flow list of flow mappings,
-    # read by YAML: rare, and checked as the full parser checks it).
-    + r"(?:, part: ([1-9][0-9]*))?(?:, parts: (\[\{[^\n]*?\}\]))?"
+    # read by YAML: rare, and checked as the full parser checks it); the media uploaded, the same.
+    + r"(?:, part: ([1-9][0-9]*))?(?:, parts: (\[\{[^\n]*?\}\]))?(?:, media: (\[\{[^\n]*?\}\]))?"
     # Flags, as the dumper writes them: `true`, or absent (false).
     + "".join(rf"(?:, {name}: (true))?" for name in FLAG_FIELDS)
     + r"\}"
@@ -85,8 +87,8 @@ _LINE = re.compile(
     re.MULTILINE,
 )
 _TEXTS_END = 8 + 2 * len(TEXT_FIELDS)  # a row's text field groups end here; the flags follow
-_PART, _PARTS = _TEXTS_END, _TEXTS_END + 1  # a thread's groups, between the text fields and the flags
-_FLAGS_END = _TEXTS_END + 2 + len(FLAG_FIELDS)  # a row's record groups end here; the version 2 lines follow
+_PART, _PARTS, _MEDIA = _TEXTS_END, _TEXTS_END + 1, _TEXTS_END + 2  # between the text fields and the flags
+_FLAGS_END = _TEXTS_END + 3 + len(FLAG_FIELDS)  # a row's record groups end here; the version 2 lines follow
 _ID, _SRC, _ALIASES = _FLAGS_END, _FLAGS_END + 1, _FLAGS_END + 2
 _ALIAS = re.compile(_FLOW_VALUE)
 
@@ -174,7 +176,9 @@ def _posts(body: str) -> Posts:
             record.part = int(row[_PART])
         if row[_PARTS]:
             record.parts = _parts(row[_PARTS])
-        flags = row[_PARTS + 1 : _FLAGS_END]  # each `true` or absent
+        if row[_MEDIA]:
+            record.media = _media(row[_MEDIA])
+        flags = row[_MEDIA + 1 : _FLAGS_END]  # each `true` or absent
         if any(flags):
             for name, flag in zip(FLAG_FIELDS, flags, strict=True):
                 setattr(record, name, bool(flag))
@@ -216,6 +220,15 @@ def _parts(token: str) -> tuple[Part, ...]:
 
     try:
         return parts_from(yaml.safe_load(token))
+    except (ValueError, yaml.YAMLError):
+        raise _NotCanonical from None  # the full parser says what is wrong, and where
+
+
+def _media(token: str) -> tuple[Media, ...]:
+    import yaml
+
+    try:
+        return media_from(yaml.safe_load(token))
     except (ValueError, yaml.YAMLError):
         raise _NotCanonical from None  # the full parser says what is wrong, and where
 

@@ -27,11 +27,13 @@ from mkdocs_syndicate.ledger.schema import (
     VERSION,
     VERSIONS,
     FieldSpec,
+    Media,
     Part,
     PostEntry,
     Posts,
     Record,
     State,
+    media_from,
     needs_v2,
     parts_from,
     resolves_to_str,
@@ -288,6 +290,11 @@ def _field(spec: FieldSpec, node: yaml.Node, path: str, what: str) -> Any:
             return parts_from(_constructor.construct_object(node, deep=True))
         except (ValueError, yaml.YAMLError) as exc:
             raise LedgerError(path, f"{what}: {exc}", _line(node)) from None
+    if spec.kind == "media":
+        try:
+            return media_from(_constructor.construct_object(node, deep=True))
+        except (ValueError, yaml.YAMLError) as exc:
+            raise LedgerError(path, f"{what}: {exc}", _line(node)) from None
     if spec.kind == "time":
         stamp = _text(node, path, label, time=True)
         if stamp and not _valid_timestamp(stamp):
@@ -376,8 +383,8 @@ def _key_line(indent: str, scalar: str) -> str:
 
 
 def _flow_value(value: Any) -> str:
-    if isinstance(value, tuple):  # a thread's parts
-        return "[" + ", ".join(_flow_part(part) for part in value) + "]"
+    if isinstance(value, tuple):  # a thread's parts, a copy's media: small mappings
+        return "[" + ", ".join(_flow_part(item) for item in value) + "]"
     if isinstance(value, bool):  # a flag (written only when true)
         return "true" if value else "false"
     if isinstance(value, int):
@@ -385,8 +392,12 @@ def _flow_value(value: Any) -> str:
     return _flow_scalar(str(value))
 
 
-def _flow_part(part: Part) -> str:
-    return "{" + ", ".join(f"{name}: {_flow_scalar(value)}" for name, value in part.as_items()) + "}"
+def _flow_part(item: Part | Media) -> str:
+    return "{" + ", ".join(f"{name}: {_flow_item(value)}" for name, value in item.as_items()) + "}"
+
+
+def _flow_item(value: str | int) -> str:
+    return str(value) if isinstance(value, int) else _flow_scalar(value)
 
 
 @functools.lru_cache(maxsize=4096)  # states, channel ids and timestamps repeat a lot

@@ -7,8 +7,9 @@ Version 2 adds what a post's life after its first announcement needs: a post ent
 pinned `syndicate_id`), `src` (its source file) and `aliases` (the keys and URLs it had before a
 move); the state `deleted`; `op` (`update` or `delete`) on an `in_flight` record; and the flag
 `sandbox: true` on a record a sandbox run wrote (a rehearsal's, against the emulators: a real run
-treats it as no record). A version 1 ledger loads unchanged, and a ledger is written as version 1
-until it holds a version 2 field."""
+treats it as no record); a thread's `part` and `parts`; and `media`, the images uploaded for the
+post's copy (engine/uploads.py), written before the status that uses them. A version 1 ledger
+loads unchanged, and a ledger is written as version 1 until it holds a version 2 field."""
 
 from __future__ import annotations
 
@@ -40,8 +41,9 @@ class State(enum.StrEnum):
 
 STATES = tuple(state.value for state in State)
 
-# A flag: `true`, written only when true. Parts: a thread's parts sent, a list of small mappings.
-FieldKind = Literal["state", "count", "time", "text", "flag", "parts"]
+# A flag: `true`, written only when true. Parts: a thread's parts sent, a list of small mappings;
+# media: the images uploaded for the copy, the same.
+FieldKind = Literal["state", "count", "time", "text", "flag", "parts", "media"]
 
 
 class FieldSpec(NamedTuple):  # a NamedTuple, not a dataclass: cheaper to define on every import
@@ -64,6 +66,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("op", "text"),  # on in_flight: "update" or "delete" of an existing copy (absent: the first send)
     FieldSpec("part", "count"),  # a thread: the part whose request the in_flight record announces (2, 3, ...)
     FieldSpec("parts", "parts"),  # a thread: each part sent, in order, the first being remote_id's
+    FieldSpec("media", "media"),  # the images uploaded for the copy, before the status that shows them
     FieldSpec("sandbox", "flag"),  # written by a sandbox run: the emulators', not a real copy
 )
 OPS = ("update", "delete")
@@ -109,6 +112,48 @@ def parts_from(value: Any) -> tuple[Part, ...]:
     return tuple(found)
 
 
+@dataclass(frozen=True, slots=True)
+class Media:
+    """One image uploaded for a copy (engine/uploads.py): the service's id for it (a Mastodon
+    media id, a Bluesky blob's CID, a Matrix `mxc://` URI), the SHA-256 of the post's image file
+    it was made from (a changed image is uploaded anew), and what a reuse of a Bluesky blob names
+    besides its CID: its media type and size in bytes as uploaded. Never a credential."""
+
+    id: str
+    sha256: str
+    mime: str | None = None
+    size: int | None = None
+
+    def as_items(self) -> list[tuple[str, str | int]]:
+        return [(name, value) for name in MEDIA_KEYS if (value := getattr(self, name)) is not None]
+
+
+MEDIA_KEYS = ("id", "sha256", "mime", "size")
+
+
+def media_from(value: Any) -> tuple[Media, ...]:
+    """A `media` field's value as YAML gives it: a list of {id, sha256, mime, size}. ValueError
+    says what is wrong with it otherwise."""
+    if not isinstance(value, list):
+        raise ValueError("media must be a list of {id: ..., sha256: ..., mime: ..., size: ...}")
+    found = []
+    for number, item in enumerate(value, 1):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("sha256"), str):
+            raise ValueError(f"media item {number} must be a mapping with an id and a sha256")
+        unknown = set(item) - set(MEDIA_KEYS)
+        if unknown:
+            known = ", ".join(MEDIA_KEYS)
+            raise ValueError(f"media item {number}: unknown key {sorted(unknown)[0]!r} (known: {known})")
+        for key, got in item.items():
+            if key == "size":
+                if isinstance(got, bool) or not isinstance(got, int) or got < 0:
+                    raise ValueError(f"media item {number}: size must be a whole number of bytes")
+            elif not isinstance(got, str):
+                raise ValueError(f"media item {number}: {key} must be text, put it in quotes")
+        found.append(Media(**item))
+    return tuple(found)
+
+
 @dataclass(slots=True)  # 50,000 of them in a large ledger: no per-object __dict__
 class Record:
     """The state of one (post, channel) pair: the fields of FIELDS, in their order."""
@@ -126,6 +171,7 @@ class Record:
     op: str | None = None
     part: int | None = None  # a thread's part announced by this in_flight record (see `parts`)
     parts: tuple[Part, ...] = ()  # a thread's parts sent so far, in order (empty: one message)
+    media: tuple[Media, ...] = ()  # images uploaded for the copy, written before the status that uses them
     sandbox: bool = False  # a sandbox run's record: to a real run, no record (the pair is pending)
 
     def moved(self, state: State, at: str, **fields: Any) -> Record:
@@ -140,6 +186,7 @@ class Record:
             created_at=self.created_at,
             message_sha256=self.message_sha256,
             parts=self.parts,  # what a thread has out stays known, whatever happens to the rest
+            media=self.media,  # an upload stays known: a resend reuses it (engine/uploads.py)
             sandbox=self.sandbox,
             **fields,
         )
@@ -178,7 +225,7 @@ def needs_v2(posts: Posts) -> bool:
     return any(
         entry.is_v2
         or any(
-            r.state == State.DELETED or r.op is not None or r.sandbox or r.part is not None or r.parts
+            r.state == State.DELETED or r.op is not None or r.sandbox or r.part is not None or r.parts or r.media
             for r in entry.channels.values()
         )
         for entry in posts.values()

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from mkdocs_syndicate.content.identity import post_key_of
+from mkdocs_syndicate.content.images import first_image
 from mkdocs_syndicate.content.portable import html_to_text, shorten
 from mkdocs_syndicate.content.posts import MAX_KEY, Post, check_text
 from mkdocs_syndicate.errors import FeedError, PostError
@@ -381,6 +382,9 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
         summary = ""
     body = entry.content_html if entry.content_html.strip() else ""
     image = urljoin(link, entry.image) if isinstance(entry.image, str) and entry.image else None
+    alt, in_body = None, False  # an enclosure has no alt text; the first image of the content has its own
+    if image is None and (found := first_image(body, link)) is not None:
+        (image, alt), in_body = found, True
     post = Post(
         key=key,
         url=url,
@@ -391,6 +395,8 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
         tags=tuple(entry.tags),
         body_html=body,
         image=image,
+        image_alt=alt,
+        image_in_body=in_body,
         body_missing=not body,
     )
     check_text(post)  # a lone surrogate leaves this entry out, not the whole run

@@ -16,6 +16,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 from mkdocs_syndicate.content.identity import canonical_path, post_key_of
+from mkdocs_syndicate.content.images import first_image
 from mkdocs_syndicate.content.portable import code_languages, excerpt_markdown
 from mkdocs_syndicate.content.posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
 from mkdocs_syndicate.errors import PostError
@@ -108,6 +109,23 @@ def _description(meta: Mapping[str, Any], title: str) -> str:
     return "" if description.casefold() == title.casefold() else description  # the title is said already
 
 
+def _image(meta: Mapping[str, Any], html: str, url: str, source: str) -> tuple[str | None, str | None]:
+    """The post's image and its alt text: front matter `image` and `image_alt`, else the first
+    image the page shows, with its alt attribute (content/images.py)."""
+    alt = meta.get("image_alt")
+    if alt is not None and not isinstance(alt, str):
+        raise PostError(f"{source}: front matter 'image_alt' must be text ('' for a decorative image)")
+    image = meta.get("image")
+    if image is not None and not isinstance(image, str):
+        raise PostError(f"{source}: front matter 'image' must be the image's path or URL, as text")
+    if image:
+        return urljoin(url, image), alt
+    found = first_image(html, url)
+    if found is None:
+        return None, None
+    return found[0], alt if alt is not None else found[1]
+
+
 def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...] = ("tags",)) -> Post:
     source = f"{config.docs_dir}/{page.file.src_uri}"
     meta: Mapping[str, Any] = page.meta or {}
@@ -125,7 +143,7 @@ def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...
         *(meta.get("tags") or [] if "tags" in hashtags_from else []),
         *(categories if "categories" in hashtags_from else []),
     ]
-    image = meta.get("image")
+    image, image_alt = _image(meta, page.content or "", url, source)
     title = str(page.title or meta.get("title") or key)
     description = _description(meta, title)
     # Without one: Material's excerpt (before <!-- more -->), else the first paragraph.
@@ -144,7 +162,9 @@ def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...
         body_html=page.content or "",
         body_missing=page.content is None,
         code_languages=code_languages(markdown),
-        image=urljoin(url, image) if isinstance(image, str) else None,
+        image=image,
+        image_alt=image_alt,
+        image_in_body=image is not None and not meta.get("image"),
         opted_out=enabled is False,
         overrides=overrides,
         excerpt_source=excerpt_source,

@@ -1,0 +1,114 @@
+"""Mastodon media: the post's image uploaded with its alt text, read back before a reuse.
+
+From Mastodon's API documentation (docs.joinmastodon.org/methods/media) and its source
+(app/controllers/api/v2/media_controller.rb, api/v1/media_controller.rb):
+- `POST /api/v2/media`, multipart, `file` and `description` (the alt text, which screen readers
+  read): 200 with the MediaAttachment when it was processed at once, 202 with `url: null` while it
+  is processed; 422 for a file the instance does not take (type, size).
+- `GET /api/v1/media/:id`: 200 once processed, 206 while processing; 404 for an id that is not
+  the account's unattached media (never made, removed by the media vacuum a day after an upload
+  no status used, or attached to a status already: `where(status_id: nil)`).
+- A status names its media with `media_ids[]`; one naming media still processing is refused (422).
+- The limits: `/api/v2/instance` `configuration.media_attachments.image_size_limit` (bytes) and
+  `image_matrix_limit` (width × height); until read, those of Mastodon before 4.x (10 MB, 16
+  megapixels), which every later instance allows too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mkdocs_syndicate.channel_api import (
+    BadAnswer,
+    Http,
+    Kind,
+    Media,
+    MediaState,
+    Outcome,
+    PostImage,
+    TooLarge,
+    fit,
+    identifier,
+    json_object,
+    status_outcome,
+    transport_outcome,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import httpx
+
+DEFAULT_SIZE_LIMIT = 10_485_760
+DEFAULT_MATRIX_LIMIT = 16_777_216
+MAX_DESCRIPTION = 1500  # Mastodon's MediaAttachment::MAX_DESCRIPTION_LENGTH
+
+
+class MastodonMedia:
+    """Uploads and reads for one channel: its instance, its token, the instance's limits."""
+
+    def __init__(self, base: str, auth: Callable[[], dict[str, str]]) -> None:
+        self.base, self.auth = base, auth
+        self.size_limit, self.matrix_limit = DEFAULT_SIZE_LIMIT, DEFAULT_MATRIX_LIMIT
+        self._limits_read = False
+
+    def learn(self, configuration: dict[str, Any] | None) -> None:
+        """The instance's stated limits, from /api/v2/instance's `configuration`."""
+        self._limits_read = True  # read once a run, whatever it said
+        media = configuration.get("media_attachments") if isinstance(configuration, dict) else None
+        if not isinstance(media, dict):
+            return
+        size, matrix = media.get("image_size_limit"), media.get("image_matrix_limit")
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            self.size_limit = size
+        if isinstance(matrix, int) and not isinstance(matrix, bool) and matrix > 0:
+            self.matrix_limit = matrix
+
+    @property
+    def limits_read(self) -> bool:
+        return self._limits_read
+
+    async def upload(self, http: Http, image: PostImage, where: str) -> Outcome:
+        import httpx
+
+        try:
+            fitted = fit(image, self.size_limit, self.matrix_limit)
+        except TooLarge as exc:
+            return Outcome(Kind.REFUSED, error=f"{where}: {exc} (the instance's limits)")
+        form = {"description": image.alt[:MAX_DESCRIPTION]} if image.alt else {}
+        files = {"file": (image.filename, fitted.data, fitted.mime)}
+        try:
+            response = await http.request(
+                "POST", f"{self.base}/api/v2/media", data=form, files=files, headers=self.auth()
+            )
+        except httpx.TransportError as exc:
+            return transport_outcome(exc)
+        if response.status_code not in (200, 202):
+            return status_outcome(response, http.now())
+        try:
+            media_id = identifier(json_object(response).get("id"))
+        except BadAnswer as exc:
+            return Outcome(Kind.AMBIGUOUS, error=f"{response.status_code} with an unreadable answer ({exc})")
+        media = Media(media_id, image.sha256, fitted.mime, len(fitted.data))
+        return Outcome(Kind.DONE if response.status_code == 200 else Kind.ACCEPTED, remote_id=media_id, media=media)
+
+    async def read(self, http: Http, media: Media) -> MediaState:
+        response = await http.request("GET", f"{self.base}/api/v1/media/{media.id}", headers=self.auth())
+        return _state(response)
+
+
+def _state(response: httpx.Response) -> MediaState:
+    if response.status_code == 200:
+        return MediaState.READY
+    if response.status_code == 206:
+        return MediaState.PROCESSING
+    if response.status_code == 404 and _record_not_found(response):
+        return MediaState.GONE  # the API's own answer, not a proxy's page
+    return MediaState.UNKNOWN
+
+
+def _record_not_found(response: httpx.Response) -> bool:
+    try:
+        return json_object(response).get("error") == "Record not found"
+    except BadAnswer:
+        return False

@@ -1,0 +1,134 @@
+"""A post's image uploaded before the status that shows it: two-phase, and never twice (issue 35).
+
+On a channel that `uploads` (Mastodon, Bluesky, Matrix), a send whose message carries the post's
+image (`Prepared.image`) goes, after the pair's `in_flight` record is durable and before the
+status request (engine/runner.py's `_send`):
+
+1. The record's `media` holds an upload of this image (the same file's SHA-256): it is read by
+   its own id first (`Channel.read_media`), because services remove media no status uses
+   (Mastodon's media vacuum, a day after the upload; a PDS's unreferenced blobs). There: reused,
+   once the service has finished processing it. Proved gone: uploaded again. The read proved
+   nothing: reused, never uploaded twice without proof (the status request says if it is not).
+2. Otherwise it is uploaded (checkpoints `before_upload`, `after_upload`), and what the upload
+   made is written into the `in_flight` record (`before_media_write`, `after_media_write`)
+   before the status goes: a run killed after that write reuses it.
+
+The `in_flight` record written before the upload is the intent: a rerun that finds an earlier
+attempt's record without a media id of this image knows an upload may have been made and not
+recorded (a kill between the upload's answer and the write), and says so. Such an orphan upload
+is harmless: nothing shows it, and the service removes it; it is not looked for.
+
+An upload that fails leaves the status unsent: its outcome is the send's, as a status that was
+never requested (a refused upload is a definite no; an unanswered one made no status either).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import httpx
+
+from mkdocs_syndicate import checkpoints
+from mkdocs_syndicate.channels.base import Channel, Kind, MediaState, Outcome, Prepared
+from mkdocs_syndicate.ledger.schema import Media, Record, State
+
+if TYPE_CHECKING:
+    from mkdocs_syndicate.engine.pacing import PacedHttp
+    from mkdocs_syndicate.engine.plan import PendingPair
+    from mkdocs_syndicate.engine.twophase import UpdateHost
+
+PROCESSING_WAITS = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)  # seconds between reads of an image being processed
+
+
+def orphan_note(pair: PendingPair, how: str) -> str:
+    return (
+        f"{pair.post.source or pair.post.key}: {pair.channel.id}: {how}, and its id was not recorded: "
+        "that upload, if made, is an orphan, unused and harmless (the service removes unused media); "
+        "the image is uploaded again"
+    )
+
+
+async def with_media(
+    host: UpdateHost, http: PacedHttp, pair: PendingPair, prepared: Prepared, previous: Record | None, notes: list[str]
+) -> tuple[Prepared, Outcome | None]:
+    """`prepared` with the image's `media` for the status, or the outcome that ends the send
+    without a status (the upload failed). `previous`: the pair's record before this attempt's
+    in_flight write; `notes`: where an orphan upload is reported."""
+    image, channel = prepared.image, pair.channel
+    if image is None or not channel.uploads:
+        return prepared, None
+    current = host.record_of(pair)
+    assert current is not None and current.state == State.IN_FLIGHT
+    stored = next((media for media in current.media if media.sha256 == image.sha256), None)
+    if stored is not None:
+        state = await _read(channel, http, stored)
+        if state is MediaState.PROCESSING:
+            state = await _processed(channel, http, stored)
+            if state is MediaState.PROCESSING:
+                return prepared, _still_processing()
+        if state is not MediaState.GONE:
+            return replace(prepared, media=(stored,)), None
+    elif previous is not None and previous.state == State.IN_FLIGHT:
+        # The attempt before wrote its intent and no media id: it may have uploaded, and been stopped.
+        notes.append(orphan_note(pair, "an earlier attempt was stopped after it may have uploaded the image"))
+    checkpoints.hit("before_upload")
+    try:
+        outcome = await channel.upload(http, pair.post, image)
+    except httpx.TransportError as exc:  # a channel that let one through: nothing is proved
+        outcome = Outcome(Kind.AMBIGUOUS, error=f"no answer ({type(exc).__name__})")
+    checkpoints.hit("after_upload")
+    if outcome.kind not in (Kind.DONE, Kind.ACCEPTED) or outcome.media is None:
+        if outcome.kind is Kind.AMBIGUOUS:
+            notes.append(orphan_note(pair, "the upload got no usable answer"))
+        return prepared, _status_not_sent(outcome)
+    media = outcome.media  # an earlier image's upload is dropped: the record names what the status shows
+    checkpoints.hit("before_media_write")
+    await host.write_records([(pair, replace(current, media=(media,)))])
+    checkpoints.hit("after_media_write")
+    if outcome.kind is Kind.ACCEPTED and await _processed(channel, http, media) is MediaState.PROCESSING:
+        return prepared, _still_processing()
+    return replace(prepared, media=(media,)), None
+
+
+async def _read(channel: Channel, http: PacedHttp, media: Media) -> MediaState:
+    try:
+        return await channel.read_media(http, media)
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError):
+        return MediaState.UNKNOWN  # nothing proved: the stored id is used
+
+
+async def _processed(channel: Channel, http: PacedHttp, media: Media) -> MediaState:
+    """Read the image again after growing waits until the service has processed it (Mastodon
+    answers 206 until then, and refuses a status naming it). PROCESSING when it never finished."""
+    state = MediaState.PROCESSING
+    for seconds in PROCESSING_WAITS:
+        await http.backoff(seconds, "the image is being processed by the service")
+        state = await _read(channel, http, media)
+        if state is not MediaState.PROCESSING:
+            return state
+    return state
+
+
+def _still_processing() -> Outcome:
+    return Outcome(
+        Kind.NOT_SENT,
+        error="the image is still being processed by the service; nothing was posted (the next run reuses the upload)",
+    )
+
+
+def _status_not_sent(upload: Outcome) -> Outcome:
+    """The send's outcome when the image was not uploaded: no status was requested."""
+    why = f"the image upload: {upload.error or upload.kind.value}; the status was not sent"
+    if upload.kind in (Kind.REFUSED, Kind.AUTH, Kind.RATE_LIMITED):
+        return replace(upload, error=why, media=None)
+    return Outcome(Kind.NOT_SENT, error=why)
+
+
+async def record_new_upload(host: UpdateHost, pair: PendingPair, outcome: Outcome) -> None:
+    """A send that had to upload the image again (Bluesky: putRecord proved the stored blob gone)
+    says what it made: the record names it from now on, not the upload that is gone."""
+    current = host.record_of(pair)
+    if outcome.media is None or current is None or current.media == (outcome.media,):
+        return
+    await host.write_records([(pair, replace(current, media=(outcome.media,)))])
