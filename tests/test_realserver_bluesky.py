@@ -485,10 +485,11 @@ def test_a_429_from_the_real_server_is_waited_out_as_its_headers_say(limited_pds
         assert not report.undone
         # One 429 met by the run, one wait as long as the server said, then one login.
         assert proxy.count(CREATE, 429) == refused_before + 1 and proxy.count(CREATE, 200) == logged_in + 1, proxy.calls
-        # No longer than from our first 429 to the reset: the run met its 429 later than that, and
-        # a fixed tolerance would measure how busy the machine was (on the scaled clock).
+        # No longer than from our last asking to the reset (the run met its 429 later), give or take
+        # Retry-After's rounding up and our copy of the server's scaled clock: a bound on the clock
+        # the test measures, not a fixed tolerance that measures how busy the machine was.
         waits = [s for s in clock.sleeps if s > 1]
-        assert len(waits) == 1 and reset - 2 <= clock.time() and waits[0] <= reset - asked + 1, clock.sleeps
+        assert len(waits) == 1 and reset - 2 <= clock.time() and waits[0] <= reset - asked + 2, clock.sleeps
     assert ours(limited_pds, bob.did, "https://limited.example/") == [post.url]
 
 
