@@ -136,6 +136,30 @@ def test_mastodon_reuses_a_stored_upload_and_uploads_again_only_when_it_is_gone(
     assert status["media_ids"] == [again.media[0].id]
 
 
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"action": "drop_after"},  # the instance stored the upload; its answer was lost
+        {"action": "status_after", "body": "<html>upstream error</html>"},  # a proxy's page in its place
+    ],
+    ids=["answer lost", "garbage answer"],
+)
+def test_an_upload_without_a_usable_answer_is_reported_as_a_possible_orphan_and_the_status_names_the_next(
+    tmp_path, sandbox, clock, fault
+):
+    """An upload the run cannot name proves no status: none goes with it. The run says the upload
+    may be orphaned, uploads again, and posts once, naming the upload it recorded."""
+    raw = SPECS["mastodon"].raw(sandbox)
+    sandbox.add_fault({"channel": "mastodon", "match": "POST /api/v2/media", **fault})
+    report = run(tmp_path, raw, [image_post()], clock, png(120, 80))
+    assert [r.state for r in report.results] == ["done"], report.results
+    assert any("orphan" in warning for warning in report.warnings), report.warnings
+    state = sandbox.snapshot()["mastodon"]
+    (status,) = state["statuses"]
+    (recorded,) = record(tmp_path).media
+    assert status["media_ids"] == [recorded.id] and len(state["media"]) == 2  # the first: the orphan
+
+
 # ---------------------------------------------------------------- Bluesky
 
 
