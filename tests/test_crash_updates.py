@@ -18,21 +18,22 @@ import signal
 
 import crashlab
 import pytest
-from crashlab import DELETE_REQUESTS, STATS, RemovalScenario, Scenario, checkpoint_names, kill_specs, landed
-from profiles import crash_points
+from crashlab import (
+    DELETE_REQUESTS,
+    STATS,
+    RemovalScenario,
+    Scenario,
+    checkpoint_names,
+    chosen_specs,
+    kill_specs,
+    landed,
+)
 from test_crash_matrix import parallel
 
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import TYPES
 
 pytestmark = pytest.mark.crash
-
-
-def chosen_specs(names: list[str]) -> list[str]:
-    """The kills of a run asked for by name (crashlab.kill_specs), sampled by the profile: all
-    of them in ci, a fixed spread in dev (profiles.crash_points)."""
-    specs = kill_specs(names)
-    return [specs[n - 1] for n in crash_points([spec.rsplit(":", 1)[0] for spec in specs])]
 
 
 def announced(scenario: Scenario) -> None:
@@ -120,7 +121,7 @@ def test_kill_at_every_checkpoint_of_an_update_run_then_rerun(update_run, tmp_pa
         finally:
             scenario.close()
 
-    specs = chosen_specs(update_run)  # all of them in the ci profile
+    specs = chosen_specs(kill_specs(update_run))  # all of them in the ci profile
     failures = parallel(specs, scenario_at)
     STATS["update-run checkpoint kill scenarios"] += len(specs)
     assert not failures, failures[:5]
@@ -192,7 +193,7 @@ def test_kill_at_every_checkpoint_of_a_delete_run_then_rerun(delete_run, tmp_pat
         finally:
             scenario.close()
 
-    specs = chosen_specs(delete_run)  # all of them in the ci profile
+    specs = chosen_specs(kill_specs(delete_run))  # all of them in the ci profile
     failures = parallel(specs, scenario_at)
     STATS["delete-run checkpoint kill scenarios"] += len(specs)
     assert not failures, failures[:5]
