@@ -1,7 +1,7 @@
 """What the realserver tiers add to `.ci/run` (issue 37): the install step, cold and cached, and the
 tiers' tests on two workers, in wall time, CPU time and worker time, with the machine's load.
 
-    python benchmarks/realserver_budget.py [--workers 2] [--cold] [--install-only] [-k EXPR]
+    python benchmarks/realserver_budget.py [--workers 2] [--cold] [--install-only] [-k EXPR] [--whole]
 
 - install, cached: `tests/realserver/install` with both tiers already in the cache (what every
   `.ci/run` after the first pays). Target: nothing, under a second.
@@ -14,6 +14,11 @@ tiers' tests on two workers, in wall time, CPU time and worker time, with the ma
   sum of every test's setup, call and teardown, from pytest's JUnit report) over the workers is
   what they add to a full run whose other tests keep every worker busy. Target: at most 90 s
   added on two cores.
+
+- whole suite (`--whole`): README command 2 (`pytest -q -n auto`) run twice, with the tiers and
+  without them (`-m "not realserver"`): the difference is what they add, measured the way a user
+  meets it (the other tests keep the cores busy meanwhile, so a test's own wall time overstates
+  it). Takes two full runs; on an idle machine only.
 
 CPU time is the children's user + system time (pytest, its workers, the PDS under Node, Synapse,
 the killed runs): on a loaded machine wall time grows with the load, CPU time much less, so both
@@ -70,12 +75,25 @@ def worker_seconds(report: Path) -> tuple[float, int]:
     return sum(times), len(times)
 
 
+def whole_suite_difference(env: dict[str, str]) -> float:
+    """README command 2 with the tiers and without them; prints both, returns the difference."""
+    runs = {}
+    for label, marks in (("with the tiers", []), ("without them", ["-m", "not realserver"])):
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "auto", *marks]
+        runs[label] = measured(command, env)
+        print(f"whole suite, {label}: {runs[label].wall:7.1f} s wall (exit {runs[label].code}); {load()}")
+    added = runs["with the tiers"].wall - runs["without them"].wall
+    print(f"the tiers add {added:.0f} s to the whole suite")
+    return added
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cold", action="store_true", help="also time an install into fresh folders")
     parser.add_argument("--install-only", action="store_true", help="time the install step alone")
     parser.add_argument("-k", default="", help="only the realserver tests this pytest -k expression selects")
+    parser.add_argument("--whole", action="store_true", help="also time the whole suite with and without the tiers")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYNDICATE_")}
     missed = []
@@ -130,6 +148,8 @@ def main() -> int:
     if tests.code:
         print(tests.output[-3000:])
         missed.append("the realserver tests failed")
+    if args.whole:
+        added = whole_suite_difference(env)
     if added > ADDED_TARGET:
         missed.append(f"the tests add about {added:.0f} s (target: at most {ADDED_TARGET:.0f} s)")
     for line in missed:

@@ -28,6 +28,10 @@ from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
+# The tests keep to one worker (xdist_group), so that the module's fixture
+# (a site built and read in Chromium) is made once a run, not once a worker.
+pytestmark = pytest.mark.xdist_group("conversation")
+
 
 @dataclass
 class Node:

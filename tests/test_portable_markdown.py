@@ -26,6 +26,10 @@ from sites import mkdocs
 
 from mkdocs_syndicate.content.portable import code_languages, portable_markdown
 
+# The tests keep to one worker (xdist_group), so that the module's fixture
+# (a Material blog built and sent to DEV) is made once a run, not once a worker.
+pytestmark = pytest.mark.xdist_group("material-blog-on-dev")
+
 DATA = Path(__file__).parent / "data" / "material-blog"
 POSTS = sorted(p for p in DATA.glob("*.md") if p.name != "NOTICE.md")
 # superfences stands in for CommonMark's fences, which Python-Markdown's fenced_code only reads at

@@ -28,7 +28,9 @@ from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import emulators
 from mkdocs_syndicate.sandbox import SandboxServer
 
-pytestmark = pytest.mark.process
+# The tests keep to one worker (xdist_group), so that the module's fixture
+# (three themed sites built and measured in Chromium) is made once a run, not once a worker.
+pytestmark = [pytest.mark.process, pytest.mark.xdist_group("reader-layout")]
 
 THEMES: dict[str, dict[str, Any]] = {
     "material-light": {"name": "material"},

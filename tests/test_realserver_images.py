@@ -19,7 +19,9 @@ from test_realserver_bluesky import LONG, logged_in, png, records
 from mkdocs_syndicate.ledger.schema import Media, Record, State
 from mkdocs_syndicate.ledger.store import Ledger
 
-pytestmark = pytest.mark.realserver
+# The tests keep to one worker (xdist_group), so that the module's fixture
+# (a reference PDS) is made once a run, not once a worker.
+pytestmark = [pytest.mark.realserver, pytest.mark.xdist_group("realserver-pds-images")]
 
 ALT = "A gradient from teal to violet, the thread's cover"
 

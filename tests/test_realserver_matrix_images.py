@@ -22,7 +22,9 @@ from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.sandbox.site import make_channels
 from mkdocs_syndicate.timeutil import SystemClock
 
-pytestmark = pytest.mark.realserver
+# The tests keep to one worker (xdist_group), so that the module's fixture
+# (a Synapse) is made once a run, not once a worker.
+pytestmark = [pytest.mark.realserver, pytest.mark.xdist_group("realserver-synapse-images")]
 
 ALT = "A lighthouse on a rock, its lamp lit"
 
