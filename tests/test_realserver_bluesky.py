@@ -279,7 +279,7 @@ def ours(pds, did: str, site_url: str) -> list[str]:
 KILLS = realserver_child.send_kills("com.atproto.repo.putRecord")
 
 
-@pytest.mark.parametrize("where", realserver_child.distinct(KILLS))
+@pytest.mark.parametrize("where", realserver_child.chosen(KILLS))
 def test_killed_at_each_bluesky_checkpoint_then_rerun_leaves_one_record_per_post(pds, tmp_path, where):
     """SIGKILL during the second post (at a client checkpoint, or from a proxy in front of the
     real PDS around its commit), then a rerun after the settle time: exactly one record per post
@@ -629,7 +629,7 @@ DELETE_KILLS = {
 }
 
 
-@pytest.mark.parametrize("where", realserver_child.distinct(DELETE_KILLS))
+@pytest.mark.parametrize("where", realserver_child.chosen(DELETE_KILLS))
 def test_killed_at_each_checkpoint_of_a_delete_then_rerun_leaves_the_record_deleted(pds, tmp_path, public, where):
     """Three posts announced; the second removed from the source and the web; the delete run is
     SIGKILLed at a checkpoint (or by a proxy in front of the real PDS around its deleteRecord);
@@ -961,7 +961,7 @@ class _Http:
         return time.time()
 
 
-@pytest.mark.parametrize("where", realserver_child.distinct(KILLS))  # the same places: documents are putRecord
+@pytest.mark.parametrize("where", realserver_child.chosen(KILLS))  # the same places: documents are putRecord
 def test_standard_killed_at_each_checkpoint_then_rerun_leaves_one_document_per_post(pds, tmp_path, where):
     """SIGKILL during the second post's document, then a rerun after the settle time: one
     document per post on the real PDS, every pair done with its document's URI."""
