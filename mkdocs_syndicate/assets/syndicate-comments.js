@@ -11,6 +11,13 @@
  * by the time each service gives, then a "Reply on <service>" link per copy, or, with no reply
  * yet, an invitation to write the first.
  *
+ * A post announced as a thread (`thread: true`): the copy is its first part, and the link's
+ * data-parts lists the ids of its later parts (from the ledger's `parts:`; `parts` in
+ * syndication.json). They are the post, not replies: left out of the list, and a reply to one of
+ * them is a reply to the post (at the top, its own replies nested under it). The author's other
+ * replies are shown as any reply. Mastodon's replies_count and Bluesky's replyCount count part 2
+ * (a direct reply to part 1): the parts found directly under part 1 are taken off the count.
+ *
  * What the services hide stays hidden: a Mastodon reply's content warning (spoiler_text,
  * sensitive) is shown and its text folded behind it (<details>); a Bluesky reply the post's
  * author hid (its threadgate's hiddenReplies), one labelled !hide, one from an account the reader
@@ -176,7 +183,13 @@
 
   function mastodon(answer, copy) {   // the status's context: its descendants, as a tree
     var root = (copy.source.match(/\/statuses\/([^\/?#]+)\/context/) || [])[1];
-    var all = answer && Array.isArray(answer.descendants) ? answer.descendants : [];
+    var given = answer && Array.isArray(answer.descendants) ? answer.descendants : [];
+    // The thread's own later parts are the post, not replies: left out (a reply to one then has
+    // no parent shown, and starts a thread as a reply to the post does).
+    var all = given.filter(function (s) { return !(s && typeof s === "object" && copy.parts[String(s.id)]); });
+    copy.partsBelow = given.filter(function (s) {
+      return s && typeof s === "object" && copy.parts[String(s.id)] && String(s.in_reply_to_id) === root;
+    }).length;
     var shown = all.slice(0, MAX_REPLIES + 1);   // enough to know there are more
     var byId = {};
     var top = [];
@@ -196,7 +209,7 @@
       if (parent && String(s.in_reply_to_id) !== root) parent.children.push(node);
       else top.push(node);
     });
-    copy.more = all.length > MAX_REPLIES || all.length >= MASTODON_LOGGED_OUT;
+    copy.more = all.length > MAX_REPLIES || given.length >= MASTODON_LOGGED_OUT;   // Mastodon's cap counts the parts
     return top;
   }
 
@@ -239,14 +252,23 @@
         body: facetParts(post.record, copy.web)
       });
     }
+    function part(item) {   // one of the thread's own later parts: the post, not a reply
+      return !!(item && typeof item === "object" && item.post && copy.parts[text(item.post.uri)]);
+    }
+    copy.partsBelow = (Array.isArray(thread.replies) ? thread.replies : []).filter(part).length;
+    var deepest = 20 + Object.keys(copy.parts).length;   // each part is a level of the answer
     function walk(item, depth) {
       var found = [];
       (Array.isArray(item.replies) ? item.replies : []).forEach(function (child) {
         if (read > MAX_REPLIES) { copy.more = true; return; }   // enough to know there are more
+        if (part(child)) {   // left out; the replies to it are replies to the post, at this level
+          if (depth < deepest) found = found.concat(walk(child, depth + 1));
+          return;
+        }
         var node = shown(child);
         if (!node) return;   // left out, with what is below it
         read += 1;
-        if (depth < 20) node.children = walk(child, depth + 1);
+        if (depth < deepest) node.children = walk(child, depth + 1);
         found.push(node);
       });
       return found;
@@ -414,7 +436,13 @@
   }
 
   function countsOf(copy) {
-    var said = (copy.counts || []).filter(function (c) { return count(c[0]); }).map(function (c) {
+    // A service counts a thread's part 2 among part 1's replies (Mastodon's replies_count,
+    // Bluesky's replyCount): it is the post. The parts seen under part 1 are taken off; when
+    // the replies were not read, the one part 2 the thread has.
+    var parts = copy.partsBelow === null ? Math.min(1, Object.keys(copy.parts).length) : copy.partsBelow;
+    var said = (copy.counts || []).map(function (c) {
+      return [c[1] === "reply" ? count(c[0]) - parts : count(c[0]), c[1], c[2]];
+    }).filter(function (c) { return count(c[0]); }).map(function (c) {
       var n = count(c[0]);
       return n + " " + (n === 1 ? c[1] : c[2]);
     });
@@ -568,11 +596,15 @@
       var source = webUrl(a.getAttribute("data-replies"));
       var href = webUrl(a.href);
       if (!READERS[type] || !source || !href || typeof fetch !== "function") return;
+      // A thread's later parts, by the ids the service's answer names them with (no prototype: an
+      // id "constructor" is no part).
+      var parts = Object.create(null);
+      (a.getAttribute("data-parts") || "").split(/\s+/).forEach(function (id) { if (id) parts[id] = 1; });
       copies.push({
         type: type, source: source, href: href, anchor: a, name: a.textContent || type,
         reply: type === "forem" ? href.replace(/#.*$/, "") + "#comments" : href,
         web: (webUrl(a.getAttribute("data-web")) || "https://bsky.app").replace(/\/+$/, ""),
-        origin: new URL(href).origin, more: false, counts: null
+        origin: new URL(href).origin, more: false, counts: null, parts: parts, partsBelow: null
       });
     });
     if (!copies.length) return;
@@ -614,6 +646,10 @@
         a.setAttribute("data-service-type", replies.type);
         a.setAttribute("data-replies", webUrl(replies.url));
         if (replies.web && webUrl(replies.web)) a.setAttribute("data-web", webUrl(replies.web));
+        var parts = Array.isArray(replies.parts) ? replies.parts.filter(function (id) {
+          return typeof id === "string" && id && !/\s/.test(id);
+        }) : [];
+        if (parts.length) a.setAttribute("data-parts", parts.join(" "));
       }
       p.appendChild(a);
     });

@@ -342,7 +342,7 @@ class BlueskyChannel(AtprotoSessionChannel):
             return None
         return (
             f"{appview.rstrip('/')}/xrpc/app.bsky.feed.getPostThread?uri={quote(str(record.remote_id), safe='')}"
-            "&depth=10"
+            f"&depth={10 + len(record.parts[1:])}"  # a thread's parts each take a level: replies keep 10
         )
 
     def recognises(self, remote_url: str) -> bool:

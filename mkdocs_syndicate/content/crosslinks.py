@@ -25,6 +25,16 @@ class Replies:
     reader: str  # how the script reads the answer: the channel type ("mastodon", "bluesky")
     url: str
     web: str = ""  # the service's web address, for links to the replies (Bluesky)
+    # A thread's later parts (`thread: true`), by the ids the answer names them with (Mastodon's
+    # status ids, Bluesky's at:// URIs): they are the post, not replies, and the script leaves
+    # them out.
+    parts: tuple[str, ...] = ()
+
+
+def later_parts(record: Record) -> tuple[str, ...]:
+    """The ids of a thread's parts after the first, as its record lists them; one with a space
+    (a hand-edited ledger) could not be told apart in the page's list, and is no service's id."""
+    return tuple(p.remote_id for p in record.parts[1:] if p.remote_id and not any(c.isspace() for c in p.remote_id))
 
 
 RepliesOf = Callable[[str, Record], "Replies | None"]
@@ -158,8 +168,10 @@ def _replies_attributes(copy: Copy) -> str:
     if copy.replies is None:
         return ""
     web = f' data-web="{html.escape(copy.replies.web)}"' if copy.replies.web else ""
+    parts = f' data-parts="{html.escape(" ".join(copy.replies.parts))}"' if copy.replies.parts else ""
     return (
-        f' data-service-type="{html.escape(copy.replies.reader)}" data-replies="{html.escape(copy.replies.url)}"{web}'
+        f' data-service-type="{html.escape(copy.replies.reader)}" data-replies="{html.escape(copy.replies.url)}"'
+        f"{web}{parts}"
     )
 
 

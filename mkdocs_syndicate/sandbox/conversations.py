@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -66,10 +66,13 @@ def account_id(author: str) -> str:
 # ---------------------------------------------------------------- Mastodon
 
 
-def mastodon_counts(state: dict[str, Any], status: dict[str, Any]) -> dict[str, int]:
+def mastodon_counts(
+    state: dict[str, Any], status: dict[str, Any], own: Sequence[dict[str, Any]] = ()
+) -> dict[str, int]:
     """REST::StatusSerializer's counts: replies_count (the direct replies, StatusStat), reblogs_count,
-    favourites_count."""
-    below = [r for r in state.get("replies", []) if r.get("in_reply_to_id") == status["id"]]
+    favourites_count. `own`: the account's own statuses; one replying to `status` counts as any
+    reply does (Status#increment_counter_caches: a thread's part 2 is one of part 1's replies)."""
+    below = [r for r in (*state.get("replies", []), *own) if r.get("in_reply_to_id") == status["id"]]
     given = counts(state, status["id"])
     return {"replies_count": len(below), "reblogs_count": given["reposts"], "favourites_count": given["likes"]}
 

@@ -129,7 +129,7 @@ class MastodonEmulator(Emulator):
                 "sensitive": False,
                 "media_attachments": self.media.of_status(status),
             }
-            | conversations.mastodon_counts(self.state, status)
+            | conversations.mastodon_counts(self.state, status, self.visible(self.state["statuses"]))
         )
 
     # ---------------------------------------------------------------- routes
@@ -228,7 +228,7 @@ class MastodonEmulator(Emulator):
         """A status of ours as the API shows it; a reply is stored as shown, but for its counts."""
         if "text" in status and "account" not in status:
             return self._entity(status)
-        return status | conversations.mastodon_counts(self.state, status)
+        return status | conversations.mastodon_counts(self.state, status, self.visible(self.state["statuses"]))
 
     def _public_status(self, status_id: str) -> Response:
         """GET /api/v1/statuses/:id without a token (StatusesController#show:

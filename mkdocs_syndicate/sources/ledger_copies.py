@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mkdocs_syndicate.content.crosslinks import OwnUrl, Replies, RepliesOf
+from mkdocs_syndicate.content.crosslinks import OwnUrl, Replies, RepliesOf, later_parts
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
-from mkdocs_syndicate.ledger.schema import Record, State
+from mkdocs_syndicate.ledger.schema import Part, Record, State
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 
-FORMAT = 2  # 2: each copy says whether a sandbox run made it
+FORMAT = 3  # 2: each copy says whether a sandbox run made it; 3: and a thread's parts' ids
 Copies = dict[str, dict[str, Record]]  # post key → channel → its done record with a URL
 
 
@@ -67,7 +67,10 @@ def _all_copies(ledger_path: Path) -> Copies:
                     "format": FORMAT,
                     "ledger": digest,
                     "copies": {
-                        key: {channel: [r.remote_id, r.remote_url, r.sandbox] for channel, r in records.items()}
+                        key: {
+                            channel: [r.remote_id, r.remote_url, r.sandbox, [p.remote_id for p in r.parts]]
+                            for channel, r in records.items()
+                        }
                         for key, records in found.items()
                     },
                 },
@@ -86,10 +89,17 @@ def _cached(path: Path, digest: str) -> Copies | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("format") != FORMAT or data.get("ledger") != digest:
             return None
+        # What the links need: a thread's parts by their ids alone (the comments script leaves them out).
         return {
             key: {
-                channel: Record(State.DONE, remote_id=remote_id, remote_url=remote_url, sandbox=sandbox is True)
-                for channel, (remote_id, remote_url, sandbox) in records.items()
+                channel: Record(
+                    State.DONE,
+                    remote_id=remote_id,
+                    remote_url=remote_url,
+                    sandbox=sandbox is True,
+                    parts=tuple(Part(str(part)) for part in parts),
+                )
+                for channel, (remote_id, remote_url, sandbox, parts) in records.items()
             }
             for key, records in data["copies"].items()
         }
@@ -124,7 +134,7 @@ def replies_locator(raw_channels: Any, *, sandbox: bool) -> RepliesOf:
             return None
         options = options_for(channel, record)
         url = TYPES[channel.type].client_class().replies_url(options, record)
-        return Replies(channel.type, url, str(options.get("web_url") or "")) if url else None
+        return Replies(channel.type, url, str(options.get("web_url") or ""), later_parts(record)) if url else None
 
     return replies_of
 

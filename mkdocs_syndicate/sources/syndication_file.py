@@ -66,4 +66,6 @@ def _copy(copy: Any) -> dict[str, Any]:
         shown["replies"] = {"type": copy.replies.reader, "url": copy.replies.url}
         if copy.replies.web:
             shown["replies"]["web"] = copy.replies.web
+        if copy.replies.parts:  # a thread's later parts: the post itself, not replies to it
+            shown["replies"]["parts"] = list(copy.replies.parts)
     return shown
