@@ -6,11 +6,12 @@ are in it):
 - `PUT /_matrix/client/v3/rooms/{roomId}/send/{eventType}/{txnId}`: the same transaction id in
   the same room from the same user and device returns the first event id, whatever the body and
   even once the user has left the room (the spec scopes transaction ids to the device since
-  v1.7). Synapse keeps the mapping in its database table `event_txn_id_device_id` and deletes rows older than 24 hours
-  (synapse/storage/databases/main/events_worker.py, `_cleanup_old_transaction_ids`: "Cleans out
-  transaction id mappings older than 24hrs"), so it holds across restarts and across a new login
-  on the same device; another device gets a new event. Quirk `ignore_idempotency_key`: a server
-  that forgot it (an older Synapse, another homeserver);
+  v1.7). Synapse keeps the mapping in its database table `event_txn_id_device_id` and deletes
+  rows older than 24 hours (synapse/storage/databases/main/events_worker.py,
+  `_cleanup_old_transaction_ids`: "Cleans out transaction id mappings older than 24hrs"), so it
+  holds across restarts and across a new login on the same device; another device gets a new
+  event. Quirk `ignore_idempotency_key`: a server that forgot it (an older Synapse, another
+  homeserver);
 - the room has a room-version-12 id: no server part (Synapse's `DEFAULT_ROOM_VERSION = "12"`,
   synapse/config/server.py; the id is the create event's hash);
 - `GET .../rooms/{roomId}/messages` with `dir`, `from`, `limit` and a `filter` (types, senders):
