@@ -124,10 +124,12 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         if self.snapshot is not None:
             self.site_files = [(name, content) for name, content in self.snapshot["site_files"]]
         elif self.options is not None:
-            from mkdocs_syndicate.sandbox.site import make_channels
+            from mkdocs_syndicate.sandbox.site import site_files
 
-            self.site_files = [f for channel in make_channels(self.options) for f in channel.site_files()]
-        for name, content in self.site_files + self._standard_site_file(config):  # IndexNow's key file…
+            self.site_files = site_files(self.options)
+        # The sandbox's key file only in a build that sends to it: this folder is deployed for real.
+        rehearsal = self._sandbox_site_files() if self.decision.sends else []
+        for name, content in self.site_files + rehearsal + self._standard_site_file(config):  # IndexNow's key file…
             if files.get_file_from_path(name) is None:  # included even under a dot folder (.well-known)
                 files.append(File.generated(config, name, content=content, inclusion=InclusionLevel.INCLUDED))
         if self.config.comments and self.links == "block":
@@ -160,6 +162,11 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             script = get_relative_url(crosslinks.SCRIPT_PATH, page.url) if self.config.comments else None
             return html + "\n" + crosslinks.block_html(found, self.config.links_lead, script)
         return html
+
+    def _sandbox_site_files(self) -> list[tuple[str, str]]:
+        from mkdocs_syndicate.sandbox.site import sandbox_site_files
+
+        return sandbox_site_files(self.options) if self.options is not None else []
 
     def _standard_site_file(self, config: MkDocsConfig) -> list[tuple[str, str]]:
         """standard.site's `/.well-known/site.standard.publication`, from the ledger (no request)."""

@@ -5,11 +5,16 @@ The first `CI=true mkdocs build` must not flood the channels with old posts; a p
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 from sites import mkdocs, post, write_site
 
 from mkdocs_syndicate.ledger.store import Ledger
+from mkdocs_syndicate.sources import plan_snapshot
 
 pytestmark = pytest.mark.process
 
@@ -200,3 +205,50 @@ def test_a_github_pages_project_site_pings_indexnow_with_its_key_under_the_proje
     # Not a 403 from the key check (the build's folder is left out: its pytest-NNN may say 403).
     assert second.returncode == 0 and "403" not in second.stderr.replace(str(tmp_path), ""), second.stderr
     assert Ledger.read(tmp_path / "ledger.yml").record("posts/hello/", "ping").state == "done"
+
+
+def test_a_plan_build_in_the_sandbox_publishes_the_real_key_file_and_not_the_sandboxs(tmp_path):
+    """`sandbox: true`, mode plan (as this repository's docs build): the built site is deployed as
+    the real one, so it holds the key file of the key the user set, not the sandbox's, which a
+    plan build used to write. A run to the sandbox still passes the key check: `mkdocs-syndicate
+    run` writes the sandbox's key file into the built site before its pings (a send build writes
+    it while building: the test above)."""
+    sandbox_key, real_key = "sandbox-indexnow-key-0001", "real-key-00000001"
+    posts = {"hello.md": post("Hello", (NOW - dt.timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S"))}
+    plugin = {"mode": "plan", "sandbox": True, "channels": {"ping": {"type": "indexnow", "key": real_key}}}
+    config = write_site(tmp_path, plugin, posts, site_url="https://blog.mysite.org/")
+    site = tmp_path / "site"
+
+    def plan_build() -> None:
+        built = mkdocs(config)
+        assert built.returncode == 0, built.stderr
+        assert not (site / f"{sandbox_key}.txt").exists()
+        assert (site / f"{real_key}.txt").read_text() == real_key
+
+    plan_build()
+    first = syndicate(config, "run")
+    assert first.returncode == 0, first.stderr
+    assert (site / f"{sandbox_key}.txt").read_text() == sandbox_key
+    assert Ledger.read(tmp_path / "ledger.yml").record("posts/hello/", "ping").state == "in_flight"  # 202
+    second = syndicate(config, "run")
+    assert second.returncode == 0, second.stderr
+    assert Ledger.read(tmp_path / "ledger.yml").record("posts/hello/", "ping").state == "done"
+    plan_build()  # nothing pending: it saves the plan's shortcut, and the next build starts from it
+    snapshot = plan_snapshot.snapshot_path(tmp_path / "ledger.yml")
+    assert json.loads(snapshot.read_text())["site_files"] == [[f"{real_key}.txt", real_key]]
+    plan_build()
+    # The credential check of a rehearsal finds the key file as a run to the sandbox would.
+    checked = syndicate(config, "doctor")
+    assert checked.returncode == 0 and "ping (indexnow): ok" in checked.stdout, checked.stdout + checked.stderr
+
+
+def syndicate(config, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "CI", "GITHUB_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs_syndicate.cli", *args, "-f", str(config)],
+        cwd=config.parent,
+        env={**env, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

@@ -293,3 +293,20 @@ def test_the_dashboard_shows_an_edit_as_element_does_and_a_redaction_as_deleted(
     assert "old https://example.com/a" not in page and "gone https://example.com/c" not in page
     room = httpx.get(f"{sandbox.url}/matrix/to").text
     assert "(edited)" in room and "Message deleted" in room and "gone https://" not in room
+
+
+def test_a_repeated_transaction_id_answers_its_first_event_after_the_bot_left_the_room(sandbox):
+    """rest/client/room.py `RoomSendEventRestServlet.on_PUT` asks the transaction cache
+    (rest/client/transactions.py) before it makes the event, and handlers/message.py
+    `create_and_send_nonmember_event` looks the transaction id up before it checks that the sender
+    is in the room: a repeat answers the first event's id (another event type too: the table is
+    per room, user, device and id), a new id 403 M_FORBIDDEN. The emulator answered 403 to both."""
+    first = send(sandbox, {"msgtype": "m.text", "body": "x"}, txn="left-1")
+    assert first.status_code == 200, first.text
+    sandbox.emulators["matrix"].joined = False
+    for event_type in ("m.room.message", "org.example.other"):
+        again = send(sandbox, {"msgtype": "m.text", "body": "y"}, event_type=event_type, txn="left-1")
+        assert (again.status_code, again.json()) == (200, first.json()), (event_type, again.text)
+    new = send(sandbox, {"msgtype": "m.text", "body": "z"}, txn="left-2")
+    assert (new.status_code, new.json()["errcode"]) == (403, "M_FORBIDDEN")
+    assert len(httpx.get(f"{sandbox.url}/_sandbox/received").json()["matrix"]) == 1

@@ -19,7 +19,7 @@ import pytest
 import realserver_child
 from conftest import FakeClock, ListReporter, as_in_flight, make_post, write_ledger
 from realserver_child import SETTLE, start_child
-from realserver_synapse import Synapse, start_synapse
+from realserver_synapse import Synapse, make_room, start_synapse
 
 from mkdocs_syndicate.channels.matrix import MARKER
 from mkdocs_syndicate.config.run import Site, parse_options
@@ -537,6 +537,53 @@ def test_a_redaction_of_no_such_event_is_answered_as_synapse_answers_it(synapse,
     assert real == (404, "M_NOT_FOUND")
     emulated = SPECS["matrix"].raw(sandbox)
     assert redaction_of_no_such_event(emulated["homeserver"], emulated["access_token"], emulated["room_id"]) == real
+
+
+def replay_after_leaving(homeserver: str, token: str, room: str, leave: Any) -> list[tuple[Any, ...]]:
+    """A message sent under a transaction id, the sender out of the room (`leave()`), then the
+    same id again (under another event type too) and a new one: each answer as (status, what)."""
+    client = f"{homeserver}/_matrix/client/v3/rooms/{quote(room, safe='')}"
+    auth = {"Authorization": f"Bearer {token}"}
+    txn = uuid.uuid4().hex
+
+    def put(event_type: str, txn: str) -> httpx.Response:
+        return httpx.put(f"{client}/send/{event_type}/{txn}", json={"msgtype": "m.text", "body": "x"}, headers=auth)
+
+    first = put("m.room.message", txn)
+    assert first.status_code == 200, first.text
+    leave()
+    again, other_type, new = put("m.room.message", txn), put("org.example.other", txn), put("m.room.message", "new")
+    return [
+        ("again", again.status_code, again.json().get("event_id") == first.json()["event_id"]),
+        ("another event type", other_type.status_code, other_type.json().get("event_id") == first.json()["event_id"]),
+        ("a new id", new.status_code, new.json().get("errcode")),
+    ]
+
+
+def test_a_repeated_transaction_id_answers_its_first_event_after_the_sender_left(synapse, sandbox):
+    """Synapse asks its transaction cache (rest/client/transactions.py) before it makes the event,
+    and handlers/message.py looks the id up in its table before it checks membership: a repeat
+    from a sender no longer in the room answers the first event, a new id 403. So does the emulator."""
+    from channel_specs import SPECS
+
+    room = make_room(synapse.url, synapse.users)  # a room of its own: bob leaves it
+    bob = synapse.users["bob"]
+
+    def leave() -> None:
+        left = httpx.post(synapse.client(f"/rooms/{quote(room, safe='')}/leave"), json={}, headers=bob.auth)
+        left.raise_for_status()
+
+    real = replay_after_leaving(synapse.url, bob.token, room, leave)
+    assert real == [("again", 200, True), ("another event type", 200, True), ("a new id", 403, "M_FORBIDDEN")]
+    emulated = SPECS["matrix"].raw(sandbox)
+
+    def emulator_leaves() -> None:
+        sandbox.emulators["matrix"].joined = False
+
+    assert (
+        replay_after_leaving(emulated["homeserver"], emulated["access_token"], emulated["room_id"], emulator_leaves)
+        == real
+    )
 
 
 # ---------------------------------------------------------------- threads (issue 35)

@@ -28,7 +28,7 @@ from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.output.display import run_with_display, undone_message
 from mkdocs_syndicate.output.plan import full_plan_lines, hashtag_source
 from mkdocs_syndicate.safety import one_line
-from mkdocs_syndicate.sandbox.site import sandbox_note
+from mkdocs_syndicate.sandbox.site import sandbox_note, write_sandbox_site_files
 from mkdocs_syndicate.timeutil import from_iso
 
 
@@ -71,6 +71,12 @@ def run(given: Invocation, feed: str | None) -> None:
     note = sandbox_note(options)
     log(f"sending the posts of {source(feed, built_at)}" + (f" {note}" if note else ""))
     warn_of_a_placeholder(options)
+    # A plan build left the sandbox's key file out of the site; its engine fetches it there.
+    try:
+        for path in guard(lambda: write_sandbox_site_files(options)):
+            log(f"wrote {path} for the sandbox's engine (a build that sends nothing leaves it out)")
+    except OSError as exc:  # the engine's 403 then says which file it did not find
+        log(f"warning: could not write the sandbox's key file: {exc.strerror or exc}")
     report = guard(lambda: run_with_display(options, posts, log, log))
     message = undone_message(report, options)
     if message:

@@ -3,6 +3,7 @@ credentials, checked by one authenticated read) and `sandbox` (the loopback emul
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -12,7 +13,7 @@ import click
 
 from mkdocs_syndicate.cli.context import Invocation, config_file_option, guard, log, pass_invocation
 from mkdocs_syndicate.safety import json_safe, one_line, printable
-from mkdocs_syndicate.sandbox.site import sandbox_state_dir, site_sandbox
+from mkdocs_syndicate.sandbox.site import sandbox_state_dir, site_sandbox, write_sandbox_site_files
 
 
 @click.command()
@@ -26,6 +27,8 @@ def doctor(given: Invocation, as_json: bool) -> None:
     from mkdocs_syndicate.output.actions import annotate_checks, in_actions, summarise_checks
 
     options = given.options(sending=True, reading_only=True)  # Weibo's rip is not needed to read
+    with contextlib.suppress(OSError):  # as a run to the sandbox does (else the check says what is missing)
+        guard(lambda: write_sandbox_site_files(options))
     found = guard(lambda: check_channels(options))
     failing = [c for c in found if c.check.health.needs_a_person]
     if as_json:

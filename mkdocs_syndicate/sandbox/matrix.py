@@ -4,13 +4,14 @@ Synapse's source, 1.163.2 (https://github.com/element-hq/synapse/tree/v1.163.2; 
 are in it):
 
 - `PUT /_matrix/client/v3/rooms/{roomId}/send/{eventType}/{txnId}`: the same transaction id in
-  the same room from the same user and device returns the first event id, whatever the body
-  (the spec scopes transaction ids to the device since v1.7). Synapse keeps the mapping in its
-  database table `event_txn_id_device_id` and deletes rows older than 24 hours
-  (synapse/storage/databases/main/events_worker.py, `_cleanup_old_transaction_ids`: "Cleans out
-  transaction id mappings older than 24hrs"), so it holds across restarts and across a new login
-  on the same device; another device gets a new event. Quirk `ignore_idempotency_key`: a server
-  that forgot it (an older Synapse, another homeserver);
+  the same room from the same user and device returns the first event id, whatever the body and
+  even once the user has left the room (the spec scopes transaction ids to the device since
+  v1.7). Synapse keeps the mapping in its database table `event_txn_id_device_id` and deletes
+  rows older than 24 hours (synapse/storage/databases/main/events_worker.py,
+  `_cleanup_old_transaction_ids`: "Cleans out transaction id mappings older than 24hrs"), so it
+  holds across restarts and across a new login on the same device; another device gets a new
+  event. Quirk `ignore_idempotency_key`: a server that forgot it (an older Synapse, another
+  homeserver);
 - the room has a room-version-12 id: no server part (Synapse's `DEFAULT_ROOM_VERSION = "12"`,
   synapse/config/server.py; the id is the create event's hash);
 - `GET .../rooms/{roomId}/messages` with `dir`, `from`, `limit` and a `filter` (types, senders):
@@ -195,8 +196,12 @@ class MatrixEmulator(Emulator):
         event it does not know (400 M_UNKNOWN, measured) or in another room; whether the edit is
         valid (same sender and type, the original no edit itself, `m.new_content` present) is
         decided when reading (sandbox/matrix_events.py), and an edit of a redacted event is
-        accepted (measured)."""
-        if room != ROOM or not self.joined:
+        accepted (measured). A transaction id seen before answers its first event even once the
+        bot is out of the room: rest/client/room.py `RoomSendEventRestServlet.on_PUT` asks the
+        transaction cache (rest/client/transactions.py) before it makes anything, and
+        handlers/message.py `create_and_send_nonmember_event` looks the id up before
+        `check_local_user_in_room` (measured)."""
+        if room != ROOM:
             return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}")
         try:
             content = request.json()
@@ -207,6 +212,8 @@ class MatrixEmulator(Emulator):
         seen = self._replayed(room, device, txn)
         if seen is not None:
             return seen
+        if not self.joined:
+            return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}")
         refused = matrix_media.message_problem(event_type, content)
         if refused is not None:
             return refused

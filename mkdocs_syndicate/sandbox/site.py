@@ -51,6 +51,43 @@ def make_channels(options: Options, sandbox: Sandbox | None = None) -> list[Chan
     return channels
 
 
+def site_files(options: Options) -> list[tuple[str, str]]:
+    """What the enabled channels add to the built site, from their settings as configured: the
+    key the user set is published in a rehearsal too (a deploy needs it before the first real
+    ping). The sandbox's own files are not: see `sandbox_site_files`."""
+    return [
+        found
+        for declared in options.channels
+        if declared.enabled
+        for found in TYPES[declared.type].client_class()(declared, options.site).site_files()
+    ]
+
+
+def sandbox_site_files(options: Options) -> list[tuple[str, str]]:
+    """The files a run to the sandbox needs in the built site, where its engine fetches them (the
+    sandbox's IndexNow key file): only a run that goes there writes them, since the built site
+    is deployed as the real one. None outside a rehearsal."""
+    if not options.sandbox:
+        return []
+    own = site_files(options)
+    return [found for channel in make_channels(options) for found in channel.site_files() if found not in own]
+
+
+def write_sandbox_site_files(options: Options) -> list[Path]:
+    """`sandbox_site_files` written into an existing built site, before a run to the sandbox that
+    did not build it (`mkdocs-syndicate run`); where there is none, the engine's 403 says to build."""
+    site_dir = Path(options.site.site_dir) if options.site.site_dir else None
+    if site_dir is None or not site_dir.is_dir():
+        return []
+    written = []
+    for name, content in sandbox_site_files(options):
+        path = site_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        written.append(path)
+    return written
+
+
 @contextlib.contextmanager
 def run_channels(options: Options) -> Iterator[tuple[list[Channel], str | None]]:
     """The channels a run or a credential check talks to, and in a rehearsal the sandbox's note
