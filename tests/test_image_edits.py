@@ -106,3 +106,20 @@ def test_a_mastodon_edit_updates_the_alt_text_and_keeps_the_image(tmp_path, sand
     assert state["media"][media.id]["description"] == better
     assert record(tmp_path).media == (media,)
     assert calls(sandbox, "mastodon", "POST", "/api/v2/media") == 1  # the copy's own upload, not read nor made again
+
+
+def test_a_refused_edit_leaves_the_record_naming_the_upload_the_copy_shows(tmp_path, sandbox, clock):
+    """The author replaces the image and corrects the text; the edit's new upload is recorded,
+    then the instance refuses the edit: the copy still shows the first image, and so does the
+    record (a later edit names it again, never an upload the status does not show)."""
+    raw = SPECS["mastodon"].raw(sandbox)
+    post = make_post(1, image=IMAGE, image_alt=ALT)
+    run(tmp_path, raw, [post], clock, png(120, 80))
+    (shown,) = record(tmp_path).media
+    refusal = {"status": 422, "body": {"error": "Validation failed: no"}}
+    sandbox.add_fault({"channel": "mastodon", "match": "PUT /api/v1/statuses/", "action": "status", **refusal})
+    refused = run(tmp_path, raw, [replace(post, description="A corrected summary.")], clock, png(160, 90))
+    assert [r.state for r in refused.results] == ["failed"], refused.results
+    after = record(tmp_path)
+    assert after.state == "done" and after.media == (shown,)
+    assert sandbox.snapshot()["mastodon"]["statuses"][0]["media_ids"] == [shown.id]
