@@ -207,31 +207,33 @@ class BlueskyChannel(AtprotoSessionChannel):
         assert self._session is not None
         record = self.record(post, prepared.message.text, prepared.created_at, prepared.image, prepared.media)
         body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": prepared.idempotency_key}
-        again: Outcome | None = None  # the image uploaded again, when the stored blob proved gone
         try:
             if prepared.image is None:
                 blob = await self._uploaded_thumb(http, post)
                 if blob is not None:
                     record["embed"]["external"]["thumb"] = blob
-            response = await self._authed(
-                http, "POST", "com.atproto.repo.putRecord", json={**body, "record": record, "swapRecord": None}
-            )
-            if prepared.image is not None and missing_blob(response, prepared.media):
-                # The PDS dropped the unused blob (the proof it is gone): the same bytes uploaded
-                # again are the same blob, and the same record is sent again, byte for byte.
-                again = await self.upload(http, post, prepared.image)
-                if again.kind is not Kind.DONE or again.media is None:
-                    return Outcome(Kind.NOT_SENT, error=f"the image upload: {again.error}; nothing was posted")
-                record = self.record(post, prepared.message.text, prepared.created_at, prepared.image, (again.media,))
-                response = await self._authed(
-                    http, "POST", "com.atproto.repo.putRecord", json={**body, "record": record, "swapRecord": None}
-                )
+            return await self._put(http, post, prepared, {**body, "record": record, "swapRecord": None})
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         except BadAnswer:
             return Outcome(Kind.NOT_SENT, error="uploadBlob answered unreadably; nothing was posted")
+
+    async def _put(self, http: Http, post: Post, prepared: Prepared, body: dict[str, Any]) -> Outcome:
+        """putRecord of the post's copy (a send, or an edit with its swapRecord). Its image's blob
+        that the PDS proved gone (BlobNotFound: it drops unused blobs) is uploaded again (the same
+        bytes are the same blob) and the record put once more: the outcome names that upload,
+        for the ledger."""
+        assert prepared.message is not None and prepared.created_at
+        response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json=body)
+        again: Outcome | None = None  # the image uploaded again, when the stored blob proved gone
+        if prepared.image is not None and "reply" not in body["record"] and missing_blob(response, prepared.media):
+            again = await self.upload(http, post, prepared.image)
+            if again.kind is not Kind.DONE or again.media is None:
+                return Outcome(Kind.NOT_SENT, error=f"the image upload: {again.error}; nothing was posted")
+            record = self.record(post, prepared.message.text, prepared.created_at, prepared.image, (again.media,))
+            response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json={**body, "record": record})
         if response.status_code == 200:
-            made = put_outcome(response, self._web_url(prepared.idempotency_key))
+            made = put_outcome(response, self._web_url(str(body["rkey"])))
             return replace(made, media=again.media) if again is not None else made  # the ledger names it
         if response.status_code == 400:
             return put_refused(response)
@@ -395,29 +397,22 @@ class BlueskyChannel(AtprotoSessionChannel):
             value = value if isinstance(value, dict) else {}
             new = await self._edit_target(http, post, prepared, value)
             body = {"repo": self._session["did"], "collection": COLLECTION, "rkey": rkey, "record": new}
-            response = await self._authed(http, "POST", "com.atproto.repo.putRecord", json={**body, "swapRecord": cid})
+            return await self._put(http, post, prepared, {**body, "swapRecord": cid})
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         except BadAnswer as exc:
             return Outcome(Kind.AMBIGUOUS, error=f"an unreadable answer ({exc}); the copy may be updated")
-        if response.status_code == 200:
-            return put_outcome(response, self._web_url(rkey))
-        if response.status_code == 400:
-            return put_refused(response)
-        return status_outcome(response, http.now())
 
     async def _edit_target(self, http: Http, post: Post, prepared: Prepared, value: dict[str, Any]) -> dict[str, Any]:
         """The record an edit puts: a thread's later part keeps its place (`_edited`); the post
-        itself its image, uploaded first (an upload repeated makes nothing new), or its card's
+        itself its image (the blob engine/updates.py recorded before the edit), or its card's
         thumbnail."""
         assert prepared.message is not None and prepared.created_at
         new = self._edited(post, prepared.message.text, prepared.created_at, value)
         if "reply" in new:
             return new
-        if prepared.image is not None:
-            uploaded = await self.upload(http, post, prepared.image)
-            if uploaded.media is not None:
-                return self.record(post, prepared.message.text, prepared.created_at, prepared.image, (uploaded.media,))
+        if prepared.image is not None and prepared.media:
+            return self.record(post, prepared.message.text, prepared.created_at, prepared.image, prepared.media)
         blob = await self._uploaded_thumb(http, post) if "embed" in new else None
         if blob is not None:
             new["embed"]["external"]["thumb"] = blob
@@ -425,8 +420,8 @@ class BlueskyChannel(AtprotoSessionChannel):
 
     async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
         """getRecord at the copy's own rkey: the record (its card's thumbnail aside, a blob whose
-        reference the PDS makes) says whether the update happened; the PDS's RecordNotFound says
-        the copy is gone."""
+        reference the PDS makes; an image post's blob the one the record names) says whether the
+        update happened; the PDS's RecordNotFound says the copy is gone."""
         failed = await self._login(http)
         if failed is not None or prepared.message is None or not prepared.created_at:
             return Copy.UNKNOWN
@@ -439,8 +434,11 @@ class BlueskyChannel(AtprotoSessionChannel):
         if not isinstance(value, dict):
             return Copy.UNKNOWN
         target = self._edited(post, prepared.message.text, prepared.created_at, value)
-        if prepared.image is not None and "reply" not in target and isinstance(value.get("embed"), dict):
-            target["embed"] = value["embed"]  # an edit's upload is not recorded: the text decides
+        if prepared.image is not None and "reply" not in target and record.media:
+            # The blob the in_flight record named before the edit: what the copy must show now.
+            target = self.record(post, prepared.message.text, prepared.created_at, prepared.image, record.media)
+        elif prepared.image is not None and "reply" not in target and isinstance(value.get("embed"), dict):
+            target["embed"] = value["embed"]  # no upload recorded: the text decides
         return Copy.MATCHES if without_thumb(value) == without_thumb(target) else Copy.DIFFERS
 
     async def delete(self, http: Http, record: Record) -> Outcome:

@@ -58,7 +58,7 @@ from mkdocs_syndicate.channel_api import (
     transport_outcome,
 )
 from mkdocs_syndicate.channels.mastodon_account import MastodonCheck
-from mkdocs_syndicate.channels.mastodon_media import MastodonMedia
+from mkdocs_syndicate.channels.mastodon_media import MastodonMedia, alt_attributes
 from mkdocs_syndicate.channels.mastodon_text import (
     MASTODON_URL_WEIGHT,
     mastodon_language,
@@ -308,6 +308,7 @@ class MastodonChannel(Channel):
             form["language"] = self.settings.options["language"]
         if record.media:  # kept: 3.5's UpdateStatusService detached media an edit did not name (4.x keeps them)
             form["media_ids[]"] = [media.id for media in record.media]
+            form.update(alt_attributes(record.media, prepared.image))
         url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
         try:
             response = await http.request("PUT", url, data=form, headers=self._auth())

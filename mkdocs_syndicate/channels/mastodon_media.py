@@ -112,3 +112,15 @@ def _record_not_found(response: httpx.Response) -> bool:
         return json_object(response).get("error") == "Record not found"
     except BadAnswer:
         return False
+
+
+def alt_attributes(media: tuple[Media, ...], image: PostImage | None) -> dict[str, str]:
+    """An edit's `media_attributes[][id]` and `[][description]` (Mastodon 4.1+, mastodon#20878:
+    UpdateStatusService sets them on the media the edit names; `PUT /api/v1/media/:id` answers
+    404 for media already attached): the alt text of the post's image as the author has it now,
+    for the upload made from that image. One upload at most, so the id and its description stay
+    in one of Rails' hashes (a repeated key starts the next). Before 4.1 the field is ignored."""
+    shown = next((item for item in media if image is not None and item.sha256 == image.sha256), None)
+    if shown is None or image is None:
+        return {}
+    return {"media_attributes[][id]": shown.id, "media_attributes[][description]": image.alt[:MAX_DESCRIPTION]}

@@ -146,6 +146,9 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     prepared = _prepared(channel, post, record)
     if prepared.sha256 is None:
         return []
+    if prepared.sha256 != record.message_sha256 and _as_announced_without(channel, post, record):
+        memo.remember(post.key, channel.id, fingerprint, record.message_sha256)
+        return []
     memo.remember(post.key, channel.id, fingerprint, prepared.sha256)
     if prepared.sha256 == record.message_sha256:
         return []
@@ -153,6 +156,18 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     # (one now, or one before) is edited part by part (engine/thread_changes.py).
     edits = channel.settings.edits == "update"
     return [PendingPair(post, channel, record, prepared, "update" if edits else "keep")]
+
+
+def _as_announced_without(channel: Channel, post: Post, record: Record) -> bool:
+    """Whether the copy says what the post made without the image only its body shows, and its
+    record names no upload: the image was derived, not set by the author, and a copy announced
+    before images were derived (or one whose message never held that image) is not edited for
+    it alone (docs/changes.md, "A post's image in an edit"). A change of the post's own text,
+    title, URL or front matter image still edits it, and the edit carries the image."""
+    if record.media or not post.image_in_body:
+        return False
+    without = replace(post, image=None, image_alt=None, image_in_body=False)
+    return _prepared(channel, without, record).sha256 == record.message_sha256
 
 
 def with_copies(ledger: Ledger, post: Post) -> Post:

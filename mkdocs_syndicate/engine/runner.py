@@ -467,6 +467,10 @@ class Runner:
     now_iso = _now
     backoff_for = _backoff
 
+    @property
+    def warnings(self) -> list[str]:
+        return self.report.warnings
+
 
 _Step = Callable[[Runner, Attempt, Action], Awaitable[list[Unit] | None]]
 _STEPS: dict[Step, _Step] = {

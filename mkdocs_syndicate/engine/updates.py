@@ -10,6 +10,12 @@ gone → `deleted`. An update never becomes a create: every ending keeps the cop
 a refused update puts the record back to `done` with the hash of what the copy still says, so
 the next run tries again. What to do after each event is `policy.decide_update`'s alone.
 
+An edit on a channel that `uploads` carries the post's image as a send does (engine/uploads.py):
+after the `in_flight` record and before the request, an image the copy does not show yet is
+uploaded and its id written into that record; the image the done copy shows is named again
+without a read (Mastodon answers a read of attached media with 404). The record then names what
+the copy shows, and a refused edit puts back the upload the copy still shows.
+
 A delete (a removed post's copy, engine/removals.py) goes the same way: `in_flight` with `op:
 delete` first, then `Channel.delete`; an unknown outcome is settled by `Channel.read_presence`
 (gone → `deleted`; still there → deleted again, a harmless repeat), by `policy.decide_delete`.
@@ -25,7 +31,7 @@ import httpx
 
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Copy, Kind, Outcome, Presence
-from mkdocs_syndicate.engine import twophase
+from mkdocs_syndicate.engine import twophase, uploads
 from mkdocs_syndicate.engine.policy import (
     Action,
     DeleteEvent,
@@ -37,7 +43,7 @@ from mkdocs_syndicate.engine.policy import (
 )
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.engine.twophase import UpdateHost, staged_call
-from mkdocs_syndicate.ledger.schema import Record, State
+from mkdocs_syndicate.ledger.schema import Media, Record, State
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
 if TYPE_CHECKING:
@@ -49,6 +55,7 @@ if TYPE_CHECKING:
 class _Way:
     pair: PendingPair
     old_sha: str | None  # what the copy said before this run's update (None: not known)
+    old_media: tuple[Media, ...] | None = None  # the uploads the copy showed before this run's update (None: not known)
     sends: int = 0
     event: UpdateEvent | DeleteEvent = Kind.NOT_SENT
     outcome: Outcome | None = None
@@ -75,8 +82,8 @@ async def carry_change(host: UpdateHost, http: PacedHttp, pair: PendingPair, *, 
     """Carry one update or delete as far as this run may; returns why the lane must stop, or None."""
     channel = pair.channel
     before = host.record_of(pair)
-    old_sha = before.message_sha256 if before is not None and before.state == State.DONE else None
-    way = _Way(pair, old_sha)
+    done = before if before is not None and before.state == State.DONE else None
+    way = _Way(pair, done.message_sha256 if done else None, done.media if done else None)
     if read_first:
         await _read(host, http, way)
     elif host.verify_only:
@@ -113,12 +120,22 @@ async def _send(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
             # An update's target; a delete keeps what the copy says (there is no new text).
             message_sha256=current.message_sha256 if way.deleting else pair.prepared.sha256,
             op=way.op,
+            media=current.media,  # what the copy shows, named again by the edit
         )
+
+    previous = host.record_of(pair)
 
     async def call(staged: Record) -> Outcome:
         if way.deleting:
             return await pair.channel.delete(http, staged)
-        return await pair.channel.update(http, pair.post, pair.prepared, staged)
+        prepared, failed = await uploads.with_media(host, http, pair, pair.prepared, previous, host.warnings)
+        if failed is not None:
+            return failed
+        current = host.record_of(pair)
+        assert current is not None
+        outcome = await pair.channel.update(http, pair.post, prepared, current)
+        await uploads.record_new_upload(host, pair, outcome)
+        return outcome
 
     unknown = "the copy may be changed"
     way.outcome = await staged_call(host, http, pair, stage, call, names=twophase.COPY, unknown=unknown)
@@ -148,7 +165,8 @@ async def _back_to_done(host: UpdateHost, way: _Way, error: str) -> None:
     if current is None or current.state != State.IN_FLIGHT:
         return
     kept = current.moved(State.DONE, host.now_iso(), remote_id=current.remote_id, remote_url=current.remote_url)
-    kept = replace(kept, message_sha256=way.old_sha, note=f"{way.op} not made: {error}")
+    media = kept.media if way.old_media is None else way.old_media  # not a new upload the copy does not show
+    kept = replace(kept, message_sha256=way.old_sha, media=media, note=f"{way.op} not made: {error}")
     await host.write_records([(way.pair, kept)])
 
 

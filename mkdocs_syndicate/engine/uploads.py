@@ -18,6 +18,11 @@ attempt's record without a media id of this image knows an upload may have been 
 recorded (a kill between the upload's answer and the write), and says so. Such an orphan upload
 is harmless: nothing shows it, and the service removes it; it is not looked for.
 
+An edit (engine/updates.py) goes the same way, after its `in_flight` `op: update` record: the
+upload the done copy shows is named again without a read (it is attached: Mastodon's read of
+attached media answers 404, which would prove nothing but cost an upload), and an image the copy
+does not show yet is uploaded and recorded before the edit.
+
 An upload that fails leaves the status unsent: its outcome is the send's, as a status that was
 never requested (a refused upload is a definite no; an unanswered one made no status either).
 """
@@ -61,6 +66,8 @@ async def with_media(
     current = host.record_of(pair)
     assert current is not None and current.state == State.IN_FLIGHT
     stored = next((media for media in current.media if media.sha256 == image.sha256), None)
+    if stored is not None and previous is not None and previous.state == State.DONE and stored in previous.media:
+        return replace(prepared, media=(stored,)), None  # an edit's: the copy shows it (no read: attached)
     if stored is not None:
         state = await _read(channel, http, stored)
         if state is MediaState.PROCESSING:
