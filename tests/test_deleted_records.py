@@ -21,6 +21,7 @@ from mkdocs_syndicate.ledger.format import dump, parse_yaml
 from mkdocs_syndicate.ledger.merge import merge
 from mkdocs_syndicate.ledger.resolution import Decision, resolved
 from mkdocs_syndicate.ledger.schema import Part, PostEntry, Record, State, live_parts
+from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.ledger.tolerant import parse_tolerant
 from mkdocs_syndicate.output.status import status_view
 from mkdocs_syndicate.sources.ledger_copies import done_copies
@@ -140,25 +141,14 @@ def test_a_deleted_copy_is_no_link_no_document_and_no_copy_for_another_channel(t
     assert document_uris(ledger, {"std": {"type": "standard"}}) == {}
 
 
-def test_status_says_a_deleted_copy_was_there_and_not_as_a_link():
-    view = status_view(
-        _Book({"posts/a/": PostEntry("u", "A", {"masto": DONE.gone(AT, "the post was removed")})}),
-        ["masto"],
-        None,
-        from_iso(AT),
-        frozenset(),
-    )
+def test_status_says_a_deleted_copy_was_there_and_not_as_a_link(tmp_path: Path):
+    path = tmp_path / "ledger.yml"
+    path.write_text(dump({"posts/a/": PostEntry("u", "A", {"masto": DONE.gone(AT, "the post was removed")})}))
+    view = status_view(Ledger.read(path), ["masto"], None, from_iso(AT), frozenset())
     (pair,) = view.pairs
     assert (pair.state, pair.remote_id, pair.remote_url) == ("deleted", "111", URL)
     lines = [line.plain for line in _status_lines(pair, 200)]
     assert lines[1].strip() == f"the post was removed; was {URL}", lines
-
-
-class _Book:
-    """What status_view reads of a ledger."""
-
-    def __init__(self, posts: dict[str, PostEntry]) -> None:
-        self.posts = posts
 
 
 @pytest.mark.parametrize("kind", ["done", "skip", "retry"])
