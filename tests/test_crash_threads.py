@@ -50,6 +50,8 @@ class ThreadLife(crashlab.RemovalScenario):
         assert code == 0, output
         crashlab.Scenario.check(self)
         self.mark = len(self.server.requests())
+        book = Ledger.read(self.folder / "ledger.yml")
+        self.sent = {channel: book.record(THREE, channel) for channel in THREADED}  # what a removal must name
 
     what: str = ""  # the change made
 
@@ -92,7 +94,10 @@ class ThreadLife(crashlab.RemovalScenario):
             record = book.record(THREE, channel)
             assert record is not None and record.op is None and record.part is None, (channel, record)
             if what == "remove":
-                assert record.state == "deleted" and record.parts == (), (channel, record)
+                sent = self.sent[channel]
+                assert record.state == "deleted" and sent is not None, (channel, record)
+                # The copy and every part the thread had, named still, none marked as a removal under way.
+                assert (record.remote_id, record.parts) == (sent.remote_id, sent.parts), (channel, record, sent)
                 continue
             assert record.state == "done", (channel, record)
             texts = self.texts(channel)

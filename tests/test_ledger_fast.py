@@ -84,6 +84,7 @@ record = st.builds(
             remote_url=st.one_of(st.none(), text),
             message_sha256=st.one_of(st.none(), text),
             cid=st.one_of(st.none(), text),
+            deleted=st.booleans(),  # a removal under way: the parts it deleted
         ),
         max_size=3,
     ).map(tuple),

@@ -95,6 +95,16 @@ def test_an_update_of_a_status_its_author_deleted_marks_it_deleted_and_makes_not
     record = Ledger.read(config.parent / "ledger.yml").record(KEY, "masto")
     assert record is not None and record.state == State.DELETED
     assert statuses(sandbox) == []
+    # The record still names the copy the read proved gone, and nothing takes it for a live one:
+    # a later correction edits nothing, and the page does not link it.
+    assert (record.remote_id, record.remote_url) == (made["id"], made["url"])
+    asked = len(sandbox.requests("mastodon"))
+    source = config.parent / "docs" / "posts" / "a.md"
+    source.write_text(source.read_text().replace("A corrected summary.", "A summary corrected twice."))
+    again = mkdocs(config)
+    assert again.returncode == 0 and "nothing pending" in again.stderr, again.stderr
+    assert len(sandbox.requests("mastodon")) == asked
+    assert made["url"] not in (config.parent / "site" / "posts" / "a" / "index.html").read_text()
 
 
 def test_a_run_killed_during_an_update_is_settled_by_the_next_runs_read(tmp_path, sandbox):

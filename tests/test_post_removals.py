@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import shutil
 import threading
 from collections.abc import Iterator
@@ -132,6 +133,39 @@ def test_a_removed_post_has_its_copies_deleted_everywhere_and_only_once(tmp_path
     again = mkdocs(config, env=public.env)
     assert again.returncode == 0 and "nothing pending" in again.stderr, again.stderr
     assert sum(len(sandbox.requests(name)) for name in ("mastodon", "forem", "bluesky", "indexnow")) == requests
+
+
+def test_a_deleted_copy_stays_named_by_its_id_and_is_never_linked_or_touched_again(tmp_path, sandbox, public):
+    """The deleted records keep the ids and URLs of the copies the removal proved gone (the
+    ledger says which copy was removed); when the post comes back, its page links none of them,
+    `status` lists them as deleted, and no run sends a request for them."""
+    config = two_posts(tmp_path, sandbox, public)
+    source = config.parent / "docs" / "posts" / "b.md"
+    text = source.read_text()
+    made = {channel: record(config, "posts/b/", channel) for channel in ("masto", "devto", "bsky")}
+    assert all(r is not None and r.remote_id and r.remote_url for r in made.values()), made
+    remove_b(config)
+    assert mkdocs(config, env=public.env).returncode == 0
+    for channel, before in made.items():
+        gone = record(config, "posts/b/", channel)
+        assert gone is not None and gone.state == State.DELETED, (channel, gone)
+        assert (gone.remote_id, gone.remote_url) == (before.remote_id, before.remote_url), (channel, gone)
+    masto_id = made["masto"].remote_id
+    assert masto_id not in {s["id"] for s in statuses(sandbox)}  # the copy the record names is the one gone
+    source.write_text(text.replace("The second.", "The second, corrected."))  # back, and edited
+    requests = sum(len(sandbox.requests(name)) for name in ("mastodon", "forem", "bluesky"))
+    back = mkdocs(config, env=public.env)
+    assert back.returncode == 0 and "nothing pending" in back.stderr, back.stderr
+    assert sum(len(sandbox.requests(name)) for name in ("mastodon", "forem", "bluesky")) == requests
+    page = (config.parent / "site" / "posts" / "b" / "index.html").read_text()
+    assert not [r.remote_url for r in made.values() if r.remote_url in page]
+    assert "Also on" not in page
+    shown = command(config, "status", "--json", env=public.env)
+    out, err = shown.communicate(timeout=120)
+    assert shown.returncode == 0, err
+    (listed,) = [p["channels"] for p in json.loads(out)["posts"] if p["key"] == "posts/b/"]
+    for channel, before in made.items():
+        assert (listed[channel]["state"], listed[channel]["remote_id"]) == ("deleted", before.remote_id)
 
 
 def test_removals_keep_is_the_default_and_the_plan_says_which_copies_remain(tmp_path, sandbox, public):

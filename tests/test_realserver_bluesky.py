@@ -1164,7 +1164,8 @@ def test_a_removed_threads_every_part_is_deleted_by_the_real_server(pds, tmp_pat
         gone = get_record(pds.url, bob.did, part.remote_id)
         assert gone.status_code == 400 and gone.json()["error"] == "RecordNotFound", gone.text
     gone_record = Ledger.read(tmp_path / "ledger.yml").record(removed.key, "bsky")
-    assert gone_record.state == "deleted" and gone_record.parts == ()
+    assert gone_record.state == "deleted" and gone_record.parts == made.parts
+    assert (gone_record.remote_id, gone_record.remote_url) == (made.remote_id, made.remote_url)
     kept_parts = Ledger.read(tmp_path / "ledger.yml").record(kept.key, "bsky").parts
     assert all(get_record(pds.url, bob.did, p.remote_id).status_code == 200 for p in kept_parts)
     assert run(tmp_path, channel, [kept], site=site).results == []

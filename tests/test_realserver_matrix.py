@@ -648,4 +648,4 @@ def test_a_thread_lives_in_m_thread_edited_grown_and_redacted_on_synapse(synapse
         assert event["content"] == {} and "redacted_because" in event["unsigned"], event
         assert redactions_of(synapse, part.remote_id) == 1
     gone = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
-    assert gone.state == "deleted" and gone.parts == ()
+    assert gone.state == "deleted" and gone.parts == done.parts and gone.remote_id == done.remote_id

@@ -223,9 +223,13 @@ def test_a_removed_thread_loses_every_part_last_first(tmp_path, sandbox, web):
     assert deletes == masto_ids[::-1]
     records = sandbox.snapshot()["bluesky"]["records"]
     assert not [k for k in records if any(p.remote_id.endswith(k) for p in bsky_parts)]
+    made = {"masto": masto_ids, "bsky": [p.remote_id for p in bsky_parts]}
     for channel in ("masto", "bsky"):
         gone = record(config, channel)
-        assert gone.state == State.DELETED and gone.parts == () and gone.op is None, gone
+        assert gone.state == State.DELETED and gone.op is None and gone.part is None, gone
+        # The ledger still names the copy and every part the removal proved gone.
+        assert [p.remote_id for p in gone.parts] == made[channel] and gone.remote_id == made[channel][0], gone
+        assert not any(p.deleted for p in gone.parts) and gone.remote_url, gone
 
 
 # A Matrix thread's part holds at most 2,000 characters: each paragraph a part.
@@ -269,7 +273,7 @@ def test_a_matrix_thread_is_an_m_thread_edited_and_redacted_part_by_part(tmp_pat
     redactions = [e for e in sandbox.snapshot()["matrix"]["events"] if e["type"] == "m.room.redaction"]
     assert [e["content"]["redacts"] for e in redactions] == [p.remote_id for p in done.parts][::-1]
     gone = record(config, "mx")
-    assert gone.state == State.DELETED and gone.parts == ()
+    assert gone.state == State.DELETED and gone.parts == done.parts and gone.remote_id == done.remote_id
 
 
 def test_a_refused_new_part_leaves_the_thread_done_as_it_is_and_the_next_run_adds_it(tmp_path, sandbox):

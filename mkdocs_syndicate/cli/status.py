@@ -108,7 +108,11 @@ def _status_lines(pair: Any, width: int) -> list[Text]:
     head = Text(_cut(f"{pair.state:<10} {one_line(pair.channel):<10} {when:<11} {one_line(pair.post_key)}", width))
     head.stylize(LOOKS[pair.state].style, 0, len(pair.state))
     tries = f"(try {pair.attempts})" if pair.attempts > 1 else ""
-    detail = " ".join(part for part in (tries, pair.remote_url or pair.error or pair.note or "") if part)
+    said = pair.remote_url or pair.error or pair.note or ""
+    if pair.state == PairState.DELETED:  # the copy it names is gone: named as such, never as a link to follow
+        copy = pair.remote_url or pair.remote_id
+        said = "; ".join(part for part in (pair.note, f"was {copy}" if copy else None) if part)
+    detail = " ".join(part for part in (tries, said) if part)
     return [head, Text(_cut(" " * 11 + one_line(detail), width))] if detail else [head]
 
 

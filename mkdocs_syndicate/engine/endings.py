@@ -69,7 +69,7 @@ def ending(facts: Facts, current: Record | None, action: Action) -> End:
         return _done(facts, current, action)
     if step is Step.DELETED:
         note = clean(facts.reason or action.reason, facts.secrets)
-        return End(current.moved(State.DELETED, facts.now, note=note), PairState.DELETED, note)
+        return End(current.gone(facts.now, note), PairState.DELETED, note)
     if step is Step.AWAIT:
         note = f"{clean(facts.reason, facts.secrets)}; {action.reason}"
         return End(replace(current, error=note), PairState.WAITING, note)
@@ -79,7 +79,7 @@ def ending(facts: Facts, current: Record | None, action: Action) -> End:
 def _done(facts: Facts, current: Record, action: Action) -> End:
     if current.op == "delete":  # a removed page pinged (a batched channel's delete)
         how = f"pinged as removed, with {facts.batch or 0} URL(s)"
-        return End(current.moved(State.DELETED, facts.now, note="the post was removed"), PairState.DELETED, how)
+        return End(current.gone(facts.now, "the post was removed"), PairState.DELETED, how)
     if facts.event is Kind.DONE and facts.outcome is not None:  # the send's answer names it
         remote_id, remote_url = facts.outcome.remote_id, facts.outcome.remote_url
     else:  # a read found it (or it is done without a name: received often enough)

@@ -41,7 +41,7 @@ from mkdocs_syndicate.engine import threads, twophase
 from mkdocs_syndicate.engine.policy import Action, DeleteEvent, Step, UpdateEvent, decide_delete, decide_update
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.engine.twophase import staged_call
-from mkdocs_syndicate.ledger.schema import Part, Record, State
+from mkdocs_syndicate.ledger.schema import Part, Record, State, live_parts
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def parts_of(record: Record) -> tuple[Part, ...]:
     hash the record's, which for a payload channel is no text's: that part is edited). Once a
     change has begun (`op`), `parts` says all: none left is none."""
     if record.parts or record.op is not None:
-        return record.parts
+        return live_parts(record.parts)
     return (Part(record.remote_id or "", record.remote_url, record.message_sha256),) if record.remote_id else ()
 
 
@@ -212,6 +212,8 @@ async def _call(host: UpdateHost, http: PacedHttp, change: _Change) -> None:
         target = current.message_sha256 if pair.prepared.message is None else pair.prepared.sha256
         op = "delete" if change.kind == "delete" else "update"
         parts = change.parts if current.state != State.IN_FLIGHT and change.parts else parts_of(current)
+        if pair.prepared.message is None and current.state == State.IN_FLIGHT:  # a removal: deleted parts stay listed
+            parts = current.parts
         return replace(staged, op=op, part=number, parts=parts, message_sha256=target, error=None, note=None)
 
     async def call(staged: Record) -> Outcome:
@@ -248,7 +250,9 @@ async def _known(host: UpdateHost, change: _Change) -> None:
     current = host.record_of(pair)
     assert current is not None
     parts = parts_of(current)
-    if change.kind == "delete":
+    if change.kind == "delete" and pair.prepared.message is None:  # a removal: listed as deleted, for the end
+        parts = (*parts[: number - 1], replace(parts[number - 1], deleted=True), *current.parts[number:])
+    elif change.kind == "delete":  # a thread grown shorter: the part is no more
         parts = parts[: number - 1]
     else:
         text = threads.texts_of(pair)[number - 1]
@@ -265,10 +269,7 @@ async def _known(host: UpdateHost, change: _Change) -> None:
 async def _finish(host: UpdateHost, pair: PendingPair, record: Record, texts: tuple[str, ...], made: int) -> None:
     parts = parts_of(record)
     if not texts:  # every part of the removed post is gone
-        end = record.moved(
-            State.DELETED, host.now_iso(), note="deleted (the post was removed), every part of its thread"
-        )
-        end = replace(end, parts=())
+        end = record.gone(host.now_iso(), "deleted (the post was removed), every part of its thread")
         state, how, url = PairState.DELETED, "deleted, every part of its thread (the post was removed)", None
     else:
         first = parts[0]
@@ -290,7 +291,9 @@ async def _halt(host: UpdateHost, change: _Change, note: str) -> None:
     if current is None or current.state != State.IN_FLIGHT:
         return
     parts = parts_of(current)
+    # A done record lists the parts still out: those a removal deleted before are in git's history.
     kept = replace(current, state=State.DONE, at=host.now_iso(), op=None, part=None, note=note, attempts=0)
+    kept = replace(kept, parts=parts)
     kept = replace(kept, remote_id=parts[0].remote_id if parts else current.remote_id)
     removing = change.pair.prepared.message is None
     await host.write_records(

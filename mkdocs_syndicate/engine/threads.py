@@ -33,7 +33,7 @@ from mkdocs_syndicate.engine import twophase
 from mkdocs_syndicate.engine.policy import Action, Event, Step, decide
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.engine.twophase import staged_call
-from mkdocs_syndicate.ledger.schema import Part, Record, State
+from mkdocs_syndicate.ledger.schema import Part, Record, State, live_parts
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
 if TYPE_CHECKING:
@@ -186,6 +186,8 @@ async def send_part(host: UpdateHost, http: PacedHttp, way: PartWay) -> None:
         nonlocal replay
         replay = current.state == State.IN_FLIGHT and current.part == way.number
         staged = replace(current, state=State.IN_FLIGHT, attempts=current.attempts + 1, at=host.now_iso())
+        # A removal's deleted parts (a post back before its removal ended) are no thread to reply to.
+        staged = replace(staged, parts=live_parts(current.parts))
         return replace(staged, part=way.number, op=way.op, error=None, note=None, message_sha256=pair.prepared.sha256)
 
     async def call(staged: Record) -> Outcome:

@@ -177,7 +177,7 @@ async def _end(host: UpdateHost, way: _Way, action: Action) -> str | None:
     text = host.cleaned(channel, way.reason or action.reason)
     if action.step is Step.DONE and way.deleting:  # the service confirmed the delete
         checkpoints.hit("before_done_write")
-        await host.write_records([(pair, current.moved(State.DELETED, host.now_iso(), note=action.reason))])
+        await host.write_records([(pair, current.gone(host.now_iso(), action.reason))])
         checkpoints.hit("after_done_write")
         host.report_pair(pair, PairState.DELETED, action.reason, None, False)
         return None
@@ -190,7 +190,7 @@ async def _end(host: UpdateHost, way: _Way, action: Action) -> str | None:
         host.report_pair(pair, PairState.DONE, action.reason or "updated", url, False)
         return None
     if action.step is Step.DELETED:
-        await host.write_records([(pair, current.moved(State.DELETED, host.now_iso(), note=action.reason))])
+        await host.write_records([(pair, current.gone(host.now_iso(), action.reason))])
         host.report_pair(pair, PairState.DELETED, action.reason, None, False)
         return None
     if action.step is Step.LEAVE or action.keep_in_flight:

@@ -397,6 +397,8 @@ def _flow_part(item: Part | Media) -> str:
 
 
 def _flow_item(value: str | int) -> str:
+    if isinstance(value, bool):  # a part's `deleted` (written only when true)
+        return "true" if value else "false"
     return str(value) if isinstance(value, int) else _flow_scalar(value)
 
 

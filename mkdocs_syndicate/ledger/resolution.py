@@ -26,10 +26,13 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
     """The record `decision` makes for a pair whose record is `current` (None: never attempted),
     or a sentence saying that nothing needs to change. Refused (SyndicateError, naming the pair
     `where`) when the pair is finished: a post that went out cannot be skipped or sent again.
-    What a later resend or read must reuse (key, first attempt, payload hash) is carried forward."""
+    What a later resend or read must reuse (key, first attempt, payload hash) is carried forward,
+    except from a `deleted` record."""
     if current is not None and current.state in (State.DONE, State.SKIPPED) and decision.kind != "skip":
         raise SyndicateError(f"{where} is already {current.state}; nothing to resolve")
-    base = current or Record(State.FAILED, 0, at)  # never attempted: nothing to carry forward
+    # Never attempted: nothing to carry forward. Deleted: the copy its ids, parts and uploads name
+    # is gone, and a new life starts from nothing (under new client-chosen ids), whatever is decided.
+    base = current if current is not None and current.state != State.DELETED else Record(State.FAILED, 0, at)
     if decision.kind == "done":
         if base.parts and decision.remote_id is None and decision.url is None:
             # A thread left as it is: its first part is the copy, the parts sent stay listed.
@@ -39,9 +42,9 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
     if decision.kind == "retry":
         if state in (None, State.FAILED):
             return f"{where} is already pending: the next run sends it"
-        if state == State.DELETED:  # a new announcement: a new life, under new client-chosen ids
-            return Record(
-                State.FAILED, 0, at, error="resolved by hand: announce again (its copy was deleted)", note=note
+        if state == State.DELETED:  # a new announcement: a new life
+            return base.moved(
+                State.FAILED, at, error="resolved by hand: announce again (its copy was deleted)", note=note
             )
         return base.moved(State.FAILED, at, error="resolved by hand: send again", note=note)
     if state == State.SKIPPED:

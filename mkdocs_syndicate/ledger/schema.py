@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, NamedTuple
 
 import yaml
@@ -79,18 +79,25 @@ FLAG_FIELDS = tuple(spec.name for spec in FIELDS if spec.kind == "flag")  # opti
 class Part:
     """One part of a thread that was sent: its id on the service (a status id, an `at://` URI),
     its public URL, the hash of its text, and for Bluesky the record's `cid` (a reply names its
-    root and its parent by URI and cid)."""
+    root and its parent by URI and cid). `deleted`: proved gone by a removal still under way
+    (engine/thread_changes.py), kept listed so that the `deleted` record names every part."""
 
     remote_id: str
     remote_url: str | None = None
     message_sha256: str | None = None
     cid: str | None = None
+    deleted: bool = False
 
-    def as_items(self) -> list[tuple[str, str]]:
-        return [(name, value) for name in PART_KEYS if (value := getattr(self, name)) is not None]
+    def as_items(self) -> list[tuple[str, str | bool]]:
+        return [(name, value) for name in PART_KEYS if (value := getattr(self, name)) not in (None, False)]
 
 
-PART_KEYS = ("remote_id", "remote_url", "message_sha256", "cid")
+PART_KEYS = ("remote_id", "remote_url", "message_sha256", "cid", "deleted")
+
+
+def live_parts(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """The parts still out: a removal under way marks those it deleted (always the last ones)."""
+    return parts if not parts or not parts[-1].deleted else tuple(part for part in parts if not part.deleted)
 
 
 def parts_from(value: Any) -> tuple[Part, ...]:
@@ -106,7 +113,10 @@ def parts_from(value: Any) -> tuple[Part, ...]:
         if unknown:
             raise ValueError(f"part {number}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(PART_KEYS)})")
         for key, text in item.items():
-            if not isinstance(text, str):
+            if key == "deleted":
+                if text is not True:  # written only when true
+                    raise ValueError(f"part {number}: deleted must be true")
+            elif not isinstance(text, str):
                 raise ValueError(f"part {number}: {key} must be text, put it in quotes")
         found.append(Part(**item))
     return tuple(found)
@@ -190,6 +200,13 @@ class Record:
             sandbox=self.sandbox,
             **fields,
         )
+
+    def gone(self, at: str, note: str) -> Record:
+        """The pair's `deleted` record: the copy's id and URL (and a thread's parts, each one
+        listed) kept, so the ledger still names which copy a read proved gone (docs/ledger.md)."""
+        parts = tuple(replace(part, deleted=False) for part in self.parts)
+        gone = self.moved(State.DELETED, at, remote_id=self.remote_id, remote_url=self.remote_url, note=note)
+        return replace(gone, parts=parts)
 
     def as_items(self) -> list[tuple[str, Any]]:
         """The fields written, in file order: a text field when set, a flag when true, parts when any."""
