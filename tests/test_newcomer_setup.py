@@ -17,6 +17,7 @@ from sites import ROOT
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.doctor import ChannelCheck, check_channels
+from mkdocs_syndicate.registry import BUILT_IN
 from mkdocs_syndicate.sandbox import atproto_account
 
 CLI_PAGE = ROOT / "docs" / "cli.md"
@@ -62,4 +63,4 @@ def test_the_doctor_table_has_a_row_for_each_built_in_type():
     page = CLI_PAGE.read_text(encoding="utf-8")
     table = page.split("## `doctor", 1)[1].split("\n\n| type | the read |", 1)[1].split("\n\n", 1)[0]
     rows = {line.split("|")[1].strip() for line in table.splitlines()[2:]}
-    assert rows == {"mastodon", "forem", "weibo", "bluesky", "standard", "indexnow", "matrix"}
+    assert rows == {kind.name for kind in BUILT_IN}
