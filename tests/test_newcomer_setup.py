@@ -14,11 +14,15 @@ from click.testing import CliRunner
 from conftest import SITE
 from sites import ROOT
 
+from mkdocs_syndicate.channels.base import Health
 from mkdocs_syndicate.cli import main
+from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.doctor import ChannelCheck, check_channels
-from mkdocs_syndicate.registry import BUILT_IN
+from mkdocs_syndicate.errors import ConfigError
+from mkdocs_syndicate.registry import BUILT_IN, clients
 from mkdocs_syndicate.sandbox import atproto_account
+from mkdocs_syndicate.sandbox import matrix as matrix_emulator
 
 CLI_PAGE = ROOT / "docs" / "cli.md"
 
@@ -64,3 +68,47 @@ def test_the_doctor_table_has_a_row_for_each_built_in_type():
     table = page.split("## `doctor", 1)[1].split("\n\n| type | the read |", 1)[1].split("\n\n", 1)[0]
     rows = {line.split("|")[1].strip() for line in table.splitlines()[2:]}
     assert rows == {kind.name for kind in BUILT_IN}
+
+
+# ---------------------------------------------------------------- matrix: a room alias, a first setup
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("room", "said"),
+    [
+        ("#announcements:example.org", "is the room's alias, not its id"),
+        ("https://matrix.to/#/!abc:example.org", "is not a room id"),
+    ],
+)
+def test_a_room_id_that_is_not_one_is_refused_by_name_with_the_other_errors(room, said):
+    raw = {
+        "room": {
+            "type": "matrix",
+            "homeserver": "https://matrix.example.org",
+            "room_id": room,
+            "access_token": "syt_bot_token",
+            "embed": "gif",
+        }
+    }
+    with pytest.raises(ConfigError) as caught:
+        parse_channels(raw, clients())
+    parts = {str(part.setting): str(part) for part in caught.value.parts}
+    assert set(parts) == {"channels.room.room_id", "channels.room.embed"}, caught.value
+    assert said in parts["channels.room.room_id"]
+    assert "starts with !" in parts["channels.room.room_id"]
+    assert "Room settings → Advanced" in parts["channels.room.room_id"]
+
+
+@pytest.mark.http
+def test_a_bot_never_in_the_room_is_not_told_to_join_again(tmp_path, sandbox):
+    sandbox.emulators["matrix"].joined = False
+    raw = {
+        "type": "matrix",
+        "homeserver": sandbox.url + "/matrix",
+        "room_id": matrix_emulator.ROOM,
+        "access_token": matrix_emulator.TOKEN,
+    }
+    found = checks(tmp_path, {"room": raw})["room"].check
+    assert found.health is Health.FAILING and "is not in the room" in found.problem
+    assert "invite the bot to the room" in found.action and "again" not in found.action, found.action
