@@ -112,3 +112,23 @@ def test_a_bot_never_in_the_room_is_not_told_to_join_again(tmp_path, sandbox):
     found = checks(tmp_path, {"room": raw})["room"].check
     assert found.health is Health.FAILING and "is not in the room" in found.problem
     assert "invite the bot to the room" in found.action and "again" not in found.action, found.action
+
+
+# ---------------------------------------------------------------- AT Protocol: the handle, the password
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("kind", ["bluesky", "standard"])
+def test_a_handle_copied_with_its_at_sign_is_read_without_it(kind):
+    raw = {"c": {"type": kind, "handle": "@me.bsky.social", "app_password": "abcd-efgh-ijkl-mnop"}}
+    (settings,) = parse_channels(raw, clients())
+    assert settings.options["handle"] == "me.bsky.social"
+
+
+@pytest.mark.http
+@pytest.mark.parametrize("kind", ["bluesky", "standard"])
+def test_a_handle_with_its_at_sign_logs_in(tmp_path, sandbox, kind):
+    raw = atproto_raw(sandbox, kind, handle="@" + atproto_account.HANDLE)
+    found = checks(tmp_path, {"c": raw})["c"].check
+    assert found.health is Health.OK, found
+    assert found.account == f"@{atproto_account.HANDLE}"

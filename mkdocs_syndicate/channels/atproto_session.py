@@ -14,6 +14,7 @@ from mkdocs_syndicate.channel_api import (
     ConfigError,
     Http,
     Kind,
+    Option,
     Outcome,
     Site,
     identifier,
@@ -27,6 +28,15 @@ from mkdocs_syndicate.redaction import Secret
 
 if TYPE_CHECKING:
     import httpx
+
+
+def without_at(value: str, setting: str) -> str:
+    """The handle as createSession takes it: the apps show it as `@me.bsky.social`, and people
+    copy it from there. No handle or DID starts with `@`, so dropping it changes no account."""
+    return value.removeprefix("@")
+
+
+HANDLE = Option("text", required=True, help="e.g. me.bsky.social (a leading @ is dropped)", check=without_at)
 
 
 class AtprotoSessionChannel(Channel):

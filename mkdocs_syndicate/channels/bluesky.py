@@ -58,7 +58,7 @@ from mkdocs_syndicate.channel_api import (
     status_outcome,
     transport_outcome,
 )
-from mkdocs_syndicate.channels.atproto_session import AtprotoSessionChannel
+from mkdocs_syndicate.channels.atproto_session import HANDLE, AtprotoSessionChannel
 from mkdocs_syndicate.channels.bluesky_account import login_check, session_check
 from mkdocs_syndicate.channels.bluesky_images import images_embed, missing_blob, upload_blob
 from mkdocs_syndicate.channels.bluesky_records import (
@@ -96,7 +96,7 @@ class BlueskyChannel(AtprotoSessionChannel):
     copy_noun: ClassVar[str] = "post"
     options: ClassVar[Mapping[str, Option]] = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
-        "handle": Option("text", required=True, help="e.g. me.bsky.social"),
+        "handle": HANDLE,
         "app_password": Option(
             "secret",
             required=True,

@@ -40,6 +40,7 @@ from mkdocs_syndicate.channel_api import (
     status_outcome,
     transport_outcome,
 )
+from mkdocs_syndicate.channels.atproto_session import HANDLE
 from mkdocs_syndicate.channels.bluesky import BlueskyChannel
 from mkdocs_syndicate.channels.bluesky_records import links_to, rkey_of, tid
 from mkdocs_syndicate.timeutil import to_iso_ms
@@ -124,7 +125,7 @@ class StandardChannel(BlueskyChannel):
     copy_noun = "document"
     options: ClassVar[Mapping[str, Option]] = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
-        "handle": Option("text", required=True, help="e.g. me.bsky.social"),
+        "handle": HANDLE,
         "app_password": Option(
             "secret",
             required=True,
