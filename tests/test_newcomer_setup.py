@@ -132,3 +132,36 @@ def test_a_handle_with_its_at_sign_logs_in(tmp_path, sandbox, kind):
     found = checks(tmp_path, {"c": raw})["c"].check
     assert found.health is Health.OK, found
     assert found.account == f"@{atproto_account.HANDLE}"
+
+
+@pytest.mark.http
+@pytest.mark.parametrize("kind", ["bluesky", "standard"])
+def test_the_account_password_is_a_warning_and_an_app_password_is_not(tmp_path, sandbox, kind):
+    """The PDS gives an app password's session the scope com.atproto.appPass (or appPassPrivileged)
+    and the account password's com.atproto.access: doctor says ok to both, and warns of the second."""
+    app = checks(tmp_path, {"c": atproto_raw(sandbox, kind)})["c"]
+    assert app.check.health is Health.OK and not app.check.problem, app
+    assert "app passwords do not expire" in app.check.details
+    own = checks(tmp_path, {"c": atproto_raw(sandbox, kind, app_password=atproto_account.ACCOUNT_PASSWORD)})["c"]
+    assert own.check.health is Health.OK and not own.check.health.needs_a_person, own
+    assert "not an app password" in own.check.problem
+    assert "can be revoked alone" in own.check.action
+    assert "app passwords do not expire" not in own.check.details
+    assert "warning: " in own.line and "not an app password" in own.line
+    assert atproto_account.ACCOUNT_PASSWORD not in own.line
+
+
+@pytest.mark.http
+def test_doctor_exits_0_for_the_account_password_and_says_why_to_change_it(tmp_path, sandbox):
+    import yaml
+
+    (tmp_path / "site").mkdir()
+    raw = atproto_raw(sandbox, "bluesky", app_password=atproto_account.ACCOUNT_PASSWORD)
+    config = tmp_path / "syndicate.yml"
+    config.write_text(yaml.safe_dump({"site_url": SITE.url, "channels": {"bsky": raw}}), encoding="utf-8")
+    env = {"GITHUB_ACTIONS": None, "GITHUB_STEP_SUMMARY": None, "CI": None}
+    result = CliRunner().invoke(main, ["doctor", "-f", str(config)], env=env)
+    assert result.exit_code == 0, result.output
+    assert "bsky (bluesky): ok: @sandbox.bsky.social" in result.output
+    assert "warning: the session is the account password's, not an app password's" in result.output
+    assert atproto_account.ACCOUNT_PASSWORD not in result.output

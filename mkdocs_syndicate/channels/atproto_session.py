@@ -57,6 +57,25 @@ class AtprotoSessionChannel(Channel):
         tokens = [self._session[k] for k in ("access", "refresh")] if self._session else []
         return [*super().secrets(), *tokens]
 
+    def access_scope(self) -> str | None:
+        """The `scope` in the session's access token's payload (the PDS's: com.atproto.appPass for
+        an app password's session, com.atproto.access for the account password's), None when it
+        cannot be read. Only that claim is read; the token itself is never kept or shown."""
+        import base64
+        import binascii
+        import json
+
+        token = self._session["access"].reveal() if self._session else ""
+        parts = token.split(".")
+        if len(parts) != 3:
+            return None
+        try:
+            payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+        except (ValueError, binascii.Error):
+            return None
+        scope = payload.get("scope") if isinstance(payload, dict) else None
+        return scope if isinstance(scope, str) else None
+
     @property
     def _xrpc(self) -> str:
         return f"{self.settings.options['service']}/xrpc"

@@ -495,5 +495,5 @@ class BlueskyChannel(AtprotoSessionChannel):
                 problem=f"getSession answered {response.status_code}{error_detail(response)}",
                 action="check the service setting and whether the PDS is up, then run the check again",
             )
-        limits = rate_limit_left(response.headers)
-        return session_check(body, str(self.settings.options["handle"]), (limits,) if limits else ())
+        details = (limits,) if (limits := rate_limit_left(response.headers)) else ()
+        return session_check(body, str(self.settings.options["handle"]), details, self.access_scope())

@@ -36,14 +36,24 @@ class ChannelCheck:
 
     @property
     def line(self) -> str:
-        """`masto (mastodon): failing: 401 The access token was revoked; make a new …`"""
+        """`masto (mastodon): failing: 401 The access token was revoked; make a new …`; a working
+        credential with a problem (`ok: @me; warning: …`) is said to be working first."""
         check = self.check
         head = f"{self.channel} ({self.type_name}): {check.health.value.replace('_', ' ')}"
         if check.health.needs_a_person:
             said = "; ".join(part for part in (check.problem, check.action) if part)
             return one_line(f"{head}: {said}")
+        if self.warns:
+            extra = ", ".join(part for part in (check.account, *check.details) if part)
+            said = "; ".join(part for part in (check.problem, check.action) if part)
+            return one_line(f"{head}" + (f": {extra}" if extra else "") + f"; warning: {said}")
         extra = ", ".join(part for part in (check.account, *check.details, check.problem) if part)
         return one_line(f"{head}" + (f": {extra}" if extra else ""))
+
+    @property
+    def warns(self) -> bool:
+        """A credential that works and should still be changed (Bluesky's account password)."""
+        return self.check.health is Health.OK and bool(self.check.problem)
 
     def to_json(self) -> dict[str, Any]:
         return {"channel": self.channel, "type": self.type_name, **self.check.to_json()}

@@ -52,13 +52,13 @@ def _safe(text: str) -> str:
 
 def annotate_checks(found: Iterable[ChannelCheck], echo: Echo) -> None:
     """An error for each channel whose credential fails (or could not be checked), a warning for
-    one that expires before the next weekly check."""
+    one that expires before the next weekly check or works and should still be changed."""
     from mkdocs_syndicate.channels.base import Health
 
     for checked in found:
         health = checked.check.health
-        if health.needs_a_person:
-            kind = "warning" if health is Health.EXPIRING else "error"
+        if health.needs_a_person or checked.warns:
+            kind = "error" if health.needs_a_person and health is not Health.EXPIRING else "warning"
             echo(command(kind, f"mkdocs-syndicate: {checked.channel} credentials", checked.line))
 
 
