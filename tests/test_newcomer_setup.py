@@ -11,10 +11,11 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from conftest import SITE
+from conftest import SITE, make_post
 from sites import ROOT
 
 from mkdocs_syndicate.channels.base import Health
+from mkdocs_syndicate.channels.standard import StandardChannel
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import parse_options
@@ -165,3 +166,18 @@ def test_doctor_exits_0_for_the_account_password_and_says_why_to_change_it(tmp_p
     assert "bsky (bluesky): ok: @sandbox.bsky.social" in result.output
     assert "warning: the session is the account password's, not an app password's" in result.output
     assert atproto_account.ACCOUNT_PASSWORD not in result.output
+
+
+# ---------------------------------------------------------------- standard.site's textContent
+
+
+@pytest.mark.unit
+def test_text_content_is_the_posts_text_without_an_invented_full_stop():
+    settings = parse_channels({"std": {"type": "standard", "handle": "me.bsky.social"}}, clients())[0]
+    body = (
+        '<h1 id="first-post-hello-rooms">First post: hello rooms<a class="headerlink" href="#x">¶</a></h1>\n'
+        '<p>A first post, in two\nlines.</p>\n<h2 id="why">Why rooms</h2>\n<p>Because.</p>'
+    )
+    post = make_post(1, title="First post: hello rooms", body_html=body)
+    record = StandardChannel(settings, SITE).document(post, "at://did:plc:x/site.standard.publication/3m")
+    assert record["textContent"] == "A first post, in two lines.\n\nWhy rooms\n\nBecause."

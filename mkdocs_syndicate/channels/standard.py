@@ -105,11 +105,12 @@ def document_path(post: Post, site_url: str) -> str:
 
 
 def post_text(post: Post) -> str:
-    """`textContent`: the post's text as plain text (no markup), without the plugin's links."""
+    """`textContent`: the post's text as plain text (no markup), its paragraphs kept, without the
+    title heading (the document's `title` says it) and without the plugin's links."""
     from mkdocs_syndicate.content.crosslinks import without_block
-    from mkdocs_syndicate.content.portable import html_to_text
+    from mkdocs_syndicate.content.portable import plain_text
 
-    return html_to_text(without_block(post.body_html)) if post.body_html else ""
+    return plain_text(without_block(post.body_html), post.title) if post.body_html else ""
 
 
 class StandardChannel(BlueskyChannel):
