@@ -7,19 +7,21 @@ prints."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
+import httpx
 import pytest
 from click.testing import CliRunner
 from conftest import SITE, make_post
 from sites import ROOT
 
-from mkdocs_syndicate.channels.base import Health
+from mkdocs_syndicate.channels.base import CredentialCheck, Health, status_outcome
 from mkdocs_syndicate.channels.standard import StandardChannel
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import parse_options
-from mkdocs_syndicate.engine.doctor import ChannelCheck, check_channels
+from mkdocs_syndicate.engine.doctor import ChannelCheck, check_channels, credentials_reason
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.registry import BUILT_IN, clients
 from mkdocs_syndicate.sandbox import atproto_account
@@ -181,3 +183,47 @@ def test_text_content_is_the_posts_text_without_an_invented_full_stop():
     post = make_post(1, title="First post: hello rooms", body_html=body)
     record = StandardChannel(settings, SITE).document(post, "at://did:plc:x/site.standard.publication/3m")
     assert record["textContent"] == "A first post, in two lines.\n\nWhy rooms\n\nBecause."
+
+
+# ---------------------------------------------------------------- a server's full stop, then our advice
+
+
+class _Answers:
+    """A Http that answers each request with the next of `answers`."""
+
+    def __init__(self, *answers: httpx.Response) -> None:
+        self.answers = list(answers)
+
+    async def request(self, method: str, url: str, **kwargs) -> httpx.Response:
+        return self.answers.pop(0)
+
+    def now(self) -> float:
+        return 0.0
+
+
+@pytest.mark.unit
+def test_a_servers_full_stop_is_not_doubled_before_the_advice():
+    settings = parse_channels(
+        {
+            "room": {
+                "type": "matrix",
+                "homeserver": "https://matrix.example.org",
+                "room_id": matrix_emulator.ROOM,
+                "access_token": "syt_bot_token",
+            }
+        },
+        clients(),
+    )[0]
+    channel = clients()["matrix"](settings, SITE)
+    refused = httpx.Response(401, json={"errcode": "M_UNKNOWN_TOKEN", "error": "Invalid access token passed."})
+    found = asyncio.run(channel.check_credentials(_Answers(refused)))
+    line = ChannelCheck("room", "matrix", found).line
+    assert line.startswith("room (matrix): failing: 401: Invalid access token passed; log the bot in again"), line
+    assert ".;" not in line
+    said = asyncio.run(credentials_reason(channel, _Answers(refused), "401 credentials refused: Invalid token."))
+    assert ".;" not in said and said.startswith("credentials: 401: Invalid access token passed; "), said
+    outcome = status_outcome(httpx.Response(502, json={"error": "Bad gateway."}), 0.0)
+    assert outcome.error == "502 from the server: Bad gateway; the post may exist"
+    # An ellipsis is the server's own, and the last part keeps its full stop.
+    kept = ChannelCheck("c", "t", CredentialCheck(Health.FAILING, problem="wait...", action="try later.")).line
+    assert kept == "c (t): failing: wait...; try later."

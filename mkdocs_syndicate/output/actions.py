@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.redaction import env_named, shown_url
-from mkdocs_syndicate.safety import one_line
+from mkdocs_syndicate.safety import clauses, one_line
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.doctor import ChannelCheck
@@ -134,7 +134,7 @@ def checks_summary(found: Iterable[ChannelCheck], *, sandbox: bool = False) -> s
             _cell(c.type_name),
             _MARKS.get(c.check.health.value, "") + _cell(c.check.health.value),
             _cell(c.check.account),
-            _cell("; ".join(part for part in (c.check.problem, c.check.action) if part) or ", ".join(c.check.details)),
+            _cell(clauses(c.check.problem, c.check.action) or ", ".join(c.check.details)),
         )
         for c in found
     ]
