@@ -367,7 +367,7 @@ _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _ENDS_A_SENTENCE = (".", "!", "?", ":", ";", "…", "。", "！", "？", "：")
 
 
-_BLOCKS = ("p", "br", "li", "div", *_HEADINGS, "blockquote", "tr")
+_TEXT_BLOCKS = ("p", "br", "li", "div", *_HEADINGS, "blockquote", "tr")
 _BREAK = "\ue000"  # a block's end, in `plain_text` (a private-use character: no text has it)
 
 
@@ -386,7 +386,7 @@ class _Text(HTMLParser):
             self.skip += 1
         elif self.blocks and tag == "a" and "headerlink" in (dict(attrs).get("class") or "").split():
             self.permalink = True
-        elif tag in _BLOCKS:
+        elif tag in _TEXT_BLOCKS:
             self.parts.append(_BREAK if self.blocks else " ")
 
     def handle_endtag(self, tag: str) -> None:
@@ -394,7 +394,7 @@ class _Text(HTMLParser):
             self.skip -= 1
         elif tag == "a":
             self.permalink = False
-        elif self.blocks and tag in _BLOCKS:
+        elif self.blocks and tag in _TEXT_BLOCKS:
             self.parts.append(_BREAK)  # a heading keeps its own words: no full stop is made up
         elif tag in _HEADINGS and not self.skip:
             # A heading ends its sentence: "…each new post. Why the feed. Because…", not "Why the
