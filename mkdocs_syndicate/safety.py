@@ -6,7 +6,8 @@
   invisible characters too (zero-width spaces, bidi marks) are shown escaped, never interpreted;
 - a public post (`public_text`): terminal escape sequences (CSI, and OSC such as OSC 8 links) and
   control characters are removed, with the bidi overrides and isolates;
-- a name the tool keys records and log lines by (`is_plain_name`): none of them at all.
+- a name the tool keys records and log lines by (`is_plain_name`): none of them at all;
+- a server's words followed by ours (`clauses`): its closing full stop is not doubled by our "; ".
 """
 
 from __future__ import annotations
@@ -83,3 +84,13 @@ class PrintableRecords(logging.Filter):
         if shown != message:
             record.msg, record.args = shown, None
         return True
+
+
+def clauses(*parts: str) -> str:
+    """The parts that are not empty, joined by "; ", each but the last without the full stop a
+    server's message often ends with: `401: Invalid access token passed; log the bot in`, not
+    `passed.; log`. An ellipsis (`...`) is left as it is."""
+    kept = [part for part in parts if part]
+    return "; ".join(
+        [part[:-1] if part.endswith(".") and not part.endswith("..") else part for part in kept[:-1]] + kept[-1:]
+    )

@@ -521,7 +521,7 @@ def test_an_edited_post_is_updated_in_place_at_the_same_record_key(pds, tmp_path
 def test_the_credential_check_reports_a_revoked_app_password_and_a_deactivated_account(pds, tmp_path):
     """Issue 38, against the reference PDS: `mkdocs-syndicate doctor`'s Bluesky check (createSession
     with the app password, then getSession) on an app password made and revoked as the app's
-    settings do it, and on an account its owner deactivated."""
+    settings do it, and on an account its owner deactivated; the account's own password warned of."""
     from mkdocs_syndicate.channels.base import Health
     from mkdocs_syndicate.engine.doctor import check_channels
 
@@ -549,7 +549,12 @@ def test_the_credential_check_reports_a_revoked_app_password_and_a_deactivated_a
         return found.check
 
     revoked = app_password("syndicate-revoked")
-    assert check(revoked).health is Health.OK
+    found = check(revoked)
+    assert found.health is Health.OK and not found.problem, found
+    # The account's own password logs in too; its session's scope (com.atproto.access, where an
+    # app password's is com.atproto.appPass) is warned of, not failed.
+    own = check(alice.password)
+    assert own.health is Health.OK and "not an app password" in own.problem, own
     gone = httpx.post(f"{xrpc}/com.atproto.server.revokeAppPassword", json={"name": "syndicate-revoked"}, headers=owner)
     assert gone.status_code == 200, gone.text
     found = check(revoked)

@@ -14,6 +14,7 @@ from mkdocs_syndicate.channel_api import (
     ConfigError,
     Http,
     Kind,
+    Option,
     Outcome,
     Site,
     identifier,
@@ -27,6 +28,15 @@ from mkdocs_syndicate.redaction import Secret
 
 if TYPE_CHECKING:
     import httpx
+
+
+def without_at(value: str, setting: str) -> str:
+    """The handle as createSession takes it: the apps show it as `@me.bsky.social`, and people
+    copy it from there. No handle or DID starts with `@`, so dropping it changes no account."""
+    return value.removeprefix("@")
+
+
+HANDLE = Option("text", required=True, help="e.g. me.bsky.social (a leading @ is dropped)", check=without_at)
 
 
 class AtprotoSessionChannel(Channel):
@@ -46,6 +56,25 @@ class AtprotoSessionChannel(Channel):
     def secrets(self) -> list[Any]:
         tokens = [self._session[k] for k in ("access", "refresh")] if self._session else []
         return [*super().secrets(), *tokens]
+
+    def access_scope(self) -> str | None:
+        """The `scope` in the session's access token's payload (the PDS's: com.atproto.appPass for
+        an app password's session, com.atproto.access for the account password's), None when it
+        cannot be read. Only that claim is read; the token itself is never kept or shown."""
+        import base64
+        import binascii
+        import json
+
+        token = self._session["access"].reveal() if self._session else ""
+        parts = token.split(".")
+        if len(parts) != 3:
+            return None
+        try:
+            payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+        except (ValueError, binascii.Error):
+            return None
+        scope = payload.get("scope") if isinstance(payload, dict) else None
+        return scope if isinstance(scope, str) else None
 
     @property
     def _xrpc(self) -> str:

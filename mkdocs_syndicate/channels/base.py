@@ -18,6 +18,7 @@ from mkdocs_syndicate.content.messages import Message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.ledger.schema import Media, Part, Record
 from mkdocs_syndicate.net.ratehints import server_delay
+from mkdocs_syndicate.safety import clauses
 
 if TYPE_CHECKING:  # HTTP is loaded only when something is sent: a plan imports none of it
     import httpx
@@ -383,12 +384,13 @@ def status_outcome(response: httpx.Response, now: float) -> Outcome:
     if code in (401, 403):
         return Outcome(Kind.AUTH, error=f"{code} credentials refused{detail}")
     if code >= 500 or code == 408:
-        return Outcome(Kind.AMBIGUOUS, error=f"{code} from the server{detail}; the post may exist")
+        return Outcome(Kind.AMBIGUOUS, error=clauses(f"{code} from the server{detail}", "the post may exist"))
     if code < 400:
         # Not the documented success, and not a documented refusal (a 200 HTML page where 201 is
         # documented, a redirect to a login page): nothing proves the post was not made.
         return Outcome(
-            Kind.AMBIGUOUS, error=f"{code}, an answer the service does not document{detail}; the post may exist"
+            Kind.AMBIGUOUS,
+            error=clauses(f"{code}, an answer the service does not document{detail}", "the post may exist"),
         )
     return Outcome(Kind.REFUSED, error=f"{code} refused{detail}")
 
@@ -407,7 +409,7 @@ def edit_outcome(response: httpx.Response, now: float, remote_id: str, what: str
         return Outcome(Kind.DONE, remote_id=remote_id, remote_url=url)
     outcome = status_outcome(response, now)
     if response.status_code == 404:
-        return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the {what} is read before anything else")
+        return Outcome(Kind.AMBIGUOUS, error=clauses(outcome.error or "", f"the {what} is read before anything else"))
     return outcome
 
 
@@ -433,7 +435,7 @@ def delete_outcome(
         return Outcome(Kind.GONE, error=f"the {what} was already deleted")
     outcome = status_outcome(response, now)
     if response.status_code == 404:
-        return Outcome(Kind.AMBIGUOUS, error=f"{outcome.error}; the {what} is read before anything else")
+        return Outcome(Kind.AMBIGUOUS, error=clauses(outcome.error or "", f"the {what} is read before anything else"))
     return outcome
 
 

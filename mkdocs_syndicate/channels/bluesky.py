@@ -58,7 +58,7 @@ from mkdocs_syndicate.channel_api import (
     status_outcome,
     transport_outcome,
 )
-from mkdocs_syndicate.channels.atproto_session import AtprotoSessionChannel
+from mkdocs_syndicate.channels.atproto_session import HANDLE, AtprotoSessionChannel
 from mkdocs_syndicate.channels.bluesky_account import login_check, session_check
 from mkdocs_syndicate.channels.bluesky_images import images_embed, missing_blob, upload_blob
 from mkdocs_syndicate.channels.bluesky_records import (
@@ -96,7 +96,7 @@ class BlueskyChannel(AtprotoSessionChannel):
     copy_noun: ClassVar[str] = "post"
     options: ClassVar[Mapping[str, Option]] = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
-        "handle": Option("text", required=True, help="e.g. me.bsky.social"),
+        "handle": HANDLE,
         "app_password": Option(
             "secret",
             required=True,
@@ -493,5 +493,5 @@ class BlueskyChannel(AtprotoSessionChannel):
                 problem=f"getSession answered {response.status_code}{error_detail(response)}",
                 action="check the service setting and whether the PDS is up, then run the check again",
             )
-        limits = rate_limit_left(response.headers)
-        return session_check(body, str(self.settings.options["handle"]), (limits,) if limits else ())
+        details = (limits,) if (limits := rate_limit_left(response.headers)) else ()
+        return session_check(body, str(self.settings.options["handle"]), details, self.access_scope())

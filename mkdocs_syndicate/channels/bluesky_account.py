@@ -12,6 +12,8 @@ PASSWORD_ADVICE = (
     "config's app_password setting reads it; if the account's handle changed, set `handle` to the new one"
 )
 
+OWN_PASSWORD = "com.atproto.access"  # the access token's scope for the account password's session
+
 
 def login_check(failed: Outcome) -> CredentialCheck:
     """createSession refused: the password (revoked, mistyped, or a handle that moved), the account
@@ -36,9 +38,12 @@ def login_check(failed: Outcome) -> CredentialCheck:
     )
 
 
-def session_check(body: dict[str, Any], configured: str, details: tuple[str, ...]) -> CredentialCheck:
+def session_check(
+    body: dict[str, Any], configured: str, details: tuple[str, ...], scope: str | None = None
+) -> CredentialCheck:
     """getSession's answer: an account that is not active (deactivated, taken down, suspended)
-    cannot post; a handle that is no longer the configured one breaks every link the channel makes."""
+    cannot post; a handle that is no longer the configured one breaks every link the channel makes.
+    `scope`, the access token's: the account password's session works, and is warned of."""
     given = body.get("handle")
     handle = given if isinstance(given, str) and given != "handle.invalid" else ""
     account = f"@{handle}" if handle else str(body.get("did") or "")
@@ -60,6 +65,16 @@ def session_check(body: dict[str, Any], configured: str, details: tuple[str, ...
             account,
             problem=f"the account's handle is now {shown}, not {configured}: the links made from it would break",
             action=f"set the channel's handle to {handle}" if handle else "fix the account's handle, then set it here",
+            details=details,
+        )
+    if scope == OWN_PASSWORD:
+        return CredentialCheck(
+            Health.OK,
+            account,
+            problem="the session is the account password's, not an app password's",
+            action="make an app password (Settings → Privacy and security → App passwords) and put it where "
+            "app_password reads it: an app password can be revoked alone, without changing the account's "
+            "password, and cannot change the account's settings",
             details=details,
         )
     return CredentialCheck(Health.OK, account, details=(*details, "app passwords do not expire"))

@@ -65,13 +65,14 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 from urllib.parse import quote
 
 from mkdocs_syndicate.channel_api import (
     BadAnswer,
     Channel,
     ChannelSettings,
+    ConfigError,
     Copy,
     CredentialCheck,
     Found,
@@ -104,9 +105,6 @@ from mkdocs_syndicate.channel_api import (
 from mkdocs_syndicate.channels import matrix_media
 from mkdocs_syndicate.channels.matrix_answers import has_event_id, part_marker, refusal, txn_id
 
-if TYPE_CHECKING:
-    pass
-
 MARKER = "net.mkdocs_syndicate.post"  # a namespaced content key: Matrix keeps unknown keys
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}"
 MAX_BYTES = 32_000  # an event is at most 65,536 bytes with its envelope
@@ -125,6 +123,20 @@ class _Read:
     latest: str = ""  # the event id of what it says now (the original's, or the latest replacement's)
 
 
+def room_id(value: str, setting: str) -> str:
+    """A room id starts with `!` (the spec's "Room IDs"). An alias (`#name:server`) or a link is
+    refused when the config is read: every send would fail, and `doctor` would blame the bot's
+    membership of a room it cannot find."""
+    if value.startswith("!"):
+        return value
+    what = "is the room's alias, not its id" if value.startswith("#") else "is not a room id"
+    raise ConfigError(
+        f"{value!r} {what}: use the room's id, which starts with ! (in Element: Room settings → Advanced → "
+        "Internal room ID), e.g. !abcdef:matrix.org, or !Tf0-6y… in room version 12",
+        setting,
+    )
+
+
 class MatrixChannel(Channel):
     type_name = "matrix"
     rate_limit_checked_first = True  # Synapse refuses with 429 before it makes anything (above)
@@ -138,6 +150,7 @@ class MatrixChannel(Channel):
             "text",
             required=True,
             help="the room's id (not its alias), e.g. !abcdef:matrix.org, or !6tl-xDwy… in room version 12",
+            check=room_id,
         ),
         "access_token": Option("secret", required=True, help="a bot account's token, e.g. !ENV MATRIX_TOKEN"),
         "web_url": Option("url", default="https://matrix.to", help="where a message's link points"),
@@ -470,7 +483,7 @@ async def _matrix_check(channel: MatrixChannel, http: Http) -> CredentialCheck:
             Health.FAILING,
             me,
             problem=f"{me} is not in the room {channel._room}",
-            action="invite the bot to the room again and have it join",
+            action="invite the bot to the room and have it join (as the bot: in Element, or POST /join/<room id>)",
         )
     return CredentialCheck(Health.OK, me, details=(f"joined to {channel._room}",))
 

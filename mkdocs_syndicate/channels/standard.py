@@ -40,6 +40,7 @@ from mkdocs_syndicate.channel_api import (
     status_outcome,
     transport_outcome,
 )
+from mkdocs_syndicate.channels.atproto_session import HANDLE
 from mkdocs_syndicate.channels.bluesky import BlueskyChannel
 from mkdocs_syndicate.channels.bluesky_records import links_to, rkey_of, tid
 from mkdocs_syndicate.timeutil import to_iso_ms
@@ -104,11 +105,12 @@ def document_path(post: Post, site_url: str) -> str:
 
 
 def post_text(post: Post) -> str:
-    """`textContent`: the post's text as plain text (no markup), without the plugin's links."""
+    """`textContent`: the post's text as plain text (no markup), its paragraphs kept, without the
+    title heading (the document's `title` says it) and without the plugin's links."""
     from mkdocs_syndicate.content.crosslinks import without_block
-    from mkdocs_syndicate.content.portable import html_to_text
+    from mkdocs_syndicate.content.portable import plain_text
 
-    return html_to_text(without_block(post.body_html)) if post.body_html else ""
+    return plain_text(without_block(post.body_html), post.title) if post.body_html else ""
 
 
 class StandardChannel(BlueskyChannel):
@@ -124,7 +126,7 @@ class StandardChannel(BlueskyChannel):
     copy_noun = "document"
     options: ClassVar[Mapping[str, Option]] = {
         "service": Option("url", default="https://bsky.social", help="your PDS or the bsky.social entryway"),
-        "handle": Option("text", required=True, help="e.g. me.bsky.social"),
+        "handle": HANDLE,
         "app_password": Option(
             "secret",
             required=True,

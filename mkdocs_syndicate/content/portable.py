@@ -367,21 +367,35 @@ _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _ENDS_A_SENTENCE = (".", "!", "?", ":", ";", "…", "。", "！", "？", "：")
 
 
+_TEXT_BLOCKS = ("p", "br", "li", "div", *_HEADINGS, "blockquote", "tr")
+_BREAK = "\ue000"  # a block's end, in `plain_text` (a private-use character: no text has it)
+
+
 class _Text(HTMLParser):
-    def __init__(self) -> None:
+    """The text of some HTML: on one line (`html_to_text`), or with its blocks kept (`plain_text`)."""
+
+    def __init__(self, blocks: bool = False) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.skip = 0
+        self.blocks = blocks
+        self.permalink = False  # inside a heading's `¶` link (a.headerlink): not text
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style"):
             self.skip += 1
-        elif tag in ("p", "br", "li", "div", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "tr"):
-            self.parts.append(" ")
+        elif self.blocks and tag == "a" and "headerlink" in (dict(attrs).get("class") or "").split():
+            self.permalink = True
+        elif tag in _TEXT_BLOCKS:
+            self.parts.append(_BREAK if self.blocks else " ")
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("script", "style") and self.skip:
             self.skip -= 1
+        elif tag == "a":
+            self.permalink = False
+        elif self.blocks and tag in _TEXT_BLOCKS:
+            self.parts.append(_BREAK)  # a heading keeps its own words: no full stop is made up
         elif tag in _HEADINGS and not self.skip:
             # A heading ends its sentence: "…each new post. Why the feed. Because…", not "Why the
             # feed Because…" run into the text that follows it.
@@ -391,8 +405,8 @@ class _Text(HTMLParser):
             self.parts.append(" ")
 
     def handle_data(self, data: str) -> None:
-        if not self.skip:
-            self.parts.append(data)
+        if not self.skip and not self.permalink:
+            self.parts.append(data.replace(_BREAK, "") if self.blocks else data)
 
 
 def html_to_text(fragment: str) -> str:
@@ -400,3 +414,21 @@ def html_to_text(fragment: str) -> str:
     parser.feed(fragment)
     parser.close()
     return " ".join(html.unescape("".join(parser.parts)).split())
+
+
+def plain_text(fragment: str, title: str = "") -> str:
+    """A post's HTML as plain text: each block (paragraph, heading, item) its own paragraph, its
+    words as written, and a first heading that only repeats `title` left out (the title is said
+    beside it)."""
+    parser = _Text(blocks=True)
+    parser.feed(fragment)
+    parser.close()
+    blocks = [" ".join(block.split()) for block in html.unescape("".join(parser.parts)).split(_BREAK)]
+    blocks = [block for block in blocks if block]
+    if blocks and title and blocks[0] == " ".join(title.split()) and _opens_with_heading(fragment):
+        blocks = blocks[1:]
+    return "\n\n".join(blocks)
+
+
+def _opens_with_heading(fragment: str) -> bool:
+    return re.match(r"\s*<h1\b", fragment, re.IGNORECASE) is not None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from mkdocs_syndicate.channels.base import Channel, CredentialCheck, Health, Http
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.redaction import redact
-from mkdocs_syndicate.safety import one_line
+from mkdocs_syndicate.safety import clauses, one_line
 from mkdocs_syndicate.timeutil import Clock, SystemClock
 
 if TYPE_CHECKING:
@@ -36,14 +36,24 @@ class ChannelCheck:
 
     @property
     def line(self) -> str:
-        """`masto (mastodon): failing: 401 The access token was revoked; make a new …`"""
+        """`masto (mastodon): failing: 401 The access token was revoked; make a new …`; a working
+        credential with a problem (`ok: @me; warning: …`) is said to be working first."""
         check = self.check
         head = f"{self.channel} ({self.type_name}): {check.health.value.replace('_', ' ')}"
         if check.health.needs_a_person:
-            said = "; ".join(part for part in (check.problem, check.action) if part)
-            return one_line(f"{head}: {said}")
+            return one_line(f"{head}: {clauses(check.problem, check.action)}")
+        if self.warns:
+            extra = ", ".join(part for part in (check.account, *check.details) if part)
+            return one_line(
+                f"{head}" + (f": {extra}" if extra else "") + f"; warning: {clauses(check.problem, check.action)}"
+            )
         extra = ", ".join(part for part in (check.account, *check.details, check.problem) if part)
         return one_line(f"{head}" + (f": {extra}" if extra else ""))
+
+    @property
+    def warns(self) -> bool:
+        """A credential that works and should still be changed (Bluesky's account password)."""
+        return self.check.health is Health.OK and bool(self.check.problem)
 
     def to_json(self) -> dict[str, Any]:
         return {"channel": self.channel, "type": self.type_name, **self.check.to_json()}
@@ -126,7 +136,7 @@ async def credentials_reason(channel: Channel, http: Http, refused: str) -> str:
         parts = [f"credentials: {found.problem or said}", found.action]
         if found.problem and said and said not in found.problem:
             parts.insert(1, f"the request got {said}")
-        return "; ".join(part for part in parts if part)
+        return clauses(*parts)
     if found.health is Health.OK:
         return f"credentials look sound ({found.account or 'the check passed'}), yet the service answered {said}"
     return said  # the check proved nothing more than the refusal itself says

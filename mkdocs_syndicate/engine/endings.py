@@ -18,7 +18,7 @@ from mkdocs_syndicate.engine.records import not_made
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.redaction import redact
-from mkdocs_syndicate.safety import one_line
+from mkdocs_syndicate.safety import clauses, one_line
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
 ERROR_LENGTH = 300  # characters of an error kept in the ledger and the report
@@ -71,7 +71,7 @@ def ending(facts: Facts, current: Record | None, action: Action) -> End:
         note = clean(facts.reason or action.reason, facts.secrets)
         return End(current.gone(facts.now, note), PairState.DELETED, note)
     if step is Step.AWAIT:
-        note = f"{clean(facts.reason, facts.secrets)}; {action.reason}"
+        note = clauses(clean(facts.reason, facts.secrets), action.reason)
         return End(replace(current, error=note), PairState.WAITING, note)
     return _failed_end(facts, current, action)
 
@@ -104,7 +104,7 @@ def _failed_end(facts: Facts, current: Record, action: Action) -> End:
     error = action.reason if action.step is Step.RELEASE else error_text(facts, action)
     stop = f"{facts.channel_id} stopped for this run: {error}" if action.step is Step.STOP_LANE else None
     if action.keep_in_flight:  # the outcome is unknown: the next run reads before it sends
-        return End(None, PairState.IN_FLIGHT, f"{error}; {action.reason}", stops_lane=stop)
+        return End(None, PairState.IN_FLIGHT, clauses(error, action.reason), stops_lane=stop)
     record = None
     if current.state == State.IN_FLIGHT:
         record = not_made(current, error, facts.now, definite=facts.event in DEFINITE)
@@ -119,7 +119,7 @@ def error_text(facts: Facts, action: Action) -> str:
     asked to wait, until when."""
     error = clean(facts.reason or action.reason, facts.secrets)
     if facts.event is Kind.RATE_LIMITED and action.at is not None:
-        error = f"{error}; retry after {epoch_to_iso(action.at)}"
+        error = clauses(error, f"retry after {epoch_to_iso(action.at)}")
     return error
 
 
@@ -129,7 +129,7 @@ def leave_text(facts: Facts, action: Action) -> str:
     outcome = facts.outcome
     last = clean(outcome.error, facts.secrets) if outcome is not None and outcome.error else ""
     said = [part for part in (last, cause if cause != last else "", action.reason) if part]
-    text = "; ".join(said) or clean(None, facts.secrets)
+    text = clauses(*said) or clean(None, facts.secrets)
     if action.at is not None:
         text += f" (after {epoch_to_iso(action.at)})"
     return ("needs review: " if action.needs_review else "") + text

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.redaction import env_named, shown_url
-from mkdocs_syndicate.safety import one_line
+from mkdocs_syndicate.safety import clauses, one_line
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.engine.doctor import ChannelCheck
@@ -52,13 +52,13 @@ def _safe(text: str) -> str:
 
 def annotate_checks(found: Iterable[ChannelCheck], echo: Echo) -> None:
     """An error for each channel whose credential fails (or could not be checked), a warning for
-    one that expires before the next weekly check."""
+    one that expires before the next weekly check or works and should still be changed."""
     from mkdocs_syndicate.channels.base import Health
 
     for checked in found:
         health = checked.check.health
-        if health.needs_a_person:
-            kind = "warning" if health is Health.EXPIRING else "error"
+        if health.needs_a_person or checked.warns:
+            kind = "error" if health.needs_a_person and health is not Health.EXPIRING else "warning"
             echo(command(kind, f"mkdocs-syndicate: {checked.channel} credentials", checked.line))
 
 
@@ -134,7 +134,7 @@ def checks_summary(found: Iterable[ChannelCheck], *, sandbox: bool = False) -> s
             _cell(c.type_name),
             _MARKS.get(c.check.health.value, "") + _cell(c.check.health.value),
             _cell(c.check.account),
-            _cell("; ".join(part for part in (c.check.problem, c.check.action) if part) or ", ".join(c.check.details)),
+            _cell(clauses(c.check.problem, c.check.action) or ", ".join(c.check.details)),
         )
         for c in found
     ]

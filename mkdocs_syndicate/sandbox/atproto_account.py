@@ -16,6 +16,7 @@ from mkdocs_syndicate.sandbox.atproto_data import b64url
 HANDLE = "sandbox.bsky.social"
 DID = "did:plc:sandbox0000000000000000"
 APP_PASSWORD = "sandbox-bsky-app-password"
+ACCOUNT_PASSWORD = "sandbox-bsky-account-password"  # the account's own: a login works, as on a PDS
 ACCESS_TTL = 7200.0
 REFRESH_TTL = 90 * 86400.0
 REFRESH_GRACE = 2 * 3600.0
@@ -26,6 +27,7 @@ class AtprotoAccountEmulator(Emulator):
     """An AT Protocol account on its PDS: sessions, tokens, its DID document and status."""
 
     app_password = APP_PASSWORD  # what it accepts; tests may set their own (a sentinel)
+    account_password = ACCOUNT_PASSWORD
     jwt_prefix = ""  # tests: a marker inside every token it hands out
     access_ttl = ACCESS_TTL
     expire_next_login = False  # tests: the next createSession hands out an already expired token
@@ -121,11 +123,18 @@ class AtprotoAccountEmulator(Emulator):
         signature += "A" * (-len(signature) % 4)
         return ".".join((b64url(json.dumps(header).encode()), b64url(json.dumps(payload).encode()), signature))
 
-    def _new_tokens(self, request: Request) -> dict[str, Any]:
-        access = self._jwt("com.atproto.appPass", self.access_ttl)
+    def _new_tokens(self, request: Request, scope: str) -> dict[str, Any]:
+        """`scope`: the access token's, as the PDS's `formatScope` gives it
+        (packages/pds/src/account-manager/helpers/auth.ts): com.atproto.appPass for an app
+        password's session, com.atproto.access for the account password's; a refresh keeps it."""
+        access = self._jwt(scope, self.access_ttl)
         refresh = self._jwt("com.atproto.refresh", REFRESH_TTL)
         self.state["sessions"][access] = {"kind": "access", "expires": self.server.now() + self.access_ttl}
-        self.state["sessions"][refresh] = {"kind": "refresh", "expires": self.server.now() + REFRESH_TTL}
+        self.state["sessions"][refresh] = {
+            "kind": "refresh",
+            "expires": self.server.now() + REFRESH_TTL,
+            "scope": scope,
+        }
         return {
             "accessJwt": access,
             "refreshJwt": refresh,
@@ -144,11 +153,12 @@ class AtprotoAccountEmulator(Emulator):
             body = request.json()
         except ValueError:
             return self._error(400, "InvalidRequest", "Input must be JSON")
-        if body.get("identifier") not in (HANDLE, DID) or body.get("password") != self.app_password:
+        scopes = {self.app_password: "com.atproto.appPass", self.account_password: "com.atproto.access"}
+        if body.get("identifier") not in (HANDLE, DID) or body.get("password") not in scopes:
             return self._error(401, "AuthenticationRequired", "Invalid identifier or password")
         if self.account_status == "takendown":
             return self._error(401, "AccountTakedown", "Account has been taken down")
-        tokens = self._new_tokens(request)
+        tokens = self._new_tokens(request, scopes[body["password"]])
         if self.expire_next_login:
             self.expire_next_login = False
             self.state["sessions"][tokens["accessJwt"]]["expires"] = self.server.now()
@@ -177,7 +187,7 @@ class AtprotoAccountEmulator(Emulator):
         # account-manager.ts rotateRefreshToken), so a client killed before it kept the new one
         # can still refresh.
         session["expires"] = min(session["expires"], now + REFRESH_GRACE)
-        return Response(200, self._new_tokens(request))
+        return Response(200, self._new_tokens(request, session.get("scope", "com.atproto.appPass")))
 
     def _check_access(self, request: Request) -> Response | None:
         session = self.state["sessions"].get(self._bearer(request))

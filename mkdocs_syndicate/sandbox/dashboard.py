@@ -1,6 +1,6 @@
 """What each emulator received, as data (`GET /_sandbox/received`) and as a small web page
-(`GET /`): one column per channel, newest first, a post that arrived twice on an at-most-once
-channel highlighted, each copy's images with their alt text ("no alt text" flagged), and a
+(`GET /`): one column per emulator (a channel type), newest first, a post that arrived twice on an
+at-most-once channel highlighted, each copy's images with their alt text ("no alt text" flagged), and a
 thread as a thread: each reply indented under the post it answers (an item's `in_reply_to_id` or
 `in_reply_to` naming another item's `id` or `remote_id`). For rehearsing a config and its
 templates with `mkdocs-syndicate sandbox`. Everything shown is escaped: it is untrusted text."""
