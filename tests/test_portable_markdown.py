@@ -287,3 +287,16 @@ def test_footnotes_stay_footnotes():
 def test_code_languages_come_from_the_source_by_first_line():
     source = "```py\n\nx = 1\n```\n\n``` { .sh .no-copy }\nls\n```\n\n```\nplain\n```\n"
     assert code_languages(source) == {"x = 1": "py", "ls": "sh"}
+
+
+@pytest.mark.unit
+def test_a_loose_list_keeps_its_blank_lines_and_a_tight_one_has_none():
+    """Items holding paragraphs or quotes keep a blank line between them (else a quote's last line
+    takes the next item in as its own); a list of plain items stays tight. Once broken unseen,
+    when a later module-level name rebound the block tags this test names."""
+    loose = portable_markdown(material_html("- First.\n\n    > Quoted.\n\n- Second.\n"), "https://x.example/p/")
+    assert loose == "- First.\n\n  > Quoted.\n\n- Second.", loose
+    tight = portable_markdown(material_html("- one\n- two\n"), "https://x.example/p/")
+    assert tight == "- one\n- two", tight
+    code = portable_markdown("<ul><li>Run:<pre><code>ls</code></pre></li><li>Done.</li></ul>", "https://x.example/p/")
+    assert "```\n\n- Done." in code, code
