@@ -47,21 +47,26 @@ def test_the_sdk_logs_in_to_the_emulator_and_reads_back_what_the_channel_wrote(t
     assert [r.state for r in report.results] == ["done", "done"]
 
     client = atproto.Client(base_url=f"{sandbox.url}/bluesky")
-    client.login("sandbox.bsky.social", "sandbox-bsky-app-password", fetch_bsky_profile=False)
-    assert client._session.pds_endpoint == f"{sandbox.url}/bluesky-pds"  # from the DID document
-    session = client.com.atproto.server.get_session()
-    assert session.did == "did:plc:sandbox0000000000000000"
-    described = client.com.atproto.repo.describe_repo({"repo": session.did})
-    assert described.handle == "sandbox.bsky.social"
-    for post in posts:
-        rkey = Ledger.read(tmp_path / "ledger.yml").record(post.key, "ch").idempotency_key
-        found = client.com.atproto.repo.get_record(
-            {"repo": session.did, "collection": "app.bsky.feed.post", "rkey": rkey}
-        )
-        assert found.value.text.startswith(post.title)
-        from atproto import CID
+    # The SDK's httpx client holds the connection open until closed: else the garbage collector
+    # finds its socket in a later test.
+    try:
+        client.login("sandbox.bsky.social", "sandbox-bsky-app-password", fetch_bsky_profile=False)
+        assert client._session.pds_endpoint == f"{sandbox.url}/bluesky-pds"  # from the DID document
+        session = client.com.atproto.server.get_session()
+        assert session.did == "did:plc:sandbox0000000000000000"
+        described = client.com.atproto.repo.describe_repo({"repo": session.did})
+        assert described.handle == "sandbox.bsky.social"
+        for post in posts:
+            rkey = Ledger.read(tmp_path / "ledger.yml").record(post.key, "ch").idempotency_key
+            found = client.com.atproto.repo.get_record(
+                {"repo": session.did, "collection": "app.bsky.feed.post", "rkey": rkey}
+            )
+            assert found.value.text.startswith(post.title)
+            from atproto import CID
 
-        CID.decode(found.cid)  # a real CID, not a look-alike
+            CID.decode(found.cid)  # a real CID, not a look-alike
+    finally:
+        client.request.close()
 
 
 def test_every_record_the_channel_sends_passes_the_sdk(tmp_path, sandbox, clock):
