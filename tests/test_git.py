@@ -566,7 +566,10 @@ class GitScenario(Scenario):
         """Container death: the old work tree is gone; all that is left is what was pushed."""
         self.clones += 1
         if hasattr(self, "work"):
-            shutil.rmtree(self.work)
+            # Moved out of sight as a dead container's disk is, not deleted: a git the SIGKILLed run
+            # started outlives it and may still be writing there (rmtree then failed under load:
+            # "Directory not empty: '.git'").
+            self.work.rename(self.folder / f"dead{self.clones}")
         self.work = clone(self.bare, self.folder / f"work{self.clones}")
         spec = json.loads((self.folder / "spec.json").read_text())
         spec["ledger"] = str(self.work / "ledger.yml")
