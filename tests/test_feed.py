@@ -248,6 +248,48 @@ def test_site_files_writes_the_indexnow_key_file_into_a_site_built_without_the_p
 
 
 @pytest.mark.process
+def test_site_files_in_a_rehearsal_writes_the_configured_key_file_and_a_run_the_sandboxs(tmp_path):
+    """`sandbox: true`: the built site is deployed for real, so `site-files` writes the key file of
+    the key the user set, not the sandbox's (which it used to, as the plugin's plan build did). A
+    run from the feed still passes the sandbox engine's key check: it writes the sandbox's key
+    file into site_dir before its pings, and the engine fetches it there (202, then 200)."""
+    sandbox_key, real_key = "sandbox-indexnow-key-0001", "real-key-00000001"
+    public = tmp_path / "public"
+    public.mkdir()
+    (public / "atom.xml").write_text(ATOM, encoding="utf-8")
+    (tmp_path / "syndicate.yml").write_text(
+        f"site_url: {SITE}\nsite_dir: public\nmode: send\nbacklog: send\nsandbox: true\n"
+        "channels:\n  ping: {type: indexnow, key: !ENV INDEXNOW_KEY}\n",
+        encoding="utf-8",
+    )
+    placed = cli(tmp_path, "site-files", INDEXNOW_KEY=real_key)
+    assert placed.returncode == 0, placed.stderr
+    assert (public / f"{real_key}.txt").read_text() == real_key
+    assert not (public / f"{sandbox_key}.txt").exists(), placed.stderr
+    assert f"left out {sandbox_key}.txt" in placed.stderr
+
+    def states(expected: str) -> None:
+        run = cli(tmp_path, "run", "--feed", "public/atom.xml", INDEXNOW_KEY=real_key)
+        assert run.returncode == 0, run.stderr
+        book = Ledger.read(tmp_path / "ledger.yml")
+        assert {k: r.state for k, e in book.posts.items() for r in e.channels.values()} == {
+            "blog/group-commits/": expected,
+            "blog/summary-only/": expected,
+        }, run.stderr
+
+    states("in_flight")  # 202: the engine fetches the key file only after its first answer
+    assert (public / f"{sandbox_key}.txt").read_text() == sandbox_key
+    states("done")  # 200: it found the sandbox's key file in site_dir, not a 403
+    assert (public / f"{real_key}.txt").read_text() == real_key
+    # A rehearsal with the key unset writes the rest and says what the deploy lacks.
+    for written in (real_key, sandbox_key):
+        (public / f"{written}.txt").unlink()
+    unset = cli(tmp_path, "site-files")
+    assert unset.returncode == 0 and "warning: no channel's file written: channels.ping.key" in unset.stderr
+    assert sorted(p.name for p in public.glob("*.txt")) == [], unset.stderr
+
+
+@pytest.mark.process
 def test_a_bad_standalone_setting_is_named_with_its_file(tmp_path, sandbox):
     site = standalone_site(tmp_path, sandbox, mode="sometimes")
     result = cli(site, "plan", "--feed", "public/atom.xml")
@@ -439,13 +481,18 @@ def test_zensical_builds_the_example_site_and_its_feed_which_announces_every_pos
             timeout=120,
         )
 
-    # What the plugin would have put in the site (IndexNow's key file), between build and deploy.
+    # What the plugin would have put in the site (IndexNow's key file), between build and deploy:
+    # the configured key's, in this rehearsal too (the site is deployed for real), not the sandbox's.
+    env["INDEXNOW_KEY"] = "example-key-0001"
     placed = syndicate("site-files")
     assert placed.returncode == 0, placed.stderr
-    assert (site / "site" / "sandbox-indexnow-key-0001.txt").read_text() == "sandbox-indexnow-key-0001"
+    assert (site / "site" / "example-key-0001.txt").read_text() == "example-key-0001"
+    assert not (site / "site" / "sandbox-indexnow-key-0001.txt").exists()
     run = syndicate("run", "--feed", "example-site/site/feed_rss_created.xml")
     # Every at-most-once pair done; IndexNow answers 202 for a key it has not checked yet (waiting).
     assert run.returncode == 0, run.stderr
+    # The run to the sandbox wrote the sandbox's key file, where its engine fetches it.
+    assert (site / "site" / "sandbox-indexnow-key-0001.txt").read_text() == "sandbox-indexnow-key-0001"
     book = Ledger.read(tmp_path / "ledger.yml")
     assert len(book.posts) == 3 and all(key.startswith("blog/2026/11/") for key in book.posts)
     # The keys are the ones the plugin gives these pages under MkDocs: a site moving to Zensical

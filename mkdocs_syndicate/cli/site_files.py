@@ -26,8 +26,10 @@ def site_files(given: Invocation, site_dir: Path | None) -> None:
     """Write what the site serves for syndication into the built site: the channels' files
     (IndexNow's key file), and for each post's links and replies `syndication.json` with the
     comments script (`links: false` leaves those out). The plugin does it during `mkdocs build`;
-    a site built without it (Zensical, a feed) runs this between the build and the deploy."""
-    from mkdocs_syndicate.sandbox.site import make_channels
+    a site built without it (Zensical, a feed) runs this between the build and the deploy.
+    In a rehearsal too, the key file is the configured key's: this site is deployed for real."""
+    from mkdocs_syndicate.sandbox.site import sandbox_site_files
+    from mkdocs_syndicate.sandbox.site import site_files as channels_site_files
     from mkdocs_syndicate.sources.standard_site import well_known_file
 
     site = given.site
@@ -35,7 +37,8 @@ def site_files(given: Invocation, site_dir: Path | None) -> None:
     target = site_dir or Path(options.site.site_dir)
     if not target.is_dir():
         raise click.ClickException(f"site dir {target}: no such folder (build the site first, or give --site-dir)")
-    channel_files = [f for channel in guard(lambda: make_channels(options)) for f in channel.site_files()]
+    # The sandbox's key file is left out: a run to the sandbox writes it into site_dir itself.
+    channel_files = guard(lambda: channels_site_files(options))
     channel_files += guard(
         lambda: well_known_file(options.ledger_path, site.settings.channels, options.site.url, sandbox=options.sandbox)
     )
@@ -48,13 +51,19 @@ def site_files(given: Invocation, site_dir: Path | None) -> None:
         except OSError as exc:
             raise click.ClickException(f"{path}: could not write ({exc.strerror or exc})") from None
         click.echo(f"wrote {path}", err=True)
+    for name, _ in guard(lambda: sandbox_site_files(options)):
+        click.echo(f"left out {name} (the sandbox's: a run to the sandbox writes it into site_dir)", err=True)
     problem = _nothing_to_write(site) if not channel_files else None
     # A deploy without the key file would fail every IndexNow ping: say why, even when the
     # links' files were written. With no such channel at all, the links' files are enough.
     if problem is not None and not files:
         raise click.ClickException(problem)
     if problem is not None and not problem.startswith(_NO_CHANNEL_FILE):
-        raise click.ClickException(problem.replace("nothing written:", "no channel's file written:", 1))
+        said = problem.replace("nothing written:", "no channel's file written:", 1)
+        if not options.sandbox:
+            raise click.ClickException(said)
+        # A rehearsal's pings go to the sandbox, which a run gives its own key file (as the plugin's build).
+        click.echo(f"warning: {said.rstrip('.')}; a rehearsal does without it, a real ping will not", err=True)
 
 
 def _link_files(site: LoadedSite, options: Options) -> list[tuple[str, str]]:
