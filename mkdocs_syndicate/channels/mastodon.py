@@ -205,6 +205,9 @@ class MastodonChannel(Channel):
     async def read_media(self, http: Http, media: Media) -> MediaState:
         return await self._media.read(http, media)
 
+    async def describe_media(self, http: Http, media: Media, image: PostImage) -> MediaState:
+        return await self._media.describe(http, media, image)
+
     async def send_part(
         self, http: Http, post: Post, prepared: Prepared, number: int, sent: tuple[Part, ...], replay: bool
     ) -> Outcome:

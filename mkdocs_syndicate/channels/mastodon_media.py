@@ -96,6 +96,14 @@ class MastodonMedia:
         response = await http.request("GET", f"{self.base}/api/v1/media/{media.id}", headers=self.auth())
         return _state(response)
 
+    async def describe(self, http: Http, media: Media, image: PostImage) -> MediaState:
+        """`PUT /api/v1/media/:id` with `description`, the alt text as the author has it now, on a
+        stored upload a send reuses (Api::V1::MediaController#update: the account's unattached
+        media only, 404 for any other; 206 while processing, as a read)."""
+        form = {"description": image.alt[:MAX_DESCRIPTION]}
+        response = await http.request("PUT", f"{self.base}/api/v1/media/{media.id}", data=form, headers=self.auth())
+        return _state(response)
+
 
 def _state(response: httpx.Response) -> MediaState:
     if response.status_code == 200:
