@@ -209,3 +209,19 @@ def test_a_post_without_an_image_changes_nothing(tmp_path, sandbox, clock):
     assert [r.state for r in report.results] == ["done"]
     assert not record(tmp_path).media and not sandbox.snapshot()["mastodon"].get("media")
     assert record(tmp_path).state == State.DONE
+
+
+def test_a_reused_mastodon_upload_gets_the_alt_text_the_author_has_now(tmp_path, sandbox, clock):
+    """The first status is refused after its upload; the author corrects `image_alt` before the
+    rerun, which reuses the stored upload: its description is set first (`PUT /api/v1/media/:id`,
+    which only unattached media allow), so the status shows the new alt text, not the old."""
+    raw = SPECS["mastodon"].raw(sandbox)
+    refuse_next_status(sandbox)
+    run(tmp_path, raw, [image_post()], clock, png(120, 80))
+    (stored,) = record(tmp_path).media
+    better = "A harbour at dawn, two red boats moored by the lighthouse"
+    report = run(tmp_path, raw, [image_post(alt=better)], clock, png(120, 80))
+    assert [r.state for r in report.results] == ["done"], report.results
+    state = sandbox.snapshot()["mastodon"]
+    assert state["statuses"][0]["media_ids"] == [stored.id] and list(state["media"]) == [stored.id]
+    assert state["media"][stored.id]["description"] == better

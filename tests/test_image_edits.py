@@ -12,6 +12,8 @@ from channel_specs import SPECS
 from conftest import make_post
 from test_image_channels import ALT, SITE_URL, png, record, run
 
+from mkdocs_syndicate.errors import LaneCrashed
+
 pytestmark = pytest.mark.http
 
 IMAGE = f"{SITE_URL}img/cover.png"
@@ -123,3 +125,87 @@ def test_a_refused_edit_leaves_the_record_naming_the_upload_the_copy_shows(tmp_p
     after = record(tmp_path)
     assert after.state == "done" and after.media == (shown,)
     assert sandbox.snapshot()["mastodon"]["statuses"][0]["media_ids"] == [shown.id]
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [None, {"action": "drop_after"}, {"action": "drop_before"}],
+    ids=["answered", "answer lost", "request lost"],
+)
+def test_an_image_the_author_removes_leaves_the_mastodon_status(tmp_path, sandbox, clock, fault):
+    """The author deletes `image:` (the body has none): the status's text is unchanged, yet the
+    post changed, and the edit removes the image (`media_ids: []`); the done record names no
+    upload. An edit whose answer was lost is settled by a read of the status's media, not of its
+    text alone (which says the same either way)."""
+    raw = SPECS["mastodon"].raw(sandbox)
+    post = make_post(1, image=IMAGE, image_alt=ALT)
+    run(tmp_path, raw, [post], clock, png(120, 80))
+    assert len(record(tmp_path).media) == 1
+    if fault is not None:
+        sandbox.add_fault({"channel": "mastodon", "match": "PUT /api/v1/statuses/", **fault})
+    without = replace(post, image=None, image_alt=None)
+    edited = run(tmp_path, raw, [without], clock, png(120, 80))
+    done = record(tmp_path)
+    assert [r.state for r in edited.results] == ["done"] and done.state == "done", edited.results
+    (status,) = sandbox.snapshot()["mastodon"]["statuses"]
+    assert status["media_ids"] == [] and done.media == ()
+    assert run(tmp_path, raw, [without], clock, png(120, 80)).results == []  # nothing left to remove
+
+
+def test_an_image_the_author_removes_leaves_the_bluesky_post_for_the_card(tmp_path, sandbox, clock):
+    """On Bluesky (`embed: image`) the edit puts the record back with the link card, and the done
+    record names no blob: a later image is uploaded anew, not taken for one the post shows."""
+    raw = SPECS["bluesky"].raw(sandbox, embed="image")
+    post = make_post(1, image=IMAGE, image_alt=ALT)
+    run(tmp_path, raw, [post], clock, png(120, 80))
+    assert len(record(tmp_path).media) == 1
+    edited = run(tmp_path, raw, [replace(post, image=None, image_alt=None)], clock, png(120, 80))
+    assert [r.state for r in edited.results] == ["done"], edited.results
+    embed = stored_value(sandbox)["embed"]
+    assert embed["$type"] == "app.bsky.embed.external" and embed["external"]["uri"] == post.url
+    assert record(tmp_path).media == ()
+
+
+def test_an_image_the_author_removes_is_replaced_by_text_on_matrix(tmp_path, sandbox, clock):
+    """On Matrix (`embed: image`) the edit's `m.new_content` is the text message (the spec lets
+    a replacement change `msgtype`); the done record names no upload. The original `m.image`
+    event keeps its content, as every replaced event does (docs/services/matrix.md)."""
+    raw = SPECS["matrix"].raw(sandbox, embed="image")
+    post = make_post(1, image=IMAGE, image_alt=ALT)
+    run(tmp_path, raw, [post], clock, png(64, 48))
+    assert len(record(tmp_path).media) == 1
+    without = replace(post, image=None, image_alt=None)
+    edited = run(tmp_path, raw, [without], clock, png(64, 48))
+    assert [r.state for r in edited.results] == ["done"], edited.results
+    events = [e for e in sandbox.snapshot()["matrix"]["events"] if e.get("type") == "m.room.message"]
+    assert [e["content"]["m.new_content"]["msgtype"] for e in events if "m.new_content" in e["content"]] == ["m.text"]
+    assert record(tmp_path).media == ()
+    assert run(tmp_path, raw, [without], clock, png(64, 48)).results == []
+
+
+@pytest.mark.parametrize("at", ["after_in_flight_write:1", "after_response:1"])
+def test_a_run_stopped_in_an_image_removal_is_settled_by_the_next_one(tmp_path, sandbox, clock, monkeypatch, at):
+    """A run stopped after the `in_flight` `op: update` write (the edit not sent) or after the
+    edit's answer (not recorded) leaves the record naming the upload; the next run reads the
+    status's media and ends with the image gone from the status and from the record."""
+    from mkdocs_syndicate import checkpoints
+
+    raw = SPECS["mastodon"].raw(sandbox)
+    post = make_post(1, image=IMAGE, image_alt=ALT)
+    run(tmp_path, raw, [post], clock, png(120, 80))
+    without = replace(post, image=None, image_alt=None)
+    monkeypatch.setenv("SYNDICATE_CRASH_AT", at)
+    monkeypatch.setenv("SYNDICATE_CRASH_HOW", "raise")
+    checkpoints.configure_from_environment()
+    try:
+        with pytest.raises(LaneCrashed, match="InjectedCrash"):
+            run(tmp_path, raw, [without], clock, png(120, 80))
+    finally:
+        monkeypatch.delenv("SYNDICATE_CRASH_AT")
+        checkpoints.configure_from_environment()
+    stopped = record(tmp_path)
+    assert stopped.state == "in_flight" and stopped.op == "update" and len(stopped.media) == 1
+    resumed = run(tmp_path, raw, [without], clock, png(120, 80))
+    assert [r.state for r in resumed.results] == ["done"], resumed.results
+    (status,) = sandbox.snapshot()["mastodon"]["statuses"]
+    assert status["media_ids"] == [] and record(tmp_path).media == ()

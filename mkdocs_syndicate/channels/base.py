@@ -291,6 +291,11 @@ class Channel:
         """`uploads` types: read an uploaded image by its own id before a status uses it."""
         return MediaState.UNKNOWN
 
+    async def describe_media(self, http: Http, media: Media, image: PostImage) -> MediaState:
+        """`uploads` types that keep the alt text on the media (Mastodon): set `image.alt` on a
+        stored upload a send reuses (the author may have changed it since). Read's states."""
+        return MediaState.READY
+
     def part_copy(self, record: Record, number: int) -> Record:
         """`threads` types: the record as it names part `number` (of `record.parts`) alone, for
         `delete` and `read_presence` of that part, and the default `update_part`. A type whose

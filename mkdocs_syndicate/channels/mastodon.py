@@ -58,7 +58,7 @@ from mkdocs_syndicate.channel_api import (
     transport_outcome,
 )
 from mkdocs_syndicate.channels.mastodon_account import MastodonCheck
-from mkdocs_syndicate.channels.mastodon_media import MastodonMedia, alt_attributes
+from mkdocs_syndicate.channels.mastodon_media import MastodonMedia, edit_request, read_removal
 from mkdocs_syndicate.channels.mastodon_text import (
     MASTODON_URL_WEIGHT,
     mastodon_language,
@@ -205,6 +205,9 @@ class MastodonChannel(Channel):
     async def read_media(self, http: Http, media: Media) -> MediaState:
         return await self._media.read(http, media)
 
+    async def describe_media(self, http: Http, media: Media, image: PostImage) -> MediaState:
+        return await self._media.describe(http, media, image)
+
     async def send_part(
         self, http: Http, post: Post, prepared: Prepared, number: int, sent: tuple[Part, ...], replay: bool
     ) -> Outcome:
@@ -303,15 +306,10 @@ class MastodonChannel(Channel):
         import httpx
 
         assert prepared.message is not None and record.remote_id
-        form: dict[str, str | list[str]] = {"status": prepared.message.text}
-        if self.settings.options.get("language"):
-            form["language"] = self.settings.options["language"]
-        if record.media:  # kept: 3.5's UpdateStatusService detached media an edit did not name (4.x keeps them)
-            form["media_ids[]"] = [media.id for media in record.media]
-            form.update(alt_attributes(record.media, prepared.image))
+        body = edit_request(prepared.message.text, self.settings.options.get("language"), post, record, prepared.image)
         url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
         try:
-            response = await http.request("PUT", url, data=form, headers=self._auth())
+            response = await http.request("PUT", url, headers=self._auth(), **body)
         except httpx.TransportError as exc:
             return transport_outcome(exc)
         return edit_outcome(response, http.now(), record.remote_id, "status")
@@ -330,7 +328,9 @@ class MastodonChannel(Channel):
         text = optional_text(json_object(response).get("text"), "the status source's text")
         if not text or prepared.message is None:
             return Copy.UNKNOWN
-        return Copy.MATCHES if text == prepared.message.text else Copy.DIFFERS
+        if text != prepared.message.text:
+            return Copy.DIFFERS
+        return await read_removal(http, status_url, self._auth(), post, record)  # an image removed: its media
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """DELETE /api/v1/statuses/:id: 200 with the deleted status. A status already gone is

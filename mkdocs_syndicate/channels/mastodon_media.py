@@ -20,12 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 from mkdocs_syndicate.channel_api import (
     BadAnswer,
+    Copy,
     Http,
     Kind,
     Media,
     MediaState,
     Outcome,
+    Post,
     PostImage,
+    Record,
     TooLarge,
     fit,
     identifier,
@@ -96,6 +99,14 @@ class MastodonMedia:
         response = await http.request("GET", f"{self.base}/api/v1/media/{media.id}", headers=self.auth())
         return _state(response)
 
+    async def describe(self, http: Http, media: Media, image: PostImage) -> MediaState:
+        """`PUT /api/v1/media/:id` with `description`, the alt text as the author has it now, on a
+        stored upload a send reuses (Api::V1::MediaController#update: the account's unattached
+        media only, 404 for any other; 206 while processing, as a read)."""
+        form = {"description": image.alt[:MAX_DESCRIPTION]}
+        response = await http.request("PUT", f"{self.base}/api/v1/media/{media.id}", data=form, headers=self.auth())
+        return _state(response)
+
 
 def _state(response: httpx.Response) -> MediaState:
     if response.status_code == 200:
@@ -124,3 +135,39 @@ def alt_attributes(media: tuple[Media, ...], image: PostImage | None) -> dict[st
     if shown is None or image is None:
         return {}
     return {"media_attributes[][id]": shown.id, "media_attributes[][description]": image.alt[:MAX_DESCRIPTION]}
+
+
+def edit_request(
+    text: str, language: str | None, post: Post, record: Record, image: PostImage | None
+) -> dict[str, Any]:
+    """The body of an edit (PUT /api/v1/statuses/:id), as `data` or `json`: the text, and the
+    status's media. The record's uploads are named again (3.5's UpdateStatusService detached
+    media an edit did not name) with the alt text as the author has it now; when the author
+    removed the image, `media_ids` is an empty JSON array (UpdateStatusService#validate_media!
+    finds no media, and the status shows none): a form cannot say it, its `media_ids[]=` is
+    Rails' `[""]`, refused as media "0" not found."""
+    form: dict[str, Any] = {"status": text, **({"language": language} if language else {})}
+    if _removing(post, record):
+        return {"json": {**form, "media_ids": []}}
+    if record.media:
+        form["media_ids[]"] = [media.id for media in record.media]
+        form.update(alt_attributes(record.media, image))
+    return {"data": form}
+
+
+async def read_removal(http: Http, status_url: str, auth: dict[str, str], post: Post, record: Record) -> Copy:
+    """The read that settles an edit whose text the status already says: MATCHES, unless the
+    edit removed the image, which leaves the text as it was; then the status's own
+    `media_attachments` (GET /api/v1/statuses/:id) say whether it was made."""
+    if not _removing(post, record):
+        return Copy.MATCHES
+    response = await http.request("GET", status_url, headers=auth)
+    attachments = json_object(response).get("media_attachments") if response.status_code == 200 else None
+    if not isinstance(attachments, list):
+        return Copy.UNKNOWN
+    return Copy.DIFFERS if attachments else Copy.MATCHES
+
+
+def _removing(post: Post, record: Record) -> bool:
+    """The author removed the image the status shows (engine/plan.py `image_removed`)."""
+    return bool(record.media) and post.image is None and not record.parts

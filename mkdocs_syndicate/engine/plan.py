@@ -141,7 +141,10 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     if not record.remote_id and not channel.batched:  # nothing to address (a ping has no copy: it pings again)
         return []
     fingerprint = memo.fingerprint(post, channel, record.created_at)
-    if memo.unchanged(post.key, channel.id, fingerprint, record.message_sha256):
+    # An image its author removed is a change of the post, though a message without the image
+    # may hash the same (Mastodon's text): the copy is edited to show none.
+    removed = image_removed(post, record)
+    if not removed and memo.unchanged(post.key, channel.id, fingerprint, record.message_sha256):
         return []
     prepared = _prepared(channel, post, record)
     if prepared.sha256 is None:
@@ -150,12 +153,20 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
         memo.remember(post.key, channel.id, fingerprint, record.message_sha256)
         return []
     memo.remember(post.key, channel.id, fingerprint, prepared.sha256)
-    if prepared.sha256 == record.message_sha256:
+    if prepared.sha256 == record.message_sha256 and not removed:
         return []
     # With `edits: ignore` (Weibo cannot edit) the copy is only said to be out of date. A thread
     # (one now, or one before) is edited part by part (engine/thread_changes.py).
     edits = channel.settings.edits == "update"
     return [PendingPair(post, channel, record, prepared, "update" if edits else "keep")]
+
+
+def image_removed(post: Post, record: Record) -> bool:
+    """Whether the author removed the image the copy shows: its record names an upload and the
+    post has no image now (neither front matter nor body). An edit then leaves the copy without
+    it, and the write that settles the edit names no upload. An image the build lacks is no
+    removal: the post still has it."""
+    return bool(record.media) and post.image is None and not record.parts  # a thread's edit keeps its media
 
 
 def _as_announced_without(channel: Channel, post: Post, record: Record) -> bool:

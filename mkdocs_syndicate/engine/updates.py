@@ -16,6 +16,10 @@ uploaded and its id written into that record; the image the done copy shows is n
 without a read (Mastodon answers a read of attached media with 404). The record then names what
 the copy shows, and a refused edit puts back the upload the copy still shows.
 
+An image its author removed (plan.image_removed) is removed from the copy by the edit; the
+`in_flight` record still names the upload (the copy shows it until the edit is proved), and the
+write that settles the edit as done names none.
+
 A delete (a removed post's copy, engine/removals.py) goes the same way: `in_flight` with `op:
 delete` first, then `Channel.delete`; an unknown outcome is settled by `Channel.read_presence`
 (gone → `deleted`; still there → deleted again, a harmless repeat), by `policy.decide_delete`.
@@ -32,6 +36,7 @@ import httpx
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Copy, Kind, Outcome, Presence
 from mkdocs_syndicate.engine import twophase, uploads
+from mkdocs_syndicate.engine.plan import image_removed
 from mkdocs_syndicate.engine.policy import (
     Action,
     DeleteEvent,
@@ -184,8 +189,9 @@ async def _end(host: UpdateHost, way: _Way, action: Action) -> str | None:
     if action.step is Step.DONE:
         url = (way.outcome.remote_url if way.outcome is not None else None) or current.remote_url
         done = current.moved(State.DONE, host.now_iso(), remote_id=current.remote_id, remote_url=url)
+        media = () if image_removed(pair.post, current) else current.media  # the copy shows no image now
         checkpoints.hit("before_done_write")
-        await host.write_records([(pair, replace(done, message_sha256=pair.prepared.sha256))])
+        await host.write_records([(pair, replace(done, message_sha256=pair.prepared.sha256, media=media))])
         checkpoints.hit("after_done_write")
         host.report_pair(pair, PairState.DONE, action.reason or "updated", url, False)
         return None

@@ -7,7 +7,9 @@ status request (engine/runner.py's `_send`):
 1. The record's `media` holds an upload of this image (the same file's SHA-256): it is read by
    its own id first (`Channel.read_media`), because services remove media no status uses
    (Mastodon's media vacuum, a day after the upload; a PDS's unreferenced blobs). There: reused,
-   once the service has finished processing it. Proved gone: uploaded again. The read proved
+   once the service has finished processing it, and its alt text set again where the service
+   keeps it on the media (Mastodon's `PUT /api/v1/media/:id`: the author may have changed
+   `image_alt` since the upload). Proved gone: uploaded again. The read proved
    nothing: reused, never uploaded twice without proof (the status request says if it is not).
 2. Otherwise it is uploaded (checkpoints `before_upload`, `after_upload`), and what the upload
    made is written into the `in_flight` record (`before_media_write`, `after_media_write`)
@@ -36,6 +38,7 @@ import httpx
 
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Kind, MediaState, Outcome, Prepared
+from mkdocs_syndicate.content.images import PostImage
 from mkdocs_syndicate.ledger.schema import Media, Record, State
 
 if TYPE_CHECKING:
@@ -74,6 +77,8 @@ async def with_media(
             state = await _processed(channel, http, stored)
             if state is MediaState.PROCESSING:
                 return prepared, _still_processing()
+        if state is not MediaState.GONE:  # the alt text may have changed since the upload
+            state = await _describe(channel, http, stored, image, notes, pair)
         if state is not MediaState.GONE:
             return replace(prepared, media=(stored,)), None
     elif previous is not None and previous.state == State.IN_FLIGHT:
@@ -103,6 +108,21 @@ async def _read(channel: Channel, http: PacedHttp, media: Media) -> MediaState:
         return await channel.read_media(http, media)
     except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError):
         return MediaState.UNKNOWN  # nothing proved: the stored id is used
+
+
+async def _describe(
+    channel: Channel, http: PacedHttp, media: Media, image: PostImage, notes: list[str], pair: PendingPair
+) -> MediaState:
+    try:
+        state = await channel.describe_media(http, media, image)
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError):
+        state = MediaState.UNKNOWN
+    if state is MediaState.UNKNOWN:
+        where = f"{pair.post.source or pair.post.key}: {channel.id}"
+        notes.append(
+            f"{where}: the reused upload's alt text could not be set; it may show the one it was uploaded with"
+        )
+    return state
 
 
 async def _processed(channel: Channel, http: PacedHttp, media: Media) -> MediaState:
