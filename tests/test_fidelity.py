@@ -323,6 +323,18 @@ def test_forem_keeps_unicode_tags_and_counts_the_title_in_code_points(tmp_path, 
     assert "‍" not in article["title"][-2:]  # not cut inside the family emoji
 
 
+def test_a_long_forem_title_is_cut_where_a_word_ends():
+    """A title over Forem's 128 is cut at the last space before the
+    limit ("…next to mk…" is no word), as messages are, unless that drops more than half of it."""
+    from mkdocs_syndicate.channels.forem import forem_title
+
+    title = "Announcing posts from a static site without posting twice: " + "idempotency " * 8
+    cut = forem_title(title)
+    assert len(cut) <= 128 and cut.endswith("idempotency…"), cut
+    assert forem_title("x" * 200) == "x" * 127 + "…"  # one long word: cut where it must
+    assert forem_title("a " + "y" * 200).endswith("y…")  # the only space is too early to cut at
+
+
 def test_the_forem_emulator_refuses_tags_forem_refuses(sandbox):
     import httpx
 

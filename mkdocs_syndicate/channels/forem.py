@@ -92,16 +92,22 @@ def dropped_tag(tag: str) -> bool:
 
 def forem_title(title: str) -> str:
     """At most 128 characters as Forem counts them (Ruby's String#length: code points), cut on a
-    grapheme boundary with an ellipsis."""
+    grapheme boundary with an ellipsis, where a word ends (as messages are cut: textcut.shorten)
+    unless that would drop more than half the title (one long word, a text without spaces)."""
     if len(title) <= MAX_TITLE:
         return title
+    clusters = graphemes(title)
     kept, size = [], 1  # the ellipsis
-    for cluster in graphemes(title):
+    for cluster in clusters:
         if size + len(cluster) > MAX_TITLE:
             break
         kept.append(cluster)
         size += len(cluster)
-    return "".join(kept).rstrip() + ELLIPSIS
+    if not clusters[len(kept)].isspace():  # the cut falls inside a word: end before it
+        spaces = [index for index, cluster in enumerate(kept) if cluster.isspace()]
+        if spaces and spaces[-1] >= len(kept) // 2:
+            kept = kept[: spaces[-1]]
+    return "".join(kept).rstrip().rstrip(",;:").rstrip() + ELLIPSIS
 
 
 def same_url(a: str | None, b: str) -> bool:
