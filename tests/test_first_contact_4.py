@@ -237,6 +237,9 @@ def test_a_run_s_sandbox_links_to_the_port_it_bound_when_another_sandbox_holds_t
         assert httpx.get(link.replace(f":{port}/", f":{urlsplit(other.url).port}/")).status_code != 200
         (note,) = report.warnings
         assert f"{other.url} is taken" in note and f"`mkdocs-syndicate sandbox --port {port}`" in note
+        # A run that makes no link says nothing of the port its links would have used.
+        again = send(options, [make_post(1)], ListReporter(), clock=clock)
+        assert again.results == [] and again.warnings == [], again.warnings
 
         # This site's own links are served by this site's sandbox on that port, after the run.
         with SandboxServer(

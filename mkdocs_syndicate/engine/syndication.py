@@ -71,7 +71,8 @@ def send(
             session.report.moves = found.moves
             session.on_start = on_start
             report = session.run()
-            report.warnings[:0] = [sandbox_note] if sandbox_note else []
+            # Where the links went is news only to a run that made some.
+            report.warnings[:0] = [sandbox_note] if sandbox_note and report.results else []
             return report
 
 
