@@ -175,6 +175,38 @@ def test_an_edit_updates_the_document_at_its_key_and_a_read_settles_it(tmp_path,
     assert stored["value"]["title"] == "Post 1, fixed"
 
 
+@pytest.mark.http
+def test_the_runs_summary_names_the_document_where_other_channels_name_the_copys_url(tmp_path, sandbox, clock):
+    """A document has no web page: its at:// URI is its address, in the summary's "remote /
+    reason" column, the log's line, the terminal's table and the Actions summary, as a copy's URL
+    is for the other channels (it said "sent" and "updated", and no document at all)."""
+    import io
+
+    from rich.console import Console
+
+    from mkdocs_syndicate.output.actions import run_summary
+    from mkdocs_syndicate.output.progress import summary_table
+    from mkdocs_syndicate.output.reporters import PlainReporter, summary_lines
+
+    sandbox.now = clock.time
+    one = make_post(1)
+    sent = run(tmp_path, {"std": std_raw(sandbox)}, [one], clock)
+    edited = run(tmp_path, {"std": std_raw(sandbox)}, [dataclasses.replace(one, title="Post 1, fixed")], clock)
+    uri = Ledger.read(tmp_path / "ledger.yml").record(one.key, "std").remote_id
+    assert uri and uri.startswith("at://did:plc:sandbox0000000000000000/site.standard.document/")
+    for report, how in ((sent, "sent"), (edited, "updated")):
+        ((result,),) = [report.results]
+        assert (result.state, result.detail) == ("done", how)
+        assert summary_lines(report)[1] == f"  {one.key}  std  done  {uri}"
+        logged: list[str] = []
+        PlainReporter(logged.append).pair_finished(result)
+        assert logged == [f"std: {one.key} done {uri} ({how})"]
+        table = io.StringIO()
+        Console(file=table, width=300).print(summary_table(report))
+        assert uri in table.getvalue()
+        assert f"| {one.key} | std | {uri} |" in run_summary(report, "ledger.yml")
+
+
 @pytest.mark.process
 def test_a_build_writes_the_well_known_file_and_each_posts_link(tmp_path):
     """A sandbox build announces; the next build (no request: the ledger) serves the publication's

@@ -1,7 +1,8 @@
-"""Where a post was announced, for its own page: the copies the ledger records as `done` with a
-remote URL, as data for templates (`page.meta.syndication`) and as a small block of links marked
-up for IndieWeb readers (`u-syndication`, `rel="syndication"`, microformats2). The ledger is
-committed, so the next build knows every copy without a request.
+"""Where a post was announced, for its own page: the copies the ledger records as out (`done`, or
+an edit of one in flight: `linked_record`) with a remote URL, as data for templates
+(`page.meta.syndication`) and as a small block of links marked up for IndieWeb readers
+(`u-syndication`, `rel="syndication"`, microformats2). The ledger is committed, so the next build
+knows every copy without a request.
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ def later_parts(record: Record) -> tuple[str, ...]:
 
 
 RepliesOf = Callable[[str, Record], "Replies | None"]
+
+
+def linked_record(record: Record) -> bool:
+    """Whether a record names a copy that is out, to link: `done`, or `in_flight` with `op: update`
+    (an edit under way, waiting for its settle time or left by a killed run: the copy is public,
+    at the id and URL the record keeps). Not a first send's `in_flight` (no copy is proved) nor
+    one with `op: delete` (the copy may be gone)."""
+    return record.state == State.DONE or (record.state == State.IN_FLIGHT and record.op == "update")
 
 
 @dataclass(frozen=True)
@@ -129,10 +138,10 @@ def copies(
     post: str = "",
 ) -> list[Copy]:
     """A post's copies (`records`: its ledger records by channel), in the order the channels are
-    configured (`labels`: channel id → label); a channel no longer configured, or a pair not done
-    or without a URL, shows nothing; with `vetting`, neither does a URL not on its channel's own
-    service (`post` names the post in the warning). With `replies_of`, each copy says where its
-    replies are read."""
+    configured (`labels`: channel id → label); a channel no longer configured, or a pair without
+    a copy out (`linked_record`) or without a URL, shows nothing; with `vetting`, neither does a
+    URL not on its channel's own service (`post` names the post in the warning). With
+    `replies_of`, each copy says where its replies are read."""
     if records is None:
         return []
     found = []
@@ -140,7 +149,7 @@ def copies(
         record = records.get(channel)
         if (
             record is not None
-            and record.state == State.DONE
+            and linked_record(record)
             and _is_web_url(record.remote_url)
             and (
                 len(str(record.remote_url)) <= MAX_COPY_URL

@@ -47,6 +47,13 @@ class PairResult:
     detail: str = ""
     remote_url: str | None = None
     needs_review: bool = False
+    remote_id: str | None = None  # a done copy's id on its service, as its record holds it
+
+    @property
+    def copy(self) -> str | None:
+        """Where a finished copy is, as the report says it: its URL, else its id (a standard.site
+        document is a record with no page of its own: its at:// URI is its address)."""
+        return (self.remote_url or self.remote_id) if self.ok else None
 
     @property
     def ok(self) -> bool:

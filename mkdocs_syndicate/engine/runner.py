@@ -452,7 +452,10 @@ class Runner:
         remote_url: str | None = None,
         needs_review: bool = False,
     ) -> None:
-        result = PairResult(pair.post.key, pair.channel.id, state, detail, remote_url, needs_review)
+        # Every way's done is written before it is reported: the id comes from the record.
+        record = self._record(pair) if state == PairState.DONE else None
+        remote_id = record.remote_id if record is not None else None
+        result = PairResult(pair.post.key, pair.channel.id, state, detail, remote_url, needs_review, remote_id)
         self.report.results.append(result)
         self.reporter.pair_finished(result)
 

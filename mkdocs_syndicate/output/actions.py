@@ -116,7 +116,7 @@ def run_summary(report: RunReport, ledger_name: str, *, sandbox: bool = False) -
 
 
 def _went(result: PairResult) -> tuple[str, ...]:
-    return (_cell(result.post_key), _cell(result.channel), _link(result.remote_url or result.detail, result.remote_url))
+    return (_cell(result.post_key), _cell(result.channel), _link(result.copy or result.detail, result.remote_url))
 
 
 def _why(result: PairResult) -> tuple[str, ...]:

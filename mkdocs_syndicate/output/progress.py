@@ -80,6 +80,6 @@ def summary_table(report: RunReport) -> Table:
             Text(one_line(result.post_key)),
             Text(one_line(result.channel)),
             Text(result.state, style=LOOKS[result.state].style),
-            Text(one_line(result.remote_url if result.ok and result.remote_url else result.detail)),
+            Text(one_line(result.copy or result.detail)),
         )
     return table

@@ -40,7 +40,7 @@ class PlainReporter:
         self.log(f"{channel_id}: {total} pending")
 
     def pair_finished(self, result: PairResult) -> None:
-        where = f" {result.remote_url}" if result.remote_url else ""
+        where = f" {result.copy or result.remote_url}" if result.copy or result.remote_url else ""
         self.log(one_line(f"{result.channel}: {result.post_key} {result.state}{where} ({result.detail})"))
 
     async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None:
@@ -54,7 +54,7 @@ def summary_lines(report: RunReport) -> list[str]:
     results = sorted(report.results, key=lambda r: (r.post_key, r.channel))
     lines = [f"summary: {len(results)} pair(s) (post, channel, state, remote / reason)"]
     for result in results:
-        said = result.remote_url if result.ok and result.remote_url else result.detail
+        said = result.copy or result.detail
         lines.append(one_line(f"  {result.post_key}  {result.channel}  {result.state}  {said}".rstrip()))
     return lines
 

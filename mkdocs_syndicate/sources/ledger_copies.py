@@ -1,4 +1,5 @@
-"""The ledger's done records that carry a URL, for the post pages' links: read on every build
+"""The ledger's records of copies that are out (`done`, or an edit of one in flight:
+`crosslinks.linked_record`) and carry a URL, for the post pages' links: read on every build
 (`serve` too), so kept beside the ledger as a small cache keyed by the ledger's bytes. A build
 whose ledger has not changed reads the cache and never parses the ledger (the plan build's
 shortcut, sources/plan_snapshot.py, stays as cheap as it was). A sandbox run's copies (on the
@@ -14,13 +15,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mkdocs_syndicate.content.crosslinks import OwnUrl, Replies, RepliesOf, later_parts
+from mkdocs_syndicate.content.crosslinks import OwnUrl, Replies, RepliesOf, later_parts, linked_record
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.ledger.schema import Part, Record, State
 from mkdocs_syndicate.localdirs import CACHE_DIR, private_dir
 
-FORMAT = 3  # 2: each copy says whether a sandbox run made it; 3: and a thread's parts' ids
-Copies = dict[str, dict[str, Record]]  # post key → channel → its done record with a URL
+# 2: each copy says whether a sandbox run made it; 3: and a thread's parts' ids; 4: an edit in
+# flight is listed too (a format 3 cache of the same ledger left it out: not read).
+FORMAT = 4
+Copies = dict[str, dict[str, Record]]  # post key → channel → the record of its copy out, with a URL
 
 
 def cache_path(ledger_path: Path) -> Path:
@@ -51,9 +54,7 @@ def _all_copies(ledger_path: Path) -> Copies:
 
     found = {
         key: {
-            channel: record
-            for channel, record in entry.channels.items()
-            if record.state == State.DONE and record.remote_url
+            channel: record for channel, record in entry.channels.items() if linked_record(record) and record.remote_url
         }
         for key, entry in Ledger.read(ledger_path).posts.items()
     }
@@ -89,7 +90,8 @@ def _cached(path: Path, digest: str) -> Copies | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("format") != FORMAT or data.get("ledger") != digest:
             return None
-        # What the links need: a thread's parts by their ids alone (the comments script leaves them out).
+        # What the links need, as a done record: a thread's parts by their ids alone (the comments
+        # script leaves them out); an edit in flight links as its done record would.
         return {
             key: {
                 channel: Record(

@@ -28,13 +28,14 @@ def standard_channels(raw_channels: Any) -> list[str]:
 
 
 def document_uris(ledger_path: Path, raw_channels: Any, *, sandbox: bool = False) -> dict[str, str]:
-    """Post key → its document's at:// URI, for the first standard channel with one: done
-    records only, a sandbox run's only in a sandbox build. Raises LedgerError (naming the file and
+    """Post key → its document's at:// URI, for the first standard channel with one: a document
+    that is out (`done`, or an edit of it in flight, as the "Also on" links:
+    `crosslinks.linked_record`), a sandbox run's only in a sandbox build. Raises LedgerError (naming the file and
     line) when the ledger does not parse."""
     channels = standard_channels(raw_channels)
     if not channels or not ledger_path.exists():
         return {}
-    from mkdocs_syndicate.ledger.schema import State
+    from mkdocs_syndicate.content.crosslinks import linked_record
     from mkdocs_syndicate.ledger.store import Ledger
 
     found: dict[str, str] = {}
@@ -43,7 +44,7 @@ def document_uris(ledger_path: Path, raw_channels: Any, *, sandbox: bool = False
             record = entry.channels.get(channel)
             if (
                 record is not None
-                and record.state == State.DONE
+                and linked_record(record)
                 and (sandbox or not record.sandbox)
                 and _is_document_uri(record.remote_id)
             ):
