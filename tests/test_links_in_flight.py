@@ -104,6 +104,9 @@ def test_which_records_are_linked():
     copy = done("1", f"{MASTO}/1")
     assert linked_record(copy) and linked_record(editing(copy))
     assert not linked_record(editing(copy, "delete"))
+    # A thread grown shorter deletes its later parts, last first: part 1, the linked copy, stays out.
+    assert linked_record(dataclasses.replace(editing(copy, "delete"), part=3))
+    assert not linked_record(dataclasses.replace(editing(copy, "delete"), part=1))
     assert not linked_record(dataclasses.replace(copy, state=State.IN_FLIGHT))  # a first send's
     assert not linked_record(dataclasses.replace(copy, state=State.FAILED))
 

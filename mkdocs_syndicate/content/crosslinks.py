@@ -44,9 +44,14 @@ RepliesOf = Callable[[str, Record], "Replies | None"]
 def linked_record(record: Record) -> bool:
     """Whether a record names a copy that is out, to link: `done`, or `in_flight` with `op: update`
     (an edit under way, waiting for its settle time or left by a killed run: the copy is public,
-    at the id and URL the record keeps). Not a first send's `in_flight` (no copy is proved) nor
-    one with `op: delete` (the copy may be gone)."""
-    return record.state == State.DONE or (record.state == State.IN_FLIGHT and record.op == "update")
+    at the id and URL the record keeps), or `op: delete` of a thread's later part (a thread grown
+    shorter: part 1, the copy linked, stays out). Not a first send's `in_flight` (no copy is
+    proved) nor a delete of part 1 or of a single copy (it may be gone)."""
+    if record.state == State.DONE:
+        return True
+    return record.state == State.IN_FLIGHT and (
+        record.op == "update" or (record.op == "delete" and record.part is not None and record.part > 1)
+    )
 
 
 @dataclass(frozen=True)
