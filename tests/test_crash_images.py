@@ -73,11 +73,6 @@ def _noise_png(path, seed: int) -> None:
     Image.frombytes("RGB", (96, 54), noise).save(path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Bluesky's read_copy builds its target from the in_flight record's media, the old blob when the "
-    "new one's CID was never written, and takes the unchanged copy for the edited one",
-)
 @pytest.mark.parametrize("at", SWAP_KILLS)
 def test_a_kill_in_a_bluesky_edit_that_replaces_the_image_ends_with_the_new_image(tmp_path, at):
     """The author replaces the image of a Bluesky post (`embed: image`) with another picture of
