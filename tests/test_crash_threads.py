@@ -153,3 +153,32 @@ def test_kill_at_every_part_checkpoint_of_a_threads_change_then_rerun(tmp_path_f
     print(f"\n{what} kills:\n" + "\n".join(f"  {spec:34} landed at {landings.get(spec, '?')}" for spec in names))
     STATS[f"thread {what} kill scenarios"] += len(names)
     assert not failures, json.dumps(failures[:3], indent=1)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="thread_changes._halt writes the record `done` with the live parts alone: the parts the removal "
+    "deleted before the refusal are dropped, and the `deleted` record that ends the removal does not name them",
+)
+def test_a_threads_removal_refused_part_way_ends_naming_every_part(tmp_path):
+    """The long post removed; Mastodon deletes the thread's last part, then refuses the first
+    part's delete once (422). The record is `done` again for the next run, which deletes the
+    first part: the `deleted` record that ends it names every part the thread had, as one
+    removed without a refusal does."""
+    scenario = ThreadLife(tmp_path / "refused", threads=True)
+    try:
+        scenario.announced()
+        scenario.change("remove")
+        refusal = {"action": "status", "status": 422, "body": {"error": "Validation failed"}, "skip": 1}
+        scenario.server.add_fault({"channel": "mastodon", "match": "DELETE /api/v1/statuses/", **refusal})
+        code, output = scenario.run()
+        assert code == 1, output  # the refusal leaves the removal for the next run
+        scenario.settle()
+        code, output = scenario.run()
+        assert code == 0, output
+        record = Ledger.read(scenario.folder / "ledger.yml").record(THREE, "masto")
+        sent = scenario.sent["masto"]
+        assert record is not None and sent is not None and record.state == "deleted", record
+        assert len(sent.parts) >= 2 and record.parts == sent.parts, (record.parts, sent.parts)
+    finally:
+        scenario.close()
