@@ -394,11 +394,6 @@ def test_resolve_refuses_what_makes_no_sense(site, sandbox):
     assert done.exit_code == 1 and "is done (it went out); it cannot be skipped" in done.output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="resolution.resolved makes a fresh done or skipped record out of `deleted`, but the store's "
-    "by-hand transitions allow only deleted -> failed: a ValueError, shown as a traceback",
-)
 @pytest.mark.parametrize("decision", [["--skip"], ["--done", "https://m.example/@me/2"]], ids=["skip", "done"])
 def test_resolve_on_a_deleted_thread_starts_a_new_record(site, sandbox, decision):
     """A thread whose copy was deleted (its parts named still): `--skip` and `--done URL` each
