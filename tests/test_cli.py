@@ -394,6 +394,21 @@ def test_resolve_refuses_what_makes_no_sense(site, sandbox):
     assert done.exit_code == 1 and "is done (it went out); it cannot be skipped" in done.output
 
 
+@pytest.mark.parametrize("decision", [["--skip"], ["--done", "https://m.example/@me/2"]], ids=["skip", "done"])
+def test_resolve_on_a_deleted_thread_starts_a_new_record(site, sandbox, decision):
+    """A thread whose copy was deleted (its parts named still): `--skip` and `--done URL` each
+    start a new life, as `--retry` does, with nothing of the gone copy; never a traceback."""
+    from mkdocs_syndicate.ledger.schema import Part
+
+    parts = (Part("1", "https://m.example/@me/1"), Part("5", "https://m.example/@me/5"))
+    done = Record(State.DONE, 1, "2026-12-01T10:00:00Z", remote_id="1", remote_url=parts[0].remote_url, parts=parts)
+    write_ledger(site.parent / "ledger.yml", {("posts/a/", "masto"): done.gone("2026-12-02T10:00:00Z", "deleted")})
+    result = cli(site, "resolve", "posts/a/", "masto", *decision)
+    assert result.exit_code == 0 and result.exception is None, result.output
+    record = ledger(site).record("posts/a/", "masto")
+    assert record.state == ("skipped" if decision == ["--skip"] else "done") and record.parts == (), record
+
+
 # ------------------------------------------------------------------ adopt
 
 

@@ -435,6 +435,8 @@ class BlueskyChannel(AtprotoSessionChannel):
             return Copy.UNKNOWN
         target = self._edited(post, prepared.message.text, prepared.created_at, value)
         if prepared.image is not None and "reply" not in target and record.media:
+            if all(media.sha256 != prepared.image.sha256 for media in record.media):
+                return Copy.DIFFERS  # no upload of this image recorded: no edit showing it was put
             # The blob the in_flight record named before the edit: what the copy must show now.
             target = self.record(post, prepared.message.text, prepared.created_at, prepared.image, record.media)
         elif prepared.image is not None and "reply" not in target and isinstance(value.get("embed"), dict):

@@ -35,11 +35,13 @@ _ALLOWED_FROM: dict[State, set[State | None]] = {
     State.DELETED: {State.IN_FLIGHT},
 }
 # A human's decision (`mkdocs-syndicate resolve`) may also say a failed pair did go out, or that
-# a post whose copy was deleted (removed, or deleted by its author) is to be announced again.
+# a post whose copy was deleted (removed, or deleted by its author) is to be announced again, was
+# announced again by hand, or is never to be announced here again (ledger/resolution.py: a new life).
 _BY_HAND_FROM: dict[State, set[State | None]] = {
     **_ALLOWED_FROM,
-    State.DONE: {State.IN_FLIGHT, State.FAILED},
+    State.DONE: {State.IN_FLIGHT, State.FAILED, State.DELETED},
     State.FAILED: {State.IN_FLIGHT, State.DELETED},
+    State.SKIPPED: {None, State.FAILED, State.IN_FLIGHT, State.DELETED},
 }
 
 
