@@ -36,6 +36,7 @@ from mkdocs_syndicate.channel_api import (
     status_outcome,
     transport_outcome,
 )
+from mkdocs_syndicate.content.images import image_removed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -147,7 +148,7 @@ def edit_request(
     finds no media, and the status shows none): a form cannot say it, its `media_ids[]=` is
     Rails' `[""]`, refused as media "0" not found."""
     form: dict[str, Any] = {"status": text, **({"language": language} if language else {})}
-    if _removing(post, record):
+    if image_removed(post, record):
         return {"json": {**form, "media_ids": []}}
     if record.media:
         form["media_ids[]"] = [media.id for media in record.media]
@@ -159,15 +160,10 @@ async def read_removal(http: Http, status_url: str, auth: dict[str, str], post: 
     """The read that settles an edit whose text the status already says: MATCHES, unless the
     edit removed the image, which leaves the text as it was; then the status's own
     `media_attachments` (GET /api/v1/statuses/:id) say whether it was made."""
-    if not _removing(post, record):
+    if not image_removed(post, record):
         return Copy.MATCHES
     response = await http.request("GET", status_url, headers=auth)
     attachments = json_object(response).get("media_attachments") if response.status_code == 200 else None
     if not isinstance(attachments, list):
         return Copy.UNKNOWN
     return Copy.DIFFERS if attachments else Copy.MATCHES
-
-
-def _removing(post: Post, record: Record) -> bool:
-    """The author removed the image the status shows (engine/plan.py `image_removed`)."""
-    return bool(record.media) and post.image is None and not record.parts

@@ -20,6 +20,17 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 if TYPE_CHECKING:
     from mkdocs_syndicate.content.posts import Post
+    from mkdocs_syndicate.ledger.schema import Record
+
+
+def image_removed(post: Post, record: Record) -> bool:
+    """Whether the author removed the image the copy shows: its record names an upload and the
+    post has no image now (neither front matter nor body). An edit then leaves the copy without
+    it (engine/plan.py plans it, engine/updates.py names no upload once it is done, Mastodon's
+    edit sends no media), except a thread's, whose parts are edited without media. An image the
+    build lacks is no removal: the post still has it."""
+    return bool(record.media) and post.image is None and not record.parts
+
 
 # Magic bytes → media type, for the formats image hosts accept.
 _SIGNATURES = (

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.channels.base import Channel, Prepared
+from mkdocs_syndicate.content.images import image_removed
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.engine.memo import MessageMemo
@@ -159,14 +160,6 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     # (one now, or one before) is edited part by part (engine/thread_changes.py).
     edits = channel.settings.edits == "update"
     return [PendingPair(post, channel, record, prepared, "update" if edits else "keep")]
-
-
-def image_removed(post: Post, record: Record) -> bool:
-    """Whether the author removed the image the copy shows: its record names an upload and the
-    post has no image now (neither front matter nor body). An edit then leaves the copy without
-    it, and the write that settles the edit names no upload. An image the build lacks is no
-    removal: the post still has it."""
-    return bool(record.media) and post.image is None and not record.parts  # a thread's edit keeps its media
 
 
 def _as_announced_without(channel: Channel, post: Post, record: Record) -> bool:

@@ -16,7 +16,7 @@ uploaded and its id written into that record; the image the done copy shows is n
 without a read (Mastodon answers a read of attached media with 404). The record then names what
 the copy shows, and a refused edit puts back the upload the copy still shows.
 
-An image its author removed (plan.image_removed) is removed from the copy by the edit; the
+An image its author removed (content/images.py `image_removed`) is removed from the copy by the edit; the
 `in_flight` record still names the upload (the copy shows it until the edit is proved), and the
 write that settles the edit as done names none.
 
@@ -35,8 +35,8 @@ import httpx
 
 from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Copy, Kind, Outcome, Presence
+from mkdocs_syndicate.content.images import image_removed
 from mkdocs_syndicate.engine import twophase, uploads
-from mkdocs_syndicate.engine.plan import image_removed
 from mkdocs_syndicate.engine.policy import (
     Action,
     DeleteEvent,
