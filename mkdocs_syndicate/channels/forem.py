@@ -48,7 +48,7 @@ from mkdocs_syndicate.channel_api import (
     transport_outcome,
 )
 from mkdocs_syndicate.content.portable import portable_markdown
-from mkdocs_syndicate.content.textcut import ELLIPSIS, graphemes
+from mkdocs_syndicate.content.textcut import cut_before, graphemes
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.lazyre import lazy_compile
 
@@ -92,8 +92,7 @@ def dropped_tag(tag: str) -> bool:
 
 def forem_title(title: str) -> str:
     """At most 128 characters as Forem counts them (Ruby's String#length: code points), cut on a
-    grapheme boundary with an ellipsis, where a word ends (as messages are cut: textcut.shorten)
-    unless that would drop more than half the title (one long word, a text without spaces)."""
+    grapheme boundary with an ellipsis, where a word ends as messages are (textcut.cut_before)."""
     if len(title) <= MAX_TITLE:
         return title
     clusters = graphemes(title)
@@ -103,11 +102,7 @@ def forem_title(title: str) -> str:
             break
         kept.append(cluster)
         size += len(cluster)
-    if not clusters[len(kept)].isspace():  # the cut falls inside a word: end before it
-        spaces = [index for index, cluster in enumerate(kept) if cluster.isspace()]
-        if spaces and spaces[-1] >= len(kept) // 2:
-            kept = kept[: spaces[-1]]
-    return "".join(kept).rstrip().rstrip(",;:").rstrip() + ELLIPSIS
+    return cut_before(kept, clusters[len(kept)])
 
 
 def same_url(a: str | None, b: str) -> bool:

@@ -26,8 +26,14 @@ def shorten(text: str, keep: int) -> str:
         return text
     if keep <= 0:
         return ""
-    kept = parts[: keep - 1]
-    if not parts[keep - 1].isspace():  # the cut falls inside a word: end before it
+    return cut_before(parts[: keep - 1], parts[keep - 1])
+
+
+def cut_before(kept: list[str], following: str) -> str:
+    """The graphemes `kept` from a text's start, `following` the first left out, closed with an
+    ellipsis where a word ends; where the cut falls inside a word, it ends before that word,
+    unless that drops more than half of what was kept (one long word, a text without spaces)."""
+    if not following.isspace():  # the cut falls inside a word: end before it
         spaces = [index for index, part in enumerate(kept) if part.isspace()]
         if spaces and spaces[-1] >= len(kept) // 2:  # not at the cost of half the text
             kept = kept[: spaces[-1]]
