@@ -42,13 +42,10 @@ class ChannelCheck:
         head = f"{self.channel} ({self.type_name}): {check.health.value.replace('_', ' ')}"
         if check.health.needs_a_person:
             return one_line(f"{head}: {clauses(check.problem, check.action)}")
-        if self.warns:
-            extra = ", ".join(part for part in (check.account, *check.details) if part)
-            return one_line(
-                f"{head}" + (f": {extra}" if extra else "") + f"; warning: {clauses(check.problem, check.action)}"
-            )
-        extra = ", ".join(part for part in (check.account, *check.details, check.problem) if part)
-        return one_line(f"{head}" + (f": {extra}" if extra else ""))
+        shown = (check.account, *check.details, *(() if self.warns else (check.problem,)))
+        extra = ", ".join(part for part in shown if part)
+        warning = f"; warning: {clauses(check.problem, check.action)}" if self.warns else ""
+        return one_line(f"{head}" + (f": {extra}" if extra else "") + warning)
 
     @property
     def warns(self) -> bool:
