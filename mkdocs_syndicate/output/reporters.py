@@ -40,7 +40,8 @@ class PlainReporter:
         self.log(f"{channel_id}: {total} pending")
 
     def pair_finished(self, result: PairResult) -> None:
-        where = f" {result.copy or result.remote_url}" if result.copy or result.remote_url else ""
+        shown = result.copy or result.remote_url  # a copy out, else a URL a result that is not done names
+        where = f" {shown}" if shown else ""
         self.log(one_line(f"{result.channel}: {result.post_key} {result.state}{where} ({result.detail})"))
 
     async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None:
