@@ -446,7 +446,8 @@ def test_weibo_answering_outside_its_documentation_after_the_commit_is_read_not_
 def test_an_answer_neither_documented_success_nor_refusal_is_ambiguous(code, kind):
     import httpx
 
-    from mkdocs_syndicate.channels.base import Kind, status_outcome
+    from mkdocs_syndicate.channels.answers import status_outcome
+    from mkdocs_syndicate.channels.base import Kind
 
     response = httpx.Response(code, text="<html>maintenance</html>", headers={"content-type": "text/html"})
     assert status_outcome(response, 0.0).kind is Kind[kind]

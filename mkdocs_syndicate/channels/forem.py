@@ -31,6 +31,7 @@ from mkdocs_syndicate.channel_api import (
     Prepared,
     Presence,
     Record,
+    Seen,
     Verdict,
     check_unreachable,
     delete_outcome,
@@ -39,6 +40,7 @@ from mkdocs_syndicate.channel_api import (
     identifier,
     json_list,
     json_object,
+    links_in,
     optional_text,
     optional_url,
     same_host,
@@ -245,7 +247,7 @@ class ForemChannel(Channel):
             return transport_outcome(exc)
         return edit_outcome(response, http.now(), record.remote_id, "article")
 
-    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy | Seen:
         """GET /api/articles/{id}: a published article by its own id. Its title, Markdown body,
         description and canonical URL say whether the update happened; DEV's JSON 404 says it is gone (deleted, or
         unpublished by its author: either way there is no copy to edit)."""
@@ -265,7 +267,8 @@ class ForemChannel(Channel):
         # update must not pass for done because the body is unchanged.
         fields = ("title", "body_markdown", "description", "canonical_url")
         said = tuple(optional_text(article.get(name), name) for name in fields)
-        return Copy.MATCHES if said == tuple(target[name] for name in fields) else Copy.DIFFERS
+        found = Copy.MATCHES if said == tuple(target[name] for name in fields) else Copy.DIFFERS
+        return Seen(found, links_in(article.get("canonical_url")) or links_in(article))
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """Unpublish: PUT /api/articles/{id} with `published: false`, as the author would from
@@ -283,7 +286,7 @@ class ForemChannel(Channel):
             return Outcome(Kind.AMBIGUOUS, error="200, but the article says it is still published; read it again")
         return delete_outcome(response, http.now(), gone=False, what="article", confirms=_unpublished)
 
-    async def read_presence(self, http: Http, record: Record) -> Presence:
+    async def read_presence(self, http: Http, record: Record) -> Presence | Seen:
         """GET /api/articles/{id}, the public read of a published article: DEV's JSON 404 says
         there is no published article with this id (unpublished, or deleted by its author)."""
         assert record.remote_id
@@ -294,7 +297,10 @@ class ForemChannel(Channel):
         )
         if response.status_code == 404 and _not_found(response):
             return Presence.GONE
-        return Presence.PRESENT if response.status_code == 200 else Presence.UNKNOWN
+        if response.status_code != 200:
+            return Presence.UNKNOWN
+        article = json_object(response)
+        return Seen(Presence.PRESENT, links_in(article.get("canonical_url")) or links_in(article))
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
         return await _forem_check(self, http)

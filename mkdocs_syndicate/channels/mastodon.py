@@ -38,6 +38,7 @@ from mkdocs_syndicate.channel_api import (
     Prepared,
     Presence,
     Record,
+    Seen,
     Site,
     Verdict,
     client_id,
@@ -46,6 +47,7 @@ from mkdocs_syndicate.channel_api import (
     identifier,
     json_list,
     json_object,
+    links_in,
     optional_text,
     optional_url,
     post_image,
@@ -315,7 +317,7 @@ class MastodonChannel(Channel):
             return transport_outcome(exc)
         return edit_outcome(response, http.now(), record.remote_id, "status")
 
-    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy | Seen:
         """GET /api/v1/statuses/:id/source: the status's plain text as its author wrote it (the
         `content` of a status is HTML, re-linked by the instance: no basis for a comparison)."""
         assert record.remote_id
@@ -329,9 +331,10 @@ class MastodonChannel(Channel):
         text = optional_text(json_object(response).get("text"), "the status source's text")
         if not text or prepared.message is None:
             return Copy.UNKNOWN
-        if text != prepared.message.text:
-            return Copy.DIFFERS
-        return await read_removal(http, status_url, self._auth(), post, record)  # an image removed: its media
+        # An image removed: its media say whether the edit took it off.
+        same = text == prepared.message.text
+        found = await read_removal(http, status_url, self._auth(), post, record) if same else Copy.DIFFERS
+        return Seen(found, links_in(text))
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """DELETE /api/v1/statuses/:id: 200 with the deleted status. A status already gone is
@@ -348,14 +351,14 @@ class MastodonChannel(Channel):
         confirms = functools.partial(_is_status, record.remote_id)
         return delete_outcome(response, http.now(), gone=gone, what="status", confirms=confirms)
 
-    async def read_presence(self, http: Http, record: Record) -> Presence:
+    async def read_presence(self, http: Http, record: Record) -> Presence | Seen:
         """GET /api/v1/statuses/:id: a status deleted by its author (or by us) is the API's 404
         "Record not found" at once (Mastodon discards it before the removal job runs)."""
         assert record.remote_id
         url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
         response = await http.request("GET", url, headers=self._auth())
         if response.status_code == 200:
-            return Presence.PRESENT
+            return Seen(Presence.PRESENT, links_in(json_object(response)))
         if response.status_code == 404 and _record_not_found(response):
             return Presence.GONE
         return Presence.UNKNOWN

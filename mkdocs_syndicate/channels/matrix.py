@@ -90,6 +90,7 @@ from mkdocs_syndicate.channel_api import (
     Prepared,
     Presence,
     Record,
+    Seen,
     Site,
     Verdict,
     check_unreachable,
@@ -98,6 +99,7 @@ from mkdocs_syndicate.channel_api import (
     error_detail,
     identifier,
     json_object,
+    links_in,
     post_image,
     render_message,
     transport_outcome,
@@ -371,7 +373,7 @@ class MatrixChannel(Channel):
             return Outcome(Kind.AMBIGUOUS, error="200 with an unreadable answer; the edit may exist")
         return refusal(answer, http.now())
 
-    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy | Seen:
         """The copy's own event: redacted is GONE; this pair's event saying the text (its latest
         replacement's, else its own) MATCHES; saying something else DIFFERS; anything else UNKNOWN."""
         read = await self._read(http, record)
@@ -379,7 +381,7 @@ class MatrixChannel(Channel):
             return Copy.GONE
         if read.state != "ours" or prepared.message is None:
             return Copy.UNKNOWN
-        return Copy.MATCHES if self._says(read, prepared, record.media) else Copy.DIFFERS
+        return Seen(Copy.MATCHES if self._says(read, prepared, record.media) else Copy.DIFFERS, links_in(read.content))
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """A redaction of the copy's event. Synapse answers 200 with the redaction's event id, also
@@ -397,11 +399,12 @@ class MatrixChannel(Channel):
             return refusal(answer, http.now())
         return delete_outcome(answer, http.now(), gone=False, what="message", confirms=has_event_id)
 
-    async def read_presence(self, http: Http, record: Record) -> Presence:
+    async def read_presence(self, http: Http, record: Record) -> Presence | Seen:
         """The copy's own event: redacted is GONE; this pair's event is PRESENT; anything else,
         a 404 included, UNKNOWN."""
         read = await self._read(http, record)
-        return {"redacted": Presence.GONE, "ours": Presence.PRESENT}.get(read.state, Presence.UNKNOWN)
+        found = {"redacted": Presence.GONE, "ours": Presence.PRESENT}.get(read.state, Presence.UNKNOWN)
+        return Seen(found, links_in(read.content)) if found is Presence.PRESENT else found
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
         return await _matrix_check(self, http)

@@ -31,6 +31,7 @@ from mkdocs_syndicate.channel_api import (
     Post,
     Prepared,
     Record,
+    Seen,
     Verdict,
     client_id,
     grapheme_length,
@@ -455,7 +456,7 @@ class StandardChannel(BlueskyChannel):
             return status_outcome(response, http.now())
         return await self._then_publication(http, self._written(response, http))
 
-    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy | Seen:
         """getRecord at the document's key: its fields (the Bluesky reference and the publication's
         DID aside) say whether the update happened; RecordNotFound says it is gone."""
         failed = await self._login(http)
@@ -471,7 +472,12 @@ class StandardChannel(BlueskyChannel):
             return Copy.UNKNOWN
         target = self.document(post, _site_of(value))
         seen = {k: v for k, v in value.items() if k != "bskyPostRef"}
-        return Copy.MATCHES if seen == target else Copy.DIFFERS
+        return Seen(Copy.MATCHES if seen == target else Copy.DIFFERS, self._document_links(value))
+
+    def _document_links(self, value: dict[str, Any]) -> tuple[str, ...]:
+        """A document names its page by `path` under the publication: that page's address."""
+        path = value.get("path")
+        return (site_base(self.site.url) + path,) if isinstance(path, str) and path.startswith("/") else ()
 
 
 def _site_of(value: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ from urllib.parse import quote, unquote, urlsplit
 _SAFE = "/"
 
 
-def _host(netloc: str, scheme: str) -> str:
+def comparable_host(netloc: str, scheme: str) -> str:
     """Host and port as compared: lower case, no userinfo, the scheme's default port left out."""
     host = netloc.lower().rsplit("@", 1)[-1]
     default = {"https": ":443", "http": ":80"}.get(scheme.lower(), "")
@@ -59,7 +59,7 @@ def post_key_of(url: str, site_url: str) -> str | None:
     link, site = urlsplit(url.strip()), urlsplit(site_url)
     if link.scheme.lower() not in ("http", "https") or not link.netloc:
         return None
-    if _host(link.netloc, link.scheme) != _host(site.netloc, site.scheme):
+    if comparable_host(link.netloc, link.scheme) != comparable_host(site.netloc, site.scheme):
         return None
     base = site.path if site.path.endswith("/") else site.path + "/"
     path = _SLASHES.sub("/", unquote(link.path)) or "/"

@@ -52,6 +52,34 @@ class PendingPair:
         return PostRef(self.post.key, self.post.url, self.post.title, self.post.src or None, self.post.pin)
 
 
+@dataclass(frozen=True)
+class Review:
+    """A pair held for a person (its record's `review`): a change of its copy that a read did not
+    prove, or a copy that is not this post's. No run sends, edits or deletes it until
+    `mkdocs-syndicate resolve` clears it."""
+
+    post_key: str
+    channel_id: str
+    record: Record
+
+    def line(self) -> str:
+        return (
+            f"needs review: {self.post_key} on {self.channel_id}: {self.record.review}; nothing is sent for it "
+            f"until `mkdocs-syndicate resolve {self.post_key} {self.channel_id} --retry` (or --done)"
+        )
+
+
+def held_for_review(ledger: Ledger, channels: Collection[Channel]) -> list[Review]:
+    """Every pair of these channels whose record waits for a person, in ledger order."""
+    ids = {channel.id for channel in channels}
+    return [
+        Review(key, channel_id, record)
+        for key, entry in ledger.posts.items()
+        for channel_id, record in entry.channels.items()
+        if channel_id in ids and record.review
+    ]
+
+
 @dataclass
 class Plan:
     lanes: dict[str, list[PendingPair]] = field(default_factory=dict)
@@ -60,6 +88,7 @@ class Plan:
     moves: list[Move] = field(default_factory=list)  # posts found under a new key: re-keyed, not announced again
     not_updated: list[PendingPair] = field(default_factory=list)  # copies out of date on channels that do not edit
     removal_lines: list[str] = field(default_factory=list)  # removed posts' copies kept, or not yet proved removed
+    reviews: list[Review] = field(default_factory=list)  # pairs a person must decide on: no request for them
 
     @property
     def pairs(self) -> list[PendingPair]:
@@ -73,6 +102,8 @@ def _pending(ledger: Ledger, post: Post, channel: Channel, memo: MessageMemo) ->
     """The pair, prepared, when its record says it has work; an in_flight record's key is kept.
     A done copy whose message would now be different is an update, with `edits: update`."""
     record = ledger.record(post.key, channel.id)
+    if record is not None and record.review:  # a person decides first (Plan.reviews)
+        return []
     if record is not None and record.op is not None:  # an update whose outcome is unknown: settled by a read
         return [PendingPair(post, channel, record, _prepared(channel, post, record), record.op)]
     if record is not None and record.state == State.DONE:
@@ -180,15 +211,20 @@ def _as_announced_without(channel: Channel, post: Post, record: Record) -> bool:
 
 
 def with_copies(ledger: Ledger, post: Post) -> Post:
-    """The post with its done copies as this run sees the ledger now, at planning (`Post.copies`):
-    a channel is handed what it may need of another channel's copy, and never reads the ledger."""
+    """The post with its done copies as this run sees the ledger now, at planning (`Post.copies`),
+    and the addresses it had before a move (`Post.former_urls`): a channel is handed what it may
+    need of another channel's copy, and the engine what proves a copy is this post's; neither
+    reads the ledger."""
     entry = ledger.posts.get(post.key)
     copies = {
         channel: record.remote_id
         for channel in (entry.channels if entry is not None else {})
         if (record := ledger.record(post.key, channel)) is not None and record.state == State.DONE and record.remote_id
     }
-    return post if copies == post.copies else replace(post, copies=copies)
+    former = entry.former_urls(post.url) if entry is not None else ()
+    if copies == post.copies and former == post.former_urls:
+        return post
+    return replace(post, copies=copies, former_urls=former)
 
 
 def make_plan(
@@ -204,7 +240,7 @@ def make_plan(
     then the removed posts whose copies are deleted (`deletions`, a list per post: they count
     toward `max_per_run` too). `skip`: (post key, channel) pairs left out (a backlog a plan would
     adopt)."""
-    plan = Plan(lanes={c.id: [] for c in channels})
+    plan = Plan(lanes={c.id: [] for c in channels}, reviews=held_for_review(ledger, channels))
     memo = memo or MessageMemo(None)
     taken = 0
     for post in map(functools.partial(with_copies, ledger), posts):
@@ -226,7 +262,11 @@ def make_plan(
         for pair in pairs:
             plan.lanes[pair.channel.id].append(pair)
     for removed in deletions or []:
-        pairs = [pair for pair in removed if (pair.post.key, pair.channel.id) not in skip]
+        pairs = [
+            pair
+            for pair in removed
+            if (pair.post.key, pair.channel.id) not in skip and not (pair.record is not None and pair.record.review)
+        ]
         if not pairs:
             continue
         if max_per_run is not None and taken >= max_per_run:

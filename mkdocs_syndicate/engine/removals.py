@@ -271,4 +271,4 @@ def ghost(key: str, entry: PostEntry, record: Record) -> Post:
         when = from_iso(record.created_at or record.at)
     except ValueError:
         when = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    return Post(key=key, url=entry.url, title=entry.title, date=when)
+    return Post(key=key, url=entry.url, title=entry.title, date=when, former_urls=entry.former_urls(entry.url))

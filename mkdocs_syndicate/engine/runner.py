@@ -364,6 +364,10 @@ class Runner:
             attempts=current.attempts if current is not None else 0,
             verify_only=self.verify_only,
             rate_limit_checked_first=channel.rate_limit_checked_first,
+            answered=outcome is not None and outcome.kind in (Kind.DONE, Kind.ACCEPTED),
+            replay=current is not None and current.attempts > 1,
+            reads_copies=channel.reads_copies,
+            reads_presence=channel.reads_presence,
         )
 
     async def _send(self, channel: Channel, http: PacedHttp, unit: Unit) -> Outcome:

@@ -39,6 +39,7 @@ from mkdocs_syndicate.channels.base import Copy, Kind, Outcome, Presence
 from mkdocs_syndicate.content.messages import message_sha256
 from mkdocs_syndicate.engine import threads, twophase
 from mkdocs_syndicate.engine.policy import Action, DeleteEvent, Step, UpdateEvent, decide_delete, decide_update
+from mkdocs_syndicate.engine.proof import read_finding
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.engine.twophase import staged_call
 from mkdocs_syndicate.ledger.schema import Part, Record, State, live_parts
@@ -48,8 +49,6 @@ if TYPE_CHECKING:
     from mkdocs_syndicate.engine.pacing import PacedHttp
     from mkdocs_syndicate.engine.plan import PendingPair
     from mkdocs_syndicate.engine.twophase import UpdateHost
-
-_READ_FAILED = (ValueError, KeyError, TypeError, AttributeError)  # with httpx's errors: a read that proved nothing
 
 
 def is_thread_change(pair: PendingPair, record: Record | None) -> bool:
@@ -228,19 +227,23 @@ async def _call(host: UpdateHost, http: PacedHttp, change: _Change) -> None:
 
 
 async def _read(host: UpdateHost, http: PacedHttp, change: _Change) -> None:
-    import httpx
-
     pair, number = change.pair, change.number
     record = host.record_of(pair)
     assert record is not None
-    try:
-        if change.kind == "delete":
-            change.event = await pair.channel.read_presence(http, pair.channel.part_copy(record, number))
-        else:
-            change.event = await pair.channel.read_part_copy(http, pair.post, record, pair.prepared, number)
-    except (httpx.HTTPError, *_READ_FAILED) as exc:
-        change.event = Presence.UNKNOWN if change.kind == "delete" else Copy.UNKNOWN
-        change.reason = f"the read of thread part {number} failed ({type(exc).__name__})"
+    if change.kind == "delete":
+        part = pair.channel.part_copy(record, number)
+        change.event, why = await read_finding(
+            lambda: pair.channel.read_presence(http, part), pair.post, Presence.UNKNOWN, Presence.NOT_OURS
+        )
+    else:
+        change.event, why = await read_finding(
+            lambda: pair.channel.read_part_copy(http, pair.post, record, pair.prepared, number),
+            pair.post,
+            Copy.UNKNOWN,
+            Copy.NOT_OURS,
+        )
+    if why:
+        change.reason = f"thread part {number}: {why}"
 
 
 async def _known(host: UpdateHost, change: _Change) -> None:

@@ -28,6 +28,8 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
     `where`) when the pair is finished: a post that went out cannot be skipped or sent again.
     What a later resend or read must reuse (key, first attempt, payload hash) is carried forward,
     except from a `deleted` record."""
+    if current is not None and current.review:
+        return _reviewed(where, current, decision, at, note)
     if current is not None and current.state in (State.DONE, State.SKIPPED) and decision.kind != "skip":
         raise SyndicateError(f"{where} is already {current.state}; nothing to resolve")
     # Never attempted: nothing to carry forward. Deleted: the copy its ids, parts and uploads name
@@ -56,3 +58,21 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
     if state == State.DONE:
         raise SyndicateError(f"{where} is done (it went out); it cannot be skipped")
     return base.moved(State.SKIPPED, at, note=note)
+
+
+def _reviewed(where: str, current: Record, decision: Decision, at: str, note: str) -> Record:
+    """A pair held for a person (`review`): a change a read did not prove, or a copy that is not
+    this post's. `--retry`: the next run reads the copy again and decides (a change not made is
+    made again, after a read shows the copy is this post's). `--done`: the person saw the copy as
+    it should be: an edit's target recorded, a delete's copy gone, or (with --url/--remote-id)
+    the record pointed at this post's own copy."""
+    if decision.kind == "skip":
+        raise SyndicateError(f"{where} has a copy on the service; it cannot be skipped: use --retry or --done")
+    cleared = replace(current, review=None, note=note)
+    if decision.kind == "retry":
+        return cleared
+    remote_id = decision.remote_id or current.remote_id
+    remote_url = decision.url or current.remote_url
+    if current.op == "delete":
+        return cleared.gone(at, "deleted (seen gone by hand)")
+    return cleared.moved(State.DONE, at, remote_id=remote_id, remote_url=remote_url, note=note)

@@ -8,7 +8,8 @@ pinned `syndicate_id`), `src` (its source file) and `aliases` (the keys and URLs
 move); the state `deleted`; `op` (`update` or `delete`) on an `in_flight` record; and the flag
 `sandbox: true` on a record a sandbox run wrote (a rehearsal's, against the emulators: a real run
 treats it as no record); a thread's `part` and `parts`; a pair's `life` (its announcements anew
-after its copy was deleted); and `media`, the images uploaded for the
+after its copy was deleted); `review`, why a person must decide before a run changes the pair
+again; and `media`, the images uploaded for the
 post's copy (engine/uploads.py), written before the status that uses them. A version 1 ledger
 loads unchanged, and a ledger is written as version 1 until it holds a version 2 field."""
 
@@ -65,6 +66,9 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("message_sha256", "text"),
     FieldSpec("note", "text"),
     FieldSpec("op", "text"),  # on in_flight: "update" or "delete" of an existing copy (absent: the first send)
+    # Why a person must decide before any run changes the pair again (engine/policy.py Step.REVIEW):
+    # a change the service answered as made that a read shows not made, a copy that is another post's.
+    FieldSpec("review", "text"),
     FieldSpec("part", "count"),  # a thread: the part whose request the in_flight record announces (2, 3, ...)
     FieldSpec("life", "count"),  # announcements anew after the copy was deleted (absent: 0, the first life)
     FieldSpec("parts", "parts"),  # a thread: each part sent, in order, the first being remote_id's
@@ -181,6 +185,7 @@ class Record:
     message_sha256: str | None = None
     note: str | None = None
     op: str | None = None
+    review: str | None = None  # a person decides first (`mkdocs-syndicate resolve`): held by every run
     part: int | None = None  # a thread's part announced by this in_flight record (see `parts`)
     # How many times the pair was announced anew after its copy was deleted: part of every id a
     # client chooses (content/identity.py `client_id`), so a new life never meets an old copy.
@@ -254,6 +259,12 @@ class PostEntry:
     def is_v2(self) -> bool:
         return self.id is not None or self.src is not None or bool(self.aliases)
 
+    def former_urls(self, current: str) -> tuple[str, ...]:
+        """The addresses it was announced under, other than `current`: its URL and the aliases
+        that are links (aliases hold earlier keys too). A copy made then links there."""
+        urls = (self.url, *(alias for alias in self.aliases if alias.startswith(("https://", "http://"))))
+        return tuple(url for url in dict.fromkeys(urls) if url and url != current)
+
 
 def needs_v2(posts: Posts) -> bool:
     """Whether a ledger holds anything a version 1 reader would refuse."""
@@ -267,6 +278,7 @@ def needs_v2(posts: Posts) -> bool:
             or r.parts
             or r.media
             or r.life is not None
+            or r.review is not None
             for r in entry.channels.values()
         )
         for entry in posts.values()
