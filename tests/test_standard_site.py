@@ -131,7 +131,9 @@ def test_a_bluesky_post_made_after_the_document_is_referenced_by_the_next_edit(t
     second = run(tmp_path, channels, [one], clock)
     assert [(r.channel, r.state) for r in second.results] == [("bsky", "done")]
     third = run(tmp_path, channels, [one], clock)
-    assert [(r.channel, r.detail) for r in third.results] == [("std", "updated (proved by a read of the copy)")], third.results
+    assert [(r.channel, r.detail) for r in third.results] == [("std", "updated (proved by a read of the copy)")], (
+        third.results
+    )
     post_uri = Ledger.read(tmp_path / "ledger.yml").record(one.key, "bsky").remote_id
     (bluesky_post,) = sandbox.snapshot()["bluesky"]["records"].values()
     assert only_document(sandbox)["bskyPostRef"] == {"uri": post_uri, "cid": bluesky_post["cid"]}

@@ -336,7 +336,7 @@ def _prove(verb: str) -> Callable[[Situation], Action]:
 _UPDATE_RULES: dict[UpdateEvent, Callable[[Situation], Action]] = {
     Kind.DONE: _prove("edit"),
     Kind.ACCEPTED: _prove("edit"),
-    Copy.MATCHES: lambda s: _matches(s),
+    Copy.MATCHES: _matches,
     Kind.GONE: lambda s: Action(Step.DELETED, reason="the copy was deleted on the service; not made again"),
     Copy.GONE: lambda s: Action(Step.DELETED, reason="the copy was deleted on the service; not made again"),
     Copy.NOT_OURS: _not_ours,
