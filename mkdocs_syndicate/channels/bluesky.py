@@ -466,8 +466,14 @@ class BlueskyChannel(AtprotoSessionChannel):
         response = await self._get_in(http, self.collection, rkey_of(record))
         if response.status_code == 400 and "RecordNotFound" in response.text:
             return Presence.GONE
-        ok = response.status_code == 200
-        return Seen(Presence.PRESENT, links_in(json_object(response).get("value"))) if ok else Presence.UNKNOWN
+        if response.status_code != 200:
+            return Presence.UNKNOWN
+        value = json_object(response).get("value")
+        return Seen(Presence.PRESENT, self.copy_links(value if isinstance(value, dict) else {}))
+
+    def copy_links(self, value: dict[str, Any]) -> tuple[str, ...]:
+        """The links a record shows (its text's facets, its card): whose copy it is."""
+        return links_in(value)
 
     async def _get(self, http: Http, rkey: str) -> httpx.Response:
         return await self._get_in(http, COLLECTION, rkey)

@@ -472,9 +472,9 @@ class StandardChannel(BlueskyChannel):
             return Copy.UNKNOWN
         target = self.document(post, _site_of(value))
         seen = {k: v for k, v in value.items() if k != "bskyPostRef"}
-        return Seen(Copy.MATCHES if seen == target else Copy.DIFFERS, self._document_links(value))
+        return Seen(Copy.MATCHES if seen == target else Copy.DIFFERS, self.copy_links(value))
 
-    def _document_links(self, value: dict[str, Any]) -> tuple[str, ...]:
+    def copy_links(self, value: dict[str, Any]) -> tuple[str, ...]:
         """A document names its page by `path` under the publication: that page's address."""
         path = value.get("path")
         return (site_base(self.site.url) + path,) if isinstance(path, str) and path.startswith("/") else ()
