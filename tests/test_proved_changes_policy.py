@@ -79,3 +79,21 @@ def test_the_read_before_a_change_lets_it_go_once_the_copy_is_this_posts():
     assert decide_update(Copy.NOT_OURS, intent).step is Step.REVIEW
     assert decide_update(Copy.GONE, intent).step is Step.DELETED  # deleted by its author: not made again
     assert decide_update(Copy.UNKNOWN, intent).step is Step.HOLD
+
+
+def test_resolve_clears_a_review_and_says_what_the_person_saw():
+    from mkdocs_syndicate.errors import SyndicateError
+    from mkdocs_syndicate.ledger.resolution import Decision, resolved
+    from mkdocs_syndicate.ledger.schema import Record, State
+
+    held = Record(
+        State.IN_FLIGHT, 1, "2026-12-07T06:00:00Z", remote_id="1", message_sha256="new", op="update", review="x"
+    )
+    retry = resolved("(p, ch)", held, Decision("retry"), "2026-12-07T07:00:00Z", "by hand")
+    assert not isinstance(retry, str) and retry.review is None and retry.state == State.IN_FLIGHT
+    done = resolved("(p, ch)", held, Decision("done"), "2026-12-07T07:00:00Z", "by hand")
+    assert not isinstance(done, str) and done.state == State.DONE and done.message_sha256 == "new"
+    gone = resolved("(p, ch)", replace(held, op="delete"), Decision("done"), "2026-12-07T07:00:00Z", "by hand")
+    assert not isinstance(gone, str) and gone.state == State.DELETED and gone.remote_id == "1"
+    with pytest.raises(SyndicateError, match="cannot be skipped"):
+        resolved("(p, ch)", held, Decision("skip"), "2026-12-07T07:00:00Z", "by hand")
