@@ -56,6 +56,7 @@ PINNED = [
     "Site",
     "TooLarge",
     "Verdict",
+    "WriteLimit",
     "check_unreachable",
     "client_id",
     "delete_outcome",

@@ -55,6 +55,7 @@ from mkdocs_syndicate.channels.base import (
     Presence,
     Seen,
     Verdict,
+    WriteLimit,
 )
 from mkdocs_syndicate.channels.reading import (
     BadAnswer,
@@ -116,6 +117,7 @@ __all__ = [
     "Site",
     "TooLarge",
     "Verdict",
+    "WriteLimit",
     "check_unreachable",
     "client_id",
     "delete_outcome",

@@ -71,6 +71,16 @@ class Presence(enum.Enum):
 
 
 @dataclass(frozen=True)
+class WriteLimit:
+    """A service's limit on one kind of write: `count` per `period` seconds, in windows aligned
+    to the epoch (as Rack::Attack counts). The run keeps within it (engine/budgets.py)."""
+
+    count: int
+    period: float
+    service: str  # who sets it, for the run's line ("Mastodon")
+
+
+@dataclass(frozen=True)
 class Seen:
     """What a read of a copy by its own id found (`Channel.read_copy`, `read_presence`), with the
     links the copy shows: the engine changes a copy only once those prove it is this post's
@@ -199,6 +209,7 @@ class Channel:
     deletes: ClassVar[bool] = False  # implements delete and read_presence: `removals: delete` is allowed
     web_copies: ClassVar[bool] = True  # a done copy has a web page (remote_url); False: its id is all (standard.site)
     threads: ClassVar[bool] = False  # implements send_part and read_part: `thread: true` is allowed
+    delete_limit: ClassVar[WriteLimit | None] = None  # the service's budget of deletes (Mastodon's)
     uploads: ClassVar[bool] = False  # implements upload and read_media: `Prepared.image` goes before the status
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:

@@ -41,6 +41,7 @@ from mkdocs_syndicate.channel_api import (
     Seen,
     Site,
     Verdict,
+    WriteLimit,
     client_id,
     delete_outcome,
     edit_outcome,
@@ -63,8 +64,10 @@ from mkdocs_syndicate.channels.mastodon_account import MastodonCheck
 from mkdocs_syndicate.channels.mastodon_media import MastodonMedia, edit_request, read_removal
 from mkdocs_syndicate.channels.mastodon_text import (
     MASTODON_URL_WEIGHT,
+    instance_number,
     mastodon_language,
     mastodon_length,
+    near_limit,
 )
 from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.links import hrefs
@@ -103,7 +106,6 @@ def _json_error(response: httpx.Response) -> str | None:
     return error if isinstance(error, str) else None
 
 
-NEAR_LIMIT = 50
 SCOPE_HINT = (
     "the token may not read the account back: verify_credentials answered 403 (outside the "
     "authorized scopes). Make a token with the scopes write:statuses read:statuses profile "
@@ -135,6 +137,7 @@ class MastodonChannel(Channel):
     type_name = "mastodon"
     edits_in_place = True  # PUT /api/v1/statuses/:id (Mastodon 3.5+)
     deletes = True  # DELETE /api/v1/statuses/:id
+    delete_limit = WriteLimit(30, 30 * 60, "Mastodon")  # Rack::Attack's throttle_api_delete, per account
     threads = True  # each part a reply to the one before (in_reply_to_id)
     uploads = True  # the post's image: POST /api/v2/media before the status (channels/mastodon_media.py)
     options: ClassVar[Mapping[str, Option]] = {
@@ -389,14 +392,14 @@ class MastodonChannel(Channel):
         """The instance's own length rule, read once per run and only when it can matter: a new
         message within NEAR_LIMIT of the limit used to make it (it may have been shortened for
         nothing, or count URLs differently from the instance). True when the rule changed."""
-        if self._limits_read or not any(_near_limit(p) for p in fresh):
+        if self._limits_read or not any(near_limit(p) for p in fresh):
             return False
         self._limits_read = True
         statuses = await self._instance_statuses(http)
         if statuses is None:
             return False  # the setting stands; the server's own check has the last word
-        limit = _whole(statuses.get("max_characters"), 1, 100_000, self._max_characters)
-        weight = _whole(statuses.get("characters_reserved_per_url"), 0, 1000, self._url_weight)
+        limit = instance_number(statuses.get("max_characters"), 1, 100_000, self._max_characters)
+        weight = instance_number(statuses.get("characters_reserved_per_url"), 0, 1000, self._url_weight)
         changed = (limit, weight) != (self._max_characters, self._url_weight)
         self._max_characters, self._url_weight = limit, weight
         return changed
@@ -485,16 +488,3 @@ class MastodonChannel(Channel):
                 )
             url, params = next_link, None
         return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * 40} statuses since the first attempt")
-
-
-def _near_limit(prepared: Prepared) -> bool:
-    """A message within NEAR_LIMIT of the limit it was made for: the instance's own rule may differ."""
-    message = prepared.message
-    return message is not None and message.limit is not None and message.length >= message.limit - NEAR_LIMIT
-
-
-def _whole(value: object, low: int, high: int, otherwise: int) -> int:
-    """`value` when it is a whole number from `low` to `high` (an instance's answer), else `otherwise`."""
-    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
-        return value
-    return otherwise

@@ -26,6 +26,7 @@ from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.engine import thread_changes, threads, uploads
+from mkdocs_syndicate.engine.budgets import LaneBudget
 from mkdocs_syndicate.engine.endings import ENDING_STEPS, INTERRUPTED_BEFORE_SENDING, clean, ending, error_text
 from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, LedgerWriter
 from mkdocs_syndicate.engine.pacing import PacedHttp
@@ -161,12 +162,16 @@ class Runner:
             if not self.verify_only and not channel.batched:
                 pairs = await under_service_limits(channel, http, pairs)
             units = self._units(channel, pairs)
+            budget = LaneBudget(channel, self.ledger.posts, self.clock, verify_only=self.verify_only)
             while units:
                 if self._stop is not None:
                     self._not_attempted(units, f"the run stopped: {self._stop}")
                     return
                 unit = self._next(units)
                 units.remove(unit)
+                if not await budget.admits(unit, sleep, self.max_wait):  # the service's budget of deletes spent
+                    units = budget.left_for_later(unit, units, self.report.warnings)
+                    continue
                 wait = unit.not_before - self.clock.time()
                 if wait > 0:
                     await sleep(
