@@ -35,10 +35,10 @@ from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Copy, Kind, Outcome, Presence
 from mkdocs_syndicate.content.images import image_removed
 from mkdocs_syndicate.engine import twophase, uploads
+from mkdocs_syndicate.engine.executor import Ended, carry
 from mkdocs_syndicate.engine.policy import (
     Action,
     DeleteEvent,
-    Situation,
     Step,
     UpdateEvent,
     decide_delete,
@@ -57,7 +57,12 @@ if TYPE_CHECKING:
 
 @dataclass
 class _Way:
+    """One edit or delete of a copy: the operation `executor.carry` carries."""
+
+    host: UpdateHost
+    http: PacedHttp
     pair: PendingPair
+    read_first: bool  # an in_flight change of an earlier run: read the copy before anything else
     old_sha: str | None  # what the copy said before this run's update (None: not known)
     old_media: tuple[Media, ...] | None = None  # the uploads the copy showed before this run's update (None: not known)
     before: Record | None = None  # the record as this run found it
@@ -82,41 +87,46 @@ class _Way:
         channel = self.pair.channel
         return channel.reads_presence if self.deleting else channel.reads_copies
 
-    def decide(self, situation: Situation) -> Action:
+    async def first(self) -> None:
+        if self.read_first:
+            await _read(self.host, self.http, self)
+        elif self.reads:  # the intent durable, then a read: is the copy there, and this post's?
+            await _stage_intent(self.host, self)
+            await _read(self.host, self.http, self)
+        else:
+            await _send(self.host, self.http, self)
+
+    def decide(self) -> Action:
+        record = self.host.record_of(self.pair)
+        situation = self.host.situation_for(self.pair.channel, record, self.sends, self.outcome)
         if self.deleting:
             assert not isinstance(self.event, Copy)
             return decide_delete(self.event, situation)
         assert not isinstance(self.event, Presence)
         return decide_update(self.event, situation)
 
+    async def step(self, action: Action) -> Ended[str | None] | None:
+        if action.step in (Step.SEND, Step.RETRY):
+            if action.step is Step.RETRY:
+                await _back_to_done(self.host, self, self.host.cleaned(self.pair.channel, self.reason or action.reason))
+            await twophase.pause(self.host, self.http, action, self.sends, self.event, "updating again")
+            await _send(self.host, self.http, self)
+        else:  # READ (a change's policy has no later read)
+            await _read(self.host, self.http, self)
+        return None
+
+    async def end(self, action: Action) -> str | None:
+        return await _end(self.host, self, action)
+
 
 async def carry_change(host: UpdateHost, http: PacedHttp, pair: PendingPair, *, read_first: bool) -> str | None:
     """Carry one update or delete as far as this run may; returns why the lane must stop, or None."""
-    channel = pair.channel
+    if not read_first and host.verify_only:  # a run that only reads has nothing to settle here
+        return None
     before = host.record_of(pair)
     done = before if before is not None and before.state == State.DONE else None
-    way = _Way(pair, done.message_sha256 if done else None, done.media if done else None, before=before)
-    if read_first:
-        await _read(host, http, way)
-    elif host.verify_only:
-        return None
-    elif way.reads:  # the intent durable, then a read: is the copy there, and this post's?
-        await _stage_intent(host, way)
-        await _read(host, http, way)
-    else:
-        await _send(host, http, way)
-    while True:
-        record = host.record_of(pair)
-        action = way.decide(host.situation_for(channel, record, way.sends, way.outcome))
-        if action.step in (Step.SEND, Step.RETRY):
-            if action.step is Step.RETRY:
-                await _back_to_done(host, way, host.cleaned(channel, way.reason or action.reason))
-            await twophase.pause(host, http, action, way.sends, way.event, "updating again")
-            await _send(host, http, way)
-        elif action.step is Step.READ:
-            await _read(host, http, way)
-        else:
-            return await _end(host, way, action)
+    old_sha, old_media = (done.message_sha256, done.media) if done else (None, None)
+    return await carry(_Way(host, http, pair, read_first, old_sha, old_media, before=before))
 
 
 def _staged(host: UpdateHost, way: _Way, current: Record, attempts: int) -> Record:
