@@ -38,6 +38,7 @@ from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Copy, Kind, Outcome, Presence
 from mkdocs_syndicate.content.messages import message_sha256
 from mkdocs_syndicate.engine import threads, twophase
+from mkdocs_syndicate.engine.executor import Ended, carry
 from mkdocs_syndicate.engine.policy import Action, DeleteEvent, Step, UpdateEvent, decide_delete, decide_update
 from mkdocs_syndicate.engine.proof import read_finding
 from mkdocs_syndicate.engine.results import PairState
@@ -82,24 +83,48 @@ def next_change(parts: tuple[Part, ...], texts: tuple[str, ...]) -> tuple[str, i
 
 @dataclass
 class _Change:
-    """One part's change, through this run."""
+    """One part's change, through this run: the operation `executor.carry` carries."""
 
+    host: UpdateHost
+    http: PacedHttp
     pair: PendingPair
     kind: str  # "update" or "delete" ("send" goes through engine/threads.py)
     number: int
     parts: tuple[Part, ...] = ()  # the parts as the change begins (written with its in_flight record)
+    read_first: bool = False  # a change of an earlier run may be out: read the part first
     sends: int = 0
     event: UpdateEvent | DeleteEvent = Kind.NOT_SENT
     outcome: Outcome | None = None
     reason: str = ""
 
-    def decide(self, host: UpdateHost, record: Record) -> Action:
-        situation = host.situation_for(self.pair.channel, record, self.sends, self.outcome)
+    async def first(self) -> None:
+        await (_read(self.host, self.http, self) if self.read_first else _call(self.host, self.http, self))
+
+    def decide(self) -> Action:
+        record = self.host.record_of(self.pair)
+        assert record is not None
+        situation = self.host.situation_for(self.pair.channel, record, self.sends, self.outcome)
         if self.kind == "delete":
             assert not isinstance(self.event, Copy)
             return decide_delete(self.event, situation)
         assert not isinstance(self.event, Presence)
         return decide_update(self.event, situation)
+
+    async def step(self, action: Action) -> Ended[tuple[bool, str | None]] | None:
+        if action.step in (Step.SEND, Step.RETRY):
+            again = f"{self.kind} of a part again"
+            await twophase.pause(self.host, self.http, action, self.sends, self.event, again)
+            await _call(self.host, self.http, self)
+        else:
+            await _read(self.host, self.http, self)
+        return None
+
+    async def end(self, action: Action) -> tuple[bool, str | None]:
+        """(whether the change is made, why the lane stops)."""
+        if action.step is Step.DONE or (action.step is Step.DELETED and self.kind == "delete"):
+            await _known(self.host, self)
+            return True, None
+        return False, await _end(self.host, self, action)
 
 
 async def carry_thread_change(host: UpdateHost, http: PacedHttp, pair: PendingPair) -> str | None:
@@ -136,7 +161,7 @@ async def carry_thread_change(host: UpdateHost, http: PacedHttp, pair: PendingPa
         if kind == "send":
             ended, stop = await _add(host, http, pair, number, len(texts))
         else:
-            ended, stop = await _carry(host, http, _Change(pair, kind, number, parts), read_first=False)
+            ended, stop = await carry(_Change(host, http, pair, kind, number, parts))
         if not ended:
             return stop
         made += 1
@@ -158,46 +183,19 @@ async def _settle_unknown(
             return False, None
         return await _add(host, http, pair, number, len(texts), read_first=True)
     if record.op == "delete":
-        return await _carry(host, http, _Change(pair, "delete", number), read_first=True)
+        return await carry(_Change(host, http, pair, "delete", number, read_first=True))
     if not texts or (number <= len(texts) and parts[number - 1].message_sha256 == message_sha256(texts[number - 1])):
         return True, None  # recorded already, or a removal now: nothing to settle
     if number > len(texts):  # the post changed again since: the part is deleted now
         return True, None
-    return await _carry(host, http, _Change(pair, "update", number), read_first=True)
+    return await carry(_Change(host, http, pair, "update", number, read_first=True))
 
 
 async def _add(
     host: UpdateHost, http: PacedHttp, pair: PendingPair, number: int, total: int, *, read_first: bool = False
 ) -> tuple[bool, str | None]:
     """Part `number` added at the end: the send path of a thread's later part, under `op: update`."""
-    way = threads.PartWay(pair, number, op="update")
-    if read_first:
-        await threads.read_part(host, http, way)
-    else:
-        await threads.send_part(host, http, way)
-    return await threads.settle(host, http, way, total)
-
-
-async def _carry(host: UpdateHost, http: PacedHttp, change: _Change, *, read_first: bool) -> tuple[bool, str | None]:
-    """One edit or delete of a part to its end in this run: (whether it is made, why the lane stops)."""
-    if read_first:
-        await _read(host, http, change)
-    else:
-        await _call(host, http, change)
-    while True:
-        record = host.record_of(change.pair)
-        assert record is not None
-        action = change.decide(host, record)
-        if action.step is Step.DONE or (action.step is Step.DELETED and change.kind == "delete"):
-            await _known(host, change)
-            return True, None
-        if action.step in (Step.SEND, Step.RETRY):
-            await twophase.pause(host, http, action, change.sends, change.event, f"{change.kind} of a part again")
-            await _call(host, http, change)
-        elif action.step is Step.READ:
-            await _read(host, http, change)
-        else:
-            return False, await _end(host, change, action)
+    return await carry(threads.PartWay(host, http, pair, number, total, read_first, op="update"))
 
 
 async def _call(host: UpdateHost, http: PacedHttp, change: _Change) -> None:
