@@ -1,0 +1,171 @@
+"""The emulators answer as the real servers do where the fifth fidelity audit found them apart,
+by raw HTTP against the sandbox server (never through our clients). Each test names the server's
+own rule: Mastodon's source (rack_attack.rb, RateLimiter, UpdateStatusService, MediaController),
+the reference PDS's (packages/pds) and Synapse 1.163.2's; where the real server runs here, a
+realserver test beside it (tests/test_realserver_bluesky.py, tests/test_realserver_matrix.py)
+holds the emulator to the server's own answer."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import httpx
+import pytest
+from test_media_emulators import Clock
+
+from mkdocs_syndicate.sandbox import media_files
+from mkdocs_syndicate.sandbox.mastodon_tokens import STATUSES_ONLY_TOKEN, TOKEN
+
+pytestmark = pytest.mark.http
+
+MASTO = {"Authorization": f"Bearer {TOKEN}"}
+WINDOW_START = 1_800_003_600.0  # a multiple of 1,800 and of 10,800: a window of each limit starts here
+
+
+@pytest.fixture
+def clock(sandbox) -> Clock:
+    sandbox.now = clock = Clock(WINDOW_START)
+    return clock
+
+
+def _iso(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _masto(sandbox, method: str, path: str, token: str = TOKEN, **kwargs) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"}
+    return httpx.request(method, f"{sandbox.url}/mastodon{path}", headers=headers, **kwargs)
+
+
+def _status(sandbox, text: str) -> str:
+    answer = _masto(sandbox, "POST", "/api/v1/statuses", data={"status": text})
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["id"])
+
+
+def _upload(sandbox, *, description: str | None = None, v: int = 2) -> httpx.Response:
+    fields = {"description": description} if description is not None else {}
+    files = {"file": ("a.png", media_files.png(), "image/png")}
+    return _masto(sandbox, "POST", f"/api/v{v}/media", files=files, data=fields)
+
+
+# ---------------------------------------------------------------- Mastodon: Rack::Attack
+
+
+def test_mastodon_deletes_are_30_per_30_minutes_per_account_in_windows_aligned_to_the_epoch(sandbox, clock):
+    """rack_attack.rb `throttle_api_delete`: 30 per 30 minutes, keyed by the account (both of its
+    tokens share it), counted in fixed windows, before the controller (an unknown id counts and is
+    refused too); the throttled responder's 429 has X-RateLimit-* and no Retry-After."""
+    clock.at = WINDOW_START + 600
+    ids = [_status(sandbox, f"status {n}") for n in range(32)]
+    answers = [
+        _masto(sandbox, "DELETE", f"/api/v1/statuses/{status_id}", token=(TOKEN, STATUSES_ONLY_TOKEN)[n % 2])
+        for n, status_id in enumerate(ids[:30])
+    ]
+    assert [a.status_code for a in answers] == [200] * 30
+    assert [a.headers["X-RateLimit-Limit"] for a in answers[:2]] == ["30", "30"]
+    assert [a.headers["X-RateLimit-Remaining"] for a in (answers[0], answers[-1])] == ["29", "0"]
+    refused = _masto(sandbox, "DELETE", f"/api/v1/statuses/{ids[30]}")
+    assert refused.status_code == 429 and refused.json() == {"error": "Too many requests"}
+    assert {k: refused.headers.get(k) for k in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "Retry-After")} == {
+        "X-RateLimit-Limit": "30",
+        "X-RateLimit-Remaining": "0",
+        "Retry-After": None,
+    }
+    assert refused.headers["X-RateLimit-Reset"] == _iso(WINDOW_START + 1800)
+    assert _masto(sandbox, "GET", f"/api/v1/statuses/{ids[30]}").status_code == 200  # not deleted
+    assert _masto(sandbox, "DELETE", "/api/v1/statuses/12345").status_code == 429  # before the controller
+    clock.at = WINDOW_START + 1800  # the next window, not 30 minutes after the first delete
+    assert _masto(sandbox, "DELETE", f"/api/v1/statuses/{ids[30]}").status_code == 200
+
+
+def test_mastodon_uploads_are_30_per_30_minutes_in_epoch_windows_counting_refused_ones(sandbox, clock):
+    """rack_attack.rb `throttle_api_media`: every POST to /api/v1/media or /api/v2/media counts,
+    one MediaAttachment refused with 422 too, in windows aligned to the epoch."""
+    clock.at = WINDOW_START + 1790
+    assert _upload(sandbox, description="x" * 1501).status_code == 422
+    assert [_upload(sandbox, v=1 + n % 2).status_code for n in range(29)] == [200] * 29
+    refused = _upload(sandbox)
+    assert refused.status_code == 429 and refused.json() == {"error": "Too many requests"}
+    assert (refused.headers["X-RateLimit-Limit"], refused.headers["X-RateLimit-Remaining"]) == ("30", "0")
+    assert refused.headers["X-RateLimit-Reset"] == _iso(WINDOW_START + 1800)
+    assert "Retry-After" not in refused.headers
+    clock.at += 11  # a new window ten seconds later: no rolling half hour
+    accepted = _upload(sandbox)
+    assert accepted.status_code == 200 and accepted.headers["X-RateLimit-Remaining"] == "29"
+
+
+def test_mastodon_an_injected_429_carries_the_limit_of_its_route(sandbox, clock):
+    """The same fault on a delete, an upload, a status and another call: each 429 speaks for the
+    limit that request meets (30 per 30 min, 30 per 30 min, 300 per 3 h, 300 per 5 min)."""
+    status_id = _status(sandbox, "to be deleted")
+    cases = [
+        ("DELETE", f"/api/v1/statuses/{status_id}", "30"),
+        ("POST", "/api/v2/media", "30"),
+        ("POST", "/api/v1/statuses", "300"),
+        ("GET", "/api/v1/accounts/verify_credentials", "300"),
+    ]
+    for method, path, limit in cases:
+        sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 429, "match": f"{method} {path}"})
+        refused = _masto(sandbox, method, path, data={"status": "x"} if method == "POST" else None)
+        assert refused.status_code == 429, (method, path)
+        assert (refused.headers["X-RateLimit-Limit"], "Retry-After" in refused.headers) == (limit, False), path
+    delete_window_end = _iso(WINDOW_START + 1800)
+    sandbox.add_fault({"channel": "mastodon", "action": "status", "status": 429, "match": "DELETE"})
+    assert _masto(sandbox, "DELETE", f"/api/v1/statuses/{status_id}").headers["X-RateLimit-Reset"] == (
+        delete_window_end
+    )
+
+
+# ---------------------------------------------------------------- Mastodon: edits
+
+
+def test_mastodon_edits_count_in_the_statuses_family_with_new_statuses(sandbox, clock):
+    """StatusEdit `rate_limit by: :account, family: :statuses`: each edit is one of the 300 per
+    3 hours new statuses use; the 301st is 429 and changes nothing."""
+    status_id = _status(sandbox, "version 0")
+    edits = [
+        _masto(sandbox, "PUT", f"/api/v1/statuses/{status_id}", data={"status": f"version {n}"}) for n in range(1, 8)
+    ]
+    assert [e.headers["X-RateLimit-Remaining"] for e in (edits[0], edits[-1])] == ["298", "292"]
+    for n in range(8, 300):
+        assert _masto(sandbox, "PUT", f"/api/v1/statuses/{status_id}", data={"status": f"version {n}"}).is_success
+    refused = _masto(sandbox, "PUT", f"/api/v1/statuses/{status_id}", data={"status": "one too many"})
+    assert refused.status_code == 429 and refused.json() == {"error": "Too many requests"}
+    assert (refused.headers["X-RateLimit-Limit"], refused.headers["X-RateLimit-Remaining"]) == ("300", "0")
+    assert refused.headers["X-RateLimit-Reset"] == _iso(WINDOW_START + 3 * 3600)
+    source = _masto(sandbox, "GET", f"/api/v1/statuses/{status_id}/source").json()
+    assert source["text"] == "version 299"
+    assert _masto(sandbox, "POST", "/api/v1/statuses", data={"status": "new"}).status_code == 429
+
+
+def test_mastodon_an_edit_that_changes_nothing_records_no_revision(sandbox, clock):
+    """UpdateStatusService: no significant change raises NoChangesSubmittedError, answered 200
+    with the status as it was: no new `edited_at`, and nothing counted."""
+    status_id = _status(sandbox, "as it was")
+    same = _masto(sandbox, "PUT", f"/api/v1/statuses/{status_id}", data={"status": "as it was"})
+    assert same.status_code == 200 and same.json()["edited_at"] is None
+    assert same.headers["X-RateLimit-Remaining"] == "299"
+    clock.at += 60
+    changed = _masto(sandbox, "PUT", f"/api/v1/statuses/{status_id}", data={"status": "changed"}).json()
+    clock.at += 60
+    again = _masto(sandbox, "PUT", f"/api/v1/statuses/{status_id}", data={"status": "changed"})
+    assert again.json()["edited_at"] == changed["edited_at"] is not None
+    assert again.headers["X-RateLimit-Remaining"] == "298"
+
+
+# ---------------------------------------------------------------- Mastodon: media processing that failed
+
+
+def test_mastodon_media_whose_processing_failed_is_422_to_get_and_put_but_attachable(sandbox, clock):
+    """Api::V1::MediaController `check_processing`: 422 "Error processing thumbnail for uploaded
+    media" once processing failed; validate_media! lets it through (`not_processed?` is false)."""
+    sandbox.set_quirks("mastodon", media_always_async=True, media_processing_fails=True, media_processing_polls=1)
+    media_id = _upload(sandbox).json()["id"]
+    polls = [_masto(sandbox, "GET", f"/api/v1/media/{media_id}") for _ in range(2)]
+    assert [p.status_code for p in polls] == [206, 422]
+    assert polls[1].json() == {"error": "Error processing thumbnail for uploaded media"}
+    put = _masto(sandbox, "PUT", f"/api/v1/media/{media_id}", data={"description": "alt"})
+    assert put.status_code == 422 and put.json() == polls[1].json()
+    attached = _masto(sandbox, "POST", "/api/v1/statuses", data={"status": "with it", "media_ids[]": [media_id]})
+    assert attached.status_code == 200 and [m["id"] for m in attached.json()["media_attachments"]] == [media_id]
