@@ -10,7 +10,9 @@ from __future__ import annotations
 import datetime as dt
 
 import httpx
+import pds_scenarios
 import pytest
+from pds_scenarios import Account
 from test_media_emulators import Clock
 
 from mkdocs_syndicate.sandbox import media_files
@@ -169,3 +171,70 @@ def test_mastodon_media_whose_processing_failed_is_422_to_get_and_put_but_attach
     assert put.status_code == 422 and put.json() == polls[1].json()
     attached = _masto(sandbox, "POST", "/api/v1/statuses", data={"status": "with it", "media_ids[]": [media_id]})
     assert attached.status_code == 200 and [m["id"] for m in attached.json()["media_attachments"]] == [media_id]
+
+
+# ---------------------------------------------------------------- the PDS (Bluesky and standard.site)
+# What the reference PDS 0.5.35 answered to each scenario (tests/pds_scenarios.py), measured here:
+# tests/test_realserver_bluesky.py runs them against it and against the emulator side by side.
+
+LIMITS = "Invalid com.atproto.repo.listRecords params: "
+PDS_ANSWERS = {
+    "swap": [(200, "", ""), (200, "", ""), (400, "InvalidSwap", "Record was at null"), (400, "RecordNotFound", "")],
+    "dereferenced": [
+        (200, "", ""),
+        (200, "", ""),
+        (400, "BlobNotFound", "Could not find blob: A"),
+        (200, "", ""),
+        (400, "BlobNotFound", "Could not find blob: B"),
+        *[(200, "", "")] * 4,
+    ],
+    "refs": [
+        (200, "", ""),
+        (200, "", ""),
+        (
+            400,
+            "InvalidMimeType",
+            "Referenced Mimetype does not match stored blob. Expected: image/png, Got: image/jpeg",
+        ),
+    ],
+    "limits": [
+        (400, "InvalidRequest", LIMITS + "integer too small (minimum 1, got 0)"),
+        (400, "InvalidRequest", LIMITS + "integer too big (maximum 100, got 101)"),
+        (400, "InvalidRequest", LIMITS + "integer too small (minimum 1, got -5)"),
+        (400, "InvalidRequest", LIMITS + 'Expected integer value type (got "abc")'),
+        *[(200, "", "")] * 3,
+    ],
+}
+
+
+def pds_scenarios_of(account: Account, prefix: str = "3lsyn") -> dict[str, list[pds_scenarios.Said]]:
+    """Each scenario once, under record keys of its own (TIDs) starting with `prefix`."""
+
+    def keys(letter: str) -> list[str]:
+        return [f"{prefix}{letter}{c}aaaaaa" for c in "234567a"]
+
+    return {
+        "swap": pds_scenarios.swap_on_a_deleted_record(account, keys("a")[0]),
+        "dereferenced": pds_scenarios.blobs_their_last_record_stopped_naming(account, keys("b"), 41),
+        "refs": pds_scenarios.refs_of_a_permanent_and_a_temporary_blob(account, keys("c"), 51),
+        "limits": pds_scenarios.list_records_limits(account),
+    }
+
+
+def _sandbox_account(sandbox, service: str = "bluesky") -> Account:
+    return Account(f"{sandbox.url}/{service}", "sandbox.bsky.social", "sandbox-bsky-app-password")
+
+
+@pytest.mark.parametrize("scenario", sorted(PDS_ANSWERS))
+def test_the_pds_emulator_answers_as_the_reference_pds(sandbox, scenario):
+    """putRecord's swap over no record is InvalidSwap "Record was at null" (repo/transactor.ts
+    formatCommit), so a deleted record is not brought back; a blob its last record stopped naming
+    is deleted at once (blob/transactor.ts deleteDereferencedBlobs), one another record names is
+    kept; a permanent blob's reference is not checked again, a temporary one's is
+    (verifyBlobAndMakePermanent); listRecords' `limit` is an integer from 1 to 100 (its lexicon)."""
+    assert pds_scenarios_of(_sandbox_account(sandbox))[scenario] == PDS_ANSWERS[scenario]
+
+
+def test_standard_sites_pds_checks_list_records_limits_too(sandbox):
+    account = _sandbox_account(sandbox, "standard")
+    assert pds_scenarios.list_records_limits(account, "site.standard.document") == PDS_ANSWERS["limits"]
