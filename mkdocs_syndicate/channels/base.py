@@ -149,6 +149,7 @@ class Prepared:
     payload_sha256: str | None = None  # when the payload is more than the message text
     replay: bool = False  # the key was sent before, by a request whose outcome is unknown
     image: PostImage | None = None  # `uploads` types: the post's image, uploaded before the status
+    life: int = 0  # the pair's life (Record.life) its client ids were derived for: a part's are too
     media: tuple[Media, ...] = ()  # ...and what its upload made, handed to send (engine/uploads.py)
 
     @property
@@ -201,10 +202,12 @@ class Channel:
 
     # ---------------------------------------------------------------- without network
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         """The exact payload for this post, computed without any network (so plan mode shows it and
         a post that cannot be sent fails the run before the first request). `created_at`: the
-        pair's first attempt, for channels that freeze it into the payload."""
+        pair's first attempt, for channels that freeze it into the payload. `life`: the pair's
+        life (`Record.life`), which every id the channel chooses is derived from with the post's
+        URL and the channel id (`client_id(..., life=life)`), set on the result's `life`."""
         raise NotImplementedError
 
     def preview(self, post: Post, prepared: Prepared) -> str:

@@ -155,7 +155,7 @@ class BlueskyChannel(AtprotoSessionChannel):
         image file inside it (content/images.py), else none and why."""
         return site_image(post.image, self.site.url, self.site.site_dir, MAX_THUMB)
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         message = render_message(
             post,
             self.id,
@@ -185,11 +185,12 @@ class BlueskyChannel(AtprotoSessionChannel):
             fingerprint += json.dumps(message.parts[1:], ensure_ascii=False)
         return Prepared(
             message,
-            idempotency_key=rkey_for(post, self.id),
+            idempotency_key=rkey_for(post, self.id, life),
             created_at=frozen,
             description=message.text,
             payload_sha256=message_sha256(fingerprint),
             image=image,
+            life=life,
         )
 
     # ---------------------------------------------------------------- session
@@ -284,7 +285,7 @@ class BlueskyChannel(AtprotoSessionChannel):
         if failed is not None:
             return failed
         assert self._session is not None
-        rkey = part_rkey(post, self.id, number)
+        rkey = part_rkey(post, self.id, number, prepared.life)
         try:
             sent = tuple([await self._with_cid(http, part) for part in sent])
             if any(part.cid is None for part in sent):
@@ -318,7 +319,7 @@ class BlueskyChannel(AtprotoSessionChannel):
         failed = await self._login(http)
         if failed is not None:
             return Verdict(Found.UNKNOWN, reason=f"cannot find the account's PDS ({failed.error})")
-        rkey = part_rkey(post, self.id, number)
+        rkey = part_rkey(post, self.id, number, record.lives)
         try:
             response = await self._get(http, rkey)
             if response.status_code == 400 and "RecordNotFound" in response.text:
@@ -356,7 +357,7 @@ class BlueskyChannel(AtprotoSessionChannel):
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx
 
-        rkey = record.idempotency_key or rkey_for(post, self.id)
+        rkey = record.idempotency_key or rkey_for(post, self.id, record.lives)
         # A public, strongly consistent read — at the account's PDS, which the session names.
         failed = await self._login(http)
         if failed is not None:

@@ -171,7 +171,7 @@ class ForemChannel(Channel):
             f"channel {self.id} in the config"
         )
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         if post.body_missing:
             # A feed entry with a summary only, a page `serve --dirty` did not render: DEV
             # publishes the whole article, and an empty one is not a cross-post.
@@ -190,7 +190,7 @@ class ForemChannel(Channel):
             if dropped_tag(tag)
         )
         message = Message(payload, len(body["title"]), MAX_TITLE, notes=notes, unit="title characters")
-        return Prepared(message, description=summary)
+        return Prepared(message, description=summary, life=life)
 
     def preview(self, post: Post, prepared: Prepared) -> str:
         """The whole article as DEV would get it: its front fields, then the Markdown body."""

@@ -74,18 +74,19 @@ DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags
 MAX_PAGES = 25  # 25 × 40 statuses
 
 
-def idempotency_key(post_url: str, channel_id: str) -> str:
-    """Unique per (site, post, channel): from the full canonical URL, never the post key alone
-    (two sites on one account share keys; the server would answer site B with site A's status)."""
-    return client_id(post_url, channel_id, "mastodon-idempotency")
+def idempotency_key(post_url: str, channel_id: str, life: int = 0) -> str:
+    """Unique per (site, post, channel, life): from the full canonical URL, never the post key
+    alone (two sites on one account share keys; the server would answer site B with site A's
+    status), and never an earlier life's (Mastodon answers a key for an hour, a deleted status's 404)."""
+    return client_id(post_url, channel_id, "mastodon-idempotency", life)
 
 
-def part_key(post_url: str, channel_id: str, number: int) -> str:
+def part_key(post_url: str, channel_id: str, number: int, life: int = 0) -> str:
     """A thread's part `number`'s key: part 1's is the pair's own (unchanged: existing ledgers
-    stay valid), each later part's its own, from (site, post, channel, number)."""
+    stay valid), each later part's its own, from (site, post, channel, number, life)."""
     if number == 1:
-        return idempotency_key(post_url, channel_id)
-    return client_id(post_url, channel_id, f"mastodon-idempotency-part-{number}")
+        return idempotency_key(post_url, channel_id, life)
+    return client_id(post_url, channel_id, f"mastodon-idempotency-part-{number}", life)
 
 
 def _json_error(response: httpx.Response) -> str | None:
@@ -170,7 +171,7 @@ class MastodonChannel(Channel):
     def _auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.settings.options['token'].reveal()}"}
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         weight = self._url_weight
         rule = LengthRule(self._max_characters, lambda text: mastodon_length(text, weight))
         message = render_message(
@@ -187,8 +188,8 @@ class MastodonChannel(Channel):
             image, notes = post_image(post, self.site.url, self.site.site_dir)
             message = replace(message, notes=(*message.notes, *notes))
         # The image is not in the message's hash: a copy is not edited for a new image alone.
-        key = idempotency_key(post.url, self.id)
-        return Prepared(message, idempotency_key=key, description=message.text, image=image)
+        key = idempotency_key(post.url, self.id, life)
+        return Prepared(message, idempotency_key=key, description=message.text, image=image, life=life)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         assert prepared.message is not None
@@ -213,7 +214,7 @@ class MastodonChannel(Channel):
     ) -> Outcome:
         """Part `number` as a reply to the part before it (`in_reply_to_id`), under its own key."""
         assert prepared.message is not None
-        text, key = prepared.message.texts[number - 1], part_key(post.url, self.id, number)
+        text, key = prepared.message.texts[number - 1], part_key(post.url, self.id, number, prepared.life)
         return await self._post(http, post, text, key, replay, in_reply_to=sent[-1].remote_id)
 
     async def _post(

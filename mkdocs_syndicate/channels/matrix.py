@@ -213,7 +213,7 @@ class MatrixChannel(Channel):
     def recognises(self, remote_url: str) -> bool:
         return remote_url.startswith(f"{self.settings.options['web_url']}/#/{quote(self._room, safe='!:')}/")
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         message = render_message(
             post,
             self.id,
@@ -223,14 +223,16 @@ class MatrixChannel(Channel):
             where=self.settings.where("template"),
             max_parts=self.settings.max_parts,
         )
-        key = client_id(post.url, self.id, "matrix-transaction")
+        key = client_id(post.url, self.id, "matrix-transaction", life)
         image = None
         if self.settings.options["embed"] == "image":
             image, notes = post_image(post, self.site.url, self.site.site_dir)
             message = replace(message, notes=(*message.notes, *notes))
         extra = f"{image.sha256}\n{image.alt}" if image is not None else ""
         digest = hashlib.sha256(f"{message.text}\n{extra}".encode()).hexdigest() if image is not None else None
-        return Prepared(message, idempotency_key=key, description=message.text, image=image, payload_sha256=digest)
+        return Prepared(
+            message, idempotency_key=key, description=message.text, image=image, payload_sha256=digest, life=life
+        )
 
     def _content(self, text: str, key: str, image: PostImage | None, media: tuple[Media, ...]) -> dict[str, Any]:
         """The message's content: a text message, or (`embed: image`, once uploaded) the image."""

@@ -82,10 +82,10 @@ def publication_rkey(site_url: str, channel_id: str) -> str:
     return tid(_PUBLICATION_EPOCH * 1_000_000 + digest % (10**15), (digest >> 60) % 1024)
 
 
-def document_rkey(post: Post, channel_id: str) -> str:
+def document_rkey(post: Post, channel_id: str, life: int = 0) -> str:
     """Deterministic per (site, post, channel): the post's date plus an offset derived from its
     canonical URL (as the Bluesky channel's key; another purpose, so another key)."""
-    digest = int(client_id(post.url, channel_id, "standard-document"), 16)
+    digest = int(client_id(post.url, channel_id, "standard-document", life), 16)
     micros = int(post.date.timestamp()) * 1_000_000 + digest % 1_000_000
     return tid(micros, (digest >> 20) % 1024)
 
@@ -166,7 +166,7 @@ class StandardChannel(BlueskyChannel):
             record["textContent"] = text
         return record
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         record = self.document(post, "at://{did}/" + f"{PUBLICATION}/{self._publication_rkey}")
         bluesky = self._bluesky_copy(post)
         # The Bluesky post it will point to is part of what is sent: once that post exists, the
@@ -178,10 +178,11 @@ class StandardChannel(BlueskyChannel):
         message = Message(shown, grapheme_length(shown), None)
         return Prepared(
             message,
-            idempotency_key=document_rkey(post, self.id),
+            idempotency_key=document_rkey(post, self.id, life),
             created_at=created_at or to_iso_ms(dt.datetime.now(dt.UTC)),  # the first attempt (scan bounds)
             description=f"{DOCUMENT} {record['path']}: {record['title']}",
             payload_sha256=message_sha256(text),
+            life=life,
         )
 
     def _bluesky_copy(self, post: Post) -> str | None:
@@ -386,7 +387,7 @@ class StandardChannel(BlueskyChannel):
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx
 
-        rkey = record.idempotency_key or document_rkey(post, self.id)
+        rkey = record.idempotency_key or document_rkey(post, self.id, record.lives)
         failed = await self._login(http)
         if failed is not None:
             return Verdict(Found.UNKNOWN, reason=f"cannot find the account's PDS ({failed.error})")

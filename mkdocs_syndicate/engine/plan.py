@@ -126,10 +126,15 @@ def _same_door(ledger: Ledger, post: Post) -> bool:
 
 
 def _prepared(channel: Channel, post: Post, record: Record | None) -> Prepared:
-    prepared = channel.prepare(post, created_at=record.created_at if record else None)
+    prepared = channel.prepare(post, created_at=record.created_at if record else None, life=_life(record))
     if record is not None and record.idempotency_key:
         prepared = replace(prepared, idempotency_key=record.idempotency_key)
     return prepared
+
+
+def _life(record: Record | None) -> int:
+    """The pair's life, for the ids its channel chooses (content/identity.py `client_id`)."""
+    return record.lives if record is not None else 0
 
 
 def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo) -> list[PendingPair]:
@@ -253,7 +258,7 @@ def _prepared_again(channel: Channel, pair: PendingPair) -> PendingPair:
     try:
         if pair.record is not None and _thread_half_sent(pair.record):
             return replace(pair, prepared=_prepared(channel, pair.post, pair.record))
-        return replace(pair, prepared=channel.prepare(pair.post))
+        return replace(pair, prepared=channel.prepare(pair.post, life=_life(pair.record)))
     except SyndicateError:  # it does not fit the service's rule: the first message goes, refused by name
         return pair
 

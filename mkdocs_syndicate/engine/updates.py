@@ -126,6 +126,7 @@ async def _send(host: UpdateHost, http: PacedHttp, way: _Way) -> None:
             message_sha256=current.message_sha256 if way.deleting else pair.prepared.sha256,
             op=way.op,
             media=current.media,  # what the copy shows, named again by the edit
+            life=current.life,
         )
 
     previous = host.record_of(pair)

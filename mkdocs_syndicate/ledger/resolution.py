@@ -3,7 +3,7 @@ and the record each one makes. The ledger's own rules, so the command only asks 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from mkdocs_syndicate.errors import SyndicateError
@@ -31,8 +31,14 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
     if current is not None and current.state in (State.DONE, State.SKIPPED) and decision.kind != "skip":
         raise SyndicateError(f"{where} is already {current.state}; nothing to resolve")
     # Never attempted: nothing to carry forward. Deleted: the copy its ids, parts and uploads name
-    # is gone, and a new life starts from nothing (under new client-chosen ids), whatever is decided.
-    base = current if current is not None and current.state != State.DELETED else Record(State.FAILED, 0, at)
+    # is gone, and a new life starts from nothing (under new client-chosen ids: its life counted
+    # one up), whatever is decided.
+    if current is None:
+        base = Record(State.FAILED, 0, at)
+    elif current.state == State.DELETED:
+        base = current.new_life(at, "a new life")
+    else:
+        base = current
     if decision.kind == "done":
         if base.parts and decision.remote_id is None and decision.url is None:
             # A thread left as it is: its first part is the copy, the parts sent stay listed.
@@ -43,9 +49,7 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
         if state in (None, State.FAILED):
             return f"{where} is already pending: the next run sends it"
         if state == State.DELETED:  # a new announcement: a new life
-            return base.moved(
-                State.FAILED, at, error="resolved by hand: announce again (its copy was deleted)", note=note
-            )
+            return replace(base, error="resolved by hand: announce again (its copy was deleted)", note=note)
         return base.moved(State.FAILED, at, error="resolved by hand: send again", note=note)
     if state == State.SKIPPED:
         return f"{where} is already skipped"
