@@ -8,8 +8,11 @@ holds the emulator to the server's own answer."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from typing import Any
 
 import httpx
+import matrix_scenarios
 import pds_scenarios
 import pytest
 from pds_scenarios import Account
@@ -238,3 +241,59 @@ def test_the_pds_emulator_answers_as_the_reference_pds(sandbox, scenario):
 def test_standard_sites_pds_checks_list_records_limits_too(sandbox):
     account = _sandbox_account(sandbox, "standard")
     assert pds_scenarios.list_records_limits(account, "site.standard.document") == PDS_ANSWERS["limits"]
+
+
+# ---------------------------------------------------------------- Matrix (Synapse 1.163.2)
+# What Synapse answered to each scenario (tests/matrix_scenarios.py), measured here:
+# tests/test_realserver_matrix.py runs them against it and against the emulator side by side.
+
+MATRIX_ANSWERS: dict[str, list[Any]] = {
+    "redact another's": [(403, "M_FORBIDDEN", "You don't have permission to redact events"), matrix_scenarios.MESSAGE],
+    "no JSON, no room": [(400, "M_NOT_JSON"), (403, "M_FORBIDDEN"), (400, "M_NOT_JSON")],
+    "cached replays": [200, (200, True), (400, "M_NOT_JSON"), (200, True), (200, 200, True)],
+    "rate limit order": [
+        *[200] * 3,
+        (429, "M_LIMIT_EXCEEDED", True, True),
+        (200, True),
+        (429, "M_LIMIT_EXCEEDED"),
+        (200, True),
+        (429, "M_LIMIT_EXCEEDED"),
+    ],
+}
+
+
+def matrix_scenarios_of(
+    room: matrix_scenarios.Room, theirs: str, elsewhere: str, limit: Callable[[], None]
+) -> dict[str, list[Any]]:
+    """Each scenario once, in `room` (another user's event `theirs` in it; `elsewhere` a room
+    that does not exist); `limit()` stops every new event of the room's user (its rc_message)."""
+    return {
+        "redact another's": matrix_scenarios.redact_anothers(room, theirs),
+        "no JSON, no room": matrix_scenarios.no_json_to_no_room(room, elsewhere),
+        "cached replays": matrix_scenarios.cached_replays(room),
+        "rate limit order": matrix_scenarios.rate_limit_order(room, limit),  # last: it stays limited
+    }
+
+
+def sandbox_matrix_scenarios(sandbox) -> dict[str, list[Any]]:
+    from channel_specs import SPECS
+
+    settings = SPECS["matrix"].raw(sandbox)
+    room = matrix_scenarios.Room(settings["homeserver"], settings["access_token"], settings["room_id"])
+    theirs = sandbox.emulators["matrix"].add_foreign(matrix_scenarios.MESSAGE["body"])
+
+    def limit() -> None:
+        sandbox.set_quirks("matrix", rc_message={"per_second": 1, "burst_count": 0})
+
+    return matrix_scenarios_of(room, theirs, "!nosuchroom:matrix.test", limit)
+
+
+@pytest.mark.parametrize("scenario", sorted(MATRIX_ANSWERS))
+def test_the_matrix_emulator_answers_as_synapse(sandbox, scenario):
+    """A member below the room's `redact` power level may not redact another user's event (403,
+    handlers/message.py); a body that is no JSON is 400 before the room is looked up
+    (RoomSendEventRestServlet._do); a repeat of a PUT is answered from the HTTP transaction cache
+    before its body is parsed, and only a success is kept (rest/client/transactions.py);
+    rc_message stands after that cache and before the transaction table for a send, after the
+    redaction servlet's own lookup for a redaction (handlers/message.py)."""
+    assert sandbox_matrix_scenarios(sandbox)[scenario] == MATRIX_ANSWERS[scenario]
