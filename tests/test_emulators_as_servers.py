@@ -297,3 +297,50 @@ def test_the_matrix_emulator_answers_as_synapse(sandbox, scenario):
     rc_message stands after that cache and before the transaction table for a send, after the
     redaction servlet's own lookup for a redaction (handlers/message.py)."""
     assert sandbox_matrix_scenarios(sandbox)[scenario] == MATRIX_ANSWERS[scenario]
+
+
+# ---------------------------------------------------------------- DEV / Forem: Article's validations
+
+
+def _article(sandbox, n: int, **fields) -> httpx.Response:
+    from mkdocs_syndicate.sandbox.forem import ACCEPT, API_KEY
+
+    article = {"title": f"Article {n}", "body_markdown": "text", "published": True, **fields}
+    headers = {"api-key": API_KEY, "Accept": ACCEPT}
+    return httpx.post(f"{sandbox.url}/forem/api/articles", headers=headers, json={"article": article})
+
+
+def test_forem_refuses_a_canonical_url_on_a_host_without_a_dot_or_with_spaces(sandbox):
+    """article.rb validates canonical_url with validate_url's `no_local` (the host must hold a
+    dot, so an IP address passes) and `canonical_url_must_not_have_spaces` ([[:space:]])."""
+    answers = [
+        _article(sandbox, n, canonical_url=url)
+        for n, url in enumerate(
+            [
+                "http://localhost:8000/blog/post/",
+                "https://intranet/post/",
+                "https://example.com/a post/",
+                "https://example.com/a\u3000post/",
+                "http://127.0.0.1:8000/blog/post/",
+                "https://blog.example.com/post/",
+            ]
+        )
+    ]
+    said = [(a.status_code, a.json().get("error")) for a in answers]
+    not_valid, spaces = "Canonical url is not a valid URL.", "Canonical url must not have spaces."
+    assert said[:4] == [
+        (422, not_valid),
+        (422, not_valid),
+        (422, f"{not_valid} {spaces}"),
+        (422, f"{not_valid} {spaces}"),
+    ]
+    assert [status for status, _ in said[4:]] == [201, 201]
+
+
+def test_forem_counts_the_body_s_800_kb_in_bytes(sandbox):
+    """`validates :body_markdown, bytesize: {maximum: 800.kilobytes}`: UTF-8 bytes, so 273,067
+    CJK characters (819,201 bytes) are too long where 819,200 ASCII ones are not."""
+    at_limit = _article(sandbox, 1, body_markdown="a" * 819_200)
+    over = _article(sandbox, 2, body_markdown="日" * 273_067)
+    assert at_limit.status_code == 201
+    assert (over.status_code, over.json()["error"]) == (422, "Body markdown is too long.")

@@ -316,7 +316,6 @@ class SandboxServer:
         line = f"{request.method} {request.path}"
         with self.lock:
             fault = take_fault(self.faults, channel, line, emulator.creating) or {}
-        with self.lock:
             self.state["requests"].append(
                 {"channel": channel, "method": request.method, "path": request.path, "at": self.now()}
             )
