@@ -344,3 +344,25 @@ def test_forem_counts_the_body_s_800_kb_in_bytes(sandbox):
     over = _article(sandbox, 2, body_markdown="日" * 273_067)
     assert at_limit.status_code == 201
     assert (over.status_code, over.json()["error"]) == (422, "Body markdown is too long.")
+
+
+def test_forem_rack_attack_throttles_one_write_and_three_gets_a_second_as_plain_text(sandbox, clock):
+    """Quirk `rack_attack`: DEV's `api_write_throttle` (1 a second per IP and api-key, POST, PUT
+    and DELETE alike) and `api_throttle` (3 GETs a second per IP), in epoch-aligned windows,
+    answered by Rack::Attack's default responder: 429, "Retry later", Retry-After the seconds left."""
+    from mkdocs_syndicate.sandbox.forem import ACCEPT, API_KEY
+
+    sandbox.set_quirks("forem", rack_attack=True)
+    headers = {"api-key": API_KEY, "Accept": ACCEPT}
+    first = _article(sandbox, 1)
+    assert first.status_code == 201, first.text
+    article = f"{sandbox.url}/forem/api/articles/{first.json()['id']}"
+    second, edit = _article(sandbox, 2), httpx.put(article, headers=headers, json={"article": {"title": "Edited"}})
+    assert [(a.status_code, a.text, a.headers.get("Retry-After")) for a in (second, edit)] == [
+        (429, "Retry later\n", "1")
+    ] * 2
+    gets = [httpx.get(article, headers=headers).status_code for _ in range(3)]
+    comments = httpx.get(f"{sandbox.url}/forem/api/comments", params={"a_id": first.json()["id"]})
+    assert (gets, comments.status_code, comments.text) == ([200, 200, 200], 429, "Retry later\n")
+    clock.at += 1  # the next window
+    assert _article(sandbox, 3).status_code == 201 and httpx.get(article, headers=headers).status_code == 200

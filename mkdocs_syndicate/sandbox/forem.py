@@ -9,6 +9,14 @@ that validate_url takes with `no_local` (its host must have a dot: `http://local
 refused, "Canonical url is not a valid URL") and no whitespace ("Canonical url must not have
 spaces"). Each problem is one sentence of the 422's `error`, in the model's order.
 
+Quirk `rack_attack`: DEV's Rack::Attack throttles (config/initializers/rack_attack.rb), before
+the API sees the request, counted as sandbox/rack_attack.py says: `api_write_throttle`, one
+POST, PUT or DELETE under /api/ a second per IP and api-key; `api_throttle`, three GETs under
+/api/ a second per IP (the public comments too). The default throttled responder answers 429,
+plain text "Retry later", and Retry-After (`throttled_response_retry_after_header = true`): the
+seconds left in the window. Off by default: windows of one second counted on the machine's clock
+would make a test depend on its speed.
+
 `main_image` (the cover) is checked as Article checks it (forem/forem app/models/article.rb:
 `validates :main_image, url: { allow_blank: true, schemes: %w[https http] }`, the validate_url
 gem: an http(s) URL with a host, else "Main image is not a valid URL"). Nothing fetches it while
@@ -31,6 +39,7 @@ import regex
 
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.sandbox import conversations
+from mkdocs_syndicate.sandbox.rack_attack import Window
 
 API_KEY = "sandbox-forem-api-key"
 ACCEPT = "application/vnd.forem.api-v1+json"
@@ -144,6 +153,9 @@ class ForemEmulator(Emulator):
         return Response(status, {"error": message, "status": status})
 
     def handle(self, request: Request) -> Response:
+        throttled = self._throttled(request)
+        if throttled is not None:
+            return throttled
         if request.path == "/api/comments" and request.method == "GET":  # public, no key
             return self._comments(request)
         if request.headers.get("api-key") != self.api_key:
@@ -155,6 +167,24 @@ class ForemEmulator(Emulator):
             if match and request.method == method:
                 return action(self, request, match)
         return self._error(404, "not found")
+
+    def _throttled(self, request: Request) -> Response | None:
+        """Rack::Attack's answer when quirk `rack_attack` is on and the request's throttle is
+        over its limit (every client here has one IP)."""
+        if not self.quirks.get("rack_attack") or not request.path.startswith("/api/"):
+            return None
+        ip = "127.0.0.1"
+        if request.method == "GET":
+            window = Window(f"api_throttle {ip}", 3, 1)
+        elif request.method in ("POST", "PUT", "DELETE"):
+            key = request.headers.get("api-key")
+            window = Window(f"api_write_throttle {ip}-{key}" if key else f"api_write_throttle {ip}", 1, 1)
+        else:
+            return None
+        now = self.server.now()
+        if window.count(self.state, now) <= window.limit:
+            return None
+        return self.rate_limited({"plain": True, "retry_after": window.seconds_left(now)})
 
     def _show(self, article_id: int) -> Response:
         found = self._find(article_id)

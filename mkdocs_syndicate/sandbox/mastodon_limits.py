@@ -6,8 +6,7 @@
   account shares them). `throttle_api_delete`: 30 `DELETE /api/v1/statuses/:id` and
   `POST /api/v1/statuses/:id/unreblog` per 30 minutes; `throttle_api_media`: 30
   `POST /api/v1/media` or `/api/v2/media` per 30 minutes; `throttle_per_token_api`: 300 API
-  requests per 5 minutes per token. Each counts every request it matches, refused or not, in
-  fixed windows aligned to the epoch (Rack::Attack's cache keys each count by `now / period`).
+  requests per 5 minutes per token. Each counts as sandbox/rack_attack.py says.
   The throttled responder answers 429 `{"error": "Too many requests"}` with `X-RateLimit-Limit`,
   `X-RateLimit-Remaining: 0` and `X-RateLimit-Reset` (the window's end, ISO 8601 with
   microseconds), and no `Retry-After`. A request the throttles let through carries the same three
@@ -27,33 +26,18 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from mkdocs_syndicate.emulator_api import Response
+from mkdocs_syndicate.sandbox import rack_attack
 
 
 @dataclass(frozen=True)
-class Window:
-    """A limit counted in fixed windows of `period` seconds aligned to the epoch."""
-
-    name: str
-    limit: int
-    period: int
-
-    def used(self, state: dict[str, Any], now: float) -> int:
-        """How many the current window has counted."""
-        counter = state.get("rate_windows", {}).get(self.name, {})
-        return int(counter.get("count", 0)) if counter.get("window") == int(now // self.period) else 0
-
-    def count(self, state: dict[str, Any], now: float) -> int:
-        """One more in the current window; how many it has counted now."""
-        used = self.used(state, now) + 1
-        state.setdefault("rate_windows", {})[self.name] = {"window": int(now // self.period), "count": used}
-        return used
+class Window(rack_attack.Window):
+    """A limit in fixed epoch windows, answered with Mastodon's X-RateLimit-* headers."""
 
     def reset(self, now: float) -> str:
         """`now + (period - now.to_i % period)`, as Mastodon writes it."""
-        end = now + (self.period - int(now) % self.period)
+        end = now + self.seconds_left(now)
         return dt.datetime.fromtimestamp(end, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
     def headers(self, used: int, now: float) -> dict[str, str]:

@@ -272,8 +272,10 @@ class MastodonMedia:
         (MediaAttachment#significantly_changed?, which makes the edit a change)."""
         for attribute in attributes:
             item = self.media.get(str(attribute.get("id")))
-            if item is not None and item["id"] in ids and attribute.get("description", item.get("description")) != (
-                item.get("description")
+            if (
+                item is not None
+                and item["id"] in ids
+                and attribute.get("description", item.get("description")) != (item.get("description"))
             ):
                 return True
         return False
