@@ -366,3 +366,34 @@ def test_forem_rack_attack_throttles_one_write_and_three_gets_a_second_as_plain_
     assert (gets, comments.status_code, comments.text) == ([200, 200, 200], 429, "Retry later\n")
     clock.at += 1  # the next window
     assert _article(sandbox, 3).status_code == 201 and httpx.get(article, headers=headers).status_code == 200
+
+
+# ---------------------------------------------------------------- Weibo: the daily budget
+
+
+def test_weibo_allows_an_authorised_user_100_api_calls_a_day_reads_and_shares_alike(sandbox, clock):
+    """open.weibo.com/wiki/Rate-limiting: one authorised user of an app may call the open API 100
+    times a day in all; past it, error 10023 "User requests out of rate limit!" on every API, until
+    the next day (Beijing time, here)."""
+    from mkdocs_syndicate.sandbox.weibo import TOKEN
+
+    clock.at = 1_800_028_800.0 - 60  # a minute before midnight in Beijing (16:00 UTC)
+    api = f"{sandbox.url}/weibo/2"
+
+    def timeline() -> httpx.Response:
+        return httpx.get(f"{api}/statuses/user_timeline.json", params={"access_token": TOKEN})
+
+    def share() -> httpx.Response:
+        form = {"access_token": TOKEN, "rip": "203.0.113.7", "status": "Hello https://example.com/a/"}
+        return httpx.post(f"{api}/statuses/share.json", data=form)
+
+    assert share().status_code == 200
+    assert {timeline().status_code for _ in range(99)} == {200}
+    refused = [timeline(), share()]
+    assert [(a.status_code, a.json()["error_code"], a.json()["request"]) for a in refused] == [
+        (403, 10023, "/2/statuses/user_timeline.json"),
+        (403, 10023, "/2/statuses/share.json"),
+    ]
+    assert refused[0].json()["error"] == "User requests out of rate limit!"
+    clock.at += 60  # the next day in Beijing
+    assert timeline().status_code == 200

@@ -1,7 +1,8 @@
 """Rack::Attack's throttles as Mastodon and Forem configure them (sandbox/mastodon_limits.py,
 sandbox/forem.py): each counts every request it matches, refused or not, in fixed windows
 aligned to the epoch (rack-attack's cache keys each count by `now.to_i / period`), and a
-request is refused once its window's count is over the limit."""
+request is refused once its window's count is over the limit. Weibo's daily budget
+(sandbox/weibo.py) is counted in such windows too, a day long."""
 
 from __future__ import annotations
 
