@@ -397,3 +397,17 @@ def test_weibo_allows_an_authorised_user_100_api_calls_a_day_reads_and_shares_al
     assert refused[0].json()["error"] == "User requests out of rate limit!"
     clock.at += 60  # the next day in Beijing
     assert timeline().status_code == 200
+
+
+def test_forem_stores_a_title_with_its_whitespace_runs_made_one_space(sandbox):
+    """article.rb `normalize_title` (before validation): `gsub(/\\s+/, " ").strip`, so the article
+    is stored, listed and shown under the normalised title, on create and on edit alike; Ruby's
+    `\\s` is ASCII whitespace, so a no-break space stays."""
+    from mkdocs_syndicate.sandbox.forem import ACCEPT, API_KEY
+
+    made = _article(sandbox, 0, title="  Two  spaces\tand\na newline  ")
+    assert (made.status_code, made.json()["title"]) == (201, "Two spaces and a newline")
+    article = f"{sandbox.url}/forem/api/articles/{made.json()['id']}"
+    headers = {"api-key": API_KEY, "Accept": ACCEPT}
+    edited = httpx.put(article, headers=headers, json={"article": {"title": "Edited \u00a0 twice  "}})
+    assert edited.json()["title"] == httpx.get(article, headers=headers).json()["title"] == "Edited \u00a0 twice"

@@ -7,7 +7,10 @@ Article's other validations the API meets (forem/forem app/models/article.rb, cu
 `body_markdown` of at most 800 KB (UTF-8 bytes, "Body markdown is too long."); a `canonical_url`
 that validate_url takes with `no_local` (its host must have a dot: `http://localhost:8000/…` is
 refused, "Canonical url is not a valid URL") and no whitespace ("Canonical url must not have
-spaces"). Each problem is one sentence of the 422's `error`, in the model's order.
+spaces"). Each problem is one sentence of the 422's `error`, in the model's order. Before it
+validates, `normalize_title` turns each run of whitespace in the title into one space and strips
+the ends (Ruby's whitespace class: ASCII only; its filter of characters outside words, punctuation and
+a list of symbols is not modelled), so the title stored, counted and shown is that one.
 
 Quirk `rack_attack`: DEV's Rack::Attack throttles (config/initializers/rack_attack.rb), before
 the API sees the request, counted as sandbox/rack_attack.py says: `api_write_throttle`, one
@@ -46,6 +49,7 @@ ACCEPT = "application/vnd.forem.api-v1+json"
 USERNAME = "sandbox"
 CREATE_LIMIT, CREATE_WINDOW = 9, 30.0  # published_article_creation: 9 per 30 s
 BODY_MAX_BYTES = 800 * 1024  # 800.kilobytes
+_RUBY_WHITESPACE = re.compile(r"[ \t\r\n\f\v]+")  # Ruby's /\s+/: ASCII whitespace only
 
 
 def _iso(epoch: float) -> str:
@@ -251,6 +255,8 @@ class ForemEmulator(Emulator):
             article = None
         if not isinstance(article, dict):
             return self._error(422, "param is missing or the value is empty: article")
+        if isinstance(article.get("title"), str):  # before_validation :normalize_title
+            article["title"] = _RUBY_WHITESPACE.sub(" ", article["title"]).strip()
         return article
 
     def _validate(self, article: dict[str, Any], current_id: int | None = None) -> str | None:
