@@ -1180,3 +1180,19 @@ def test_a_removed_threads_every_part_is_deleted_by_the_real_server(pds, tmp_pat
     kept_parts = Ledger.read(tmp_path / "ledger.yml").record(kept.key, "bsky").parts
     assert all(get_record(pds.url, bob.did, p.remote_id).status_code == 200 for p in kept_parts)
     assert run(tmp_path, channel, [kept], site=site).results == []
+
+
+# ---------------------------------------------------------------- the fifth audit's PDS scenarios
+
+
+def test_the_pds_emulator_answers_the_fifth_audits_scenarios_as_the_reference_pds(pds, sandbox):
+    """A swap on a deleted record, blobs their last record stopped naming, references to a
+    permanent and a temporary blob, listRecords' limits: the emulator's answers are the PDS's,
+    word for word, and the PDS's are the ones tests/test_emulators_as_servers.py pins."""
+    from pds_scenarios import Account
+    from test_emulators_as_servers import PDS_ANSWERS, pds_scenarios_of
+
+    real = pds_scenarios_of(Account(pds.url, "alice.test", pds.account("alice.test").password), "3lfiv")
+    emulated = pds_scenarios_of(Account(f"{sandbox.url}/bluesky", "sandbox.bsky.social", "sandbox-bsky-app-password"))
+    assert real == PDS_ANSWERS, real
+    assert emulated == real

@@ -313,9 +313,9 @@ class SandboxServer:
         emulator = self.emulators[channel]
         if self.latency is not None:
             time.sleep(self.latency())
+        line = f"{request.method} {request.path}"
         with self.lock:
-            fault = take_fault(self.faults, channel, f"{request.method} {request.path}", emulator.creating) or {}
-        with self.lock:
+            fault = take_fault(self.faults, channel, line, emulator.creating) or {}
             self.state["requests"].append(
                 {"channel": channel, "method": request.method, "path": request.path, "at": self.now()}
             )
@@ -323,7 +323,7 @@ class SandboxServer:
         if action is not None and not action.endswith("_after"):  # the request never reaches the service
             with self.lock:
                 self.save()
-            return fault_before(emulator, action, fault)
+            return fault_before(emulator, action, {**fault, "request": line})
         with self.lock:
             response = emulator.handle(request)
             self.save()
