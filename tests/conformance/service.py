@@ -10,6 +10,12 @@ from typing import Any
 
 from crashsite import delivered_urls
 
+from mkdocs_syndicate.sandbox.matrix import MatrixEmulator
+from mkdocs_syndicate.sandbox.matrix_events import Room
+
+# A Matrix room's view needs no server: `received` reads only the state it is handed (crashsite too).
+_MATRIX = object.__new__(MatrixEmulator)
+
 
 @dataclass(frozen=True)
 class Held:
@@ -62,11 +68,13 @@ def _mastodon(state: dict[str, Any], emulator: Any) -> Holdings:
 
 
 def _matrix(state: dict[str, Any], emulator: Any) -> Holdings:
+    return matrix_holdings(state)
+
+
+def matrix_holdings(state: dict[str, Any]) -> Holdings:
     """The room as Element shows it: an edited message with its latest content (an image edited
     into text shows no image), a redacted one deleted. The content repository keeps every
     upload: one no event of the room names is an orphan."""
-    from mkdocs_syndicate.sandbox.matrix_events import Room
-
     room = Room(state.get("events", []))
     latest = {}
     for shown in room.timeline():
@@ -75,7 +83,7 @@ def _matrix(state: dict[str, Any], emulator: Any) -> Holdings:
         latest[shown["event"]["event_id"]] = new if isinstance(new, dict) else shown["event"]["content"]
     held = [
         replace(h, images=(str(latest[h.id].get("body") or ""),) if latest.get(h.id, {}).get("msgtype") == "m.image" else ())
-        for h in _generic(state, emulator)
+        for h in _generic(state, _MATRIX)
     ]
     named = set()
     for event in state.get("events", []):
