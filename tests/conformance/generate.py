@@ -17,9 +17,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-for folder in (HERE.parent, HERE):  # the suites' helpers, and this package's modules
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
+if str(HERE.parent) not in sys.path:  # the suites' helpers, and this package, as pytest has them
+    sys.path.insert(0, str(HERE.parent))
 
 PAGE = ROOT / "docs" / "lifecycle.md"
 INTRO = """# A post's life on each channel
@@ -58,9 +57,9 @@ See also [crash safety](crash-safety.md), which kills these same runs at every c
 
 def emulator_section(folder: Path):
     import conftest
-    from life import emulator_target, lives
-    from page import Section
 
+    from conformance.life import emulator_target, lives
+    from conformance.page import Section
     from mkdocs_syndicate.registry import emulators
     from mkdocs_syndicate.sandbox import SandboxServer
 
@@ -75,12 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--emulators", action="store_true", help="the emulators only")
     parser.add_argument("--out", type=Path, default=PAGE, help=f"where to write the page (default {PAGE})")
     args = parser.parse_args(argv)
-    from page import crosses, render
+    from conformance.page import crosses, render
 
     with tempfile.TemporaryDirectory() as folder:
         sections = [emulator_section(Path(folder))]
         if not args.emulators:
-            from realservers import realserver_sections
+            from conformance.realservers import realserver_sections
 
             sections += realserver_sections(Path(folder))
     args.out.write_text(render(INTRO, sections), encoding="utf-8")

@@ -25,10 +25,10 @@ from typing import Any
 from channel_specs import EVERY_TYPE
 from conftest import ListReporter, make_post
 from crashlab import PublicSite
-from service import Held, Holdings
 from test_image_channels import png
 from test_thread_life import PARAGRAPHS
 
+from conformance.service import Held, Holdings
 from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.resolution import Decision, resolved
@@ -44,7 +44,11 @@ CHANNEL = "ch"
 # What a type's copy carries, where the defaults do not show it: the image as an upload (Bluesky
 # and Matrix with `embed: image`; Mastodon's default), a thread (`thread: true`, parts small
 # enough that each paragraph of the thread life is one).
-IMAGE_SETTINGS: dict[str, dict[str, Any]] = {"mastodon": {}, "bluesky": {"embed": "image"}, "matrix": {"embed": "image"}}
+IMAGE_SETTINGS: dict[str, dict[str, Any]] = {
+    "mastodon": {},
+    "bluesky": {"embed": "image"},
+    "matrix": {"embed": "image"},
+}
 THREAD_SETTINGS: dict[str, dict[str, Any]] = {
     "mastodon": {"thread": True, "max_characters": 300, "max_parts": 4},
     "bluesky": {"thread": True, "max_parts": 4},
@@ -170,7 +174,7 @@ def judge(life: Life, expect: Expect, result: Any, na: dict[str, str]) -> dict[s
 
 
 def _duplicates(life: Life, expect: Expect, held: Holdings, record: Record | None, result: Any) -> str:
-    if not life.client.default_delivery == "at_most_once":
+    if life.client.default_delivery != "at_most_once":
         return f"n/a: {AT_LEAST_ONCE}"
     copies = held.live(life.urls)
     if len(copies) > 1:
@@ -224,7 +228,8 @@ def _shows(life: Life, expect: Expect, copy: Held, held: Holdings) -> str:
 
 def _chain(first: Held, held: Holdings) -> list[Held]:
     """The thread's later parts, each the reply to the one before."""
-    found, current = [], first
+    found: list[Held] = []
+    current = first
     while True:
         nxt = [h for h in held.held if h.live and h.reply_to == current.id]
         if not nxt:
@@ -236,7 +241,7 @@ def _chain(first: Held, held: Holdings) -> list[Held]:
 def _orphans(life: Life, expect: Expect, held: Holdings, record: Record | None, result: Any) -> str:
     if life.type_name in NO_ORPHANS:
         return f"n/a: {NO_ORPHANS[life.type_name]}"
-    if not life.client.default_delivery == "at_most_once":
+    if life.client.default_delivery != "at_most_once":
         return f"n/a: {AT_LEAST_ONCE}"
     problems = []
     if held.unnamed_uploads:
@@ -261,7 +266,7 @@ def _replies(held: Holdings, roots: set[str]) -> list[Held]:
 
 
 def _proved(life: Life, expect: Expect, held: Holdings, record: Record | None, result: Any) -> str:
-    if not life.client.default_delivery == "at_most_once":
+    if life.client.default_delivery != "at_most_once":
         return f"n/a: {AT_LEAST_ONCE}"
     if result is None:
         return "the run changed nothing"
@@ -347,7 +352,9 @@ def post_life(life: Life) -> None:
 
     step("image swap", image_na(life), swap)
     step("image remove", image_na(life), lambda: edit("No picture now.", image=None, image_alt=None))
-    step("image add", image_na(life), lambda: edit("A picture again.", image=SITE + "img/cover.png", image_alt="A pier"))
+    step(
+        "image add", image_na(life), lambda: edit("A picture again.", image=SITE + "img/cover.png", image_alt="A pier")
+    )
 
     def move() -> Expect:
         life.post = replace(life.post, key="blog/life-moved/", url=SITE + "blog/life-moved/")
@@ -404,14 +411,14 @@ def thread_life(life: Life) -> None:
     life.image = png(8, 8)
     life.run([life.post])
 
-    def change(name: str, kept: list[str], dropped: list[str] = ()) -> None:
+    def change(name: str, kept: list[str], dropped: tuple[str, ...] = ()) -> None:
         life.post = replace(life.post, description="\n\n".join(kept))
         life.event(name, [life.post], Expect(paragraphs=tuple(kept), dropped=tuple(dropped)))
 
     change("thread grow", texts[:4])
     corrected = [texts[0], "Corrected: " + texts[1], *texts[2:4]]
     change("thread edit", corrected)
-    change("thread shrink", corrected[:2], texts[2:4])
+    change("thread shrink", corrected[:2], tuple(texts[2:4]))
 
 
 @contextlib.contextmanager
@@ -446,7 +453,7 @@ def lives(target: Target, folder: Path) -> list[Row]:
 
 def emulator_target(sandbox: Any, clock: Any) -> Target:
     """The sandbox's emulators, on the sandbox's clock."""
-    from service import from_emulator
+    from conformance.service import from_emulator
 
     sandbox.now = clock.time
 

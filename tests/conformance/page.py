@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from life import EVENTS, OK, OUTCOMES, Row
+from conformance.life import EVENTS, OK, OUTCOMES, Row
 
 HEADER = f"| channel | event | {' | '.join(OUTCOMES)} |"
 BEGIN, END = "<!-- lifecycle: {} -->", "<!-- /lifecycle: {} -->"

@@ -5,6 +5,7 @@ instead, as the realserver tier does (tests/realserver_pds.py `unavailable`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,10 +15,10 @@ from urllib.parse import quote
 import httpx
 import pytest
 from conftest import FakeClock
-from life import Target, lives
-from page import Section
-from service import Held, Holdings, matrix_holdings
 
+from conformance.life import Target, lives
+from conformance.page import Section
+from conformance.service import Held, Holdings, matrix_holdings
 from mkdocs_syndicate.emulator_api import first_url
 
 HERE = Path(__file__).resolve().parent.parent / "realserver"
@@ -34,13 +35,20 @@ def pinned(package: str) -> str:
     return str(lock.get("packages", {}).get(f"node_modules/{package}", {}).get("version", "?"))
 
 
-def _started(start: Callable[[], Iterator[Any]]) -> tuple[Any, Iterator[Any] | None, str]:
-    """(the server, its generator to close, "") or (None, None, why it was skipped)."""
+@contextlib.contextmanager
+def started(start: Callable[[], Iterator[Any]]) -> Iterator[tuple[Any, str]]:
+    """(the server, "") while it runs, or (None, why it was skipped)."""
     running = start()
     try:
-        return next(running), running, ""
+        server = next(running)
     except pytest.skip.Exception as skipped:
-        return None, None, str(skipped.msg)
+        yield None, str(skipped.msg)
+        return
+    try:
+        yield server, ""
+    finally:
+        for _ in running:  # the fixture's own end: the server stopped
+            pass
 
 
 # ---------------------------------------------------------------- the PDS
@@ -50,7 +58,9 @@ def _records(pds: Any, did: str, collection: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     cursor = None
     while True:
-        params = {"repo": did, "collection": collection, "limit": 100, **({"cursor": cursor} if cursor else {})}
+        params: dict[str, str | int] = {"repo": did, "collection": collection, "limit": 100}
+        if cursor:
+            params["cursor"] = cursor
         answer = httpx.get(f"{pds.url}/xrpc/com.atproto.repo.listRecords", params=params, timeout=30)
         answer.raise_for_status()
         body = answer.json()
@@ -96,21 +106,17 @@ def pds_section(folder: Path) -> Section:
     from realserver_pds import start_pds
 
     title, name = "Against the reference PDS (Bluesky, standard.site)", "pds"
-    pds, running, skipped = _started(start_pds)
-    if pds is None:
-        return Section(name, title, f"skipped: {skipped}", [])
     handles = {"bluesky": "alice.test", "standard": "bob.test"}
+    with started(start_pds) as (pds, skipped):
+        if pds is None:
+            return Section(name, title, f"skipped: {skipped}", [])
 
-    def settings(type_name: str) -> dict[str, Any]:
-        account = pds.account(handles[type_name])
-        return {"type": type_name, "service": pds.url, "handle": account.handle, "app_password": account.password}
+        def settings(type_name: str) -> dict[str, Any]:
+            account = pds.account(handles[type_name])
+            return {"type": type_name, "service": pds.url, "handle": account.handle, "app_password": account.password}
 
-    try:
-        target = Target(name, settings, lambda t: pds_holdings(pds, handles[t], t), FakeClock(), ("bluesky", "standard"))
-        rows = lives(target, folder)
-    finally:
-        assert running is not None
-        running.close()
+        holdings = lambda t: pds_holdings(pds, handles[t], t)  # noqa: E731
+        rows = lives(Target(name, settings, holdings, FakeClock(), ("bluesky", "standard")), folder)
     stamp = f"the reference PDS, @atproto/pds {pinned('@atproto/pds')} (tests/realserver/, started by pds.mjs)"
     return Section(name, title, stamp, rows)
 
@@ -146,7 +152,7 @@ def synapse_holdings(synapse: Any) -> Holdings:
         timeout=30,
     )
     media.raise_for_status()
-    uploads = {str(m["media_id"]): {} for m in media.json()["media"]}
+    uploads: dict[str, Any] = {str(m["media_id"]): {} for m in media.json()["media"]}
     return matrix_holdings({"events": events[::-1], "media": uploads})
 
 
@@ -154,23 +160,19 @@ def synapse_section(folder: Path) -> Section:
     from realserver_synapse import start_synapse
 
     title, name = "Against Synapse (Matrix)", "synapse"
-    synapse, running, skipped = _started(lambda: start_synapse(folder / "synapse"))
-    if synapse is None:
-        return Section(name, title, f"skipped: {skipped}", [])
+    with started(lambda: start_synapse(folder / "synapse")) as (synapse, skipped):
+        if synapse is None:
+            return Section(name, title, f"skipped: {skipped}", [])
 
-    def settings(type_name: str) -> dict[str, Any]:
-        return {
-            "type": "matrix",
-            "homeserver": synapse.url,
-            "room_id": synapse.room_id,
-            "access_token": synapse.users["alice"].token,
-        }
+        def settings(type_name: str) -> dict[str, Any]:
+            return {
+                "type": "matrix",
+                "homeserver": synapse.url,
+                "room_id": synapse.room_id,
+                "access_token": synapse.users["alice"].token,
+            }
 
-    try:
         rows = lives(Target(name, settings, lambda t: synapse_holdings(synapse), FakeClock(), ("matrix",)), folder)
-    finally:
-        assert running is not None
-        running.close()
     return Section(name, title, f"Synapse {pinned('synapse')} (tests/realserver/, SQLite, on 127.0.0.1)", rows)
 
 

@@ -82,7 +82,9 @@ def matrix_holdings(state: dict[str, Any]) -> Holdings:
         new = edit["content"].get("m.new_content") if edit is not None else None
         latest[shown["event"]["event_id"]] = new if isinstance(new, dict) else shown["event"]["content"]
     held = [
-        replace(h, images=(str(latest[h.id].get("body") or ""),) if latest.get(h.id, {}).get("msgtype") == "m.image" else ())
+        replace(
+            h, images=(str(latest[h.id].get("body") or ""),) if latest.get(h.id, {}).get("msgtype") == "m.image" else ()
+        )
         for h in _generic(state, _MATRIX)
     ]
     named = set()
@@ -99,7 +101,12 @@ def _forem(state: dict[str, Any], emulator: Any) -> Holdings:
     articles = {str(a["id"]): a for a in state.get("articles", [])}
     return Holdings(
         [
-            Held(h.id, h.announces, f"{h.text}\n\n{articles[h.id].get('description', '')}", live=bool(articles[h.id].get("published")))
+            Held(
+                h.id,
+                h.announces,
+                f"{h.text}\n\n{articles[h.id].get('description', '')}",
+                live=bool(articles[h.id].get("published")),
+            )
             for h in _generic(state, emulator)
         ]
     )
@@ -109,7 +116,12 @@ def _standard(state: dict[str, Any], emulator: Any) -> Holdings:
     # A document shows its title and its description (the post's summary).
     documents = state.get("collections", {}).get(emulator.collection, {})
     described = {f"{k}": str(r["value"].get("description", "")) for k, r in documents.items()}
-    return Holdings([replace(h, text=f"{h.text}\n\n{described.get(h.id.rsplit('/', 1)[-1], '')}") for h in _generic(state, emulator)])
+    return Holdings(
+        [
+            replace(h, text=f"{h.text}\n\n{described.get(h.id.rsplit('/', 1)[-1], '')}")
+            for h in _generic(state, emulator)
+        ]
+    )
 
 
 def _indexnow(state: dict[str, Any], emulator: Any) -> Holdings:
