@@ -333,11 +333,7 @@ class MatrixChannel(Channel):
 
     def _says(self, read: _Read, prepared: Prepared, media: tuple[Media, ...] = ()) -> bool:
         assert read.content is not None and prepared.message is not None
-        # The kind and the body alone: the post's image may be a new picture the upload the
-        # record names does not hold yet, so it is not fitted to that upload here.
-        text, image = prepared.message.text, prepared.image if media else None
-        wanted = ("m.image", matrix_media.caption(text, image)) if image is not None else ("m.text", text)
-        return (read.content.get("msgtype"), read.content.get("body")) == wanted
+        return matrix_media.shows(read.content, prepared.message.text, prepared.image if media else None)
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """An m.replace edit of the copy, after a read of it: a redacted copy is not edited (GONE),
