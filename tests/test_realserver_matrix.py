@@ -252,7 +252,9 @@ def test_an_edited_post_is_one_m_replace_and_a_rerun_edits_nothing_more(synapse,
     made = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
     corrected = replace(post, description="A corrected summary.")
     report = run(tmp_path, raw(synapse), [corrected])
-    assert not report.undone and [r.detail for r in report.results] == ["updated"], report.results
+    assert not report.undone and [r.detail for r in report.results] == ["updated (proved by a read of the copy)"], (
+        report.results
+    )
     (edit,) = edits_of(synapse, made.remote_id)
     assert edit["sender"] == synapse.users["alice"].user_id
     assert edit["content"]["m.relates_to"] == {"rel_type": "m.replace", "event_id": made.remote_id}

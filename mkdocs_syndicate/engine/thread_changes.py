@@ -259,7 +259,8 @@ async def _known(host: UpdateHost, change: _Change) -> None:
         parts = parts[: number - 1]
     else:
         text = threads.texts_of(pair)[number - 1]
-        answered = change.outcome if change.event is Kind.DONE else None
+        # The last request's answer (a read after it proved the edit): a settle-read alone names no CID.
+        answered = change.outcome if change.outcome is not None and change.outcome.kind is Kind.DONE else None
         cid = answered.ref if answered is not None else None  # a read leaves it to be read when a reply needs it
         edited = replace(parts[number - 1], message_sha256=message_sha256(text), cid=cid)
         parts = (*parts[: number - 1], edited, *parts[number:])
