@@ -15,9 +15,10 @@ from conformance.page import Section, cells, crosses, render
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "lifecycle.md"
 
-# Engine faults the matrix finds, not yet fixed (engine/thread_changes.py, the lead's executor
-# work): a thread part's edit, addition or deletion is recorded on the service's answer, with no
-# read of the part after it, so the run's result cannot say a read proved the change.
+# What the matrix finds of the engine that is not fixed yet (engine/thread_changes.py, the lead's
+# executor work): each part's edit and delete is read after it (policy.decide_update/_delete), but
+# the run's result for a thread's change says only "updated: a thread of N parts (k changed)", not
+# that a read proved it, and an added part is a send (proved by its answer, not a read).
 THREADS_UNPROVED = {
     (channel, event, "proved by a read")
     for channel in ("mastodon", "bluesky", "matrix")
