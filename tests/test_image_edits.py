@@ -230,3 +230,22 @@ def test_a_run_stopped_in_an_image_removal_is_settled_by_the_next_one(tmp_path, 
     assert [r.state for r in resumed.results] == ["done"], resumed.results
     (status,) = sandbox.snapshot()["mastodon"]["statuses"]
     assert status["media_ids"] == [] and record(tmp_path).media == ()
+
+
+def test_a_matrix_edit_that_replaces_the_image_shows_the_new_one(tmp_path, sandbox, clock):
+    """The author replaces the picture (a larger file than the first) and corrects the text: the
+    read before the edit compares the caption, not a fitting of the new picture into the old
+    upload's size (which failed with TooLarge, so the edit was never made); the edit then names
+    the new upload, and the record too."""
+    raw = SPECS["matrix"].raw(sandbox, embed="image")
+    post = make_post(1, image=IMAGE, image_alt=ALT)
+    run(tmp_path, raw, [post], clock, png(64, 48))
+    (before,) = record(tmp_path).media
+    corrected = replace(post, description="A corrected summary.", image_alt="Two boats")
+    edited = run(tmp_path, raw, [corrected], clock, png(160, 90, noise=True))
+    assert [(r.state, r.detail) for r in edited.results] == [("done", "updated (proved by a read of the copy)")]
+    (media,) = record(tmp_path).media
+    assert media.id != before.id
+    events = [e for e in sandbox.snapshot()["matrix"]["events"] if "m.new_content" in e.get("content", {})]
+    (new,) = [e["content"]["m.new_content"] for e in events]
+    assert new["msgtype"] == "m.image" and new["url"] == media.id and new["body"].endswith("Two boats")

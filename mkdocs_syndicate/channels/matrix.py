@@ -333,8 +333,7 @@ class MatrixChannel(Channel):
 
     def _says(self, read: _Read, prepared: Prepared, media: tuple[Media, ...] = ()) -> bool:
         assert read.content is not None and prepared.message is not None
-        wanted = self._content(prepared.message.text, "", prepared.image, media)
-        return bool(read.content.get("msgtype") == wanted["msgtype"] and read.content.get("body") == wanted["body"])
+        return matrix_media.shows(read.content, prepared.message.text, prepared.image if media else None)
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """An m.replace edit of the copy, after a read of it: a redacted copy is not edited (GONE),
