@@ -17,6 +17,7 @@ From the Client-Server API (spec.matrix.org, v1.11):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -47,7 +48,7 @@ def caption(text: str, image: PostImage) -> str:
     return f"{text}\n\n{image.alt}" if image.alt else text
 
 
-def shows(content: dict[str, Any], text: str, image: PostImage | None) -> bool:
+def shows(content: Mapping[str, Any], text: str, image: PostImage | None) -> bool:
     """Whether an event's content says the message (an m.image, with `image`): its kind and body
     alone. The picture is not fitted to the upload the record names: it may be a new one."""
     wanted = ("m.image", caption(text, image)) if image is not None else ("m.text", text)
