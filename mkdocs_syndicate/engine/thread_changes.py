@@ -279,7 +279,12 @@ async def _finish(host: UpdateHost, pair: PendingPair, record: Record, texts: tu
         end = replace(end, remote_id=first.remote_id, remote_url=first.remote_url or record.remote_url)
         end = replace(end, message_sha256=pair.prepared.sha256, parts=parts if len(texts) > 1 else (), attempts=0)
         state, url = PairState.DONE, end.remote_url
-        how = f"updated: a thread of {len(texts)} parts ({made} changed)" if len(texts) > 1 else "updated"
+        proof = "each edit and delete proved by a read of its part, each part added by the answer naming it"
+        how = (
+            f"updated: a thread of {len(texts)} parts ({made} changed; {proof})"
+            if len(texts) > 1
+            else f"updated ({proof})"
+        )
     if end != record:
         checkpoints.hit("before_done_write")
         await host.write_records([(pair, end)])
