@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from mkdocs_syndicate.channels.base import Channel, WriteLimit
+from mkdocs_syndicate.engine.plan import Change
 from mkdocs_syndicate.engine.units import Unit
 from mkdocs_syndicate.ledger.schema import Posts, State
 from mkdocs_syndicate.timeutil import Clock, epoch_to_iso, from_iso
@@ -64,7 +65,7 @@ class DeleteBudget:
 
 
 def _deletes(unit: Unit) -> bool:
-    return unit.members[0].op == "delete" and unit.batch is None
+    return unit.members[0].op is Change.DELETE and unit.batch is None
 
 
 class LaneBudget:
