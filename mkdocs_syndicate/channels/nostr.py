@@ -74,10 +74,17 @@ NOTE_CHARACTERS = 4_000
 SUMMARY_CHARACTERS = 300
 
 
+_WEBSOCKET_SCHEMES = {"https": "wss", "http": "ws"}  # a relay's address as its NIP-11 page gives it
+
+
 def relay_url(value: str, setting: str) -> str:
-    """wss:// anywhere; ws:// only on a loopback host (a relay of one's own, the sandbox)."""
+    """wss:// anywhere; ws:// only on a loopback host (a relay of one's own, the sandbox). The
+    relay's https:// (or loopback http://) address is taken as its wss:// (ws://) one."""
+    value = value.strip()
+    scheme, colon, rest = value.partition(":")
+    value = f"{_WEBSOCKET_SCHEMES.get(scheme.lower(), scheme)}{colon}{rest}"
     try:
-        parts = urlsplit(value.strip())
+        parts = urlsplit(value)
         parts.port  # noqa: B018  # a port that is no number raises here
     except ValueError:
         raise ConfigError(f"{value!r} is not a relay URL (wss://relay.example.com)", setting) from None
@@ -85,7 +92,7 @@ def relay_url(value: str, setting: str) -> str:
         raise ConfigError(f"{value!r} is not a relay URL: it must start with wss:// (e.g. wss://relay.damus.io)", setting)
     if parts.scheme == "ws" and not is_loopback(parts.hostname):
         raise ConfigError(f"{value!r} uses ws:// on a non-loopback host; use wss://", setting)
-    return value.strip()
+    return value
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,10 @@ class _Read:
 class NostrChannel(Channel):
     type_name = "nostr"
     deletes = True  # a NIP-09 deletion request
+    # nostr-relay checks a client's rate limit before it stores anything (nostr_relay/web.py:
+    # `rate_limiter.is_limited` answers OK false "rate-limited:" before `storage.add_event`), and
+    # NIP-01's OK false is "not stored": a rate-limited event is retried after the wait, unread.
+    rate_limit_checked_first = True
     edits_in_place = True  # with long_form: a newer version of the article's address (below)
     options: ClassVar[Mapping[str, Option]] = {
         "relay": Option("text", required=True, help="the relay's WebSocket URL, e.g. wss://relay.damus.io", check=relay_url),
@@ -372,4 +383,6 @@ def _outcome(answer: nostr_wire.Publication) -> Outcome:
     kind = _REFUSALS.get(prefix, Kind.REFUSED)
     if kind is Kind.DONE:
         return Outcome(Kind.DONE)
+    if kind is Kind.RATE_LIMITED:  # NIP-01 gives no time to wait: the runner's default wait
+        return Outcome(kind, error=f"rate limited by the relay: {said}")
     return Outcome(kind, error=f"the relay refused the event: {said}")

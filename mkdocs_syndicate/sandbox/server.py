@@ -54,7 +54,7 @@ from urllib.parse import parse_qs, urlsplit
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
-from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE, media_files
+from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE, media_files, websocket
 from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
 from mkdocs_syndicate.sandbox.discovery import answering
 from mkdocs_syndicate.sandbox.faults import FAULT_ACTIONS, QUIRKS, fault_after, fault_before, take_fault
@@ -422,6 +422,19 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _serve(self) -> None:
+            prefix = urlsplit(self.path).path.lstrip("/").partition("/")[0]
+            emulator = server.emulators.get(server.routes.get(prefix, ""))
+            if getattr(emulator, "websocket", False) and websocket.wants_websocket(self.headers):
+                self.close_connection = True  # the connection is the WebSocket's from here on
+                websocket.serve(
+                    self.connection,
+                    lambda: self.rfile.read1(65536),
+                    self.path,
+                    self.headers,
+                    emulator,
+                    lambda request: self._held(self._dispatch(prefix, request)),
+                )
+                return
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             parts = urlsplit(self.path)
@@ -445,13 +458,10 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
             elif request.method == "GET" and (public := server.public_page(parts.path)) is not None:
                 response = public
             elif prefix in server.routes:
-                request.prefix = prefix
-                response = server.dispatch(server.routes[prefix], request)
-                server.tell(server.routes[prefix], request, response)
+                response = self._dispatch(prefix, request)
             else:
                 response = Response(404, {"error": f"no emulator at /{prefix}"})
-            if response is not None and response.hold_until is not None and not self._hold(response.hold_until):
-                response = None  # the client gave up while the server was still committing
+            response = self._held(response)  # None: the client gave up while the server was still committing
             if response is None:
                 self.close_connection = True
                 with contextlib.suppress(OSError):
@@ -478,6 +488,18 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                         with server._busy:
                             server._later -= 1
                             server._busy.notify_all()
+
+        def _dispatch(self, prefix: str, request: Request) -> Response | None:
+            request.prefix = prefix
+            response = server.dispatch(server.routes[prefix], request)
+            server.tell(server.routes[prefix], request, response)
+            return response
+
+        def _held(self, response: Response | None) -> Response | None:
+            """The answer once its commit is done; None when the client gave up meanwhile."""
+            if response is None or response.hold_until is None or self._hold(response.hold_until):
+                return response
+            return None
 
         def _hold(self, until: float) -> bool:
             """Keep the answer until the server's clock reaches `until` (True), or until the client
