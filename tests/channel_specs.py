@@ -52,7 +52,9 @@ def spec_of(kind: registry.ChannelType) -> Spec:
         settings,
         # A secret whose shape the config checks (a Nostr key) cannot be any wrong text: the
         # emulator names one the service refuses.
-        dict(getattr(emulator, "refused_credentials", None) or {n: f"wrong-{n.replace('_', '-')}-123" for n in secrets}),
+        dict(
+            getattr(emulator, "refused_credentials", None) or {n: f"wrong-{n.replace('_', '-')}-123" for n in secrets}
+        ),
         emulator.read_marker,
         dict(emulator.rate_limit_fault),
         client.repeat_safe,

@@ -60,11 +60,21 @@ from mkdocs_syndicate.channel_api import (
     render_message,
 )
 from mkdocs_syndicate.channels import nostr_wire
-from mkdocs_syndicate.channels.nostr_events import ARTICLE, DELETION, NOTE, Event, is_genuine, public_key, signed
-from mkdocs_syndicate.channels.nostr_events import tag_value, unsigned
-from mkdocs_syndicate.channels.nostr_keys import naddr_name, note_name, secret_key
+from mkdocs_syndicate.channels.nostr_events import (
+    ARTICLE,
+    DELETION,
+    NOTE,
+    Event,
+    is_genuine,
+    public_key,
+    signed,
+    tag_value,
+    unsigned,
+)
+from mkdocs_syndicate.channels.nostr_keys import secret_key
 from mkdocs_syndicate.config.channels import is_loopback
 from mkdocs_syndicate.content.portable import portable_markdown
+from mkdocs_syndicate.nip19 import bech32_encode, naddr_name, note_name
 from mkdocs_syndicate.timeutil import epoch_to_iso, from_iso
 
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}"
@@ -89,7 +99,9 @@ def relay_url(value: str, setting: str) -> str:
     except ValueError:
         raise ConfigError(f"{value!r} is not a relay URL (wss://relay.example.com)", setting) from None
     if parts.scheme not in ("ws", "wss") or not parts.hostname or "@" in parts.netloc:
-        raise ConfigError(f"{value!r} is not a relay URL: it must start with wss:// (e.g. wss://relay.damus.io)", setting)
+        raise ConfigError(
+            f"{value!r} is not a relay URL: it must start with wss:// (e.g. wss://relay.damus.io)", setting
+        )
     if parts.scheme == "ws" and not is_loopback(parts.hostname):
         raise ConfigError(f"{value!r} uses ws:// on a non-loopback host; use wss://", setting)
     return value
@@ -114,9 +126,14 @@ class NostrChannel(Channel):
     rate_limit_checked_first = True
     edits_in_place = True  # with long_form: a newer version of the article's address (below)
     options: ClassVar[Mapping[str, Option]] = {
-        "relay": Option("text", required=True, help="the relay's WebSocket URL, e.g. wss://relay.damus.io", check=relay_url),
+        "relay": Option(
+            "text", required=True, help="the relay's WebSocket URL, e.g. wss://relay.damus.io", check=relay_url
+        ),
         "secret_key": Option(
-            "secret", required=True, help="the account's secret key, nsec1… or hex: !ENV NOSTR_SECRET_KEY", check=secret_key
+            "secret",
+            required=True,
+            help="the account's secret key, nsec1… or hex: !ENV NOSTR_SECRET_KEY",
+            check=secret_key,
         ),
         "long_form": Option("bool", default=False, help="publish the whole post as a NIP-23 article (kind 30023)"),
         "web_url": Option("url", default="https://njump.me", help="a web gateway: a copy's link is <web_url>/<note1…>"),
@@ -149,7 +166,7 @@ class NostrChannel(Channel):
     def _link(self, event: Event) -> str:
         web = self.settings.options["web_url"]
         if event["kind"] == ARTICLE:
-            return f"{web}/{naddr_name(ARTICLE, self._author, tag_value(event, 'd') or '', self._relay)}"
+            return f"{web}/{naddr_name(ARTICLE, self._author, tag_value(event, 'd') or '')}"
         return f"{web}/{note_name(event['id'])}"
 
     def recognises(self, remote_url: str) -> bool:
@@ -169,7 +186,9 @@ class NostrChannel(Channel):
         frozen = created_at or epoch_to_iso(time.time())
         if not self._article:
             event = self._note(post, message.text, frozen)
-            return Prepared(message, idempotency_key=event["id"], created_at=frozen, description=message.text, life=life)
+            return Prepared(
+                message, idempotency_key=event["id"], created_at=frozen, description=message.text, life=life
+            )
         identifier = client_id(post.url, self.id, "nostr-article", life)
         article = self._article_event(post, message.text, frozen, identifier, _epoch(frozen))
         fingerprint = json.dumps([article["content"], article["tags"]], ensure_ascii=False)
@@ -350,8 +369,6 @@ class NostrChannel(Channel):
 
 
 def _npub(author: str) -> str:
-    from mkdocs_syndicate.channels.nostr_keys import bech32_encode
-
     return bech32_encode("npub", bytes.fromhex(author))
 
 

@@ -64,7 +64,12 @@ def is_genuine(event: object, author: str) -> bool:
     the hash of its fields, and its signature valid for that id. A read counts nothing else."""
     if not isinstance(event, dict) or event.get("pubkey") != author:
         return False
-    tags, content, created_at, kind = event.get("tags"), event.get("content"), event.get("created_at"), event.get("kind")
+    tags, content, created_at, kind = (
+        event.get("tags"),
+        event.get("content"),
+        event.get("created_at"),
+        event.get("kind"),
+    )
     if not (
         isinstance(tags, list)
         and all(isinstance(t, list) and all(isinstance(v, str) for v in t) for t in tags)
@@ -79,7 +84,9 @@ def is_genuine(event: object, author: str) -> bool:
     from coincurve import PublicKeyXOnly
 
     try:
-        return bool(PublicKeyXOnly(bytes.fromhex(author)).verify(bytes.fromhex(event["sig"]), bytes.fromhex(event["id"])))
+        return bool(
+            PublicKeyXOnly(bytes.fromhex(author)).verify(bytes.fromhex(event["sig"]), bytes.fromhex(event["id"]))
+        )
     except ValueError:
         return False
 

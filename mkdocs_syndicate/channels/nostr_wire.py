@@ -89,7 +89,9 @@ async def publish(relay: str, event: Event, timeout: float) -> Publication:
     except TimeoutError:
         return Publication(True, reason=f"no OK within {timeout:g} s", notices=tuple(notices))
     except (ConnectionClosed, OSError, ValueError) as exc:  # closed, or a frame that is no JSON: it proves nothing
-        return Publication(True, reason=f"the connection ended without an OK ({type(exc).__name__})", notices=tuple(notices))
+        return Publication(
+            True, reason=f"the connection ended without an OK ({type(exc).__name__})", notices=tuple(notices)
+        )
     finally:
         await _close(connection)
 
@@ -122,8 +124,11 @@ async def query(relay: str, filters: list[dict[str, Any]], timeout: float, subsc
 
 
 def _message(frame: str | bytes) -> list[Any]:
+    """A relay message: a JSON array (NIP-01). Anything else is no answer (ValueError)."""
     message = json.loads(frame)
-    return message if isinstance(message, list) else []
+    if not isinstance(message, list):
+        raise ValueError("a relay message that is not a JSON array")
+    return message
 
 
 async def _close(connection: Any, last: list[str] | None = None) -> None:
@@ -131,5 +136,5 @@ async def _close(connection: Any, last: list[str] | None = None) -> None:
         if last is not None:
             await connection.send(json.dumps(last))
         await connection.close()
-    except Exception:  # noqa: S110  # closing what the relay may have closed already
+    except Exception:  # closing what the relay may have closed already
         pass

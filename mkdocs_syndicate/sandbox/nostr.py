@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response
+from mkdocs_syndicate.nip19 import naddr_name, note_name
 
 # The sandbox account (a rehearsal never signs with the user's key): a fixed test key.
 SECRET_KEY = "5ee1c8000ab28edd64d74a7d951ac2dd559814887b1b9e1ac7c5f89e96125c12"
@@ -38,6 +39,7 @@ NOTE, DELETION = 1, 5
 MAX_EVENT_SIZE = 4096  # nostr_relay/config.py: max_event_size
 OLDEST_EVENT = 31_536_000  # nostr_relay/config.py: oldest_event (a year)
 FUTURE_LIMIT = 3600  # nostr_relay/validators.py is_recent: an hour ahead
+RELAY_SAYS = "relay_says"  # an answer's messages, in the sandbox's Response (a fault's body is not one)
 
 
 def public_key(secret_hex: str) -> str:
@@ -55,7 +57,11 @@ def _signature_valid(event: dict[str, Any]) -> bool:
     from coincurve import PublicKeyXOnly
 
     try:
-        return bool(PublicKeyXOnly(bytes.fromhex(event["pubkey"])).verify(bytes.fromhex(event["sig"]), bytes.fromhex(event["id"])))
+        return bool(
+            PublicKeyXOnly(bytes.fromhex(event["pubkey"])).verify(
+                bytes.fromhex(event["sig"]), bytes.fromhex(event["id"])
+            )
+        )
     except (ValueError, TypeError):
         return False
 
@@ -63,7 +69,9 @@ def _signature_valid(event: dict[str, Any]) -> bool:
 def _well_formed(event: object) -> bool:
     if not isinstance(event, dict):
         return False
-    hexes = all(isinstance(event.get(k), str) and len(event[k]) == n for k, n in (("id", 64), ("pubkey", 64), ("sig", 128)))
+    hexes = all(
+        isinstance(event.get(k), str) and len(event[k]) == n for k, n in (("id", 64), ("pubkey", 64), ("sig", 128))
+    )
     tags = event.get("tags")
     return (
         hexes
@@ -105,6 +113,7 @@ class NostrEmulator(Emulator):
     name = "nostr"
     websocket = True  # sandbox/websocket.py serves it
     creating = ("POST /EVENT",)
+    public_pages = ("/e/",)  # the web gateway's page of a note or an article (client_options' web_url)
     read_marker = "/REQ"
     rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429}
     # A key the relay does not admit: the shared suites' refused credential (a malformed one is a
@@ -145,11 +154,13 @@ class NostrEmulator(Emulator):
         authentication refusal, a 5xx a relay that fails mid-request (the connection drops)."""
         if response is None:
             return None
-        if isinstance(response.body, list):
-            return list(response.body)
+        if isinstance(response.body, dict) and isinstance(response.body.get(RELAY_SAYS), list):
+            return list(response.body[RELAY_SAYS])
         body = request.json()
         if response.status >= 500:
             return None
+        if response.status < 300:  # an answer replaced by one of another shape: sent as it is, one frame
+            return [response.body]
         reason = {429: "rate-limited: slow down", 401: "auth-required: log in", 403: "restricted: not allowed"}.get(
             response.status, f"invalid: refused ({response.status})"
         )
@@ -158,12 +169,17 @@ class NostrEmulator(Emulator):
         return [["CLOSED", body[0], reason]]
 
     def handle(self, request: Request) -> Response:
+        if request.base:  # plain HTTP, not a message of a WebSocket (sandbox/websocket.py)
+            return Response(426, b"a Nostr relay: connect with WebSocket", {"Upgrade": "websocket"})
         if request.path == "/EVENT":
             answer = self._event(request.json())
             committed = self.commit_time()
-            return Response(200, [answer], hold_until=committed if committed > self.server.now() else None)
+            return Response(
+                200, {RELAY_SAYS: [answer]}, hold_until=committed if committed > self.server.now() else None
+            )
         subscription, *filters = request.json()
-        return Response(200, [*(["EVENT", subscription, e] for e in self._query(filters)), ["EOSE", subscription]])
+        found = [["EVENT", subscription, e] for e in self._query(filters)]
+        return Response(200, {RELAY_SAYS: [*found, ["EOSE", subscription]]})
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         return Response(429)
@@ -223,7 +239,9 @@ class NostrEmulator(Emulator):
             if event["pubkey"] != deletion["pubkey"] or stored.get("deleted_at"):
                 continue
             address = f"{event['kind']}:{event['pubkey']}:{_first(event, 'd')}"
-            covered = _addressable(event["kind"]) and address in addresses and event["created_at"] <= deletion["created_at"]
+            covered = (
+                _addressable(event["kind"]) and address in addresses and event["created_at"] <= deletion["created_at"]
+            )
             if event["id"] in named or covered:
                 stored["deleted_at"] = self.server.now()
 
@@ -253,6 +271,7 @@ class NostrEmulator(Emulator):
             deleted = bool(stored.get("deleted_at"))
             article = _addressable(event["kind"])
             remote_id = f"{event['kind']}:{event['pubkey']}:{_first(event, 'd')}" if article else event["id"]
+            name = naddr_name(event["kind"], event["pubkey"], _first(event, "d")) if article else note_name(event["id"])
             shown.append(
                 {
                     "id": event["id"],
@@ -260,7 +279,7 @@ class NostrEmulator(Emulator):
                     "text": event["content"] if not article else f"{_first(event, 'title')}\n\n{event['content']}",
                     "announces": "" if deleted else _first(event, "r"),
                     "at": stored.get("at"),
-                    "link": None,  # a web gateway's page, not the relay's
+                    "link": f"{public_base}/nostr/e/{name}",
                     "deleted": deleted,
                 }
             )

@@ -187,16 +187,6 @@ class SandboxServer:
             return Response(404, b"Not Found")
         return Response(200, target.read_bytes(), {"Content-Type": "text/plain; charset=utf-8"})
 
-    def media_file(self, path: str) -> Response:
-        """An image an emulator received (`GET /_sandbox/media/<channel>/<name>`): where its image
-        URLs point, as a service's media host would serve it."""
-        channel, _, name = path.partition("/")
-        data = media_files.load(self.state_dir, channel, name)
-        if data is None:
-            return Response(404, {"error": "Record not found"})
-        kind = media_files.image_type(data) or "application/octet-stream"
-        return Response(200, data, {"Content-Type": kind, "X-Content-Type-Options": "nosniff"})
-
     # ---------------------------------------------------------------- state
 
     @property
@@ -332,7 +322,7 @@ class SandboxServer:
     def control(self, request: Request) -> Response:
         """/_sandbox/…: how tests and the dashboard steer the sandbox."""
         if request.method == "GET" and request.path.startswith("/media/"):
-            return self.media_file(request.path.removeprefix("/media/"))
+            return media_files.served(self.state_dir, request.path.removeprefix("/media/"))
         route = _CONTROL.get((request.method, request.path))
         if route is None:
             return Response(404, {"error": "Record not found"})
@@ -422,23 +412,12 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _serve(self) -> None:
-            prefix = urlsplit(self.path).path.lstrip("/").partition("/")[0]
-            emulator = server.emulators.get(server.routes.get(prefix, ""))
-            if getattr(emulator, "websocket", False) and websocket.wants_websocket(self.headers):
-                self.close_connection = True  # the connection is the WebSocket's from here on
-                websocket.serve(
-                    self.connection,
-                    lambda: self.rfile.read1(65536),
-                    self.path,
-                    self.headers,
-                    emulator,
-                    lambda request: self._held(self._dispatch(prefix, request)),
-                )
-                return
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
             parts = urlsplit(self.path)
             prefix, _, rest = parts.path.lstrip("/").partition("/")
+            if websocket.wants_websocket(server, prefix, self.headers):  # the connection is the WebSocket's
+                return websocket.serve(self, server.emulators[server.routes[prefix]], prefix)
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
             host = self.headers.get("Host", "127.0.0.1")
             request = Request(
                 self.command,
@@ -497,9 +476,8 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
 
         def _held(self, response: Response | None) -> Response | None:
             """The answer once its commit is done; None when the client gave up meanwhile."""
-            if response is None or response.hold_until is None or self._hold(response.hold_until):
-                return response
-            return None
+            held = response is None or response.hold_until is None or self._hold(response.hold_until)
+            return response if held else None
 
         def _hold(self, until: float) -> bool:
             """Keep the answer until the server's clock reaches `until` (True), or until the client

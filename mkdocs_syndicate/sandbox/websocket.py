@@ -22,22 +22,28 @@ from mkdocs_syndicate.emulator_api import Request, Response
 MAX_MESSAGE = 4 * 1024 * 1024
 
 
-def wants_websocket(headers: Any) -> bool:
-    return str(headers.get("Upgrade", "")).lower() == "websocket"
+def wants_websocket(server: Any, prefix: str, headers: Any) -> bool:
+    """An upgrade asked of an emulator that speaks WebSocket."""
+    emulator = server.emulators.get(server.routes.get(prefix, ""))
+    return bool(getattr(emulator, "websocket", False)) and str(headers.get("Upgrade", "")).lower() == "websocket"
 
 
-def serve(
-    connection: socket.socket,
-    read: Callable[[], bytes],
-    path: str,
-    headers: Any,
-    emulator: Any,
-    answer: Callable[[Request], Response | None],
-) -> None:
-    """Upgrade, then carry messages until the client closes. `read` returns what arrived (b"" at
-    the end: the handler's buffered reader, which may hold bytes already); `answer` is the
-    server's dispatch of one request to this emulator."""
-    from websockets.frames import Opcode
+def serve(handler: Any, emulator: Any, prefix: str) -> None:
+    """Upgrade the handler's connection, then carry messages until the client closes, each one
+    answered as the handler answers an HTTP request (its dispatch, and its hold for a slow commit)."""
+    handler.close_connection = True  # no HTTP request follows on this connection
+    connection: socket.socket = handler.connection
+    path, headers = handler.path, handler.headers
+
+    def read() -> bytes:  # what arrived (b"" at the end), through the handler's buffered reader
+        return bytes(handler.rfile.read1(65536))
+
+    def answer(request: Request) -> Response | None:
+        held: Response | None = handler._held(handler._dispatch(prefix, request))
+        return held
+
+    from websockets.frames import Frame, Opcode
+    from websockets.http11 import Request as Upgrade
     from websockets.protocol import State
     from websockets.server import ServerProtocol
 
@@ -46,6 +52,7 @@ def serve(
     lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     protocol.receive_data(f"GET {path} HTTP/1.1\r\n{lines}\r\n".encode("latin-1"))
     (upgrade,) = protocol.events_received()
+    assert isinstance(upgrade, Upgrade)
     response = protocol.accept(upgrade)
     protocol.send_response(response)
     connection.sendall(b"".join(protocol.data_to_send()))
@@ -59,8 +66,8 @@ def serve(
             return
         protocol.receive_data(data)
         for frame in protocol.events_received():
-            if frame.opcode in (Opcode.TEXT, Opcode.CONT):
-                pieces.append(frame.data)
+            if isinstance(frame, Frame) and frame.opcode in (Opcode.TEXT, Opcode.CONT):
+                pieces.append(bytes(frame.data))
                 if not frame.fin:
                     continue
                 text, pieces = b"".join(pieces).decode("utf-8", errors="replace"), []
@@ -69,8 +76,9 @@ def serve(
                     with contextlib.suppress(OSError):
                         connection.shutdown(socket.SHUT_RDWR)
                     return
-                for reply in replies:
-                    protocol.send_text(json.dumps(reply, ensure_ascii=False).encode("utf-8"))
+                for reply in replies:  # a message, or (a fault's) text sent as it is
+                    text = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
+                    protocol.send_text(text.encode("utf-8"))
         outgoing = protocol.data_to_send()
         connection.sendall(b"".join(outgoing))
         if b"" in outgoing or protocol.close_expected():  # the closing handshake is done: end the TCP connection
