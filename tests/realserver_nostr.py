@@ -11,9 +11,13 @@ unless the install skipped it for want of PyPI (tests/realserver_pds.py's rule).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -126,3 +130,70 @@ def start_relay(folder: Path) -> Iterator[Relay]:
             process.kill()
             process.wait()
         output.close()
+
+
+class KillingProxy:
+    """A TCP proxy in front of the relay (WebSocket passes through it as bytes), which SIGKILLs a
+    process as the relay's `nth` OK passes, before forwarding it: the relay stored the event
+    (nostr-relay answers OK once its transaction is committed, nostr_relay/web.py), and the
+    answer never reaches the client. The relay's frames are not masked (RFC 6455: only a
+    client's are), and the client asks for no compression, so an OK is seen in the bytes."""
+
+    def __init__(self, upstream: str) -> None:
+        self._upstream = upstream.removeprefix("ws://").rsplit(":", 1)
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self._pid: int | None = None
+        self._nth = 0
+        self._seen = 0
+        self._lock = threading.Lock()
+        self.landed = ""
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self._server.getsockname()[1]}"
+
+    def arm(self, pid: int, nth: int) -> None:
+        with self._lock:
+            self._pid, self._nth, self._seen, self.landed = pid, nth, 0, ""
+
+    def __enter__(self) -> KillingProxy:
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection((self._upstream[0], int(self._upstream[1])))
+            threading.Thread(target=self._pump, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, True), daemon=True).start()
+
+    def _pump(self, source: socket.socket, target: socket.socket, from_relay: bool) -> None:
+        try:
+            while data := source.recv(65536):
+                if from_relay and self._kills(data):
+                    break
+                target.sendall(data)
+        except OSError:
+            pass
+        for end in (source, target):  # the other direction's pump ends on the closed sockets too
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+    def _kills(self, data: bytes) -> bool:
+        with self._lock:
+            if self._pid is None or b'["OK"' not in data:
+                return False
+            self._seen += data.count(b'["OK"')
+            if self._seen < self._nth:
+                return False
+            os.kill(self._pid, signal.SIGKILL)
+            self.landed = f"after the relay's OK of EVENT {self._nth}: stored, the answer not delivered"
+            self._pid = None
+            return True
