@@ -124,7 +124,9 @@ class NostrChannel(Channel):
     # `rate_limiter.is_limited` answers OK false "rate-limited:" before `storage.add_event`), and
     # NIP-01's OK false is "not stored": a rate-limited event is retried after the wait, unread.
     rate_limit_checked_first = True
-    edits_in_place = True  # with long_form: a newer version of the article's address (below)
+    # A note is never edited (NIP-01 has no edit); with long_form, an article is, as a newer
+    # version of its address: `edits_in_place_with` says which a channel's settings are.
+    edits_in_place = False
     options: ClassVar[Mapping[str, Option]] = {
         "relay": Option(
             "text", required=True, help="the relay's WebSocket URL, e.g. wss://relay.damus.io", check=relay_url

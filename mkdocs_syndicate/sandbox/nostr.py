@@ -4,7 +4,8 @@ CLOSED messages; NIP-09 deletion requests; NIP-23 long-form) and from nostr-rela
 
 It speaks WebSocket at `ws://<sandbox>/nostr` (sandbox/websocket.py carries the frames). Each
 client message is one sandbox request, so the sandbox's faults and kills apply to it:
-`["EVENT", e]` is `POST /EVENT` (what creates something), `["REQ", sub, filter…]` is `GET /REQ`.
+`["EVENT", e]` is `POST /EVENT/<its kind>/` (a note's and an article's create something, a
+kind 5 deletes), `["REQ", sub, filter…]` is `GET /REQ`.
 
 What it does, as nostr-relay does (nostr_relay/web.py, storage/db.py, validators.py):
 - an event is checked: its fields, its id (the hash of its fields), its BIP-340 signature, its
@@ -112,7 +113,7 @@ def _matches(event: dict[str, Any], wanted: Mapping[str, Any]) -> bool:
 class NostrEmulator(Emulator):
     name = "nostr"
     websocket = True  # sandbox/websocket.py serves it
-    creating = ("POST /EVENT",)
+    creating = ("POST /EVENT/1/", "POST /EVENT/30023/")  # a note, an article (a deletion is kind 5)
     public_pages = ("/e/",)  # the web gateway's page of a note or an article (client_options' web_url)
     read_marker = "/REQ"
     rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429}
@@ -141,7 +142,10 @@ class NostrEmulator(Emulator):
         if not isinstance(message, list) or not message:
             return [["NOTICE", "invalid: a message is a JSON array"]]
         if message[0] == "EVENT" and len(message) == 2 and isinstance(message[1], dict):
-            return Request("POST", "/EVENT", {}, {}, json.dumps(message[1]).encode(), "")
+            kind = message[1].get("kind")
+            # Named by its kind, so that faults and the shared suites tell a note from a deletion.
+            path = f"/EVENT/{kind}/" if isinstance(kind, int) else "/EVENT/invalid/"
+            return Request("POST", path, {}, {}, json.dumps(message[1]).encode(), "")
         if message[0] == "REQ" and len(message) >= 3 and isinstance(message[1], str):
             return Request("GET", "/REQ", {}, {}, json.dumps(message[1:]).encode(), "")
         if message[0] == "CLOSE":
@@ -164,14 +168,14 @@ class NostrEmulator(Emulator):
         reason = {429: "rate-limited: slow down", 401: "auth-required: log in", 403: "restricted: not allowed"}.get(
             response.status, f"invalid: refused ({response.status})"
         )
-        if request.path == "/EVENT":
+        if request.path.startswith("/EVENT/"):
             return [["OK", body.get("id", "") if isinstance(body, dict) else "", False, reason]]
         return [["CLOSED", body[0], reason]]
 
     def handle(self, request: Request) -> Response:
         if request.base:  # plain HTTP, not a message of a WebSocket (sandbox/websocket.py)
             return Response(426, b"a Nostr relay: connect with WebSocket", {"Upgrade": "websocket"})
-        if request.path == "/EVENT":
+        if request.path.startswith("/EVENT/"):
             answer = self._event(request.json())
             committed = self.commit_time()
             return Response(
