@@ -155,19 +155,20 @@ class NostrEmulator(Emulator):
     def replies(self, request: Request, response: Response | None) -> list[list[Any]] | None:
         """The relay's messages for a request's answer; None: the connection drops unanswered. A
         fault's HTTP status becomes what a relay says in its place: 429 a rate limit, 401/403 an
-        authentication refusal, a 5xx a relay that fails mid-request (the connection drops)."""
+        authentication refusal, any other a relay that fails mid-request (the connection drops)."""
         if response is None:
             return None
         if isinstance(response.body, dict) and isinstance(response.body.get(RELAY_SAYS), list):
             return list(response.body[RELAY_SAYS])
         body = request.json()
-        if response.status >= 500:
-            return None
         if response.status < 300:  # an answer replaced by one of another shape: sent as it is, one frame
-            return [response.body]
+            replaced = response.body
+            return [replaced.decode("utf-8", "replace") if isinstance(replaced, bytes) else replaced]
         reason = {429: "rate-limited: slow down", 401: "auth-required: log in", 403: "restricted: not allowed"}.get(
-            response.status, f"invalid: refused ({response.status})"
+            response.status
         )
+        if reason is None:  # a relay has no HTTP status once connected: a failing one drops the connection
+            return None
         if request.path.startswith("/EVENT/"):
             return [["OK", body.get("id", "") if isinstance(body, dict) else "", False, reason]]
         return [["CLOSED", body[0], reason]]
