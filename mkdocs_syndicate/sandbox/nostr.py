@@ -152,10 +152,11 @@ class NostrEmulator(Emulator):
             return []
         return [["NOTICE", f"invalid: unknown message {str(message[0])[:20]!r}"]]
 
-    def replies(self, request: Request, response: Response | None) -> list[list[Any]] | None:
-        """The relay's messages for a request's answer; None: the connection drops unanswered. A
-        fault's HTTP status becomes what a relay says in its place: 429 a rate limit, 401/403 an
-        authentication refusal, any other a relay that fails mid-request (the connection drops)."""
+    def replies(self, request: Request, response: Response | None) -> list[Any] | None:
+        """The relay's messages (or a replaced answer's text) for a request's answer; None: the
+        connection drops unanswered. A fault's HTTP status becomes what a relay says in its place:
+        429 a rate limit, 401/403 an authentication refusal, any other a relay that fails
+        mid-request (the connection drops)."""
         if response is None:
             return None
         if isinstance(response.body, dict) and isinstance(response.body.get(RELAY_SAYS), list):
