@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from realserver_pds import cached_install, unavailable
+from realserver_synapse import free_port
 
 HERE = Path(__file__).parent / "realserver"
 STARTED_WITHIN = 90.0  # seconds: its database migrations on a loaded machine
@@ -58,12 +59,6 @@ def install_dir() -> Path:
     return cached_install("SYNDICATE_NOSTR_DIR", "nostr", HERE / "nostr-requirements.txt")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def config(folder: Path, port: int) -> str:
     return f"""
 DEBUG: false
@@ -91,7 +86,7 @@ def start_relay(folder: Path) -> Iterator[Relay]:
     if not (install_dir() / ".installed").exists() or not python.exists():
         unavailable("nostr", f"nostr-relay is not installed in {install_dir()}")
     folder.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = free_port()
     (folder / "config.yaml").write_text(config(folder, port))
     log = folder / "relay.log"
     output = log.open("w")

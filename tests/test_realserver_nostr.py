@@ -115,15 +115,7 @@ def test_a_malformed_key_is_a_config_error_before_any_connection(relay, tmp_path
 
 @pytest.fixture
 def public(monkeypatch):
-    """The sites' public pages, asked as the HTTP proxy: a page of a post the test removed
-    answers 404, the proof a removal needs (tests/crashlab.py's PublicSite)."""
-    from crashlab import PublicSite
-
-    site = PublicSite(set())
-    for name, value in site.env.items():
-        monkeypatch.setenv(name, value)
-    yield site
-    site.close()
+    yield from realserver_child.public_pages(monkeypatch)
 
 
 def test_an_article_is_replaced_by_its_edit_and_deleted_by_its_address(relay, tmp_path, public):
