@@ -221,3 +221,59 @@ def test_nostr_an_article_is_edited_in_place(tmp_path, sandbox, clock):
     assert [r.detail for r in report.results] == ["updated"], report.results
     (held,) = remote_posts(sandbox, "nostr")
     assert "The second body." in held["text"] and record(tmp_path).remote_id == made.remote_id
+
+
+# ------------------------------------------------------------------ reads prove only what is ours
+
+
+class _Clock:
+    def __init__(self, clock) -> None:
+        self.clock = clock
+
+    def now(self) -> float:
+        return float(self.clock.time())
+
+
+def channel_at(sandbox):
+    from mkdocs_syndicate.config.run import Site
+
+    (parsed,) = parse_channels({"no": SPECS["nostr"].raw(sandbox)}, clients())
+    return clients()["nostr"](parsed, Site("https://example.com/", "Example"))
+
+
+@pytest.mark.http
+def test_nostr_a_relays_forged_copy_of_the_in_flight_event_proves_nothing(sandbox, clock):
+    """A relay that serves an event under the in-flight id, by our key, but whose fields do not
+    hash to it (or whose signature fails): not FOUND, so the real event is sent."""
+    from mkdocs_syndicate.ledger.schema import Record, State
+
+    sandbox.now = clock.time
+    channel = channel_at(sandbox)
+    post = make_post(1)
+    prepared = channel.prepare(post)
+    real = signed(channel._note(post, prepared.message.text, prepared.created_at), SECRET_KEY)
+    forged = {**real, "content": "something else entirely"}
+    sandbox.state["nostr"]["events"].append({"event": forged, "visible_at": 0, "at": clock.time()})
+    record = Record(State.IN_FLIGHT, 1, prepared.created_at, idempotency_key=prepared.idempotency_key)
+    verdict = asyncio.run(channel.verify(_Clock(clock), post, record, None))
+    assert verdict.found.value == "absent", verdict
+
+
+@pytest.mark.http
+def test_nostr_a_copy_gone_without_our_deletion_is_not_proved_deleted(sandbox, clock):
+    """The relay no longer has the note, and holds no deletion request of ours (it pruned it):
+    that proves nothing about our delete; only the copy absent with our deletion present does."""
+    from mkdocs_syndicate.channels.base import Presence
+    from mkdocs_syndicate.ledger.schema import Record, State
+
+    sandbox.now = clock.time
+    channel = channel_at(sandbox)
+    post = make_post(1)
+    prepared = channel.prepare(post)
+    outcome = asyncio.run(channel.send(_Clock(clock), post, prepared))
+    record = Record(State.IN_FLIGHT, 1, prepared.created_at, remote_id=outcome.remote_id, op="delete")
+    assert asyncio.run(channel.read_presence(_Clock(clock), record)) is Presence.PRESENT
+    sandbox.state["nostr"]["events"].clear()  # pruned by the relay
+    assert asyncio.run(channel.read_presence(_Clock(clock), record)) is Presence.UNKNOWN
+    assert asyncio.run(channel.delete(_Clock(clock), record)).kind is Kind.DONE
+    assert asyncio.run(channel.read_presence(_Clock(clock), record)) is Presence.GONE
