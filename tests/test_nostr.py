@@ -277,3 +277,22 @@ def test_nostr_a_copy_gone_without_our_deletion_is_not_proved_deleted(sandbox, c
     assert asyncio.run(channel.read_presence(_Clock(clock), record)) is Presence.UNKNOWN
     assert asyncio.run(channel.delete(_Clock(clock), record)).kind is Kind.DONE
     assert asyncio.run(channel.read_presence(_Clock(clock), record)) is Presence.GONE
+
+
+@pytest.mark.http
+def test_nostr_doctor_names_the_keys_npub_and_a_relay_that_does_not_answer(sandbox, clock):
+    from dataclasses import replace as changed
+
+    from mkdocs_syndicate.channels.base import Health
+    from mkdocs_syndicate.nip19 import bech32_encode
+
+    sandbox.now = clock.time
+    channel = channel_at(sandbox)
+    check = asyncio.run(channel.check_credentials(_Clock(clock)))
+    assert check.health is Health.OK and check.account == bech32_encode("npub", bytes.fromhex(public_key(SECRET_KEY)))
+    sandbox.add_fault({"channel": "nostr", "action": "status", "status": 503, "match": "/REQ"})
+    assert asyncio.run(channel.check_credentials(_Clock(clock))).health is Health.UNKNOWN
+    channel.settings = changed(channel.settings, options={**channel.settings.options, "relay": "ws://127.0.0.1:9"})
+    down = asyncio.run(channel.check_credentials(_Clock(clock)))
+    assert down.health is Health.UNKNOWN and "could not connect" in down.problem
+    assert SECRET_KEY not in repr(down)
