@@ -164,11 +164,11 @@ def test_a_removed_posts_note_is_deleted_once(relay, tmp_path, public):
 # ---------------------------------------------------------------- kills around a send
 
 
-def killed(proxy: KillingProxy, spec: Path, how: str, at: str, nth: int) -> str:
+def killed(proxy: KillingProxy, spec: Path, how: str, at: str, nth: int, **more: str) -> str:
     """A run of `spec` SIGKILLed at a client checkpoint, or by the proxy as the relay's `nth` OK
     passes (the relay stored the event, the answer never reached the client); where it landed."""
     log = spec.parent / "checkpoints.log"
-    env = {"SYNDICATE_CHECKPOINT_LOG": str(log)}
+    env = {"SYNDICATE_CHECKPOINT_LOG": str(log), **more}
     if how == "checkpoint":
         env["SYNDICATE_CRASH_AT"] = at
     child = start_child(spec, **env)
@@ -216,3 +216,48 @@ def test_killed_at_each_send_checkpoint_then_rerun_leaves_one_note_per_post(rela
         record = book.record(f"blog/{n}/", "no")
         (event,) = relay.query({"ids": [record.remote_id]})
         assert record.state == "done" and _tag(event, "r") == f"{site_url}blog/{n}/"
+
+
+# ---------------------------------------------------------------- kills around a deletion
+
+# (where; whether the relay holds our deletion request once the kill has landed)
+DELETE_KILLS = {
+    "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:1", False),
+    "the relay stored the deletion, no answer came": ("proxy-after", "EVENT", True),
+    "the answer came, nothing written yet": ("checkpoint", "after_response:1", True),
+    "before deleted is written": ("checkpoint", "before_done_write:1", True),
+}
+
+
+@pytest.mark.parametrize("where", realserver_child.chosen(DELETE_KILLS))
+def test_killed_around_a_deletion_then_rerun_leaves_the_note_deleted(relay, tmp_path, public, where):
+    import json
+
+    from crashlab import STATS
+
+    how, at, stored = DELETE_KILLS[where]
+    site_url = f"http://delete-{uuid.uuid4().hex[:8]}.example/"
+    public.live.update({f"/blog/{n}/" for n in (1, 2, 3)})
+    with KillingProxy(relay.url) as proxy:
+        channel = {**raw(relay), "relay": proxy.url, "removals": "delete"}
+        spec = realserver_child.child_spec(tmp_path, site_url, "no", channel)
+        announcing = start_child(spec, **public.env)  # the three posts announced, first
+        assert announcing.wait(timeout=120) == 0
+        note = Ledger.read(tmp_path / "ledger.yml").record("blog/2/", "no").remote_id
+        settings = json.loads(spec.read_text())
+        settings["posts"] = [p for p in settings["posts"] if p["key"] != "blog/2/"]
+        spec.write_text(json.dumps(settings))
+        public.live.discard("/blog/2/")
+        landed = killed(proxy, spec, how, at, nth=1, **public.env)
+        deletions = relay.query({"kinds": [5], "authors": [AUTHOR], "#e": [note]})
+        print(f"nostr-relay deletion kill [{where}]: landed {landed}; {len(deletions)} deletion(s) stored")
+        STATS[f"realserver nostr deletion kills landing {where}"] += 1
+        assert bool(deletions) == stored
+        child = start_child(spec, CRASH_CLOCK_OFFSET=str(SETTLE + 1), **public.env)
+        output, errors = child.communicate(timeout=120)
+        assert child.returncode == 0, output + errors
+    assert relay.query({"ids": [note]}) == []
+    assert notes_about(relay, site_url) == [f"{site_url}blog/{n}/" for n in (1, 3)]
+    assert 1 <= len(relay.query({"kinds": [5], "authors": [AUTHOR], "#e": [note]})) <= 2  # a repeat is harmless
+    record = Ledger.read(tmp_path / "ledger.yml").record("blog/2/", "no")
+    assert record.state == "deleted" and record.op is None, record
