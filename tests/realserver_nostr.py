@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from realserver_pds import cached_install, unavailable
-from realserver_synapse import free_port
+from realserver_synapse import free_port, stop
 
 HERE = Path(__file__).parent / "realserver"
 STARTED_WITHIN = 90.0  # seconds: its database migrations on a loaded machine
@@ -118,12 +118,7 @@ def start_relay(folder: Path) -> Iterator[Relay]:
             time.sleep(0.2)
         yield relay
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         output.close()
 
 

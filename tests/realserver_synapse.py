@@ -221,13 +221,18 @@ def start_synapse(folder: Path) -> Iterator[Synapse]:
         report_timings(timings)
         yield synapse
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         output.close()
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """A server started by the tier: SIGTERM, and SIGKILL when it has not exited within 20 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def report_timings(timings: dict[str, float]) -> None:
