@@ -8,22 +8,16 @@ import asyncio
 
 import httpx
 import pytest
+from conftest import FakeClock
 
 from mkdocs_syndicate.engine.pacing import READ_INTERVAL, PacedHttp
 
 pytestmark = pytest.mark.unit
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def time(self) -> float:
-        return self.now
-
-
-def paced(min_interval: float) -> tuple[PacedHttp, Clock, list[tuple[float, str]]]:
-    clock, waits = Clock(), []
+def paced(min_interval: float) -> tuple[PacedHttp, FakeClock, list[tuple[float, str]]]:
+    clock = FakeClock(1_000.0)
+    waits: list[tuple[float, str]] = []
 
     async def sleep(seconds: float, reason: str) -> None:
         waits.append((seconds, reason))
