@@ -26,6 +26,7 @@ class Site:
     url: str  # site_url, with a trailing slash
     name: str
     site_dir: str = ""
+    config_name: str = "mkdocs.yml"  # the file site_url is set in: a fix names the file to edit
 
 
 @dataclass(frozen=True)
@@ -407,8 +408,8 @@ def check_url(url: str, setting: str) -> str:
     if "@" in parts.netloc:
         raise ConfigError(
             "has a user name or password in it (user:password@host); remove it: a URL setting may be "
-            "published (the post pages' links and comments) and printed, so credentials go in their own "
-            "setting, e.g. token: !ENV MASTODON_TOKEN",
+            "published (the post pages' links and comments) and printed, so credentials go in the channel's "
+            "own secret setting (its password or token), given with !ENV",
             setting,
         )
     if parts.scheme not in ("http", "https") or not parts.hostname:

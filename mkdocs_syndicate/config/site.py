@@ -45,7 +45,8 @@ def options_from(
     the channels' (6 wrong settings and 3 wrong channels took 7 builds to see)."""
     problems: list[ConfigError] = []
     try:
-        site = Site(require_site_url(config.site_url), config.site_name or "", config.site_dir)
+        config_name = Path(config.config_file_path or "mkdocs.yml").name
+        site = Site(require_site_url(config.site_url), config.site_name or "", config.site_dir, config_name)
     except ConfigError as exc:
         problems.append(exc)
         site = Site("https://example.invalid/", "")

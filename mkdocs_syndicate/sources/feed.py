@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.images import first_image
@@ -363,13 +363,22 @@ def _without_title(summary_html: str, title: str) -> str:
     return summary_html
 
 
+def _encoding_note(key: str) -> str:
+    """How the key's own non-ASCII characters count, percent-encoded (3 per UTF-8 byte: é 6, a CJK
+    character 9, an emoji 12); nothing when it has none."""
+    wide = next((char for char in unquote(key) if not char.isascii()), None)
+    if wide is None:
+        return ""
+    return f" (percent-encoded: {wide} counts as {3 * len(wide.encode())})"
+
+
 def _post(entry: _Entry, site_url: str, name: str) -> Post:
     link, key = _link_and_key(entry, site_url)
     url = site_url + key
     if len(key) > MAX_KEY:  # a feed entry has no front matter to pin a shorter key with
         raise FeedError(
-            f"{entry.where}: its link's path is {len(key)} characters as a ledger key (percent-encoded: "
-            f"a CJK character counts as 9); at most {MAX_KEY}: give the page a shorter URL slug"
+            f"{entry.where}: its link's path is {len(key)} characters as a ledger key{_encoding_note(key)}; "
+            f"at most {MAX_KEY}: give the page a shorter URL slug"
         )
     if entry.date is None:
         raise FeedError(f"{entry.where}: no date (published or updated); the backlog and `since` rules need one")
