@@ -119,6 +119,7 @@ class Emulator:
         raise NotImplementedError
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
+        """Its 429 for an injected fault (`fault["request"]`: the request's "METHOD path")."""
         return Response(429, {"error": "Too many requests"})
 
     duplicates_matter: bool = True  # a post received twice is a duplicate (not so for pings)

@@ -27,7 +27,7 @@ from mkdocs_syndicate.channel_api import Channel, ChannelType
 
 class NoSend(Channel):
     type_name = "pigeon"
-    def prepare(self, post, created_at=None):
+    def prepare(self, post, created_at=None, life=0):
         raise AssertionError("never reached")
 
 CHANNEL = ChannelType("pigeon", "{module}:{client}", "{module}:Nothing", "Pigeon")

@@ -12,7 +12,8 @@ import httpx
 import pytest
 from conftest import SITE, indexnow_raw, make_post, mastodon_raw
 
-from mkdocs_syndicate.channels.base import Channel, CredentialCheck, Health, rate_limit_left
+from mkdocs_syndicate.channels.answers import rate_limit_left
+from mkdocs_syndicate.channels.base import Channel, CredentialCheck, Health
 from mkdocs_syndicate.config.channels import parse_channels
 from mkdocs_syndicate.config.run import Site, parse_options
 from mkdocs_syndicate.engine.doctor import check_channels

@@ -20,9 +20,9 @@ pytestmark = pytest.mark.unit
 class Counting(MastodonChannel):
     made = 0
 
-    def prepare(self, post, created_at=None):
+    def prepare(self, post, created_at=None, life=0):
         Counting.made += 1
-        return super().prepare(post, created_at)
+        return super().prepare(post, created_at, life)
 
 
 class _Server:

@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from conftest import SITE, make_post
 from sites import ROOT
 
-from mkdocs_syndicate.channels.base import CredentialCheck, Health, status_outcome
+from mkdocs_syndicate.channels.answers import status_outcome
+from mkdocs_syndicate.channels.base import CredentialCheck, Health
 from mkdocs_syndicate.channels.standard import StandardChannel
 from mkdocs_syndicate.cli import main
 from mkdocs_syndicate.config.channels import parse_channels

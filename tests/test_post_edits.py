@@ -69,7 +69,7 @@ def test_an_update_whose_answer_was_lost_is_settled_by_reading_the_copy(tmp_path
     text, and the update is done without a second PUT."""
     config = masto_site(tmp_path, sandbox)
     correct(config)
-    sandbox.add_fault({"channel": "mastodon", "action": "drop_after", "match": "/api/v1/statuses/"})
+    sandbox.add_fault({"channel": "mastodon", "action": "drop_after", "match": "PUT /api/v1/statuses/"})
     lost = mkdocs(config)
     assert lost.returncode == 0, lost.stderr
     record = Ledger.read(config.parent / "ledger.yml").record(KEY, "masto")

@@ -503,7 +503,9 @@ def test_an_edited_post_is_updated_in_place_at_the_same_record_key(pds, tmp_path
     (made,) = [r for r in records(pds, bob.did) if card(r) == post.url]
     corrected = replace(post, description="A corrected summary.")
     report = run(tmp_path, raw(pds, "bob.test"), [corrected])
-    assert not report.undone and [r.detail for r in report.results] == ["updated"], report.results
+    assert not report.undone and [r.detail for r in report.results] == ["updated (proved by a read of the copy)"], (
+        report.results
+    )
     (updated,) = [r for r in records(pds, bob.did) if card(r) == post.url]
     assert updated["uri"] == made["uri"] and updated["cid"] != made["cid"]
     assert updated["value"]["createdAt"] == made["value"]["createdAt"]
@@ -869,7 +871,9 @@ def test_standard_edit_updates_the_document_in_place_and_a_removal_deletes_it(pd
     made = documents(pds, bob.did, next(iter(_publications(pds, bob.did, "https://std-edit.example"))))["/blog/e/"]
     corrected = replace(post, title="Post 3, corrected")
     report = run_standard(tmp_path, standard_raw(pds, "bob.test"), [corrected], site)
-    assert not report.undone and [r.detail for r in report.results] == ["updated"], report.results
+    assert not report.undone and [r.detail for r in report.results] == ["updated (proved by a read of the copy)"], (
+        report.results
+    )
     updated = documents(pds, bob.did, made["value"]["site"])["/blog/e/"]
     assert updated["uri"] == made["uri"] and updated["value"]["title"] == "Post 3, corrected"
     record = Ledger.read(tmp_path / "ledger.yml").record(post.key, "std")
@@ -940,7 +944,9 @@ def test_standard_documents_point_to_their_bluesky_post_one_run_after_it_is_made
     with_bluesky = {"std": std, "bsky": raw(pds, "alice.test", keep_session=False)}
     assert [(r.channel, r.state) for r in both(with_bluesky).results] == [("bsky", "done")]
     third = both(with_bluesky)
-    assert [(r.channel, r.detail) for r in third.results] == [("std", "updated")], third.results
+    assert [(r.channel, r.detail) for r in third.results] == [("std", "updated (proved by a read of the copy)")], (
+        third.results
+    )
     (bluesky_post,) = [
         r for r in records(pds, alice.did) if (r["value"].get("embed") or {}).get("external", {}).get("uri") == post.url
     ]
@@ -1174,3 +1180,19 @@ def test_a_removed_threads_every_part_is_deleted_by_the_real_server(pds, tmp_pat
     kept_parts = Ledger.read(tmp_path / "ledger.yml").record(kept.key, "bsky").parts
     assert all(get_record(pds.url, bob.did, p.remote_id).status_code == 200 for p in kept_parts)
     assert run(tmp_path, channel, [kept], site=site).results == []
+
+
+# ---------------------------------------------------------------- the fifth audit's PDS scenarios
+
+
+def test_the_pds_emulator_answers_the_fifth_audits_scenarios_as_the_reference_pds(pds, sandbox):
+    """A swap on a deleted record, blobs their last record stopped naming, references to a
+    permanent and a temporary blob, listRecords' limits: the emulator's answers are the PDS's,
+    word for word, and the PDS's are the ones tests/test_emulators_as_servers.py pins."""
+    from pds_scenarios import Account
+    from test_emulators_as_servers import PDS_ANSWERS, pds_scenarios_of
+
+    real = pds_scenarios_of(Account(pds.url, "alice.test", pds.account("alice.test").password), "3lfiv")
+    emulated = pds_scenarios_of(Account(f"{sandbox.url}/bluesky", "sandbox.bsky.social", "sandbox-bsky-app-password"))
+    assert real == PDS_ANSWERS, real
+    assert emulated == real

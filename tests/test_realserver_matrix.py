@@ -19,7 +19,7 @@ import pytest
 import realserver_child
 from conftest import FakeClock, ListReporter, as_in_flight, make_post, write_ledger
 from realserver_child import SETTLE, start_child
-from realserver_synapse import Synapse, make_room, start_synapse
+from realserver_synapse import SERVER_NAME, Synapse, make_room, start_synapse
 
 from mkdocs_syndicate.channels.matrix import MARKER
 from mkdocs_syndicate.config.run import Site, parse_options
@@ -252,7 +252,9 @@ def test_an_edited_post_is_one_m_replace_and_a_rerun_edits_nothing_more(synapse,
     made = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
     corrected = replace(post, description="A corrected summary.")
     report = run(tmp_path, raw(synapse), [corrected])
-    assert not report.undone and [r.detail for r in report.results] == ["updated"], report.results
+    assert not report.undone and [r.detail for r in report.results] == ["updated (proved by a read of the copy)"], (
+        report.results
+    )
     (edit,) = edits_of(synapse, made.remote_id)
     assert edit["sender"] == synapse.users["alice"].user_id
     assert edit["content"]["m.relates_to"] == {"rel_type": "m.replace", "event_id": made.remote_id}
@@ -336,15 +338,7 @@ def test_killed_around_an_edit_then_rerun_leaves_one_edit(synapse, tmp_path, whe
 
 @pytest.fixture
 def public(monkeypatch):
-    """The sites' public pages, asked as the HTTP proxy (Synapse on loopback is not proxied): a
-    page of a post the test removed answers 404, the proof a removal needs."""
-    from crashlab import PublicSite
-
-    site = PublicSite(set())
-    for name, value in site.env.items():
-        monkeypatch.setenv(name, value)
-    yield site
-    site.close()
+    yield from realserver_child.public_pages(monkeypatch)
 
 
 def test_a_removed_posts_message_is_redacted_and_a_rerun_redacts_nothing_more(synapse, tmp_path, public):
@@ -649,3 +643,59 @@ def test_a_thread_lives_in_m_thread_edited_grown_and_redacted_on_synapse(synapse
         assert redactions_of(synapse, part.remote_id) == 1
     gone = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
     assert gone.state == "deleted" and gone.parts == done.parts and gone.remote_id == done.remote_id
+
+
+# ---------------------------------------------------------------- the fifth audit's Matrix scenarios
+
+
+def fresh_user(synapse: Synapse, name: str) -> tuple[str, str]:
+    """A user of its own (the admin API's), logged in: (user id, access token)."""
+    user_id = f"@{name}:{SERVER_NAME}"
+    admin = synapse.users["admin"].auth
+    password = uuid.uuid4().hex
+    made = httpx.put(
+        f"{synapse.url}/_synapse/admin/v2/users/{quote(user_id, safe='')}", json={"password": password}, headers=admin
+    )
+    made.raise_for_status()
+    login = {"type": "m.login.password", "identifier": {"type": "m.id.user", "user": name}, "password": password}
+    logged_in = httpx.post(synapse.client("/login"), json=login)
+    logged_in.raise_for_status()
+    return user_id, str(logged_in.json()["access_token"])
+
+
+def test_the_matrix_emulator_answers_the_fifth_audits_scenarios_as_synapse(synapse, sandbox):
+    """Redacting another user's event, a body that is no JSON sent to no room, replays of a PUT
+    through the HTTP transaction cache, where rc_message stands: the emulator's answers are
+    Synapse's, and Synapse's are the ones tests/test_emulators_as_servers.py pins."""
+    from matrix_scenarios import Room
+    from test_emulators_as_servers import MATRIX_ANSWERS, matrix_scenarios_of, sandbox_matrix_scenarios
+
+    user_id, token = fresh_user(synapse, f"carol{uuid.uuid4().hex[:8]}")  # its rc_message changes
+    admin = synapse.users["admin"].auth
+    path = quote(synapse.room_id, safe="")
+    httpx.post(synapse.client(f"/rooms/{path}/invite"), json={"user_id": user_id}, headers=admin).raise_for_status()
+    joined = httpx.post(synapse.client(f"/rooms/{path}/join"), json={}, headers={"Authorization": f"Bearer {token}"})
+    joined.raise_for_status()
+    theirs = Room(synapse.url, synapse.users["admin"].token, synapse.room_id).send("theirs")
+    theirs.raise_for_status()
+
+    def override(per_second: int, burst_count: int) -> None:
+        set_to = {"messages_per_second": per_second, "burst_count": burst_count}
+        overridden = httpx.post(
+            f"{synapse.url}/_synapse/admin/v1/users/{quote(user_id, safe='')}/override_ratelimit",
+            json=set_to,
+            headers=admin,
+        )
+        overridden.raise_for_status()
+
+    override(0, 0)  # no limit, until the scenario sets one
+
+    def limit() -> None:  # a burst of 0: no new event passes, and none ever refills it
+        override(1, 0)
+
+    real = matrix_scenarios_of(
+        Room(synapse.url, token, synapse.room_id), theirs.json()["event_id"], "!nosuchroom:syndicate.test", limit
+    )
+    print(real)
+    assert real == MATRIX_ANSWERS, real
+    assert sandbox_matrix_scenarios(sandbox) == real

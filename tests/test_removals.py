@@ -119,12 +119,13 @@ def situation(sends_left: int = 3, verify_only: bool = False) -> Situation:
 @pytest.mark.parametrize(
     ("event", "step"),
     [
-        (Kind.DONE, Step.DONE),
+        (Kind.DONE, Step.READ),  # answered: a read of the copy proves it gone
         (Kind.GONE, Step.DELETED),
         (Presence.GONE, Step.DELETED),
         (Kind.AMBIGUOUS, Step.READ),
         (Presence.PRESENT, Step.SEND),
-        (Presence.UNKNOWN, Step.SEND),
+        (Presence.UNKNOWN, Step.HOLD),  # not proved to be this post's: not deleted
+        (Presence.NOT_OURS, Step.REVIEW),
         (Kind.REFUSED, Step.FAIL),
         (Kind.AUTH, Step.STOP_LANE),
         (Kind.NOT_SENT, Step.RETRY),

@@ -131,7 +131,9 @@ def test_a_bluesky_post_made_after_the_document_is_referenced_by_the_next_edit(t
     second = run(tmp_path, channels, [one], clock)
     assert [(r.channel, r.state) for r in second.results] == [("bsky", "done")]
     third = run(tmp_path, channels, [one], clock)
-    assert [(r.channel, r.detail) for r in third.results] == [("std", "updated")], third.results
+    assert [(r.channel, r.detail) for r in third.results] == [("std", "updated (proved by a read of the copy)")], (
+        third.results
+    )
     post_uri = Ledger.read(tmp_path / "ledger.yml").record(one.key, "bsky").remote_id
     (bluesky_post,) = sandbox.snapshot()["bluesky"]["records"].values()
     assert only_document(sandbox)["bskyPostRef"] == {"uri": post_uri, "cid": bluesky_post["cid"]}
@@ -170,7 +172,7 @@ def test_an_edit_updates_the_document_at_its_key_and_a_read_settles_it(tmp_path,
     one = make_post(1)
     run(tmp_path, {"std": std_raw(sandbox)}, [one], clock)
     report = run(tmp_path, {"std": std_raw(sandbox)}, [dataclasses.replace(one, title="Post 1, fixed")], clock)
-    assert [r.detail for r in report.results] == ["updated"], report.results
+    assert [r.detail for r in report.results] == ["updated (proved by a read of the copy)"], report.results
     ((_, stored),) = documents(sandbox).items()
     assert stored["value"]["title"] == "Post 1, fixed"
 
@@ -194,7 +196,7 @@ def test_the_runs_summary_names_the_document_where_other_channels_name_the_copys
     edited = run(tmp_path, {"std": std_raw(sandbox)}, [dataclasses.replace(one, title="Post 1, fixed")], clock)
     uri = Ledger.read(tmp_path / "ledger.yml").record(one.key, "std").remote_id
     assert uri and uri.startswith("at://did:plc:sandbox0000000000000000/site.standard.document/")
-    for report, how in ((sent, "sent"), (edited, "updated")):
+    for report, how in ((sent, "sent"), (edited, "updated (proved by a read of the copy)")):
         ((result,),) = [report.results]
         assert (result.state, result.detail) == ("done", how)
         assert summary_lines(report)[1] == f"  {one.key}  std  done  {uri}"

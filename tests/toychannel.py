@@ -41,7 +41,7 @@ class ToyChannel(Channel):
         "token": Option("secret", required=True),
     }
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         message = render_message(
             post,
             self.id,

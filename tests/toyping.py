@@ -38,7 +38,7 @@ class ToyPingChannel(Channel):
         "token": Option("secret", required=True),
     }
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         return Prepared(None, description=f"ping {post.url}", payload_sha256=message_sha256(post.url))
 
     def batches(self, posts: list[Post]) -> list[list[Post]]:

@@ -14,7 +14,8 @@ template engine and no server (tests/test_cheap_import.py).
   (`Prepared`, a `Message` from `render_message` under a `LengthRule`; `client_id` for a key
   chosen before the call).
 - What it answers: `Outcome` and its `Kind`, `Verdict` and `Found` (a read after an unknown
-  outcome), `Copy` (an edit's read), `Presence` (a delete's read), `CredentialCheck` and `Health`.
+  outcome), `Copy` (an edit's read), `Presence` (a delete's read), `Seen` (either, with the links
+  the copy shows: `links_in` finds them), `CredentialCheck` and `Health`.
 - HTTP: the `Http` client it is given, and the shared readings of an answer (`status_outcome`,
   `transport_outcome`, `edit_outcome`, `delete_outcome`, `error_detail`, `rate_limit_left`,
   `check_unreachable`, `scan_bound`), and of its body (`json_object`, `identifier`, …, which raise
@@ -30,6 +31,15 @@ template engine and no server (tests/test_cheap_import.py).
 
 from __future__ import annotations
 
+from mkdocs_syndicate.channels.answers import (
+    check_unreachable,
+    delete_outcome,
+    edit_outcome,
+    error_detail,
+    rate_limit_left,
+    status_outcome,
+    transport_outcome,
+)
 from mkdocs_syndicate.channels.base import (
     EXPIRY_WARNING,
     Channel,
@@ -43,14 +53,9 @@ from mkdocs_syndicate.channels.base import (
     Outcome,
     Prepared,
     Presence,
+    Seen,
     Verdict,
-    check_unreachable,
-    delete_outcome,
-    edit_outcome,
-    error_detail,
-    rate_limit_left,
-    status_outcome,
-    transport_outcome,
+    WriteLimit,
 )
 from mkdocs_syndicate.channels.reading import (
     BadAnswer,
@@ -71,6 +76,7 @@ from mkdocs_syndicate.content.fitting import Fitted, TooLarge, fit
 from mkdocs_syndicate.content.identity import client_id
 from mkdocs_syndicate.content.images import PostImage, no_alt_note, post_image
 from mkdocs_syndicate.content.messages import LengthRule, Message, message_sha256, render_message
+from mkdocs_syndicate.content.ownership import links_in
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.content.textcut import grapheme_length
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
@@ -107,9 +113,11 @@ __all__ = [
     "Record",
     "Request",
     "Response",
+    "Seen",
     "Site",
     "TooLarge",
     "Verdict",
+    "WriteLimit",
     "check_unreachable",
     "client_id",
     "delete_outcome",
@@ -122,6 +130,7 @@ __all__ = [
     "json_list",
     "json_object",
     "json_of",
+    "links_in",
     "message_sha256",
     "no_alt_note",
     "objects",

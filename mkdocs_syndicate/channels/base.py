@@ -1,4 +1,4 @@
-"""The one small interface every channel type implements, and the shared reading of HTTP results.
+"""The one small interface every channel type implements, and what its calls and reads answer.
 
 A channel turns a post into a request and a response into an `Outcome`; it never touches the
 ledger and never sleeps. The runner owns state, pacing and retries.
@@ -7,8 +7,7 @@ ledger and never sleeps. The runner owns state, pacing and retries.
 from __future__ import annotations
 
 import enum
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -17,8 +16,6 @@ from mkdocs_syndicate.content.images import PostImage
 from mkdocs_syndicate.content.messages import Message
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.ledger.schema import Media, Part, Record
-from mkdocs_syndicate.net.ratehints import server_delay
-from mkdocs_syndicate.safety import clauses
 
 if TYPE_CHECKING:  # HTTP is loaded only when something is sent: a plan imports none of it
     import httpx
@@ -59,8 +56,9 @@ class Copy(enum.Enum):
 
     MATCHES = "matches"  # it says what the update was to make it say
     DIFFERS = "differs"  # it is there, saying something else (the update did not happen)
-    GONE = "gone"  # the service's documented answer: no such copy
+    GONE = "gone"  # the service's documented answer: no such copy (or its author withdrew it)
     UNKNOWN = "unknown"  # the read proved nothing
+    NOT_OURS = "not_ours"  # there, but another post's copy (its link, key or canonical URL say so)
 
 
 class Presence(enum.Enum):
@@ -69,6 +67,27 @@ class Presence(enum.Enum):
     PRESENT = "present"  # still there: the delete did not happen
     GONE = "gone"  # the service's documented answer: no such copy
     UNKNOWN = "unknown"  # the read proved nothing
+    NOT_OURS = "not_ours"  # there, but another post's copy: never deleted for this post
+
+
+@dataclass(frozen=True)
+class WriteLimit:
+    """A service's limit on one kind of write: `count` per `period` seconds, in windows aligned
+    to the epoch (as Rack::Attack counts). The run keeps within it (engine/budgets.py)."""
+
+    count: int
+    period: float
+    service: str  # who sets it, for the run's line ("Mastodon")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a read of a copy by its own id found (`Channel.read_copy`, `read_presence`), with the
+    links the copy shows: the engine changes a copy only once those prove it is this post's
+    (content/ownership.py). A read that returns the bare finding offers no such evidence."""
+
+    found: Copy | Presence
+    links: tuple[str, ...] = ()
 
 
 class MediaState(enum.Enum):
@@ -149,6 +168,7 @@ class Prepared:
     payload_sha256: str | None = None  # when the payload is more than the message text
     replay: bool = False  # the key was sent before, by a request whose outcome is unknown
     image: PostImage | None = None  # `uploads` types: the post's image, uploaded before the status
+    life: int = 0  # the pair's life (Record.life) its client ids were derived for: a part's are too
     media: tuple[Media, ...] = ()  # ...and what its upload made, handed to send (engine/uploads.py)
 
     @property
@@ -189,6 +209,8 @@ class Channel:
     deletes: ClassVar[bool] = False  # implements delete and read_presence: `removals: delete` is allowed
     web_copies: ClassVar[bool] = True  # a done copy has a web page (remote_url); False: its id is all (standard.site)
     threads: ClassVar[bool] = False  # implements send_part and read_part: `thread: true` is allowed
+    delete_limit: ClassVar[WriteLimit | None] = None  # the service's budget of deletes (Mastodon's)
+    upload_limit: ClassVar[WriteLimit | None] = None  # ... of media uploads
     uploads: ClassVar[bool] = False  # implements upload and read_media: `Prepared.image` goes before the status
 
     def __init__(self, settings: ChannelSettings, site: Site) -> None:
@@ -201,10 +223,12 @@ class Channel:
 
     # ---------------------------------------------------------------- without network
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         """The exact payload for this post, computed without any network (so plan mode shows it and
         a post that cannot be sent fails the run before the first request). `created_at`: the
-        pair's first attempt, for channels that freeze it into the payload."""
+        pair's first attempt, for channels that freeze it into the payload. `life`: the pair's
+        life (`Record.life`), which every id the channel chooses is derived from with the post's
+        URL and the channel id (`client_id(..., life=life)`), set on the result's `life`."""
         raise NotImplementedError
 
     def preview(self, post: Post, prepared: Prepared) -> str:
@@ -326,7 +350,9 @@ class Channel:
         its place in the thread (what it replies to) unchanged. By default `update` of that part."""
         return await self.update(http, post, self.part_prepared(prepared, number), self.part_copy(record, number))
 
-    async def read_part_copy(self, http: Http, post: Post, record: Record, prepared: Prepared, number: int) -> Copy:
+    async def read_part_copy(
+        self, http: Http, post: Post, record: Record, prepared: Prepared, number: int
+    ) -> Copy | Seen:
         """`threads` types that edit in place: read part `number` by its own id, to settle an update
         of it whose outcome is unknown. By default `read_copy` of that part."""
         return await self.read_copy(http, post, self.part_copy(record, number), self.part_prepared(prepared, number))
@@ -336,9 +362,12 @@ class Channel:
         is harmless (it sets the same text); it must never create a copy."""
         raise NotImplementedError
 
-    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
-        """`edits_in_place` types: read the copy at `record.remote_id` by its own id, to settle an
-        update whose outcome is unknown: does it say `prepared` now, something else, or is it gone?"""
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy | Seen:
+        """`edits_in_place` types: read the copy at `record.remote_id` by its own id, before an
+        edit (is it there, and this post's?), after it (does it show `prepared` now?) and to settle
+        one whose outcome is unknown: does it say `prepared`, something else, or is it gone? A
+        `Seen` with the links the copy shows lets the engine prove whose copy it is. A type that
+        does not override this cannot prove its edits: they are taken on the service's answer."""
         return Copy.UNKNOWN
 
     async def delete(self, http: Http, record: Record) -> Outcome:
@@ -348,10 +377,21 @@ class Channel:
         is harmless. The post may no longer exist, so only the record is given."""
         raise NotImplementedError
 
-    async def read_presence(self, http: Http, record: Record) -> Presence:
-        """`deletes` types: read the copy at `record.remote_id` by its own id, to settle a delete
-        whose outcome is unknown."""
+    async def read_presence(self, http: Http, record: Record) -> Presence | Seen:
+        """`deletes` types: read the copy at `record.remote_id` by its own id, before a delete (is
+        it this post's?), after it (is it gone?) and to settle one whose outcome is unknown. A
+        type that does not override this cannot prove its deletes: taken on the service's answer."""
         return Presence.UNKNOWN
+
+    @property
+    def reads_copies(self) -> bool:
+        """Whether this type reads its copies back (overrides `read_copy`): its edits are proved."""
+        return type(self).read_copy is not Channel.read_copy
+
+    @property
+    def reads_presence(self) -> bool:
+        """Whether this type reads a copy's presence back (overrides `read_presence`)."""
+        return type(self).read_presence is not Channel.read_presence
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
         """One authenticated read that proves the credential works and has what sending needs,
@@ -361,135 +401,3 @@ class Channel:
 
     async def close(self) -> None:
         """End any session opened during the run."""
-
-
-# ------------------------------------------------------------------ shared HTTP reading
-
-
-def transport_outcome(exc: httpx.TransportError) -> Outcome:
-    """A connect failure proves nothing left; anything after connecting may have reached the server."""
-    import httpx
-
-    name = type(exc).__name__
-    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)):
-        return Outcome(Kind.NOT_SENT, error=f"could not connect ({name}); nothing was sent")
-    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.LocalProtocolError)):
-        return Outcome(Kind.REFUSED, error=f"request could not be made ({name})")
-    return Outcome(Kind.AMBIGUOUS, error=f"no answer after sending ({name}); the post may exist")
-
-
-def status_outcome(response: httpx.Response, now: float) -> Outcome:
-    """Non-2xx responses, the same for every channel unless the channel knows better."""
-    code = response.status_code
-    detail = error_detail(response)
-    if code == 429:
-        return Outcome(
-            Kind.RATE_LIMITED, error=f"429 rate limited{detail}", retry_after=server_delay(response.headers, now)
-        )
-    if code in (401, 403):
-        return Outcome(Kind.AUTH, error=f"{code} credentials refused{detail}")
-    if code >= 500 or code == 408:
-        return Outcome(Kind.AMBIGUOUS, error=clauses(f"{code} from the server{detail}", "the post may exist"))
-    if code < 400:
-        # Not the documented success, and not a documented refusal (a 200 HTML page where 201 is
-        # documented, a redirect to a login page): nothing proves the post was not made.
-        return Outcome(
-            Kind.AMBIGUOUS,
-            error=clauses(f"{code}, an answer the service does not document{detail}", "the post may exist"),
-        )
-    return Outcome(Kind.REFUSED, error=f"{code} refused{detail}")
-
-
-def edit_outcome(response: httpx.Response, now: float, remote_id: str, what: str) -> Outcome:
-    """The answer to an edit of an existing copy (a PUT at its own id): 200 is done, the copy
-    keeping its id; a 404 proves nothing (only a read of the copy's own id may say it is gone:
-    engine/updates.py reads it next); anything else as any answer. `what`: "status", "article"."""
-    from mkdocs_syndicate.channels.reading import BadAnswer, json_object, optional_url
-
-    if response.status_code == 200:
-        try:
-            url = optional_url(json_object(response).get("url"))
-        except BadAnswer as exc:
-            return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable {what} ({exc}); it may be updated")
-        return Outcome(Kind.DONE, remote_id=remote_id, remote_url=url)
-    outcome = status_outcome(response, now)
-    if response.status_code == 404:
-        return Outcome(Kind.AMBIGUOUS, error=clauses(outcome.error or "", f"the {what} is read before anything else"))
-    return outcome
-
-
-def delete_outcome(
-    response: httpx.Response,
-    now: float,
-    *,
-    gone: bool,
-    what: str,
-    confirms: Callable[[httpx.Response], bool] | None = None,
-) -> Outcome:
-    """The answer to a delete of an existing copy at its own id: a 2xx is done when it is the
-    service's documented answer (`confirms`, judged by the channel: a proxy's or a captive
-    portal's 200 page proves nothing, and `deleted` is never recorded without proof); `gone` (the
-    service's documented "no such copy") is GONE, the goal met before; any other 404 proves
-    nothing. What proves nothing is AMBIGUOUS: a read of the copy decides (engine/updates.py)."""
-    if 200 <= response.status_code < 300:
-        if confirms is None or confirms(response):
-            return Outcome(Kind.DONE)
-        said = f"{response.status_code}, but not the service's answer to a delete"
-        return Outcome(Kind.AMBIGUOUS, error=f"{said}; the {what} is read before anything else")
-    if gone:
-        return Outcome(Kind.GONE, error=f"the {what} was already deleted")
-    outcome = status_outcome(response, now)
-    if response.status_code == 404:
-        return Outcome(Kind.AMBIGUOUS, error=clauses(outcome.error or "", f"the {what} is read before anything else"))
-    return outcome
-
-
-def check_unreachable(exc: Exception) -> CredentialCheck:
-    """A credential check that got no usable answer: it proves nothing either way."""
-    return CredentialCheck(
-        Health.UNKNOWN,
-        problem=f"no usable answer ({type(exc).__name__}{': ' + str(exc) if str(exc) else ''})",
-        action="check the service's address in the config and whether it is up, then run the check again",
-    )
-
-
-def rate_limit_left(headers: Mapping[str, str]) -> str | None:
-    """'287 of 300 requests left (resets 2026-12-04T18:00:00Z)' from the X-RateLimit-* (Mastodon)
-    or RateLimit-* (Bluesky) headers, where the service sends them; None otherwise."""
-    for prefix in ("X-RateLimit-", "RateLimit-"):
-        limit, left = headers.get(prefix + "Limit", "").strip(), headers.get(prefix + "Remaining", "").strip()
-        if limit.isascii() and limit.isdigit() and left.isascii() and left.isdigit():
-            reset = _reset_time(headers.get(prefix + "Reset", "").strip())
-            return f"{left} of {limit} requests left" + (f" (resets {reset})" if reset else "")
-    return None
-
-
-def _reset_time(value: str) -> str | None:
-    """A reset header as an ISO time: Mastodon sends one; Bluesky sends epoch seconds."""
-    from mkdocs_syndicate.timeutil import epoch_to_iso, from_iso, to_iso
-
-    try:
-        if value.isascii() and value.isdigit():
-            return epoch_to_iso(int(value))
-        return to_iso(from_iso(value)) if value else None
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
-def error_detail(response: httpx.Response) -> str:
-    """': <the service's error message>' from a JSON error body, else the plain text. Not cut here:
-    the runner redacts credentials first and shortens after (a cut token would leave its prefix)."""
-    text = ""
-    try:
-        body = json.loads(response.content)
-    except (ValueError, UnicodeDecodeError):
-        body = None
-    if isinstance(body, dict):
-        for name in ("error", "error_description", "message", "detail"):
-            if isinstance(body.get(name), str):
-                text = body[name]
-                break
-    elif response.content and response.headers.get("content-type", "").startswith("text/plain"):
-        text = response.text
-    text = " ".join(text.split())
-    return f": {text}" if text else ""

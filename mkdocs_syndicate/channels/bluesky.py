@@ -29,7 +29,6 @@ from mkdocs_syndicate.channel_api import (
     Copy,
     CredentialCheck,
     Found,
-    Health,
     Http,
     Kind,
     LengthRule,
@@ -43,23 +42,22 @@ from mkdocs_syndicate.channel_api import (
     Prepared,
     Presence,
     Record,
+    Seen,
     Site,
     Verdict,
-    check_unreachable,
     delete_outcome,
-    error_detail,
     json_object,
+    links_in,
     message_sha256,
     optional_text,
     optional_url,
     post_image,
-    rate_limit_left,
     render_message,
     status_outcome,
     transport_outcome,
 )
 from mkdocs_syndicate.channels.atproto_session import HANDLE, AtprotoSessionChannel
-from mkdocs_syndicate.channels.bluesky_account import login_check, session_check
+from mkdocs_syndicate.channels.bluesky_account import credentials_check
 from mkdocs_syndicate.channels.bluesky_images import images_embed, missing_blob, upload_blob
 from mkdocs_syndicate.channels.bluesky_records import (
     found_verdict,
@@ -155,7 +153,7 @@ class BlueskyChannel(AtprotoSessionChannel):
         image file inside it (content/images.py), else none and why."""
         return site_image(post.image, self.site.url, self.site.site_dir, MAX_THUMB)
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         message = render_message(
             post,
             self.id,
@@ -185,11 +183,12 @@ class BlueskyChannel(AtprotoSessionChannel):
             fingerprint += json.dumps(message.parts[1:], ensure_ascii=False)
         return Prepared(
             message,
-            idempotency_key=rkey_for(post, self.id),
+            idempotency_key=rkey_for(post, self.id, life),
             created_at=frozen,
             description=message.text,
             payload_sha256=message_sha256(fingerprint),
             image=image,
+            life=life,
         )
 
     # ---------------------------------------------------------------- session
@@ -284,7 +283,7 @@ class BlueskyChannel(AtprotoSessionChannel):
         if failed is not None:
             return failed
         assert self._session is not None
-        rkey = part_rkey(post, self.id, number)
+        rkey = part_rkey(post, self.id, number, prepared.life)
         try:
             sent = tuple([await self._with_cid(http, part) for part in sent])
             if any(part.cid is None for part in sent):
@@ -318,7 +317,7 @@ class BlueskyChannel(AtprotoSessionChannel):
         failed = await self._login(http)
         if failed is not None:
             return Verdict(Found.UNKNOWN, reason=f"cannot find the account's PDS ({failed.error})")
-        rkey = part_rkey(post, self.id, number)
+        rkey = part_rkey(post, self.id, number, record.lives)
         try:
             response = await self._get(http, rkey)
             if response.status_code == 400 and "RecordNotFound" in response.text:
@@ -356,7 +355,7 @@ class BlueskyChannel(AtprotoSessionChannel):
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx
 
-        rkey = record.idempotency_key or rkey_for(post, self.id)
+        rkey = record.idempotency_key or rkey_for(post, self.id, record.lives)
         # A public, strongly consistent read — at the account's PDS, which the session names.
         failed = await self._login(http)
         if failed is not None:
@@ -418,7 +417,7 @@ class BlueskyChannel(AtprotoSessionChannel):
             new["embed"]["external"]["thumb"] = blob
         return new
 
-    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy | Seen:
         """getRecord at the copy's own rkey: the record (its card's thumbnail aside, a blob whose
         reference the PDS makes; an image post's blob the one the record names) says whether the
         update happened; the PDS's RecordNotFound says the copy is gone."""
@@ -435,13 +434,13 @@ class BlueskyChannel(AtprotoSessionChannel):
             return Copy.UNKNOWN
         target = self._edited(post, prepared.message.text, prepared.created_at, value)
         if prepared.image is not None and "reply" not in target and record.media:
-            if all(media.sha256 != prepared.image.sha256 for media in record.media):
-                return Copy.DIFFERS  # no upload of this image recorded: no edit showing it was put
+            if all(media.sha256 != prepared.image.sha256 for media in record.media):  # no upload of it recorded
+                return Seen(Copy.DIFFERS, links_in(value))
             # The blob the in_flight record named before the edit: what the copy must show now.
             target = self.record(post, prepared.message.text, prepared.created_at, prepared.image, record.media)
         elif prepared.image is not None and "reply" not in target and isinstance(value.get("embed"), dict):
             target["embed"] = value["embed"]  # no upload recorded: the text decides
-        return Copy.MATCHES if without_thumb(value) == without_thumb(target) else Copy.DIFFERS
+        return Seen(Copy.MATCHES if without_thumb(value) == without_thumb(target) else Copy.DIFFERS, links_in(value))
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """deleteRecord at the copy's own rkey. The PDS answers 200 whether or not a record was
@@ -459,7 +458,7 @@ class BlueskyChannel(AtprotoSessionChannel):
             return transport_outcome(exc)
         return delete_outcome(response, http.now(), gone=False, what=self.copy_noun, confirms=is_delete_output)
 
-    async def read_presence(self, http: Http, record: Record) -> Presence:
+    async def read_presence(self, http: Http, record: Record) -> Presence | Seen:
         """getRecord at the copy's own rkey: the PDS's RecordNotFound says it is gone."""
         failed = await self._login(http)
         if failed is not None:
@@ -467,33 +466,17 @@ class BlueskyChannel(AtprotoSessionChannel):
         response = await self._get_in(http, self.collection, rkey_of(record))
         if response.status_code == 400 and "RecordNotFound" in response.text:
             return Presence.GONE
-        return Presence.PRESENT if response.status_code == 200 else Presence.UNKNOWN
+        if response.status_code != 200:
+            return Presence.UNKNOWN
+        value = json_object(response).get("value")
+        return Seen(Presence.PRESENT, self.copy_links(value if isinstance(value, dict) else {}))
+
+    def copy_links(self, value: dict[str, Any]) -> tuple[str, ...]:
+        """The links a record shows (its text's facets, its card): whose copy it is."""
+        return links_in(value)
 
     async def _get(self, http: Http, rkey: str) -> httpx.Response:
         return await self._get_in(http, COLLECTION, rkey)
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
-        """A new login with the app password (a kept session would not prove the password still
-        works), then getSession at the account's PDS: the account's status (deactivated, taken
-        down) and its handle now."""
-        import httpx
-
-        if self._login_failed is not None:  # this run's login was refused: never a second one
-            return login_check(self._login_failed)
-        try:
-            failed = await self._create_session(http)
-            if failed is not None:
-                return login_check(failed)
-            assert self._session is not None
-            response = await self._authed(http, "GET", "com.atproto.server.getSession")
-            body = json_object(response) if response.status_code == 200 else None
-        except (httpx.HTTPError, BadAnswer) as exc:
-            return check_unreachable(exc)
-        if body is None:
-            return CredentialCheck(
-                Health.UNKNOWN,
-                problem=f"getSession answered {response.status_code}{error_detail(response)}",
-                action="check the service setting and whether the PDS is up, then run the check again",
-            )
-        details = (limits,) if (limits := rate_limit_left(response.headers)) else ()
-        return session_check(body, str(self.settings.options["handle"]), details, self.access_scope())
+        return await credentials_check(self, http)

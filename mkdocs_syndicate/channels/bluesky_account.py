@@ -3,9 +3,23 @@ app password, an account taken down or deactivated, a handle that moved."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mkdocs_syndicate.channel_api import CredentialCheck, Health, Kind, Outcome
+from mkdocs_syndicate.channel_api import (
+    BadAnswer,
+    CredentialCheck,
+    Health,
+    Http,
+    Kind,
+    Outcome,
+    check_unreachable,
+    error_detail,
+    json_object,
+    rate_limit_left,
+)
+
+if TYPE_CHECKING:
+    from mkdocs_syndicate.channels.atproto_session import AtprotoSessionChannel
 
 PASSWORD_ADVICE = (
     "make a new app password (Settings → Privacy and security → App passwords) and put it where the "
@@ -78,3 +92,30 @@ def session_check(
             details=details,
         )
     return CredentialCheck(Health.OK, account, details=(*details, "app passwords do not expire"))
+
+
+async def credentials_check(channel: AtprotoSessionChannel, http: Http) -> CredentialCheck:
+    """A new login with the app password (a kept session would not prove the password still
+    works), then getSession at the account's PDS: the account's status (deactivated, taken
+    down) and its handle now."""
+    import httpx
+
+    if channel._login_failed is not None:  # this run's login was refused: never a second one
+        return login_check(channel._login_failed)
+    try:
+        failed = await channel._create_session(http)
+        if failed is not None:
+            return login_check(failed)
+        assert channel._session is not None
+        response = await channel._authed(http, "GET", "com.atproto.server.getSession")
+        body = json_object(response) if response.status_code == 200 else None
+    except (httpx.HTTPError, BadAnswer) as exc:
+        return check_unreachable(exc)
+    if body is None:
+        return CredentialCheck(
+            Health.UNKNOWN,
+            problem=f"getSession answered {response.status_code}{error_detail(response)}",
+            action="check the service setting and whether the PDS is up, then run the check again",
+        )
+    details = (limits,) if (limits := rate_limit_left(response.headers)) else ()
+    return session_check(body, str(channel.settings.options["handle"]), details, channel.access_scope())

@@ -41,20 +41,20 @@ def tid(micros: int, clock_id: int) -> str:
     return "".join(reversed(chars))
 
 
-def rkey_for(post: Post, channel_id: str) -> str:
+def rkey_for(post: Post, channel_id: str, life: int = 0) -> str:
     """Deterministic per (site, post, channel): the post's date in µs plus an offset and a clock
     id derived from its full canonical URL (two sites on one account never share a key)."""
-    digest = int(client_id(post.url, channel_id, "bluesky-rkey"), 16)
+    digest = int(client_id(post.url, channel_id, "bluesky-rkey", life), 16)
     micros = int(post.date.timestamp()) * 1_000_000 + digest % 1_000_000
     return tid(micros, (digest >> 20) % 1024)
 
 
-def part_rkey(post: Post, channel_id: str, number: int) -> str:
+def part_rkey(post: Post, channel_id: str, number: int, life: int = 0) -> str:
     """A thread's part `number`'s record key: part 1's is the pair's own (unchanged: existing
     ledgers stay valid); each later part's is derived as it is, from (site, post, channel, number)."""
     if number == 1:
-        return rkey_for(post, channel_id)
-    digest = int(client_id(post.url, channel_id, f"bluesky-rkey-part-{number}"), 16)
+        return rkey_for(post, channel_id, life)
+    digest = int(client_id(post.url, channel_id, f"bluesky-rkey-part-{number}", life), 16)
     micros = int(post.date.timestamp()) * 1_000_000 + digest % 1_000_000
     return tid(micros, (digest >> 20) % 1024)
 

@@ -31,6 +31,7 @@ from mkdocs_syndicate.channel_api import (
     Prepared,
     Presence,
     Record,
+    Seen,
     Verdict,
     check_unreachable,
     delete_outcome,
@@ -39,6 +40,7 @@ from mkdocs_syndicate.channel_api import (
     identifier,
     json_list,
     json_object,
+    links_in,
     optional_text,
     optional_url,
     same_host,
@@ -171,7 +173,7 @@ class ForemChannel(Channel):
             f"channel {self.id} in the config"
         )
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         if post.body_missing:
             # A feed entry with a summary only, a page `serve --dirty` did not render: DEV
             # publishes the whole article, and an empty one is not a cross-post.
@@ -190,7 +192,7 @@ class ForemChannel(Channel):
             if dropped_tag(tag)
         )
         message = Message(payload, len(body["title"]), MAX_TITLE, notes=notes, unit="title characters")
-        return Prepared(message, description=summary)
+        return Prepared(message, description=summary, life=life)
 
     def preview(self, post: Post, prepared: Prepared) -> str:
         """The whole article as DEV would get it: its front fields, then the Markdown body."""
@@ -245,7 +247,7 @@ class ForemChannel(Channel):
             return transport_outcome(exc)
         return edit_outcome(response, http.now(), record.remote_id, "article")
 
-    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy | Seen:
         """GET /api/articles/{id}: a published article by its own id. Its title, Markdown body,
         description and canonical URL say whether the update happened; DEV's JSON 404 says it is gone (deleted, or
         unpublished by its author: either way there is no copy to edit)."""
@@ -265,7 +267,8 @@ class ForemChannel(Channel):
         # update must not pass for done because the body is unchanged.
         fields = ("title", "body_markdown", "description", "canonical_url")
         said = tuple(optional_text(article.get(name), name) for name in fields)
-        return Copy.MATCHES if said == tuple(target[name] for name in fields) else Copy.DIFFERS
+        found = Copy.MATCHES if said == tuple(target[name] for name in fields) else Copy.DIFFERS
+        return Seen(found, links_in(article.get("canonical_url")) or links_in(article))
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """Unpublish: PUT /api/articles/{id} with `published: false`, as the author would from
@@ -283,7 +286,7 @@ class ForemChannel(Channel):
             return Outcome(Kind.AMBIGUOUS, error="200, but the article says it is still published; read it again")
         return delete_outcome(response, http.now(), gone=False, what="article", confirms=_unpublished)
 
-    async def read_presence(self, http: Http, record: Record) -> Presence:
+    async def read_presence(self, http: Http, record: Record) -> Presence | Seen:
         """GET /api/articles/{id}, the public read of a published article: DEV's JSON 404 says
         there is no published article with this id (unpublished, or deleted by its author)."""
         assert record.remote_id
@@ -294,7 +297,10 @@ class ForemChannel(Channel):
         )
         if response.status_code == 404 and _not_found(response):
             return Presence.GONE
-        return Presence.PRESENT if response.status_code == 200 else Presence.UNKNOWN
+        if response.status_code != 200:
+            return Presence.UNKNOWN
+        article = json_object(response)
+        return Seen(Presence.PRESENT, links_in(article.get("canonical_url")) or links_in(article))
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
         return await _forem_check(self, http)

@@ -72,7 +72,7 @@ class IndexNowChannel(Channel):
     def key_location(self) -> str:
         return self.settings.options.get("key_location") or f"{self.site.url}{self.key}.txt"
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         # What the page says, hashed: a post changed after its ping is pinged again (`edits: update`),
         # which is what IndexNow is for: "tell the engines a URL's content changed".
         body = without_block(post.body_html)  # the "Also on" links change with each announcement

@@ -38,14 +38,17 @@ from mkdocs_syndicate.channel_api import (
     Prepared,
     Presence,
     Record,
+    Seen,
     Site,
     Verdict,
+    WriteLimit,
     client_id,
     delete_outcome,
     edit_outcome,
     identifier,
     json_list,
     json_object,
+    links_in,
     optional_text,
     optional_url,
     post_image,
@@ -61,8 +64,10 @@ from mkdocs_syndicate.channels.mastodon_account import MastodonCheck
 from mkdocs_syndicate.channels.mastodon_media import MastodonMedia, edit_request, read_removal
 from mkdocs_syndicate.channels.mastodon_text import (
     MASTODON_URL_WEIGHT,
+    instance_number,
     mastodon_language,
     mastodon_length,
+    near_limit,
 )
 from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.links import hrefs
@@ -74,18 +79,19 @@ DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}\n\n{{ hashtags
 MAX_PAGES = 25  # 25 × 40 statuses
 
 
-def idempotency_key(post_url: str, channel_id: str) -> str:
-    """Unique per (site, post, channel): from the full canonical URL, never the post key alone
-    (two sites on one account share keys; the server would answer site B with site A's status)."""
-    return client_id(post_url, channel_id, "mastodon-idempotency")
+def idempotency_key(post_url: str, channel_id: str, life: int = 0) -> str:
+    """Unique per (site, post, channel, life): from the full canonical URL, never the post key
+    alone (two sites on one account share keys; the server would answer site B with site A's
+    status), and never an earlier life's (Mastodon answers a key for an hour, a deleted status's 404)."""
+    return client_id(post_url, channel_id, "mastodon-idempotency", life)
 
 
-def part_key(post_url: str, channel_id: str, number: int) -> str:
+def part_key(post_url: str, channel_id: str, number: int, life: int = 0) -> str:
     """A thread's part `number`'s key: part 1's is the pair's own (unchanged: existing ledgers
-    stay valid), each later part's its own, from (site, post, channel, number)."""
+    stay valid), each later part's its own, from (site, post, channel, number, life)."""
     if number == 1:
-        return idempotency_key(post_url, channel_id)
-    return client_id(post_url, channel_id, f"mastodon-idempotency-part-{number}")
+        return idempotency_key(post_url, channel_id, life)
+    return client_id(post_url, channel_id, f"mastodon-idempotency-part-{number}", life)
 
 
 def _json_error(response: httpx.Response) -> str | None:
@@ -100,7 +106,6 @@ def _json_error(response: httpx.Response) -> str | None:
     return error if isinstance(error, str) else None
 
 
-NEAR_LIMIT = 50
 SCOPE_HINT = (
     "the token may not read the account back: verify_credentials answered 403 (outside the "
     "authorized scopes). Make a token with the scopes write:statuses read:statuses profile "
@@ -132,8 +137,10 @@ class MastodonChannel(Channel):
     type_name = "mastodon"
     edits_in_place = True  # PUT /api/v1/statuses/:id (Mastodon 3.5+)
     deletes = True  # DELETE /api/v1/statuses/:id
+    delete_limit = WriteLimit(30, 30 * 60, "Mastodon")  # Rack::Attack's throttle_api_delete, per account
     threads = True  # each part a reply to the one before (in_reply_to_id)
     uploads = True  # the post's image: POST /api/v2/media before the status (channels/mastodon_media.py)
+    upload_limit = WriteLimit(30, 30 * 60, "Mastodon")  # throttle_api_media, per account
     options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option(
@@ -170,7 +177,7 @@ class MastodonChannel(Channel):
     def _auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.settings.options['token'].reveal()}"}
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         weight = self._url_weight
         rule = LengthRule(self._max_characters, lambda text: mastodon_length(text, weight))
         message = render_message(
@@ -187,8 +194,8 @@ class MastodonChannel(Channel):
             image, notes = post_image(post, self.site.url, self.site.site_dir)
             message = replace(message, notes=(*message.notes, *notes))
         # The image is not in the message's hash: a copy is not edited for a new image alone.
-        key = idempotency_key(post.url, self.id)
-        return Prepared(message, idempotency_key=key, description=message.text, image=image)
+        key = idempotency_key(post.url, self.id, life)
+        return Prepared(message, idempotency_key=key, description=message.text, image=image, life=life)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         assert prepared.message is not None
@@ -213,7 +220,7 @@ class MastodonChannel(Channel):
     ) -> Outcome:
         """Part `number` as a reply to the part before it (`in_reply_to_id`), under its own key."""
         assert prepared.message is not None
-        text, key = prepared.message.texts[number - 1], part_key(post.url, self.id, number)
+        text, key = prepared.message.texts[number - 1], part_key(post.url, self.id, number, prepared.life)
         return await self._post(http, post, text, key, replay, in_reply_to=sent[-1].remote_id)
 
     async def _post(
@@ -314,7 +321,7 @@ class MastodonChannel(Channel):
             return transport_outcome(exc)
         return edit_outcome(response, http.now(), record.remote_id, "status")
 
-    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy | Seen:
         """GET /api/v1/statuses/:id/source: the status's plain text as its author wrote it (the
         `content` of a status is HTML, re-linked by the instance: no basis for a comparison)."""
         assert record.remote_id
@@ -328,9 +335,10 @@ class MastodonChannel(Channel):
         text = optional_text(json_object(response).get("text"), "the status source's text")
         if not text or prepared.message is None:
             return Copy.UNKNOWN
-        if text != prepared.message.text:
-            return Copy.DIFFERS
-        return await read_removal(http, status_url, self._auth(), post, record)  # an image removed: its media
+        # An image removed: its media say whether the edit took it off.
+        same = text == prepared.message.text
+        found = await read_removal(http, status_url, self._auth(), post, record) if same else Copy.DIFFERS
+        return Seen(found, links_in(text))
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """DELETE /api/v1/statuses/:id: 200 with the deleted status. A status already gone is
@@ -347,14 +355,14 @@ class MastodonChannel(Channel):
         confirms = functools.partial(_is_status, record.remote_id)
         return delete_outcome(response, http.now(), gone=gone, what="status", confirms=confirms)
 
-    async def read_presence(self, http: Http, record: Record) -> Presence:
+    async def read_presence(self, http: Http, record: Record) -> Presence | Seen:
         """GET /api/v1/statuses/:id: a status deleted by its author (or by us) is the API's 404
         "Record not found" at once (Mastodon discards it before the removal job runs)."""
         assert record.remote_id
         url = f"{self._base}/api/v1/statuses/{quote(record.remote_id, safe='')}"
         response = await http.request("GET", url, headers=self._auth())
         if response.status_code == 200:
-            return Presence.PRESENT
+            return Seen(Presence.PRESENT, links_in(json_object(response)))
         if response.status_code == 404 and _record_not_found(response):
             return Presence.GONE
         return Presence.UNKNOWN
@@ -385,14 +393,14 @@ class MastodonChannel(Channel):
         """The instance's own length rule, read once per run and only when it can matter: a new
         message within NEAR_LIMIT of the limit used to make it (it may have been shortened for
         nothing, or count URLs differently from the instance). True when the rule changed."""
-        if self._limits_read or not any(_near_limit(p) for p in fresh):
+        if self._limits_read or not any(near_limit(p) for p in fresh):
             return False
         self._limits_read = True
         statuses = await self._instance_statuses(http)
         if statuses is None:
             return False  # the setting stands; the server's own check has the last word
-        limit = _whole(statuses.get("max_characters"), 1, 100_000, self._max_characters)
-        weight = _whole(statuses.get("characters_reserved_per_url"), 0, 1000, self._url_weight)
+        limit = instance_number(statuses.get("max_characters"), 1, 100_000, self._max_characters)
+        weight = instance_number(statuses.get("characters_reserved_per_url"), 0, 1000, self._url_weight)
         changed = (limit, weight) != (self._max_characters, self._url_weight)
         self._max_characters, self._url_weight = limit, weight
         return changed
@@ -481,16 +489,3 @@ class MastodonChannel(Channel):
                 )
             url, params = next_link, None
         return Verdict(Found.UNKNOWN, reason=f"more than {MAX_PAGES * 40} statuses since the first attempt")
-
-
-def _near_limit(prepared: Prepared) -> bool:
-    """A message within NEAR_LIMIT of the limit it was made for: the instance's own rule may differ."""
-    message = prepared.message
-    return message is not None and message.limit is not None and message.length >= message.limit - NEAR_LIMIT
-
-
-def _whole(value: object, low: int, high: int, otherwise: int) -> int:
-    """`value` when it is a whole number from `low` to `high` (an instance's answer), else `otherwise`."""
-    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
-        return value
-    return otherwise

@@ -8,7 +8,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from mkdocs_syndicate.channel_api import ConfigError, grapheme_length
+from mkdocs_syndicate.channel_api import ConfigError, Prepared, grapheme_length
 from mkdocs_syndicate.lazyre import lazy_compile
 
 if TYPE_CHECKING:
@@ -148,3 +148,20 @@ def mastodon_language(value: str, where: str) -> str:
         f"(Mastodon also knows zh-CN, zh-HK, zh-TW, zh-YUE and some ISO 639-3 codes such as ast){hint}",
         where,
     )
+
+
+# A new message this close to the limit it was made for is checked against the instance's own rule.
+NEAR_LIMIT = 50
+
+
+def near_limit(prepared: Prepared) -> bool:
+    """A message within NEAR_LIMIT of the limit it was made for: the instance's own rule may differ."""
+    message = prepared.message
+    return message is not None and message.limit is not None and message.length >= message.limit - NEAR_LIMIT
+
+
+def instance_number(value: object, low: int, high: int, otherwise: int) -> int:
+    """`value` when it is a whole number from `low` to `high` (an instance's answer), else `otherwise`."""
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+        return value
+    return otherwise

@@ -90,6 +90,7 @@ from mkdocs_syndicate.channel_api import (
     Prepared,
     Presence,
     Record,
+    Seen,
     Site,
     Verdict,
     check_unreachable,
@@ -98,6 +99,7 @@ from mkdocs_syndicate.channel_api import (
     error_detail,
     identifier,
     json_object,
+    links_in,
     post_image,
     render_message,
     transport_outcome,
@@ -213,7 +215,7 @@ class MatrixChannel(Channel):
     def recognises(self, remote_url: str) -> bool:
         return remote_url.startswith(f"{self.settings.options['web_url']}/#/{quote(self._room, safe='!:')}/")
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         message = render_message(
             post,
             self.id,
@@ -223,14 +225,16 @@ class MatrixChannel(Channel):
             where=self.settings.where("template"),
             max_parts=self.settings.max_parts,
         )
-        key = client_id(post.url, self.id, "matrix-transaction")
+        key = client_id(post.url, self.id, "matrix-transaction", life)
         image = None
         if self.settings.options["embed"] == "image":
             image, notes = post_image(post, self.site.url, self.site.site_dir)
             message = replace(message, notes=(*message.notes, *notes))
         extra = f"{image.sha256}\n{image.alt}" if image is not None else ""
         digest = hashlib.sha256(f"{message.text}\n{extra}".encode()).hexdigest() if image is not None else None
-        return Prepared(message, idempotency_key=key, description=message.text, image=image, payload_sha256=digest)
+        return Prepared(
+            message, idempotency_key=key, description=message.text, image=image, payload_sha256=digest, life=life
+        )
 
     def _content(self, text: str, key: str, image: PostImage | None, media: tuple[Media, ...]) -> dict[str, Any]:
         """The message's content: a text message, or (`embed: image`, once uploaded) the image."""
@@ -329,8 +333,7 @@ class MatrixChannel(Channel):
 
     def _says(self, read: _Read, prepared: Prepared, media: tuple[Media, ...] = ()) -> bool:
         assert read.content is not None and prepared.message is not None
-        wanted = self._content(prepared.message.text, "", prepared.image, media)
-        return bool(read.content.get("msgtype") == wanted["msgtype"] and read.content.get("body") == wanted["body"])
+        return matrix_media.shows(read.content, prepared.message.text, prepared.image if media else None)
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """An m.replace edit of the copy, after a read of it: a redacted copy is not edited (GONE),
@@ -369,7 +372,7 @@ class MatrixChannel(Channel):
             return Outcome(Kind.AMBIGUOUS, error="200 with an unreadable answer; the edit may exist")
         return refusal(answer, http.now())
 
-    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy | Seen:
         """The copy's own event: redacted is GONE; this pair's event saying the text (its latest
         replacement's, else its own) MATCHES; saying something else DIFFERS; anything else UNKNOWN."""
         read = await self._read(http, record)
@@ -377,7 +380,7 @@ class MatrixChannel(Channel):
             return Copy.GONE
         if read.state != "ours" or prepared.message is None:
             return Copy.UNKNOWN
-        return Copy.MATCHES if self._says(read, prepared, record.media) else Copy.DIFFERS
+        return Seen(Copy.MATCHES if self._says(read, prepared, record.media) else Copy.DIFFERS, links_in(read.content))
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """A redaction of the copy's event. Synapse answers 200 with the redaction's event id, also
@@ -395,11 +398,12 @@ class MatrixChannel(Channel):
             return refusal(answer, http.now())
         return delete_outcome(answer, http.now(), gone=False, what="message", confirms=has_event_id)
 
-    async def read_presence(self, http: Http, record: Record) -> Presence:
+    async def read_presence(self, http: Http, record: Record) -> Presence | Seen:
         """The copy's own event: redacted is GONE; this pair's event is PRESENT; anything else,
         a 404 included, UNKNOWN."""
         read = await self._read(http, record)
-        return {"redacted": Presence.GONE, "ours": Presence.PRESENT}.get(read.state, Presence.UNKNOWN)
+        found = {"redacted": Presence.GONE, "ours": Presence.PRESENT}.get(read.state, Presence.UNKNOWN)
+        return Seen(found, links_in(read.content)) if found is Presence.PRESENT else found
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
         return await _matrix_check(self, http)

@@ -17,6 +17,7 @@ From the Client-Server API (spec.matrix.org, v1.11):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -42,14 +43,25 @@ if TYPE_CHECKING:
 NO_LIMIT = 50_000_000  # Synapse's default max_upload_size: used when the server does not say
 
 
+def caption(text: str, image: PostImage) -> str:
+    """An m.image's body: the message, and the alt text after it (Matrix has no alt-text field)."""
+    return f"{text}\n\n{image.alt}" if image.alt else text
+
+
+def shows(content: Mapping[str, Any], text: str, image: PostImage | None) -> bool:
+    """Whether an event's content says the message (an m.image, with `image`): its kind and body
+    alone. The picture is not fitted to the upload the record names: it may be a new one."""
+    wanted = ("m.image", caption(text, image)) if image is not None else ("m.text", text)
+    return (content.get("msgtype"), content.get("body")) == wanted
+
+
 def image_content(text: str, image: PostImage, media: Media, marker: tuple[str, str]) -> dict[str, Any]:
     """The m.image event's content: the message as its caption (and the alt text after it)."""
     fitted = fit(image, media.size or NO_LIMIT)  # the sizes of the bytes uploaded
-    caption = f"{text}\n\n{image.alt}" if image.alt else text
     info = {"mimetype": media.mime, "size": media.size, "w": fitted.width, "h": fitted.height}
     return {
         "msgtype": "m.image",
-        "body": caption,
+        "body": caption(text, image),
         "filename": image.filename,
         "url": media.id,
         "info": info,

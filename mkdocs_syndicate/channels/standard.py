@@ -31,6 +31,7 @@ from mkdocs_syndicate.channel_api import (
     Post,
     Prepared,
     Record,
+    Seen,
     Verdict,
     client_id,
     grapheme_length,
@@ -82,10 +83,10 @@ def publication_rkey(site_url: str, channel_id: str) -> str:
     return tid(_PUBLICATION_EPOCH * 1_000_000 + digest % (10**15), (digest >> 60) % 1024)
 
 
-def document_rkey(post: Post, channel_id: str) -> str:
+def document_rkey(post: Post, channel_id: str, life: int = 0) -> str:
     """Deterministic per (site, post, channel): the post's date plus an offset derived from its
     canonical URL (as the Bluesky channel's key; another purpose, so another key)."""
-    digest = int(client_id(post.url, channel_id, "standard-document"), 16)
+    digest = int(client_id(post.url, channel_id, "standard-document", life), 16)
     micros = int(post.date.timestamp()) * 1_000_000 + digest % 1_000_000
     return tid(micros, (digest >> 20) % 1024)
 
@@ -166,7 +167,7 @@ class StandardChannel(BlueskyChannel):
             record["textContent"] = text
         return record
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
         record = self.document(post, "at://{did}/" + f"{PUBLICATION}/{self._publication_rkey}")
         bluesky = self._bluesky_copy(post)
         # The Bluesky post it will point to is part of what is sent: once that post exists, the
@@ -178,10 +179,11 @@ class StandardChannel(BlueskyChannel):
         message = Message(shown, grapheme_length(shown), None)
         return Prepared(
             message,
-            idempotency_key=document_rkey(post, self.id),
+            idempotency_key=document_rkey(post, self.id, life),
             created_at=created_at or to_iso_ms(dt.datetime.now(dt.UTC)),  # the first attempt (scan bounds)
             description=f"{DOCUMENT} {record['path']}: {record['title']}",
             payload_sha256=message_sha256(text),
+            life=life,
         )
 
     def _bluesky_copy(self, post: Post) -> str | None:
@@ -386,7 +388,7 @@ class StandardChannel(BlueskyChannel):
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         import httpx
 
-        rkey = record.idempotency_key or document_rkey(post, self.id)
+        rkey = record.idempotency_key or document_rkey(post, self.id, record.lives)
         failed = await self._login(http)
         if failed is not None:
             return Verdict(Found.UNKNOWN, reason=f"cannot find the account's PDS ({failed.error})")
@@ -454,7 +456,7 @@ class StandardChannel(BlueskyChannel):
             return status_outcome(response, http.now())
         return await self._then_publication(http, self._written(response, http))
 
-    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy:
+    async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy | Seen:
         """getRecord at the document's key: its fields (the Bluesky reference and the publication's
         DID aside) say whether the update happened; RecordNotFound says it is gone."""
         failed = await self._login(http)
@@ -470,7 +472,12 @@ class StandardChannel(BlueskyChannel):
             return Copy.UNKNOWN
         target = self.document(post, _site_of(value))
         seen = {k: v for k, v in value.items() if k != "bskyPostRef"}
-        return Copy.MATCHES if seen == target else Copy.DIFFERS
+        return Seen(Copy.MATCHES if seen == target else Copy.DIFFERS, self.copy_links(value))
+
+    def copy_links(self, value: dict[str, Any]) -> tuple[str, ...]:
+        """A document names its page by `path` under the publication: that page's address."""
+        path = value.get("path")
+        return (site_base(self.site.url) + path,) if isinstance(path, str) and path.startswith("/") else ()
 
 
 def _site_of(value: dict[str, Any]) -> str:

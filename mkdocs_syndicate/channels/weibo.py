@@ -54,9 +54,9 @@ MAX_PAGES = 10
 _TOPIC = lazy_compile(r"#[^#\s]+#")
 
 
-def marker(post_url: str, channel_id: str) -> str:
-    """Unique per (site, post, channel): from the post's full canonical URL."""
-    return "〔mkd·" + client_id(post_url, channel_id, "weibo-marker")[:6] + "〕"
+def marker(post_url: str, channel_id: str, life: int = 0) -> str:
+    """Unique per (site, post, channel, life): from the post's full canonical URL."""
+    return "〔mkd·" + client_id(post_url, channel_id, "weibo-marker", life)[:6] + "〕"
 
 
 def legacy_marker(post_key: str, channel_id: str) -> str:
@@ -124,11 +124,11 @@ class WeiboChannel(Channel):
     def _token(self) -> str:
         return str(self.settings.options["access_token"].reveal())
 
-    def _marker(self, post: Post) -> str:
-        return marker(post.url, self.id) if self.settings.options["marker"] else ""
+    def _marker(self, post: Post, life: int = 0) -> str:
+        return marker(post.url, self.id, life) if self.settings.options["marker"] else ""
 
-    def prepare(self, post: Post, created_at: str | None = None) -> Prepared:
-        tag = self._marker(post)
+    def prepare(self, post: Post, created_at: str | None = None, life: int = 0) -> Prepared:
+        tag = self._marker(post, life)
         limit = self.settings.options["max_length"] - (weibo_length(" " + tag) if tag else 0)
         message = render_message(
             post,
@@ -155,7 +155,7 @@ class WeiboChannel(Channel):
                 f"{message.text} {tag}", message.length + weibo_length(" " + tag), self.settings.options["max_length"]
             )
         # The marker is kept in the record: what verify looks for, whatever derives it later.
-        return Prepared(message, idempotency_key=tag or None, description=message.text)
+        return Prepared(message, idempotency_key=tag or None, description=message.text, life=life)
 
     async def send(self, http: Http, post: Post, prepared: Prepared) -> Outcome:
         import httpx

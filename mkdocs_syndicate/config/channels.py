@@ -162,7 +162,9 @@ def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], che
 
 
 def _edits(values: Mapping[str, Any], cls: Any, setting: str) -> str:
-    in_place = getattr(cls, "edits_in_place", False)
+    # A type may edit in place in one mode only (Nostr: a long-form article, not a note).
+    decides = getattr(cls, "edits_in_place_with", None)
+    in_place = decides(values) if decides is not None else getattr(cls, "edits_in_place", False)
     edits = _life_choice(values.get("edits", "update" if in_place else "ignore"), EDITS, setting)
     if edits == "update" and not in_place:
         raise ConfigError(f"{cls.type_name} cannot edit a post in place; use 'edits: ignore'", setting)

@@ -1,5 +1,5 @@
 """Identity: one page has one post key however it is found, and every id a client chooses before a
-call is unique per (site, post, channel).
+call is unique per (site, post, channel, part, life).
 
 The post key is the page's URL path under `site_url`, in the form MkDocs writes `page.url`
 (percent-encoded, `dir/` for a directory URL, `name.html` otherwise). A link found any other way
@@ -24,7 +24,7 @@ from urllib.parse import quote, unquote, urlsplit
 _SAFE = "/"
 
 
-def _host(netloc: str, scheme: str) -> str:
+def comparable_host(netloc: str, scheme: str) -> str:
     """Host and port as compared: lower case, no userinfo, the scheme's default port left out."""
     host = netloc.lower().rsplit("@", 1)[-1]
     default = {"https": ":443", "http": ":80"}.get(scheme.lower(), "")
@@ -59,7 +59,7 @@ def post_key_of(url: str, site_url: str) -> str | None:
     link, site = urlsplit(url.strip()), urlsplit(site_url)
     if link.scheme.lower() not in ("http", "https") or not link.netloc:
         return None
-    if _host(link.netloc, link.scheme) != _host(site.netloc, site.scheme):
+    if comparable_host(link.netloc, link.scheme) != comparable_host(site.netloc, site.scheme):
         return None
     base = site.path if site.path.endswith("/") else site.path + "/"
     path = _SLASHES.sub("/", unquote(link.path)) or "/"
@@ -78,7 +78,12 @@ def post_key_of(url: str, site_url: str) -> str | None:
     return canonical_path(rest)
 
 
-def client_id(post_url: str, channel_id: str, purpose: str) -> str:
-    """A hex digest unique per (site, post, channel): for ids chosen before the call. `purpose`
-    keeps two ids of one channel apart."""
-    return hashlib.sha256(f"mkdocs-syndicate:{purpose}:{post_url}\n{channel_id}".encode()).hexdigest()
+def client_id(post_url: str, channel_id: str, purpose: str, life: int = 0) -> str:
+    """A hex digest unique per (site, post, channel, life): for ids chosen before the call.
+    `purpose` keeps two ids of one channel apart (a thread's part names its number there). `life`
+    counts the pair's announcements anew after its copy was deleted (`Record.life`): a new life
+    must never be answered with the old, deleted copy (a Matrix transaction id is remembered for a
+    day, a Mastodon key for an hour). The first life's ids are those written before lives were
+    counted, so existing ledgers keep theirs."""
+    suffix = f"\nlife {life}" if life else ""
+    return hashlib.sha256(f"mkdocs-syndicate:{purpose}:{post_url}\n{channel_id}{suffix}".encode()).hexdigest()

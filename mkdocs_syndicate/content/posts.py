@@ -47,6 +47,9 @@ class Post:
     # standard.site document's bskyPostRef names the Bluesky post), handed in with the post, so
     # that no channel reads the ledger, and a copy made later changes the message: an edit.
     copies: dict[str, str] = field(default_factory=dict)
+    # The addresses it was announced under before a move (its ledger entry's URL and aliases, at
+    # planning): a copy made then links there, and is still this post's (content/ownership.py).
+    former_urls: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # What every channel publishes of a post (a message, Forem's title and description, a

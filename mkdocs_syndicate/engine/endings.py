@@ -28,7 +28,9 @@ INTERRUPTED_BEFORE_SENDING = "interrupted before the request was sent (the next 
 DEFINITE = frozenset({Kind.NOT_SENT, Kind.REFUSED, Kind.RATE_LIMITED, Kind.AUTH})
 
 # The steps that end a member's way in this run; the others (send, retry, read) go on with the unit.
-ENDING_STEPS = frozenset({Step.DONE, Step.DELETED, Step.FAIL, Step.STOP_LANE, Step.RELEASE, Step.AWAIT, Step.LEAVE})
+ENDING_STEPS = frozenset(
+    {Step.DONE, Step.DELETED, Step.FAIL, Step.STOP_LANE, Step.RELEASE, Step.AWAIT, Step.LEAVE, Step.REVIEW, Step.HOLD}
+)
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,12 @@ def ending(facts: Facts, current: Record | None, action: Action) -> End:
     if step is Step.LEAVE:
         text = leave_text(facts, action)
         return End(None, PairState.IN_FLIGHT, text, needs_review=action.needs_review)
+    if step is Step.HOLD:
+        return End(None, PairState.NOT_ATTEMPTED, clauses(clean(facts.reason, facts.secrets), action.reason))
     assert current is not None  # a send or a read came first: the pair has a record
+    if step is Step.REVIEW:  # recorded, so that no later run acts on it until a person has
+        why = clauses(clean(facts.reason, facts.secrets) if facts.reason else "", action.reason)
+        return End(replace(current, review=why), PairState.of(current.state), f"needs review: {why}", needs_review=True)
     if step is Step.DONE:
         return _done(facts, current, action)
     if step is Step.DELETED:

@@ -7,6 +7,7 @@ the run before the first request, and plan mode shows exactly what a send would 
 
 from __future__ import annotations
 
+import enum
 import functools
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
@@ -28,16 +29,23 @@ if TYPE_CHECKING:
 PENDING_STATES = (None, State.FAILED, State.IN_FLIGHT)
 
 
+class Change(enum.StrEnum):
+    """What a pending pair's operation does to its copy (none: the first send). It picks the
+    operation the executor carries (engine/updates.py, engine/thread_changes.py); the in_flight
+    record's `op` says it in the ledger."""
+
+    UPDATE = "update"  # the copy exists and its message changed: edited in place
+    DELETE = "delete"  # the post was removed (engine/removals.py): its copy deleted
+    KEEP = "keep"  # changed, on a channel that does not edit: only said (Plan.not_updated)
+
+
 @dataclass(frozen=True)
 class PendingPair:
     post: Post
     channel: Channel
     record: Record | None
     prepared: Prepared
-    # "update": the copy exists and its message changed (absent: the first send); "keep": changed,
-    # on a channel that does not edit (only said, in Plan.not_updated); "delete": the post was
-    # removed (engine/removals.py)
-    op: str | None = None
+    op: Change | None = None  # None: the first send
 
     @property
     def needs_verify(self) -> bool:
@@ -52,6 +60,34 @@ class PendingPair:
         return PostRef(self.post.key, self.post.url, self.post.title, self.post.src or None, self.post.pin)
 
 
+@dataclass(frozen=True)
+class Review:
+    """A pair held for a person (its record's `review`): a change of its copy that a read did not
+    prove, or a copy that is not this post's. No run sends, edits or deletes it until
+    `mkdocs-syndicate resolve` clears it."""
+
+    post_key: str
+    channel_id: str
+    record: Record
+
+    def line(self) -> str:
+        return (
+            f"needs review: {self.post_key} on {self.channel_id}: {self.record.review}; nothing is sent for it "
+            f"until `mkdocs-syndicate resolve {self.post_key} {self.channel_id} --retry` (or --done)"
+        )
+
+
+def held_for_review(ledger: Ledger, channels: Collection[Channel]) -> list[Review]:
+    """Every pair of these channels whose record waits for a person, in ledger order."""
+    ids = {channel.id for channel in channels}
+    return [
+        Review(key, channel_id, record)
+        for key, entry in ledger.posts.items()
+        for channel_id, record in entry.channels.items()
+        if channel_id in ids and record.review
+    ]
+
+
 @dataclass
 class Plan:
     lanes: dict[str, list[PendingPair]] = field(default_factory=dict)
@@ -60,6 +96,7 @@ class Plan:
     moves: list[Move] = field(default_factory=list)  # posts found under a new key: re-keyed, not announced again
     not_updated: list[PendingPair] = field(default_factory=list)  # copies out of date on channels that do not edit
     removal_lines: list[str] = field(default_factory=list)  # removed posts' copies kept, or not yet proved removed
+    reviews: list[Review] = field(default_factory=list)  # pairs a person must decide on: no request for them
 
     @property
     def pairs(self) -> list[PendingPair]:
@@ -73,8 +110,10 @@ def _pending(ledger: Ledger, post: Post, channel: Channel, memo: MessageMemo) ->
     """The pair, prepared, when its record says it has work; an in_flight record's key is kept.
     A done copy whose message would now be different is an update, with `edits: update`."""
     record = ledger.record(post.key, channel.id)
+    if record is not None and record.review:  # a person decides first (Plan.reviews)
+        return []
     if record is not None and record.op is not None:  # an update whose outcome is unknown: settled by a read
-        return [PendingPair(post, channel, record, _prepared(channel, post, record), record.op)]
+        return [PendingPair(post, channel, record, _prepared(channel, post, record), Change(record.op))]
     if record is not None and record.state == State.DONE:
         return _out_of_date(post, channel, record, memo) if _same_door(ledger, post) else []
     if (record.state if record else None) not in PENDING_STATES:
@@ -111,7 +150,9 @@ def some(keys: list[str]) -> str:
 def out_of_date(plan: Plan) -> list[tuple[str, str, str]]:
     """(post key, channel, what happens) for every copy whose message changed since it was sent:
     `status` lists them from the last build, without a request."""
-    updating = [(p.post.key, p.channel.id, "the next run edits it in place") for p in plan.pairs if p.op == "update"]
+    updating = [
+        (p.post.key, p.channel.id, "the next run edits it in place") for p in plan.pairs if p.op is Change.UPDATE
+    ]
     kept = [(p.post.key, p.channel.id, f"not updated: {why_not_updated(p.channel)}") for p in plan.not_updated]
     return sorted(updating + kept)
 
@@ -126,10 +167,15 @@ def _same_door(ledger: Ledger, post: Post) -> bool:
 
 
 def _prepared(channel: Channel, post: Post, record: Record | None) -> Prepared:
-    prepared = channel.prepare(post, created_at=record.created_at if record else None)
+    prepared = channel.prepare(post, created_at=record.created_at if record else None, life=_life(record))
     if record is not None and record.idempotency_key:
         prepared = replace(prepared, idempotency_key=record.idempotency_key)
     return prepared
+
+
+def _life(record: Record | None) -> int:
+    """The pair's life, for the ids its channel chooses (content/identity.py `client_id`)."""
+    return record.lives if record is not None else 0
 
 
 def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo) -> list[PendingPair]:
@@ -159,7 +205,7 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     # With `edits: ignore` (Weibo cannot edit) the copy is only said to be out of date. A thread
     # (one now, or one before) is edited part by part (engine/thread_changes.py).
     edits = channel.settings.edits == "update"
-    return [PendingPair(post, channel, record, prepared, "update" if edits else "keep")]
+    return [PendingPair(post, channel, record, prepared, Change.UPDATE if edits else Change.KEEP)]
 
 
 def _as_announced_without(channel: Channel, post: Post, record: Record) -> bool:
@@ -175,15 +221,20 @@ def _as_announced_without(channel: Channel, post: Post, record: Record) -> bool:
 
 
 def with_copies(ledger: Ledger, post: Post) -> Post:
-    """The post with its done copies as this run sees the ledger now, at planning (`Post.copies`):
-    a channel is handed what it may need of another channel's copy, and never reads the ledger."""
+    """The post with its done copies as this run sees the ledger now, at planning (`Post.copies`),
+    and the addresses it had before a move (`Post.former_urls`): a channel is handed what it may
+    need of another channel's copy, and the engine what proves a copy is this post's; neither
+    reads the ledger."""
     entry = ledger.posts.get(post.key)
     copies = {
         channel: record.remote_id
         for channel in (entry.channels if entry is not None else {})
         if (record := ledger.record(post.key, channel)) is not None and record.state == State.DONE and record.remote_id
     }
-    return post if copies == post.copies else replace(post, copies=copies)
+    former = entry.former_urls(post.url) if entry is not None else ()
+    if copies == post.copies and former == post.former_urls:
+        return post
+    return replace(post, copies=copies, former_urls=former)
 
 
 def make_plan(
@@ -199,7 +250,7 @@ def make_plan(
     then the removed posts whose copies are deleted (`deletions`, a list per post: they count
     toward `max_per_run` too). `skip`: (post key, channel) pairs left out (a backlog a plan would
     adopt)."""
-    plan = Plan(lanes={c.id: [] for c in channels})
+    plan = Plan(lanes={c.id: [] for c in channels}, reviews=held_for_review(ledger, channels))
     memo = memo or MessageMemo(None)
     taken = 0
     for post in map(functools.partial(with_copies, ledger), posts):
@@ -210,8 +261,8 @@ def make_plan(
             for pair in _pending(ledger, post, channel, memo)
             if ledger.may_work_on(pair.record)  # a rehearsal leaves real copies alone
         ]
-        plan.not_updated += [pair for pair in pairs if pair.op == "keep"]
-        pairs = [pair for pair in pairs if pair.op != "keep"]
+        plan.not_updated += [pair for pair in pairs if pair.op is Change.KEEP]
+        pairs = [pair for pair in pairs if pair.op is not Change.KEEP]
         if not pairs:
             continue
         if max_per_run is not None and taken >= max_per_run:
@@ -221,7 +272,11 @@ def make_plan(
         for pair in pairs:
             plan.lanes[pair.channel.id].append(pair)
     for removed in deletions or []:
-        pairs = [pair for pair in removed if (pair.post.key, pair.channel.id) not in skip]
+        pairs = [
+            pair
+            for pair in removed
+            if (pair.post.key, pair.channel.id) not in skip and not (pair.record is not None and pair.record.review)
+        ]
         if not pairs:
             continue
         if max_per_run is not None and taken >= max_per_run:
@@ -237,12 +292,14 @@ async def under_service_limits(channel: Channel, http: PacedHttp, pairs: list[Pe
     """New pairs' messages made again under the service's own limits, when it states other
     ones (Mastodon's /api/v2/instance); a pair with a record keeps the message it was sent with,
     except a thread half sent, whose parts are cut again as its first run cut them."""
-    fresh = [pair for pair in pairs if pair.record is None or pair.op == "update" or _thread_half_sent(pair.record)]
+    fresh = [
+        pair for pair in pairs if pair.record is None or pair.op is Change.UPDATE or _thread_half_sent(pair.record)
+    ]
     if not fresh or not await channel.learn_limits(http, [pair.prepared for pair in fresh]):
         return pairs
     again = [_prepared_again(channel, pair) if pair in fresh else pair for pair in pairs]
     # An update whose message, made under the service's limits, is what the copy says: none.
-    return [pair for pair in again if not (pair.op == "update" and _up_to_date(pair))]
+    return [pair for pair in again if not (pair.op is Change.UPDATE and _up_to_date(pair))]
 
 
 def _thread_half_sent(record: Record) -> bool:
@@ -253,7 +310,7 @@ def _prepared_again(channel: Channel, pair: PendingPair) -> PendingPair:
     try:
         if pair.record is not None and _thread_half_sent(pair.record):
             return replace(pair, prepared=_prepared(channel, pair.post, pair.record))
-        return replace(pair, prepared=channel.prepare(pair.post))
+        return replace(pair, prepared=channel.prepare(pair.post, life=_life(pair.record)))
     except SyndicateError:  # it does not fit the service's rule: the first message goes, refused by name
         return pair
 

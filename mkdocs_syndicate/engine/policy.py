@@ -44,6 +44,8 @@ class Step(enum.Enum):
     AWAIT = "keep in_flight: received, confirmed only later; the next run sends again"
     DELETED = "record deleted: it was made, and the service proves it is gone; never sent again"
     RELEASE = "record failed: proved absent by a run that only reads; the next run sends it"
+    REVIEW = "record why a person must decide (`review`); no later run retries it by itself"
+    HOLD = "change nothing: the copy could not be proved to be this post's, or read at all; read again next run"
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,14 @@ class Situation:
     attempts: int = 0  # sends of this pair recorded in the ledger, across waits and runs
     verify_only: bool = False  # `mkdocs-syndicate verify`: this run reads, and never sends
     rate_limit_checked_first: bool = False  # the channel's 429 proves nothing was made (Matrix)
+    # The last request of this run was answered as done: a read after it that shows otherwise is
+    # not an unknown outcome but a service that said yes and did not (a person decides).
+    answered: bool = False
+    replay: bool = False  # the send carried a client id an earlier request may have used
+    # The channel reads its copies back (Channel.read_copy / read_presence overridden): its edits
+    # and deletes are proved by a read; a type that cannot is taken on the service's answer.
+    reads_copies: bool = True
+    reads_presence: bool = True
 
 
 @dataclass(frozen=True)
@@ -200,8 +210,27 @@ def _rate_limit_wait(hint: float | None) -> float:
 
 
 # The table: each event's rule.
+def _made(s: Situation) -> Action:
+    if s.replay and s.at_most_once and not s.repeat_safe:
+        # The id was sent before, by a request whose outcome was unknown: the service may answer
+        # with what it made then (Synapse does for a day, a redacted event too). Read it first.
+        return Action(Step.READ, reason="answered for a client id sent before: read back before it counts")
+    return Action(Step.DONE)
+
+
+def _absent_after(s: Situation) -> Action:
+    if s.answered:
+        return Action(
+            Step.REVIEW,
+            needs_review=True,
+            reason="the service answered with a copy that a read of it cannot find; not sent again "
+            "(check the service, then `mkdocs-syndicate resolve`)",
+        )
+    return _absent(s)
+
+
 _RULES: dict[Event, Callable[[Situation], Action]] = {
-    Kind.DONE: lambda s: Action(Step.DONE),
+    Kind.DONE: _made,
     Found.FOUND: lambda s: Action(Step.DONE),
     Kind.REFUSED: lambda s: Action(Step.FAIL),
     Found.CONFLICT: lambda s: Action(Step.FAIL),
@@ -212,7 +241,7 @@ _RULES: dict[Event, Callable[[Situation], Action]] = {
     Kind.RATE_LIMITED: _rate_limited,
     Kind.AMBIGUOUS: _ambiguous,
     Found.UNKNOWN: _unknown,
-    Found.ABSENT: _absent,
+    Found.ABSENT: _absent_after,
 }
 
 
@@ -253,19 +282,71 @@ def _update_rate_limited(s: Situation, verb: str = "updates") -> Action:
     return Action(Step.RETRY, at=s.now + delay)
 
 
+def _proved_otherwise(shows: str, verb: str, verbs: str) -> Callable[[Situation], Action]:
+    """A read that shows the copy unchanged: after a request answered as done, the service said
+    yes and did not (a person decides, and no run loops on it); before any request, or after an
+    unanswered one, the change goes (again: a repeat sets the same text)."""
+
+    def rule(s: Situation) -> Action:
+        if s.answered:
+            return Action(
+                Step.REVIEW,
+                needs_review=True,
+                reason=f"the service answered the {verb} as done, but a read of the copy shows {shows}: "
+                "not tried again (check the copy, then `mkdocs-syndicate resolve`)",
+            )
+        return _change_again(s, f"the copy shows {shows}", verbs)
+
+    return rule
+
+
+def _matches(s: Situation) -> Action:
+    """The copy shows the edit's text. Before any request of this change (the read that proves the
+    copy this post's), the edit still goes: a read compares what it can (not a card's thumbnail),
+    and an edit to the same text changes nothing. After one, the read proves it."""
+    if s.attempts == 0 and not s.verify_only:
+        return Action(Step.SEND, reason="the copy is this post's: the edit goes")
+    how = "proved by a read of the copy" if s.answered else "confirmed by reading the copy"
+    return Action(Step.DONE, reason=f"updated ({how})")
+
+
+def _not_ours(s: Situation) -> Action:
+    return Action(Step.REVIEW, needs_review=True, reason="the copy the record names is not this post's; not changed")
+
+
+def _unproved(s: Situation) -> Action:
+    """A read that proved nothing: nothing is changed on a copy not proved to be this post's."""
+    if s.answered:  # the change was answered as made: the next run reads it again
+        return Action(Step.LEAVE, reason="the read of the copy after the change proved nothing; the next run reads it")
+    return Action(Step.HOLD, reason="the copy could not be read, so it is not proved to be this post's; not changed")
+
+
+def _prove(verb: str) -> Callable[[Situation], Action]:
+    """An edit or a delete answered as made: a read of the copy proves it, where the channel reads."""
+
+    def rule(s: Situation) -> Action:
+        if not (s.reads_presence if verb == "delete" else s.reads_copies):
+            done = "deleted (the post was removed)" if verb == "delete" else "updated"
+            return Action(Step.DONE, reason=f"{done}: the service's answer (this channel type cannot read its copies)")
+        return Action(Step.READ, reason=f"answered; a read of the copy proves the {verb}")
+
+    return rule
+
+
 _UPDATE_RULES: dict[UpdateEvent, Callable[[Situation], Action]] = {
-    Kind.DONE: lambda s: Action(Step.DONE, reason="updated"),
-    Copy.MATCHES: lambda s: Action(Step.DONE, reason="updated (confirmed by reading the copy)"),
+    Kind.DONE: _prove("edit"),
+    Kind.ACCEPTED: _prove("edit"),
+    Copy.MATCHES: _matches,
     Kind.GONE: lambda s: Action(Step.DELETED, reason="the copy was deleted on the service; not made again"),
     Copy.GONE: lambda s: Action(Step.DELETED, reason="the copy was deleted on the service; not made again"),
+    Copy.NOT_OURS: _not_ours,
     Kind.REFUSED: lambda s: Action(Step.FAIL, reason="the update was refused; the copy keeps its old text"),
     Kind.AUTH: lambda s: Action(Step.STOP_LANE, reason="the service refused the credentials"),
     Kind.NOT_SENT: lambda s: _not_sent(s) if not s.verify_only else Action(Step.LEAVE),
     Kind.RATE_LIMITED: _update_rate_limited,
-    Kind.ACCEPTED: lambda s: Action(Step.DONE, reason="updated (accepted)"),
     Kind.AMBIGUOUS: lambda s: Action(Step.READ, reason="the update may have happened: read the copy"),
-    Copy.DIFFERS: lambda s: _change_again(s, "the copy still has its old text"),
-    Copy.UNKNOWN: lambda s: _change_again(s, "the copy could not be read; an update again is harmless"),
+    Copy.DIFFERS: _proved_otherwise("its old text", "edit", "updates"),
+    Copy.UNKNOWN: _unproved,
 }
 
 
@@ -283,15 +364,19 @@ def decide_delete(event: DeleteEvent, s: Situation) -> Action:
 
 
 _DELETE_RULES: dict[DeleteEvent, Callable[[Situation], Action]] = {
-    Kind.DONE: lambda s: Action(Step.DONE, reason="deleted (the post was removed)"),
-    Kind.ACCEPTED: lambda s: Action(Step.DONE, reason="deleted (the post was removed)"),
+    Kind.DONE: _prove("delete"),
+    Kind.ACCEPTED: _prove("delete"),
     Kind.GONE: lambda s: Action(Step.DELETED, reason="already deleted on the service"),
-    Presence.GONE: lambda s: Action(Step.DELETED, reason="deleted (confirmed by reading the copy)"),
+    Presence.GONE: lambda s: Action(
+        Step.DELETED,
+        reason="deleted (proved by a read of the copy)" if s.answered else "already deleted on the service",
+    ),
+    Presence.NOT_OURS: _not_ours,
     Kind.REFUSED: lambda s: Action(Step.FAIL, reason="the delete was refused; the copy is still there"),
     Kind.AUTH: lambda s: Action(Step.STOP_LANE, reason="the service refused the credentials"),
     Kind.NOT_SENT: lambda s: _not_sent(s) if not s.verify_only else Action(Step.LEAVE),
     Kind.RATE_LIMITED: lambda s: _update_rate_limited(s, "deletes"),
     Kind.AMBIGUOUS: lambda s: Action(Step.READ, reason="the delete may have happened: read the copy"),
-    Presence.PRESENT: lambda s: _change_again(s, "the copy is still there", "deletes"),
-    Presence.UNKNOWN: lambda s: _change_again(s, "the copy could not be read; a delete again is harmless", "deletes"),
+    Presence.PRESENT: _proved_otherwise("it still there", "delete", "deletes"),
+    Presence.UNKNOWN: _unproved,
 }

@@ -31,6 +31,7 @@ def in_flight(pair: PendingPair, previous: Record | None, now: str, *, batched: 
         # (engine/uploads.py), and an earlier in_flight without one says one may be orphaned.
         media=previous.media if previous is not None else (),
         sandbox=sandbox,
+        life=previous.life if previous is not None else None,  # the ids were derived for it
     )
 
 

@@ -57,8 +57,9 @@ class PairResult:
 
     @property
     def ok(self) -> bool:
-        """Finished: the copy is there, or the service proved it was made and then removed."""
-        return self.state in (PairState.DONE, PairState.DELETED)
+        """Finished: the copy is there, or the service proved it was made and then removed; and
+        nothing about it waits for a person."""
+        return self.state in (PairState.DONE, PairState.DELETED) and not self.needs_review
 
 
 @dataclass

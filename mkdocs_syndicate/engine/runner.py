@@ -18,7 +18,7 @@ import contextlib
 import random
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 import httpx
 
@@ -26,7 +26,9 @@ from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Channel, Found, Kind, Outcome, Verdict
 from mkdocs_syndicate.config.defaults import DEFAULT_MAX_WAIT
 from mkdocs_syndicate.engine import thread_changes, threads, uploads
+from mkdocs_syndicate.engine.budgets import LaneBudget
 from mkdocs_syndicate.engine.endings import ENDING_STEPS, INTERRUPTED_BEFORE_SENDING, clean, ending, error_text
+from mkdocs_syndicate.engine.executor import Ended, carry
 from mkdocs_syndicate.engine.groupcommit import DirectWriter, GroupCommitter, LedgerWriter
 from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, under_service_limits
@@ -34,6 +36,7 @@ from mkdocs_syndicate.engine.policy import DEFAULT_TRIES, Action, Situation, Ste
 from mkdocs_syndicate.engine.records import as_sent, in_flight, not_made
 from mkdocs_syndicate.engine.results import PairResult, PairState, Reporter, RunReport
 from mkdocs_syndicate.engine.sigterm import cancelled_by_sigterm
+from mkdocs_syndicate.engine.situations import situation
 from mkdocs_syndicate.engine.units import Attempt, Unit
 from mkdocs_syndicate.engine.updates import carry_change
 from mkdocs_syndicate.errors import LaneCrashed, SyndicateError
@@ -42,7 +45,7 @@ from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger, Transition
 from mkdocs_syndicate.net.client import run_client
 from mkdocs_syndicate.redaction import redact
-from mkdocs_syndicate.timeutil import Clock, from_iso, to_iso, utcnow
+from mkdocs_syndicate.timeutil import Clock, to_iso, utcnow
 
 
 def _waits_for_push(channel: Channel) -> bool:
@@ -161,12 +164,16 @@ class Runner:
             if not self.verify_only and not channel.batched:
                 pairs = await under_service_limits(channel, http, pairs)
             units = self._units(channel, pairs)
+            budget = LaneBudget(channel, self.ledger.posts, self.clock, verify_only=self.verify_only)
             while units:
                 if self._stop is not None:
                     self._not_attempted(units, f"the run stopped: {self._stop}")
                     return
                 unit = self._next(units)
                 units.remove(unit)
+                if not await budget.admits(unit, sleep, self.max_wait):  # the service's budget of deletes spent
+                    units = budget.left_for_later(unit, units, self.report.warnings)
+                    continue
                 wait = unit.not_before - self.clock.time()
                 if wait > 0:
                     await sleep(
@@ -235,24 +242,7 @@ class Runner:
             return await self._thread(http, unit.members[0])
         if not unit.read_first and self.verify_only:
             return []
-        attempt = Attempt(channel, http, unit)
-        if unit.read_first:
-            await self._read_into(attempt)
-        else:
-            await self._send_into(attempt)
-        while True:
-            actions = [
-                decide(attempt.event, self._situation(channel, self._record(member), unit.sends, attempt.outcome))
-                for member in unit.members
-            ]
-            # One request serves them all: while a member must go on, the unit goes on.
-            going = next((action for action in actions if action.step not in ENDING_STEPS), None)
-            if going is None:
-                continuing = await self._end(attempt, actions)  # a thread's first part made: the rest follow
-                return await self._thread(http, continuing) if continuing is not None else []
-            later = await _STEPS[going.step](self, attempt, going)
-            if later is not None:
-                return later
+        return await carry(_UnitWay(self, Attempt(channel, http, unit)))
 
     async def _send_into(self, attempt: Attempt) -> None:
         attempt.outcome = await self._send(attempt.channel, attempt.http, attempt.unit)
@@ -350,20 +340,9 @@ class Runner:
         return [replace(attempt.unit, read_first=True, not_before=action.at)]
 
     def _situation(self, channel: Channel, current: Record | None, sends: int, outcome: Outcome | None) -> Situation:
-        settings = channel.settings
-        return Situation(
-            at_most_once=settings.at_most_once,
-            repeat_safe=channel.repeat_safe,
-            # `at` is written to the second, truncated: the attempt may have been up to 1 s later.
-            last_attempt=from_iso(current.at).timestamp() + 1.0 if current is not None and current.at else None,
-            now=self.clock.time(),
-            settle=settings.settle,
-            max_wait=0.0 if self.verify_only else self.max_wait,
-            sends_left=self.tries - sends,  # verify-only never sends: it stops at the decision
-            retry_after=outcome.retry_after if outcome is not None else None,
-            attempts=current.attempts if current is not None else 0,
-            verify_only=self.verify_only,
-            rate_limit_checked_first=channel.rate_limit_checked_first,
+        now, wait = self.clock.time(), self.max_wait
+        return situation(
+            channel, current, sends, outcome, now=now, max_wait=wait, tries=self.tries, verify_only=self.verify_only
         )
 
     async def _send(self, channel: Channel, http: PacedHttp, unit: Unit) -> Outcome:
@@ -473,6 +452,37 @@ class Runner:
     @property
     def warnings(self) -> list[str]:
         return self.report.warnings
+
+
+@dataclass
+class _UnitWay:
+    """A unit's way through this run (a first send, or a batch's): the operation `executor.carry`
+    carries. One request serves every member; while one member must go on, the unit goes on."""
+
+    runner: Runner
+    attempt: Attempt
+    actions: list[Action] = field(default_factory=list)  # each member's, after the last event
+
+    async def first(self) -> None:
+        attempt = self.attempt
+        await (self.runner._read_into(attempt) if attempt.unit.read_first else self.runner._send_into(attempt))
+
+    def decide(self) -> Action:
+        runner, attempt = self.runner, self.attempt
+        records = [runner._record(member) for member in attempt.unit.members]
+        self.actions = [
+            decide(attempt.event, runner._situation(attempt.channel, record, attempt.unit.sends, attempt.outcome))
+            for record in records
+        ]
+        return next((action for action in self.actions if action.step not in ENDING_STEPS), self.actions[0])
+
+    async def step(self, action: Action) -> Ended[list[Unit]] | None:
+        later = await _STEPS[action.step](self.runner, self.attempt, action)
+        return Ended(later) if later is not None else None
+
+    async def end(self, action: Action) -> list[Unit]:
+        continuing = await self.runner._end(self.attempt, self.actions)  # a thread's first part made: the rest follow
+        return await self.runner._thread(self.attempt.http, continuing) if continuing is not None else []
 
 
 _Step = Callable[[Runner, Attempt, Action], Awaitable[list[Unit] | None]]

@@ -17,7 +17,7 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import adopt, refuse_renamed_channels
 from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Identified, identify
-from mkdocs_syndicate.engine.plan import PendingPair, Plan, make_plan, not_updated_lines
+from mkdocs_syndicate.engine.plan import PendingPair, Plan, Review, make_plan, not_updated_lines
 from mkdocs_syndicate.engine.preview import first_run_adoption, select_posts
 from mkdocs_syndicate.engine.removals import Removals, deletions, find_removals, kept_lines
 from mkdocs_syndicate.engine.results import PairResult, PairState, Reporter, RunReport
@@ -189,7 +189,8 @@ class Session:
             deletions=deletions(self.ledger, self.removals, self.channels),
         )
         lanes = {channel: [p for p in pairs if self._ours_now(p)] for channel, pairs in made.lanes.items()}
-        the_plan = Plan(lanes=lanes, deferred=made.deferred)
+        the_plan = Plan(lanes=lanes, deferred=made.deferred, reviews=made.reviews)
+        self._report_reviews(made.reviews)
         removed = self.removals.removed
         self.report.deferred = [p.key for p in the_plan.deferred if p.key not in removed]
         self.report.warnings = sorted({w for pair in the_plan.pairs for w in pair.prepared.warnings})
@@ -203,6 +204,16 @@ class Session:
         if self.mirror is not None:  # their change to a pair of this plan makes the plan stale
             self.mirror.claimed = {(p.post.key, p.channel.id) for p in the_plan.pairs}
         return the_plan
+
+    def _report_reviews(self, reviews: list[Review]) -> None:
+        """Each pair held for a person, once in the run's report: it is not done, and says why."""
+        said = {(result.post_key, result.channel) for result in self.report.results}
+        for review in reviews:
+            if (review.post_key, review.channel_id) not in said:
+                state = PairState.of(review.record.state)
+                self.report.results.append(
+                    PairResult(review.post_key, review.channel_id, state, review.line(), needs_review=True)
+                )
 
     def _ours_now(self, pair: PendingPair) -> bool:
         """Not left to another writer, and (verify only) a pair a read can settle."""

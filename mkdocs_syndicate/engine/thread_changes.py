@@ -38,7 +38,10 @@ from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Copy, Kind, Outcome, Presence
 from mkdocs_syndicate.content.messages import message_sha256
 from mkdocs_syndicate.engine import threads, twophase
+from mkdocs_syndicate.engine.executor import Ended, carry
+from mkdocs_syndicate.engine.plan import Change
 from mkdocs_syndicate.engine.policy import Action, DeleteEvent, Step, UpdateEvent, decide_delete, decide_update
+from mkdocs_syndicate.engine.proof import read_finding
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.engine.twophase import staged_call
 from mkdocs_syndicate.ledger.schema import Part, Record, State, live_parts
@@ -49,13 +52,11 @@ if TYPE_CHECKING:
     from mkdocs_syndicate.engine.plan import PendingPair
     from mkdocs_syndicate.engine.twophase import UpdateHost
 
-_READ_FAILED = (ValueError, KeyError, TypeError, AttributeError)  # with httpx's errors: a read that proved nothing
-
 
 def is_thread_change(pair: PendingPair, record: Record | None) -> bool:
     """An edit or a removal that concerns a thread: one sent (its parts listed), or a copy whose
     message is a thread now."""
-    if pair.op not in ("update", "delete") or pair.channel.batched or record is None:
+    if pair.op not in (Change.UPDATE, Change.DELETE) or pair.channel.batched or record is None:
         return False
     message = pair.prepared.message
     return bool(record.parts) or record.part is not None or (message is not None and len(message.texts) > 1)
@@ -83,24 +84,48 @@ def next_change(parts: tuple[Part, ...], texts: tuple[str, ...]) -> tuple[str, i
 
 @dataclass
 class _Change:
-    """One part's change, through this run."""
+    """One part's change, through this run: the operation `executor.carry` carries."""
 
+    host: UpdateHost
+    http: PacedHttp
     pair: PendingPair
     kind: str  # "update" or "delete" ("send" goes through engine/threads.py)
     number: int
     parts: tuple[Part, ...] = ()  # the parts as the change begins (written with its in_flight record)
+    read_first: bool = False  # a change of an earlier run may be out: read the part first
     sends: int = 0
     event: UpdateEvent | DeleteEvent = Kind.NOT_SENT
     outcome: Outcome | None = None
     reason: str = ""
 
-    def decide(self, host: UpdateHost, record: Record) -> Action:
-        situation = host.situation_for(self.pair.channel, record, self.sends, self.outcome)
+    async def first(self) -> None:
+        await (_read(self.host, self.http, self) if self.read_first else _call(self.host, self.http, self))
+
+    def decide(self) -> Action:
+        record = self.host.record_of(self.pair)
+        assert record is not None
+        situation = self.host.situation_for(self.pair.channel, record, self.sends, self.outcome)
         if self.kind == "delete":
             assert not isinstance(self.event, Copy)
             return decide_delete(self.event, situation)
         assert not isinstance(self.event, Presence)
         return decide_update(self.event, situation)
+
+    async def step(self, action: Action) -> Ended[tuple[bool, str | None]] | None:
+        if action.step in (Step.SEND, Step.RETRY):
+            again = f"{self.kind} of a part again"
+            await twophase.pause(self.host, self.http, action, self.sends, self.event, again)
+            await _call(self.host, self.http, self)
+        else:
+            await _read(self.host, self.http, self)
+        return None
+
+    async def end(self, action: Action) -> tuple[bool, str | None]:
+        """(whether the change is made, why the lane stops)."""
+        if action.step is Step.DONE or (action.step is Step.DELETED and self.kind == "delete"):
+            await _known(self.host, self)
+            return True, None
+        return False, await _end(self.host, self, action)
 
 
 async def carry_thread_change(host: UpdateHost, http: PacedHttp, pair: PendingPair) -> str | None:
@@ -137,7 +162,7 @@ async def carry_thread_change(host: UpdateHost, http: PacedHttp, pair: PendingPa
         if kind == "send":
             ended, stop = await _add(host, http, pair, number, len(texts))
         else:
-            ended, stop = await _carry(host, http, _Change(pair, kind, number, parts), read_first=False)
+            ended, stop = await carry(_Change(host, http, pair, kind, number, parts))
         if not ended:
             return stop
         made += 1
@@ -159,46 +184,19 @@ async def _settle_unknown(
             return False, None
         return await _add(host, http, pair, number, len(texts), read_first=True)
     if record.op == "delete":
-        return await _carry(host, http, _Change(pair, "delete", number), read_first=True)
+        return await carry(_Change(host, http, pair, "delete", number, read_first=True))
     if not texts or (number <= len(texts) and parts[number - 1].message_sha256 == message_sha256(texts[number - 1])):
         return True, None  # recorded already, or a removal now: nothing to settle
     if number > len(texts):  # the post changed again since: the part is deleted now
         return True, None
-    return await _carry(host, http, _Change(pair, "update", number), read_first=True)
+    return await carry(_Change(host, http, pair, "update", number, read_first=True))
 
 
 async def _add(
     host: UpdateHost, http: PacedHttp, pair: PendingPair, number: int, total: int, *, read_first: bool = False
 ) -> tuple[bool, str | None]:
     """Part `number` added at the end: the send path of a thread's later part, under `op: update`."""
-    way = threads.PartWay(pair, number, op="update")
-    if read_first:
-        await threads.read_part(host, http, way)
-    else:
-        await threads.send_part(host, http, way)
-    return await threads.settle(host, http, way, total)
-
-
-async def _carry(host: UpdateHost, http: PacedHttp, change: _Change, *, read_first: bool) -> tuple[bool, str | None]:
-    """One edit or delete of a part to its end in this run: (whether it is made, why the lane stops)."""
-    if read_first:
-        await _read(host, http, change)
-    else:
-        await _call(host, http, change)
-    while True:
-        record = host.record_of(change.pair)
-        assert record is not None
-        action = change.decide(host, record)
-        if action.step is Step.DONE or (action.step is Step.DELETED and change.kind == "delete"):
-            await _known(host, change)
-            return True, None
-        if action.step in (Step.SEND, Step.RETRY):
-            await twophase.pause(host, http, action, change.sends, change.event, f"{change.kind} of a part again")
-            await _call(host, http, change)
-        elif action.step is Step.READ:
-            await _read(host, http, change)
-        else:
-            return False, await _end(host, change, action)
+    return await carry(threads.PartWay(host, http, pair, number, total, read_first, op="update"))
 
 
 async def _call(host: UpdateHost, http: PacedHttp, change: _Change) -> None:
@@ -228,19 +226,23 @@ async def _call(host: UpdateHost, http: PacedHttp, change: _Change) -> None:
 
 
 async def _read(host: UpdateHost, http: PacedHttp, change: _Change) -> None:
-    import httpx
-
     pair, number = change.pair, change.number
     record = host.record_of(pair)
     assert record is not None
-    try:
-        if change.kind == "delete":
-            change.event = await pair.channel.read_presence(http, pair.channel.part_copy(record, number))
-        else:
-            change.event = await pair.channel.read_part_copy(http, pair.post, record, pair.prepared, number)
-    except (httpx.HTTPError, *_READ_FAILED) as exc:
-        change.event = Presence.UNKNOWN if change.kind == "delete" else Copy.UNKNOWN
-        change.reason = f"the read of thread part {number} failed ({type(exc).__name__})"
+    if change.kind == "delete":
+        part = pair.channel.part_copy(record, number)
+        change.event, why = await read_finding(
+            lambda: pair.channel.read_presence(http, part), pair.post, Presence.UNKNOWN, Presence.NOT_OURS
+        )
+    else:
+        change.event, why = await read_finding(
+            lambda: pair.channel.read_part_copy(http, pair.post, record, pair.prepared, number),
+            pair.post,
+            Copy.UNKNOWN,
+            Copy.NOT_OURS,
+        )
+    if why:
+        change.reason = f"thread part {number}: {why}"
 
 
 async def _known(host: UpdateHost, change: _Change) -> None:
@@ -256,7 +258,8 @@ async def _known(host: UpdateHost, change: _Change) -> None:
         parts = parts[: number - 1]
     else:
         text = threads.texts_of(pair)[number - 1]
-        answered = change.outcome if change.event is Kind.DONE else None
+        # The last request's answer (a read after it proved the edit): a settle-read alone names no CID.
+        answered = change.outcome if change.outcome is not None and change.outcome.kind is Kind.DONE else None
         cid = answered.ref if answered is not None else None  # a read leaves it to be read when a reply needs it
         edited = replace(parts[number - 1], message_sha256=message_sha256(text), cid=cid)
         parts = (*parts[: number - 1], edited, *parts[number:])
@@ -277,7 +280,12 @@ async def _finish(host: UpdateHost, pair: PendingPair, record: Record, texts: tu
         end = replace(end, remote_id=first.remote_id, remote_url=first.remote_url or record.remote_url)
         end = replace(end, message_sha256=pair.prepared.sha256, parts=parts if len(texts) > 1 else (), attempts=0)
         state, url = PairState.DONE, end.remote_url
-        how = f"updated: a thread of {len(texts)} parts ({made} changed)" if len(texts) > 1 else "updated"
+        proof = "each edit and delete proved by a read of its part, each part added by the answer naming it"
+        how = (
+            f"updated: a thread of {len(texts)} parts ({made} changed; {proof})"
+            if len(texts) > 1
+            else f"updated ({proof})"
+        )
     if end != record:
         checkpoints.hit("before_done_write")
         await host.write_records([(pair, end)])

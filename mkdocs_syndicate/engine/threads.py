@@ -30,6 +30,7 @@ from mkdocs_syndicate import checkpoints
 from mkdocs_syndicate.channels.base import Found, Kind, Outcome
 from mkdocs_syndicate.content.messages import message_sha256
 from mkdocs_syndicate.engine import twophase
+from mkdocs_syndicate.engine.executor import Ended, carry
 from mkdocs_syndicate.engine.policy import Action, Event, Step, decide
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.engine.twophase import staged_call
@@ -79,16 +80,55 @@ async def record_first_part(host: UpdateHost, pair: PendingPair, record: Record)
 
 @dataclass
 class PartWay:
-    """One part's way through this run."""
+    """One part's way through this run: the operation `executor.carry` carries."""
 
+    host: UpdateHost
+    http: PacedHttp
     pair: PendingPair
     number: int
+    total: int  # the thread's parts, as the message has them now
+    read_first: bool = False  # part k may be out: read before anything else
     sends: int = 0
     event: Event = Kind.NOT_SENT
     outcome: Outcome | None = None
     found: tuple[str | None, str | None, str | None] = (None, None, None)  # id, URL, ref from a read
     reason: str = ""
     op: str | None = None  # "update": a part added to a thread being edited (engine/thread_changes.py)
+
+    async def first(self) -> None:
+        await (read_part(self.host, self.http, self) if self.read_first else send_part(self.host, self.http, self))
+
+    def decide(self) -> Action:
+        record = self.host.record_of(self.pair)
+        assert record is not None
+        seen = _this_part(record, self.number) if self.op is None else record  # an edit's part counts its own sends
+        return decide(self.event, self.host.situation_for(self.pair.channel, seen, self.sends, self.outcome))
+
+    async def step(self, action: Action) -> Ended[tuple[bool, str | None]] | None:
+        host, http, channel = self.host, self.http, self.pair.channel
+        if action.step is Step.SEND:
+            if isinstance(self.event, Kind):  # the last request went unanswered: not straight away
+                await http.backoff(host.backoff_for(self.sends), "retrying")
+            await send_part(host, http, self)
+        elif action.step is Step.RETRY:
+            await _not_made(host, self, host.cleaned(channel, self.reason or action.reason), definite=True)
+            if action.at is not None:
+                http.hold_until(action.at, "rate limited (server asked to wait)")
+            else:
+                await http.backoff(host.backoff_for(self.sends), "retrying (nothing was sent)")
+            await send_part(host, http, self)
+        else:  # READ, READ_LATER
+            if action.at is not None:  # a 429's wait, or the settle time: the read waits
+                http.hold_until(action.at, "settle: reading the part once the server must have finished")
+            await read_part(host, http, self)
+        return None
+
+    async def end(self, action: Action) -> tuple[bool, str | None]:
+        """(whether the part is made, why the lane stops)."""
+        if action.step is Step.DONE:
+            await _recorded(self.host, self, self.total)
+            return True, None
+        return False, await _end(self.host, self, action, self.total)
 
 
 async def carry_thread(host: UpdateHost, http: PacedHttp, pair: PendingPair) -> str | None:
@@ -112,10 +152,8 @@ async def carry_thread(host: UpdateHost, http: PacedHttp, pair: PendingPair) -> 
                 pair, PairState.IN_FLIGHT if record.state == State.IN_FLIGHT else PairState.FAILED, text, None, True
             )
             return None
-        way = PartWay(pair, number)
-        if record.state == State.IN_FLIGHT and record.part == number:
-            await read_part(host, http, way)  # part k may be out: read before anything else
-        elif host.verify_only:
+        read_first = record.state == State.IN_FLIGHT and record.part == number
+        if not read_first and host.verify_only:
             host.report_pair(
                 pair,
                 PairState.PENDING,
@@ -124,42 +162,9 @@ async def carry_thread(host: UpdateHost, http: PacedHttp, pair: PendingPair) -> 
                 False,
             )
             return None
-        else:
-            await send_part(host, http, way)
-        ended, stop = await settle(host, http, way, total)
+        ended, stop = await carry(PartWay(host, http, pair, number, total, read_first))
         if not ended:
             return stop
-
-
-async def settle(host: UpdateHost, http: PacedHttp, way: PartWay, total: int) -> tuple[bool, str | None]:
-    """One part to its end in this run: (whether it is made, why the lane stops)."""
-    channel = way.pair.channel
-    while True:
-        record = host.record_of(way.pair)
-        assert record is not None
-        seen = _this_part(record, way.number) if way.op is None else record  # an edit's part counts its own sends
-        action = decide(way.event, host.situation_for(channel, seen, way.sends, way.outcome))
-        step = action.step
-        if step is Step.DONE:
-            await _recorded(host, way, total)
-            return True, None
-        if step is Step.SEND:
-            if isinstance(way.event, Kind):  # the last request went unanswered: not straight away
-                await http.backoff(host.backoff_for(way.sends), "retrying")
-            await send_part(host, http, way)
-        elif step is Step.RETRY:
-            await _not_made(host, way, host.cleaned(channel, way.reason or action.reason), definite=True)
-            if action.at is not None:
-                http.hold_until(action.at, "rate limited (server asked to wait)")
-            else:
-                await http.backoff(host.backoff_for(way.sends), "retrying (nothing was sent)")
-            await send_part(host, http, way)
-        elif step in (Step.READ, Step.READ_LATER):
-            if action.at is not None:  # a 429's wait, or the settle time: the read waits
-                http.hold_until(action.at, "settle: reading the part once the server must have finished")
-            await read_part(host, http, way)
-        else:
-            return False, await _end(host, way, action, total)
 
 
 def _changed_part(pair: PendingPair, record: Record) -> int | None:

@@ -59,7 +59,8 @@ _RECORD = re.compile(
     )
     # A thread: the part in flight (a number) and the parts sent (a flow list of flow mappings,
     # read by YAML: rare, and checked as the full parser checks it); the media uploaded, the same.
-    + r"(?:, part: ([1-9][0-9]*))?(?:, parts: (\[\{[^\n]*?\}\]))?(?:, media: (\[\{[^\n]*?\}\]))?"
+    + r"(?:, part: ([1-9][0-9]*))?(?:, life: (0|[1-9][0-9]*))?"
+    + r"(?:, parts: (\[\{[^\n]*?\}\]))?(?:, media: (\[\{[^\n]*?\}\]))?"
     # Flags, as the dumper writes them: `true`, or absent (false).
     + "".join(rf"(?:, {name}: (true))?" for name in FLAG_FIELDS)
     + r"\}"
@@ -87,8 +88,9 @@ _LINE = re.compile(
     re.MULTILINE,
 )
 _TEXTS_END = 8 + 2 * len(TEXT_FIELDS)  # a row's text field groups end here; the flags follow
-_PART, _PARTS, _MEDIA = _TEXTS_END, _TEXTS_END + 1, _TEXTS_END + 2  # between the text fields and the flags
-_FLAGS_END = _TEXTS_END + 3 + len(FLAG_FIELDS)  # a row's record groups end here; the version 2 lines follow
+# Between the text fields and the flags:
+_PART, _LIFE, _PARTS, _MEDIA = _TEXTS_END, _TEXTS_END + 1, _TEXTS_END + 2, _TEXTS_END + 3
+_FLAGS_END = _TEXTS_END + 4 + len(FLAG_FIELDS)  # a row's record groups end here; the version 2 lines follow
 _ID, _SRC, _ALIASES = _FLAGS_END, _FLAGS_END + 1, _FLAGS_END + 2
 _ALIAS = re.compile(_FLOW_VALUE)
 
@@ -174,6 +176,8 @@ def _posts(body: str) -> Posts:
         record = entry.channels[channel] = Record(_STATE_OF[row[5]], int(row[6]) if row[6] else 0, at, *values)
         if row[_PART]:
             record.part = int(row[_PART])
+        if row[_LIFE]:
+            record.life = int(row[_LIFE])
         if row[_PARTS]:
             record.parts = _parts(row[_PARTS])
         if row[_MEDIA]:

@@ -3,7 +3,7 @@ and the record each one makes. The ledger's own rules, so the command only asks 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from mkdocs_syndicate.errors import SyndicateError
@@ -28,11 +28,19 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
     `where`) when the pair is finished: a post that went out cannot be skipped or sent again.
     What a later resend or read must reuse (key, first attempt, payload hash) is carried forward,
     except from a `deleted` record."""
+    if current is not None and current.review:
+        return _reviewed(where, current, decision, at, note)
     if current is not None and current.state in (State.DONE, State.SKIPPED) and decision.kind != "skip":
         raise SyndicateError(f"{where} is already {current.state}; nothing to resolve")
     # Never attempted: nothing to carry forward. Deleted: the copy its ids, parts and uploads name
-    # is gone, and a new life starts from nothing (under new client-chosen ids), whatever is decided.
-    base = current if current is not None and current.state != State.DELETED else Record(State.FAILED, 0, at)
+    # is gone, and a new life starts from nothing (under new client-chosen ids: its life counted
+    # one up), whatever is decided.
+    if current is None:
+        base = Record(State.FAILED, 0, at)
+    elif current.state == State.DELETED:
+        base = current.new_life(at, "a new life")
+    else:
+        base = current
     if decision.kind == "done":
         if base.parts and decision.remote_id is None and decision.url is None:
             # A thread left as it is: its first part is the copy, the parts sent stay listed.
@@ -43,12 +51,28 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
         if state in (None, State.FAILED):
             return f"{where} is already pending: the next run sends it"
         if state == State.DELETED:  # a new announcement: a new life
-            return base.moved(
-                State.FAILED, at, error="resolved by hand: announce again (its copy was deleted)", note=note
-            )
+            return replace(base, error="resolved by hand: announce again (its copy was deleted)", note=note)
         return base.moved(State.FAILED, at, error="resolved by hand: send again", note=note)
     if state == State.SKIPPED:
         return f"{where} is already skipped"
     if state == State.DONE:
         raise SyndicateError(f"{where} is done (it went out); it cannot be skipped")
     return base.moved(State.SKIPPED, at, note=note)
+
+
+def _reviewed(where: str, current: Record, decision: Decision, at: str, note: str) -> Record:
+    """A pair held for a person (`review`): a change a read did not prove, or a copy that is not
+    this post's. `--retry`: the next run reads the copy again and decides (a change not made is
+    made again, after a read shows the copy is this post's). `--done`: the person saw the copy as
+    it should be: an edit's target recorded, a delete's copy gone, or (with --url/--remote-id)
+    the record pointed at this post's own copy."""
+    if decision.kind == "skip":
+        raise SyndicateError(f"{where} has a copy on the service; it cannot be skipped: use --retry or --done")
+    cleared = replace(current, review=None, note=note)
+    if decision.kind == "retry":
+        return cleared
+    remote_id = decision.remote_id or current.remote_id
+    remote_url = decision.url or current.remote_url
+    if current.op == "delete":
+        return cleared.gone(at, "deleted (seen gone by hand)")
+    return cleared.moved(State.DONE, at, remote_id=remote_id, remote_url=remote_url, note=note)

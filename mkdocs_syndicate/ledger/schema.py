@@ -7,7 +7,9 @@ Version 2 adds what a post's life after its first announcement needs: a post ent
 pinned `syndicate_id`), `src` (its source file) and `aliases` (the keys and URLs it had before a
 move); the state `deleted`; `op` (`update` or `delete`) on an `in_flight` record; and the flag
 `sandbox: true` on a record a sandbox run wrote (a rehearsal's, against the emulators: a real run
-treats it as no record); a thread's `part` and `parts`; and `media`, the images uploaded for the
+treats it as no record); a thread's `part` and `parts`; a pair's `life` (its announcements anew
+after its copy was deleted); `review`, why a person must decide before a run changes the pair
+again; and `media`, the images uploaded for the
 post's copy (engine/uploads.py), written before the status that uses them. A version 1 ledger
 loads unchanged, and a ledger is written as version 1 until it holds a version 2 field."""
 
@@ -64,7 +66,11 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("message_sha256", "text"),
     FieldSpec("note", "text"),
     FieldSpec("op", "text"),  # on in_flight: "update" or "delete" of an existing copy (absent: the first send)
+    # Why a person must decide before any run changes the pair again (engine/policy.py Step.REVIEW):
+    # a change the service answered as made that a read shows not made, a copy that is another post's.
+    FieldSpec("review", "text"),
     FieldSpec("part", "count"),  # a thread: the part whose request the in_flight record announces (2, 3, ...)
+    FieldSpec("life", "count"),  # announcements anew after the copy was deleted (absent: 0, the first life)
     FieldSpec("parts", "parts"),  # a thread: each part sent, in order, the first being remote_id's
     FieldSpec("media", "media"),  # the images uploaded for the copy, before the status that shows them
     FieldSpec("sandbox", "flag"),  # written by a sandbox run: the emulators', not a real copy
@@ -179,7 +185,11 @@ class Record:
     message_sha256: str | None = None
     note: str | None = None
     op: str | None = None
+    review: str | None = None  # a person decides first (`mkdocs-syndicate resolve`): held by every run
     part: int | None = None  # a thread's part announced by this in_flight record (see `parts`)
+    # How many times the pair was announced anew after its copy was deleted: part of every id a
+    # client chooses (content/identity.py `client_id`), so a new life never meets an old copy.
+    life: int | None = None
     parts: tuple[Part, ...] = ()  # a thread's parts sent so far, in order (empty: one message)
     media: tuple[Media, ...] = ()  # images uploaded for the copy, written before the status that uses them
     sandbox: bool = False  # a sandbox run's record: to a real run, no record (the pair is pending)
@@ -198,8 +208,21 @@ class Record:
             parts=self.parts,  # what a thread has out stays known, whatever happens to the rest
             media=self.media,  # an upload stays known: a resend reuses it (engine/uploads.py)
             sandbox=self.sandbox,
+            life=self.life,
             **fields,
         )
+
+    def new_life(self, at: str, error: str, note: str | None = None) -> Record:
+        """The record a new life of the pair starts from (its copy deleted, the post to be
+        announced again): pending (`failed`, `error` saying why), its life counted one up, and
+        nothing of the old copy carried over (ids, key, first attempt, parts, uploads), so every
+        id a client chooses is new."""
+        return Record(State.FAILED, 0, at, error=error, note=note, life=(self.life or 0) + 1, sandbox=self.sandbox)
+
+    @property
+    def lives(self) -> int:
+        """The pair's life number (0 for the first), as client ids take it."""
+        return self.life or 0
 
     def gone(self, at: str, note: str) -> Record:
         """The pair's `deleted` record: the copy's id and URL (and a thread's parts, each one
@@ -236,13 +259,26 @@ class PostEntry:
     def is_v2(self) -> bool:
         return self.id is not None or self.src is not None or bool(self.aliases)
 
+    def former_urls(self, current: str) -> tuple[str, ...]:
+        """The addresses it was announced under, other than `current`: its URL and the aliases
+        that are links (aliases hold earlier keys too). A copy made then links there."""
+        urls = (self.url, *(alias for alias in self.aliases if alias.startswith(("https://", "http://"))))
+        return tuple(url for url in dict.fromkeys(urls) if url and url != current)
+
 
 def needs_v2(posts: Posts) -> bool:
     """Whether a ledger holds anything a version 1 reader would refuse."""
     return any(
         entry.is_v2
         or any(
-            r.state == State.DELETED or r.op is not None or r.sandbox or r.part is not None or r.parts or r.media
+            r.state == State.DELETED
+            or r.op is not None
+            or r.sandbox
+            or r.part is not None
+            or r.parts
+            or r.media
+            or r.life is not None
+            or r.review is not None
             for r in entry.channels.values()
         )
         for entry in posts.values()

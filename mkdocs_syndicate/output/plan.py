@@ -46,6 +46,11 @@ def _collapsed(kind: str, members: list[str], after: int | None) -> list[str]:
     return [*members[:3], f"{kind}: … and {len(members) - 3} more (`mkdocs-syndicate plan` lists them all)"]
 
 
+def said_lines(plan: Plan) -> list[str]:
+    """What the plan says besides its pairs: copies not updated, removals, pairs held for review."""
+    return [*not_updated_lines(plan.not_updated), *plan.removal_lines, *(review.line() for review in plan.reviews)]
+
+
 def carried(site_url: str) -> str:
     """Which site the announced links lead to: one line of the plan."""
     return f"the posts' links are under site_url {one_line(site_url)}"
@@ -67,7 +72,7 @@ def full_plan_lines(
     if site_url and plan.pairs:
         lines.append(carried(site_url))
     lines += [one_line(move.line()) for move in plan.moves]
-    lines += [one_line(line) for line in [*not_updated_lines(plan.not_updated), *plan.removal_lines]]
+    lines += [one_line(line) for line in said_lines(plan)]
     if hashtags_from and plan.pairs:
         lines.append(f"hashtags and DEV tags come from {hashtags_from}")
     for channel_id, pairs in plan.lanes.items():
@@ -139,7 +144,7 @@ def log_plan(
         log(f"plan ({reason}): {ADOPTS}" + the_plan.adoption.line())
     for move in the_plan.moves:
         log(one_line(f"plan ({reason}): {move.line()}"))
-    for line in [*not_updated_lines(the_plan.not_updated), *the_plan.removal_lines]:
+    for line in said_lines(the_plan):
         log(one_line(f"plan ({reason}): {line}"))
     if not the_plan.pairs and not the_plan.deferred:
         log(f"plan ({reason}): nothing pending")

@@ -10,10 +10,15 @@
   (lexicons/com/atproto/repo/uploadBlob.json). The type stored is what the bytes are
   (`file-type`), else the Content-Type sent (actor-store/blob/transactor.ts).
 - A record's blob references (actor-store/blob/transactor.ts `verifyBlobAndMakePermanent`):
-  a CID this repo never uploaded is 400 `BlobNotFound` "Could not find blob: <cid>"; a
-  reference whose mimeType or size differ from the stored blob's is `InvalidMimeType`
-  "Referenced Mimetype does not match stored blob. Expected: …, Got: …" or `InvalidSize`. The
-  record is validated against its lexicon first.
+  a CID this repo never uploaded is 400 `BlobNotFound` "Could not find blob: <cid>"; while the
+  blob is temporary (its `tempKey` set), a reference whose mimeType or size differ from the
+  stored blob's is `InvalidMimeType` "Referenced Mimetype does not match stored blob. Expected:
+  …, Got: …" or `InvalidSize`; a blob already permanent is not checked again, whatever its
+  reference says. The record is validated against its lexicon first, and the write's swap and
+  no-op decided before its blobs (repo/transactor.ts `processWrites`).
+- A record deleted or replaced (`deleteDereferencedBlobs`, the first step of
+  `processWriteBlobs`): each blob it named that no record of the repo names now, the new
+  version included, is deleted at once, so a later record naming it is `BlobNotFound`.
 - app.bsky.embed.images (lexicons/app/bsky/embed/images.json): at most 4 images; each an
   `image` blob, `accept: ["image/*"]`, `maxSize` 2,000,000 bytes ("May be up to 2 MB, formerly
   limited to 1 MB": atproto#4823, April 2026, in the PDS since 0.5.x; quirk
@@ -101,10 +106,12 @@ def refs_problem(emulator: Emulator, record: Any) -> Response | None:
     repo's and described as stored."""
     expire(emulator)
     for ref in blob_refs(record):
-        cid = (ref.get("ref") or {}).get("$link") if isinstance(ref.get("ref"), dict) else None
+        cid = _cid(ref)
         stored = emulator.state["blobs"].get(cid)
         if stored is None:
             return _error(400, "BlobNotFound", f"Could not find blob: {cid}")
+        if stored.get("permanent"):  # verifyBlob runs only while the blob is temporary (tempKey)
+            continue
         if ref.get("mimeType") != stored["mimeType"]:
             why = f"Expected: {stored['mimeType']}, Got: {ref.get('mimeType')}"
             return _error(400, "InvalidMimeType", f"Referenced Mimetype does not match stored blob. {why}")
@@ -112,6 +119,26 @@ def refs_problem(emulator: Emulator, record: Any) -> Response | None:
             why = f"Expected: {stored['size']}, Got: {ref.get('size')}"
             return _error(400, "InvalidSize", f"Referenced Size does not match stored blob. {why}")
     return None
+
+
+def drop_dereferenced(emulator: Emulator, old_record: Any) -> None:
+    """deleteDereferencedBlobs, after a record was deleted or replaced: each blob it named that
+    no record names now (the new version of it included) is deleted at once, its bytes too."""
+    named = {_cid(ref) for value in _stored_records(emulator) for ref in blob_refs(value)}
+    for cid in {_cid(ref) for ref in blob_refs(old_record)} - named:
+        if cid is not None and emulator.state["blobs"].pop(cid, None) is not None:
+            media_files.drop(emulator.server.state_dir, emulator.name, cid)
+
+
+def _stored_records(emulator: Emulator) -> list[Any]:
+    """Every record the repository holds, in every collection."""
+    tables = [emulator.state.get("records", {}), *emulator.state.get("collections", {}).values()]
+    return [stored["value"] for table in tables for stored in table.values()]
+
+
+def _cid(ref: dict[str, Any]) -> str | None:
+    link = ref.get("ref")
+    return link.get("$link") if isinstance(link, dict) else None
 
 
 def make_permanent(emulator: Emulator, record: Any) -> None:

@@ -5,8 +5,9 @@ The entryway answers createSession with JWT-shaped access and refresh tokens and
 whose `#atproto_pds` service names the PDS; repository calls must go to the PDS (the entryway
 answers them MethodNotImplemented), as a client following the DID document does. The PDS serves
 getSession, refreshSession, describeRepo (no auth), createRecord (500 on an existing rkey),
-putRecord (identical bytes are a no-op; swapRecord null over different content is InvalidSwap),
-getRecord (RecordNotFound), listRecords and uploadBlob, and checks what the lexicon and the PDS
+putRecord (identical bytes are a no-op; swapRecord null over different content, or a CID over
+no record, is InvalidSwap), getRecord (RecordNotFound), listRecords (`limit` an integer from 1 to
+100, else 400 in the lexicon validator's words) and uploadBlob, and checks what the lexicon and the PDS
 check: the TID syntax of rkeys, 300 graphemes / 3000 bytes of text, facet ranges, #tag facets of
 at most 64 graphemes / 640 bytes, up to 3 `langs` that are BCP 47 tags, and a `createdAt` that
 is a strict atproto datetime. CIDs are real CIDv1
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -77,6 +79,19 @@ def _needs_the_pds(method: str, *, at_pds: bool) -> bool:
     """A repository method sent to the entryway: the repository lives on the PDS its DID
     document names (describeRepo answers anywhere)."""
     return method.startswith(_REPO_METHODS) and not at_pds and method != "com.atproto.repo.describeRepo"
+
+
+def _limit(value: str) -> int | str:
+    """listRecords' `limit` as its lexicon types it (an integer from 1 to 100), or the issue in
+    @atproto/lex-schema's words (checked against the reference PDS)."""
+    if not re.fullmatch(r"-?[0-9]+", value):
+        return f"Expected integer value type (got {json.dumps(value)})"
+    number = int(value)
+    if number < 1:
+        return f"integer too small (minimum 1, got {number})"
+    if number > 100:
+        return f"integer too big (maximum 100, got {number})"
+    return number
 
 
 class BlueskyEmulator(AtprotoAccountEmulator):
@@ -183,6 +198,7 @@ class BlueskyEmulator(AtprotoAccountEmulator):
             return self._error(400, "InvalidSwap", f"Record was at {existing['cid']}")
         self.state["points"].append({"at": self.server.now(), "cost": 1})
         del self._table(collection)[rkey]
+        atproto_blobs.drop_dereferenced(self, existing["value"])
         commit = {"cid": make_cid(f"delete:{rkey}".encode(), 0x71), "rev": self._fresh_tid()}
         return Response(200, {"commit": commit}, self._rate_headers())
 
@@ -252,20 +268,25 @@ class BlueskyEmulator(AtprotoAccountEmulator):
         problem = _write_problem(body, rkey) or self._validate(body.get("record"), str(body.get("collection")))
         if problem:
             return self._error(400, "InvalidRequest", problem)
-        refused = atproto_blobs.refs_problem(self, body["record"])  # after the lexicon, as the PDS
-        if refused is not None:
-            return refused
         headers = self._rate_headers()
         if headers["RateLimit-Remaining"] == "0":
             return self.rate_limited({"reset_in": WRITE_WINDOW})
         record, rkey, collection = {"$type": body["collection"], **body["record"]}, str(rkey), body["collection"]
         cid = cid_of(record)
         existing = self._visible_record(rkey, collection)
-        answer = self._over(existing, body, put, cid) if existing is not None else None
+        # The no-op and the swap are decided before the blobs are (processWrites' formatCommit,
+        # then processWriteBlobs), after the lexicon.
+        answer = self._over(existing, body, put, cid)
         if answer is not None:
             return answer
+        refused = atproto_blobs.refs_problem(self, body["record"])
+        if refused is not None:
+            return refused
         atproto_blobs.make_permanent(self, record)
-        return self._commit(rkey, record, cid, cost=2 if put else 3, collection=collection)
+        answer = self._commit(rkey, record, cid, cost=2 if put else 3, collection=collection)
+        if existing is not None:
+            atproto_blobs.drop_dereferenced(self, existing["value"])
+        return answer
 
     def _table(self, collection: str, *, create: bool = False) -> dict[str, Any]:
         """The records of one collection (posts where they always were: `records`); a read of a
@@ -299,8 +320,16 @@ class BlueskyEmulator(AtprotoAccountEmulator):
             200, body, self._rate_headers(), hold_until=committed if committed > self.server.now() else None
         )
 
-    def _over(self, existing: dict[str, Any], body: dict[str, Any], put: bool, cid: str) -> Response | None:
-        """A write to a record key already taken: None when it replaces the record, else the answer."""
+    def _over(self, existing: dict[str, Any] | None, body: dict[str, Any], put: bool, cid: str) -> Response | None:
+        """None when the write goes ahead, else its answer. To a free key: a putRecord whose
+        `swapRecord` names a CID is InvalidSwap "Record was at null" (formatCommit: "There should
+        be no current record for a create"), so a deleted record is never brought back by a swap
+        on its old CID. To a key already taken: createRecord fails, the same record again is a
+        no-op, a swap that is not the record's CID (null: "must not exist") is InvalidSwap."""
+        if existing is None:
+            if put and isinstance(body.get("swapRecord"), str):
+                return self._error(400, "InvalidSwap", "Record was at null")
+            return None
         if not put:  # the MST insert throws; the PDS answers a bare 500
             return self._error(500, "InternalServerError", "Internal Server Error")
         if existing["cid"] == cid:  # the same record again: nothing to write
@@ -339,7 +368,9 @@ class BlueskyEmulator(AtprotoAccountEmulator):
         cursor = request.arg("cursor")
         if cursor:
             keys = [k for k in keys if (k < cursor if request.arg("reverse") != "true" else k > cursor)]
-        limit = min(100, max(1, int(request.arg("limit", "50") or 50)))
+        limit = _limit(request.arg("limit") or "50")
+        if isinstance(limit, str):
+            return self._error(400, "InvalidRequest", f"Invalid com.atproto.repo.listRecords params: {limit}")
         page = keys[:limit]
         records = [
             {

@@ -14,6 +14,7 @@ from mkdocs_syndicate.emulator_api import Emulator, Response
 QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset", "max_characters", "uncapped_context"}
 # The media emulators' (sandbox/mastodon_media.py, sandbox/atproto_blobs.py, sandbox/matrix_media.py).
 QUIRKS |= {"media_processing_polls", "media_processing_seconds", "media_always_async", "media_retention"}
+QUIRKS |= {"media_processing_fails", "rc_message", "rack_attack"}
 QUIRKS |= {"blob_ttl", "image_blob_max_size", "blob_upload_limit", "max_upload_size"}
 FAULT_ACTIONS = ("status", "drop_before", "kill_before", "drop_after", "kill_after", "delay_after", "status_after")
 

@@ -3,6 +3,23 @@ POST /api/articles (201 + Location), PUT /api/articles/{id}, the own-articles li
 uniqueness of a published canonical_url (422), the 5-minute title rule, the 4-tag limit, and the
 per-user creation limit (429 with Retry-After).
 
+Article's other validations the API meets (forem/forem app/models/article.rb, current): a
+`body_markdown` of at most 800 KB (UTF-8 bytes, "Body markdown is too long."); a `canonical_url`
+that validate_url takes with `no_local` (its host must have a dot: `http://localhost:8000/…` is
+refused, "Canonical url is not a valid URL") and no whitespace ("Canonical url must not have
+spaces"). Each problem is one sentence of the 422's `error`, in the model's order. Before it
+validates, `normalize_title` turns each run of whitespace in the title into one space and strips
+the ends (Ruby's whitespace class: ASCII only; its filter of characters outside words, punctuation and
+a list of symbols is not modelled), so the title stored, counted and shown is that one.
+
+Quirk `rack_attack`: DEV's Rack::Attack throttles (config/initializers/rack_attack.rb), before
+the API sees the request, counted as sandbox/rack_attack.py says: `api_write_throttle`, one
+POST, PUT or DELETE under /api/ a second per IP and api-key; `api_throttle`, three GETs under
+/api/ a second per IP (the public comments too). The default throttled responder answers 429,
+plain text "Retry later", and Retry-After (`throttled_response_retry_after_header = true`): the
+seconds left in the window. Off by default: windows of one second counted on the machine's clock
+would make a test depend on its speed.
+
 `main_image` (the cover) is checked as Article checks it (forem/forem app/models/article.rb:
 `validates :main_image, url: { allow_blank: true, schemes: %w[https http] }`, the validate_url
 gem: an http(s) URL with a host, else "Main image is not a valid URL"). Nothing fetches it while
@@ -25,11 +42,14 @@ import regex
 
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.sandbox import conversations
+from mkdocs_syndicate.sandbox.rack_attack import Window
 
 API_KEY = "sandbox-forem-api-key"
 ACCEPT = "application/vnd.forem.api-v1+json"
 USERNAME = "sandbox"
 CREATE_LIMIT, CREATE_WINDOW = 9, 30.0  # published_article_creation: 9 per 30 s
+BODY_MAX_BYTES = 800 * 1024  # 800.kilobytes
+_RUBY_WHITESPACE = re.compile(r"[ \t\r\n\f\v]+")  # Ruby's /\s+/: ASCII whitespace only
 
 
 def _iso(epoch: float) -> str:
@@ -40,13 +60,31 @@ def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "post"
 
 
-def _valid_url(value: str) -> bool:
-    """validate_url's test with `schemes: %w[https http]`: it parses, has one of them and a host."""
+def _valid_url(value: str, *, no_local: bool = False) -> bool:
+    """validate_url's test with `schemes: %w[https http]`: it parses, has one of them and a host;
+    with `no_local`, a host with a dot in it (`localhost` or `myserver` is refused, an IP address
+    is not: validate_url 1.0.15 `host.include?('.')`)."""
     try:
         parts = urlsplit(value)
-        return parts.scheme in ("http", "https") and bool(parts.hostname) and not re.search(r"\s", value)
+        has_host = parts.scheme in ("http", "https") and bool(parts.hostname) and not re.search(r"\s", value)
     except ValueError:
         return False
+    return has_host and (not no_local or "." in str(parts.hostname))
+
+
+def _canonical_problems(canonical: Any) -> list[str]:
+    """`validates :canonical_url, url: {allow_blank: true, no_local: true, …}` and
+    `canonical_url_must_not_have_spaces` ([[:space:]], Unicode spaces too)."""
+    if not canonical:
+        return []
+    value = str(canonical)
+    problems = [] if _valid_url(value, no_local=True) else ["Canonical url is not a valid URL"]
+    return [*problems, "Canonical url must not have spaces"] if regex.search(r"[[:space:]]", value) else problems
+
+
+def _body_problems(body: Any) -> list[str]:
+    """`validates :body_markdown, bytesize: {maximum: 800.kilobytes}`: bytes of UTF-8, not characters."""
+    return ["Body markdown is too long."] if len(str(body or "").encode()) > BODY_MAX_BYTES else []
 
 
 def _title_problems(article: dict[str, Any]) -> list[str]:
@@ -119,6 +157,9 @@ class ForemEmulator(Emulator):
         return Response(status, {"error": message, "status": status})
 
     def handle(self, request: Request) -> Response:
+        throttled = self._throttled(request)
+        if throttled is not None:
+            return throttled
         if request.path == "/api/comments" and request.method == "GET":  # public, no key
             return self._comments(request)
         if request.headers.get("api-key") != self.api_key:
@@ -130,6 +171,24 @@ class ForemEmulator(Emulator):
             if match and request.method == method:
                 return action(self, request, match)
         return self._error(404, "not found")
+
+    def _throttled(self, request: Request) -> Response | None:
+        """Rack::Attack's answer when quirk `rack_attack` is on and the request's throttle is
+        over its limit (every client here has one IP)."""
+        if not self.quirks.get("rack_attack") or not request.path.startswith("/api/"):
+            return None
+        ip = "127.0.0.1"
+        if request.method == "GET":
+            window = Window(f"api_throttle {ip}", 3, 1)
+        elif request.method in ("POST", "PUT", "DELETE"):
+            key = request.headers.get("api-key")
+            window = Window(f"api_write_throttle {ip}-{key}" if key else f"api_write_throttle {ip}", 1, 1)
+        else:
+            return None
+        now = self.server.now()
+        if window.count(self.state, now) <= window.limit:
+            return None
+        return self.rate_limited({"plain": True, "retry_after": window.seconds_left(now)})
 
     def _show(self, article_id: int) -> Response:
         found = self._find(article_id)
@@ -196,18 +255,26 @@ class ForemEmulator(Emulator):
             article = None
         if not isinstance(article, dict):
             return self._error(422, "param is missing or the value is empty: article")
+        if isinstance(article.get("title"), str):  # before_validation :normalize_title
+            article["title"] = _RUBY_WHITESPACE.sub(" ", article["title"]).strip()
         return article
 
     def _validate(self, article: dict[str, Any], current_id: int | None = None) -> str | None:
         """Every problem Rails' validations find, in one sentence each, or None."""
-        problems = [*_title_problems(article), *_tag_problems(article.get("tags") or [])]
-        if article.get("main_image") and not _valid_url(str(article["main_image"])):
-            problems.append("Main image is not a valid URL")
+        # In article.rb's order: the `validates` lines, then the `validate` methods.
+        problems = _body_problems(article.get("body_markdown"))
         committed = self.visible(self.state["articles"])  # Rails validates, then inserts: no lock
         if self._canonical_taken(article, committed, current_id):
             problems.append("Canonical url has already been taken. Email yo@dev.to for further details.")
+        canonical = _canonical_problems(article.get("canonical_url"))
+        problems += [p for p in canonical if "spaces" not in p]
+        if article.get("main_image") and not _valid_url(str(article["main_image"])):
+            problems.append("Main image is not a valid URL")
+        problems += _title_problems(article)
         if current_id is None and self._title_used_lately(article, committed):
             problems.append("Title has already been used in the last five minutes")
+        problems += [p for p in canonical if "spaces" in p]
+        problems += _tag_problems(article.get("tags") or [])
         return " ".join(p if p.endswith(".") else p + "." for p in problems) if problems else None
 
     def _title_used_lately(self, article: dict[str, Any], committed: list[dict[str, Any]]) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
 from mkdocs_syndicate.sandbox import conversations
+from mkdocs_syndicate.sandbox.mastodon_limits import STATUSES, THROTTLE_PER_TOKEN, limit_of, throttle_of
 from mkdocs_syndicate.sandbox.mastodon_media import MastodonMedia, images_of, instance, media_attributes, media_ids
 from mkdocs_syndicate.sandbox.mastodon_text import ACCOUNT_LANGUAGE, countable_length, linkify, posting_language
 from mkdocs_syndicate.sandbox.mastodon_threading import ancestor_ids, is_public, self_replies_first
@@ -27,13 +28,10 @@ from mkdocs_syndicate.sandbox.mastodon_tokens import (
     unauthorized,
 )
 
-API_LIMIT, API_WINDOW = 300, 300  # Rack::Attack's per-token throttle: 300 requests in 5 minutes
 USERNAME = "sandbox"
 MAX_CHARACTERS = 500
-STATUS_LIMIT = 300  # the statuses family: 300 per 3 h per account
 # Api::V1::Statuses::ContextsController: the context read's caps, logged out and with a token.
 ANCESTORS_LIMIT, DESCENDANTS_LIMIT, CONTEXT_LIMIT = 40, 60, 4_096
-WINDOW = 3 * 3600
 
 
 _CONTEXT = re.compile(r"/api/v1/statuses/([^/]+)/context")
@@ -96,22 +94,18 @@ class MastodonEmulator(Emulator):
         }
 
     def _rate_headers(self, now: float) -> dict[str, str]:
-        window_start = now - now % WINDOW
-        used = sum(1 for s in self.state["statuses"] if s["created_epoch"] >= window_start)
-        return {
-            "X-RateLimit-Limit": str(STATUS_LIMIT),
-            "X-RateLimit-Remaining": str(max(0, STATUS_LIMIT - used)),
-            "X-RateLimit-Reset": _iso_us(window_start + WINDOW),
-        }
+        """The statuses family's X-RateLimit-* (sandbox/mastodon_limits.py)."""
+        return STATUSES.headers(STATUSES.used(self.state, now), now)
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
+        """An injected 429 speaks for the limit its request meets (sandbox/mastodon_limits.py):
+        a delete's or an upload's throttle, the statuses family, or the per-token throttle."""
         now = self.server.now()
-        reset = now + float(fault.get("reset_in", 30))
-        return Response(
-            429,
-            {"error": "Too many requests"},
-            {"X-RateLimit-Limit": str(STATUS_LIMIT), "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": _iso_us(reset)},
-        )
+        method, _, path = str(fault.get("request", "POST /api/v1/statuses")).partition(" ")
+        window = limit_of(method, path)
+        if "reset_in" not in fault:
+            return window.refused(now)
+        return window.refused(now, reset=_iso_us(now + float(fault["reset_in"])))
 
     def _entity(self, status: dict[str, Any]) -> dict[str, Any]:
         return (
@@ -128,6 +122,7 @@ class MastodonEmulator(Emulator):
                 "spoiler_text": "",
                 "sensitive": False,
                 "media_attachments": self.media.of_status(status),
+                "edited_at": status.get("edited_at"),
             }
             | conversations.mastodon_counts(self.state, status, self.visible(self.state["statuses"]))
         )
@@ -143,14 +138,7 @@ class MastodonEmulator(Emulator):
     def _api_rate_headers(self) -> dict[str, str]:
         """The per-token throttle's X-RateLimit-* on an API answer (each call counts)."""
         now = self.server.now()
-        calls = [t for t in self.state.setdefault("api_calls", []) if now - t < API_WINDOW] + [now]
-        self.state["api_calls"] = calls
-        window_start = now - now % API_WINDOW
-        return {
-            "X-RateLimit-Limit": str(API_LIMIT),
-            "X-RateLimit-Remaining": str(max(0, API_LIMIT - len(calls))),
-            "X-RateLimit-Reset": _iso_us(window_start + API_WINDOW),
-        }
+        return THROTTLE_PER_TOKEN.headers(THROTTLE_PER_TOKEN.count(self.state, now), now)
 
     def handle(self, request: Request) -> Response:
         context = _CONTEXT.fullmatch(request.path)
@@ -165,6 +153,18 @@ class MastodonEmulator(Emulator):
         scopes = self._scopes(request)
         if scopes is None:
             return unauthorized(request)
+        # Rack::Attack, before any controller: a throttle of the request's own counts it, whatever
+        # the controller would answer, and its headers go out on the answer.
+        throttle, now = throttle_of(request.method, request.path), self.server.now()
+        used = throttle.count(self.state, now) if throttle is not None else 0
+        if throttle is not None and used > throttle.limit:
+            return throttle.refused(now)
+        answer = self._route(request, scopes)
+        if throttle is not None:
+            answer.headers = {**throttle.headers(used, now), **answer.headers}
+        return answer
+
+    def _route(self, request: Request, scopes: frozenset[str]) -> Response:
         for method, path, needs, action in _ROUTES:
             if request.method == method and path.fullmatch(request.path):
                 # Each action's scopes as Mastodon's controllers ask Doorkeeper for them (a broad
@@ -306,9 +306,9 @@ class MastodonEmulator(Emulator):
         refused = self.media.check(attached, None) or self._invalid(fields, with_media=bool(attached))
         if refused is not None:
             return refused
-        headers = self._rate_headers(now)
-        if headers["X-RateLimit-Remaining"] == "0":
-            return Response(429, {"error": "Too many requests"}, headers)
+        if STATUSES.used(self.state, now) >= STATUSES.limit:  # RateLimiter#record!, after_create
+            return STATUSES.refused(now)
+        STATUSES.count(self.state, now)
         self.state["seq"] += 1
         committed = self.commit_time()
         status = self._status(str((int(committed * 1000) << 16) | (self.state["seq"] & 0xFFFF)), committed, fields)
@@ -380,34 +380,42 @@ class MastodonEmulator(Emulator):
         return Response(404, {"error": "Record not found"})
 
     def _edit(self, request: Request) -> Response:
-        """PUT /api/v1/statuses/:id (Mastodon 3.5+, docs.joinmastodon.org/methods/statuses/#edit):
-        the author's own status gets the new text; the answer is the Status with `edited_at`. Not
-        the author's, or no such status: 404 "Record not found" (Api::V1::StatusesController
-        finds it among the account's own statuses). The text is validated as a new status's is.
-        Each edit is kept as a revision (StatusEdit), as the instance's edit history shows it."""
+        """PUT /api/v1/statuses/:id (Mastodon 3.5+, docs.joinmastodon.org/methods/statuses/#edit),
+        as Api::V1::StatusesController#update and UpdateStatusService do it. Not the author's, or
+        no such status: 404 "Record not found" (the status is found among the account's own).
+        The controller always passes `media_ids`, so the media are always replaced: an edit that
+        names none leaves the status with none (validate_media! `return [] if blank?`). The text
+        is validated as a new status's is. An edit that changes nothing (text, language, the
+        media, their order, a description) raises NoChangesSubmittedError: 200 with the status as
+        it was, no revision, no new `edited_at`, nothing counted. Any other is a revision
+        (StatusEdit) and counts in the statuses family, after the validations (its
+        `after_create`): over the limit, 429 and nothing changed."""
         status_id = request.path.rsplit("/", 1)[-1]
         status = next((s for s in self.state["statuses"] if s["id"] == status_id), None)
         if status is None:
             return Response(404, {"error": "Record not found"})
         fields = _fields(request)
-        # UpdateStatusService: the media only when `media_ids` is sent (the status's own may stay).
-        named = media_ids(request)
-        attached = status.get("media_ids", []) if named is None else named
+        attached = media_ids(request) or []
         refused = self.media.check(attached, status_id) or self._invalid(fields, with_media=bool(attached))
         if refused is not None:
             return refused
         now = self.server.now()
-        headers = self._rate_headers(now)
-        if headers["X-RateLimit-Remaining"] == "0":
-            return Response(429, {"error": "Too many requests"}, headers)
-        status.setdefault("edits", []).append({"text": status["text"], "at": _iso_ms(self.server_clock(now))})
-        status["text"] = str(fields.get("status") or "")
-        status["content"] = linkify(status["text"])
-        self.media.attach(attached, status, media_attributes(request))
+        text = str(fields.get("status") or "")
         # UpdateStatusService: valid_locale_cascade(@options[:language], @status.language, ...)
-        status["language"] = posting_language(fields.get("language"), status.get("language") or ACCOUNT_LANGUAGE)
+        language = posting_language(fields.get("language"), status.get("language") or ACCOUNT_LANGUAGE)
+        described = self.media.descriptions_changed(attached, media_attributes(request))
+        if (text, language, attached) == (status["text"], status["language"], status.get("media_ids", [])) and not (
+            described
+        ):
+            return Response(200, self._entity(status), self._rate_headers(now))
+        if STATUSES.used(self.state, now) >= STATUSES.limit:
+            return STATUSES.refused(now)
+        STATUSES.count(self.state, now)
+        status.setdefault("edits", []).append({"text": status["text"], "at": _iso_ms(self.server_clock(now))})
+        status["text"], status["content"], status["language"] = text, linkify(text), language
+        self.media.attach(attached, status, media_attributes(request))
         status["edited_at"] = _iso_ms(self.server_clock(now))
-        return Response(200, self._entity(status) | {"edited_at": status["edited_at"]}, headers)
+        return Response(200, self._entity(status), self._rate_headers(now))
 
     def _show(self, request: Request) -> Response:
         """GET /api/v1/statuses/:id: the Status; 404 "Record not found" when there is none."""

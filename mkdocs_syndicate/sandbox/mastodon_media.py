@@ -30,7 +30,13 @@ API documentation (https://docs.joinmastodon.org/methods/media/):
   (`MediaAttachment.unattached.where('created_at < ?', 1.day.ago)`, run daily): quirk
   `media_retention` (seconds) shortens it.
 - Rack::Attack (config/initializers/rack_attack.rb) `throttle_api_media`: 30 POSTs to
-  /api/v1/media or /api/v2/media per 30 minutes per user, then 429.
+  /api/v1/media or /api/v2/media per 30 minutes per account, then 429 (sandbox/mastodon_limits.py).
+- Processing that failed (`processing: failed`, a GIF or video the background transcoder could
+  not convert): `GET` and `PUT /api/v1/media/:id` answer 422 "Error processing thumbnail for
+  uploaded media" (Api::V1::MediaController `before_action :check_processing`,
+  `processing_failed?`), while a status may still attach it (`not_processed?` is false for a
+  failed attachment, so validate_media! lets it through). Quirk `media_processing_fails`: every
+  delayed upload ends that way.
 
 Quirks: `media_processing_polls` (how many reads answer 206 before a delayed upload is done,
 default 1) and `media_processing_seconds` (or after how long, default 5); `media_always_async`
@@ -54,8 +60,8 @@ MAX_MATRIX_LIMIT = 33_177_600
 MAX_DESCRIPTION_LENGTH = 1_500
 MAX_ATTACHMENTS = 4
 RETENTION = 24 * 3600.0
-UPLOADS_PER_WINDOW, UPLOAD_WINDOW = 30, 1800.0
 
+PROCESSING_FAILED = "Error processing thumbnail for uploaded media"  # Api::V1::MediaController#processing_error
 NOT_READY = "Cannot attach files that have not finished processing. Try again in a moment!"
 TOO_MANY = f"Cannot attach more than {MAX_ATTACHMENTS} files"
 IMAGES_AND_VIDEO = "Cannot attach a video to a post that already contains images"
@@ -150,9 +156,6 @@ class MastodonMedia:
     def upload(self, request: Request, *, v2: bool) -> Response:
         self.expire()
         now = self.emulator.server.now()
-        recent = [m for m in self.media.values() if m.get("account") == "self" and now - m["created_epoch"] < 1800]
-        if len(recent) >= UPLOADS_PER_WINDOW:
-            return Response(429, {"error": "Too many requests"}, {"X-RateLimit-Limit": str(UPLOADS_PER_WINDOW)})
         fields = media_files.multipart(request.headers.get("content-type", ""), request.body) or {}
         part = fields.get("file")
         if part is None or not part.data:
@@ -167,6 +170,7 @@ class MastodonMedia:
         if delayed:
             item["polls_left"] = int(self._quirk("media_processing_polls", 1))
             item["ready_at"] = now + self._quirk("media_processing_seconds", 5)
+            item["fails"] = bool(self.emulator.quirks.get("media_processing_fails"))
         return Response(202 if delayed else 200, self.entity(item))
 
     def _store(self, data: bytes, kind: str, description: str | None, fields: dict[str, Any]) -> dict[str, Any]:
@@ -199,19 +203,29 @@ class MastodonMedia:
         item = self.media.get(media_id)
         return item if item is not None and item["account"] == "self" and item["status_id"] is None else None
 
-    def show(self, media_id: str) -> Response:
+    def _found(self, media_id: str) -> dict[str, Any] | Response:
+        """set_media_attachment, then check_processing: the caller's unattached attachment, or
+        the answer instead of it."""
         item = self._own_unattached(media_id)
         if item is None:
             return Response(404, {"error": "Record not found"})
+        if item.get("fails") and self._processed(item):  # processing_failed?
+            return Response(422, {"error": PROCESSING_FAILED})
+        return item
+
+    def show(self, media_id: str) -> Response:
+        item = self._found(media_id)
+        if isinstance(item, Response):
+            return item
         done = self._processed(item)
         if not done:
             item["polls_left"] = item.get("polls_left", 0) - 1
         return Response(200 if done else 206, self.entity(item))
 
     def update(self, request: Request, media_id: str) -> Response:
-        item = self._own_unattached(media_id)
-        if item is None:
-            return Response(404, {"error": "Record not found"})
+        item = self._found(media_id)
+        if isinstance(item, Response):
+            return item
         fields = _params(request)
         description = fields.get("description", item.get("description"))
         refused = _description_problem(description)
@@ -253,6 +267,19 @@ class MastodonMedia:
                 item["description"] = attribute["description"]
         status["media_ids"] = list(ids)
 
+    def descriptions_changed(self, ids: list[str], attributes: list[dict[str, Any]]) -> bool:
+        """Whether an edit's `media_attributes` change the description of one of `ids`
+        (MediaAttachment#significantly_changed?, which makes the edit a change)."""
+        for attribute in attributes:
+            item = self.media.get(str(attribute.get("id")))
+            if (
+                item is not None
+                and item["id"] in ids
+                and attribute.get("description", item.get("description")) != (item.get("description"))
+            ):
+                return True
+        return False
+
     def add_foreign(self, *, attached: bool = False) -> str:
         """Someone else's upload (a test's): its id is never ours to read or attach."""
         item = self._store(media_files.PNG_1x1, "image/png", None, {})
@@ -264,7 +291,8 @@ class MastodonMedia:
 
 def media_ids(request: Request) -> list[str] | None:
     """A status's `media_ids` (JSON array or repeated `media_ids[]` form fields); None when the
-    request does not name them at all (an edit then keeps the status's media)."""
+    request does not name them at all (to Mastodon, the same as none: its controllers pass
+    `status_params[:media_ids]` whether or not it was sent)."""
     if request.headers.get("content-type", "").startswith("application/json"):
         body = request.json()
         value = body.get("media_ids") if isinstance(body, dict) else None

@@ -25,10 +25,19 @@ are in it):
   method's docstring here, and the room's rules (which edit is bundled, what a redaction keeps,
   the client format) in sandbox/matrix_events.py; measured on Synapse 1.163.2 by raw HTTP;
 - `GET .../account/whoami`;
+- a `PUT` with a transaction id is first looked up in Synapse's in-memory HTTP transaction cache
+  (sandbox/matrix_requests.py): a repeat within 30 minutes is answered from it whatever its body,
+  a malformed one too; later, or after a restart, the body is parsed first (rest/client/room.py
+  `RoomSendEventRestServlet._do`: a body that is no JSON is 400 even for a room that does not
+  exist) and the transaction found in the database table;
 - errors as `{"errcode", "error"}`: M_MISSING_TOKEN / M_UNKNOWN_TOKEN (401), M_FORBIDDEN (403, not
-  in the room), M_NOT_JSON (400), M_LIMIT_EXCEEDED (429, `retry_after_ms` and Retry-After: a
-  fault, on sends and redactions alike, before anything is made: handlers/message.py checks
-  `rc_message` with `update=False` before it looks up the transaction or makes the event).
+  in the room; or a redaction of another user's event by a member without `redact` power, "You
+  don't have permission to redact events", handlers/message.py), M_NOT_JSON (400),
+  M_LIMIT_EXCEEDED (429, `retry_after_ms` and Retry-After). An injected 429 fault stands in front
+  of the server (before its transaction cache, as a proxy's would); Synapse's own `rc_message`
+  (quirk `rc_message`, sandbox/matrix_requests.py) is checked where handlers/message.py checks
+  it: for a send after the cache and before the transaction table, for a redaction after the
+  table (RoomRedactEventRestServlet looks the id up itself before it makes the event).
 """
 
 from __future__ import annotations
@@ -37,13 +46,14 @@ import html
 import json
 import math
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
 from mkdocs_syndicate.sandbox import matrix_media
 from mkdocs_syndicate.sandbox.matrix_events import REDACTION, THREAD, Room, in_thread_after, relation
+from mkdocs_syndicate.sandbox.matrix_requests import MessageLimiter, TransactionCache
 
 TOKEN = "sandbox-matrix-token"
 SERVER_NAME = "matrix.test"
@@ -69,6 +79,12 @@ class MatrixEmulator(Emulator):
     read_marker = "/messages"
     rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "reset_in": 40}
     joined = True  # tests: False once the bot has been removed from the room (kicked, or it left)
+
+    def __init__(self, server: Any) -> None:
+        super().__init__(server)
+        # What Synapse keeps in memory, lost when it restarts (sandbox/matrix_requests.py).
+        self.http_transactions = TransactionCache()
+        self.limiter = MessageLimiter()
 
     def initial_state(self) -> dict[str, Any]:
         return {"events": [], "transactions": {}}
@@ -104,7 +120,17 @@ class MatrixEmulator(Emulator):
                 ],
             }
             for m in Room(state.get("events", [])).timeline()
+            if m["event"]["sender"] == USER  # what the bot sent, not others' messages
         ]
+
+    def add_foreign(self, body: str, sender: str = f"@reader:{SERVER_NAME}") -> str:
+        """Someone else's message in the room (a test's); its event id. The bot, below the
+        room's `redact` power level, may not redact it."""
+        content = {"msgtype": "m.text", "body": body}
+        with self.server.lock:
+            made = self._create("", ROOM, "m.room.message", content, None, sender=sender)
+            self.server.save()
+        return str(made.body["event_id"])
 
     def rate_limited(self, fault: dict[str, Any]) -> Response:
         """M_LIMIT_EXCEEDED with `retry_after_ms`; the Retry-After header only from servers on
@@ -146,15 +172,30 @@ class MatrixEmulator(Emulator):
         if path == "/joined_rooms" and request.method == "GET":
             return Response(200, {"joined_rooms": [ROOM] if self.joined else []})
         if len(parts) == 6 and parts[1] == "rooms" and parts[3] == "send" and request.method == "PUT":
-            return self._send(request, device, parts[2], parts[4], parts[5])
+            return self._cached(request, device, lambda: self._send(request, device, parts[2], parts[4], parts[5]))
         if len(parts) == 4 and parts[1] == "rooms" and parts[3] == "messages" and request.method == "GET":
             return self._messages(request, device, parts[2])
         if len(parts) == 5 and parts[1] == "rooms" and parts[3] == "event" and request.method == "GET":
             return self._event(device, parts[2], parts[4])
         redact = (request.method, len(parts)) in (("PUT", 6), ("POST", 5))
+        if redact and parts[1] == "rooms" and parts[3] == "redact" and len(parts) == 6:
+            return self._cached(request, device, lambda: self._redact(request, device, parts[2], parts[4], parts[5]))
         if redact and parts[1] == "rooms" and parts[3] == "redact":
-            return self._redact(request, device, parts[2], parts[4], parts[5] if len(parts) == 6 else None)
+            return self._redact(request, device, parts[2], parts[4], None)
         return self._error(404, "M_UNRECOGNIZED", "Unrecognized request")
+
+    def _cached(self, request: Request, device: str, servlet: Callable[[], Response]) -> Response:
+        """A PUT with a transaction id, through Synapse's HTTP transaction cache: a repeat within
+        its lifetime is answered before the servlet runs, whatever its body (only successes are
+        kept; sandbox/matrix_requests.py)."""
+        now = self.server.now()
+        if not self.quirks.get("ignore_idempotency_key"):
+            replayed = self.http_transactions.get(request.path, device, now)
+            if replayed is not None:
+                return replayed
+        answer = servlet()
+        self.http_transactions.keep(request.path, device, answer, now)
+        return answer
 
     def _v1(self, request: Request, device: str, parts: list[str]) -> Response:
         """`/_matrix/client/v1`: only /relations here (Synapse serves it on v1 alone; on v3 it
@@ -201,14 +242,17 @@ class MatrixEmulator(Emulator):
         transaction cache (rest/client/transactions.py) before it makes anything, and
         handlers/message.py `create_and_send_nonmember_event` looks the id up before
         `check_local_user_in_room` (measured)."""
-        if room != ROOM:
-            return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}")
         try:
-            content = request.json()
-        except ValueError:
+            content = request.json()  # RoomSendEventRestServlet._do parses first: even in a room
+        except ValueError:  # that does not exist, a body that is no JSON is a 400
             return self._error(400, "M_NOT_JSON", "Content not JSON.")
         if not isinstance(content, dict):
             return self._error(400, "M_BAD_JSON", "Content must be a JSON object.")
+        if room != ROOM:  # get_room_version, on the way to the rate limit
+            return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}")
+        limited = self.limiter.refused(self.quirks.get("rc_message"), self.server.now())
+        if limited is not None:  # checked before the transaction is looked up in the database
+            return limited
         seen = self._replayed(room, device, txn)
         if seen is not None:
             return seen
@@ -229,6 +273,7 @@ class MatrixEmulator(Emulator):
             root = room_now.by_id.get(rel[1])
             if rel[0] == THREAD and root is not None and relation(root) is not None:
                 return self._error(400, "M_UNKNOWN", "Cannot start threads from an event with a relation")
+        self.limiter.record(self.quirks.get("rc_message"), self.server.now())
         return self._create(device, room, event_type, content, txn)
 
     def _replayed(self, room: str, device: str, txn: str | None) -> Response | None:
@@ -240,13 +285,15 @@ class MatrixEmulator(Emulator):
         seen = self.state["transactions"].get(f"{room}\n{USER}\n{device}\n{txn}")
         return Response(200, {"event_id": seen["event_id"]}) if self._remembered(seen, self.server.now()) else None
 
-    def _create(self, device: str, room: str, event_type: str, content: dict[str, Any], txn: str | None) -> Response:
+    def _create(
+        self, device: str, room: str, event_type: str, content: dict[str, Any], txn: str | None, sender: str = USER
+    ) -> Response:
         now = self.server.now()
         event: dict[str, Any] = {
             "event_id": "$" + secrets.token_urlsafe(32),
             "type": event_type,
             "room_id": room,
-            "sender": USER,
+            "sender": sender,
             "origin_server_ts": int(self.server_clock(now) * 1000),
             "content": content,
             "transaction_id": txn,
@@ -267,7 +314,8 @@ class MatrixEmulator(Emulator):
         must be a JSON object; an unknown room is 404 "Could not find room_version"; a `redacts`
         in the body other than the path's is 400 M_INVALID_PARAM (room versions 11+ put it in
         the content); a transaction id seen before answers its first event; then the redaction
-        is made (403 once the bot is out of the room). Measured on Synapse: the answer is
+        is made (403 once the bot is out of the room; 403 "You don't have permission to redact
+        events" for another user's event). Measured on Synapse: the answer is
         `{event_id}` of the redaction; redacting an event again is accepted and makes another
         redaction event; the content keeps `reason`. An id no event has is 404 M_NOT_FOUND
         "Could not find event …" for a member below the room's `redact` power level, as a bot
@@ -285,13 +333,22 @@ class MatrixEmulator(Emulator):
         if content.get("redacts", event_id) != event_id:
             incoherent = "Cannot provide a redacts value incoherent with the event_id of the URL parameter"
             return self._error(400, "M_INVALID_PARAM", incoherent)
-        seen = self._replayed(room, device, txn)
+        seen = self._replayed(room, device, txn)  # the servlet's own lookup, before the rate limit
         if seen is not None:
             return seen
+        limited = self.limiter.refused(self.quirks.get("rc_message"), self.server.now())
+        if limited is not None:
+            return limited
         if not self.joined:
             return self._error(403, "M_FORBIDDEN", f"User {USER} not in room {room}")
-        if not any(event.get("event_id") == event_id for event in self.state["events"]):
+        # handle_new_client_event counts the event, then checks the redaction: the bot has no
+        # `redact` power, so the original must exist and be its own.
+        self.limiter.record(self.quirks.get("rc_message"), self.server.now())
+        original = next((e for e in self.state["events"] if e.get("event_id") == event_id), None)
+        if original is None:
             return self._error(404, "M_NOT_FOUND", f"Could not find event {event_id}")
+        if original["sender"] != USER:
+            return self._error(403, "M_FORBIDDEN", "You don't have permission to redact events")
         return self._create(device, room, REDACTION, {**content, "redacts": event_id}, txn)
 
     @staticmethod

@@ -1,7 +1,15 @@
 """Weibo API emulator (reference: docs/design/services.md, "Weibo"): statuses/share.json with the access token,
 the 140-character rule, no #topic#, a link on the app's safe domain, links rewritten to t.cn,
 identical text within a window rejected with 20019, the posting limit (20016), and
-statuses/user_timeline.json. Errors in Weibo's JSON shape."""
+statuses/user_timeline.json. Errors in Weibo's JSON shape.
+
+The daily budget: "一个应用内单授权用户每天累计只能请求微博开放接口 100 次" (one authorised user of
+one app may call the open API 100 times a day in all, https://open.weibo.com/wiki/Rate-limiting,
+whose figures are examples that depend on the app). Every `/2/` call with a valid token counts,
+the timeline reads as much as the shares; past it, 403 with error 10023 "User requests out of
+rate limit!" (the error-code table's words; 403 is what clients report). Which day is
+UNCONFIRMED: here a calendar day in Beijing time, as Weibo's own times are; refused calls do not
+count."""
 
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
+from mkdocs_syndicate.sandbox.rack_attack import Window
 
 TOKEN = "sandbox-weibo-access-token"
 # Tokens a person lets lapse (issue 38): Weibo's access tokens expire (their lifetime depends on
@@ -24,6 +33,8 @@ LONG_LIFETIME = 5 * 365 * 86400  # an audited app's token: five years
 APPKEY = "1352222456"
 UID = 5000000001
 POSTS_PER_HOUR = 30
+REQUESTS_PER_DAY = Window("requests per day", 100, 86400)
+BEIJING = 8 * 3600  # seconds east of UTC: Weibo's day
 REPEAT_WINDOW = 3600.0
 _URL = re.compile(r"https?://[!#-;=?-~]+")  # printable ASCII but space, " < >
 _TOPIC = re.compile(r"#[^#\s]+#")
@@ -111,6 +122,10 @@ class WeiboEmulator(Emulator):
             return self._error(401, 21332, "invalid_access_token", request.path)
         if request.path == "/oauth2/get_token_info" and request.method == "POST":
             return self._token_info(token)
+        beijing_now = self.server.now() + BEIJING
+        if REQUESTS_PER_DAY.used(self.state, beijing_now) >= REQUESTS_PER_DAY.limit:
+            return self._error(403, 10023, "User requests out of rate limit!", request.path)
+        REQUESTS_PER_DAY.count(self.state, beijing_now)
         if request.path == "/2/statuses/share.json" and request.method == "POST":
             return self._share(request, fields)
         if request.path == "/2/statuses/user_timeline.json" and request.method == "GET":
@@ -137,6 +152,17 @@ class WeiboEmulator(Emulator):
         if refused is not None:
             return self._error(*refused, request.path)
         now = self.commit_time()
+        status = self._store(text, now, "mkdocs-syndicate")
+        return Response(200, self._public(status), hold_until=now if now > self.server.now() else None)
+
+    def add_from_app(self, text: str) -> None:
+        """A status the user posted in Weibo's own app (a test's): no API call, so it spends
+        none of the app's daily budget and meets none of its checks."""
+        with self.server.lock:
+            self._store(text, self.server.now(), "微博 weibo.com")
+            self.server.save()
+
+    def _store(self, text: str, now: float, source: str) -> dict[str, Any]:
         self.state["next_id"] += 1
         status_id = self.state["next_id"]
         status = {
@@ -145,7 +171,7 @@ class WeiboEmulator(Emulator):
             "idstr": str(status_id),
             "mid": str(status_id),
             "text": _shown(text),
-            "source": "mkdocs-syndicate",
+            "source": source,
             "user": {"id": UID, "idstr": str(UID), "screen_name": "sandbox"},
             "reposts_count": 0,
             "comments_count": 0,
@@ -154,7 +180,7 @@ class WeiboEmulator(Emulator):
             "visible_at": now,
         }
         self.state["statuses"].append(status)
-        return Response(200, self._public(status), hold_until=now if now > self.server.now() else None)
+        return status
 
     def _refusal(self, fields: dict[str, list[str]], text: str) -> tuple[int, int, str] | None:
         """What is wrong with the request itself, as (HTTP status, Weibo's code, its message)."""

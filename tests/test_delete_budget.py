@@ -1,0 +1,113 @@
+"""A removal of many posts on Mastodon keeps within the account's budget of deletes (30 per 30
+minutes, in windows aligned to the epoch: Rack::Attack's `throttle_api_delete`): a run deletes
+what the window allows, says how many are left and from when a run goes on, and exits as a run
+whose work is deferred does; the next run after the window deletes the rest. No run sits out the
+window (engine/budgets.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from channel_specs import SPECS
+from conftest import ListReporter, make_post
+from test_hostile_deletes import SITE, run
+from test_hostile_deletes import public as public  # a fixture: the web, where removed pages answer 404
+
+from mkdocs_syndicate.channels.base import WriteLimit
+from mkdocs_syndicate.engine.budgets import WindowBudget
+from mkdocs_syndicate.ledger.store import Ledger
+
+pytestmark = pytest.mark.http
+
+COUNT = 34  # four more than one window allows
+
+
+KEPT = make_post(1, key="blog/kept/", url=f"{SITE}blog/kept/", title="Kept")  # an empty source proves nothing
+
+
+def posts() -> list:
+    start = dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
+    return [
+        make_post(1, key=f"blog/p{n}/", url=f"{SITE}blog/p{n}/", title=f"Post {n}", date=start + dt.timedelta(days=n))
+        for n in range(1, COUNT + 1)
+    ]
+
+
+def test_a_removal_of_many_posts_spreads_over_runs_within_mastodons_delete_budget(tmp_path, sandbox, clock, public):
+    sandbox.now = clock.time
+    clock.now = 1_800_000_000.0 - 600  # ten minutes before a window ends: the budget is a window's
+    raw = SPECS["mastodon"].raw(sandbox, removals="delete")
+    made, _ = run(tmp_path, raw, clock, [KEPT, *posts()], max_per_run=100)
+    assert [r.state for r in made.results] == ["done"] * (COUNT + 1)
+    public.live.clear()  # every page but one gone from the web and from the source
+    public.live.add("/blog/kept/")
+    first, reporter = run(tmp_path, raw, clock, [KEPT], max_per_run=100)
+    deletes = [r for r in sandbox.requests("mastodon") if r["method"] == "DELETE"]
+    assert len(deletes) == 30, (len(deletes), first.results[:3], first.warnings, first.notes)
+    assert [r.state for r in first.results] == ["deleted"] * 30
+    line = next(w for w in first.warnings if "delete(s) of removed posts left" in w)
+    assert "4 delete(s)" in line and "30 deletes per 30 minutes" in line and "2027-01-15T08:00:00Z" in line, line
+    assert not first.undone  # deferred, as max_per_run defers: not a failure of this run
+    assert not [wait for wait in reporter.waits if wait[1] > 60], reporter.waits  # it did not sit the window out
+    clock.now = 1_800_000_000.0 + 1  # the next window
+    second, _ = run(tmp_path, raw, clock, [KEPT], max_per_run=100)
+    assert [r.state for r in second.results] == ["deleted"] * 4
+    ledger = Ledger.read(tmp_path / "ledger.yml")
+    assert [key for key, entry in ledger.posts.items() if entry.channels["ch"].state != "deleted"] == ["blog/kept/"]
+
+
+@pytest.mark.unit
+def test_the_budget_counts_the_windows_writes_and_starts_whole_in_the_next():
+    window = 1_800_000_000.0
+    budget = WindowBudget(WriteLimit(30, 1800, "Mastodon"), [window + 5] * 29 + [window - 5] * 5, window + 60)
+    assert budget.wait(window + 60) == 0.0  # 29 in this window: one left
+    budget.spend()
+    assert budget.wait(window + 60) == 1800 - 60
+    assert budget.wait(window + 1800) == 0.0  # a new window: whole again
+
+
+def run_images(folder, raw: dict, clock, posts: list, image: bytes):
+    from test_image_channels import SITE_URL
+
+    from mkdocs_syndicate.config.run import Site, parse_options
+    from mkdocs_syndicate.engine.syndication import send
+
+    (folder / "site" / "img").mkdir(parents=True, exist_ok=True)
+    (folder / "site" / "img" / "cover.png").write_bytes(image)
+    site = Site(SITE_URL, "Example", str(folder / "site"))
+    options = parse_options(
+        {"ch": raw}, ledger_path=folder / "ledger.yml", site=site, sandbox=False, sending=True, max_per_run=100
+    )
+    return send(options, posts, ListReporter(), clock=clock)
+
+
+def test_a_backlog_of_image_posts_keeps_within_mastodons_upload_budget(tmp_path, sandbox, clock):
+    """33 new posts with images: 30 go out with their uploads, 3 wait for a later run (said), and
+    the next window's run sends them: no 429 from the instance's media throttle."""
+    from test_image_channels import ALT, SITE_URL, png
+
+    sandbox.now = clock.time
+    clock.now = 1_800_000_000.0 - 600
+    raw = SPECS["mastodon"].raw(sandbox)
+    start = dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
+    with_images = [
+        make_post(
+            1,
+            key=f"blog/i{n}/",
+            url=f"{SITE_URL}blog/i{n}/",
+            title=f"Post {n}",
+            date=start + dt.timedelta(days=n),
+            image=f"{SITE_URL}img/cover.png",
+            image_alt=ALT,
+        )
+        for n in range(1, 34)
+    ]
+    first = run_images(tmp_path, raw, clock, with_images, png(120, 80))
+    uploads = [r for r in sandbox.requests("mastodon") if r["method"] == "POST" and "/media" in r["path"]]
+    assert len(uploads) == 30 and [r.state for r in first.results] == ["done"] * 30, (len(uploads), first.results)
+    line = next(w for w in first.warnings if "post(s) with an image to upload left" in w)
+    assert line.startswith("ch: 3 post(s)") and "30 uploads per 30 minutes" in line, line
+    clock.now = 1_800_000_000.0 + 1
+    second = run_images(tmp_path, raw, clock, with_images, png(120, 80))
+    assert [r.state for r in second.results] == ["done"] * 3, second.results
