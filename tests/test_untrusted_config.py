@@ -10,7 +10,7 @@ import os
 import pytest
 
 from mkdocs_syndicate.config.site import load_site
-from mkdocs_syndicate.config.standalone import MAX_CONFIG_BYTES
+from mkdocs_syndicate.config.files import MAX_CONFIG_BYTES
 from mkdocs_syndicate.errors import ConfigError
 
 pytestmark = pytest.mark.unit
