@@ -15,7 +15,6 @@ import codecs
 import datetime as dt
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
