@@ -129,7 +129,7 @@ def load_site(config_file: Path | None) -> LoadedSite:
     if is_standalone(config_file):
         return LoadedSite(*load_standalone(config_file))
     try:
-        from mkdocs_syndicate.config.standalone import bounded_config
+        from mkdocs_syndicate.config.files import bounded_config
 
         bounded_config(config_file)  # MkDocs reads it whole: its size is checked first
         config = load_config(config_file=str(config_file))

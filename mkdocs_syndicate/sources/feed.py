@@ -15,7 +15,6 @@ import codecs
 import datetime as dt
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -109,21 +108,21 @@ def _load(source: str, name: str) -> bytes:
             raise FeedError(f"{name}: the server answered {response.status_code}; nothing was sent")
         return response.content
     # A local feed has the same bound as a fetched one; a FIFO or a device (/dev/zero) is refused
-    # before it is opened, since reading one would hang or never end.
-    import stat
+    # before it is read, since reading one would hang or never end.
+    from mkdocs_syndicate.localfiles import read_bounded
 
     try:
-        if not stat.S_ISREG(Path(source).stat().st_mode):
-            raise FeedError(f"{name}: not a regular file; nothing was sent")
-        with open(source, "rb") as handle:
-            data = handle.read(MAX_FEED_BYTES + 1)
+        return read_bounded(source, MAX_FEED_BYTES)
     except FileNotFoundError:
         raise FeedError(f"{name}: no such file (build the site first?); nothing was sent") from None
     except OSError as exc:
-        raise FeedError(f"{name}: cannot read it ({exc.strerror or exc}); nothing was sent") from None
-    if len(data) > MAX_FEED_BYTES:
-        raise FeedError(f"{name}: larger than {MAX_FEED_BYTES} bytes; nothing was sent")
-    return data
+        raise FeedError(f"{name}: {_unreadable(exc)}; nothing was sent") from None
+
+
+def _unreadable(exc: OSError) -> str:
+    from mkdocs_syndicate.localfiles import Refused
+
+    return str(exc.strerror) if isinstance(exc, Refused) else f"cannot read it ({exc.strerror or exc})"
 
 
 def _is_json(raw: bytes) -> bool:
