@@ -127,6 +127,12 @@ BUILT_IN = (
         "mkdocs_syndicate.sandbox.matrix:MatrixEmulator",
         "Matrix",
     ),
+    ChannelType(
+        "nostr",
+        "mkdocs_syndicate.channels.nostr:NostrChannel",
+        "mkdocs_syndicate.sandbox.nostr:NostrEmulator",
+        "Nostr",
+    ),
 )
 
 

@@ -50,7 +50,11 @@ def spec_of(kind: registry.ChannelType) -> Spec:
     return Spec(
         kind.name,
         settings,
-        {name: f"wrong-{name.replace('_', '-')}-123" for name in secrets},
+        # A secret whose shape the config checks (a Nostr key) cannot be any wrong text: the
+        # emulator names one the service refuses.
+        dict(
+            getattr(emulator, "refused_credentials", None) or {n: f"wrong-{n.replace('_', '-')}-123" for n in secrets}
+        ),
         emulator.read_marker,
         dict(emulator.rate_limit_fault),
         client.repeat_safe,

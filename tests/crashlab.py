@@ -305,6 +305,7 @@ DELETE_REQUESTS = {
     "forem": "PUT /api/articles/",  # DEV unpublishes: the API deletes nothing
     "matrix": "/redact/",  # PUT .../rooms/{roomId}/redact/{eventId}/{txnId}: a redaction
     "indexnow": "POST /",  # a removed page is pinged
+    "nostr": "POST /EVENT/5/",  # a NIP-09 deletion request (the emulator names an EVENT by its kind)
 }
 
 

@@ -75,3 +75,15 @@ def chosen(kills: dict[str, tuple[Any, ...]]) -> list[str]:
     the server can be left in (`distinct`); in the ci profile (`.ci/run`) every one, so that the
     twins are also proved against the real server and not only by the reasoning above."""
     return list(kills) if PROFILE == "ci" else distinct(kills)
+
+
+def public_pages(monkeypatch: Any) -> Any:
+    """The sites' public pages, asked as the HTTP proxy (a server on loopback is not proxied): a
+    page of a post the test removed answers 404, the proof a removal needs. A fixture's body."""
+    from crashlab import PublicSite
+
+    site = PublicSite(set())
+    for name, value in site.env.items():
+        monkeypatch.setenv(name, value)
+    yield site
+    site.close()

@@ -68,7 +68,8 @@ def install_dir() -> Path:
     return cached_install("SYNDICATE_SYNAPSE_DIR", "synapse", HERE / "synapse-requirements.txt")
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port free on 127.0.0.1 now (the servers the tier starts bind it)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -175,7 +176,7 @@ def start_synapse(folder: Path) -> Iterator[Synapse]:
     timings: dict[str, float] = {}
     began = time.monotonic()
     folder.mkdir(parents=True, exist_ok=True)
-    port, shared_secret = _free_port(), secrets.token_hex(16)
+    port, shared_secret = free_port(), secrets.token_hex(16)
     (folder / "homeserver.yaml").write_text(config(folder, port, shared_secret))
     (folder / "log.yaml").write_text(LOG_CONFIG.replace("LOGFILE", str(folder / "homeserver.log")))
     (folder / "signing.key").write_text(_signing_key())
@@ -220,13 +221,18 @@ def start_synapse(folder: Path) -> Iterator[Synapse]:
         report_timings(timings)
         yield synapse
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         output.close()
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """A server started by the tier: SIGTERM, and SIGKILL when it has not exited within 20 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def report_timings(timings: dict[str, float]) -> None:

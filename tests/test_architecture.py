@@ -20,7 +20,7 @@ PACKAGE = Path(mkdocs_syndicate.__file__).parent
 
 # Lowest first. A module may import its own layer and any layer before it.
 LAYERS = [
-    {"safety", "lazyre", "timeutil", "localdirs", "checkpoints", "redaction", "errors"},
+    {"safety", "lazyre", "timeutil", "localdirs", "localfiles", "checkpoints", "redaction", "errors", "nip19"},
     {"ledger"},
     {"content"},
     {"net"},

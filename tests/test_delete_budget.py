@@ -10,12 +10,12 @@ import datetime as dt
 
 import pytest
 from channel_specs import SPECS
-from conftest import make_post
+from conftest import ListReporter, make_post
 from test_hostile_deletes import SITE, run
 from test_hostile_deletes import public as public  # a fixture: the web, where removed pages answer 404
 
 from mkdocs_syndicate.channels.base import WriteLimit
-from mkdocs_syndicate.engine.budgets import DeleteBudget
+from mkdocs_syndicate.engine.budgets import WindowBudget
 from mkdocs_syndicate.ledger.store import Ledger
 
 pytestmark = pytest.mark.http
@@ -47,7 +47,7 @@ def test_a_removal_of_many_posts_spreads_over_runs_within_mastodons_delete_budge
     assert len(deletes) == 30, (len(deletes), first.results[:3], first.warnings, first.notes)
     assert [r.state for r in first.results] == ["deleted"] * 30
     line = next(w for w in first.warnings if "delete(s) of removed posts left" in w)
-    assert "4 delete(s)" in line and "30 per 30 minutes" in line and "2027-01-15T08:00:00Z" in line, line
+    assert "4 delete(s)" in line and "30 deletes per 30 minutes" in line and "2027-01-15T08:00:00Z" in line, line
     assert not first.undone  # deferred, as max_per_run defers: not a failure of this run
     assert not [wait for wait in reporter.waits if wait[1] > 60], reporter.waits  # it did not sit the window out
     clock.now = 1_800_000_000.0 + 1  # the next window
@@ -58,18 +58,56 @@ def test_a_removal_of_many_posts_spreads_over_runs_within_mastodons_delete_budge
 
 
 @pytest.mark.unit
-def test_the_budget_counts_the_windows_deletes_the_ledger_records():
-    from mkdocs_syndicate.ledger.schema import PostEntry, Record, State
-
+def test_the_budget_counts_the_windows_writes_and_starts_whole_in_the_next():
     window = 1_800_000_000.0
-    at = dt.datetime.fromtimestamp(window + 5, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    before = dt.datetime.fromtimestamp(window - 5, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    posts = {
-        f"p{n}/": PostEntry(url=f"{SITE}p{n}/", title="t", channels={"m": Record(State.DELETED, 1, when)})
-        for n, when in enumerate([at] * 29 + [before] * 5)
-    }
-    budget = DeleteBudget(WriteLimit(30, 1800, "Mastodon"), posts, "m", window + 60)
-    assert budget.wait(window + 60) == 0.0
+    budget = WindowBudget(WriteLimit(30, 1800, "Mastodon"), [window + 5] * 29 + [window - 5] * 5, window + 60)
+    assert budget.wait(window + 60) == 0.0  # 29 in this window: one left
     budget.spend()
     assert budget.wait(window + 60) == 1800 - 60
     assert budget.wait(window + 1800) == 0.0  # a new window: whole again
+
+
+def run_images(folder, raw: dict, clock, posts: list, image: bytes):
+    from test_image_channels import SITE_URL
+
+    from mkdocs_syndicate.config.run import Site, parse_options
+    from mkdocs_syndicate.engine.syndication import send
+
+    (folder / "site" / "img").mkdir(parents=True, exist_ok=True)
+    (folder / "site" / "img" / "cover.png").write_bytes(image)
+    site = Site(SITE_URL, "Example", str(folder / "site"))
+    options = parse_options(
+        {"ch": raw}, ledger_path=folder / "ledger.yml", site=site, sandbox=False, sending=True, max_per_run=100
+    )
+    return send(options, posts, ListReporter(), clock=clock)
+
+
+def test_a_backlog_of_image_posts_keeps_within_mastodons_upload_budget(tmp_path, sandbox, clock):
+    """33 new posts with images: 30 go out with their uploads, 3 wait for a later run (said), and
+    the next window's run sends them: no 429 from the instance's media throttle."""
+    from test_image_channels import ALT, SITE_URL, png
+
+    sandbox.now = clock.time
+    clock.now = 1_800_000_000.0 - 600
+    raw = SPECS["mastodon"].raw(sandbox)
+    start = dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
+    with_images = [
+        make_post(
+            1,
+            key=f"blog/i{n}/",
+            url=f"{SITE_URL}blog/i{n}/",
+            title=f"Post {n}",
+            date=start + dt.timedelta(days=n),
+            image=f"{SITE_URL}img/cover.png",
+            image_alt=ALT,
+        )
+        for n in range(1, 34)
+    ]
+    first = run_images(tmp_path, raw, clock, with_images, png(120, 80))
+    uploads = [r for r in sandbox.requests("mastodon") if r["method"] == "POST" and "/media" in r["path"]]
+    assert len(uploads) == 30 and [r.state for r in first.results] == ["done"] * 30, (len(uploads), first.results)
+    line = next(w for w in first.warnings if "post(s) with an image to upload left" in w)
+    assert line.startswith("ch: 3 post(s)") and "30 uploads per 30 minutes" in line, line
+    clock.now = 1_800_000_000.0 + 1
+    second = run_images(tmp_path, raw, clock, with_images, png(120, 80))
+    assert [r.state for r in second.results] == ["done"] * 3, second.results

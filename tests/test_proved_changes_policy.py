@@ -97,3 +97,19 @@ def test_resolve_clears_a_review_and_says_what_the_person_saw():
     assert not isinstance(gone, str) and gone.state == State.DELETED and gone.remote_id == "1"
     with pytest.raises(SyndicateError, match="cannot be skipped"):
         resolved("(p, ch)", held, Decision("skip"), "2026-12-07T07:00:00Z", "by hand")
+
+
+def test_a_send_answered_for_an_id_sent_before_is_read_back_before_it_counts():
+    """Synapse answers a transaction id it remembers with the event it made then (for a day, a
+    redacted one too): a replayed at-most-once send's 200 is read back first, and a read that then
+    cannot find what the service answered with is for a person, never a second send."""
+    from mkdocs_syndicate.channels.base import Found
+    from mkdocs_syndicate.engine.policy import decide
+
+    first = replace(BEFORE, attempts=1)
+    replayed = replace(BEFORE, attempts=2, replay=True)  # as engine/situations.py says it
+    assert decide(Kind.DONE, first).step is Step.DONE
+    assert decide(Kind.DONE, replayed).step is Step.READ
+    assert decide(Kind.DONE, replace(replayed, repeat_safe=True)).step is Step.DONE  # a repeat is a no-op (Bluesky)
+    absent = decide(Found.ABSENT, replace(replayed, answered=True, last_attempt=0.0))
+    assert absent.step is Step.REVIEW and absent.needs_review

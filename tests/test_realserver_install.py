@@ -70,15 +70,16 @@ def install(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str
 @pytest.mark.process
 def test_an_unreachable_npm_registry_skips_the_pds_tier_saying_why(tmp_path):
     bin_dir = fake_npm(tmp_path, ping_works=False)
-    synapse = installed(tmp_path / "synapse")
+    synapse, nostr = installed(tmp_path / "synapse"), installed(tmp_path / "nostr")
     result, skips = install(
         tmp_path,
         PATH=f"{bin_dir}:{os.environ['PATH']}",
         SYNDICATE_REALSERVER_DIR=str(tmp_path / "pds"),
         SYNDICATE_SYNAPSE_DIR=str(synapse),
+        SYNDICATE_NOSTR_DIR=str(nostr),
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [str(synapse)]  # the other tier is still installed
+    assert result.stdout.splitlines() == [str(synapse), str(nostr)]  # the other tiers are still installed
     assert [tier for tier, _ in skips] == ["pds"]
     assert "npm registry (https://registry.npmjs.org/) cannot be reached: npm error code ENETUNREACH" in skips[0][1]
     assert "realserver tier skipped (pds)" in result.stderr
@@ -92,28 +93,53 @@ def test_a_failed_install_with_the_npm_registry_answering_fails(tmp_path):
         PATH=f"{bin_dir}:{os.environ['PATH']}",
         SYNDICATE_REALSERVER_DIR=str(tmp_path / "pds"),
         SYNDICATE_SYNAPSE_DIR=str(installed(tmp_path / "synapse")),
+        SYNDICATE_NOSTR_DIR=str(installed(tmp_path / "nostr")),
     )
     assert result.returncode == 1 and skips == [], result.stderr
     assert "though the npm registry answers" in result.stderr
 
 
+UNREACHABLE_PYPI = {
+    "PIP_CONFIG_FILE": os.devnull,  # no mirror from the machine's configuration
+    "PIP_RETRIES": "0",
+    "PIP_TIMEOUT": "5",
+    "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+}
+
+
 @pytest.mark.process
 def test_an_unreachable_pypi_skips_the_synapse_tier_saying_why(tmp_path):
-    pds = installed(tmp_path / "pds")
+    pds, nostr = installed(tmp_path / "pds"), installed(tmp_path / "nostr")
     result, skips = install(
         tmp_path,
         SYNDICATE_REALSERVER_DIR=str(pds),
         SYNDICATE_SYNAPSE_DIR=str(tmp_path / "synapse"),
-        PIP_CONFIG_FILE=os.devnull,  # no mirror from the machine's configuration
+        SYNDICATE_NOSTR_DIR=str(nostr),
         PIP_INDEX_URL=f"http://127.0.0.1:{closed_port()}/simple",
-        PIP_RETRIES="0",
-        PIP_TIMEOUT="5",
-        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        **UNREACHABLE_PYPI,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [str(pds)]
+    assert result.stdout.splitlines() == [str(pds), str(nostr)]
     assert [tier for tier, _ in skips] == ["synapse"]
     assert skips[0][1].startswith("PyPI cannot be reached for matrix-synapse==1.163.2: "), skips
+
+
+@pytest.mark.process
+def test_an_unreachable_pypi_skips_the_nostr_tier_saying_why(tmp_path):
+    pds, synapse = installed(tmp_path / "pds"), installed(tmp_path / "synapse")
+    result, skips = install(
+        tmp_path,
+        SYNDICATE_REALSERVER_DIR=str(pds),
+        SYNDICATE_SYNAPSE_DIR=str(synapse),
+        SYNDICATE_NOSTR_DIR=str(tmp_path / "nostr"),
+        PIP_INDEX_URL=f"http://127.0.0.1:{closed_port()}/simple",
+        **UNREACHABLE_PYPI,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [str(pds), str(synapse)]
+    assert [tier for tier, _ in skips] == ["nostr"]
+    assert skips[0][1].startswith("PyPI cannot be reached for nostr-relay==1.14: "), skips
+    assert "realserver tier skipped (nostr)" in result.stderr
 
 
 @pytest.mark.unit

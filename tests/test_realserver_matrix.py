@@ -338,15 +338,7 @@ def test_killed_around_an_edit_then_rerun_leaves_one_edit(synapse, tmp_path, whe
 
 @pytest.fixture
 def public(monkeypatch):
-    """The sites' public pages, asked as the HTTP proxy (Synapse on loopback is not proxied): a
-    page of a post the test removed answers 404, the proof a removal needs."""
-    from crashlab import PublicSite
-
-    site = PublicSite(set())
-    for name, value in site.env.items():
-        monkeypatch.setenv(name, value)
-    yield site
-    site.close()
+    yield from realserver_child.public_pages(monkeypatch)
 
 
 def test_a_removed_posts_message_is_redacted_and_a_rerun_redacts_nothing_more(synapse, tmp_path, public):

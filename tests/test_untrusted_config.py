@@ -9,8 +9,8 @@ import os
 
 import pytest
 
+from mkdocs_syndicate.config.files import MAX_CONFIG_BYTES
 from mkdocs_syndicate.config.site import load_site
-from mkdocs_syndicate.config.standalone import MAX_CONFIG_BYTES
 from mkdocs_syndicate.errors import ConfigError
 
 pytestmark = pytest.mark.unit
@@ -57,3 +57,64 @@ def test_an_mkdocs_yml_over_1_mib_is_refused_before_it_is_parsed(tmp_path):
 def test_a_syndicate_yml_just_under_the_bound_is_read(tmp_path):
     path = standalone(tmp_path, "channels: {}\n# " + "x" * (MAX_CONFIG_BYTES - 100) + "\n")
     assert load_site(path).settings.channels == {}
+
+
+def _loaded_in_a_thread(path):
+    """load_site(path) run where a hang can be seen: (what it raised or returned, whether it hung).
+    A hung read is released by opening and closing the FIFO's other end, so the test ends."""
+    import threading
+
+    outcome: list[object] = []
+
+    def load() -> None:
+        try:
+            outcome.append(load_site(path))
+        except Exception as exc:  # the test looks at what it was
+            outcome.append(exc)
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(60)  # a guard against a hang, not a measure of speed: the refusal reads nothing
+    hung = worker.is_alive()
+    if hung:
+        os.close(os.open(path, os.O_WRONLY))  # EOF for the blocked reader
+        worker.join()
+    return outcome[0], hung
+
+
+@pytest.mark.parametrize("name", ["syndicate.yml", "mkdocs.yml", "properdocs.yml"])
+def test_a_config_that_is_a_fifo_is_refused_without_being_read(tmp_path, name):
+    path = tmp_path / name
+    os.mkfifo(path)
+    outcome, hung = _loaded_in_a_thread(path)
+    assert not hung, f"{name} as a FIFO: the read blocked (plan -f {name} would hang for ever)"
+    assert isinstance(outcome, ConfigError), outcome
+    assert str(outcome) == f"{path}: not a regular file (a FIFO, a device or a folder); name a file"
+
+
+def test_a_large_config_with_env_tags_is_refused_before_the_tags_are_looked_for(tmp_path, monkeypatch):
+    """A 4 MB syndicate.yml containing `!ENV` cost 27 s and 775 MB (its YAML composed whole to find
+    the variables) before the 1 MiB bound refused it."""
+    from mkdocs_syndicate.config import envtags
+
+    def composed(data):
+        raise AssertionError(f"{len(data)} bytes composed to find !ENV before the bound was checked")
+
+    monkeypatch.setattr(envtags, "env_variables", composed)
+    path = standalone(tmp_path, "token: !ENV MASTODON_TOKEN\njunk:\n" + "- 1\n" * (4 * MAX_CONFIG_BYTES // 4))
+    with pytest.raises(ConfigError, match=r"syndicate\.yml: larger than 1 MiB \(1048576 bytes\)"):
+        load_site(path)
+
+
+def test_the_env_scan_of_a_config_mkdocs_read_is_bounded_too(tmp_path, monkeypatch):
+    """In a build MkDocs has read mkdocs.yml itself; the plugin's scan for `!ENV` variables reads
+    it bounded, and a file over the bound is an error of its settings (its values could not be
+    named in the other errors)."""
+    from mkdocs_syndicate.config.schema import SyndicateConfig
+
+    path = tmp_path / "mkdocs.yml"
+    path.write_text("site_name: x\n# !ENV\n" + "#" * MAX_CONFIG_BYTES + "\n")
+    settings = SyndicateConfig(config_file_path=str(path))
+    settings.load_dict({})
+    failed, _warnings = settings.validate()
+    assert [(key, str(error)) for key, error in failed] == [("", f"{path}: larger than 1 MiB (1048576 bytes)")]

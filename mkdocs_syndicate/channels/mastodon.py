@@ -140,6 +140,7 @@ class MastodonChannel(Channel):
     delete_limit = WriteLimit(30, 30 * 60, "Mastodon")  # Rack::Attack's throttle_api_delete, per account
     threads = True  # each part a reply to the one before (in_reply_to_id)
     uploads = True  # the post's image: POST /api/v2/media before the status (channels/mastodon_media.py)
+    upload_limit = WriteLimit(30, 30 * 60, "Mastodon")  # throttle_api_media, per account
     options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option(

@@ -26,6 +26,7 @@ class Site:
     url: str  # site_url, with a trailing slash
     name: str
     site_dir: str = ""
+    config_name: str = "mkdocs.yml"  # the file site_url is set in: a fix names the file to edit
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,9 @@ def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], che
 
 
 def _edits(values: Mapping[str, Any], cls: Any, setting: str) -> str:
-    in_place = getattr(cls, "edits_in_place", False)
+    # A type may edit in place in one mode only (Nostr: a long-form article, not a note).
+    decides = getattr(cls, "edits_in_place_with", None)
+    in_place = decides(values) if decides is not None else getattr(cls, "edits_in_place", False)
     edits = _life_choice(values.get("edits", "update" if in_place else "ignore"), EDITS, setting)
     if edits == "update" and not in_place:
         raise ConfigError(f"{cls.type_name} cannot edit a post in place; use 'edits: ignore'", setting)
@@ -405,8 +408,8 @@ def check_url(url: str, setting: str) -> str:
     if "@" in parts.netloc:
         raise ConfigError(
             "has a user name or password in it (user:password@host); remove it: a URL setting may be "
-            "published (the post pages' links and comments) and printed, so credentials go in their own "
-            "setting, e.g. token: !ENV MASTODON_TOKEN",
+            "published (the post pages' links and comments) and printed, so credentials go in the channel's "
+            "own secret setting (its password or token), given with !ENV",
             setting,
         )
     if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -9,23 +9,35 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.redaction import note_env_names
 
 ENV_TAG = "!ENV"
 
 
-def note_env_variables(path: str | Path | None) -> None:
-    """Remember the variables `path` reads by `!ENV`; a file that cannot be read adds none (its
-    loader reports why)."""
+def note_env_variables(path: str | Path | None) -> str | None:
+    """Remember the variables `path` reads by `!ENV`; a file that is not a regular file or is over
+    the config bound is not read (a FIFO would hang here, a file of megabytes be composed whole
+    before the bound refused it): what is wrong with it is returned, for its loader to report. A
+    file that cannot be read adds none (its loader reports why)."""
     if not path:
-        return
+        return None
+    from mkdocs_syndicate.config.files import bounded_config
+
     try:
-        data = Path(path).read_bytes()
+        data = bounded_config(path)
+    except ConfigError as exc:
+        return str(exc)
     except OSError:
-        return
-    if ENV_TAG.encode() not in data:  # most files: no YAML parse at all
-        return
-    note_env_names(env_variables(data))
+        return None
+    note_env_names_in(data)
+    return None
+
+
+def note_env_names_in(data: bytes) -> None:
+    """Remember the variables a config file's `data` reads by `!ENV`."""
+    if ENV_TAG.encode() in data:  # most files: no YAML parse at all
+        note_env_names(env_variables(data))
 
 
 def env_variables(data: bytes | str) -> set[str]:

@@ -151,8 +151,10 @@ class SyndicateConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' 
         from mkdocs_syndicate.config.envtags import note_env_variables
         from mkdocs_syndicate.redaction import env_named
 
-        note_env_variables(self.config_file_path)
+        unread = note_env_variables(self.config_file_path)
         failed, warnings = super().validate()
+        if unread:  # a file MkDocs read whole, over the bound: its !ENV values cannot be named
+            failed = [("", ValidationError(unread)), *failed]
         named = [(key, _renamed(error, env_named(str(error)))) for key, error in failed]
         return named, [(key, env_named(text)) for key, text in warnings]
 

@@ -45,7 +45,8 @@ def options_from(
     the channels' (6 wrong settings and 3 wrong channels took 7 builds to see)."""
     problems: list[ConfigError] = []
     try:
-        site = Site(require_site_url(config.site_url), config.site_name or "", config.site_dir)
+        config_name = Path(config.config_file_path or "mkdocs.yml").name
+        site = Site(require_site_url(config.site_url), config.site_name or "", config.site_dir, config_name)
     except ConfigError as exc:
         problems.append(exc)
         site = Site("https://example.invalid/", "")
@@ -128,7 +129,7 @@ def load_site(config_file: Path | None) -> LoadedSite:
     if is_standalone(config_file):
         return LoadedSite(*load_standalone(config_file))
     try:
-        from mkdocs_syndicate.config.standalone import bounded_config
+        from mkdocs_syndicate.config.files import bounded_config
 
         bounded_config(config_file)  # MkDocs reads it whole: its size is checked first
         config = load_config(config_file=str(config_file))

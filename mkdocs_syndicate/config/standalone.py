@@ -82,33 +82,17 @@ def _check_site_url(url: str, path: Path) -> None:
         raise ConfigError(problem, "site_url").located(str(path))
 
 
-MAX_CONFIG_BYTES = 1024 * 1024  # a site's settings are a few kilobytes; YAML is parsed whole
-
-
-def bounded_config(path: Path) -> bytes:
-    """A config file's bytes, refused before parsing when it is not a regular file or is over
-    MAX_CONFIG_BYTES (a 2,000,000-element list under an unknown key took 1 GB before the key was
-    refused). FileNotFoundError and other OSErrors are the caller's to name."""
-    import stat
-
-    if not stat.S_ISREG(path.stat().st_mode):
-        raise ConfigError(f"{path}: not a regular file")
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: larger than 1 MiB ({MAX_CONFIG_BYTES} bytes), more than any site's settings need")
-    return data
-
-
 def _read(path: Path) -> dict[str, Any]:
     """The file's mapping, its site keys checked; a ConfigError names the file."""
     from mkdocs.utils.yaml import yaml_load
 
-    from mkdocs_syndicate.config.envtags import note_env_variables
+    from mkdocs_syndicate.config.envtags import note_env_names_in
+    from mkdocs_syndicate.config.files import bounded_config
 
-    note_env_variables(path)  # before any error can quote a value read by !ENV
     try:
-        handle = io.BytesIO(bounded_config(path))  # at most 1 MiB, before any parsing
+        data = bounded_config(path)  # a regular file of at most 1 MiB, before any parsing
+        note_env_names_in(data)  # before any error can quote a value read by !ENV
+        handle = io.BytesIO(data)
         handle.name = str(path)  # as a file's: MkDocs' INHERIT is relative to it
         raw = yaml_load(handle, loader=_loader(path))
     except FileNotFoundError:

@@ -7,6 +7,7 @@ the run before the first request, and plan mode shows exactly what a send would 
 
 from __future__ import annotations
 
+import enum
 import functools
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
@@ -28,16 +29,23 @@ if TYPE_CHECKING:
 PENDING_STATES = (None, State.FAILED, State.IN_FLIGHT)
 
 
+class Change(enum.StrEnum):
+    """What a pending pair's operation does to its copy (none: the first send). It picks the
+    operation the executor carries (engine/updates.py, engine/thread_changes.py); the in_flight
+    record's `op` says it in the ledger."""
+
+    UPDATE = "update"  # the copy exists and its message changed: edited in place
+    DELETE = "delete"  # the post was removed (engine/removals.py): its copy deleted
+    KEEP = "keep"  # changed, on a channel that does not edit: only said (Plan.not_updated)
+
+
 @dataclass(frozen=True)
 class PendingPair:
     post: Post
     channel: Channel
     record: Record | None
     prepared: Prepared
-    # "update": the copy exists and its message changed (absent: the first send); "keep": changed,
-    # on a channel that does not edit (only said, in Plan.not_updated); "delete": the post was
-    # removed (engine/removals.py)
-    op: str | None = None
+    op: Change | None = None  # None: the first send
 
     @property
     def needs_verify(self) -> bool:
@@ -105,7 +113,7 @@ def _pending(ledger: Ledger, post: Post, channel: Channel, memo: MessageMemo) ->
     if record is not None and record.review:  # a person decides first (Plan.reviews)
         return []
     if record is not None and record.op is not None:  # an update whose outcome is unknown: settled by a read
-        return [PendingPair(post, channel, record, _prepared(channel, post, record), record.op)]
+        return [PendingPair(post, channel, record, _prepared(channel, post, record), Change(record.op))]
     if record is not None and record.state == State.DONE:
         return _out_of_date(post, channel, record, memo) if _same_door(ledger, post) else []
     if (record.state if record else None) not in PENDING_STATES:
@@ -142,7 +150,9 @@ def some(keys: list[str]) -> str:
 def out_of_date(plan: Plan) -> list[tuple[str, str, str]]:
     """(post key, channel, what happens) for every copy whose message changed since it was sent:
     `status` lists them from the last build, without a request."""
-    updating = [(p.post.key, p.channel.id, "the next run edits it in place") for p in plan.pairs if p.op == "update"]
+    updating = [
+        (p.post.key, p.channel.id, "the next run edits it in place") for p in plan.pairs if p.op is Change.UPDATE
+    ]
     kept = [(p.post.key, p.channel.id, f"not updated: {why_not_updated(p.channel)}") for p in plan.not_updated]
     return sorted(updating + kept)
 
@@ -195,7 +205,7 @@ def _out_of_date(post: Post, channel: Channel, record: Record, memo: MessageMemo
     # With `edits: ignore` (Weibo cannot edit) the copy is only said to be out of date. A thread
     # (one now, or one before) is edited part by part (engine/thread_changes.py).
     edits = channel.settings.edits == "update"
-    return [PendingPair(post, channel, record, prepared, "update" if edits else "keep")]
+    return [PendingPair(post, channel, record, prepared, Change.UPDATE if edits else Change.KEEP)]
 
 
 def _as_announced_without(channel: Channel, post: Post, record: Record) -> bool:
@@ -251,8 +261,8 @@ def make_plan(
             for pair in _pending(ledger, post, channel, memo)
             if ledger.may_work_on(pair.record)  # a rehearsal leaves real copies alone
         ]
-        plan.not_updated += [pair for pair in pairs if pair.op == "keep"]
-        pairs = [pair for pair in pairs if pair.op != "keep"]
+        plan.not_updated += [pair for pair in pairs if pair.op is Change.KEEP]
+        pairs = [pair for pair in pairs if pair.op is not Change.KEEP]
         if not pairs:
             continue
         if max_per_run is not None and taken >= max_per_run:
@@ -282,12 +292,14 @@ async def under_service_limits(channel: Channel, http: PacedHttp, pairs: list[Pe
     """New pairs' messages made again under the service's own limits, when it states other
     ones (Mastodon's /api/v2/instance); a pair with a record keeps the message it was sent with,
     except a thread half sent, whose parts are cut again as its first run cut them."""
-    fresh = [pair for pair in pairs if pair.record is None or pair.op == "update" or _thread_half_sent(pair.record)]
+    fresh = [
+        pair for pair in pairs if pair.record is None or pair.op is Change.UPDATE or _thread_half_sent(pair.record)
+    ]
     if not fresh or not await channel.learn_limits(http, [pair.prepared for pair in fresh]):
         return pairs
     again = [_prepared_again(channel, pair) if pair in fresh else pair for pair in pairs]
     # An update whose message, made under the service's limits, is what the copy says: none.
-    return [pair for pair in again if not (pair.op == "update" and _up_to_date(pair))]
+    return [pair for pair in again if not (pair.op is Change.UPDATE and _up_to_date(pair))]
 
 
 def _thread_half_sent(record: Record) -> bool:

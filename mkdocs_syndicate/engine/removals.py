@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.channels.base import Channel, Prepared
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.engine.plan import PendingPair, copies, some
+from mkdocs_syndicate.engine.plan import Change, PendingPair, copies, some
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State
 from mkdocs_syndicate.timeutil import from_iso
 
@@ -204,7 +204,7 @@ def deletions(
                 channel.settings.removals == "delete" and channel.deletes
             )
             if in_flight or (wanted and (record.remote_id or channel.batched)):
-                pairs.append(PendingPair(ghost(key, entry, record), channel, record, Prepared(None), "delete"))
+                pairs.append(PendingPair(ghost(key, entry, record), channel, record, Prepared(None), Change.DELETE))
         if pairs:
             grouped.append(pairs)
     return grouped

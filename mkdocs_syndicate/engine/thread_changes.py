@@ -39,6 +39,7 @@ from mkdocs_syndicate.channels.base import Copy, Kind, Outcome, Presence
 from mkdocs_syndicate.content.messages import message_sha256
 from mkdocs_syndicate.engine import threads, twophase
 from mkdocs_syndicate.engine.executor import Ended, carry
+from mkdocs_syndicate.engine.plan import Change
 from mkdocs_syndicate.engine.policy import Action, DeleteEvent, Step, UpdateEvent, decide_delete, decide_update
 from mkdocs_syndicate.engine.proof import read_finding
 from mkdocs_syndicate.engine.results import PairState
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 def is_thread_change(pair: PendingPair, record: Record | None) -> bool:
     """An edit or a removal that concerns a thread: one sent (its parts listed), or a copy whose
     message is a thread now."""
-    if pair.op not in ("update", "delete") or pair.channel.batched or record is None:
+    if pair.op not in (Change.UPDATE, Change.DELETE) or pair.channel.batched or record is None:
         return False
     message = pair.prepared.message
     return bool(record.parts) or record.part is not None or (message is not None and len(message.texts) > 1)

@@ -36,6 +36,7 @@ from mkdocs_syndicate.channels.base import Copy, Kind, Outcome, Presence
 from mkdocs_syndicate.content.images import image_removed
 from mkdocs_syndicate.engine import twophase, uploads
 from mkdocs_syndicate.engine.executor import Ended, carry
+from mkdocs_syndicate.engine.plan import Change
 from mkdocs_syndicate.engine.policy import (
     Action,
     DeleteEvent,
@@ -74,12 +75,12 @@ class _Way:
 
     @property
     def deleting(self) -> bool:
-        return self.pair.op == "delete"
+        return self.pair.op is Change.DELETE
 
     @property
-    def op(self) -> str:
+    def op(self) -> Change:
         """What this way does to the copy, as the in_flight record's `op` and the report say it."""
-        return "delete" if self.deleting else "update"
+        return Change.DELETE if self.deleting else Change.UPDATE
 
     @property
     def reads(self) -> bool:

@@ -29,7 +29,8 @@ def placeholder(options: Options) -> tuple[bool, str] | None:
         reason = "is this machine: nobody else can open the announced links"
     text = (
         f"site_url {options.site.url}: {host} {reason}; every announcement carries a link under it, "
-        "and a public post cannot be taken back: set site_url in mkdocs.yml to your site's address"
+        "and a public post cannot be taken back: set site_url in "
+        f"{options.site.config_name} to your site's address"
     )
     return (False, text + " (fine for this rehearsal)") if rehearsal else (True, text)
 

@@ -17,6 +17,7 @@ from email.policy import HTTP
 from pathlib import Path
 from typing import NamedTuple
 
+from mkdocs_syndicate.emulator_api import Response
 from mkdocs_syndicate.localdirs import private_dir
 
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,120}")
@@ -155,3 +156,14 @@ def multipart(content_type: str, body: bytes) -> dict[str, Part] | None:
         filename = part.get_filename()
         fields[name] = Part(data, filename, part.get_content_type() if part.get("content-type") else "")
     return fields
+
+
+def served(state_dir: Path, path: str) -> Response:
+    """An image an emulator received (`GET /_sandbox/media/<channel>/<name>`): where its image
+    URLs point, as a service's media host would serve it."""
+    channel, _, name = path.partition("/")
+    data = load(state_dir, channel, name)
+    if data is None:
+        return Response(404, {"error": "Record not found"})
+    kind = image_type(data) or "application/octet-stream"
+    return Response(200, data, {"Content-Type": kind, "X-Content-Type-Options": "nosniff"})

@@ -54,7 +54,7 @@ from urllib.parse import parse_qs, urlsplit
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
-from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE, media_files
+from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE, media_files, websocket
 from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
 from mkdocs_syndicate.sandbox.discovery import answering
 from mkdocs_syndicate.sandbox.faults import FAULT_ACTIONS, QUIRKS, fault_after, fault_before, take_fault
@@ -186,16 +186,6 @@ class SandboxServer:
         if root.resolve() not in target.parents or not target.is_file():
             return Response(404, b"Not Found")
         return Response(200, target.read_bytes(), {"Content-Type": "text/plain; charset=utf-8"})
-
-    def media_file(self, path: str) -> Response:
-        """An image an emulator received (`GET /_sandbox/media/<channel>/<name>`): where its image
-        URLs point, as a service's media host would serve it."""
-        channel, _, name = path.partition("/")
-        data = media_files.load(self.state_dir, channel, name)
-        if data is None:
-            return Response(404, {"error": "Record not found"})
-        kind = media_files.image_type(data) or "application/octet-stream"
-        return Response(200, data, {"Content-Type": kind, "X-Content-Type-Options": "nosniff"})
 
     # ---------------------------------------------------------------- state
 
@@ -332,7 +322,7 @@ class SandboxServer:
     def control(self, request: Request) -> Response:
         """/_sandbox/…: how tests and the dashboard steer the sandbox."""
         if request.method == "GET" and request.path.startswith("/media/"):
-            return self.media_file(request.path.removeprefix("/media/"))
+            return media_files.served(self.state_dir, request.path.removeprefix("/media/"))
         route = _CONTROL.get((request.method, request.path))
         if route is None:
             return Response(404, {"error": "Record not found"})
@@ -422,10 +412,12 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
             parts = urlsplit(self.path)
             prefix, _, rest = parts.path.lstrip("/").partition("/")
+            if websocket.wants_websocket(server, prefix, self.headers):  # the connection is the WebSocket's
+                return websocket.serve(self, server.emulators[server.routes[prefix]], prefix)
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
             host = self.headers.get("Host", "127.0.0.1")
             request = Request(
                 self.command,
@@ -445,13 +437,10 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
             elif request.method == "GET" and (public := server.public_page(parts.path)) is not None:
                 response = public
             elif prefix in server.routes:
-                request.prefix = prefix
-                response = server.dispatch(server.routes[prefix], request)
-                server.tell(server.routes[prefix], request, response)
+                response = self._dispatch(prefix, request)
             else:
                 response = Response(404, {"error": f"no emulator at /{prefix}"})
-            if response is not None and response.hold_until is not None and not self._hold(response.hold_until):
-                response = None  # the client gave up while the server was still committing
+            response = self._held(response)  # None: the client gave up while the server was still committing
             if response is None:
                 self.close_connection = True
                 with contextlib.suppress(OSError):
@@ -478,6 +467,17 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                         with server._busy:
                             server._later -= 1
                             server._busy.notify_all()
+
+        def _dispatch(self, prefix: str, request: Request) -> Response | None:
+            request.prefix = prefix
+            response = server.dispatch(server.routes[prefix], request)
+            server.tell(server.routes[prefix], request, response)
+            return response
+
+        def _held(self, response: Response | None) -> Response | None:
+            """The answer once its commit is done; None when the client gave up meanwhile."""
+            held = response is None or response.hold_until is None or self._hold(response.hold_until)
+            return response if held else None
 
         def _hold(self, until: float) -> bool:
             """Keep the answer until the server's clock reaches `until` (True), or until the client

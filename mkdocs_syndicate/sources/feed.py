@@ -15,9 +15,8 @@ import codecs
 import datetime as dt
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.images import first_image
@@ -109,21 +108,21 @@ def _load(source: str, name: str) -> bytes:
             raise FeedError(f"{name}: the server answered {response.status_code}; nothing was sent")
         return response.content
     # A local feed has the same bound as a fetched one; a FIFO or a device (/dev/zero) is refused
-    # before it is opened, since reading one would hang or never end.
-    import stat
+    # before it is read, since reading one would hang or never end.
+    from mkdocs_syndicate.localfiles import read_bounded
 
     try:
-        if not stat.S_ISREG(Path(source).stat().st_mode):
-            raise FeedError(f"{name}: not a regular file; nothing was sent")
-        with open(source, "rb") as handle:
-            data = handle.read(MAX_FEED_BYTES + 1)
+        return read_bounded(source, MAX_FEED_BYTES)
     except FileNotFoundError:
         raise FeedError(f"{name}: no such file (build the site first?); nothing was sent") from None
     except OSError as exc:
-        raise FeedError(f"{name}: cannot read it ({exc.strerror or exc}); nothing was sent") from None
-    if len(data) > MAX_FEED_BYTES:
-        raise FeedError(f"{name}: larger than {MAX_FEED_BYTES} bytes; nothing was sent")
-    return data
+        raise FeedError(f"{name}: {_unreadable(exc)}; nothing was sent") from None
+
+
+def _unreadable(exc: OSError) -> str:
+    from mkdocs_syndicate.localfiles import Refused
+
+    return str(exc.strerror) if isinstance(exc, Refused) else f"cannot read it ({exc.strerror or exc})"
 
 
 def _is_json(raw: bytes) -> bool:
@@ -363,13 +362,22 @@ def _without_title(summary_html: str, title: str) -> str:
     return summary_html
 
 
+def _encoding_note(key: str) -> str:
+    """How the key's own non-ASCII characters count, percent-encoded (3 per UTF-8 byte: é 6, a CJK
+    character 9, an emoji 12); nothing when it has none."""
+    wide = next((char for char in unquote(key) if not char.isascii()), None)
+    if wide is None:
+        return ""
+    return f" (percent-encoded: {wide} counts as {3 * len(wide.encode())})"
+
+
 def _post(entry: _Entry, site_url: str, name: str) -> Post:
     link, key = _link_and_key(entry, site_url)
     url = site_url + key
     if len(key) > MAX_KEY:  # a feed entry has no front matter to pin a shorter key with
         raise FeedError(
-            f"{entry.where}: its link's path is {len(key)} characters as a ledger key (percent-encoded: "
-            f"a CJK character counts as 9); at most {MAX_KEY}: give the page a shorter URL slug"
+            f"{entry.where}: its link's path is {len(key)} characters as a ledger key{_encoding_note(key)}; "
+            f"at most {MAX_KEY}: give the page a shorter URL slug"
         )
     if entry.date is None:
         raise FeedError(f"{entry.where}: no date (published or updated); the backlog and `since` rules need one")
