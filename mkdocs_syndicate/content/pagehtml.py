@@ -70,7 +70,9 @@ def creator_head_tag(handle: str) -> HeadTag:
 @dataclass(frozen=True)
 class Additions:
     head: tuple[HeadTag, ...] = ()
-    block: str = ""  # "": none, and a block a previous pass wrote is taken out
+    # None: the page's block is left as it is (the plugin's head pass, after on_page_content put
+    # it in); "": none, and a block a previous pass wrote is taken out.
+    block: str | None = None
     selector: str | None = None
 
 
@@ -182,6 +184,8 @@ def _add_head(found: _Locator, tags: tuple[HeadTag, ...], edits: list[tuple[int,
 
 def _add_block(found: _Locator, additions: Additions, edits: list[tuple[int, int, str]], result: Result) -> None:
     block = additions.block
+    if block is None:
+        return
     previous = [e for e in found.elements if e.tag == "aside" and BLOCK_CLASS in _classes(e.attrs) and e.close >= 0]
     if previous:
         old = previous[0]
