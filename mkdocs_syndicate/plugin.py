@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from mkdocs_syndicate.config.run import Options
     from mkdocs_syndicate.content.crosslinks import RepliesOf, Vetting
+    from mkdocs_syndicate.content.pagehtml import HeadTag
     from mkdocs_syndicate.content.posts import Post
     from mkdocs_syndicate.ledger.schema import Record
 
@@ -77,7 +78,7 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         self.failed = False
         self.links = "off"
         self.mkdocs_config: MkDocsConfig | None = None
-        self.is_post: Callable[[Page], bool] = lambda page: False
+        self.post_pages: Callable[[Page], bool] | None = None  # which pages are posts, once known
         self.copies: Copies | None = None  # the ledger's posts, the channels' labels, where replies are read
         self.documents: dict[str, str] | None = None  # standard.site: post key → its document's at:// URI
 
@@ -133,25 +134,21 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             if files.get_file_from_path(name) is None:  # included even under a dot folder (.well-known)
                 files.append(File.generated(config, name, content=content, inclusion=InclusionLevel.INCLUDED))
         if self.config.comments and self.links == "block":
-            from importlib.resources import files as package_files
+            from mkdocs_syndicate.content.crosslinks import SCRIPT_PATH, comments_script
 
-            from mkdocs_syndicate.content.crosslinks import SCRIPT_PATH
-
-            script = (package_files("mkdocs_syndicate") / "assets" / "syndicate-comments.js").read_text("utf-8")
-            files.append(File.generated(config, SCRIPT_PATH, content=script))
+            files.append(File.generated(config, SCRIPT_PATH, content=comments_script()))
         return files
 
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
         if self.links == "off":
             return html
         from mkdocs_syndicate.content import crosslinks
-        from mkdocs_syndicate.sources.mkdocs_build import post_key, post_selector
+        from mkdocs_syndicate.sources.mkdocs_build import post_key
 
-        if self.copies is None:  # once per build: the ledger, and which pages are posts
+        if self.copies is None:  # once per build
             self.copies = self._ledger_copies(config)
-            self.is_post = post_selector(config, self.config.posts)
         posts, labels, replies_of, vetting = self.copies
-        if not posts or not self.is_post(page):
+        if not posts or not self._post_pages(config)(page):
             return html
         key = post_key(page)
         found = crosslinks.copies(posts.get(key), labels, replies_of, vetting, key)
@@ -180,9 +177,18 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             raise PluginError(f"syndicate: {exc}") from None
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
-        """standard.site: an announced post's `<link rel="site.standard.document">`, from the ledger."""
+        """A post page's head: standard.site's `<link rel="site.standard.document">` (from the
+        ledger) and `<meta name="fediverse:creator">` (the settings, the post's front matter)."""
         if self.config.mode == "off":
             return output
+        head = self._document_tags(page, config) + self._creator_tags(page, config)
+        if not head:
+            return output
+        from mkdocs_syndicate.content.pagehtml import Additions, added
+
+        return added(output, Additions(tuple(head))).html
+
+    def _document_tags(self, page: Page, config: MkDocsConfig) -> list[HeadTag]:
         if self.documents is None:  # once per build
             from mkdocs_syndicate.config.site import ledger_path
             from mkdocs_syndicate.sources.standard_site import document_uris
@@ -193,12 +199,33 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
             except SyndicateError as exc:
                 raise PluginError(f"syndicate: {exc}") from None
         if not self.documents:
-            return output
+            return []
         from mkdocs_syndicate.sources.mkdocs_build import post_key
-        from mkdocs_syndicate.sources.standard_site import with_link
+        from mkdocs_syndicate.sources.standard_site import document_head_tag
 
         uri = self.documents.get(post_key(page))
-        return with_link(output, uri) if uri else output
+        return [document_head_tag(uri)] if uri else []
+
+    def _creator_tags(self, page: Page, config: MkDocsConfig) -> list[HeadTag]:
+        """The post's author's fediverse account: its front matter `fediverse_creator`, else the
+        site's (a multi-author blog names each post's)."""
+        own = (page.meta or {}).get("fediverse_creator")
+        if own is None and not self.config.fediverse_creator:
+            return []
+        if not self._post_pages(config)(page):
+            return []
+        from mkdocs_syndicate.content.pagehtml import creator_head_tag, handle_problem
+
+        if own is not None and (problem := handle_problem(own)) is not None:
+            raise PluginError(f"syndicate: {page.file.src_uri}: front matter fediverse_creator: {problem}")
+        return [creator_head_tag(str(own or self.config.fediverse_creator))]
+
+    def _post_pages(self, config: MkDocsConfig) -> Callable[[Page], bool]:
+        if self.post_pages is None:
+            from mkdocs_syndicate.sources.mkdocs_build import post_selector
+
+            self.post_pages = post_selector(config, self.config.posts)
+        return self.post_pages
 
     def _links_setting(self) -> str:
         value = self.config.links

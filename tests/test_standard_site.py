@@ -12,10 +12,11 @@ from sites import mkdocs, post, write_site
 
 from mkdocs_syndicate.channels.standard import PUBLICATION, document_path, publication_rkey
 from mkdocs_syndicate.config.run import Site, parse_options
+from mkdocs_syndicate.content.pagehtml import Additions, added
 from mkdocs_syndicate.engine.syndication import send
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.ledger.store import Ledger
-from mkdocs_syndicate.sources.standard_site import WELL_KNOWN, document_uris, well_known_file, with_link
+from mkdocs_syndicate.sources.standard_site import WELL_KNOWN, document_head_tag, document_uris, well_known_file
 
 DID = "did:plc:abcdefghijklmnopqrstuvwx"
 AT = "2026-12-01T00:00:00Z"
@@ -86,7 +87,7 @@ def test_the_well_known_file_and_the_links_come_from_the_ledger(tmp_path):
     assert well_known_file(tmp_path / "ledger.yml", raw, "https://example.com/project/") == []
     assert well_known_file(tmp_path / "none.yml", raw, "https://example.com/") == []
     page = "<html><head><title>x</title></head><body></body></html>"
-    assert with_link(page, DOC) == (
+    assert added(page, Additions((document_head_tag(DOC),))).html == (
         f'<html><head><title>x</title><link rel="site.standard.document" href="{DOC}">\n</head><body></body></html>'
     )
 

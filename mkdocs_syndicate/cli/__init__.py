@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from mkdocs_syndicate.cli.context import Invocation
+from mkdocs_syndicate.cli.inject import inject
 from mkdocs_syndicate.cli.ledger import adopt, check, rename_channel, resolve
 from mkdocs_syndicate.cli.sending import plan, run, verify
 from mkdocs_syndicate.cli.services import doctor, sandbox
@@ -34,5 +35,5 @@ def _after_a_command(given: Invocation, /, *_: object, **__: object) -> None:
         raise click.ClickException(f"{count} feed entr{'y was' if count == 1 else 'ies were'} left out (see above)")
 
 
-for command in (check, doctor, status, plan, run, verify, resolve, adopt, rename_channel, site_files, sandbox):
+for command in (check, doctor, status, plan, run, verify, resolve, adopt, rename_channel, site_files, inject, sandbox):
     main.add_command(command)

@@ -69,9 +69,7 @@ def site_files(given: Invocation, site_dir: Path | None) -> None:
 def _link_files(site: LoadedSite, options: Options) -> list[tuple[str, str]]:
     """`syndication.json` and the comments script that shows it on a post's page, unless `links`
     is off."""
-    from importlib.resources import files as package_files
-
-    from mkdocs_syndicate.content.crosslinks import SCRIPT_PATH
+    from mkdocs_syndicate.content.crosslinks import SCRIPT_PATH, comments_script
     from mkdocs_syndicate.sources.syndication_file import FILE_NAME, syndication_json
 
     settings = site.settings
@@ -88,8 +86,7 @@ def _link_files(site: LoadedSite, options: Options) -> list[tuple[str, str]]:
             warn=lambda text: click.echo(f"warning: {printable(text)}", err=True),
         )
     )
-    script = (package_files("mkdocs_syndicate") / "assets" / "syndicate-comments.js").read_text("utf-8")
-    return [(FILE_NAME, listing), (SCRIPT_PATH, script)]
+    return [(FILE_NAME, listing), (SCRIPT_PATH, comments_script())]
 
 
 def _nothing_to_write(site: LoadedSite) -> str:

@@ -55,6 +55,35 @@ class _Name(base.BaseConfigOption[str | None]):
         return value  # type: ignore[return-value]
 
 
+class _Handle(base.BaseConfigOption[str | None]):
+    """`fediverse_creator`: a fediverse account (`@user@instance`), or unset."""
+
+    def run_validation(self, value: object) -> str | None:
+        from mkdocs_syndicate.content.pagehtml import handle_problem
+
+        problem = None if value is None else handle_problem(value)
+        if problem is not None:
+            raise ValidationError(problem)
+        return value  # type: ignore[return-value]
+
+
+class _Selector(base.BaseConfigOption[str | None]):
+    """`links_selector`: a CSS selector (soupsieve's, as BeautifulSoup's `select`), or unset."""
+
+    def run_validation(self, value: object) -> str | None:
+        if value is None:
+            return None
+        import soupsieve
+
+        try:
+            soupsieve.compile(value if isinstance(value, str) else "")
+        except soupsieve.SelectorSyntaxError:
+            raise ValidationError(f"must be a CSS selector (article, main .content, #post), not {value!r}") from None
+        if not isinstance(value, str) or not value.strip():
+            raise ValidationError(f"must be a CSS selector (article, main .content, #post), not {value!r}")
+        return value
+
+
 class GitConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' __init_subclass__
     """`git:` keep the ledger in git: commit (and push) every transition, for CI."""
 
@@ -113,6 +142,8 @@ class SyndicateConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' 
     links_lead = c.Type(str, default="Also on:")
     links_rebuild = c.Type(bool, default=False)
     comments = c.Type(bool, default=False)
+    fediverse_creator = _Handle()
+    links_selector = _Selector()
 
     def validate(self) -> tuple[ConfigErrors, ConfigWarnings]:
         """MkDocs' checks, their messages quoting a value read by `!ENV` by its variable's name

@@ -19,6 +19,13 @@ BLOCK_CLASS = "syndicate-links"  # content.portable leaves this block out of DEV
 SCRIPT_PATH = "assets/syndicate/comments.js"  # in the built site, with comments: true
 
 
+def comments_script() -> str:
+    """The comments script's text, for the built site's SCRIPT_PATH."""
+    from importlib.resources import files
+
+    return (files("mkdocs_syndicate") / "assets" / "syndicate-comments.js").read_text("utf-8")
+
+
 @dataclass(frozen=True)
 class Replies:
     """Where a reader's browser reads a copy's public replies (the comments script)."""

@@ -11,11 +11,15 @@ specification puts it at the domain's root, `/.well-known/site.standard.publicat
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from mkdocs_syndicate.content.pagehtml import HeadTag
 
 WELL_KNOWN = ".well-known/site.standard.publication"
 DOCUMENT_PREFIX = "/site.standard.document/"
+DOCUMENT_REL = "site.standard.document"
 
 
 def standard_channels(raw_channels: Any) -> list[str]:
@@ -70,18 +74,13 @@ def well_known_file(
     return [(WELL_KNOWN, f"at://{did}/{PUBLICATION}/{publication_rkey(site_url, channels[0])}")]
 
 
-def link_tag(uri: str) -> str:
+def document_head_tag(uri: str) -> HeadTag:
+    """The post page's `<link rel="site.standard.document" href="at://…">`."""
     from html import escape
 
-    return f'<link rel="site.standard.document" href="{escape(uri, quote=True)}">'
+    from mkdocs_syndicate.content.pagehtml import HeadTag
 
-
-def with_link(page_html: str, uri: str) -> str:
-    """The page with the document's link in its `<head>` (unchanged when it has no head)."""
-    head_end = page_html.find("</head>")
-    if head_end < 0:
-        return page_html
-    return page_html[:head_end] + link_tag(uri) + "\n" + page_html[head_end:]
+    return HeadTag(f'<link rel="site.standard.document" href="{escape(uri, quote=True)}">', "link", "rel", DOCUMENT_REL)
 
 
 def _is_document_uri(value: str | None) -> bool:
