@@ -29,10 +29,12 @@ SITE = Site("https://example.com/", "Example")
 # .dist-info in tests/plugins/ whose entry point declares the toy ping type (tests/toyping.py,
 # batched and at least once). Every suite built from the registry (tests/channel_specs.py) then
 # covers a batched type that is not built in (issue 37). A child process that runs the shared
-# scenarios (a `mkdocs build`) gets them with PLUGIN_PYTHONPATH.
+# scenarios (a `mkdocs build`) gets them with PLUGIN_PYTHONPATH, which also puts this checkout
+# first: a child then imports the package under test even where the venv's editable install
+# points at another checkout (a git worktree).
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS / "plugins"))
-PLUGIN_PYTHONPATH = os.pathsep.join([str(TESTS / "plugins"), str(TESTS)])
+PLUGIN_PYTHONPATH = os.pathsep.join([str(TESTS.parent), str(TESTS / "plugins"), str(TESTS)])
 
 
 def _one_default_tls_context() -> None:
