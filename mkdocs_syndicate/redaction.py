@@ -141,16 +141,21 @@ def note_env_names(names: Iterable[str]) -> None:
     _ENV_NAMES.update(names)
 
 
-def env_named(text: str) -> str:
-    """`text` with the value of each variable a config file reads by `!ENV` shown as `!ENV NAME`
-    (quoted or not), never as the value itself."""
+def env_values() -> dict[str, str]:
+    """Each variable a config file reads by `!ENV` whose value is long enough to be told from an
+    ordinary word, with that value, the longest first."""
     import os
 
     values = {name: os.environ.get(name) or "" for name in _ENV_NAMES}
     # The longest first: a value inside another must not leave the rest of that one showing.
-    for name, value in sorted(values.items(), key=lambda item: (-len(item[1]), item[0])):
-        if len(value.strip()) < _NAMED_FROM:
-            continue
+    ordered = sorted(values.items(), key=lambda item: (-len(item[1]), item[0]))
+    return {name: value for name, value in ordered if len(value.strip()) >= _NAMED_FROM}
+
+
+def env_named(text: str) -> str:
+    """`text` with the value of each variable a config file reads by `!ENV` shown as `!ENV NAME`
+    (quoted or not), never as the value itself."""
+    for name, value in env_values().items():
         shown = f"!ENV {name}"
         text = text.replace(repr(value), shown).replace(value, shown)
     return text

@@ -241,3 +241,43 @@ def test_an_env_value_holding_another_is_named_whole(monkeypatch):
     note_env_names(["A_SHORT", "B_LONG"])
     assert env_named("'tok3n-abcdefgh-and-more' is not a URL") == "!ENV B_LONG is not a URL"
     assert env_named("not tok3n-abcdefgh") == "not !ENV A_SHORT"
+
+
+# ------------------------------------------------------------------ a channel id is a name (issue 53)
+
+
+def sandbox_config(tmp_path, channel_key: str):
+    """A rehearsal's syndicate.yml: the sandbox supplies Mastodon's token, so none is configured."""
+    path = tmp_path / "syndicate.yml"
+    path.write_text(
+        "site_url: https://example.com/\nsandbox: true\nchannels:\n"
+        f"  {channel_key}: {{type: mastodon, instance: https://mastodon.social}}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "channel_key, said",
+    [
+        ("!ENV MASTODON_TOKEN", "is the value of an environment variable"),
+        ("!ENV [MASTODON_TOKEN, masto]", "is the value of an environment variable"),
+        ("!ENV UNSET_SYNDICATE_VARIABLE", "this one is empty"),
+        ('""', "this one is empty"),
+        ('"  "', "this one is empty"),
+        ("~", "this one is empty"),
+    ],
+)
+def test_a_channel_id_that_is_empty_or_read_from_the_environment_is_refused(tmp_path, monkeypatch, channel_key, said):
+    """`!ENV MASTODON_TOKEN:` as a channel's key made the token the key of every ledger record of
+    that channel (exit 0): a channel id is a name written in the file, never a variable's value."""
+    monkeypatch.setenv("MASTODON_TOKEN", TOKEN)
+    monkeypatch.delenv("UNSET_SYNDICATE_VARIABLE", raising=False)
+    site = load_site(sandbox_config(tmp_path, channel_key))
+    with pytest.raises(ConfigError) as caught:
+        site.options(sending=True)
+    message = str(caught.value)
+    assert "channels (the id of its channel number 1): a channel id" in message and said in message, message
+    assert leaks(message) == [], message
+

@@ -105,14 +105,13 @@ def parse_channels(
         raise ConfigError(f"must be a mapping of channel id to settings, not {type(raw).__name__}", "channels")
     parsed = []
     seen: dict[str, str] = {}
-    for key, values in raw.items():
-        channel_id = str(key)
-        if not is_plain_name(channel_id):
-            raise ConfigError(
-                "a channel id must be one line of visible characters (it names ledger records, commits "
-                "and log lines): this one has a control, line-break, bidi or invisible character; rename it",
-                f"channels.{one_line(channel_id)}",
-            )
+    for position, (key, values) in enumerate(raw.items(), 1):
+        channel_id = "" if key is None else str(key)
+        problem = _id_problem(channel_id)
+        if problem is not None:
+            shown = one_line(channel_id) if channel_id.strip() and problem is not _FROM_ENV else ""
+            where = f"channels.{shown}" if shown else f"channels (the id of its channel number {position})"
+            raise ConfigError(problem, where)
         if channel_id.casefold() in seen:
             raise ConfigError(
                 f"differs from channels.{seen[channel_id.casefold()]} only by case; channel ids name "
@@ -127,6 +126,31 @@ def parse_channels(
                 raise
             problems.append(exc)
     return parsed
+
+
+_WHY_A_NAME = "it names ledger records, commits and log lines"
+_FROM_ENV = (
+    f"a channel id is a name written in the file ({_WHY_A_NAME}): this one is the value of an "
+    "environment variable (a key read by !ENV?), which may be a credential; write a name"
+)
+
+
+def _id_problem(channel_id: str) -> str | None:
+    """What makes `channel_id` no name for a channel: empty, an invisible or control character,
+    or a value read from the environment (`!ENV MASTODON_TOKEN:` made the token the key, and the
+    ledger's). Never quotes the id: it may be a credential."""
+    from mkdocs_syndicate.redaction import env_values
+
+    if not channel_id.strip():
+        return f"a channel id must be a name ({_WHY_A_NAME}): this one is empty (read by !ENV from an unset variable?)"
+    if not is_plain_name(channel_id):
+        return (
+            f"a channel id must be one line of visible characters ({_WHY_A_NAME}): this one has a "
+            "control, line-break, bidi or invisible character; rename it"
+        )
+    if any(value in channel_id for value in env_values().values()):
+        return _FROM_ENV
+    return None
 
 
 def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], check_templates: bool) -> ChannelSettings:
