@@ -118,3 +118,33 @@ def test_the_env_scan_of_a_config_mkdocs_read_is_bounded_too(tmp_path, monkeypat
     settings.load_dict({})
     failed, _warnings = settings.validate()
     assert [(key, str(error)) for key, error in failed] == [("", f"{path}: larger than 1 MiB (1048576 bytes)")]
+
+
+SITE_URLS = {
+    "newline inside": '"https://example.com/\\nInjected line"',
+    "block scalar of two lines": "|\n  https://example.com/\n  blog/",
+    "tab": '"https://exa\\tmple.com/"',
+    "bidi override": '"https://example.com/\\u202e"',
+}
+# MkDocs' own check of mkdocs.yml's site_url rebuilds it with urlunsplit, which drops \n and \t:
+# only what is left of them after that reaches the plugin.
+IN_MKDOCS_YML = ("newline inside", "bidi override")
+
+
+@pytest.mark.parametrize(
+    "name, written",
+    [("syndicate.yml", text) for text in SITE_URLS.values()] + [("mkdocs.yml", SITE_URLS[k]) for k in IN_MKDOCS_YML],
+    ids=[f"syndicate.yml, {k}" for k in SITE_URLS] + [f"mkdocs.yml, {k}" for k in IN_MKDOCS_YML],
+)
+def test_a_site_url_with_a_line_break_or_invisible_character_is_refused(tmp_path, name, written):
+    """urlsplit drops \\n, \\r and \\t silently, so `site_url` with a newline passed every check and
+    went into posts and pages as written (issue 53)."""
+    path = tmp_path / name
+    plugin = "plugins:\n  - syndicate: {channels: {}}\n" if name == "mkdocs.yml" else "channels: {}\n"
+    (tmp_path / "docs").mkdir()
+    path.write_text(f"site_name: x\nsite_url: {written}\n{plugin}", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_site(path).options(sending=False)
+    said = str(caught.value)
+    assert "site_url: has a line break, white space or an invisible character in it" in said, said
+    assert str(path) in said and "\n" not in said, said

@@ -20,6 +20,7 @@ from mkdocs_syndicate.config.defaults import DEFAULT_MAX_PER_RUN, DEFAULT_MAX_WA
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.net.liveness import DEFAULT_INTERVAL
+from mkdocs_syndicate.safety import is_plain_name
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -118,6 +119,12 @@ def require_site_url(site_url: str | None) -> str:
             "set it at the top level of the file, e.g. site_url: https://your-site/",
             "site_url",
             top_level=True,
+        )
+    if any(ch.isspace() for ch in site_url) or not is_plain_name(site_url):
+        # urlsplit drops \n, \r and \t without a word: the text would reach posts and pages as is
+        raise ConfigError(
+            "has a line break, white space or an invisible character in it; write the address alone, on one line",
+            "site_url",
         )
     if "@" in urlsplit(site_url).netloc:  # it goes into every post and page: never with credentials
         raise ConfigError("has a user name or password in it (user:password@host); remove it", "site_url")
