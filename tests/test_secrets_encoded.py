@@ -280,4 +280,3 @@ def test_a_channel_id_that_is_empty_or_read_from_the_environment_is_refused(tmp_
     message = str(caught.value)
     assert "channels (the id of its channel number 1): a channel id" in message and said in message, message
     assert leaks(message) == [], message
-
