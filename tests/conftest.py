@@ -227,6 +227,12 @@ def kind_of(item: pytest.Item) -> str | None:
 
 
 def pytest_configure(config):
+    # Once a run, before any worker or child process starts: the bytecode every child reads
+    # (tests/bytecode.py). A worker finds it written by the controller.
+    if getattr(config, "workerinput", None) is None:
+        from bytecode import compile_once
+
+        compile_once(TESTS.parent)
     # Under pytest-xdist (`-n auto`, README command 2, .ci/run), the tests of one real server keep
     # to one worker (their `xdist_group`: tests/test_realserver_*.py), so the PDS, Synapse and the
     # AppView start once a run instead of once a worker; every other test is spread as with `load`.
