@@ -62,7 +62,7 @@ def test_each_summary_is_its_commands_own_first_paragraph() -> None:
 def test_the_lazy_listing_is_the_one_click_prints_with_every_command_loaded() -> None:
     lazy = CliRunner().invoke(LazyGroup(name="mkdocs-syndicate", callback=main.callback), ["--help"]).output
     eager = click.Group(name="mkdocs-syndicate", callback=main.callback)
-    for name, entry in COMMANDS.items():
+    for entry in COMMANDS.values():
         eager.add_command(getattr(importlib.import_module(f"mkdocs_syndicate.cli.{entry.module}"), entry.attribute))
     assert lazy == CliRunner().invoke(eager, ["--help"]).output
     assert all(f"  {name} " in lazy for name in COMMANDS)
