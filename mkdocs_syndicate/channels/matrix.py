@@ -333,7 +333,7 @@ class MatrixChannel(Channel):
 
     def _says(self, read: _Read, prepared: Prepared, media: tuple[Media, ...] = ()) -> bool:
         assert read.content is not None and prepared.message is not None
-        return matrix_media.shows(read.content, prepared.message.text, prepared.image if media else None)
+        return matrix_media.shows(read.content, prepared.message.text, prepared.image, media)
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """An m.replace edit of the copy, after a read of it: a redacted copy is not edited (GONE),

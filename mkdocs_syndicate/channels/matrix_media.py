@@ -48,11 +48,18 @@ def caption(text: str, image: PostImage) -> str:
     return f"{text}\n\n{image.alt}" if image.alt else text
 
 
-def shows(content: Mapping[str, Any], text: str, image: PostImage | None) -> bool:
-    """Whether an event's content says the message (an m.image, with `image`): its kind and body
-    alone. The picture is not fitted to the upload the record names: it may be a new one."""
-    wanted = ("m.image", caption(text, image)) if image is not None else ("m.text", text)
-    return (content.get("msgtype"), content.get("body")) == wanted
+def shows(content: Mapping[str, Any], text: str, image: PostImage | None, media: tuple[Media, ...]) -> bool:
+    """Whether an event's content says the message: an m.image (with `image`, where the record
+    names its upload in `media`) of its caption and that upload (an edit that swaps the picture
+    under the same caption is made only when the event names the new one; the picture is not
+    fitted to the upload's size: the event's `url` is the proof), else an m.text of it."""
+    if image is None or not media:
+        return (content.get("msgtype"), content.get("body")) == ("m.text", text)
+    return (content.get("msgtype"), content.get("body"), content.get("url")) == (
+        "m.image",
+        caption(text, image),
+        media[0].id,
+    )
 
 
 def image_content(text: str, image: PostImage, media: Media, marker: tuple[str, str]) -> dict[str, Any]:

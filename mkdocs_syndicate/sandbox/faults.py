@@ -4,12 +4,13 @@ after the service has done its work."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
 from typing import Any
 
-from mkdocs_syndicate.emulator_api import Emulator, Response
+from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 
 QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset", "max_characters", "uncapped_context"}
 # The media emulators' (sandbox/mastodon_media.py, sandbox/atproto_blobs.py, sandbox/matrix_media.py).
@@ -17,6 +18,8 @@ QUIRKS |= {"media_processing_polls", "media_processing_seconds", "media_always_a
 QUIRKS |= {"media_processing_fails", "rc_message", "rack_attack"}
 QUIRKS |= {"blob_ttl", "image_blob_max_size", "blob_upload_limit", "max_upload_size"}
 FAULT_ACTIONS = ("status", "drop_before", "kill_before", "drop_after", "kill_after", "delay_after", "status_after")
+# The service's own answer, its work then forgotten: a 200 for an edit or a delete never made.
+FAULT_ACTIONS += ("undone_after",)
 
 
 def take_fault(
@@ -54,10 +57,25 @@ def fault_before(emulator: Emulator, action: str, fault: dict[str, Any]) -> Resp
     return None  # drop_before, kill_before
 
 
+def served(emulator: Emulator, request: Request, action: str | None) -> Response:
+    """The service's answer to `request`; under `undone_after`, with everything the request did
+    to the emulator's state put back as it was (its answer says done, a read says otherwise)."""
+    if action != "undone_after":
+        return emulator.handle(request)
+    mine = emulator.state
+    kept = json.loads(json.dumps(mine))
+    response = emulator.handle(request)
+    mine.clear()
+    mine.update(kept)
+    return response
+
+
 def fault_after(action: str, fault: dict[str, Any], response: Response) -> Response | None:
     """A fault once the service has done its work: its answer lost, late or replaced."""
     if action == "kill_after":
         os.kill(int(fault["pid"]), signal.SIGKILL)
+    if action == "undone_after":
+        return response
     if action == "delay_after":
         time.sleep(float(fault.get("seconds", 5)))
         return response

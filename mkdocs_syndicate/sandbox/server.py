@@ -11,12 +11,13 @@ API injects faults the way real services misbehave:
     GET  /_sandbox/media/<channel>/<name>   an image an emulator received (sandbox/media_files.py)
 
 Fault actions: `status` (answer with that status instead of processing), `drop_before` /
-`drop_after` (close the connection without an answer, before or after committing),
-`kill_before` / `kill_after` (SIGKILL the client process `pid`, before or after committing),
-`delay_after` (commit, then wait `seconds` before answering: a client read timeout),
-`status_after` (commit, then answer with `status` and `body` instead: "sent, but said no"). Each fault
-applies to `times` requests (default 1) whose "METHOD path" contains `match` (default: any
-request that creates something), after the first `skip` of them (default 0: a thread's second part).
+`drop_after` (close the connection without an answer, before or after committing), `kill_before`
+/ `kill_after` (SIGKILL the client process `pid`, before or after committing), `delay_after`
+(commit, then wait `seconds` before answering: a client read timeout), `status_after` (commit,
+then answer `status` and `body` instead: "sent, but said no"), `undone_after` (answer as the
+service would, then undo its work: "said yes, did not"). Each fault applies to `times` requests
+(default 1) whose "METHOD path" contains `match` (default: any request that creates something),
+after the first `skip` of them (default 0: a thread's second part).
 
 Quirks are standing properties of a server, the ways real deployments differ from their docs:
 
@@ -31,8 +32,7 @@ negative is behind): the server stamps what it creates with its own clock, hours
 Mastodon's `DELETE /api/v1/statuses/:id` removes a status as its author would; its key, still in
 Redis, then answers a replay with 404.
 
-The faults and quirks themselves are sandbox/faults.py's; finding a sandbox already serving a
-state folder is sandbox/discovery.py's.
+Faults and quirks are sandbox/faults.py's; finding a sandbox serving a folder, sandbox/discovery.py's.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from mkdocs_syndicate.localdirs import private_dir
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE, media_files, websocket
 from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
 from mkdocs_syndicate.sandbox.discovery import answering
-from mkdocs_syndicate.sandbox.faults import FAULT_ACTIONS, QUIRKS, fault_after, fault_before, take_fault
+from mkdocs_syndicate.sandbox.faults import FAULT_ACTIONS, QUIRKS, fault_after, fault_before, served, take_fault
 
 
 class SandboxServer:
@@ -315,7 +315,7 @@ class SandboxServer:
                 self.save()
             return fault_before(emulator, action, {**fault, "request": line})
         with self.lock:
-            response = emulator.handle(request)
+            response = served(emulator, request, action)
             self.save()
         return fault_after(action, fault, response) if action is not None else response
 
