@@ -89,6 +89,10 @@ def first_url(text: str) -> str:
     return match.group(0).rstrip(".,)") if match else ""
 
 
+# What a service's user does by hand, by name: (the emulator, the request it is done before).
+Hands = Mapping[str, Callable[[Any, Request], object]]
+
+
 class Emulator:
     """Base class: one service. `state` is a JSON-able dict owned by the server's lock."""
 
@@ -103,6 +107,9 @@ class Emulator:
     read_marker: ClassVar[str] = ""
     rate_limit_fault: ClassVar[Mapping[str, Any]] = {"action": "status", "status": 429, "reset_in": 40}
     user_settings: ClassVar[Mapping[str, object]] = {}
+    # What the service's user may do by hand (in its app or editor), by name: the fault
+    # `by_hand_before` does it to what a request names, just before the service handles it.
+    hands: ClassVar[Hands] = {}
 
     def __init__(self, server: Host) -> None:
         self.server = server

@@ -66,6 +66,19 @@ def emulator(request, sandbox, clock) -> str:
     return str(request.param)
 
 
+@pytest.fixture(params=["status", "undone_after"], ids=["a 200 of its own", "the service's 200, undone"])
+def lie(request) -> str:
+    """How the service says yes and does not: an injected 200 with the body the real service
+    answers, or the emulator's own answer while its work is put back (the sandbox's `undone_after`)."""
+    return str(request.param)
+
+
+def said_yes(emulator: str, request_line: str, lie: str, body: dict) -> dict:
+    if lie == "undone_after":
+        return {"channel": emulator, "match": request_line, "action": "undone_after"}
+    return {"channel": emulator, "match": request_line, "action": "status", "status": 200, "body": body}
+
+
 def ledger_record(folder, key: str = "blog/post-1/"):
     return Ledger.read(folder / "ledger.yml").record(key, "ch")
 
@@ -84,22 +97,14 @@ def by_hand(folder, key: str, decision: Decision):
     return made
 
 
-def test_an_edit_answered_200_but_not_made_needs_review_and_is_not_retried(tmp_path, sandbox, clock, emulator):
+def test_an_edit_answered_200_but_not_made_needs_review_and_is_not_retried(tmp_path, sandbox, clock, emulator, lie):
     raw = SPECS[emulator].raw(sandbox)
     one = make_post(1)
     run(tmp_path, raw, [one], clock)
     before = ledger_record(tmp_path)
     assert before is not None and before.remote_id
     fixed = dataclasses.replace(one, description="A corrected summary.")
-    sandbox.add_fault(
-        {
-            "channel": emulator,
-            "match": EDIT_REQUEST[emulator],
-            "action": "status",
-            "status": 200,
-            "body": edit_answer(emulator, before.remote_id),
-        }
-    )
+    sandbox.add_fault(said_yes(emulator, EDIT_REQUEST[emulator], lie, edit_answer(emulator, before.remote_id)))
     report, _ = run(tmp_path, raw, [fixed], clock)
     (result,) = report.results
     assert result.needs_review and not result.ok, result
@@ -115,20 +120,12 @@ def test_an_edit_answered_200_but_not_made_needs_review_and_is_not_retried(tmp_p
 
 
 def test_a_delete_answered_200_but_not_made_needs_review_and_the_copy_stays_named(
-    tmp_path, sandbox, clock, public, emulator
+    tmp_path, sandbox, clock, public, emulator, lie
 ):
     life = Life(tmp_path, sandbox, clock, public, emulator)
     copy = removed_record(tmp_path)
     assert copy is not None and copy.remote_id
-    sandbox.add_fault(
-        {
-            "channel": emulator,
-            "match": DELETE_REQUEST[emulator],
-            "action": "status",
-            "status": 200,
-            "body": delete_answer(emulator, copy.remote_id),
-        }
-    )
+    sandbox.add_fault(said_yes(emulator, DELETE_REQUEST[emulator], lie, delete_answer(emulator, copy.remote_id)))
     report, _ = life.run()
     (result,) = report.results
     assert result.needs_review and not result.ok, result
@@ -223,3 +220,32 @@ def _swap_record(folder, into: str, source: str) -> None:
     posts = ledger.posts
     posts[into].channels["ch"] = posts[source].channels["ch"]
     (folder / "ledger.yml").write_text(dump(posts), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("emulator", "hand", "request_line"),
+    [("forem", "unpublish", "PUT /api/articles/"), ("mastodon", "delete", "PUT /api/v1/statuses/")],
+)
+def test_a_copy_withdrawn_by_hand_just_before_the_edit_is_not_put_back(
+    tmp_path, sandbox, clock, emulator, hand, request_line
+):
+    """The author withdraws the copy between the read that proves it this post's and the edit
+    (the sandbox's `by_hand_before`): the edit does not publish or make it again; the pair is
+    recorded deleted, said once, and no later run touches it."""
+    sandbox.now = clock.time
+    raw = SPECS[emulator].raw(sandbox)
+    one = make_post(1)
+    run(tmp_path, raw, [one], clock)
+    sandbox.add_fault({"channel": emulator, "match": request_line, "action": "by_hand_before", "hand": hand})
+    report, _ = run(tmp_path, raw, [dataclasses.replace(one, title="Post 1, retitled")], clock)
+    (result,) = report.results
+    assert result.state == "deleted" and "not made again" in result.detail, result
+    state = sandbox.snapshot()[emulator]
+    if emulator == "forem":
+        (article,) = state["articles"]
+        assert article["published"] is False  # still the author's draft
+    else:
+        assert state["statuses"] == []
+    asked = writes(sandbox, emulator, request_line)
+    again, _ = run(tmp_path, raw, [dataclasses.replace(one, title="Post 1, retitled twice")], clock)
+    assert again.results == [] and writes(sandbox, emulator, request_line) == asked

@@ -232,15 +232,19 @@ class ForemChannel(Channel):
 
     async def update(self, http: Http, post: Post, prepared: Prepared, record: Record) -> Outcome:
         """PUT /api/articles/{id} with the article as prepared: the same article, its body, title,
-        tags and description made what the post says now."""
+        tags and description made what the post says now. Not `published`: DEV keeps what the
+        request does not name, so an article its author unpublished by hand, even after the read
+        before this edit, stays among the drafts (the read after it finds no published copy)."""
         import httpx
 
         assert prepared.message is not None and record.remote_id
+        body = json.loads(prepared.message.text)
+        body["article"].pop("published", None)
         try:
             response = await http.request(
                 "PUT",
                 f"{self.settings.options['api']}/articles/{quote(record.remote_id, safe='')}",
-                json=json.loads(prepared.message.text),
+                json=body,
                 headers=self._headers(),
             )
         except httpx.TransportError as exc:

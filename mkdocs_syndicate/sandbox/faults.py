@@ -17,9 +17,21 @@ QUIRKS = {"commit_delay", "ignore_idempotency_key", "replay_500", "clock_offset"
 QUIRKS |= {"media_processing_polls", "media_processing_seconds", "media_always_async", "media_retention"}
 QUIRKS |= {"media_processing_fails", "rc_message", "rack_attack"}
 QUIRKS |= {"blob_ttl", "image_blob_max_size", "blob_upload_limit", "max_upload_size"}
-FAULT_ACTIONS = ("status", "drop_before", "kill_before", "drop_after", "kill_after", "delay_after", "status_after")
-# The service's own answer, its work then forgotten: a 200 for an edit or a delete never made.
-FAULT_ACTIONS += ("undone_after",)
+# The faults that keep a request from the service (the others let it do its work first).
+KEPT_FROM_SERVICE = ("status", "drop_before", "kill_before")
+FAULT_ACTIONS: tuple[str, ...] = (*KEPT_FROM_SERVICE, "drop_after", "kill_after", "delay_after", "status_after")
+# The service's own answer, its work then forgotten: a 200 for an edit or a delete never made; and
+# the service's user, by hand, just before the request (an article unpublished, a status deleted).
+FAULT_ACTIONS += ("undone_after", "by_hand_before")
+
+
+def checked_fault(emulator: Emulator, fault: dict[str, Any]) -> None:
+    """A fault the sandbox can inject, or ValueError: a misspelt one would leave requests unharmed."""
+    if fault.get("action") not in FAULT_ACTIONS:
+        raise ValueError(f"unknown fault action {fault.get('action')!r} (known: {', '.join(FAULT_ACTIONS)})")
+    if fault["action"] == "by_hand_before" and fault.get("hand") not in emulator.hands:
+        known = ", ".join(emulator.hands) or "none"
+        raise ValueError(f"{emulator.name} knows no {fault.get('hand')!r} by hand (known: {known})")
 
 
 def take_fault(
@@ -57,9 +69,13 @@ def fault_before(emulator: Emulator, action: str, fault: dict[str, Any]) -> Resp
     return None  # drop_before, kill_before
 
 
-def served(emulator: Emulator, request: Request, action: str | None) -> Response:
-    """The service's answer to `request`; under `undone_after`, with everything the request did
-    to the emulator's state put back as it was (its answer says done, a read says otherwise)."""
+def served(emulator: Emulator, request: Request, fault: dict[str, Any]) -> Response:
+    """The service's answer to `request`: after the user's `hand` under `by_hand_before`; under
+    `undone_after`, with everything the request did to the emulator's state put back as it was
+    (its answer says done, a read says otherwise)."""
+    action = fault.get("action")
+    if action == "by_hand_before":
+        emulator.hands[fault["hand"]](emulator, request)
     if action != "undone_after":
         return emulator.handle(request)
     mine = emulator.state
@@ -74,7 +90,7 @@ def fault_after(action: str, fault: dict[str, Any], response: Response) -> Respo
     """A fault once the service has done its work: its answer lost, late or replaced."""
     if action == "kill_after":
         os.kill(int(fault["pid"]), signal.SIGKILL)
-    if action == "undone_after":
+    if action in ("undone_after", "by_hand_before"):  # the service's own answer
         return response
     if action == "delay_after":
         time.sleep(float(fault.get("seconds", 5)))

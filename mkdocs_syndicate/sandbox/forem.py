@@ -40,7 +40,7 @@ from urllib.parse import quote, urlsplit
 
 import regex
 
-from mkdocs_syndicate.emulator_api import Emulator, Request, Response
+from mkdocs_syndicate.emulator_api import Emulator, Hands, Request, Response
 from mkdocs_syndicate.sandbox import conversations
 from mkdocs_syndicate.sandbox.rack_attack import Window
 
@@ -358,6 +358,21 @@ class ForemEmulator(Emulator):
         found.update({k: v for k, v in article.items() if k in found and k != "cover_image"})
         found["cover_image"] = self._cover(found.get("main_image"))
         return Response(200, found)
+
+    def _by_hand(self, request: Request, unpublish: bool) -> None:
+        """The author, in DEV's editor, unpublishes (it stays among the drafts) or deletes the
+        article a request names (fault by_hand_before)."""
+        match = re.match(r"/api/articles/(\d+)", request.path)
+        found = self._find(int(match[1])) if match else None
+        if found is not None and unpublish:
+            found["published"] = False
+        elif found is not None:
+            self.state["articles"].remove(found)
+
+    hands: ClassVar[Hands] = {
+        "unpublish": lambda self, request: self._by_hand(request, True),
+        "delete": lambda self, request: self._by_hand(request, False),
+    }
 
     def _cover(self, main_image: Any) -> str | None:
         """`cover_image`: the cover as DEV's image optimizer serves it (here, under /forem)."""

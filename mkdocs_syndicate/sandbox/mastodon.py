@@ -10,9 +10,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
-from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
+from mkdocs_syndicate.emulator_api import Emulator, Hands, Request, Response, first_url
 from mkdocs_syndicate.sandbox import conversations
 from mkdocs_syndicate.sandbox.mastodon_limits import STATUSES, THROTTLE_PER_TOKEN, limit_of, throttle_of
 from mkdocs_syndicate.sandbox.mastodon_media import MastodonMedia, images_of, instance, media_attributes, media_ids
@@ -369,6 +369,8 @@ class MastodonEmulator(Emulator):
             "card": None,
             "in_reply_to_id": str(fields["in_reply_to_id"]) if fields.get("in_reply_to_id") else None,
         }
+
+    hands: ClassVar[Hands] = {"delete": lambda self, request: self._delete(request.path.split("/")[4])}
 
     def _delete(self, status_id: str) -> Response:
         """DELETE /api/v1/statuses/:id (the author removes it). The Idempotency-Key stays in Redis

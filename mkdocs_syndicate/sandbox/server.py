@@ -15,7 +15,8 @@ Fault actions: `status` (answer with that status instead of processing), `drop_b
 / `kill_after` (SIGKILL the client process `pid`, before or after committing), `delay_after`
 (commit, then wait `seconds` before answering: a client read timeout), `status_after` (commit,
 then answer `status` and `body` instead: "sent, but said no"), `undone_after` (answer as the
-service would, then undo its work: "said yes, did not"). Each fault applies to `times` requests
+service would, then undo its work: "said yes, did not"), `by_hand_before` (the service's user does
+`hand` to what the request names, then the service handles it). Each fault applies to `times` requests
 (default 1) whose "METHOD path" contains `match` (default: any request that creates something),
 after the first `skip` of them (default 0: a thread's second part).
 
@@ -55,9 +56,9 @@ from mkdocs_syndicate.emulator_api import Emulator, Request, Response
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
 from mkdocs_syndicate.localdirs import private_dir
 from mkdocs_syndicate.sandbox import DEFAULT_PUBLIC_BASE, media_files, websocket
+from mkdocs_syndicate.sandbox import faults as faulting
 from mkdocs_syndicate.sandbox.dashboard import page, post_page, received
 from mkdocs_syndicate.sandbox.discovery import answering
-from mkdocs_syndicate.sandbox.faults import FAULT_ACTIONS, QUIRKS, fault_after, fault_before, served, take_fault
 
 
 class SandboxServer:
@@ -214,8 +215,7 @@ class SandboxServer:
     def add_fault(self, fault: dict[str, Any]) -> None:
         if fault.get("channel") not in self.emulators:
             raise ValueError(f"unknown channel {fault.get('channel')!r}")
-        if fault.get("action") not in FAULT_ACTIONS:  # a misspelt one would leave the request unharmed
-            raise ValueError(f"unknown fault action {fault.get('action')!r} (known: {', '.join(FAULT_ACTIONS)})")
+        faulting.checked_fault(self.emulators[fault["channel"]], fault)
         with self.lock:
             self.faults.append({"times": 1, **fault})
 
@@ -282,9 +282,9 @@ class SandboxServer:
     def set_quirks(self, channel: str, **quirks: Any) -> None:
         if channel not in self.emulators:
             raise ValueError(f"unknown channel {channel!r}")
-        unknown = set(quirks) - QUIRKS
+        unknown = set(quirks) - faulting.QUIRKS
         if unknown:
-            raise ValueError(f"unknown quirk {sorted(unknown)[0]!r} (known: {', '.join(sorted(QUIRKS))})")
+            raise ValueError(f"unknown quirk {sorted(unknown)[0]!r} (known: {', '.join(sorted(faulting.QUIRKS))})")
         with self.lock:
             self.quirks.setdefault(channel, {}).update(quirks)
 
@@ -305,19 +305,19 @@ class SandboxServer:
             time.sleep(self.latency())
         line = f"{request.method} {request.path}"
         with self.lock:
-            fault = take_fault(self.faults, channel, line, emulator.creating) or {}
+            fault = faulting.take_fault(self.faults, channel, line, emulator.creating) or {}
             self.state["requests"].append(
                 {"channel": channel, "method": request.method, "path": request.path, "at": self.now()}
             )
         action = fault.get("action")
-        if action is not None and not action.endswith("_after"):  # the request never reaches the service
+        if action in faulting.KEPT_FROM_SERVICE:  # the request never reaches the service
             with self.lock:
                 self.save()
-            return fault_before(emulator, action, {**fault, "request": line})
+            return faulting.fault_before(emulator, action, {**fault, "request": line})
         with self.lock:
-            response = served(emulator, request, action)
+            response = faulting.served(emulator, request, fault)
             self.save()
-        return fault_after(action, fault, response) if action is not None else response
+        return faulting.fault_after(action, fault, response) if action is not None else response
 
     def control(self, request: Request) -> Response:
         """/_sandbox/…: how tests and the dashboard steer the sandbox."""
