@@ -8,9 +8,17 @@ bin="${SYNDICATE_BIN:-mkdocs-syndicate}"
 command="${INPUT_COMMAND:-announce}"
 mode="${INPUT_MODE:-send}"
 
-refuse() {  # an input that is wrong: named, with what it may be
-  echo "::error title=mkdocs-syndicate::input $1"
+refuse() {  # an input that is wrong: named, with what it may be, in the log and the job summary
+  local message="input ${1//[$'\r\n']/ }"  # one line: a value cannot start another command
+  echo "::error title=mkdocs-syndicate::${message//'%'/%25}"
+  if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    printf '### mkdocs-syndicate\n\nNothing was run: %s\n' "$message" >>"$GITHUB_STEP_SUMMARY" || true
+  fi
   exit 2
+}
+
+without_userinfo() {  # https://user:token@host/x.git as https://***@host/x.git: never printed whole
+  printf '%s' "$1" | sed -E 's#^([A-Za-z][A-Za-z0-9+.-]*://)?[^/]*@#\1***@#'
 }
 
 args=()
@@ -48,6 +56,10 @@ case "${INPUT_GIT_PUSH:-true}" in
   true) args+=(--git-push) ;;
   false) args+=(--no-git-push) ;;
   *) refuse "git-push: '${INPUT_GIT_PUSH}' is neither true nor false" ;;
+esac
+case "${INPUT_GIT_REMOTE:-}" in
+  *@\{*) ;;  # not a URL: the command says what git refuses in a name
+  *@*) refuse "git-remote: '$(without_userinfo "$INPUT_GIT_REMOTE")' has credentials in it; give a remote's name (origin): the checkout's credentials push to it" ;;
 esac
 if [ -n "${INPUT_GIT_REMOTE:-}" ]; then args+=(--git-remote "$INPUT_GIT_REMOTE"); fi
 if [ -n "${INPUT_GIT_BRANCH:-}" ]; then args+=(--git-branch "$INPUT_GIT_BRANCH"); fi

@@ -217,6 +217,19 @@ def test_wrong_inputs_are_named_and_plan_and_pull_requests_send_nothing(tmp_path
     assert sandbox.requests() == [] and remote_ledger(bare) is None
 
 
+def test_a_git_remote_input_with_credentials_is_refused_without_them_in_the_log_and_the_summary(tmp_path):
+    """`git-remote: https://user:token@host/x.git` was echoed whole in the error (issue 53)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    refused = run_action(work, git_remote="https://ci:Tok3nValue99@git.example/x.git")
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert refused.returncode == 2, refused
+    assert "Tok3nValue99" not in refused.stdout + refused.stderr + summary, (refused, summary)
+    said = "input git-remote: 'https://***@git.example/x.git' has credentials in it; give a remote's name"
+    assert f"::error title=mkdocs-syndicate::{said}" in refused.stdout, refused.stdout
+    assert said in summary, summary
+
+
 def test_site_files_through_the_action_writes_the_key_file_before_the_deploy(tmp_path, sandbox):
     bare = site_repository(tmp_path, sandbox, posts=1)
     work = clone(bare, tmp_path / "work")

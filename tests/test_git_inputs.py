@@ -46,6 +46,28 @@ def test_a_git_name_git_cannot_take_is_a_config_error_naming_the_setting(setting
         GitSettings(commit=True, push=True, **{setting: value})
 
 
+@pytest.mark.parametrize(
+    "remote, shown",
+    [
+        ("https://ci:Tok3nValue99@git.example/x.git", "https://***@git.example/x.git"),
+        ("ci:Tok3nValue99@git.example:x.git", "***@git.example:x.git"),
+    ],
+)
+def test_a_remote_given_as_a_url_with_credentials_is_refused_without_them(tmp_path, remote, shown):
+    """The Action's git-remote input `https://user:token@host/x.git` was echoed whole in the error."""
+    from click.testing import CliRunner
+
+    from mkdocs_syndicate.cli import main
+
+    (tmp_path / "syndicate.yml").write_text("site_url: https://example.com/\nchannels: {}\n")
+    result = CliRunner().invoke(main, ["run", "-f", str(tmp_path / "syndicate.yml"), "--git-remote", remote])
+    assert result.exit_code == 2, result.output
+    assert "Tok3nValue99" not in result.output and f"{shown!r} looks like a URL with credentials" in result.output
+    with pytest.raises(ConfigError) as caught:
+        GitSettings(push=True, remote=remote)
+    assert "Tok3nValue99" not in str(caught.value) and shown in str(caught.value)
+
+
 def test_a_remote_with_a_space_in_syndicate_yml_is_named_before_any_git(tmp_path):
     from test_feed import cli
 

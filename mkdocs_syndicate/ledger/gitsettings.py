@@ -18,11 +18,18 @@ def git_name_problem(name: object) -> str | None:
     if not isinstance(name, str) or not name.strip():
         return "must be a name"
     if _NOT_IN_A_NAME.search(name):
+        if re.search(r"@(?!\{)", name):  # a URL with user:token@ (the Action's git-remote input): never shown whole
+            return f"{_without_userinfo(name)!r} looks like a URL with credentials in it; give a remote's name (origin)"
         return (
             f"{name!r} is not a name git accepts: no spaces or control characters, none of ~ ^ : ? * [ \\, "
             "no '..', '@{' or '//', not starting with '-', '/' or '.', not ending with '/', '.' or '.lock'"
         )
     return None
+
+
+def _without_userinfo(text: str) -> str:
+    """`https://user:token@host/x.git` (or `user:token@host:x.git`) as `https://***@host/x.git`."""
+    return re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)?[^/]*@", lambda m: (m.group(1) or "") + "***@", text)
 
 
 @dataclass(frozen=True)
