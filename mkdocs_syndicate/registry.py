@@ -8,9 +8,9 @@ A channel type may also come from another package, through the entry-point group
 `mkdocs_syndicate.channels`: each entry names a `ChannelType` (docs/channels.md). The group's names
 are read only when a type is asked for that is not built in, or when every type is listed, and
 once per process; an entry is imported only when a site names its type. A broken entry (its
-import raises, it is not a ChannelType, its client is missing or lacks `prepare` and `send`) is a
-`PluginError` in one line naming its package and entry point, raised only where it is named;
-importing this module reads nothing.
+import raises, it is not a ChannelType, its client is missing or lacks `prepare` and `send`, its
+emulator is no Emulator) is a `PluginError` in one line naming its package and entry point,
+raised only where it is named; importing this module reads nothing.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class ChannelType(NamedTuple):  # cheaper to define than a dataclass: every buil
         return loaded
 
     def emulator_class(self) -> type[Emulator]:
-        loaded: type[Emulator] = self._load(self.emulator, "emulator")
+        loaded: type[Emulator] = _checked_emulator(self, self._load(self.emulator, "emulator"))
         return loaded
 
     def _load(self, spec: str, what: str) -> Any:
@@ -81,8 +81,18 @@ def _checked_client(kind: ChannelType, loaded: Any) -> Any:
     return loaded
 
 
+def _checked_emulator(kind: ChannelType, loaded: Any) -> Any:
+    """A plugin's emulator is an Emulator subclass, checked when it is loaded: anything else ended
+    a send build in an AttributeError about `client_options`, naming no package."""
+    bases = loaded.__mro__ if isinstance(loaded, type) else ()
+    if kind.origin and not any(f"{c.__module__}:{c.__qualname__}" == EMULATOR_BASE for c in bases):
+        raise kind.broken(f"its emulator {kind.emulator} is not an Emulator subclass")
+    return loaded
+
+
 ENTRY_POINT_GROUP = "mkdocs_syndicate.channels"
 CHANNEL_BASE = "mkdocs_syndicate.channels.base:Channel"  # what every client extends
+EMULATOR_BASE = "mkdocs_syndicate.emulator_api:Emulator"  # what every emulator extends
 
 BUILT_IN = (
     ChannelType(

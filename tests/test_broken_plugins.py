@@ -134,6 +134,38 @@ def test_a_site_that_names_a_broken_plugin_gets_one_config_error_naming_package_
     assert __import__("re").search(problem, line), line
 
 
+EMULATOR_NOT_AN_EMULATOR = {
+    "a dict": "NotAnEmulator = {'client_options': 'no'}\n",
+    "a class of its own": "class NotAnEmulator:\n    name = 'pigeon'\n",
+}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("case", list(EMULATOR_NOT_AN_EMULATOR))
+def test_an_emulator_entry_that_is_not_an_emulator_is_a_config_error_naming_the_package(case, tmp_path, monkeypatch):
+    """Every send build ended in `AttributeError: ... 'client_options'` (from output/siteurl.py)."""
+    from mkdocs_syndicate.output.siteurl import placeholder
+
+    module = (
+        "from toyping import ToyPingChannel\nfrom mkdocs_syndicate.channel_api import ChannelType\n\n"
+        "class Pigeon(ToyPingChannel):\n    type_name = 'pigeon'\n\n"
+        + EMULATOR_NOT_AN_EMULATOR[case]
+        + "CHANNEL = ChannelType('pigeon', 'pigeon_emulator:Pigeon', 'pigeon_emulator:NotAnEmulator', 'Pigeon')\n"
+    )
+    monkeypatch.syspath_prepend(str(install(tmp_path / "site-packages", "pigeon_emulator:CHANNEL", module)))
+    monkeypatch.setattr(registry, "TYPES", registry._Types(registry.BUILT_IN))
+    monkeypatch.delitem(sys.modules, "pigeon_emulator", raising=False)
+    coop = {"coop": {"type": "pigeon", "endpoint": "https://pigeon.example", "token": "a-token-1234"}}
+    # A real send: the emulator is not needed, and the placeholder check does not trip over it.
+    warned = placeholder(options_for(coop, tmp_path, sandbox=False))
+    assert warned is not None and warned[0], warned
+    with pytest.raises(ConfigError) as caught:  # a rehearsal: the emulator is what it runs
+        options_for(coop, tmp_path, sandbox=True)
+    said = str(caught.value)
+    assert said.startswith("channels.coop.type: channel type 'pigeon' (from package pigeon-post 1.0, entry point"), said
+    assert "its emulator pigeon_emulator:NotAnEmulator is not an Emulator subclass; fix or uninstall" in said, said
+
+
 @pytest.mark.http
 def test_a_client_without_send_is_refused_before_any_in_flight_record(environment_with, tmp_path, clock):
     environment_with("a client without send")

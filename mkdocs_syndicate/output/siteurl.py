@@ -55,13 +55,16 @@ def _local(host: str) -> bool:
 def _all_channels_local(options: Options) -> bool:
     """Every enabled channel's service address (the settings its emulator would replace) is a
     loopback one: nothing is announced beyond this machine."""
-    from mkdocs_syndicate.registry import TYPES
+    from mkdocs_syndicate.registry import TYPES, PluginError
 
     enabled = [channel for channel in options.channels if channel.enabled]
     for channel in enabled:
         kind = TYPES[channel.type]
         spec = kind.client_class().options
-        addresses = kind.emulator_class().client_options("http://127.0.0.1", "http://127.0.0.1")
+        try:
+            addresses = kind.emulator_class().client_options("http://127.0.0.1", "http://127.0.0.1")
+        except PluginError:  # a plugin's broken emulator: its addresses are unknown, so not local
+            return False
         served = [channel.options.get(name) for name in addresses if name in spec and spec[name].kind == "url"]
         if not all(isinstance(url, str) and _local((urlsplit(url).hostname or "").lower()) for url in served):
             return False
