@@ -42,6 +42,7 @@ class Outcome:
     code: int | None = None  # the service's own error code, where it has them (Weibo)
     ref: str | None = None  # what else names the copy for a reply to it (Bluesky's cid)
     media: Media | None = None  # an upload's (Channel.upload): what the ledger keeps to reuse it
+    note: str | None = None  # DONE: what the record and the report say of the copy (a suspect URL)
 
 
 class Found(enum.Enum):

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from mkdocs_syndicate.channel_api import (
     BadAnswer,
@@ -49,6 +49,7 @@ from mkdocs_syndicate.channel_api import (
     timestamp,
     transport_outcome,
 )
+from mkdocs_syndicate.channels.reading import copy_url, plain_segment
 from mkdocs_syndicate.content.portable import portable_markdown
 from mkdocs_syndicate.content.textcut import cut_before, graphemes
 from mkdocs_syndicate.errors import PostError
@@ -139,6 +140,16 @@ class ForemChannel(Channel):
     def recognises(self, remote_url: str) -> bool:
         return same_host(remote_url, str(self.settings.options["api"]))
 
+    def _copy_url(self, article: dict[str, Any]) -> tuple[str | None, str | None]:
+        """The article's URL as answered, unless it is on another host than the Forem's API: then
+        Forem's own form, the article's `path` (`/<username>/<slug>`) on the API's host."""
+        answered = optional_url(article.get("url"))
+        parts = str(article.get("path") or "").split("/")
+        path_ok = len(parts) == 3 and parts[0] == "" and all(plain_segment(part) for part in parts[1:])
+        api = urlsplit(str(self.settings.options["api"]))
+        own = f"{api.scheme}://{api.netloc}{'/'.join(parts)}" if path_ok else None
+        return copy_url(answered, own, self.recognises)
+
     def _headers(self) -> dict[str, str]:
         return {"api-key": self.settings.options["api_key"].reveal(), "Accept": ACCEPT}
 
@@ -219,9 +230,9 @@ class ForemChannel(Channel):
         if response.status_code == 201:
             try:
                 article = json_object(response)
-                return Outcome(
-                    Kind.DONE, remote_id=identifier(article.get("id")), remote_url=optional_url(article.get("url"))
-                )
+                remote_id = identifier(article.get("id"))
+                url, note = self._copy_url(article)
+                return Outcome(Kind.DONE, remote_id=remote_id, remote_url=url, note=note)
             except BadAnswer as exc:
                 return Outcome(Kind.AMBIGUOUS, error=f"201 with an unreadable article ({exc}); the article exists")
         if response.status_code == 422:
@@ -339,7 +350,8 @@ class ForemChannel(Channel):
             reached_oldest = False
             for article in articles:
                 if same_url(optional_text(article.get("canonical_url"), "canonical_url"), post.url):
-                    return Verdict(Found.FOUND, identifier(article.get("id")), optional_url(article.get("url")))
+                    url, note = self._copy_url(article)
+                    return Verdict(Found.FOUND, identifier(article.get("id")), url, reason=note or "")
                 published_at = article.get("published_at")
                 if article.get("published") and published_at is not None:
                     reached_oldest |= timestamp(published_at, "published_at") < oldest

@@ -61,6 +61,7 @@ from mkdocs_syndicate.channel_api import (
     transport_outcome,
 )
 from mkdocs_syndicate.channels.mastodon_account import MastodonCheck
+from mkdocs_syndicate.channels.reading import copy_url, plain_segment
 from mkdocs_syndicate.channels.mastodon_media import MastodonMedia, edit_request, read_removal
 from mkdocs_syndicate.channels.mastodon_text import (
     MASTODON_URL_WEIGHT,
@@ -298,11 +299,9 @@ class MastodonChannel(Channel):
                     error="200 with a status that does not link to this post "
                     "(another post's Idempotency-Key?); the post may exist",
                 )
-            return Outcome(
-                Kind.DONE,
-                remote_id=identifier(status.get("id")),
-                remote_url=optional_url(status.get("url")) or optional_url(status.get("uri")),
-            )
+            remote_id = identifier(status.get("id"))
+            url, note = self._copy_url(status, remote_id)
+            return Outcome(Kind.DONE, remote_id=remote_id, remote_url=url, note=note)
         except BadAnswer as exc:
             return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable status ({exc}); the post may exist")
 
@@ -378,6 +377,15 @@ class MastodonChannel(Channel):
     def recognises(self, remote_url: str) -> bool:
         return same_host(remote_url, self._base)
 
+    def _copy_url(self, status: dict[str, Any], remote_id: str) -> tuple[str | None, str | None]:
+        """The status's URL as answered, unless it is on another host than the instance: then
+        Mastodon's own form of a local status's URL, `<instance>/@<username>/<id>`."""
+        answered = optional_url(status.get("url")) or optional_url(status.get("uri"))
+        account = status.get("account")
+        username = plain_segment(account.get("username")) if isinstance(account, dict) else None
+        own = f"{self._base.rstrip('/')}/@{username}/{quote(remote_id, safe='')}" if username else None
+        return copy_url(answered, own, self.recognises)
+
     def _links_to(self, status: dict[str, Any], url: str) -> bool:
         """Whether a status links to `url`: its card, or an <a href> of its content, read the way
         the instance writes them (HTML-escaped by Rails: ' is &#39;), compared after unescaping
@@ -451,11 +459,9 @@ class MastodonChannel(Channel):
         reached_oldest = False
         for status in statuses:
             if isinstance(status, dict) and matches(status):
-                return Verdict(
-                    Found.FOUND,
-                    identifier(status.get("id")),
-                    optional_url(status.get("url")) or optional_url(status.get("uri")),
-                )
+                remote_id = identifier(status.get("id"))
+                url, note = self._copy_url(status, remote_id)
+                return Verdict(Found.FOUND, remote_id, url, reason=note or "")
             reached_oldest |= timestamp(status.get("created_at"), "created_at") < oldest
         if not statuses or reached_oldest:
             return Verdict(Found.ABSENT, reason="not among own statuses since the first attempt")

@@ -9,6 +9,7 @@ ledger never gets `remote_id: None` or a number where a URL belongs, and no trac
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -141,3 +142,25 @@ def first_attempt(record: Record) -> float:
     """Epoch seconds of the pair's first attempt (`created_at`, else `at`): scan bounds and key
     windows are measured from here, never from `at`, which each attempt rewrites."""
     return from_iso(record.created_at or record.at).timestamp()
+
+
+_PLAIN_SEGMENT = lazy_compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,254}[A-Za-z0-9_])?")
+
+
+def plain_segment(value: Any) -> str | None:
+    """A path segment of the service's own URL form (a user name, a slug) taken from its answer:
+    letters, digits, `_`, `.` and `-` only, else None (never a path a server could steer)."""
+    return value if isinstance(value, str) and _PLAIN_SEGMENT.fullmatch(value) else None
+
+
+def copy_url(answered: str | None, own: str | None, is_own: Callable[[str], bool]) -> tuple[str | None, str | None]:
+    """The URL to record for a copy whose answer named `answered`, and a note when that is not it:
+    a URL on another host than the channel's service is suspect (a proxy's rewrite, a hostile or
+    broken server), so the copy's URL in the service's own form, `own` (made from the copy's id
+    and the channel's settings), is recorded instead (none when it cannot be made), and the note
+    says so for the ledger and the run's report."""
+    if answered is None or is_own(answered):
+        return answered, None
+    host = urlsplit(answered).hostname or "?"
+    instead = f"{own} recorded, the service's own form" if own else "no URL recorded"
+    return own, f"suspect: the service answered with the copy's URL on another host ({host}); {instead}"

@@ -89,8 +89,12 @@ def _done(facts: Facts, current: Record, action: Action) -> End:
         return End(current.gone(facts.now, "the post was removed"), PairState.DELETED, how)
     if facts.event is Kind.DONE and facts.outcome is not None:  # the send's answer names it
         remote_id, remote_url = facts.outcome.remote_id, facts.outcome.remote_url
+        remark = facts.outcome.note or ""
     else:  # a read found it (or it is done without a name: received often enough)
         remote_id, remote_url = facts.found
+        # What a read that found the copy says of it (a suspect URL); nothing for an ending by count
+        remark = facts.reason if facts.event is Found.FOUND else ""
+    remark = clean(remark, facts.secrets) if remark else ""
     if action.reason:
         how = action.reason
     elif facts.batch is not None:
@@ -99,10 +103,9 @@ def _done(facts: Facts, current: Record, action: Action) -> End:
         how = "sent"
     else:
         how = "found by verify (sent by an earlier run)" if facts.sends == 0 else "sent (confirmed by a read)"
-    record = current.moved(
-        State.DONE, facts.now, remote_id=remote_id, remote_url=remote_url, note=action.reason or None
-    )
-    return End(record, PairState.DONE, how, remote_url)
+    note = clauses(action.reason, remark) or None
+    record = current.moved(State.DONE, facts.now, remote_id=remote_id, remote_url=remote_url, note=note)
+    return End(record, PairState.DONE, clauses(how, remark), remote_url)
 
 
 def _failed_end(facts: Facts, current: Record, action: Action) -> End:
