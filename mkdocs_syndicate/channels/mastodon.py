@@ -61,7 +61,6 @@ from mkdocs_syndicate.channel_api import (
     transport_outcome,
 )
 from mkdocs_syndicate.channels.mastodon_account import MastodonCheck
-from mkdocs_syndicate.channels.reading import copy_url, plain_segment
 from mkdocs_syndicate.channels.mastodon_media import MastodonMedia, edit_request, read_removal
 from mkdocs_syndicate.channels.mastodon_text import (
     MASTODON_URL_WEIGHT,
@@ -70,6 +69,7 @@ from mkdocs_syndicate.channels.mastodon_text import (
     mastodon_length,
     near_limit,
 )
+from mkdocs_syndicate.channels.reading import copy_url, plain_segment
 from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.links import hrefs
 
