@@ -64,7 +64,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 from urllib.parse import quote
 
@@ -105,7 +105,15 @@ from mkdocs_syndicate.channel_api import (
     transport_outcome,
 )
 from mkdocs_syndicate.channels import matrix_media
-from mkdocs_syndicate.channels.matrix_answers import has_event_id, part_marker, refusal, txn_id
+from mkdocs_syndicate.channels.matrix_answers import (
+    EventRead,
+    answered_outcome,
+    event_read,
+    has_event_id,
+    part_marker,
+    refusal,
+    txn_id,
+)
 
 MARKER = "net.mkdocs_syndicate.post"  # a namespaced content key: Matrix keeps unknown keys
 DEFAULT_TEMPLATE = "{{ title }}\n\n{{ description }}\n\n{{ url }}"
@@ -113,16 +121,6 @@ MAX_BYTES = 32_000  # an event is at most 65,536 bytes with its envelope
 MAX_PAGES = 10  # of 100 events each, read back before "not found" becomes "cannot tell"
 PART_CHARACTERS = 2_000  # `thread: true`: a part is about a screenful in Element
 FALLBACK_BYTES = 16_000  # an edit's fallback body is cut here: with m.new_content it must fit one event
-
-
-@dataclass(frozen=True)
-class _Read:
-    """The copy as a read of its own event id found it."""
-
-    state: str  # "ours" (this pair's event, not redacted), "redacted", or "unknown"
-    reason: str = ""
-    content: Mapping[str, Any] | None = None  # what it says now: the latest replacement's new content
-    latest: str = ""  # the event id of what it says now (the original's, or the latest replacement's)
 
 
 def room_id(value: str, setting: str) -> str:
@@ -295,43 +293,35 @@ class MatrixChannel(Channel):
                 event_id = identifier(json_object(answer).get("event_id"), "event_id")
             except BadAnswer as exc:
                 return Outcome(Kind.AMBIGUOUS, error=f"200 with an unreadable answer ({exc}); the message may exist")
-            return Outcome(Kind.DONE, remote_id=event_id, remote_url=self._link(event_id))
+            return await self._answered(http, event_id, txn)
         return refusal(answer, http.now())
 
     def _event_path(self, event_id: str) -> str:
         return f"/rooms/{quote(self._room, safe='')}/event/{quote(event_id, safe='')}"
 
-    async def _read(self, http: Http, record: Record) -> _Read:
+    async def _read(self, http: Http, record: Record) -> EventRead:
         """GET the copy's own event: this pair's (its content carries the pair's marker), redacted,
         or unknown (any other answer, a 404 included). Raises httpx's errors."""
         assert record.remote_id
-        answer = await http.request("GET", self._url(self._event_path(record.remote_id)), headers=self._auth())
-        if answer.status_code != 200:
-            return _Read("unknown", f"the event read answered {answer.status_code}{error_detail(answer)}")
-        try:
-            event = json_object(answer)
-        except BadAnswer as exc:
-            return _Read("unknown", f"the event read is unreadable ({exc})")
-        unsigned, content = event.get("unsigned"), event.get("content")
-        if event.get("event_id") != record.remote_id or not isinstance(unsigned, dict) or not isinstance(content, dict):
-            return _Read("unknown", "the event read is not the copy's event")
-        if isinstance(unsigned.get("redacted_because"), dict):
-            return _Read("redacted", "the message was redacted")
-        if not record.idempotency_key or content.get(MARKER) != record.idempotency_key:
-            return _Read("unknown", "the event does not carry this post's marker")
-        relations = unsigned.get("m.relations")
-        replaced = relations.get("m.replace") if isinstance(relations, dict) else None
-        if replaced is None:
-            return _Read("ours", content=content, latest=record.remote_id)
-        edit = replaced if isinstance(replaced, dict) else {}
-        edit_content = edit.get("content")
-        new = edit_content.get("m.new_content") if isinstance(edit_content, dict) else None
-        latest = edit.get("event_id")
-        if not isinstance(new, dict) or not isinstance(latest, str) or not latest:
-            return _Read("unknown", "the event's latest replacement is unreadable")
-        return _Read("ours", content=new, latest=latest)
+        return await self._read_event(http, record.remote_id, record.idempotency_key)
 
-    def _says(self, read: _Read, prepared: Prepared, media: tuple[Media, ...] = ()) -> bool:
+    async def _read_event(self, http: Http, event_id: str, marker: str | None) -> EventRead:
+        answer = await http.request("GET", self._url(self._event_path(event_id)), headers=self._auth())
+        return event_read(answer, event_id, marker, MARKER)
+
+    async def _answered(self, http: Http, event_id: str, marker: str) -> Outcome:
+        """A send's 200 counts only once the event it names is read: Synapse answers a transaction
+        id it remembers (a day) with the event it made then, redacted or not, so the answer alone
+        cannot tell a new message from an old one (matrix_answers.answered_outcome)."""
+        import httpx
+
+        try:
+            read = await self._read_event(http, event_id, marker)
+        except httpx.TransportError as exc:
+            read = EventRead("unknown", f"the read of it got no answer ({type(exc).__name__})")
+        return answered_outcome(read, event_id, self._link(event_id))
+
+    def _says(self, read: EventRead, prepared: Prepared, media: tuple[Media, ...] = ()) -> bool:
         assert read.content is not None and prepared.message is not None
         return matrix_media.shows(read.content, prepared.message.text, prepared.image, media)
 
@@ -410,9 +400,15 @@ class MatrixChannel(Channel):
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         """Page back through the room's messages from our own account for the event whose content
-        carries this pair's id: found, or the whole history read (absent), or cannot tell."""
+        carries this pair's id: found, or the whole history read (absent), or cannot tell. After a
+        send answered with an event, that event is read: this pair's and not redacted, or cannot tell."""
         if not record.idempotency_key:
             return Verdict(Found.UNKNOWN, reason="no transaction id recorded: nothing to look for")
+        if after is not None and after.remote_id:
+            read = await self._read_event(http, after.remote_id, record.idempotency_key)
+            if read.state == "ours":
+                return Verdict(Found.FOUND, after.remote_id, self._link(after.remote_id))
+            return Verdict(Found.UNKNOWN, reason=f"the send was answered with {after.remote_id}, but {read.reason}")
         return await self._find(http, record.idempotency_key)
 
     async def read_part(self, http: Http, post: Post, record: Record, number: int) -> Verdict:

@@ -76,6 +76,9 @@ def ending(facts: Facts, current: Record | None, action: Action) -> End:
         return _done(facts, current, action)
     if step is Step.DELETED:
         note = clean(facts.reason or action.reason, facts.secrets)
+        answer = facts.outcome
+        if answer is not None and answer.remote_id and not current.remote_id:  # answered with a copy since deleted
+            current = replace(current, remote_id=answer.remote_id, remote_url=answer.remote_url)
         return End(current.gone(facts.now, note), PairState.DELETED, note)
     if step is Step.AWAIT:
         note = clauses(clean(facts.reason, facts.secrets), action.reason)
