@@ -111,3 +111,80 @@ def test_a_backlog_of_image_posts_keeps_within_mastodons_upload_budget(tmp_path,
     clock.now = 1_800_000_000.0 + 1
     second = run_images(tmp_path, raw, clock, with_images, png(120, 80))
     assert [r.state for r in second.results] == ["done"] * 3, second.results
+
+
+# Paragraphs of about 200 characters: on a 300-character Mastodon each is a part of its own, so a
+# post of three is a thread of three statuses, and its removal three deletes.
+PARAGRAPHS = [
+    "The first paragraph sets the scene. " * 5,
+    "The second paragraph goes deeper into the matter at hand. " * 3,
+    "The third paragraph draws the threads together and ends. " * 3,
+]
+
+
+def threads(count: int) -> list:
+    start = dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
+    text = "\n\n".join(p.strip() for p in PARAGRAPHS)
+    return [
+        make_post(
+            1,
+            key=f"blog/t{n}/",
+            url=f"{SITE}blog/t{n}/",
+            title=f"Thread {n}",
+            date=start + dt.timedelta(days=n),
+            description=text,
+        )
+        for n in range(1, count + 1)
+    ]
+
+
+def test_a_removed_thread_costs_a_delete_a_part(tmp_path, sandbox, clock, public):
+    """12 threads of 3 statuses are 36 deletes: a window takes 10 threads (30 deletes), the run
+    says 2 are left and goes on in the next window, never meeting the instance's 429 or sitting
+    out the window."""
+    sandbox.now = clock.time
+    clock.now = 1_800_000_000.0 - 600
+    raw = SPECS["mastodon"].raw(sandbox, removals="delete", thread=True, max_characters=300, max_parts=4)
+    made, _ = run(tmp_path, raw, clock, [KEPT, *threads(12)], max_per_run=100)
+    assert [r.state for r in made.results] == ["done"] * 13, made.results
+    ledger = Ledger.read(tmp_path / "ledger.yml")
+    assert all(len(ledger.record(f"blog/t{n}/", "ch").parts) == 3 for n in range(1, 13))
+    public.live.clear()
+    public.live.add("/blog/kept/")
+    first, reporter = run(tmp_path, raw, clock, [KEPT], max_per_run=100)
+    deletes = [r for r in sandbox.requests("mastodon") if r["method"] == "DELETE"]
+    assert len(deletes) == 30 and [r.state for r in first.results] == ["deleted"] * 10, (len(deletes), first.results)
+    line = next(w for w in first.warnings if "delete(s) of removed posts left" in w)
+    assert "2 delete(s)" in line and "2027-01-15T08:00:00Z" in line, line
+    assert not [wait for wait in reporter.waits if wait[1] > 60], reporter.waits
+    clock.now = 1_800_000_000.0 + 1
+    second, _ = run(tmp_path, raw, clock, [KEPT], max_per_run=100)
+    assert [r.state for r in second.results] == ["deleted"] * 2, second.results
+
+
+def test_a_429_for_a_delete_leaves_the_rest_for_a_later_run_without_sitting_out_the_window(
+    tmp_path, sandbox, clock, public
+):
+    """Another site on the same account spent most of the window (the ledger cannot know): the
+    instance answers the third delete 429, its X-RateLimit-Reset ten minutes away. The run does
+    not sit that out (the default max_wait would): it leaves that delete and the rest for a later
+    run, says how many and from when, and the next window's run deletes them."""
+    sandbox.now = clock.time
+    clock.now = 1_800_000_000.0 - 600
+    raw = SPECS["mastodon"].raw(sandbox, removals="delete")
+    made, _ = run(tmp_path, raw, clock, [KEPT, *posts()[:5]], max_per_run=100)
+    assert [r.state for r in made.results] == ["done"] * 6
+    window = {"window": int(clock.now // 1800), "count": 28}
+    sandbox.emulators["mastodon"].state.setdefault("rate_windows", {})["throttle_api_delete"] = window
+    public.live.clear()
+    public.live.add("/blog/kept/")
+    first, reporter = run(tmp_path, raw, clock, [KEPT], max_per_run=100)
+    assert [r.state for r in first.results].count("deleted") == 2, first.results
+    assert not [wait for wait in reporter.waits if wait[1] > 60], reporter.waits
+    line = next(w for w in first.warnings if "delete(s) of removed posts left" in w)
+    assert line.startswith("ch: 3 delete(s)") and "2027-01-15T08:00:00Z" in line, line
+    clock.now = 1_800_000_000.0 + 1
+    second, _ = run(tmp_path, raw, clock, [KEPT], max_per_run=100)
+    assert [r.state for r in second.results] == ["deleted"] * 3, second.results
+    ledger = Ledger.read(tmp_path / "ledger.yml")
+    assert [key for key, entry in ledger.posts.items() if entry.channels["ch"].state != "deleted"] == ["blog/kept/"]

@@ -32,9 +32,7 @@ KEY = "blog/post-1/"
 def setup(tmp_path, sandbox, clock) -> tuple[Any, dict[str, str]]:
     sandbox.now = clock.time
     raw = SPECS["matrix"].raw(sandbox)
-    options = parse_options(
-        {"room": raw}, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True
-    )
+    options = parse_options({"room": raw}, ledger_path=tmp_path / "ledger.yml", site=SITE, sandbox=False, sending=True)
     return options, raw
 
 

@@ -16,6 +16,7 @@ import httpx
 
 from mkdocs_syndicate.ledger.schema import Posts, State
 from mkdocs_syndicate.net.bounded import bounded_request
+from mkdocs_syndicate.net.ratehints import server_delay
 from mkdocs_syndicate.timeutil import Clock, from_iso
 
 Sleeper = Callable[[float, str], Awaitable[None]]
@@ -37,6 +38,7 @@ class PacedHttp:
         self._read_at = 0.0  # ... before which no read may start
         self._held_at = 0.0  # ... before which nothing may start: the server asked (429)
         self.requests = 0
+        self.refused_until: float | None = None  # the last 429's "not before" (its headers'), if any
 
     def now(self) -> float:
         return self.clock.time()
@@ -90,4 +92,9 @@ class PacedHttp:
             self._next_at, self._next_reason = started + self._min_interval, "pacing"
         self.requests += 1
         kwargs.setdefault("timeout", self._timeout)
-        return await bounded_request(self._client, method, url, total=self._timeout, **kwargs)
+        answer = await bounded_request(self._client, method, url, total=self._timeout, **kwargs)
+        if answer.status_code == 429:  # for the lane's budgets (engine/budgets.py): until when
+            now = self.clock.time()
+            hint = server_delay(answer.headers, now)
+            self.refused_until = now + hint if hint is not None else None
+        return answer

@@ -47,6 +47,8 @@ from mkdocs_syndicate.net.client import run_client
 from mkdocs_syndicate.redaction import redact
 from mkdocs_syndicate.timeutil import Clock, to_iso, utcnow
 
+_SETTLE = "reading again once it must have finished"
+
 
 def _waits_for_push(channel: Channel) -> bool:
     """An at-most-once request leaves only once its in_flight record is durable (pushed, in git)."""
@@ -77,6 +79,7 @@ class Runner:
         self.reporter = reporter
         self.transport = transport
         self.max_wait = max_wait
+        self._max_waits: dict[str, float] = {}  # a lane's for the unit it carries (engine/budgets.py)
         self.tries = tries
         self.rng = rng or random.Random()
         self.verify_only = verify_only  # `mkdocs-syndicate verify`: reads only, never a send
@@ -174,16 +177,16 @@ class Runner:
                 if not await budget.admits(unit, sleep, self.max_wait):  # the service's budget of deletes spent
                     units = budget.left_for_later(unit, units, self.report.warnings)
                     continue
+                self._max_waits[channel.id], http.refused_until = budget.max_wait(unit, self.max_wait), None
                 wait = unit.not_before - self.clock.time()
                 if wait > 0:
-                    await sleep(
-                        wait,
-                        "settle: the server may still be working on the last request; "
-                        "reading again once it must have finished",
-                    )
+                    await sleep(wait, "settle: the server may still be working on the last request; " + _SETTLE)
                 try:
                     units += await self._carry(channel, http, unit)
                 except _LaneStopped as stop:
+                    if budget.refused(unit, http.refused_until):  # a 429 for a kind with a budget: the rest later
+                        units = budget.left_for_later(unit, units, self.report.warnings)
+                        continue
                     self._not_attempted(units, str(stop))
                     return
                 except Exception as error:
@@ -340,7 +343,7 @@ class Runner:
         return [replace(attempt.unit, read_first=True, not_before=action.at)]
 
     def _situation(self, channel: Channel, current: Record | None, sends: int, outcome: Outcome | None) -> Situation:
-        now, wait = self.clock.time(), self.max_wait
+        now, wait = self.clock.time(), self._max_waits.get(channel.id, self.max_wait)
         return situation(
             channel, current, sends, outcome, now=now, max_wait=wait, tries=self.tries, verify_only=self.verify_only
         )
