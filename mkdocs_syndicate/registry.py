@@ -138,6 +138,12 @@ BUILT_IN = (
         "Matrix",
     ),
     ChannelType(
+        "websub",
+        "mkdocs_syndicate.channels.websub:WebSubChannel",
+        "mkdocs_syndicate.sandbox.websub:WebSubEmulator",
+        "WebSub",
+    ),
+    ChannelType(
         "nostr",
         "mkdocs_syndicate.channels.nostr:NostrChannel",
         "mkdocs_syndicate.sandbox.nostr:NostrEmulator",

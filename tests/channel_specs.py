@@ -65,5 +65,12 @@ def spec_of(kind: registry.ChannelType) -> Spec:
     )
 
 
-EVERY_TYPE = {name: spec_of(kind) for name, kind in registry.TYPES.items()}
+# Types these suites cannot judge by the posts a service received, with why: their own tests
+# hold them to their delivery instead.
+NOT_POST_COUNTED = {
+    "websub": "a hub is told that a feed changed, never which post: it learns the posts only by "
+    "fetching the feed, which these suites' posts are in nowhere (tests/test_websub*.py: pinged "
+    "at least once, the hub's fetch finding the posts in a built feed, kills around the ping)",
+}
+EVERY_TYPE = {name: spec_of(kind) for name, kind in registry.TYPES.items() if name not in NOT_POST_COUNTED}
 SPECS = {name: spec for name, spec in EVERY_TYPE.items() if spec.at_most_once and not spec.batched}

@@ -1,10 +1,10 @@
-"""The Nostr channel: a post announced on one relay, written from the NIPs (github.com/nostr-protocol/nips):
+"""The Nostr channel: a post announced on relays, written from the NIPs (github.com/nostr-protocol/nips):
 NIP-01 (events, ids, signatures, the EVENT/REQ/OK/EOSE/CLOSED messages), NIP-09 (deletion
 requests), NIP-19 (the bech32 names in a copy's link) and NIP-23 (long-form content).
 
-A channel is one relay, so each relay is a lane of its own and each (post, relay) pair has its
-own ledger record: a site that writes to three relays has three channels with the same key
-(`secret_key: !ENV NOSTR_SECRET_KEY` in each). At most once.
+A lane is one relay, and each (post, relay) pair has its own ledger record: `relay:` makes the
+channel one lane, `relays:` one lane per relay named `<id>@<relay host>` (`lanes`), each with its
+own records, pacing and reads. At most once.
 
 - Default: a kind 1 note, the message with the post's link, and an `r` tag naming the post's
   URL. Its `created_at` is frozen at the pair's first attempt, so the event, and with it its id
@@ -35,12 +35,13 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from mkdocs_syndicate.channel_api import (
     Channel,
+    ChannelSettings,
     ConfigError,
     Copy,
     CredentialCheck,
@@ -107,6 +108,11 @@ def relay_url(value: str, setting: str) -> str:
     return value
 
 
+def relay_urls(values: tuple[str, ...], setting: str) -> tuple[str, ...]:
+    """`relays:`: each a relay URL, as `relay:` takes one."""
+    return tuple(relay_url(value, f"{setting}[{n}]") for n, value in enumerate(values))
+
+
 @dataclass(frozen=True)
 class _Read:
     """What a REQ about one copy found: the copy's versions (newest first) and our deletions of it."""
@@ -128,8 +134,11 @@ class NostrChannel(Channel):
     # version of its address: `edits_in_place_with` says which a channel's settings are.
     edits_in_place = False
     options: ClassVar[Mapping[str, Option]] = {
-        "relay": Option(
-            "text", required=True, help="the relay's WebSocket URL, e.g. wss://relay.damus.io", check=relay_url
+        "relay": Option("text", help="the relay's WebSocket URL, e.g. wss://relay.damus.io", check=relay_url),
+        "relays": Option(
+            "list",
+            help="several relays, each a lane with its own records: [wss://relay.damus.io, wss://nos.lol]",
+            check=relay_urls,
         ),
         "secret_key": Option(
             "secret",
@@ -140,6 +149,33 @@ class NostrChannel(Channel):
         "long_form": Option("bool", default=False, help="publish the whole post as a NIP-23 article (kind 30023)"),
         "web_url": Option("url", default="https://njump.me", help="a web gateway: a copy's link is <web_url>/<note1…>"),
     }
+
+    @classmethod
+    def lanes(cls, settings: ChannelSettings) -> list[ChannelSettings]:
+        """`relay:` is this channel; `relays:` is one lane per relay, `<id>@<relay host>`, each
+        with its own records, pacing and reads (a relay down holds up no other)."""
+        relay, relays = settings.options.get("relay"), settings.options.get("relays")
+        if (relay is None) == (relays is None):
+            problem = (
+                "give one of relay (one relay) or relays (a list)"
+                if relay is None
+                else "give relay or relays, not both"
+            )
+            raise ConfigError(problem, settings.where("relays" if relays else "relay"))
+        if relays is None:
+            return [settings]
+        named: dict[str, str] = {}
+        for url in relays:
+            name = f"{settings.id}@{urlsplit(url).netloc.lower()}"
+            if name in named:
+                raise ConfigError(
+                    f"{url} and {named[name]} are on one host: give each relay once", settings.where("relays")
+                )
+            named[name] = url
+        return [
+            replace(settings, id=name, configured=settings.id, options={**settings.options, "relay": url})
+            for name, url in named.items()
+        ]
 
     @classmethod
     def edits_in_place_with(cls, values: Mapping[str, Any]) -> bool:

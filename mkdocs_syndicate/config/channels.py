@@ -16,7 +16,7 @@ from mkdocs_syndicate.redaction import Secret, credential_problem, shown_url
 from mkdocs_syndicate.safety import is_plain_name, one_line
 
 DELIVERIES = ("at_least_once", "at_most_once")
-OptionKind = Literal["url", "secret", "text", "int", "float", "bool", "ip", "choice"]
+OptionKind = Literal["url", "secret", "text", "int", "float", "bool", "ip", "choice", "list"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,12 @@ class ChannelSettings:
     edits: str = "ignore"  # "update": a copy whose message changed is edited in place
     removals: str = "keep"  # "delete": a removed post's copies are deleted (engine/removals.py)
     max_parts: int = 1  # `thread: true`: a message over the limit is a thread of up to this many parts
+    configured: str = ""  # a lane's (Nostr's `relays:`): the id of the channel the config names, for its settings
+
+    @property
+    def setting_id(self) -> str:
+        """The id its settings are under in the config: a lane's are its channel's."""
+        return self.configured or self.id
 
     @property
     def at_most_once(self) -> bool:
@@ -68,7 +74,7 @@ class ChannelSettings:
         return [v for v in self.options.values() if isinstance(v, Secret)]
 
     def where(self, setting: str) -> str:
-        return f"channels.{self.id}.{setting}"
+        return f"channels.{self.setting_id}.{setting}"
 
 
 COMMON = {
@@ -120,11 +126,17 @@ def parse_channels(
             )
         seen[channel_id.casefold()] = channel_id
         try:
-            parsed.append(_parse_one(channel_id, values, registry, check_templates))
+            lanes = _lanes(_parse_one(channel_id, values, registry, check_templates), registry)
         except ConfigError as exc:
             if problems is None:
                 raise
             problems.append(exc)
+            continue
+        for lane in lanes[1:] if lanes[0].id == channel_id else lanes:  # a lane's id is a ledger key too
+            if lane.id.casefold() in seen and seen[lane.id.casefold()] != channel_id:
+                raise ConfigError(f"its lane {lane.id} has the id of another channel", f"channels.{channel_id}")
+            seen[lane.id.casefold()] = channel_id
+        parsed.extend(lanes)
     return parsed
 
 
@@ -151,6 +163,14 @@ def _id_problem(channel_id: str) -> str | None:
     if any(value in channel_id for value in env_values().values()):
         return _FROM_ENV
     return None
+
+
+def _lanes(settings: ChannelSettings, registry: Mapping[str, Any]) -> list[ChannelSettings]:
+    """One configured channel as the lanes it runs as: itself, or (Nostr's `relays:`) one lane
+    per server, each with an id of its own (the type's `lanes`, a classmethod), so that each
+    has its own ledger records, pacing and reads."""
+    split = getattr(registry[settings.type], "lanes", None)
+    return list(split(settings)) if split is not None else [settings]
 
 
 def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], check_templates: bool) -> ChannelSettings:
@@ -376,6 +396,15 @@ def _text(value: Any, option: Option, setting: str) -> str:
     return value
 
 
+def _list(value: Any, option: Option, setting: str) -> tuple[str, ...]:
+    """One text or a list of them (`hub: https://a` or `hub: [https://a, https://b]`), each
+    checked by the option's own `check` after this."""
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) and v.strip() for v in values):
+        raise ConfigError("must be one text or a list of them, none empty", setting)
+    return tuple(v.strip() for v in values)
+
+
 def _choice(value: Any, option: Option, setting: str) -> str:
     if value not in option.choices:
         raise ConfigError(f"must be one of {', '.join(option.choices)}, not {value!r}", setting)
@@ -409,6 +438,7 @@ _OPTION_KINDS: dict[str, Callable[[Any, Option, str], Any]] = {
     "ip": _ip,
     "bool": _bool,
     "int": _int,
+    "list": _list,
 }
 
 

@@ -87,7 +87,7 @@ def misplaced_credentials(raw: object, channels: list[ChannelSettings], others: 
     or `others` (setting → value: the ledger's path). Such a setting names ledger records, goes
     into posts, plans and error messages, so it is refused, by name and without quoting it."""
     secrets = {
-        f"channels.{channel.id}.{name}": value.reveal()
+        f"channels.{channel.setting_id}.{name}": value.reveal()
         for channel in channels
         for name, value in channel.options.items()
         if isinstance(value, Secret)

@@ -357,7 +357,7 @@ def render_message(
     """The exact text for (post, channel); a PostError if it cannot be made to fit. With
     `max_parts` above 1 (the channel's `thread: true`), a message over the limit becomes a thread
     (`Message.parts`; content/threads.py) instead of a shortened text."""
-    override = post.overrides.get(channel_id)
+    override = post.override(channel_id)
     if override is not None and override.text is not None:
         return _as_written(post, channel_id, override.text, rule, max_parts)
 

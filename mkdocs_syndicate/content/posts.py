@@ -73,8 +73,16 @@ class Post:
     def wants(self, channel_id: str) -> bool:
         if self.opted_out:
             return False
-        override = self.overrides.get(channel_id)
+        override = self.override(channel_id)
         return override is None or override.enabled
+
+    def override(self, channel_id: str) -> ChannelOverride | None:
+        """Front matter's `syndicate: {channel_id: …}` for this channel; a lane (`nostr@relay.host`,
+        one of a channel's relays) takes its channel's unless it is named itself."""
+        found = self.overrides.get(channel_id)
+        if found is None and "@" in channel_id:
+            found = self.overrides.get(channel_id.rpartition("@")[0])
+        return found
 
 
 def parse_syndicate_meta(value: Any, source: str) -> tuple[bool | None, dict[str, ChannelOverride]]:

@@ -135,7 +135,7 @@ def not_updated_lines(pairs: list[PendingPair]) -> list[str]:
 def why_not_updated(channel: Channel) -> str:
     if not channel.edits_in_place:
         return f"{channel.type_name} cannot edit a post in place"
-    return f"channels.{channel.id}.edits is ignore"
+    return f"channels.{channel.settings.setting_id}.edits is ignore"
 
 
 def copies(count: int) -> str:

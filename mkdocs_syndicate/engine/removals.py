@@ -226,7 +226,7 @@ def kept_lines(ledger: Ledger, removals: Removals, channels: list[Channel]) -> l
         why = (
             f"{channel.type_name} cannot delete a post"
             if not channel.deletes
-            else f"channels.{channel.id}.removals is keep"
+            else f"channels.{channel.settings.setting_id}.removals is keep"
         )
         lines.append(f"{channel.id}: {copies(len(keys))} of removed posts kept ({why}): {some(keys)}")
     return lines
