@@ -29,8 +29,14 @@ case "$command" in
     if [ -n "${INPUT_SITE_DIR:-}" ]; then args+=(--site-dir "$INPUT_SITE_DIR"); fi
     exec "$bin" site-files "${args[@]}"
     ;;
+  inject)  # the channels' files (IndexNow's key), then each announced post's page rewritten in place
+    site=()
+    if [ -n "${INPUT_SITE_DIR:-}" ]; then site=("$INPUT_SITE_DIR"); fi
+    "$bin" site-files "${args[@]}" ${site[@]+--site-dir "${site[@]}"}
+    exec "$bin" inject "${args[@]}" ${site[@]+"${site[@]}"}
+    ;;
   announce) ;;
-  *) refuse "command: '$command' is neither announce nor site-files" ;;
+  *) refuse "command: '$command' is none of announce, inject, site-files" ;;
 esac
 
 if [ -n "${INPUT_FEED:-}" ]; then args+=(--feed "$INPUT_FEED"); fi

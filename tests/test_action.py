@@ -201,7 +201,7 @@ def test_wrong_inputs_are_named_and_plan_and_pull_requests_send_nothing(tmp_path
     work = clone(bare, tmp_path / "work")
     for name, value, said in (
         ("mode", "sometimes", "input mode: 'sometimes' is none of send, auto, plan, off"),
-        ("command", "deploy", "input command: 'deploy' is neither announce nor site-files"),
+        ("command", "deploy", "input command: 'deploy' is none of announce, inject, site-files"),
         ("git_push", "yes", "input git-push: 'yes' is neither true nor false"),
     ):
         wrong = run_action(work, **{name: value})
@@ -239,6 +239,41 @@ def test_site_files_through_the_action_writes_the_key_file_before_the_deploy(tmp
     result = run_action(work, command="site-files", site_dir="public")
     assert result.returncode == 0, result.stderr
     assert (work / "public" / "site-key-1234.txt").read_text() == "site-key-1234"
+
+
+def test_inject_through_the_action_puts_each_announced_posts_copies_on_its_built_page(tmp_path, sandbox):
+    """`command: inject` on a site any generator built: the key file, then each post the ledger has
+    copies of gets its "Also on" block in its page; a page without copies and a second run change
+    no byte. Run before the first announce it finds no copies and says so."""
+    bare = site_repository(tmp_path, sandbox, posts=2)
+    work = clone(bare, tmp_path / "work")
+    settings = yaml.safe_load((work / "syndicate.yml").read_text())
+    settings["channels"]["ping"] = {"type": "indexnow", "endpoint": sandbox.url + "/indexnow", "key": "site-key-1234"}
+    (work / "syndicate.yml").write_text(yaml.safe_dump(settings))
+    pages = {n: work / "public" / "posts" / f"post-{n}" / "index.html" for n in (1, 2)}
+    about = work / "public" / "about" / "index.html"
+    for path in (*pages.values(), about):
+        path.parent.mkdir(parents=True)
+        path.write_text(
+            "<!doctype html><html><head><title>P</title></head><body><article><p>Text.</p></article></body></html>"
+        )
+    before = {path: path.read_bytes() for path in (*pages.values(), about)}
+    first = run_action(work, command="inject", site_dir="public")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert (work / "public" / "site-key-1234.txt").read_text() == "site-key-1234"
+    assert {path: path.read_bytes() for path in before} == before  # nothing announced yet
+    announced = run_action(work)
+    assert announced.returncode == 0, announced.stdout + announced.stderr
+    second = run_action(work, command="inject", site_dir="public")
+    assert second.returncode == 0, second.stdout + second.stderr
+    for n, page in pages.items():
+        html = page.read_text()
+        assert html.count('rel="syndication"') == 3 and "u-syndication" in html, (n, html)
+    assert about.read_bytes() == before[about]
+    injected = {path: path.read_bytes() for path in pages.values()}
+    again = run_action(work, command="inject", site_dir="public")
+    assert again.returncode == 0 and {path: path.read_bytes() for path in pages.values()} == injected
+    assert "0 page(s) changed" in again.stderr, again.stderr
 
 
 # ---------------------------------------------------------------------- the action's own files

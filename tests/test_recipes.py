@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import http.server
-import json
 import os
 import shutil
 import subprocess
@@ -114,9 +113,6 @@ ZENSICAL_TOML = """\
 site_name = "A Zensical blog"
 site_url = "https://blog.example.org/"
 
-[project.theme]
-custom_dir = "overrides"
-
 [project.plugins.blog]
 
 [project.plugins.rss]
@@ -124,12 +120,6 @@ match_path = "blog/posts/.*"
 date_from_meta = { as_creation = "date" }
 categories = ["categories"]
 use_git = false
-"""
-
-# The override docs/recipes/zensical.md shows: where the theme puts comments, the links and replies.
-ZENSICAL_COMMENTS = """\
-<div id="syndicate-links"></div>
-<script src="{{ base_url }}/assets/syndicate/comments.js" defer></script>
 """
 
 POSTS = {
@@ -161,9 +151,7 @@ POSTS = {
 
 def zensical_blog(folder: Path) -> None:
     (folder / "docs" / "blog" / "posts").mkdir(parents=True)
-    (folder / "overrides" / "partials").mkdir(parents=True)
-    (folder / "zensical.toml").write_text(ZENSICAL_TOML, encoding="utf-8")
-    (folder / "overrides" / "partials" / "comments.html").write_text(ZENSICAL_COMMENTS, encoding="utf-8")
+    (folder / "zensical.toml").write_text(ZENSICAL_TOML, encoding="utf-8")  # the theme as it is
     (folder / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
     (folder / "docs" / "blog" / "index.md").write_text("# Blog\n", encoding="utf-8")
     for name, text in POSTS.items():
@@ -173,9 +161,9 @@ def zensical_blog(folder: Path) -> None:
 
 @pytest.mark.process
 def test_a_zensical_blog_follows_its_recipe_announced_by_the_action_with_its_pages_linked(tmp_path, sandbox):
-    """docs/recipes/zensical.md from a fresh clone: `zensical build`, the action's site-files,
-    (deploy), the action's announce with the ledger pushed; the next build's pages show each
-    post's copies and replies through the comments partial's one tag."""
+    """docs/recipes/zensical.md from a fresh clone, no template changed: `zensical build`, the
+    action's inject (nothing announced yet: no page changes), (deploy), the action's announce with
+    the ledger pushed, the action's inject again: each post's page shows its copies and replies."""
     bare = make_remote(tmp_path)
     seed = clone(bare, tmp_path / "seed")
     zensical_blog(seed)
@@ -183,14 +171,14 @@ def test_a_zensical_blog_follows_its_recipe_announced_by_the_action_with_its_pag
     publish(bare, seed)
 
     work = clone(bare, tmp_path / "work")
-    zensical = [sys.executable, "-m", "zensical", "build", "--clean"]
-    build(zensical, work)
+    build([sys.executable, "-m", "zensical", "build", "--clean"], work)
     feed = work / "site" / "feed_rss_created.xml"
     assert "Zensical" in feed.read_text()
-    placed = run_action(work, command="site-files", config="syndicate.yml", site_dir="site")
+    built = {path: path.read_bytes() for path in (work / "site").rglob("*.html")}
+    placed = run_action(work, command="inject", config="syndicate.yml", site_dir="site")
     assert placed.returncode == 0, placed.stderr
     assert (work / "site" / "site-key-1234.txt").read_text() == "site-key-1234"
-    assert json.loads((work / "site" / "syndication.json").read_text())["posts"] == {}  # nothing announced yet
+    assert {path: path.read_bytes() for path in built} == built  # nothing announced yet
     announced = run_action(work, feed="site/feed_rss_created.xml", config="syndicate.yml")
     assert announced.returncode == 0, announced.stdout + announced.stderr
 
@@ -206,22 +194,22 @@ def test_a_zensical_blog_follows_its_recipe_announced_by_the_action_with_its_pag
     assert "Why this site announces each new post. Why the feed. Because Zensical runs no plugin." in hello
     assert hello.count("Hello, fediverse") == 1
 
-    # The next deploy (a fresh runner: the pushed ledger) carries the links, and the replies.
-    later = clone(bare, tmp_path / "later")
-    build(zensical, later)
-    assert run_action(later, command="site-files", config="syndicate.yml", site_dir="site").returncode == 0
-    listing = json.loads((later / "site" / "syndication.json").read_text())
-    hello_url = BLOG + keys[0]
-    assert [copy["channel"] for copy in listing["posts"][hello_url]] == ["masto", "bsky"]
+    # The recipe's last steps: the posts just announced get their copies on their pages.
+    injected = run_action(work, command="inject", config="syndicate.yml", site_dir="site")
+    assert injected.returncode == 0 and "2 page(s) changed" in injected.stderr, injected.stderr
     sandbox.add_reply("mastodon", pushed[keys[0]].channels["masto"].remote_id, author="ana", text="<p>Welcome!</p>")
-    page = later / "site" / "blog" / "2026" / "11" / "20" / "hello-fediverse" / "index.html"
-    shown = page_in_browser(later / "site", page, tmp_path)
+    page = work / "site" / "blog" / "2026" / "11" / "20" / "hello-fediverse" / "index.html"
+    shown = page_in_browser(work / "site", page, tmp_path)
     links = Links(shown)
     assert links.blocks == 1 and [text for _, _, text in links.found] == ["Mastodon", "Bluesky"], shown[-3000:]
     assert all(rel == "syndication" for rel, _, _ in links.found)
     assert [item for item in ShownReplies(shown).items if "ana" in item and "Welcome!" in item]
-    # The blog's index has the partial too, and no post: it shows nothing.
-    assert Links(page_in_browser(later / "site", later / "site" / "blog" / "index.html", tmp_path)).blocks == 0
+    # The blog's index is no post: left as Zensical wrote it. A third run changes no byte.
+    index = work / "site" / "blog" / "index.html"
+    assert index.read_bytes() == built[index]
+    now = {path: path.read_bytes() for path in built}
+    assert run_action(work, command="inject", config="syndicate.yml", site_dir="site").returncode == 0
+    assert {path: path.read_bytes() for path in built} == now
 
 
 @pytest.mark.process
@@ -292,10 +280,11 @@ HUGO_POSTS = {
         """,
 }
 
-# A page layout that calls the comments partial, as themes do (PaperMod, Ananke, …).
+# A page layout as themes have it; with the partial option, it calls the comments partial as
+# themes do (PaperMod, Ananke, …).
 HUGO_SINGLE = (
     '<!doctype html><html><head><meta charset="utf-8"><title>{{ .Title }}</title></head><body><main>'
-    '<h1>{{ .Title }}</h1>{{ .Content }}{{ partial "comments.html" . }}</main></body></html>\n'
+    "<h1>{{ .Title }}</h1>{{ .Content }}%s</main></body></html>\n"
 )
 
 
@@ -308,16 +297,19 @@ def recipe_block(page: str, language: str, starts_with: str) -> str:
     return found[0]
 
 
-def hugo_blog(folder: Path, *, full_content: bool) -> None:
+def hugo_blog(folder: Path, *, full_content: bool, partial: bool = False) -> None:
     (folder / "content" / "posts").mkdir(parents=True)
-    (folder / "layouts" / "_partials").mkdir(parents=True)
     (folder / "hugo.toml").write_text(HUGO_TOML, encoding="utf-8")
     for name, text in HUGO_POSTS.items():
         (folder / "content" / "posts" / name).write_text(textwrap.dedent(text), encoding="utf-8")
-    (folder / "layouts" / "single.html").write_text(HUGO_SINGLE, encoding="utf-8")
+    calls = '{{ partial "comments.html" . }}' if partial else ""
+    (folder / "layouts").mkdir()
+    (folder / "layouts" / "single.html").write_text(HUGO_SINGLE % calls, encoding="utf-8")
     # The recipe's own files, as docs/recipes/hugo.md gives them.
-    partial = recipe_block("hugo.md", "html", "{{/* layouts/_partials/comments.html")
-    (folder / "layouts" / "_partials" / "comments.html").write_text(partial, encoding="utf-8")
+    if partial:
+        (folder / "layouts" / "_partials").mkdir()
+        block = recipe_block("hugo.md", "html", "{{/* layouts/_partials/comments.html")
+        (folder / "layouts" / "_partials" / "comments.html").write_text(block, encoding="utf-8")
     if full_content:
         rss = recipe_block("hugo.md", "xml", "{{- /* layouts/rss.xml")
         (folder / "layouts" / "rss.xml").write_text(rss, encoding="utf-8")
@@ -340,19 +332,23 @@ def test_hugos_default_feed_gives_summaries_and_dev_says_what_to_do_about_it(tmp
 
 
 @pytest.mark.process
-def test_a_hugo_blog_follows_its_recipe_whole_articles_on_dev_links_on_its_pages(tmp_path, sandbox):
+@pytest.mark.parametrize("pages", ["inject", "partial"])
+def test_a_hugo_blog_follows_its_recipe_whole_articles_on_dev_links_on_its_pages(tmp_path, sandbox, pages):
     """docs/recipes/hugo.md: its rss.xml puts each post's whole content in the feed (DEV publishes
-    it), its comments partial shows the links and replies from syndication.json."""
+    it); the action's inject puts the links on the post pages with no template changed (the
+    recipe's way), or its site-files and the comments partial show them from syndication.json
+    (the option the page keeps)."""
     bare = make_remote(tmp_path)
     seed = clone(bare, tmp_path / "seed")
-    hugo_blog(seed, full_content=True)
+    hugo_blog(seed, full_content=True, partial=pages == "partial")
     devto = {"type": "forem", "api": sandbox.url + "/forem/api", "api_key": "sandbox-forem-api-key", "min_interval": 0}
     syndicate_yml(seed, social(sandbox) | {"devto": devto}, site_dir="public")
     (seed / ".gitignore").write_text("public/\n.syndicate-cache/\n")
     publish(bare, seed)
     work = clone(bare, tmp_path / "work")
     build([generator("hugo"), "--quiet"], work)
-    assert run_action(work, command="site-files", config="syndicate.yml").returncode == 0
+    command = "inject" if pages == "inject" else "site-files"
+    assert run_action(work, command=command, config="syndicate.yml").returncode == 0
     announced = run_action(work, feed="public/index.xml", config="syndicate.yml")
     assert announced.returncode == 0, announced.stdout + announced.stderr
     pushed = parse(remote_ledger(bare) or "", "remote")
@@ -366,11 +362,13 @@ def test_a_hugo_blog_follows_its_recipe_whole_articles_on_dev_links_on_its_pages
     assert "## Why the feed" in article["body_markdown"] and "Because Hugo runs no plugin." in article["body_markdown"]
     assert article["canonical_url"] == BLOG + "posts/hello-fediverse/"
 
-    later = clone(bare, tmp_path / "later")
-    build([generator("hugo"), "--quiet"], later)
-    assert run_action(later, command="site-files", config="syndicate.yml").returncode == 0
-    page = later / "public" / "posts" / "hello-fediverse" / "index.html"
-    shown = page_in_browser(later / "public", page, tmp_path)
+    # inject: the same built site after the announcement; the partial: the next build's.
+    site = work if pages == "inject" else clone(bare, tmp_path / "later")
+    if pages == "partial":
+        build([generator("hugo"), "--quiet"], site)
+    assert run_action(site, command=command, config="syndicate.yml").returncode == 0
+    page = site / "public" / "posts" / "hello-fediverse" / "index.html"
+    shown = page_in_browser(site / "public", page, tmp_path)
     assert [text for _, _, text in Links(shown).found] == ["Mastodon", "Bluesky", "DEV"], shown[-3000:]
 
 
