@@ -52,7 +52,7 @@ def write_blog(folder: Path, sandbox) -> None:
         ],
     }
     (folder / "docs" / "feed.json").write_text(json.dumps(feed, indent=2))
-    settings = {"site_url": BLOG, "site_name": "A blog", "backlog": "send", "site_dir": "site"}
+    settings: dict[str, object] = {"site_url": BLOG, "site_name": "A blog", "backlog": "send", "site_dir": "site"}
     settings["channels"] = {"masto": mastodon_raw(sandbox)}
     (folder / "syndicate.yml").write_text(yaml.safe_dump(settings, sort_keys=False))
 
