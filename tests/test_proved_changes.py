@@ -249,3 +249,87 @@ def test_a_copy_withdrawn_by_hand_just_before_the_edit_is_not_put_back(
     asked = writes(sandbox, emulator, request_line)
     again, _ = run(tmp_path, raw, [dataclasses.replace(one, title="Post 1, retitled twice")], clock)
     assert again.results == [] and writes(sandbox, emulator, request_line) == asked
+
+
+ELSEWHERE = "https://essays.example.net/on-harbours/"
+
+
+def _own_article_elsewhere(sandbox, raw) -> str:
+    """An article the author wrote on DEV about a page of another site (not announced by us)."""
+    headers = {"api-key": raw["api_key"], "Accept": "application/vnd.forem.api-v1+json"}
+    body = {"article": {"title": "On harbours", "body_markdown": "An essay.", "published": True}}
+    body["article"]["canonical_url"] = ELSEWHERE
+    made = httpx.post(f"{raw['api']}/articles", json=body, headers=headers)
+    made.raise_for_status()
+    return str(made.json()["id"])
+
+
+def _point_at(folder, key: str, remote_id: str) -> None:
+    """The ledger with `key`'s record naming the copy `remote_id` (a hand edit's slip)."""
+    from mkdocs_syndicate.ledger.format import dump
+
+    posts = Ledger.read(folder / "ledger.yml").posts
+    channels = posts[key].channels
+    channels["ch"] = dataclasses.replace(channels["ch"], remote_id=remote_id)
+    (folder / "ledger.yml").write_text(dump(posts), encoding="utf-8")
+
+
+def test_an_edit_never_changes_an_article_about_another_page(tmp_path, sandbox, clock):
+    """DEV names the page an article is about (its canonical URL): the record's article is about
+    a page of another site, so it is not this post's copy, whatever its text links to."""
+    sandbox.now = clock.time
+    raw = SPECS["forem"].raw(sandbox)
+    one = make_post(1)
+    run(tmp_path, raw, [one], clock)
+    _point_at(tmp_path, one.key, _own_article_elsewhere(sandbox, raw))
+    asked = writes(sandbox, "forem", EDIT_REQUEST["forem"])
+    report, _ = run(tmp_path, raw, [dataclasses.replace(one, title="Post 1, retitled")], clock)
+    (result,) = report.results
+    assert result.needs_review and not result.ok, result
+    assert ELSEWHERE in result.detail and one.url in result.detail, result.detail
+    assert writes(sandbox, "forem", EDIT_REQUEST["forem"]) == asked
+    (essay,) = [a for a in sandbox.snapshot()["forem"]["articles"] if a["canonical_url"] == ELSEWHERE]
+    assert essay["title"] == "On harbours" and essay["published"] is True
+
+
+def test_a_removal_never_unpublishes_an_article_about_another_page(tmp_path, sandbox, clock, public):
+    sandbox.now = clock.time
+    essay_id = _own_article_elsewhere(sandbox, SPECS["forem"].raw(sandbox))
+    life = Life(tmp_path, sandbox, clock, public, "forem")
+    _point_at(tmp_path, REMOVED, essay_id)
+    report, _ = life.run()
+    (result,) = report.results
+    assert result.needs_review and ELSEWHERE in result.detail, result
+    assert life.asked() == []
+    (essay,) = [a for a in sandbox.snapshot()["forem"]["articles"] if a["canonical_url"] == ELSEWHERE]
+    assert essay["published"] is True
+
+
+def test_an_edit_never_changes_a_bluesky_post_whose_card_is_another_page(tmp_path, sandbox, clock):
+    """A Bluesky post's link card names the page it is about: the author's own post with a card
+    for another site's page is not this post's copy, though its text links nowhere."""
+    sandbox.now = clock.time
+    raw = SPECS["bluesky"].raw(sandbox)
+    one = make_post(1)
+    run(tmp_path, raw, [one], clock)
+    session = httpx.post(
+        f"{sandbox.url}/bluesky/xrpc/com.atproto.server.createSession",
+        json={"identifier": raw["handle"], "password": raw["app_password"]},
+    ).json()
+    card = {
+        "$type": "app.bsky.embed.external",
+        "external": {"uri": ELSEWHERE, "title": "On harbours", "description": ""},
+    }
+    record = {"$type": "app.bsky.feed.post", "text": "Worth a read", "createdAt": "2026-12-04T00:00:00.000Z"}
+    made = httpx.post(
+        f"{sandbox.url}/bluesky-pds/xrpc/com.atproto.repo.createRecord",
+        headers={"Authorization": f"Bearer {session['accessJwt']}"},
+        json={"repo": session["did"], "collection": "app.bsky.feed.post", "record": {**record, "embed": card}},
+    )
+    made.raise_for_status()
+    _point_at(tmp_path, one.key, made.json()["uri"])
+    asked = writes(sandbox, "bluesky", EDIT_REQUEST["bluesky"])
+    report, _ = run(tmp_path, raw, [dataclasses.replace(one, title="Post 1, retitled")], clock)
+    (result,) = report.results
+    assert result.needs_review and ELSEWHERE in result.detail and one.url in result.detail, result
+    assert writes(sandbox, "bluesky", EDIT_REQUEST["bluesky"]) == asked

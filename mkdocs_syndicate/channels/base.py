@@ -89,6 +89,9 @@ class Seen:
 
     found: Copy | Presence
     links: tuple[str, ...] = ()
+    # The one page the copy is about by a field of the service's own (DEV's canonical_url, a
+    # Bluesky link card's uri), where it has one: it alone decides whose copy this is.
+    about: str | None = None
 
 
 class MediaState(enum.Enum):

@@ -60,6 +60,7 @@ from mkdocs_syndicate.channels.atproto_session import HANDLE, AtprotoSessionChan
 from mkdocs_syndicate.channels.bluesky_account import credentials_check
 from mkdocs_syndicate.channels.bluesky_images import images_embed, missing_blob, upload_blob
 from mkdocs_syndicate.channels.bluesky_records import (
+    card_uri,
     found_verdict,
     is_delete_output,
     part_record,
@@ -435,12 +436,12 @@ class BlueskyChannel(AtprotoSessionChannel):
         target = self._edited(post, prepared.message.text, prepared.created_at, value)
         if prepared.image is not None and "reply" not in target and record.media:
             if all(media.sha256 != prepared.image.sha256 for media in record.media):  # no upload of it recorded
-                return Seen(Copy.DIFFERS, links_in(value))
+                return self.seen(Copy.DIFFERS, value)
             # The blob the in_flight record named before the edit: what the copy must show now.
             target = self.record(post, prepared.message.text, prepared.created_at, prepared.image, record.media)
         elif prepared.image is not None and "reply" not in target and isinstance(value.get("embed"), dict):
             target["embed"] = value["embed"]  # no upload recorded: the text decides
-        return Seen(Copy.MATCHES if without_thumb(value) == without_thumb(target) else Copy.DIFFERS, links_in(value))
+        return self.seen(Copy.MATCHES if without_thumb(value) == without_thumb(target) else Copy.DIFFERS, value)
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """deleteRecord at the copy's own rkey. The PDS answers 200 whether or not a record was
@@ -469,7 +470,11 @@ class BlueskyChannel(AtprotoSessionChannel):
         if response.status_code != 200:
             return Presence.UNKNOWN
         value = json_object(response).get("value")
-        return Seen(Presence.PRESENT, self.copy_links(value if isinstance(value, dict) else {}))
+        return self.seen(Presence.PRESENT, value if isinstance(value, dict) else {})
+
+    def seen(self, found: Copy | Presence, value: dict[str, Any]) -> Seen:
+        """What a read of a record found, with what says whose copy it is: its links, its card's page."""
+        return Seen(found, self.copy_links(value), about=card_uri(value))
 
     def copy_links(self, value: dict[str, Any]) -> tuple[str, ...]:
         """The links a record shows (its text's facets, its card): whose copy it is."""

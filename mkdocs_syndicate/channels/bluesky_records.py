@@ -109,6 +109,14 @@ def put_refused(response: httpx.Response) -> Outcome:
     return Outcome(Kind.REFUSED, error=f"400 refused{detail}")
 
 
+def card_uri(value: dict[str, Any]) -> str | None:
+    """The page a record's link card is about (`app.bsky.embed.external`), if it has one."""
+    embed = value.get("embed")
+    external = embed.get("external") if isinstance(embed, dict) else None
+    uri = external.get("uri") if isinstance(external, dict) else None
+    return uri if isinstance(uri, str) and uri else None
+
+
 def links_to(value: Any, url: str) -> bool:
     """Whether a post record is about `url`: its link card, a link facet, or the URL in its text."""
     if not isinstance(value, dict):

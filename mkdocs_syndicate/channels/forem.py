@@ -283,7 +283,7 @@ class ForemChannel(Channel):
         fields = ("title", "body_markdown", "description", "canonical_url")
         said = tuple(optional_text(article.get(name), name) for name in fields)
         found = Copy.MATCHES if said == tuple(target[name] for name in fields) else Copy.DIFFERS
-        return Seen(found, links_in(article.get("canonical_url")) or links_in(article))
+        return Seen(found, links_in(article), about=_canonical(article))
 
     async def delete(self, http: Http, record: Record) -> Outcome:
         """Unpublish: PUT /api/articles/{id} with `published: false`, as the author would from
@@ -315,7 +315,7 @@ class ForemChannel(Channel):
         if response.status_code != 200:
             return Presence.UNKNOWN
         article = json_object(response)
-        return Seen(Presence.PRESENT, links_in(article.get("canonical_url")) or links_in(article))
+        return Seen(Presence.PRESENT, links_in(article), about=_canonical(article))
 
     async def check_credentials(self, http: Http) -> CredentialCheck:
         return await _forem_check(self, http)
@@ -367,6 +367,12 @@ def _unpublished(response: httpx.Response) -> bool:
     except ValueError:
         return False
     return isinstance(body, dict) and body.get("published") is False
+
+
+def _canonical(article: dict[str, Any]) -> str | None:
+    """The page an article is about: its canonical URL (DEV's own URL where its author set none)."""
+    value = article.get("canonical_url")
+    return value if isinstance(value, str) and value else None
 
 
 def _still_published(response: httpx.Response) -> bool:

@@ -57,6 +57,12 @@ def addresses(post: Post) -> tuple[str, ...]:
     return (post.url, *post.former_urls)
 
 
+def is_about(url: str, post: Post) -> bool:
+    """Whether `url` is one of this post's addresses (its URL now, or one before a move)."""
+    page = _page(url)
+    return page is not None and any(page == _page(own) for own in addresses(post))
+
+
 def another_post(links: Iterable[str], post: Post) -> str | None:
     """The link to another page of this post's site that a copy shows instead of any of this
     post's addresses; None when it links to this post, or to no other page of the site (the

@@ -1,7 +1,9 @@
 """What a read of a copy by its own id proves, before and after a change of it: the channel says
 what it found (`Copy`, `Presence`) and, with `Seen`, the links the copy shows; the copy counts as
-this post's only where those do not name another post instead (content/ownership.py). A read
-that failed proves nothing. See docs/design/protocol.md, "Every write proved"."""
+this post's only where those do not name another post instead (content/ownership.py), and where
+the service names the page a copy is about in a field of its own (`Seen.about`: DEV's canonical
+URL, a Bluesky card), only where that is one of this post's addresses. A read that failed proves
+nothing. See docs/design/protocol.md, "Every write proved"."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import TypeVar
 import httpx
 
 from mkdocs_syndicate.channels.base import Copy, Presence, Seen
-from mkdocs_syndicate.content.ownership import another_post
+from mkdocs_syndicate.content.ownership import another_post, is_about
 from mkdocs_syndicate.content.posts import Post
 
 Found = TypeVar("Found", Copy, Presence)
@@ -29,6 +31,11 @@ def judged(read: Found | Seen, post: Post, unknown: Found, not_ours: Found) -> t
     assert isinstance(found, type(unknown))
     if found in (Copy.GONE, Presence.GONE, unknown):  # no copy to own, or nothing shown
         return found, ""
+    if read.about is not None:  # the service's own field names the page: it is this post's, or not
+        if is_about(read.about, post):
+            return found, ""
+        whose = "another post's copy" if another_post((read.about,), post) else "a copy of another site's page"
+        return not_ours, f"the copy is about {read.about}, not this post ({post.url}): {whose}"
     other = another_post(read.links, post)
     if other is None:
         return found, ""
