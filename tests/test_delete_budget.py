@@ -67,7 +67,7 @@ def test_the_budget_counts_the_windows_writes_and_starts_whole_in_the_next():
     assert budget.wait(window + 1800) == 0.0  # a new window: whole again
 
 
-def run_images(folder, raw: dict, clock, posts: list, image: bytes):
+def run_images(folder, raw: dict, clock, posts: list, image: bytes, reporter: ListReporter | None = None):
     from test_image_channels import SITE_URL
 
     from mkdocs_syndicate.config.run import Site, parse_options
@@ -79,7 +79,7 @@ def run_images(folder, raw: dict, clock, posts: list, image: bytes):
     options = parse_options(
         {"ch": raw}, ledger_path=folder / "ledger.yml", site=site, sandbox=False, sending=True, max_per_run=100
     )
-    return send(options, posts, ListReporter(), clock=clock)
+    return send(options, posts, reporter or ListReporter(), clock=clock)
 
 
 def test_a_backlog_of_image_posts_keeps_within_mastodons_upload_budget(tmp_path, sandbox, clock):
@@ -188,3 +188,39 @@ def test_a_429_for_a_delete_leaves_the_rest_for_a_later_run_without_sitting_out_
     assert [r.state for r in second.results] == ["deleted"] * 3, second.results
     ledger = Ledger.read(tmp_path / "ledger.yml")
     assert [key for key, entry in ledger.posts.items() if entry.channels["ch"].state != "deleted"] == ["blog/kept/"]
+
+
+def test_a_429_for_an_upload_leaves_the_image_posts_for_a_later_run_and_the_text_posts_go(tmp_path, sandbox, clock):
+    """Another client of the account spent the media window: the instance answers the second
+    image's upload 429 (X-RateLimit-Reset ten minutes away). Nothing is sat out: that post and the
+    other image posts wait for a later run, said with when, the text-only posts go now, and the
+    next window's run sends the rest once each."""
+    from test_image_channels import ALT, SITE_URL, png
+
+    sandbox.now = clock.time
+    clock.now = 1_800_000_000.0 - 600
+    sandbox.emulators["mastodon"].state.setdefault("rate_windows", {})["throttle_api_media"] = {
+        "window": int(clock.now // 1800),
+        "count": 29,
+    }
+    start = dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
+
+    def one(n: int, image: bool):
+        extra = {"image": f"{SITE_URL}img/cover.png", "image_alt": ALT} if image else {}
+        url = f"{SITE_URL}blog/m{n}/"
+        return make_post(1, key=f"blog/m{n}/", url=url, title=f"Post {n}", date=start + dt.timedelta(days=n), **extra)
+
+    mixed = [one(1, True), one(2, True), one(3, False), one(4, True), one(5, False)]
+    raw = SPECS["mastodon"].raw(sandbox)
+    reporter = ListReporter()
+    first = run_images(tmp_path, raw, clock, mixed, png(120, 80), reporter)
+    done = sorted(r.post_key for r in first.results if r.state == "done")
+    assert done == ["blog/m1/", "blog/m3/", "blog/m5/"], first.results
+    assert not [wait for wait in reporter.waits if wait[1] > 60], reporter.waits
+    line = next(w for w in first.warnings if "post(s) with an image to upload left" in w)
+    assert line.startswith("ch: 2 post(s)") and "2027-01-15T08:00:00Z" in line, line
+    clock.now = 1_800_000_000.0 + 1
+    second = run_images(tmp_path, raw, clock, mixed, png(120, 80))
+    assert sorted(r.post_key for r in second.results if r.state == "done") == ["blog/m2/", "blog/m4/"], second.results
+    statuses = sandbox.emulators["mastodon"].state["statuses"]
+    assert sorted(len(s.get("media_ids", [])) for s in statuses) == [0, 0, 1, 1, 1], statuses
