@@ -1,14 +1,15 @@
 """The Matrix channel: a message in a room, written from the Matrix Client-Server API
 (spec.matrix.org, v1.x): `PUT /_matrix/client/v3/rooms/{roomId}/send/m.room.message/{txnId}`.
 
-At most once. The transaction id is chosen before the call, unique per (site, post, channel), and a
-repeat under it returns the same event, but only within the scope and lifetime the homeserver
+At most once. The transaction id is chosen before the call, unique per (site, post, channel, life),
+and a repeat under it returns the same event, but only within the scope and lifetime the homeserver
 gives it. The spec scopes a transaction id to the device (v1.7+; before, to the access token) and
 sets no lifetime. Synapse keeps it per (room, user, device) in its database for 24 hours, across
 restarts, and a new login on the same device id finds it too; another device or an expired id
 makes a new event. So a repeat is not safe by construction, and an unknown outcome is read
 first. The same id goes into the event's content (`net.mkdocs_syndicate.post`): a read proves
-that what it found is this post, whatever device sent it.
+that what it found is this post, whatever device sent it. A 200 names an event that may be an
+old one (Synapse answers a remembered id with it, redacted or not): it is read before it counts.
 
 A 429 `M_LIMIT_EXCEEDED` is a definite "not made": Synapse checks the sender's message rate
 limit before it looks up the transaction or builds the event, and again before it persists it

@@ -48,7 +48,7 @@ def part_marker(key: str, number: int) -> str:
 
 
 def txn_id(purpose: str, key: str, *parts: str) -> str:
-    """A transaction id derived from the pair's own id (unique per site, post, channel)."""
+    """A transaction id derived from the pair's own id (unique per site, post, channel, life)."""
     return hashlib.sha256("\n".join(("mkdocs-syndicate", f"matrix-{purpose}", key, *parts)).encode()).hexdigest()
 
 

@@ -11,8 +11,13 @@ kind — those the ledger records (a `deleted` record's `at`; a record naming an
 waits for the next window only when that is a short wait; otherwise the lane leaves its
 remaining writes of that kind for a later run and the run says how many are left and from when
 they go on (their records stay as they are, planned again next run, as posts deferred by
-`max_per_run` are). The service's own 429 stays the last word: the budget only keeps us from
-asking for it. See docs/removals.md, "A removal of many posts".
+`max_per_run` are). Every write counts: a thread's removal makes a delete a part.
+
+The service's own 429 stays the last word (deletes by hand, another site on the account, a run
+killed before its ledger write count there, not here). A unit of a kind with a budget sits
+through at most LONGEST_WAIT of a 429's wait (`max_wait`); beyond it, the lane leaves the rest of
+that kind for a later run from the moment the 429 gave (`refused`), and its other writes go on.
+See docs/removals.md, "A removal of many posts".
 """
 
 from __future__ import annotations
