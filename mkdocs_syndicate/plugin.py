@@ -284,14 +284,19 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
                 return
             self._validate(config)  # something changed: the whole work after all
         assert self.options is not None
-        from mkdocs_syndicate.sources.mkdocs_build import redirect_keys
+        from mkdocs_syndicate.sources.mkdocs_build import redirect_keys, site_pages
 
         self.options.redirects = redirect_keys(self.files, config)
+        self.options.pages = site_pages(self.files, config, self.config.posts)  # what a removal is judged by
         if not self.serving and not self.dirty:
             # For `mkdocs-syndicate run/plan/adopt`, which work from the last build's posts.
             try:
                 write_manifest(
-                    manifest_path(self.options.ledger_path), self.posts, self.options.site.url, dt.datetime.now(dt.UTC)
+                    manifest_path(self.options.ledger_path),
+                    self.posts,
+                    self.options.site.url,
+                    dt.datetime.now(dt.UTC),
+                    self.options.pages,
                 )
             except OSError as exc:  # only `mkdocs-syndicate run/plan/adopt` need it; the build goes on
                 log.warning(f"could not save the posts for mkdocs-syndicate run: {exc}")

@@ -22,7 +22,7 @@ from mkdocs_syndicate.errors import RunInterrupted, SyndicateError
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.redaction import shown_url
 from mkdocs_syndicate.safety import printable
-from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest
+from mkdocs_syndicate.sources.manifest import manifest_path, read_manifest, read_site_pages
 from mkdocs_syndicate.timeutil import SystemClock, to_iso, utcnow
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
@@ -76,7 +76,9 @@ class Invocation:
                 click.echo(f"error: {printable(message)}", err=True)
             self.refused.extend(read.refused)
             return read.posts, now()
-        return guard(lambda: read_manifest(manifest_path(options.ledger_path), options.site.url))
+        found = guard(lambda: read_manifest(manifest_path(options.ledger_path), options.site.url))
+        options.pages = read_site_pages(manifest_path(options.ledger_path))  # what a removal is judged by
+        return found
 
     def posts_if_any(self, options: Options, feed: str | None = None) -> list[Post] | None:
         """The last build's posts (the feed's, when given: then it must be readable), or None when

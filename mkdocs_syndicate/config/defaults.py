@@ -13,6 +13,8 @@ HASHTAG_SOURCES = ("tags", "categories")  # front-matter lists that may feed `ta
 
 DEFAULT_LEDGER = "ledger.yml"
 DEFAULT_MAX_PER_RUN = 10
+# Seconds between the two reads of a removed post's page: one 404 (a deploy, a CDN hiccup) deletes nothing.
+DEFAULT_REMOVAL_RECHECK = 30.0
 DEFAULT_MAX_WAIT = 900.0  # longest wait (server-requested, or a settle time) sat through in one run
 DEFAULT_BACKLOG = "adopt"
 DEFAULT_BACKLOG_DAYS = 2

@@ -14,6 +14,7 @@ DURATION_LIMITS: dict[str, float] = {
     "min_interval": 86400.0,  # seconds between two requests to one channel
     "max_wait": 6 * 3600.0,  # seconds sat through in one run (a CI job's own limit)
     "wait_until_live": 3600.0,  # seconds
+    "removal_recheck": 600.0,  # seconds between the two reads of a removed post's page
     "stale_after_hours": 8760.0,  # hours (a year)
     "backlog_days": 36500.0,  # days
 }

@@ -16,7 +16,8 @@ from mkdocs_syndicate.config.channels import (
     Site as Site,  # its home for the channels (config/channels.py); imported from here by plugins
 )
 from mkdocs_syndicate.config.completeness import config_problems, misplaced_credentials, missing_settings
-from mkdocs_syndicate.config.defaults import DEFAULT_MAX_PER_RUN, DEFAULT_MAX_WAIT
+from mkdocs_syndicate.config.defaults import DEFAULT_MAX_PER_RUN, DEFAULT_MAX_WAIT, DEFAULT_REMOVAL_RECHECK
+from mkdocs_syndicate.content.pages import SitePages
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.ledger.gitsettings import GitSettings
 from mkdocs_syndicate.net.liveness import DEFAULT_INTERVAL
@@ -48,6 +49,11 @@ class Options:
     # Pages the site redirects (mkdocs-redirects): old page key → new page key. A post announced
     # under the old one is the same post under the new one (engine/moves.py).
     redirects: dict[str, str] = field(default_factory=dict)
+    # Every page of the build (the plugin's, or the saved build's): a post missing from the posts
+    # is removed only when its page is gone too (engine/intent.py). None: the posts handed in are
+    # the whole source (a library caller's list, a feed).
+    pages: SitePages | None = None
+    removal_recheck: float = DEFAULT_REMOVAL_RECHECK  # seconds between the two reads of a removed page
 
 
 class RunSettings(TypedDict, total=False):
@@ -65,6 +71,7 @@ class RunSettings(TypedDict, total=False):
     backlog: str
     backlog_days: float
     sandbox_pacing: str
+    removal_recheck: float
 
 
 def parse_options(

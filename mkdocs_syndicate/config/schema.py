@@ -133,6 +133,7 @@ class SyndicateConfig(base.Config):  # type: ignore[no-untyped-call]  # mkdocs' 
     max_wait = c.Type((int, float), default=defaults.DEFAULT_MAX_WAIT)
     git = _Git(GitConfig)
     wait_until_live = c.Type((bool, int, float), default=False)
+    removal_recheck = c.Type((int, float), default=defaults.DEFAULT_REMOVAL_RECHECK)
     stale_after_hours = c.Type((int, float), default=defaults.DEFAULT_STALE_AFTER_HOURS)
     backlog = c.Choice(defaults.BACKLOGS, default=defaults.DEFAULT_BACKLOG)
     backlog_days = c.Type((int, float), default=defaults.DEFAULT_BACKLOG_DAYS)

@@ -13,6 +13,7 @@ from mkdocs_syndicate.config.defaults import (
     DEFAULT_BACKLOG_DAYS,
     DEFAULT_MAX_PER_RUN,
     DEFAULT_MAX_WAIT,
+    DEFAULT_REMOVAL_RECHECK,
     DEFAULT_STALE_AFTER_HOURS,
 )
 from mkdocs_syndicate.config.durations import DURATION_LIMITS, duration
@@ -33,6 +34,7 @@ def site_settings(values: Mapping[str, Any]) -> tuple[RunSettings, list[ConfigEr
         "since": _since,
         "max_wait": lambda v: duration(v, "max_wait"),
         "wait_until_live": _live_timeout,
+        "removal_recheck": lambda v: duration(v, "removal_recheck"),
         "backlog_days": lambda v: duration(v, "backlog_days", unit="days"),
     }
     for name, check in checks.items():
@@ -68,6 +70,7 @@ _DEFAULTS: dict[str, Any] = {
     "stale_after_hours": DEFAULT_STALE_AFTER_HOURS,
     "backlog_days": DEFAULT_BACKLOG_DAYS,
     "wait_until_live": False,
+    "removal_recheck": DEFAULT_REMOVAL_RECHECK,
 }
 
 

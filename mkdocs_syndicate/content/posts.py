@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mkdocs_syndicate.content.pages import REMOVED_FLAG
 from mkdocs_syndicate.errors import PostError
 from mkdocs_syndicate.lazyre import lazy_compile
 from mkdocs_syndicate.safety import public_text
@@ -91,9 +92,11 @@ def parse_syndicate_meta(value: Any, source: str) -> tuple[bool | None, dict[str
         return None, {}
     if isinstance(value, bool):
         return value, {}
+    if value == REMOVED_FLAG:  # taken down by its author: never announced (engine/intent.py deletes)
+        return False, {}
     if not isinstance(value, dict):
         raise PostError(
-            f"{source}: front matter 'syndicate' must be true, false or a mapping of "
+            f"{source}: front matter 'syndicate' must be true, false, '{REMOVED_FLAG}' or a mapping of "
             f"channel ids, not {type(value).__name__}"
         )
     overrides: dict[str, ChannelOverride] = {}

@@ -11,7 +11,7 @@ from mkdocs_syndicate.engine.backlog import Adoption, adoption, refuse_renamed_c
 from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import identify
 from mkdocs_syndicate.engine.plan import Plan, make_plan
-from mkdocs_syndicate.engine.removals import came_back_lines, deleting_channels, gone_from_source, plan_lines
+from mkdocs_syndicate.engine.removals import came_back_lines, plan_lines
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.sandbox.site import make_channels
 from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
@@ -39,11 +39,7 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     memo.save()
     the_plan.adoption = adopting
     the_plan.moves = found.moves
-    gone, note = gone_from_source(ledger.posts, present)
-    the_plan.removal_lines = [
-        *([note] if note and deleting_channels(channels) else []),
-        *plan_lines(ledger, gone, channels),
-    ]
+    the_plan.removal_lines = plan_lines(ledger, present, options.pages, channels, options.removal_recheck)
     the_plan.removal_lines += came_back_lines(ledger, present, channels)
     return the_plan
 

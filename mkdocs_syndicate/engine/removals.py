@@ -1,30 +1,39 @@
-"""Removed posts: which announced posts are gone, the proof that they are, and their copies' fate.
+"""Removed posts: which announced posts their author removed, the proof that they are gone, and
+their copies' fate.
 
-A post is *removed* only when both hold (docs/design/removals.md):
+A post's copies are deleted only when all of these hold (docs/design/removals.md):
 
-1. the source no longer lists it (after moves are matched: a renamed post is not a removed one),
-   and the source found posts at all (a broken glob or an empty build proves nothing); a feed,
-   which lists only its latest entries, counts only for posts announced since its oldest entry;
-2. its public URL answers 404 or 410 (in the sandbox, where nothing is public: the build did
-   not write its page). A 200, a redirect to a page, a 5xx or no answer: not removed.
+1. its author removed it (engine/intent.py): its source file gone, `draft: true`, `syndicate:
+   removed`, or an entry gone from inside a feed's window — after moves are matched (a renamed
+   post is not a removed one), and only when the source found posts at all. `syndicate: false`,
+   a narrowed `posts:` glob and a feed's tail stop its announcements, never more;
+2. the built site has no page for it (when there is one to look in);
+3. the web agrees (net/witness.py): its public URL answers 404 or 410 on two reads
+   `removal_recheck` seconds apart, and the site's home page answers 2xx (in the sandbox, where
+   nothing is public, the build not writing the page is the whole proof).
 
 Then, per channel: `removals: delete` on a channel that can delete makes a pair with `op: delete`
-(carried by engine/updates.py, two-phase like any send); `removals: keep` (the default), or a
-channel that cannot delete, keeps the copy, and the run says so. A removed post whose records are
-`deleted` is not announced again if it comes back, until `resolve --retry` says so.
+(carried by engine/updates.py, two-phase like any send), printed with its evidence first;
+`removals: keep` (the default), or a channel that cannot delete, keeps the copy, and the run says
+so. A removed post whose records are `deleted` is not announced again if it comes back, until
+`resolve --retry` says so; a new post at its URL is a new life (engine/lives.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.channels.base import Channel, Prepared
+from mkdocs_syndicate.content.pages import SitePages
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.engine.intent import STOP, Intent, Source, deleting, drafts, intents
 from mkdocs_syndicate.engine.plan import Change, PendingPair, copies, some
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State
+from mkdocs_syndicate.net.witness import GONE_STATUSES, PROBE_TIMEOUT, PROBES_AT_ONCE
 from mkdocs_syndicate.timeutil import from_iso
 
 if TYPE_CHECKING:
@@ -32,55 +41,28 @@ if TYPE_CHECKING:
 
     from mkdocs_syndicate.ledger.store import Ledger
 
-GONE_STATUSES = (404, 410)
-PROBE_TIMEOUT = 15.0  # seconds per page, in total
-PROBES_AT_ONCE = 8  # pages asked at the same time: a site's host is not to be hammered
+__all__ = ["GONE_STATUSES", "PROBES_AT_ONCE", "PROBE_TIMEOUT"]
+
+Sleep = Callable[[float, str], Awaitable[None]]  # (seconds, reason)
 
 
 @dataclass
 class Removals:
-    """What this run knows of posts gone from the source."""
+    """What this run knows of posts the source no longer announces."""
 
-    gone: list[str] = field(default_factory=list)  # keys the source no longer lists, with a copy left
+    gone: list[str] = field(default_factory=list)  # keys of posts their author removed, with a copy left
     removed: dict[str, PostEntry] = field(default_factory=dict)  # of those, proved removed
-    unproved: dict[str, str] = field(default_factory=dict)  # gone from the source, page still there: why
+    unproved: dict[str, str] = field(default_factory=dict)  # removed by the author, not proved gone: why
+    evidence: dict[str, str] = field(default_factory=dict)  # the proved ones: why, as printed
+    stopped: list[Intent] = field(default_factory=list)  # only no longer announced: never deleted
     note: str = ""  # why nothing was looked at (no posts found)
 
 
-def gone_from_source(posts: Posts, present: list[Post]) -> tuple[list[str], str]:
-    """Keys of announced posts (a copy `done`, or a delete in flight) that the source no longer
-    lists, and a note when the source listed nothing (then nothing is gone: a broken glob, an
-    empty feed or a failed build must never delete an archive)."""
-    with_copies = [key for key, entry in posts.items() if any(_has_copy(r) for r in entry.channels.values())]
-    if not present:
-        note = (
-            f"no posts were found in the source: none of the {len(with_copies)} announced post(s) "
-            "is treated as removed (check the post globs or the feed)"
-            if with_copies
-            else ""
-        )
-        return [], note
-    listed = {post.key for post in present}
-    # A feed lists its latest entries only: a post older than its window is not gone from it.
-    window = None if all(post.src for post in present) else min(post.date for post in present)
-    gone = [
-        key
-        for key in with_copies
-        if key not in listed and (window is None or _announced_since(posts[key], window) or _deleting(posts[key]))
-    ]
-    return gone, ""
-
-
-def _has_copy(record: Record) -> bool:
-    """A copy is out: done, a delete in flight, or a thread part way through a change."""
-    changing_thread = bool(record.parts) and record.op is not None
-    return record.state == State.DONE or (record.state == State.IN_FLIGHT and record.op == "delete") or changing_thread
-
-
-def _deleting(entry: PostEntry) -> bool:
-    """A removal decided already (its proof was made then). A thread's part delete is not one: a
-    thread that shrank deletes parts too, so its removal is proved again (engine/thread_changes.py)."""
-    return any(r.state == State.IN_FLIGHT and r.op == "delete" and not r.parts for r in entry.channels.values())
+def gone_from_source(posts: Posts, present: list[Post], pages: SitePages | None = None) -> tuple[list[str], str]:
+    """Keys of announced posts their author removed (engine/intent.py), and a note when the source
+    listed nothing (then nothing is gone)."""
+    found, note = intents(posts, present, pages)
+    return [intent.key for intent in found if intent.removal], note
 
 
 def _thread_changing(record: Record) -> bool:
@@ -88,54 +70,82 @@ def _thread_changing(record: Record) -> bool:
     return bool(record.parts) and record.op is not None and record.state in (State.IN_FLIGHT, State.FAILED)
 
 
-def _announced_since(entry: PostEntry, start: dt.datetime) -> bool:
-    """Whether the post's first announcement came after `start`: it was in the feed then."""
-    times = [r.created_at or r.at for r in entry.channels.values() if r.created_at or r.at]
-    try:
-        return bool(times) and min(from_iso(t) for t in times) >= start
-    except ValueError:  # a hand-edited time: not provably in the window
-        return False
-
-
 async def probe_public(urls: list[str], *, transport: httpx.AsyncBaseTransport | None = None) -> dict[str, str | None]:
-    """For each URL: None when it answers 404 or 410 (removed), else what it answered."""
-    import asyncio
+    """For each URL, one read: None when it answers 404 or 410, else what it answered."""
+    from mkdocs_syndicate.net.witness import read_statuses
 
-    import httpx
-
-    from mkdocs_syndicate.net.bounded import bounded_request
-
-    gate = asyncio.Semaphore(PROBES_AT_ONCE)
-    headers = {"User-Agent": "mkdocs-syndicate (checking that a removed post is gone)"}
-
-    async def probe(client: httpx.AsyncClient, url: str) -> str | None:
-        async with gate:
-            try:
-                response = await bounded_request(client, "GET", url, total=PROBE_TIMEOUT, timeout=PROBE_TIMEOUT)
-            except httpx.HTTPError as exc:
-                return f"no answer ({type(exc).__name__})"
-        return None if response.status_code in GONE_STATUSES else f"answered {response.status_code}"
-
-    async with httpx.AsyncClient(
-        transport=transport, follow_redirects=True, max_redirects=5, headers=headers
-    ) as client:
-        answers = await asyncio.gather(*(probe(client, url) for url in urls))
-    return dict(zip(urls, answers, strict=True))
+    statuses = await read_statuses(urls, transport=transport)
+    return {
+        url: None if status in GONE_STATUSES else (f"answered {status}" if isinstance(status, int) else status)
+        for url, status in statuses.items()
+    }
 
 
 def probe_built_site(urls: list[str], site_url: str, site_dir: str) -> dict[str, str | None]:
-    """The sandbox's proof: None when the build did not write the page. Without a built site
+    """The built site's word: None when the build did not write the page. Without a built site
     (a feed-driven rehearsal) nothing is proved."""
     from mkdocs_syndicate.net.liveness import in_built_site
 
     if not site_dir:
         return {url: "no built site to look in (sandbox)" for url in urls}
     built = in_built_site(urls, site_url, site_dir)
-    return {url: None if built[url] is not None else "its page is in the built site" for url in urls}
+    return {url: None if built[url] is not None else f"its page is in the built site ({site_dir})" for url in urls}
 
 
 def deleting_channels(channels: list[Channel]) -> list[Channel]:
     return [channel for channel in channels if channel.settings.removals == "delete" and channel.deletes]
+
+
+@dataclass(frozen=True)
+class Witnesses:
+    """Where a removal's proof is looked for: the built site, and (outside the sandbox) the web."""
+
+    site_url: str
+    site_dir: str
+    sandbox: bool
+    recheck: float = 30.0
+    sleep: Sleep | None = None  # how the wait between the two reads is sat through
+    transport: httpx.AsyncBaseTransport | None = None
+
+    def judge(self, urls: list[str]) -> dict[str, tuple[bool, str]]:
+        """Each URL: (proved gone, the evidence or why not)."""
+        if not urls:
+            return {}
+        if self.sandbox:
+            built = probe_built_site(urls, self.site_url, self.site_dir)
+            return {
+                url: (True, "the build wrote no page for it (the sandbox's proof)") if why is None else (False, why)
+                for url, why in built.items()
+            }
+        verdicts: dict[str, tuple[bool, str]] = {}
+        asked = urls
+        if self.site_dir and Path(self.site_dir).is_dir():  # a build to look in: its page must be gone there too
+            built = probe_built_site(urls, self.site_url, self.site_dir)
+            verdicts = {url: (False, why) for url, why in built.items() if why is not None}
+            asked = [url for url in urls if url not in verdicts]
+        import asyncio  # here: a build with nothing to delete loads no event loop
+
+        from mkdocs_syndicate.net.witness import witness
+
+        words = (
+            asyncio.run(
+                witness(
+                    asked, self.site_url, recheck=self.recheck, sleep=self.sleep or _sleep, transport=self.transport
+                )
+            )
+            if asked
+            else {}
+        )
+        built_said = "the build has no page for it; " if self.site_dir and Path(self.site_dir).is_dir() else ""
+        for url, word in words.items():
+            verdicts[url] = (True, built_said + word.said) if word.gone else (False, word.said)
+        return verdicts
+
+
+async def _sleep(seconds: float, reason: str) -> None:
+    import asyncio
+
+    await asyncio.sleep(seconds)
 
 
 def find_removals(
@@ -144,44 +154,73 @@ def find_removals(
     channels: list[Channel],
     *,
     probe: bool,
-    sandbox: bool,
-    site_url: str,
-    site_dir: str,
-    transport: httpx.AsyncBaseTransport | None = None,
+    witnesses: Witnesses,
+    pages: SitePages | None = None,
 ) -> Removals:
-    """Posts gone from the source whose copies a channel would delete, each proved removed or
-    said why not. Only those are probed (one GET each), and only with `probe` (a run that reads
-    only, or a site that keeps every copy, asks nothing). A delete already in flight needs no new
-    proof: it was proved when it was decided."""
-    gone, note = gone_from_source(posts, present)
+    """Posts their author removed whose copies a channel would delete, each proved removed or
+    said why not; and the posts only no longer announced. Only removals are probed, and only with
+    `probe` (a run that reads only, or a site that keeps every copy, asks nothing). A delete
+    already in flight needs no new proof: it was proved when it was decided."""
+    found_intents, note = intents(posts, present, pages)
     ids = {channel.id for channel in deleting_channels(channels)}
-    found = Removals(gone=gone, note=note if ids else "")
-    import asyncio  # here: a build with nothing to send loads no event loop
-
+    gone = [intent for intent in found_intents if intent.removal]
+    found = Removals(
+        gone=[intent.key for intent in gone],
+        note=note if ids else "",
+        stopped=[intent for intent in found_intents if not intent.removal],
+    )
     to_probe = [
-        key
-        for key in gone
+        intent
+        for intent in gone
         if probe
-        and not _deleting(posts[key])
+        and not deleting(posts[intent.key])
         and any(
-            (record := posts[key].channels.get(i, _NONE)).state == State.DONE or _thread_changing(record) for i in ids
+            (record := posts[intent.key].channels.get(i, _NONE)).state == State.DONE or _thread_changing(record)
+            for i in ids
         )
     ]
-    urls = {key: posts[key].url for key in to_probe}
-    if sandbox:
-        answers = probe_built_site(list(urls.values()), site_url, site_dir)
-    else:
-        answers = asyncio.run(probe_public(list(urls.values()), transport=transport)) if urls else {}
-    for key in gone:
-        if _deleting(posts[key]):
+    urls = {intent.key: posts[intent.key].url for intent in to_probe}
+    verdicts = witnesses.judge(list(dict.fromkeys(urls.values())))
+    for intent in gone:
+        key = intent.key
+        if deleting(posts[key]):
             found.removed[key] = posts[key]
+            found.evidence[key] = "its delete was decided, on proof, by an earlier run"
         elif key in urls:
-            why = answers[urls[key]]
-            if why is None:
+            proved, said = verdicts[urls[key]]
+            if proved:
                 found.removed[key] = posts[key]
+                found.evidence[key] = f"{intent.why}; {said}"
             else:
-                found.unproved[key] = f"{posts[key].url} {why}"
+                found.unproved[key] = f"{intent.why}, but {said}"
     return found
+
+
+def removal_notes(removals: Removals, channels: list[Channel]) -> list[str]:
+    """What a run says before its first request: each removal with its evidence, each removal
+    not proved and why, and the posts only no longer announced."""
+    deleting = [channel.id for channel in deleting_channels(channels)]
+    lines = [
+        f"{key}: removed ({removals.evidence[key]}): its copies on {', '.join(deleting)} are deleted"
+        for key in removals.removed
+        if deleting
+    ]
+    lines += [f"{key}: {why}: its copies are deleted once it is proved gone" for key, why in removals.unproved.items()]
+    return lines + stopped_lines([(intent.state, intent.key, intent.why) for intent in removals.stopped])
+
+
+def stopped_lines(stopped: list[tuple[Source, str, str]]) -> list[str]:
+    """One line per post only no longer announced; past five of one kind, one line for them."""
+    by_state: dict[Source, list[tuple[str, str]]] = {}
+    for state, key, why in stopped:
+        by_state.setdefault(state, []).append((key, why))
+    lines = []
+    for found in by_state.values():
+        if len(found) <= 5:
+            lines += [f"{key}: {why}: {STOP}" for key, why in found]
+        else:
+            lines.append(f"{some([key for key, _ in found])}: {found[0][1]}: {STOP}")
+    return lines
 
 
 _NONE = Record(State.FAILED)  # a pair without a record, for a lookup
@@ -232,21 +271,37 @@ def kept_lines(ledger: Ledger, removals: Removals, channels: list[Channel]) -> l
     return lines
 
 
-def plan_lines(ledger: Ledger, gone: list[str], channels: list[Channel]) -> list[str]:
-    """What a plan (which asks no page) says of posts gone from the source."""
+def plan_lines(
+    ledger: Ledger, present: list[Post], pages: SitePages | None, channels: list[Channel], recheck: float
+) -> list[str]:
+    """What a plan (which asks no page) says of posts the source no longer announces: a removal's
+    copies deleted (after the witnesses) or kept, a post only no longer announced, and drafts."""
+    found, note = intents(ledger.posts, present, pages)
     deleting = {channel.id for channel in deleting_channels(channels)}
-    lines = []
-    for key in gone:
-        done = [c.id for c in channels if (r := ledger.record(key, c.id)) is not None and r.state == State.DONE]
+    lines = [note] if note and deleting else []
+    stopped = []
+    for intent in found:
+        done = [c.id for c in channels if (r := ledger.record(intent.key, c.id)) is not None and r.state == State.DONE]
+        if not intent.removal:
+            if done:
+                stopped.append((intent.state, intent.key, intent.why))
+            continue
         doomed = [channel_id for channel_id in done if channel_id in deleting]
         kept = [channel_id for channel_id in done if channel_id not in deleting]
         said = []
         if doomed:
-            said.append(f"its copies on {', '.join(doomed)} are deleted once its page answers 404 or 410")
+            said.append(
+                f"its copies on {', '.join(doomed)} are deleted once the build has no page for it and its URL "
+                f"answers 404 or 410 twice, {recheck:g} s apart, with the site's home page up"
+            )
         if kept:
             said.append(f"kept on {', '.join(kept)} (removals: keep, or the service cannot delete)")
         if said:
-            lines.append(f"{key}: gone from the source; " + "; ".join(said))
+            lines.append(f"{intent.key}: {intent.why}; " + "; ".join(said))
+    lines += stopped_lines(stopped)
+    lines += [
+        f"{key}: a draft (draft: true): not announced while it is one" for key in drafts(present, pages, ledger.posts)
+    ]
     return lines
 
 

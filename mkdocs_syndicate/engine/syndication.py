@@ -19,7 +19,7 @@ from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Identified, identify
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, Review, make_plan, not_updated_lines
 from mkdocs_syndicate.engine.preview import first_run_adoption, select_posts
-from mkdocs_syndicate.engine.removals import Removals, deletions, find_removals, kept_lines
+from mkdocs_syndicate.engine.removals import Removals, Witnesses, deletions, find_removals, kept_lines, removal_notes
 from mkdocs_syndicate.engine.results import PairResult, PairState, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
 from mkdocs_syndicate.errors import RunInterrupted
@@ -158,24 +158,27 @@ class Session:
             self.report.adoption = adopting
 
     def _find_removals(self) -> None:
-        """Posts gone from the source, proved removed (engine/removals.py) before any round."""
-        site = self.options.site
+        """Posts their author removed, proved removed (engine/removals.py) before any round, each
+        printed with its evidence; and those only no longer announced, said."""
+        site, clock, reporter = self.options.site, self.clock, self.reporter
+
+        async def sleep(seconds: float, reason: str) -> None:
+            await reporter.wait("removals", seconds, reason, clock)
+
+        witnesses = Witnesses(
+            site.url, site.site_dir, self.options.sandbox, self.options.removal_recheck, sleep, self.transport
+        )
         self.removals = find_removals(
             self.ledger.posts,
             self.present,
             self.channels,
             probe=not self.verify_only,
-            sandbox=self.options.sandbox,
-            site_url=site.url,
-            site_dir=site.site_dir,
-            transport=self.transport,
+            witnesses=witnesses,
+            pages=self.options.pages,
         )
         if self.removals.note:
             self.report.notes.append(self.removals.note)
-        for key, why in self.removals.unproved.items():
-            self.report.notes.append(
-                f"{key} is gone from the source, but {why}: its copies are deleted once it answers 404 or 410"
-            )
+        self.report.notes += removal_notes(self.removals, self.channels)
 
     def _plan(self) -> Plan:
         """This round's plan: what is pending, less what others have and (verify only) what

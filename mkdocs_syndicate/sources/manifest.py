@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mkdocs_syndicate.content.pages import UNKNOWN_PAGES, PageFacts, SitePages
 from mkdocs_syndicate.content.posts import ChannelOverride, Post
 from mkdocs_syndicate.errors import ManifestError
 from mkdocs_syndicate.ledger.atomicfile import atomic_write_text
@@ -26,13 +27,17 @@ def manifest_path(ledger_path: Path) -> Path:
     return ledger_path.parent / CACHE_DIR / f"{ledger_path.name}.posts.json"
 
 
-def write_manifest(path: Path, posts: list[Post], site_url: str, built_at: dt.datetime) -> None:
-    data = {
+def write_manifest(
+    path: Path, posts: list[Post], site_url: str, built_at: dt.datetime, pages: SitePages | None = None
+) -> None:
+    data: dict[str, Any] = {
         "format": FORMAT,
         "site_url": site_url,
         "built_at": to_iso(built_at),
         "posts": [post_to_json(post) for post in posts],
     }
+    if pages is not None:  # every page of the build: what tells a removed post from one no longer a post
+        data["pages"] = [page.as_json() for page in pages.pages]
     private_dir(path.parent)
     # A cache: read_manifest refuses a torn file, and a build writes it again (no fsync: builds stay fast).
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", checkpoint=False, durable=False)
@@ -58,6 +63,16 @@ def read_manifest(path: Path, site_url: str) -> tuple[list[Post], dt.datetime]:
             f"{site_url!r}; run `mkdocs build` again"
         )
     return posts, built_at
+
+
+def read_site_pages(path: Path) -> SitePages:
+    """The pages of the last build (read after `read_manifest` accepted the file): unknown when it
+    was saved without them, by an earlier version (then nothing is taken for removed)."""
+    try:
+        items = json.loads(path.read_text(encoding="utf-8")).get("pages")
+        return SitePages(tuple(PageFacts.from_json(item) for item in items)) if items is not None else UNKNOWN_PAGES
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return UNKNOWN_PAGES
 
 
 def post_to_json(post: Post) -> dict[str, Any]:

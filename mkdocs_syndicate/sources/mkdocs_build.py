@@ -17,6 +17,7 @@ from mkdocs.structure.pages import Page
 
 from mkdocs_syndicate.content.identity import canonical_path, post_key_of
 from mkdocs_syndicate.content.images import first_image
+from mkdocs_syndicate.content.pages import REMOVED_FLAG, PageFacts, SitePages
 from mkdocs_syndicate.content.portable import code_languages, excerpt_markdown
 from mkdocs_syndicate.content.posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
 from mkdocs_syndicate.errors import PostError
@@ -94,6 +95,33 @@ def gather_posts(
         for file in files.documentation_pages()
         if file.page is not None and is_post(file.page)
     ]
+
+
+def site_pages(files: Files, config: MkDocsConfig, globs: list[str] | None) -> SitePages:
+    """Every page of the build, excluded ones too (a Material blog draft is left out of the
+    build, not of the site's files): what tells a removed post from one that is only no longer
+    a post (engine/intent.py)."""
+    is_post = post_selector(config, globs)
+    facts = []
+    for file in files.documentation_pages(inclusion=lambda _: True):
+        page = file.page
+        meta: Mapping[str, Any] = (page.meta or {}) if page is not None else {}
+        draft = bool(meta.get("draft"))
+        if MaterialPost is not None and isinstance(page, MaterialPost):
+            draft = bool(getattr(page.config, "draft", draft))
+        syndicate = meta.get("syndicate")
+        facts.append(
+            PageFacts(
+                src=file.src_uri,
+                key=(post_key(page) if page is not None else "") or canonical_path(file.url),
+                built=bool(file.inclusion.is_included()),  # type: ignore[no-untyped-call]
+                draft=draft,
+                removed=syndicate == REMOVED_FLAG,
+                opted_out=syndicate is False,
+                post=page is not None and is_post(page),
+            )
+        )
+    return SitePages(tuple(facts))
 
 
 def _dated(page: Page, meta: Mapping[str, Any], source: str) -> tuple[dt.datetime, bool, list[Any]]:
