@@ -287,17 +287,12 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
         from mkdocs_syndicate.sources.mkdocs_build import redirect_keys, site_pages
 
         self.options.redirects = redirect_keys(self.files, config)
-        self.options.pages = site_pages(self.files, config, self.config.posts)  # what a removal is judged by
+        pages = self.options.pages = site_pages(self.files, config, self.config.posts)  # a removal's judge
         if not self.serving and not self.dirty:
             # For `mkdocs-syndicate run/plan/adopt`, which work from the last build's posts.
             try:
-                write_manifest(
-                    manifest_path(self.options.ledger_path),
-                    self.posts,
-                    self.options.site.url,
-                    dt.datetime.now(dt.UTC),
-                    self.options.pages,
-                )
+                path, url = manifest_path(self.options.ledger_path), self.options.site.url
+                write_manifest(path, self.posts, url, dt.datetime.now(dt.UTC), pages)
             except OSError as exc:  # only `mkdocs-syndicate run/plan/adopt` need it; the build goes on
                 log.warning(f"could not save the posts for mkdocs-syndicate run: {exc}")
         if self.decision.action == "plan" and not self.dirty:

@@ -15,6 +15,13 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def under_test(env: dict) -> dict:
+    """`env` with this checkout first on PYTHONPATH: a child imports the package under test, not
+    the one the venv's editable install points at (another git worktree's)."""
+    paths = [str(ROOT), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+    return {**env, "PYTHONPATH": os.pathsep.join(paths)}
+
+
 def write_site(
     folder: Path, plugin: dict, posts: dict[str, str], *, blog: bool = False, site_url: str = "https://example.com/"
 ) -> Path:
@@ -28,8 +35,9 @@ def write_site(
     for name, text in posts.items():
         (post_dir / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
     # The tests' posts are dated November 2026; a first run would adopt them (backlog: adopt, the
-    # default) — tests of that say so, the others announce them.
-    plugin = {"backlog": "send", **plugin}
+    # default) — tests of that say so, the others announce them. A removal is proved without the
+    # wait between its two reads (removal_recheck), unless a test sets one.
+    plugin = {"backlog": "send", "removal_recheck": 0, **plugin}
     config = {
         "site_name": "Test Site",
         "site_url": site_url,
@@ -57,7 +65,7 @@ def mkdocs(
         if k not in ("CI", "GITHUB_EVENT_NAME", "CI_MERGE_REQUEST_IID", "CI_PIPELINE_SOURCE", "SYNDICATE_MODE")
     }
     full_env.update({"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"})
-    full_env.update(env or {})
+    full_env = under_test({**full_env, **(env or {})})
     command = [sys.executable, "-m", program, *(args or ("build",)), "-f", str(config)]
     return subprocess.run(command, cwd=config.parent, env=full_env, capture_output=True, text=True, timeout=timeout)
 
@@ -69,6 +77,7 @@ def command(config: Path, *args: str, env: dict | None = None) -> subprocess.Pop
         "NO_MKDOCS_2_WARNING": "1",
         **(env or {}),
     }
+    env = under_test(env)
     return subprocess.Popen(
         [sys.executable, "-m", "mkdocs_syndicate.cli", args[0], "-f", str(config), *args[1:]],
         cwd=config.parent,

@@ -37,6 +37,7 @@ class PublicSite:
         self.root = Path()
         self.url = SITE
         self.asked: list[str] = []
+        self.scripted: dict[str, list[int]] = {}  # a path's next answers (a maintenance page), then the files'
         handler = functools.partial(self._Handler, self)
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         proxy = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -51,6 +52,10 @@ class PublicSite:
         def do_GET(self) -> None:
             self.site.asked.append(self.path)
             self.path = urlsplit(self.path).path or "/"  # a proxy's request names the whole URL
+            script = self.site.scripted.get(self.path)
+            if script:
+                self.send_error(script.pop(0))
+                return
             super().do_GET()
 
         def log_message(self, *args) -> None:  # quiet
@@ -176,7 +181,7 @@ def test_removals_keep_is_the_default_and_the_plan_says_which_copies_remain(tmp_
     plan = command(config, "plan", env=public.env)  # from the build just made
     out, err = plan.communicate(timeout=120)
     assert plan.returncode == 0, err
-    assert "posts/b/: gone from the source; kept on masto" in out + err
+    assert "posts/b/: gone from the source (posts/b.md is not in the build); kept on masto" in out + err
     assert len(statuses(sandbox)) == 2
     assert not [r for r in sandbox.requests("mastodon") if r["method"] == "DELETE"]
 
@@ -191,7 +196,8 @@ def test_a_page_that_still_answers_is_not_removed_until_it_is_gone(tmp_path, san
     remove_b(config)
     run = mkdocs(config, env=public.env)
     assert run.returncode == 0, run.stderr
-    assert "posts/b/ is gone from the source, but" in run.stderr and "answered 200" in run.stderr
+    assert "posts/b/: gone from the source (posts/b.md is not in the build), but" in run.stderr
+    assert "http://example.com/posts/b/ answered 200" in run.stderr
     assert len(statuses(sandbox)) == 2
     public.root = config.parent / "site"  # deployed
     after = mkdocs(config, env=public.env)

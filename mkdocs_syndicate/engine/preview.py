@@ -8,13 +8,14 @@ from __future__ import annotations
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post, announceable
 from mkdocs_syndicate.engine.backlog import Adoption, adoption, refuse_renamed_channels
+from mkdocs_syndicate.engine.lives import new_life_lines, new_lives, with_new_lives
 from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import identify
 from mkdocs_syndicate.engine.plan import Plan, make_plan
 from mkdocs_syndicate.engine.removals import came_back_lines, plan_lines
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.sandbox.site import make_channels
-from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
+from mkdocs_syndicate.timeutil import Clock, SystemClock, to_iso, utcnow
 
 
 def select_posts(options: Options, posts: list[Post], clock: Clock) -> list[Post]:
@@ -32,6 +33,9 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     ledger.preview(found.posts)  # what a send would write first, seen without writing
     present = found.keyed(posts)
     chosen = select_posts(options, present, clock)
+    lives = new_lives(ledger.posts, chosen, channels, ledger.may_work_on)  # as a send starts them
+    if lives:
+        ledger.preview(with_new_lives(ledger.posts, lives, to_iso(utcnow(clock))))
     adopting = first_run_adoption(options, ledger, chosen, clock)
     adopted = adopting.pairs([c.id for c in channels]) if adopting is not None else set()
     memo = MessageMemo.beside(options.ledger_path)
@@ -39,7 +43,8 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     memo.save()
     the_plan.adoption = adopting
     the_plan.moves = found.moves
-    the_plan.removal_lines = plan_lines(ledger, present, options.pages, channels, options.removal_recheck)
+    the_plan.removal_lines = new_life_lines(lives)
+    the_plan.removal_lines += plan_lines(ledger, present, options.pages, channels, options.removal_recheck)
     the_plan.removal_lines += came_back_lines(ledger, present, channels)
     return the_plan
 

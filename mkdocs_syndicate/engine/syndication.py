@@ -15,6 +15,7 @@ from mkdocs_syndicate.channels.base import Channel
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import adopt, refuse_renamed_channels
+from mkdocs_syndicate.engine.lives import NEW_LIFE, new_life_lines, new_lives, with_new_lives
 from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Identified, identify
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, Review, make_plan, not_updated_lines
@@ -29,7 +30,7 @@ from mkdocs_syndicate.ledger.schema import Posts, State, record_in
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.net.liveness import in_built_site, wait_until_live
 from mkdocs_syndicate.sandbox.site import run_channels
-from mkdocs_syndicate.timeutil import Clock, SystemClock, utcnow
+from mkdocs_syndicate.timeutil import Clock, SystemClock, to_iso, utcnow
 
 if TYPE_CHECKING:
     import httpx
@@ -123,6 +124,7 @@ class Session:
             self.report.notes.append(
                 f"{rehearsed} sandbox record(s) ignored (a rehearsal's): these pairs will be announced for real"
             )
+        self._start_new_lives()
         self._adopt_on_first_contact()
         self._find_removals()
         if self.on_start is not None:
@@ -156,6 +158,17 @@ class Session:
         if adopting is not None:
             adopt(self.ledger, adopting, [c.id for c in self.channels], utcnow(self.clock))
             self.report.adoption = adopting
+
+    def _start_new_lives(self) -> None:
+        """New posts at removed posts' URLs: their records start a new life, durably, before any
+        request (engine/lives.py)."""
+        if self.verify_only:
+            return
+        lives = new_lives(self.ledger.posts, self.chosen, self.channels, self.ledger.may_work_on)
+        if lives:
+            changes = [(life.key, life.channel_id, NEW_LIFE) for life in lives]
+            self.ledger.rewrite(with_new_lives(self.ledger.posts, lives, to_iso(utcnow(self.clock))), changes)
+            self.report.notes += new_life_lines(lives)
 
     def _find_removals(self) -> None:
         """Posts their author removed, proved removed (engine/removals.py) before any round, each

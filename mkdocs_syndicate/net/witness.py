@@ -69,7 +69,7 @@ async def witness(
     """The web's word on each page: a first read of all of them; for those answering 404 or 410,
     a wait of `recheck` seconds, a second read and a read of the home page."""
     first = await read_statuses(urls, transport=transport)
-    words = {url: Word(False, _answered(first[url])) for url in urls}
+    words = {url: Word(False, f"{url} {_answered(first[url])}") for url in urls}
     again = [url for url in urls if first[url] in GONE_STATUSES]
     if not again:
         return words
