@@ -267,7 +267,7 @@ class Scenario:
 
 class PublicSite:
     """The site as the web sees it, asked as the child's HTTP proxy (`GET http://example.com/blog/two/`):
-    200 for the page of a post the source lists, 404 for one it no longer does (removed and
+    200 for the home page and the page of a post the source lists, 404 for one it no longer does (removed and
     deployed). A removal is proved by a real request (engine/removals.py), as in a real run."""
 
     def __init__(self, live: set[str]) -> None:
@@ -276,7 +276,8 @@ class PublicSite:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                found = urlsplit(self.path).path in site.live
+                # The home page always answers: a removal is proved only while the site is up.
+                found = urlsplit(self.path).path in site.live or urlsplit(self.path).path == "/"
                 body = b"<html>a post</html>" if found else b"<html>Not Found</html>"
                 self.send_response(200 if found else 404)
                 self.send_header("Content-Type", "text/html")
