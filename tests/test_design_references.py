@@ -32,7 +32,15 @@ SHARED = re.compile(r"\.\./shared|/work/shared")
 
 # Pages of a *user's* site in examples (a post's relative link, a redirect's target, a ledger's
 # `src`): not files of this repository.
-EXAMPLE_PAGES = {"new.md", "other.md", "../media/x.png", "blog/posts/hello.md", "blog/posts/idempotency.md"}
+EXAMPLE_PAGES = {
+    "new.md",
+    "other.md",
+    "../media/x.png",
+    "blog/posts/hello.md",
+    "blog/posts/idempotency.md",
+    "posts/b.md",
+    "posts/other.md",
+}
 
 
 def scanned_files() -> list[Path]:
