@@ -333,3 +333,19 @@ def test_an_edit_never_changes_a_bluesky_post_whose_card_is_another_page(tmp_pat
     (result,) = report.results
     assert result.needs_review and ELSEWHERE in result.detail and one.url in result.detail, result
     assert writes(sandbox, "bluesky", EDIT_REQUEST["bluesky"]) == asked
+
+
+def test_a_channel_that_makes_drafts_edits_its_draft(tmp_path, sandbox, clock):
+    """`published: false`: the copy is a draft, which DEV's public read does not show (it was
+    recorded deleted by the first edit, and never edited again). An edit reads it among the
+    author's drafts and edits it, still a draft."""
+    sandbox.now = clock.time
+    raw = SPECS["forem"].raw(sandbox, published=False)
+    one = make_post(1)
+    run(tmp_path, raw, [one], clock)
+    report, _ = run(tmp_path, raw, [dataclasses.replace(one, title="Post 1, retitled")], clock)
+    assert [(r.state, r.detail) for r in report.results] == [("done", "updated (proved by a read of the copy)")]
+    articles = sandbox.snapshot()["forem"]["articles"]
+    assert [(a["title"], a["published"]) for a in articles] == [("Post 1, retitled", False)]
+    again, _ = run(tmp_path, raw, [dataclasses.replace(one, title="Post 1, retitled")], clock)
+    assert again.results == []

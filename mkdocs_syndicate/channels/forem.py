@@ -265,18 +265,22 @@ class ForemChannel(Channel):
     async def read_copy(self, http: Http, post: Post, record: Record, prepared: Prepared) -> Copy | Seen:
         """GET /api/articles/{id}: a published article by its own id. Its title, Markdown body,
         description and canonical URL say whether the update happened; DEV's JSON 404 says it is gone (deleted, or
-        unpublished by its author: either way there is no copy to edit)."""
+        unpublished by its author: either way there is no copy to edit). Where the channel makes
+        drafts (`published: false`), a draft is the copy as made: read among the author's own."""
         assert record.remote_id and prepared.message is not None
         response = await http.request(
             "GET",
             f"{self.settings.options['api']}/articles/{quote(record.remote_id, safe='')}",
             headers=self._headers(),
         )
-        if response.status_code == 404 and _not_found(response):
+        draft = None
+        if response.status_code == 404 and _not_found(response) and not self.settings.options["published"]:
+            draft = await self._own_draft(http, record.remote_id)
+        if draft is None and response.status_code == 404 and _not_found(response):
             return Copy.GONE
-        if response.status_code != 200:
+        if draft is None and response.status_code != 200:
             return Copy.UNKNOWN
-        article = json_object(response)
+        article = draft if draft is not None else json_object(response)
         target = json.loads(prepared.message.text)["article"]
         # Every text field the update sets and DEV gives back as it was sent: a description-only
         # update must not pass for done because the body is unchanged.
@@ -333,6 +337,24 @@ class ForemChannel(Channel):
         except BadAnswer as exc:
             return Verdict(Found.UNKNOWN, reason=f"could not list own articles: {exc}")
         return found or _not_ours(post, taken, after)
+
+    async def _own_draft(self, http: Http, article_id: str) -> dict[str, Any] | None:
+        """The author's unpublished article with this id (GET /api/articles/me/unpublished, paged),
+        or None: not among the drafts (deleted by hand). A listing that fails raises: no proof."""
+        for page in range(1, MAX_PAGES + 1):
+            response = await http.request(
+                "GET",
+                f"{self.settings.options['api']}/articles/me/unpublished",
+                params={"page": page, "per_page": PER_PAGE},
+                headers=self._headers(),
+            )
+            if response.status_code != 200:
+                raise BadAnswer(f"the drafts' listing answered {response.status_code}")
+            articles = json_list(response)
+            found = next((a for a in articles if isinstance(a, dict) and str(a.get("id")) == article_id), None)
+            if found is not None or len(articles) < PER_PAGE:
+                return found
+        raise BadAnswer(f"more than {MAX_PAGES * PER_PAGE} drafts")
 
     async def _scan(self, http: Http, post: Post, oldest: float) -> Verdict | None:
         """Own articles come drafts first, then published ones newest first: stop at the first
