@@ -71,15 +71,17 @@ def install(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str
 def test_an_unreachable_npm_registry_skips_the_pds_tier_saying_why(tmp_path):
     bin_dir = fake_npm(tmp_path, ping_works=False)
     synapse, nostr = installed(tmp_path / "synapse"), installed(tmp_path / "nostr")
+    websub = installed(tmp_path / "websub")
     result, skips = install(
         tmp_path,
         PATH=f"{bin_dir}:{os.environ['PATH']}",
         SYNDICATE_REALSERVER_DIR=str(tmp_path / "pds"),
         SYNDICATE_SYNAPSE_DIR=str(synapse),
         SYNDICATE_NOSTR_DIR=str(nostr),
+        SYNDICATE_WEBSUB_DIR=str(websub),
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [str(synapse), str(nostr)]  # the other tiers are still installed
+    assert result.stdout.splitlines() == [str(synapse), str(nostr), str(websub)]  # the other tiers are still installed
     assert [tier for tier, _ in skips] == ["pds"]
     assert "npm registry (https://registry.npmjs.org/) cannot be reached: npm error code ENETUNREACH" in skips[0][1]
     assert "realserver tier skipped (pds)" in result.stderr
@@ -94,6 +96,7 @@ def test_a_failed_install_with_the_npm_registry_answering_fails(tmp_path):
         SYNDICATE_REALSERVER_DIR=str(tmp_path / "pds"),
         SYNDICATE_SYNAPSE_DIR=str(installed(tmp_path / "synapse")),
         SYNDICATE_NOSTR_DIR=str(installed(tmp_path / "nostr")),
+        SYNDICATE_WEBSUB_DIR=str(installed(tmp_path / "websub")),
     )
     assert result.returncode == 1 and skips == [], result.stderr
     assert "though the npm registry answers" in result.stderr
@@ -109,17 +112,18 @@ UNREACHABLE_PYPI = {
 
 @pytest.mark.process
 def test_an_unreachable_pypi_skips_the_synapse_tier_saying_why(tmp_path):
-    pds, nostr = installed(tmp_path / "pds"), installed(tmp_path / "nostr")
+    pds, nostr, websub = installed(tmp_path / "pds"), installed(tmp_path / "nostr"), installed(tmp_path / "websub")
     result, skips = install(
         tmp_path,
         SYNDICATE_REALSERVER_DIR=str(pds),
         SYNDICATE_SYNAPSE_DIR=str(tmp_path / "synapse"),
         SYNDICATE_NOSTR_DIR=str(nostr),
+        SYNDICATE_WEBSUB_DIR=str(websub),
         PIP_INDEX_URL=f"http://127.0.0.1:{closed_port()}/simple",
         **UNREACHABLE_PYPI,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [str(pds), str(nostr)]
+    assert result.stdout.splitlines() == [str(pds), str(nostr), str(websub)]
     assert [tier for tier, _ in skips] == ["synapse"]
     assert skips[0][1].startswith("PyPI cannot be reached for matrix-synapse==1.163.2: "), skips
 
@@ -127,19 +131,40 @@ def test_an_unreachable_pypi_skips_the_synapse_tier_saying_why(tmp_path):
 @pytest.mark.process
 def test_an_unreachable_pypi_skips_the_nostr_tier_saying_why(tmp_path):
     pds, synapse = installed(tmp_path / "pds"), installed(tmp_path / "synapse")
+    websub = installed(tmp_path / "websub")
     result, skips = install(
         tmp_path,
         SYNDICATE_REALSERVER_DIR=str(pds),
         SYNDICATE_SYNAPSE_DIR=str(synapse),
         SYNDICATE_NOSTR_DIR=str(tmp_path / "nostr"),
+        SYNDICATE_WEBSUB_DIR=str(websub),
         PIP_INDEX_URL=f"http://127.0.0.1:{closed_port()}/simple",
         **UNREACHABLE_PYPI,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [str(pds), str(synapse)]
+    assert result.stdout.splitlines() == [str(pds), str(synapse), str(websub)]
     assert [tier for tier, _ in skips] == ["nostr"]
     assert skips[0][1].startswith("PyPI cannot be reached for nostr-relay==1.14: "), skips
     assert "realserver tier skipped (nostr)" in result.stderr
+
+
+@pytest.mark.process
+def test_an_unreachable_pypi_skips_the_websub_tier_saying_why(tmp_path):
+    pds, synapse, nostr = (installed(tmp_path / name) for name in ("pds", "synapse", "nostr"))
+    result, skips = install(
+        tmp_path,
+        SYNDICATE_REALSERVER_DIR=str(pds),
+        SYNDICATE_SYNAPSE_DIR=str(synapse),
+        SYNDICATE_NOSTR_DIR=str(nostr),
+        SYNDICATE_WEBSUB_DIR=str(tmp_path / "websub"),
+        PIP_INDEX_URL=f"http://127.0.0.1:{closed_port()}/simple",
+        **UNREACHABLE_PYPI,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [str(pds), str(synapse), str(nostr)]
+    assert [tier for tier, _ in skips] == ["websub"]
+    assert skips[0][1].startswith("PyPI cannot be reached for Flask-WebSub==0.4.1: "), skips
+    assert "realserver tier skipped (websub)" in result.stderr
 
 
 @pytest.mark.unit

@@ -261,3 +261,43 @@ def test_killed_around_a_deletion_then_rerun_leaves_the_note_deleted(relay, tmp_
     assert 1 <= len(relay.query({"kinds": [5], "authors": [AUTHOR], "#e": [note]})) <= 2  # a repeat is harmless
     record = Ledger.read(tmp_path / "ledger.yml").record("blog/2/", "no")
     assert record.state == "deleted" and record.op is None, record
+
+
+# ---------------------------------------------------------------- several relays
+
+
+@pytest.fixture(scope="module")
+def second_relay(tmp_path_factory):
+    yield from start_relay(tmp_path_factory.mktemp("nostr-relay-2"))
+
+
+def lane(relay: Relay) -> str:
+    return f"no@{relay.url.removeprefix('ws://')}"
+
+
+def test_nostr_relays_each_pair_is_read_back_from_its_own_relay_before_a_resend(relay, second_relay, tmp_path):
+    """`relays:` on nostr-relay twice: the note went to the first relay only (the second's
+    answer was lost before it stored it); both records in_flight with that note's id. The rerun
+    reads each relay: found on the first (nothing sent there), absent on the second (sent
+    there), so each relay ends with the note once, and the ledger says so per relay."""
+    site = "https://two-relays.example/"
+    post = make_post(4, url=f"{site}blog/4/")
+    one = {k: v for k, v in raw(relay).items() if k != "relay"}
+    assert not run(tmp_path / "a", {**one, "relays": [relay.url]}, [post]).undone
+    done = Ledger.read(tmp_path / "a" / "ledger.yml").record(post.key, lane(relay))
+    (tmp_path / "b").mkdir()
+    write_ledger(
+        tmp_path / "b" / "ledger.yml",
+        {(post.key, lane(r)): as_in_flight(done) for r in (relay, second_relay)},
+    )
+    clock = FakeClock()
+    clock.now += 3600  # past the settle time: an absent note may be sent again
+    both = {**one, "relays": [relay.url, second_relay.url]}
+    report = run(tmp_path / "b", both, [post], clock)
+    by_lane = {r.channel: r.detail for r in report.results}
+    assert "verify" in by_lane[lane(relay)] and "verify" not in by_lane[lane(second_relay)], by_lane
+    book = Ledger.read(tmp_path / "b" / "ledger.yml")
+    for r in (relay, second_relay):
+        record = book.record(post.key, lane(r))
+        assert record.state == "done" and record.remote_id == done.remote_id, (lane(r), record)
+        assert notes_about(r, site) == [post.url]
