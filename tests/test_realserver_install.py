@@ -71,7 +71,7 @@ def install(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str
 def test_an_unreachable_npm_registry_skips_the_pds_tier_saying_why(tmp_path):
     bin_dir = fake_npm(tmp_path, ping_works=False)
     synapse, nostr = installed(tmp_path / "synapse"), installed(tmp_path / "nostr")
-    websub = installed(tmp_path / "websub")
+    websub, mkdocs2 = installed(tmp_path / "websub"), installed(tmp_path / "mkdocs2")
     result, skips = install(
         tmp_path,
         PATH=f"{bin_dir}:{os.environ['PATH']}",
@@ -79,9 +79,15 @@ def test_an_unreachable_npm_registry_skips_the_pds_tier_saying_why(tmp_path):
         SYNDICATE_SYNAPSE_DIR=str(synapse),
         SYNDICATE_NOSTR_DIR=str(nostr),
         SYNDICATE_WEBSUB_DIR=str(websub),
+        SYNDICATE_MKDOCS2_DIR=str(mkdocs2),
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [str(synapse), str(nostr), str(websub)]  # the other tiers are still installed
+    assert result.stdout.splitlines() == [
+        str(synapse),
+        str(nostr),
+        str(mkdocs2),
+        str(websub),
+    ]  # the other tiers are still installed
     assert [tier for tier, _ in skips] == ["pds"]
     assert "npm registry (https://registry.npmjs.org/) cannot be reached: npm error code ENETUNREACH" in skips[0][1]
     assert "realserver tier skipped (pds)" in result.stderr
@@ -97,6 +103,7 @@ def test_a_failed_install_with_the_npm_registry_answering_fails(tmp_path):
         SYNDICATE_SYNAPSE_DIR=str(installed(tmp_path / "synapse")),
         SYNDICATE_NOSTR_DIR=str(installed(tmp_path / "nostr")),
         SYNDICATE_WEBSUB_DIR=str(installed(tmp_path / "websub")),
+        SYNDICATE_MKDOCS2_DIR=str(installed(tmp_path / "mkdocs2")),
     )
     assert result.returncode == 1 and skips == [], result.stderr
     assert "though the npm registry answers" in result.stderr
@@ -113,17 +120,19 @@ UNREACHABLE_PYPI = {
 @pytest.mark.process
 def test_an_unreachable_pypi_skips_the_synapse_tier_saying_why(tmp_path):
     pds, nostr, websub = installed(tmp_path / "pds"), installed(tmp_path / "nostr"), installed(tmp_path / "websub")
+    mkdocs2 = installed(tmp_path / "mkdocs2")
     result, skips = install(
         tmp_path,
         SYNDICATE_REALSERVER_DIR=str(pds),
         SYNDICATE_SYNAPSE_DIR=str(tmp_path / "synapse"),
         SYNDICATE_NOSTR_DIR=str(nostr),
         SYNDICATE_WEBSUB_DIR=str(websub),
+        SYNDICATE_MKDOCS2_DIR=str(mkdocs2),
         PIP_INDEX_URL=f"http://127.0.0.1:{closed_port()}/simple",
         **UNREACHABLE_PYPI,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [str(pds), str(nostr), str(websub)]
+    assert result.stdout.splitlines() == [str(pds), str(nostr), str(mkdocs2), str(websub)]
     assert [tier for tier, _ in skips] == ["synapse"]
     assert skips[0][1].startswith("PyPI cannot be reached for matrix-synapse==1.163.2: "), skips
 
@@ -131,18 +140,19 @@ def test_an_unreachable_pypi_skips_the_synapse_tier_saying_why(tmp_path):
 @pytest.mark.process
 def test_an_unreachable_pypi_skips_the_nostr_tier_saying_why(tmp_path):
     pds, synapse = installed(tmp_path / "pds"), installed(tmp_path / "synapse")
-    websub = installed(tmp_path / "websub")
+    websub, mkdocs2 = installed(tmp_path / "websub"), installed(tmp_path / "mkdocs2")
     result, skips = install(
         tmp_path,
         SYNDICATE_REALSERVER_DIR=str(pds),
         SYNDICATE_SYNAPSE_DIR=str(synapse),
         SYNDICATE_NOSTR_DIR=str(tmp_path / "nostr"),
         SYNDICATE_WEBSUB_DIR=str(websub),
+        SYNDICATE_MKDOCS2_DIR=str(mkdocs2),
         PIP_INDEX_URL=f"http://127.0.0.1:{closed_port()}/simple",
         **UNREACHABLE_PYPI,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [str(pds), str(synapse), str(websub)]
+    assert result.stdout.splitlines() == [str(pds), str(synapse), str(mkdocs2), str(websub)]
     assert [tier for tier, _ in skips] == ["nostr"]
     assert skips[0][1].startswith("PyPI cannot be reached for nostr-relay==1.14: "), skips
     assert "realserver tier skipped (nostr)" in result.stderr
@@ -150,18 +160,19 @@ def test_an_unreachable_pypi_skips_the_nostr_tier_saying_why(tmp_path):
 
 @pytest.mark.process
 def test_an_unreachable_pypi_skips_the_websub_tier_saying_why(tmp_path):
-    pds, synapse, nostr = (installed(tmp_path / name) for name in ("pds", "synapse", "nostr"))
+    pds, synapse, nostr, mkdocs2 = (installed(tmp_path / name) for name in ("pds", "synapse", "nostr", "mkdocs2"))
     result, skips = install(
         tmp_path,
         SYNDICATE_REALSERVER_DIR=str(pds),
         SYNDICATE_SYNAPSE_DIR=str(synapse),
         SYNDICATE_NOSTR_DIR=str(nostr),
         SYNDICATE_WEBSUB_DIR=str(tmp_path / "websub"),
+        SYNDICATE_MKDOCS2_DIR=str(mkdocs2),
         PIP_INDEX_URL=f"http://127.0.0.1:{closed_port()}/simple",
         **UNREACHABLE_PYPI,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [str(pds), str(synapse), str(nostr)]
+    assert result.stdout.splitlines() == [str(pds), str(synapse), str(nostr), str(mkdocs2)]
     assert [tier for tier, _ in skips] == ["websub"]
     assert skips[0][1].startswith("PyPI cannot be reached for Flask-WebSub==0.4.1: "), skips
     assert "realserver tier skipped (websub)" in result.stderr
