@@ -12,7 +12,7 @@ from urllib.parse import urljoin
 
 import pathspec
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from mkdocs_syndicate.content.identity import canonical_path, post_key_of
@@ -106,7 +106,8 @@ def site_pages(files: Files, config: MkDocsConfig, globs: list[str] | None) -> S
     for file in files.documentation_pages(inclusion=lambda _: True):
         page = file.page
         meta: Mapping[str, Any] = (page.meta or {}) if page is not None else {}
-        draft = bool(meta.get("draft"))
+        # MkDocs' own drafts (`draft_docs`) are left out of `mkdocs build`; front matter says the rest.
+        draft = bool(meta.get("draft")) or file.inclusion == InclusionLevel.DRAFT
         if MaterialPost is not None and isinstance(page, MaterialPost):
             draft = bool(getattr(page.config, "draft", draft))
         syndicate = meta.get("syndicate")
