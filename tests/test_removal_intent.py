@@ -166,11 +166,11 @@ def test_drafts_are_named_in_the_plan_with_what_happens_to_their_copies(tmp_path
     run = mkdocs(config, env=public.env)  # plain MkDocs still builds a draft: its page answers 200
     assert run.returncode == 0, run.stderr
     assert not deletes(sandbox) and len(statuses(sandbox)) == 2
-    assert "posts/b/: marked draft: true (posts/b.md), but its page is in the built site" in run.stderr
+    assert "posts/b/: marked as a draft (posts/b.md), but its page is in the built site" in run.stderr
     said = plan_of(config, public)
     assert "posts/c/: a draft (draft: true): not announced while it is one" in said
     assert (
-        "posts/b/: marked draft: true (posts/b.md); its copies on masto are deleted once the build has no page" in said
+        "posts/b/: marked as a draft (posts/b.md); its copies on masto are deleted once the build has no page" in said
     )
 
 
@@ -189,3 +189,26 @@ def test_a_material_blog_draft_is_named_in_the_plan(tmp_path, sandbox, public):
     assert built.returncode == 0, built.stderr
     drafts = [line for line in built.stderr.splitlines() if "a draft (draft: true)" in line]
     assert len(drafts) == 1 and "beta" in drafts[0], built.stderr
+
+
+def test_syndicate_removed_deletes_once_the_build_leaves_the_page_out(tmp_path, sandbox, public):
+    """The flag is the author's word; the built site must agree: while the build still writes the
+    page nothing goes, and once MkDocs' draft_docs leaves it out (and the web says 404 twice), the
+    copies are deleted."""
+    config = two_posts(tmp_path, sandbox, public, chosen=masto(sandbox))
+    source = config.parent / "docs" / "posts" / "b.md"
+    source.write_text(source.read_text().replace("syndicate: true", "syndicate: removed"))
+    web_without_b(tmp_path, config, public)
+    run = mkdocs(config, env=public.env)
+    assert run.returncode == 0, run.stderr
+    assert "posts/b/: marked syndicate: removed (posts/b.md), but its page is in the built site" in run.stderr
+    assert not deletes(sandbox) and len(statuses(sandbox)) == 2
+    raw = yaml.safe_load(config.read_text())
+    raw["draft_docs"] = "posts/b.md\n"
+    config.write_text(yaml.safe_dump(raw, sort_keys=False))
+    public.root = config.parent / "site"
+    gone = mkdocs(config, env=public.env)
+    assert gone.returncode == 0, gone.stderr
+    assert not (config.parent / "site" / "posts" / "b" / "index.html").exists()
+    assert "posts/b/: removed (marked syndicate: removed (posts/b.md); the build has no page for it;" in gone.stderr
+    assert len(statuses(sandbox)) == 1 and record(config, "posts/b/", "masto").state == State.DELETED

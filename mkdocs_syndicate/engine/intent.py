@@ -27,7 +27,7 @@ class Source(enum.StrEnum):
 
     LISTED = "listed"  # an announceable post: nothing to decide
     GONE = "gone"  # no page of the build comes from its source file, or has its key
-    DRAFT = "draft"  # front matter `draft: true` (Material's blog's drafts too)
+    DRAFT = "draft"  # front matter `draft: true` (Material's blog's drafts too), or MkDocs' draft_docs
     FLAGGED = "flagged"  # front matter `syndicate: removed`
     FEED_GONE = "feed_gone"  # a feed no longer lists it, though it is newer than the feed's oldest entry
     OPTED_OUT = "opted_out"  # front matter `syndicate: false`
@@ -45,7 +45,7 @@ class Fate:
 FATES: dict[Source, Fate] = {
     Source.LISTED: Fate(False, ""),
     Source.GONE: Fate(True, "gone from the source ({src} is not in the build)"),
-    Source.DRAFT: Fate(True, "marked draft: true ({src})"),
+    Source.DRAFT: Fate(True, "marked as a draft ({src})"),
     Source.FLAGGED: Fate(True, "marked syndicate: removed ({src})"),
     Source.FEED_GONE: Fate(True, "gone from the feed (newer than its oldest entry)"),
     Source.OPTED_OUT: Fate(False, "marked syndicate: false ({src})"),
@@ -114,10 +114,10 @@ def _state(
 ) -> Source:
     page = pages.find(entry.src or (post.src if post else None), key) if pages is not None else None
     if post is not None:
-        if post.draft:
-            return Source.DRAFT
         if page is not None and page.removed:
             return Source.FLAGGED
+        if post.draft:
+            return Source.DRAFT
         return Source.OPTED_OUT if post.opted_out else Source.LISTED
     if deleting(entry):  # decided on proof already: settled whatever the source says now
         return Source.GONE
@@ -134,10 +134,10 @@ def _page_state(page: PageFacts | None) -> Source:
     """A post the build does not list, by what the build has of its page."""
     if page is None:
         return Source.GONE
-    if page.draft:
-        return Source.DRAFT
     if page.removed:
         return Source.FLAGGED
+    if page.draft:
+        return Source.DRAFT
     return Source.OPTED_OUT if page.opted_out else Source.NOT_A_POST
 
 

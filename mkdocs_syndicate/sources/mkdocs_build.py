@@ -105,7 +105,7 @@ def site_pages(files: Files, config: MkDocsConfig, globs: list[str] | None) -> S
     facts = []
     for file in files.documentation_pages(inclusion=lambda _: True):
         page = file.page
-        meta: Mapping[str, Any] = (page.meta or {}) if page is not None else {}
+        meta: Mapping[str, Any] = (page.meta or {}) if page is not None else _front_matter(file)
         # MkDocs' own drafts (`draft_docs`) are left out of `mkdocs build`; front matter says the rest.
         draft = bool(meta.get("draft")) or file.inclusion == InclusionLevel.DRAFT
         if MaterialPost is not None and isinstance(page, MaterialPost):
@@ -123,6 +123,18 @@ def site_pages(files: Files, config: MkDocsConfig, globs: list[str] | None) -> S
             )
         )
     return SitePages(tuple(facts))
+
+
+def _front_matter(file: File) -> Mapping[str, Any]:
+    """The front matter of a page the build left out (MkDocs' draft_docs, exclude_docs): it has
+    no Page to read it; {} when it cannot be read."""
+    from mkdocs.utils.meta import get_data
+
+    try:
+        meta = get_data(file.content_string)[1]
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def _dated(page: Page, meta: Mapping[str, Any], source: str) -> tuple[dt.datetime, bool, list[Any]]:
