@@ -55,6 +55,15 @@ def one_line(text: str) -> str:
     return _CONTROL_OR_NEWLINE.sub(_escape, text)
 
 
+_OBJECT_REPR = lazy_compile(r" ?<[\w.]+(?: object)? at 0x[0-9a-fA-F]+>")
+
+
+def without_reprs(text: str) -> str:
+    """`text` without the repr of a Python object (`<_io.BytesIO object at 0x7f…>`, which Pillow's
+    "cannot identify image file" quotes): no one reading a ledger or a log can use an address."""
+    return _OBJECT_REPR.sub("", text)
+
+
 def public_text(text: str) -> str:
     """Text for a public post (a title, a description, a tag, a label): terminal escape sequences,
     control characters (but line breaks and tabs: \\r\\n becomes \\n) and bidi overrides removed."""

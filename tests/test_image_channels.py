@@ -225,3 +225,28 @@ def test_a_reused_mastodon_upload_gets_the_alt_text_the_author_has_now(tmp_path,
     state = sandbox.snapshot()["mastodon"]
     assert state["statuses"][0]["media_ids"] == [stored.id] and list(state["media"]) == [stored.id]
     assert state["media"][stored.id]["description"] == better
+
+
+# ---------------------------------------------------------------- a broken file (issue 53)
+
+
+@pytest.mark.parametrize("kind", ["mastodon", "bluesky", "matrix"])
+@pytest.mark.parametrize("cut", ["half", "header"])
+def test_a_truncated_png_fails_the_post_naming_the_file_and_what_is_wrong_not_a_limit(
+    tmp_path, sandbox, clock, kind, cut
+):
+    """It failed on every channel with a reason blaming the service's limit, and (cut in its
+    header) with `<_io.BytesIO object at 0x7f…>` in the ledger."""
+    whole = png(400, 300, noise=True)
+    broken = whole[: len(whole) // 2] if cut == "half" else whole[:40]
+    raw = SPECS[kind].raw(sandbox, **({} if kind == "mastodon" else {"embed": "image"}))
+    report = run(tmp_path, raw, [image_post()], clock, broken)
+    (result,) = report.results
+    error = record(tmp_path).error or ""
+    assert result.state == "failed", result
+    for said in (error, result.detail):
+        assert f"image {SITE_URL}img/cover.png: the file " in said, said
+        assert "export or copy cover.png again" in said, said
+        assert "limit" not in said and "m.upload.size" not in said and " at 0x" not in said, said
+    if cut == "half":
+        assert f"the file is truncated: it ends before its PNG data does ({len(broken)} bytes)" in error, error

@@ -73,7 +73,7 @@ async def upload_blob(
     try:
         fitted = fit(image, MAX_BLOB)
     except TooLarge as exc:
-        return Outcome(Kind.REFUSED, error=f"{where}: {exc} (Bluesky's image blob limit)")
+        return Outcome(Kind.REFUSED, error=f"{where}: " + exc.against("Bluesky's image blob limit"))
     try:
         response = await authed(
             http, "POST", "com.atproto.repo.uploadBlob", content=fitted.data, headers={"Content-Type": fitted.mime}

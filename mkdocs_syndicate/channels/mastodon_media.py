@@ -78,7 +78,7 @@ class MastodonMedia:
         try:
             fitted = fit(image, self.size_limit, self.matrix_limit)
         except TooLarge as exc:
-            return Outcome(Kind.REFUSED, error=f"{where}: {exc} (the instance's limits)")
+            return Outcome(Kind.REFUSED, error=f"{where}: " + exc.against("the instance's limits"))
         form = {"description": image.alt[:MAX_DESCRIPTION]} if image.alt else {}
         files = {"file": (image.filename, fitted.data, fitted.mime)}
         try:

@@ -83,7 +83,7 @@ async def upload(http: Http, homeserver: str, auth: dict[str, str], image: PostI
         limit = await _upload_limit(http, homeserver, auth)
         fitted = fit(image, limit)
     except TooLarge as exc:
-        return Outcome(Kind.REFUSED, error=f"{where}: {exc} (the homeserver's m.upload.size)")
+        return Outcome(Kind.REFUSED, error=f"{where}: " + exc.against("the homeserver's m.upload.size"))
     url = f"{homeserver}/_matrix/media/v3/upload?filename={quote(image.filename, safe='')}"
     try:
         answer = await http.request("POST", url, content=fitted.data, headers={**auth, "Content-Type": fitted.mime})

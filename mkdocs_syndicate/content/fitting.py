@@ -28,6 +28,18 @@ _TRIES = 12
 class TooLarge(ValueError):
     """The image cannot be brought under the service's limit: the message has the numbers."""
 
+    def against(self, limits: str) -> str:
+        """The refusal as a channel says it, naming the service's `limits` it is measured by."""
+        return f"{self} ({limits})"
+
+
+class Unreadable(TooLarge):
+    """The image file is broken (truncated, damaged, not what its first bytes say): no limit is to
+    blame, so none is named. A TooLarge, so that a channel catching that one refuses this too."""
+
+    def against(self, limits: str) -> str:
+        return str(self)
+
 
 @dataclass(frozen=True)
 class Fitted:
@@ -47,8 +59,9 @@ def fit(image: PostImage, max_bytes: int, max_pixels: int | None = None) -> Fitt
     try:
         opened = Image.open(io.BytesIO(image.data))
         width, height = opened.size
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise TooLarge(f"image {image.url}: cannot be read as an image ({exc})") from None
+        opened.load()  # decoded whole: a truncated file fails here, not halfway through a resize
+    except Exception as exc:  # whatever a decoder of an untrusted file raises (PNG's: SyntaxError)
+        raise Unreadable(f"image {image.url}: {_what_is_wrong(exc, image, UnidentifiedImageError)}") from None
     pixels_ok = max_pixels is None or width * height <= max_pixels
     if len(image.data) <= max_bytes and pixels_ok:
         return Fitted(image.data, image.mime, width, height)
@@ -67,6 +80,24 @@ def fit(image: PostImage, max_bytes: int, max_pixels: int | None = None) -> Fitt
             return Fitted(data, mime, size[0], size[1], resized=True)
         scale *= _STEP
     raise TooLarge(f"{said}; {limits}: it cannot be made small enough ({MIN_SIDE} pixels a side at least)")
+
+
+def _what_is_wrong(exc: Exception, image: PostImage, unidentified: type[Exception]) -> str:
+    """What is wrong with a file that Pillow cannot decode, in words (never the exception's repr
+    of a Python object), with what to do."""
+    from mkdocs_syndicate.safety import without_reprs
+
+    kind = image.mime.removeprefix("image/").upper()
+    said = " ".join(without_reprs(str(exc)).split())
+    if isinstance(exc, EOFError) or "truncated" in said.lower():
+        problem = f"the file is truncated: it ends before its {kind} data does ({len(image.data)} bytes)"
+    elif isinstance(exc, unidentified):
+        problem = f"the file starts like a {kind} image but is not one that can be read"
+    elif type(exc).__name__ == "DecompressionBombError":
+        problem = f"the file declares more pixels than are decoded safely ({said})"
+    else:
+        problem = f"the file is a damaged {kind} image ({type(exc).__name__}: {said[:200]})"
+    return f"{problem}; export or copy {image.filename} again"
 
 
 def _encoded(opened: object, size: tuple[int, int], transparent: bool) -> tuple[bytes, str]:

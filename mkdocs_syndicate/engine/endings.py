@@ -18,7 +18,7 @@ from mkdocs_syndicate.engine.records import not_made
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.ledger.schema import Record, State
 from mkdocs_syndicate.redaction import redact
-from mkdocs_syndicate.safety import clauses, one_line
+from mkdocs_syndicate.safety import clauses, one_line, without_reprs
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
 ERROR_LENGTH = 300  # characters of an error kept in the ledger and the report
@@ -151,5 +151,5 @@ def leave_text(facts: Facts, action: Action) -> str:
 def clean(text: str | None, secrets: Sequence[Any]) -> str:
     """Credentials out first, then control characters, then cut: a token cut in half before
     redaction would leave its prefix behind."""
-    cleaned = one_line(redact(text or "unknown error", secrets))
+    cleaned = one_line(without_reprs(redact(text or "unknown error", secrets)))
     return cleaned if len(cleaned) <= ERROR_LENGTH else cleaned[: ERROR_LENGTH - 1] + "…"
