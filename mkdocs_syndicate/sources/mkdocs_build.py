@@ -21,6 +21,7 @@ from mkdocs_syndicate.content.pages import REMOVED_FLAG, PageFacts, SitePages
 from mkdocs_syndicate.content.portable import code_languages, excerpt_markdown
 from mkdocs_syndicate.content.posts import Post, as_datetime, check_syndicate_id, parse_syndicate_meta
 from mkdocs_syndicate.errors import PostError
+from mkdocs_syndicate.sources.front_image import front_matter_image
 
 try:  # Material's blog is optional
     from material.plugins.blog.structure import Post as MaterialPost
@@ -87,11 +88,21 @@ def _redirect_target(target: str, files: Files, config: MkDocsConfig, site_url: 
 
 
 def gather_posts(
-    files: Files, config: MkDocsConfig, globs: list[str] | None, hashtags_from: tuple[str, ...] = ("tags",)
+    files: Files,
+    config: MkDocsConfig,
+    globs: list[str] | None,
+    hashtags_from: tuple[str, ...] = ("tags",),
+    warn: Callable[[str], None] | None = None,
 ) -> list[Post]:
+    """The build's posts; `warn` (the plugin's log, by default) says what the build warns of them:
+    an image that is no file, as the build runs, so that `--strict` stops it before a send."""
+    if warn is None:
+        from mkdocs.plugins import get_plugin_logger
+
+        warn = get_plugin_logger("syndicate").warning
     is_post = post_selector(config, globs)
     return [
-        page_to_post(file.page, config, hashtags_from)
+        page_to_post(file.page, config, hashtags_from, files, warn)
         for file in files.documentation_pages()
         if file.page is not None and is_post(file.page)
     ]
@@ -150,9 +161,11 @@ def _description(meta: Mapping[str, Any], title: str) -> str:
     return "" if description.casefold() == title.casefold() else description  # the title is said already
 
 
-def _image(meta: Mapping[str, Any], html: str, url: str, source: str) -> tuple[str | None, str | None]:
-    """The post's image and its alt text: front matter `image` and `image_alt`, else the first
-    image the page shows, with its alt attribute (content/images.py)."""
+def _image(
+    meta: Mapping[str, Any], html: str, url: str, source: str, resolve: Callable[[str], str] | None = None
+) -> tuple[str | None, str | None]:
+    """The post's image and its alt text: front matter `image` (its URL by `resolve`) and
+    `image_alt`, else the first image the page shows, with its alt attribute (content/images.py)."""
     alt = meta.get("image_alt")
     if alt is not None and not isinstance(alt, str):
         raise PostError(f"{source}: front matter 'image_alt' must be text ('' for a decorative image)")
@@ -160,14 +173,22 @@ def _image(meta: Mapping[str, Any], html: str, url: str, source: str) -> tuple[s
     if image is not None and not isinstance(image, str):
         raise PostError(f"{source}: front matter 'image' must be the image's path or URL, as text")
     if image:
-        return urljoin(url, image), alt
+        return resolve(image) if resolve is not None else urljoin(url, image), alt
     found = first_image(html, url)
     if found is None:
         return None, None
     return found[0], alt if alt is not None else found[1]
 
 
-def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...] = ("tags",)) -> Post:
+def page_to_post(
+    page: Page,
+    config: MkDocsConfig,
+    hashtags_from: tuple[str, ...] = ("tags",),
+    files: Files | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> Post:
+    """The post a page is. With the build's `files`, a path in front matter `image` is relative
+    to the page's Markdown file, and one naming no file of the build is said by `warn`."""
     source = f"{config.docs_dir}/{page.file.src_uri}"
     meta: Mapping[str, Any] = page.meta or {}
     enabled, overrides = parse_syndicate_meta(meta.get("syndicate"), source)
@@ -184,7 +205,14 @@ def page_to_post(page: Page, config: MkDocsConfig, hashtags_from: tuple[str, ...
         *(meta.get("tags") or [] if "tags" in hashtags_from else []),
         *(categories if "categories" in hashtags_from else []),
     ]
-    image, image_alt = _image(meta, page.content or "", url, source)
+
+    def resolve(value: str) -> str:
+        found, missing = front_matter_image(value, page, files, url, site_url)
+        if missing and warn is not None:
+            warn(missing)
+        return found
+
+    image, image_alt = _image(meta, page.content or "", url, source, resolve)
     title = str(page.title or meta.get("title") or key)
     description = _description(meta, title)
     # Without one: Material's excerpt (before <!-- more -->), else the first paragraph.
