@@ -1,8 +1,8 @@
 """Front matter `image:` of a post in an MkDocs build: a path in it is relative to the post's
-Markdown file, as MkDocs reads a link in the Markdown (`image: images/x.png` in
-`blog/posts/p.md` is `blog/posts/images/x.png` of the docs), not to the post's URL, which
-Material's blog puts elsewhere (`blog/2026/11/02/p/`). A path that names no file of the build is a
-build warning naming the post, said while the build runs: `--strict` then stops the build before
+Markdown file, as MkDocs reads a link in the Markdown (`image: images/x.png` in a blog post's
+file names the `images` folder beside that file), not to the post's URL, which Material's blog
+puts elsewhere (under the post's date). A path that names no file of the build is a build
+warning naming the post, said while the build runs: `--strict` then stops the build before
 anything is sent."""
 
 from __future__ import annotations
