@@ -164,6 +164,7 @@ class BlueskyChannel(AtprotoSessionChannel):
             where=self.settings.where("template"),
             max_hashtag=MAX_TAG,
             max_parts=self.settings.max_parts,
+            thread_text=self.settings.thread_text,
         )
         frozen = created_at or to_iso_ms(dt.datetime.now(dt.UTC))
         record = self.record(post, message.text, frozen)

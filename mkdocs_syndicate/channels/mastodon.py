@@ -189,6 +189,7 @@ class MastodonChannel(Channel):
             self.site.name,
             where=self.settings.where("template"),
             max_parts=self.settings.max_parts,
+            thread_text=self.settings.thread_text,
         )
         image = None
         if self.settings.options["embed"] == "image":

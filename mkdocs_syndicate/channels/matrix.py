@@ -223,6 +223,7 @@ class MatrixChannel(Channel):
             self.site.name,
             where=self.settings.where("template"),
             max_parts=self.settings.max_parts,
+            thread_text=self.settings.thread_text,
         )
         key = client_id(post.url, self.id, "matrix-transaction", life)
         image = None

@@ -59,6 +59,7 @@ class ChannelSettings:
     removals: str = "keep"  # "delete": a removed post's copies are deleted (engine/removals.py)
     max_parts: int = 1  # `thread: true`: a message over the limit is a thread of up to this many parts
     configured: str = ""  # a lane's (Nostr's `relays:`): the id of the channel the config names, for its settings
+    thread_text: str = "post"  # what a thread carries: the whole post, its excerpt, or its description
 
     @property
     def setting_id(self) -> str:
@@ -90,6 +91,7 @@ COMMON = {
     "removals",
     "thread",
     "max_parts",
+    "thread_text",
 }
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_SETTLE = 600.0
@@ -201,9 +203,21 @@ def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], che
     edits = checked(lambda: _edits(values, cls, f"{where}.edits"))
     removals = checked(lambda: _removals(values.get("removals", "keep"), cls, f"{where}.removals"))
     max_parts = checked(lambda: _max_parts(values, cls, where))
+    thread_text = checked(lambda: _thread_text(values, where))
     if wrong:
         raise wrong[0] if len(wrong) == 1 else ConfigError("", parts=wrong)
-    return ChannelSettings(channel_id, cls.type_name, *timing, enabled, template, options, edits, removals, max_parts)
+    return ChannelSettings(
+        channel_id,
+        cls.type_name,
+        *timing,
+        enabled,
+        template,
+        options,
+        edits,
+        removals,
+        max_parts,
+        thread_text=thread_text,
+    )
 
 
 def _edits(values: Mapping[str, Any], cls: Any, setting: str) -> str:
@@ -242,6 +256,15 @@ def _max_parts(values: Mapping[str, Any], cls: Any, where: str) -> int:
     if isinstance(most, bool) or not isinstance(most, int) or not 2 <= most <= MOST_PARTS:
         raise ConfigError(f"must be a whole number from 2 to {MOST_PARTS}, not {most!r}", f"{where}.max_parts")
     return most
+
+
+def _thread_text(values: Mapping[str, Any], where: str) -> str:
+    """`thread_text` (content/threadtext.py): with `thread: true` only."""
+    from mkdocs_syndicate.content.threadtext import DEFAULT_THREAD_TEXT, THREAD_TEXTS
+
+    if "thread_text" in values and values.get("thread") is not True:
+        raise ConfigError("applies only with 'thread: true'", f"{where}.thread_text")
+    return _life_choice(values.get("thread_text", DEFAULT_THREAD_TEXT), THREAD_TEXTS, f"{where}.thread_text")
 
 
 EDITS = ("update", "ignore")

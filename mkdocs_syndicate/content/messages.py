@@ -353,10 +353,11 @@ def render_message(
     with_hashtags: bool = True,
     max_hashtag: int | None = None,
     max_parts: int = 1,
+    thread_text: str = "post",
 ) -> Message:
     """The exact text for (post, channel); a PostError if it cannot be made to fit. With
-    `max_parts` above 1 (the channel's `thread: true`), a message over the limit becomes a thread
-    (`Message.parts`; content/threads.py) instead of a shortened text."""
+    `max_parts` above 1 (the channel's `thread: true`), a post over the limit becomes a thread
+    (`Message.parts`, of the text `thread_text` chooses) instead of a shortened text."""
     override = post.override(channel_id)
     if override is not None and override.text is not None:
         return _as_written(post, channel_id, override.text, rule, max_parts)
@@ -406,11 +407,12 @@ def render_message(
     if rule is None:
         text = render(title, description)
         return Message(text, len(text), None, notes)
-    if max_parts > 1 and rule.measure(render(title, description)) > rule.limit:
-        from mkdocs_syndicate.content.threads import thread_of
+    if max_parts > 1:  # a thread carries the whole post (content/threadtext.py)
+        from mkdocs_syndicate.content import threadtext
 
-        marked = "parts" in _variables(template_source)
-        parts, cut = thread_of(render, title, description, rule.limit, rule.measure, max_parts, marked=marked)
+        text = threadtext.chosen(post, thread_text, description, neutraliser, MAX_RENDERED // 2)
+        marked, before = "parts" in _variables(template_source), post.thread_parts.get(channel_id, ())
+        parts, cut = threadtext.threaded(render, title, text, rule.limit, rule.measure, max_parts, marked, before)
         if len(parts) > 1:
             more = (f"{post.source}: the {channel_id} thread holds {max_parts} parts at most; the last is cut",)
             return Message(

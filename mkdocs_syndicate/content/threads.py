@@ -46,7 +46,7 @@ def _longest_fit(text: str, offsets: Sequence[int], fits: Callable[[str], bool])
     return low
 
 
-def _boundaries(text: str, end: int) -> tuple[list[int], list[int], list[int]]:
+def boundaries(text: str, end: int) -> tuple[list[int], list[int], list[int]]:
     """Cut points at or before `end` (character offsets, each the end of a part's text):
     paragraph ends, sentence ends and word ends."""
     paragraphs, sentences, words = [], [], []
@@ -82,7 +82,7 @@ def cut_point(text: str, fits: Callable[[str], bool]) -> int:
     end = offsets[count]
     if end == 0:
         return 0
-    paragraphs, sentences, words = _boundaries(text, end)
+    paragraphs, sentences, words = boundaries(text, end)
     for found, half_kept in ((paragraphs, True), (sentences, True), (words, False)):
         # The last that fits (from the end: a shorter text fits when a longer one does, but for a
         # URL cut short, which Mastodon counts in full): one or two measures, not one per word.

@@ -20,7 +20,7 @@ from mkdocs_syndicate.engine.backlog import Adoption
 from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Move
 from mkdocs_syndicate.errors import SyndicateError
-from mkdocs_syndicate.ledger.schema import Record, State
+from mkdocs_syndicate.ledger.schema import Record, State, live_parts
 from mkdocs_syndicate.ledger.store import Ledger, PostRef
 
 if TYPE_CHECKING:
@@ -222,7 +222,8 @@ def _as_announced_without(channel: Channel, post: Post, record: Record) -> bool:
 
 def with_copies(ledger: Ledger, post: Post) -> Post:
     """The post with its done copies as this run sees the ledger now, at planning (`Post.copies`),
-    and the addresses it had before a move (`Post.former_urls`): a channel is handed what it may
+    the addresses it had before a move (`Post.former_urls`) and its threads' parts
+    (`Post.thread_parts`): a channel is handed what it may
     need of another channel's copy, and the engine what proves a copy is this post's; neither
     reads the ledger."""
     entry = ledger.posts.get(post.key)
@@ -232,9 +233,14 @@ def with_copies(ledger: Ledger, post: Post) -> Post:
         if (record := ledger.record(post.key, channel)) is not None and record.state == State.DONE and record.remote_id
     }
     former = entry.former_urls(post.url) if entry is not None else ()
-    if copies == post.copies and former == post.former_urls:
+    threads = {
+        channel: tuple(part.message_sha256 or "" for part in live_parts(record.parts))
+        for channel in (entry.channels if entry is not None else {})
+        if (record := ledger.record(post.key, channel)) is not None and record.parts
+    }
+    if copies == post.copies and former == post.former_urls and threads == post.thread_parts:
         return post
-    return replace(post, copies=copies, former_urls=former)
+    return replace(post, copies=copies, former_urls=former, thread_parts=threads)
 
 
 def make_plan(

@@ -36,7 +36,30 @@ def _pair_line(channel_id: str, verb: str, pair: PendingPair) -> str:
     text = one_line(printable(pair.prepared.description).replace("\n", " ⏎ "))
     message = pair.prepared.message
     length = f" [{message.length}/{message.limit}]" if message is not None and message.limit else ""
-    return f"{channel_id}: would {verb} {one_line(pair.post.key)}{length}: {text}"
+    thread = f" ({change})" if (change := thread_change(pair)) else ""
+    return f"{channel_id}: would {verb} {one_line(pair.post.key)}{thread}{length}: {text}"
+
+
+def thread_change(pair: PendingPair) -> str:
+    """How an update changes a thread's parts: how many are edited in place, and whether the
+    thread gets another number of parts (only when its text needs it: content/resplit.py)."""
+    from mkdocs_syndicate.content.messages import message_sha256
+    from mkdocs_syndicate.engine.thread_changes import parts_of
+
+    message, record = pair.prepared.message, pair.record
+    if pair.op != "update" or message is None or record is None:
+        return ""
+    before, texts = [part.message_sha256 for part in parts_of(record)], message.texts
+    if len(before) < 2 and len(texts) < 2:
+        return ""
+    edited = sum(1 for sha, text in zip(before, texts, strict=False) if sha != message_sha256(text))
+    said = f"{edited} of its parts edited in place"
+    if len(texts) == len(before):
+        return f"a thread of {len(texts)} parts, {said}"
+    more = len(texts) > len(before)
+    change = f"{len(texts) - len(before)} added" if more else f"{len(before) - len(texts)} deleted"
+    needs = "more parts" if more else "fewer parts"
+    return f"a thread of {len(before)} parts becomes {len(texts)}: the text needs {needs} ({said}, {change})"
 
 
 def _collapsed(kind: str, members: list[str], after: int | None) -> list[str]:
@@ -111,7 +134,8 @@ def _verb(pair: PendingPair, why: bool = False) -> str:
     if pair.op == "update":
         if pair.needs_verify:
             return "read the copy, then update it if it is not updated yet" if why else "verify the update"
-        return "update the copy in place (the post changed since it was sent)" if why else "update"
+        thread = f": {change}" if why and (change := thread_change(pair)) else ""
+        return f"update the copy in place (the post changed since it was sent){thread}" if why else "update"
     if pair.needs_verify:
         assert record is not None
         return (
