@@ -11,6 +11,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from mkdocs_syndicate.config.durations import DURATION_LIMITS, duration
+from mkdocs_syndicate.config.threadsettings import thread_parts, thread_text_of
 from mkdocs_syndicate.errors import ConfigError
 from mkdocs_syndicate.redaction import Secret, credential_problem, shown_url
 from mkdocs_syndicate.safety import is_plain_name, one_line
@@ -202,8 +203,8 @@ def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], che
             wrong.append(exc)
     edits = checked(lambda: _edits(values, cls, f"{where}.edits"))
     removals = checked(lambda: _removals(values.get("removals", "keep"), cls, f"{where}.removals"))
-    max_parts = checked(lambda: _max_parts(values, cls, where))
-    thread_text = checked(lambda: _thread_text(values, where))
+    max_parts = checked(lambda: thread_parts(values, cls, where))
+    thread_text = checked(lambda: thread_text_of(values, where))
     if wrong:
         raise wrong[0] if len(wrong) == 1 else ConfigError("", parts=wrong)
     return ChannelSettings(
@@ -235,36 +236,6 @@ def _removals(value: object, cls: Any, setting: str) -> str:
     if removals == "delete" and not getattr(cls, "deletes", False):  # said plainly, not accepted and ignored
         raise ConfigError(f"{cls.type_name} cannot delete a post; use 'removals: keep'", setting)
     return removals
-
-
-DEFAULT_MAX_PARTS = 4
-MOST_PARTS = 25  # a bound, not a style: each part is a request, paced like any other
-
-
-def _max_parts(values: Mapping[str, Any], cls: Any, where: str) -> int:
-    """`thread: true` and its `max_parts`: 1 when a long message is shortened instead."""
-    thread = values.get("thread", False)
-    if not isinstance(thread, bool):
-        raise ConfigError("must be true or false", f"{where}.thread")
-    if not thread:
-        if "max_parts" in values:
-            raise ConfigError("applies only with 'thread: true'", f"{where}.max_parts")
-        return 1
-    if not getattr(cls, "threads", False):
-        raise ConfigError(f"{cls.type_name} cannot post a thread; remove 'thread: true'", f"{where}.thread")
-    most = values.get("max_parts", DEFAULT_MAX_PARTS)
-    if isinstance(most, bool) or not isinstance(most, int) or not 2 <= most <= MOST_PARTS:
-        raise ConfigError(f"must be a whole number from 2 to {MOST_PARTS}, not {most!r}", f"{where}.max_parts")
-    return most
-
-
-def _thread_text(values: Mapping[str, Any], where: str) -> str:
-    """`thread_text` (content/threadtext.py): with `thread: true` only."""
-    from mkdocs_syndicate.content.threadtext import DEFAULT_THREAD_TEXT, THREAD_TEXTS
-
-    if "thread_text" in values and values.get("thread") is not True:
-        raise ConfigError("applies only with 'thread: true'", f"{where}.thread_text")
-    return _life_choice(values.get("thread_text", DEFAULT_THREAD_TEXT), THREAD_TEXTS, f"{where}.thread_text")
 
 
 EDITS = ("update", "ignore")
