@@ -284,9 +284,9 @@ class SyndicatePlugin(BasePlugin[SyndicateConfig]):  # type: ignore[no-untyped-c
                 return
             self._validate(config)  # something changed: the whole work after all
         assert self.options is not None
-        from mkdocs_syndicate.sources.mkdocs_build import redirect_keys, site_pages
+        from mkdocs_syndicate.sources.mkdocs_build import redirect_keys, site_pages, source_folder
 
-        self.options.redirects = redirect_keys(self.files, config)
+        self.options.redirects, self.options.docs_dir = redirect_keys(self.files, config), source_folder(config)
         pages = self.options.pages = site_pages(self.files, config, self.config.posts)  # a removal's judge
         if not self.serving and not self.dirty:
             # For `mkdocs-syndicate run/plan/adopt`, which work from the last build's posts.

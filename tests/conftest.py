@@ -313,6 +313,15 @@ def _private_state_home(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _children_import_this_checkout(monkeypatch):
+    """Every process a test starts (`mkdocs build`, `python -m mkdocs_syndicate.cli`) imports the
+    package of this checkout first, not the one the venv's editable install points at (another
+    git worktree): else a child runs other code than the test's."""
+    inherited = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS.parent), *([inherited] if inherited else [])]))
+
+
+@pytest.fixture(autouse=True)
 def _kinds_keep_their_word(request, monkeypatch):
     """A unit test opens no socket and starts no process; an http test starts no process. Checked,
     so the markers can be trusted when a subset is run."""

@@ -41,6 +41,8 @@ EXAMPLE_PAGES = {
     "posts/b.md",
     "posts/other.md",
 }
+# docs/moves.md's renames, one per case
+EXAMPLE_PAGES |= {"posts/one.md", "posts/one-new.md", "posts/2026/one.md", "One.md", "one.md"}
 
 
 def scanned_files() -> list[Path]:

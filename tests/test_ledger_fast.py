@@ -108,6 +108,7 @@ entry = st.builds(
     id=st.one_of(st.none(), text),
     src=st.one_of(st.none(), text),
     aliases=st.lists(text, max_size=3).map(tuple),
+    fingerprint=st.one_of(st.none(), text),
 )
 posts = st.dictionaries(text, entry, max_size=5)
 
@@ -128,6 +129,7 @@ def as_plain(data) -> dict:
                 **({"id": e.id} if e.id is not None else {}),
                 **({"src": e.src} if e.src is not None else {}),
                 **({"aliases": list(e.aliases)} if e.aliases else {}),
+                **({"fingerprint": e.fingerprint} if e.fingerprint is not None else {}),
                 "channels": {ch: {k: _plain_value(v) for k, v in r.as_items()} for ch, r in e.channels.items()},
             }
             for key, e in data.items()

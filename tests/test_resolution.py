@@ -72,3 +72,10 @@ def test_a_half_sent_thread_is_retried_from_where_it_stopped_or_left_as_it_is():
     done = resolved("(p, c)", failed, Decision("done"), AT, "left at one part")
     assert isinstance(done, Record) and done.state == State.DONE
     assert (done.remote_id, done.remote_url, done.parts) == ("101", "https://m.example/@me/101", (first,))
+
+
+def test_retry_on_a_post_the_ledger_has_no_entry_for_records_it_as_a_new_post():
+    """A post held as perhaps an old one (engine/clues.py): `--retry` says it is new, and writes
+    its key into the ledger, pending; a post the ledger knows is pending already."""
+    record = resolved("(p, c)", None, Decision("retry"), AT, "n", known=False)
+    assert isinstance(record, Record) and record.state == State.FAILED and "a new post" in (record.error or "")

@@ -94,7 +94,8 @@ def resolve(
             text = f"resolved by hand by {by or who()} on {at[:10]}: {decision.describe()}" + (
                 f" — {note}" if note else ""
             )
-            record = resolved(f"({ref.key}, {channel})", current, decision, at, text)
+            where = f"({ref.key}, {channel})"
+            record = resolved(where, current, decision, at, text, known=ref.key in ledger.posts)
             if isinstance(record, str):
                 return record
             ledger.apply([Transition(ref, channel, record)], by_hand=True)

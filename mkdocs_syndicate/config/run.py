@@ -54,6 +54,9 @@ class Options:
     # the whole source (a library caller's list, a feed).
     pages: SitePages | None = None
     removal_recheck: float = DEFAULT_REMOVAL_RECHECK  # seconds between the two reads of a removed page
+    # The site's source folder, when a build read it: its git history says where a renamed
+    # post's file went (engine/history.py). None for a feed.
+    docs_dir: Path | None = None
 
 
 class RunSettings(TypedDict, total=False):

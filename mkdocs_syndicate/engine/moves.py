@@ -1,16 +1,22 @@
 """Which ledger entry a post is, however it was found; and the ledger rewritten to say so.
 
 One page is one post (docs/design/identity.md). A post whose key the ledger has is that entry.
-Any other post is matched, among the entries no post of this build has by key, by what it carries:
+Any other post is matched, among the entries no post of this build has by key, by what it carries,
+in this order of trust (engine/clues.py for the first and the last):
 
-1. its pinned `syndicate_id`, which an entry keeps as `id` once seen;
-2. an alias: a key or URL the entry was announced under before an earlier move;
-3. its URL, however spelt (the entry's `url`, read as a key of this site);
-4. its source file (`src`): a Material blog post whose title edit changed its slug;
-5. a redirect the site declares (mkdocs-redirects' `redirect_maps`) from the entry's page to it.
+1. its source file's git history: git saw the entry's file renamed to the post's;
+2. its pinned `syndicate_id`, which an entry keeps as `id` once seen;
+3. an alias: a key or URL the entry was announced under before an earlier move;
+4. its URL, however spelt (the entry's `url`, read as a key of this site);
+5. its source file (`src`): a Material blog post whose title edit changed its slug;
+6. a redirect the site declares (mkdocs-redirects' `redirect_maps`) from the entry's page to it;
+7. its content fingerprint: the same date and nearly the same text as one entry's.
+
+A tie, or a clue short of sure, is a doubt (`Identified.doubts`): the post is held for a person,
+never announced as new.
 
 A matched entry is re-keyed under the post's key now, with the old key and URL kept as aliases,
-and what identifies the post (its `src`, its pin, its URL) is written into its entry. One
+and what identifies the post (its `src`, its pin, its URL, its fingerprint) is written into its entry. One
 exception: an entry kept under a pinned `syndicate_id` that the post, read from a feed, cannot
 carry keeps its key, and the post takes it (a feed run and a plugin run then agree, with no
 re-keying back and forth). All of it
@@ -24,8 +30,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from mkdocs_syndicate.content.fingerprint import SAME, Fingerprint, fingerprint_of
 from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.posts import Post
+from mkdocs_syndicate.engine.clues import Clues, Doubt, first
+from mkdocs_syndicate.engine.history import History
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts
 
 
@@ -45,6 +54,7 @@ class Identified:
     moves: list[Move] = field(default_factory=list)
     learned: list[str] = field(default_factory=list)  # keys whose entry gained a fact (src, id, URL) without a move
     keys: dict[str, str] = field(default_factory=dict)  # a post's key → the pinned key it takes from its entry
+    doubts: list[Doubt] = field(default_factory=list)  # posts that may be old ones: held for a person
 
     @property
     def changed(self) -> bool:
@@ -56,20 +66,35 @@ class Identified:
 
 
 def identify(
-    ledger_posts: Posts, posts: list[Post], site_url: str, redirects: Mapping[str, str] | None = None
+    ledger_posts: Posts,
+    posts: list[Post],
+    site_url: str,
+    redirects: Mapping[str, str] | None = None,
+    history: History | None = None,
 ) -> Identified:
     """Each post's entry found (see the module's docstring), and the ledger's posts as they must
-    be written so that the next build finds them by key. `redirects`: old page key → new page key."""
+    be written so that the next build finds them by key. `redirects`: old page key → new page key;
+    `history`: the site's git history, when it is a checkout."""
     index = _Index(ledger_posts, site_url)
     claimed = {post.key for post in posts if post.key in ledger_posts}
     result = Identified(dict(ledger_posts))
     olds_of = _reversed(redirects or {})
+    unknown = [post for post in posts if post.key not in ledger_posts]
+    clues = Clues(ledger_posts, claimed, {post.src for post in posts if post.src}, history) if unknown else None
     for post in posts:
         if post.key in ledger_posts:
             _learn(result, post, post.key, site_url)
             continue
-        found = _find(index, post, site_url, olds_of, claimed)
-        if found is None:
+        assert clues is not None
+        # In their order of trust; a sure clue ends the search, a doubt waits for a surer one.
+        found = clues.by_history(post)
+        if not isinstance(found, tuple):
+            found = first(found, _find(index, post, site_url, olds_of, claimed))
+        if not isinstance(found, tuple):
+            found = first(found, clues.by_content(post))
+        if isinstance(found, Doubt):
+            result.doubts.append(found)
+        if not isinstance(found, tuple):
             continue
         old, why = found
         claimed.add(old)
@@ -159,6 +184,7 @@ def _moved(entry: PostEntry, old: str, post: Post) -> PostEntry:
         src=post.src or entry.src,
         id=post.pin or entry.id,
         aliases=tuple(aliases),
+        fingerprint=fingerprint_of(post).text(),
     )
 
 
@@ -169,7 +195,8 @@ def _learn(result: Identified, post: Post, key: str, site_url: str) -> None:
     url_moved = bool(entry.url) and post_key_of(entry.url, site_url) != post_key_of(post.url, site_url)
     wants_src = bool(post.src) and entry.src != post.src
     wants_id = post.pin is not None and entry.id != post.pin
-    if not (url_moved or wants_src or wants_id):
+    fingerprint = _fresh_fingerprint(entry, post)
+    if not (url_moved or wants_src or wants_id or fingerprint):
         return
     aliases = entry.aliases
     if url_moved and entry.url not in aliases:
@@ -180,5 +207,19 @@ def _learn(result: Identified, post: Post, key: str, site_url: str) -> None:
         src=post.src or entry.src,
         id=post.pin or entry.id,
         aliases=aliases,
+        fingerprint=fingerprint or entry.fingerprint,
     )
     result.learned.append(key)
+
+
+def _fresh_fingerprint(entry: PostEntry, post: Post) -> str | None:
+    """The post's fingerprint, when its entry has none or one that no longer matches it (a new
+    date, much of the text rewritten); None when the entry's still does. Refreshed only then, so
+    that a small edit writes nothing to the ledger."""
+    if entry.src and not post.src:  # a feed's entry for a page the plugin read: another text, not an edit
+        return None
+    now = fingerprint_of(post)
+    kept = Fingerprint.parse(entry.fingerprint)
+    if kept is not None and kept.date == now.date and kept.likeness(now) >= SAME:
+        return None
+    return now.text()

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from mkdocs_syndicate.channels.base import Channel, Prepared
+from mkdocs_syndicate.content.fingerprint import fingerprint_of
 from mkdocs_syndicate.content.images import image_removed
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import Adoption
+from mkdocs_syndicate.engine.clues import Doubt
 from mkdocs_syndicate.engine.memo import MessageMemo
 from mkdocs_syndicate.engine.moves import Move
 from mkdocs_syndicate.errors import SyndicateError
@@ -57,7 +59,8 @@ class PendingPair:
 
     @property
     def ref(self) -> PostRef:
-        return PostRef(self.post.key, self.post.url, self.post.title, self.post.src or None, self.post.pin)
+        fingerprint = fingerprint_of(self.post).text()  # the post known after a rename no history shows
+        return PostRef(self.post.key, self.post.url, self.post.title, self.post.src or None, self.post.pin, fingerprint)
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class Plan:
     not_updated: list[PendingPair] = field(default_factory=list)  # copies out of date on channels that do not edit
     removal_lines: list[str] = field(default_factory=list)  # removed posts' copies kept, or not yet proved removed
     reviews: list[Review] = field(default_factory=list)  # pairs a person must decide on: no request for them
+    doubts: list[Doubt] = field(default_factory=list)  # posts that may be old ones: held, not announced
 
     @property
     def pairs(self) -> list[PendingPair]:

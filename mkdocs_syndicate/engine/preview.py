@@ -8,9 +8,10 @@ from __future__ import annotations
 from mkdocs_syndicate.config.run import Options
 from mkdocs_syndicate.content.posts import Post, announceable
 from mkdocs_syndicate.engine.backlog import Adoption, adoption, refuse_renamed_channels
+from mkdocs_syndicate.engine.history import History
 from mkdocs_syndicate.engine.lives import new_life_lines, new_lives, with_new_lives
 from mkdocs_syndicate.engine.memo import MessageMemo
-from mkdocs_syndicate.engine.moves import identify
+from mkdocs_syndicate.engine.moves import Identified, identify
 from mkdocs_syndicate.engine.plan import Plan, make_plan
 from mkdocs_syndicate.engine.removals import came_back_lines, plan_lines
 from mkdocs_syndicate.ledger.store import Ledger
@@ -18,8 +19,17 @@ from mkdocs_syndicate.sandbox.site import make_channels
 from mkdocs_syndicate.timeutil import Clock, SystemClock, to_iso, utcnow
 
 
-def select_posts(options: Options, posts: list[Post], clock: Clock) -> list[Post]:
-    return announceable(posts, utcnow(clock), options.since)
+def select_posts(options: Options, posts: list[Post], clock: Clock, found: Identified | None = None) -> list[Post]:
+    """The posts to announce now; never one whose identity is in doubt (held for a person)."""
+    held = {doubt.post_key for doubt in found.doubts} if found is not None else set()
+    return [post for post in announceable(posts, utcnow(clock), options.since) if post.key not in held]
+
+
+def identified(options: Options, ledger: Ledger, posts: list[Post]) -> Identified:
+    """Each post's ledger entry (engine/moves.py), with the site's git history when a build read
+    its source folder."""
+    history = History(options.docs_dir) if options.docs_dir is not None else None
+    return identify(ledger.posts, posts, options.site.url, options.redirects, history)
 
 
 def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Plan:
@@ -29,10 +39,10 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     ledger.sandbox = options.sandbox  # as a send would see it
     channels = make_channels(options)
     refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
-    found = identify(ledger.posts, posts, options.site.url, options.redirects)  # all of them, as a send does
+    found = identified(options, ledger, posts)  # all of them, as a send does
     ledger.preview(found.posts)  # what a send would write first, seen without writing
     present = found.keyed(posts)
-    chosen = select_posts(options, present, clock)
+    chosen = select_posts(options, present, clock, found)
     lives = new_lives(ledger.posts, chosen, channels, ledger.may_work_on)  # as a send starts them
     if lives:
         ledger.preview(with_new_lives(ledger.posts, lives, to_iso(utcnow(clock))))
@@ -43,6 +53,7 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     memo.save()
     the_plan.adoption = adopting
     the_plan.moves = found.moves
+    the_plan.doubts = found.doubts
     the_plan.removal_lines = new_life_lines(lives)
     the_plan.removal_lines += plan_lines(ledger, present, options.pages, channels, options.removal_recheck)
     the_plan.removal_lines += came_back_lines(ledger, present, channels)

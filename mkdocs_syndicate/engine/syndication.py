@@ -17,9 +17,9 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.backlog import adopt, refuse_renamed_channels
 from mkdocs_syndicate.engine.lives import NEW_LIFE, new_life_lines, new_lives, with_new_lives
 from mkdocs_syndicate.engine.memo import MessageMemo
-from mkdocs_syndicate.engine.moves import Identified, identify
+from mkdocs_syndicate.engine.moves import Identified
 from mkdocs_syndicate.engine.plan import PendingPair, Plan, Review, make_plan, not_updated_lines
-from mkdocs_syndicate.engine.preview import first_run_adoption, select_posts
+from mkdocs_syndicate.engine.preview import first_run_adoption, identified, select_posts
 from mkdocs_syndicate.engine.removals import Removals, Witnesses, deletions, find_removals, kept_lines, removal_notes
 from mkdocs_syndicate.engine.results import PairResult, PairState, Reporter, RunReport
 from mkdocs_syndicate.engine.runner import Runner
@@ -63,13 +63,14 @@ def send(
             refuse_renamed_channels(ledger, channels, {c.id for c in options.channels})
             # Every post of the source is matched, not only those announceable now: a post the
             # source still lists under a new name is neither removed nor announced again.
-            found = identify(ledger.posts, posts, options.site.url, options.redirects)
+            found = identified(options, ledger, posts)
             _record_identities(ledger, found)
             present = found.keyed(posts)
-            chosen = select_posts(options, present, clock) if not verify_only else present
+            chosen = select_posts(options, present, clock, found) if not verify_only else present
             session = Session(options, ledger, mirror, chosen, channels, reporter, clock, transport, verify_only)
             session.present = present
             session.report.moves = found.moves
+            session.report.results += _held(found, present, options)
             session.on_start = on_start
             report = session.run()
             # Where the links went is news only to a run that made some.
@@ -85,6 +86,17 @@ def _record_identities(ledger: Ledger, found: Identified) -> None:
     changes = [(move.new, "*", f"moved from {move.old} ({move.why})") for move in found.moves]
     changes += [(key, "*", "identified (source file, pin or URL)") for key in found.learned]
     ledger.rewrite(found.posts, changes)
+
+
+def _held(found: Identified, present: list[Post], options: Options) -> list[PairResult]:
+    """A line per channel of each post held because it may be an old one: not done, for a person."""
+    posts = {post.key: post for post in present}
+    return [
+        PairResult(doubt.post_key, channel.id, PairState.PENDING, doubt.line(), needs_review=True)
+        for doubt in found.doubts
+        for channel in options.channels
+        if channel.enabled and doubt.post_key in posts and posts[doubt.post_key].wants(channel.id)
+    ]
 
 
 class Session:

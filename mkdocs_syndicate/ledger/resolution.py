@@ -22,9 +22,13 @@ class Decision:
         return "to be sent again" if self.kind == "retry" else "skipped"
 
 
-def resolved(where: str, current: Record | None, decision: Decision, at: str, note: str) -> Record | str:
+def resolved(
+    where: str, current: Record | None, decision: Decision, at: str, note: str, *, known: bool = True
+) -> Record | str:
     """The record `decision` makes for a pair whose record is `current` (None: never attempted),
-    or a sentence saying that nothing needs to change. Refused (SyndicateError, naming the pair
+    or a sentence saying that nothing needs to change. `known`: the ledger has an entry for the
+    post; a post it has none for may be held as perhaps an old one (engine/clues.py), and
+    `--retry` then records it as a new post, pending. Refused (SyndicateError, naming the pair
     `where`) when the pair is finished: a post that went out cannot be skipped or sent again.
     What a later resend or read must reuse (key, first attempt, payload hash) is carried forward,
     except from a `deleted` record."""
@@ -48,6 +52,8 @@ def resolved(where: str, current: Record | None, decision: Decision, at: str, no
         return base.moved(State.DONE, at, remote_id=decision.remote_id, remote_url=decision.url, note=note)
     state = current.state if current is not None else None
     if decision.kind == "retry":
+        if state is None and not known:  # decided a new post, not an old one moved: its key is known now
+            return replace(base, error="resolved by hand: a new post, not an old one moved", note=note)
         if state in (None, State.FAILED):
             return f"{where} is already pending: the next run sends it"
         if state == State.DELETED:  # a new announcement: a new life

@@ -254,10 +254,13 @@ class PostEntry:
     id: str | None = None  # the post's pinned `syndicate_id`, once seen
     src: str | None = None  # its source file, relative to docs_dir (posts the plugin finds)
     aliases: tuple[str, ...] = ()  # every key and URL it was announced under before a move
+    # Its date and a sketch of its text (content/fingerprint.py): the same post after a rename
+    # that no history shows (a shallow clone).
+    fingerprint: str | None = None
 
     @property
     def is_v2(self) -> bool:
-        return self.id is not None or self.src is not None or bool(self.aliases)
+        return self.id is not None or self.src is not None or bool(self.aliases) or self.fingerprint is not None
 
     def former_urls(self, current: str) -> tuple[str, ...]:
         """The addresses it was announced under, other than `current`: its URL and the aliases

@@ -36,11 +36,12 @@ _ALLOWED_FROM: dict[State, set[State | None]] = {
 }
 # A human's decision (`mkdocs-syndicate resolve`) may also say a failed pair did go out, or that
 # a post whose copy was deleted (removed, or deleted by its author) is to be announced again, was
-# announced again by hand, or is never to be announced here again (ledger/resolution.py: a new life).
+# announced again by hand, or is never to be announced here again (ledger/resolution.py: a new life);
+# and that a post held as perhaps an old one is a new one, pending (engine/clues.py).
 _BY_HAND_FROM: dict[State, set[State | None]] = {
     **_ALLOWED_FROM,
     State.DONE: {State.IN_FLIGHT, State.FAILED, State.DELETED},
-    State.FAILED: {State.IN_FLIGHT, State.DELETED},
+    State.FAILED: {None, State.IN_FLIGHT, State.DELETED},
     State.SKIPPED: {None, State.FAILED, State.IN_FLIGHT, State.DELETED},
 }
 
@@ -56,6 +57,7 @@ class PostRef:
     title: str
     src: str | None = None
     pin: str | None = None
+    fingerprint: str | None = None  # content/fingerprint.py: written with the first transition too
 
 
 @dataclass(frozen=True)
@@ -411,6 +413,7 @@ def _with_transitions(
         current.url, current.title = item.post.url or current.url, item.post.title or current.title
         current.src = item.post.src or current.src
         current.id = item.post.pin or current.id
+        current.fingerprint = current.fingerprint or item.post.fingerprint  # identify() refreshes a stale one
         current.channels[item.channel] = item.record
     return result
 

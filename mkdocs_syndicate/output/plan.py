@@ -71,7 +71,12 @@ def _collapsed(kind: str, members: list[str], after: int | None) -> list[str]:
 
 def said_lines(plan: Plan) -> list[str]:
     """What the plan says besides its pairs: copies not updated, removals, pairs held for review."""
-    return [*not_updated_lines(plan.not_updated), *plan.removal_lines, *(review.line() for review in plan.reviews)]
+    return [
+        *not_updated_lines(plan.not_updated),
+        *plan.removal_lines,
+        *(review.line() for review in plan.reviews),
+        *(doubt.line() for doubt in plan.doubts),
+    ]
 
 
 def carried(site_url: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
@@ -54,6 +55,11 @@ def post_key(page: Page) -> str:
     """The page's ledger key: its front matter `syndicate_id`, else its URL path (canonical)."""
     key = (page.meta or {}).get("syndicate_id") or canonical_path(page.url)
     return key if isinstance(key, str) else ""
+
+
+def source_folder(config: MkDocsConfig) -> Path:
+    """docs_dir, whose git history says where a renamed post's file went (engine/history.py)."""
+    return Path(config.docs_dir)
 
 
 def redirect_keys(files: Files, config: MkDocsConfig) -> dict[str, str]:

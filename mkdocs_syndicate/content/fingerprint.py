@@ -1,0 +1,65 @@
+"""A post's content fingerprint: its date and a small sketch of its text, kept in its ledger entry,
+so that a renamed post is still known where no history says so (a shallow clone, a rename not yet
+committed). The weakest evidence of identity (engine/moves.py): a match needs the same date and
+nearly the same text, and anything less sure is for a person to decide.
+
+The sketch is a bottom-k MinHash of the text's word 3-shingles: the k smallest CRC-32s of the
+shingles of the text's first few thousand words (tags stripped, case folded). Two sketches share
+about as many of their values as the texts share shingles (Jaccard), so a typo fixed or a
+retitled heading still matches and an unrelated post shares none. Bounded per post (a long post
+costs no more than its first words): a site of 10,000 posts pays well under a second.
+"""
+
+from __future__ import annotations
+
+import heapq
+import html
+import re
+import zlib
+from dataclasses import dataclass
+
+from mkdocs_syndicate.content.posts import Post
+
+K = 8  # values kept: 8 × 8 hex digits in the ledger
+_WORDS = 4000  # the text read, at most
+_TAG = re.compile(r"<[^>]*>")
+_WORD = re.compile(r"\w+")
+# Same date and at least this share of the sketch: the same post (a typo, a heading, a link).
+SAME = 0.75
+# Same date and at least this, or the same sketch under another date: perhaps; a person decides.
+PERHAPS = 0.4
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    date: str  # the post's date, YYYY-MM-DD
+    sketch: tuple[int, ...]
+
+    def text(self) -> str:
+        return " ".join([self.date, *(f"{value:08x}" for value in self.sketch)])
+
+    @classmethod
+    def parse(cls, text: str | None) -> Fingerprint | None:
+        """A ledger's `fingerprint`, or None when it is absent or not one (a hand edit)."""
+        if not text:
+            return None
+        date, *values = text.split()
+        try:
+            return cls(date, tuple(int(value, 16) for value in values))
+        except ValueError:
+            return None
+
+    def likeness(self, other: Fingerprint) -> float:
+        """The share of the two texts' shingles both have, as their sketches estimate it."""
+        if not self.sketch or not other.sketch:
+            return 1.0 if self.sketch == other.sketch else 0.0
+        union = heapq.nsmallest(K, set(self.sketch) | set(other.sketch))
+        both = set(self.sketch) & set(other.sketch)
+        return sum(value in both for value in union) / len(union)
+
+
+def fingerprint_of(post: Post) -> Fingerprint:
+    words = _WORD.findall(html.unescape(_TAG.sub(" ", post.body_html or post.title)).casefold())[:_WORDS]
+    shingles = {" ".join(words[n : n + 3]) for n in range(max(1, len(words) - 2))} if words else set()
+    sketch = heapq.nsmallest(K, {zlib.crc32(shingle.encode("utf-8", "surrogatepass")) for shingle in shingles})
+    return Fingerprint(post.date.date().isoformat(), tuple(sorted(sketch)))
