@@ -44,7 +44,7 @@ never the ledger alone) for four outcomes:
 | outcome | holds when |
 |---|---|
 | 0 duplicates | the service shows at most one copy of the post, under any URL it had, and no thread part twice |
-| 0 losses | the copy is there and shows what the post says now (its text, its URL, its image, every paragraph of its thread), the ledger names it and says `done`; after a removal no copy is shown and the ledger says `deleted`; a ping's page was pinged |
+| 0 losses | the copy is there and shows what the post says now (its text, its URL, its image, every paragraph of its thread), the ledger names it and says `done`; after a removal no copy is shown and the ledger says `deleted`; a ping's page was pinged (a feed's hub: the feed it fetched after the ping lists the post, and after a removal no longer does) |
 | 0 orphans | the service keeps no upload that no copy names, and no thread part the record does not list |
 | proved by a read | the run's result says a read of the copy proved the change (where the channel reads its copies) |
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from channel_specs import EVERY_TYPE
+from channel_specs import EVERY_TYPE, spec_of
 from conftest import ListReporter, make_post
 from crashlab import PublicSite
 from test_image_channels import png
@@ -60,6 +60,7 @@ NO_IMAGE = {
     "standard": "a standard.site document carries no image",
     "weibo": "the Weibo channel sends text only",
     "indexnow": "a ping carries no image",
+    "websub": "a ping carries no image",
 }
 # Why a type keeps no orphan to count, where it keeps none.
 NO_ORPHANS = {
@@ -108,6 +109,7 @@ class Target:
     holdings: Callable[[str], Holdings]
     clock: Any
     types: tuple[str, ...]
+    serve_site: Callable[[Path], None] = lambda root: None  # where its services fetch the built site from
 
 
 @dataclass
@@ -124,6 +126,7 @@ class Life:
     rows: list[Row] = field(default_factory=list)
     former_id: str | None = None
     pings_before: int = 0  # an at-least-once type's pings before this event
+    fetches_before: int = 0  # a feed hub's fetches before this event
 
     @property
     def client(self) -> Any:
@@ -133,6 +136,8 @@ class Life:
         site = self.folder / "site"
         (site / "img").mkdir(parents=True, exist_ok=True)
         (site / "img" / "cover.png").write_bytes(self.image)
+        (site / "feed_rss_created.xml").write_text(feed(posts), encoding="utf-8")  # the build's feed
+        self.target.serve_site(site)
         settings = {**self.target.settings(self.type_name), **self.extra}
         options = parse_options(
             {CHANNEL: settings},
@@ -152,6 +157,12 @@ class Life:
         report = self.run(posts)
         result = next((r for r in report.results if r.post_key == self.post.key), None)
         self.rows.append(Row(self.type_name, name, judge(self, expect, result, na or {})))
+
+
+def feed(posts: list[Any]) -> str:
+    """The built site's RSS feed: its posts, and no hub (the hub's fetch is what is judged)."""
+    items = "".join(f"<item><title>{p.title}</title><link>{p.url}</link></item>" for p in posts)
+    return f'<?xml version="1.0"?><rss version="2.0"><channel><title>Example</title>{items}</channel></rss>'
 
 
 def judge(life: Life, expect: Expect, result: Any, na: dict[str, str]) -> dict[str, str]:
@@ -185,6 +196,13 @@ def _duplicates(life: Life, expect: Expect, held: Holdings, record: Record | Non
 
 
 def _losses(life: Life, expect: Expect, held: Holdings, record: Record | None, result: Any) -> str:
+    if expect.pinged and held.fetched is not None:  # a feed's hub learns the change from the feed it fetches
+        later = held.fetched[life.fetches_before :]
+        if not later:
+            return "the hub was not pinged"
+        if (expect.pinged in later[-1]) != expect.live:
+            return f"the feed the hub fetched {'lacks' if expect.live else 'still lists'} {expect.pinged}"
+        return ""
     if expect.pinged:
         return "" if expect.pinged in held.pings[life.pings_before :] else f"{expect.pinged} not pinged"
     copies = held.live(life.urls)
@@ -332,7 +350,8 @@ def post_life(life: Life) -> None:
         expect = change()
         if pinging:
             expect.pinged = life.post.url
-        life.pings_before = len(life.target.holdings(t).pings)
+        holdings = life.target.holdings(t)
+        life.pings_before, life.fetches_before = len(holdings.pings), len(holdings.fetched or [])
         life.event(name, [life.kept, life.post] if expect.live else [life.kept], expect, na)
 
     def alt() -> str | None:
@@ -400,7 +419,7 @@ def thread_life(life: Life) -> None:
     corrected, shrunk to two."""
     t = life.type_name
     if t not in THREAD_SETTINGS:
-        why = "a ping has no thread" if t == "indexnow" else f"{t} posts no threads"
+        why = "a ping has no thread" if t in ("indexnow", "websub") else f"{t} posts no threads"
         for name in ("thread grow", "thread edit", "thread shrink"):
             life.rows.append(Row(t, name, {o: f"n/a: {why}" for o in OUTCOMES}))
         return
@@ -458,9 +477,13 @@ def emulator_target(sandbox: Any, clock: Any) -> Target:
     sandbox.now = clock.time
 
     def settings(type_name: str) -> dict[str, Any]:
-        return EVERY_TYPE[type_name].raw(sandbox)
+        # WebSub is not in the post-counting suites (channel_specs.NOT_POST_COUNTED); its life is here.
+        return (EVERY_TYPE.get(type_name) or spec_of(TYPES[type_name])).raw(sandbox)
 
-    return Target("emulators", settings, lambda t: from_emulator(sandbox, t), clock, BUILT_IN)
+    def serve_site(root: Path) -> None:
+        sandbox.key_file_root = root  # the hub fetches the feed from the built site, as IndexNow's key
+
+    return Target("emulators", settings, lambda t: from_emulator(sandbox, t), clock, BUILT_IN, serve_site)
 
 
-BUILT_IN = ("mastodon", "bluesky", "matrix", "forem", "standard", "weibo", "indexnow")
+BUILT_IN = ("mastodon", "bluesky", "matrix", "forem", "standard", "weibo", "indexnow", "websub")

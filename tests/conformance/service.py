@@ -34,6 +34,8 @@ class Holdings:
     held: list[Held] = field(default_factory=list)
     unnamed_uploads: list[str] | None = None  # None: the service keeps no upload that no copy names
     pings: list[str] = field(default_factory=list)  # an at-least-once type's deliveries: one URL a time
+    # A feed's hub (WebSub): what each feed it fetched after a ping listed; None for other types.
+    fetched: list[list[str]] | None = None
 
     def live(self, urls: set[str]) -> list[Held]:
         """The first posts (not thread parts) shown for any of these post URLs."""
@@ -128,17 +130,26 @@ def _indexnow(state: dict[str, Any], emulator: Any) -> Holdings:
     return Holdings(pings=delivered_urls({"indexnow": state}, "indexnow"))
 
 
+def _websub(state: dict[str, Any], emulator: Any) -> Holdings:
+    # The hub is told a feed changed; what it learns is the feed it then fetches.
+    fetched = [item["text"].splitlines() for item in emulator.received(state, "")]
+    return Holdings(pings=[url for feed in fetched for url in feed], fetched=fetched)
+
+
 READERS: dict[str, Callable[[dict[str, Any], Any], Holdings]] = {
     "mastodon": _mastodon,
     "matrix": _matrix,
     "forem": _forem,
     "standard": _standard,
     "indexnow": _indexnow,
+    "websub": _websub,
 }
 
 
 def from_emulator(sandbox: Any, type_name: str) -> Holdings:
-    """What the emulator of `type_name` holds now, from its snapshot."""
+    """What the emulator of `type_name` holds now, from its snapshot (once it has done what it
+    does after answering: a hub's fetch of the feed)."""
+    sandbox.wait_idle(15)
     state = sandbox.snapshot().get(type_name, {})
     emulator = sandbox.emulators[type_name]
     reader = READERS.get(type_name)
