@@ -2,11 +2,14 @@
 run makes (XRPC methods; Matrix calls by `matrix_call`) and their answers, and can SIGKILL the
 client around one of them. The client-side checkpoints cannot reach
 the moment after the real server committed and before its answer arrived; a kill from here can.
+It can also say yes for the server (`Lie`): the call answered with the server's success shape,
+never forwarded, as a service that answers 200 and does not carry the change out.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import threading
@@ -26,6 +29,14 @@ class Kill:
     pid: int = 0
     nth: int = 1  # the nth such call is the one
     landed: str = ""  # filled in when the kill is done: what the server had done by then
+
+
+@dataclass
+class Lie:
+    method: str  # the call's name, as for Kill
+    body: dict[str, object]  # the answer the server would give had it done it
+    status: int = 200
+    told: int = 0  # how many calls it answered
 
 
 def xrpc_method(command: str, path: str) -> str:
@@ -48,6 +59,7 @@ class RecordingProxy:
         self.name = name
         self.calls: list[tuple[str, int]] = []  # (XRPC method, status answered)
         self.kill: Kill | None = None
+        self.lie: Lie | None = None
         self._lock = threading.Lock()
         outer = self
 
@@ -97,6 +109,10 @@ class RecordingProxy:
             os.kill(kill.pid, signal.SIGKILL)
             handler.close_connection = True
             return
+        lie = self.lie
+        if lie is not None and lie.method == method:
+            self._tell(handler, method, lie)
+            return
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_BY_HOP}
         answer = httpx.request(handler.command, self.upstream + handler.path, headers=headers, content=body, timeout=30)
         with self._lock:
@@ -115,3 +131,15 @@ class RecordingProxy:
         handler.end_headers()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             handler.wfile.write(answer.content)
+
+    def _tell(self, handler: BaseHTTPRequestHandler, method: str, lie: Lie) -> None:
+        content = json.dumps(lie.body).encode("utf-8")
+        with self._lock:
+            self.calls.append((method, lie.status))
+            lie.told += 1
+        handler.send_response(lie.status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(content)))
+        handler.end_headers()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            handler.wfile.write(content)

@@ -113,3 +113,38 @@ def test_a_send_answered_for_an_id_sent_before_is_read_back_before_it_counts():
     assert decide(Kind.DONE, replace(replayed, repeat_safe=True)).step is Step.DONE  # a repeat is a no-op (Bluesky)
     absent = decide(Found.ABSENT, replace(replayed, answered=True, last_attempt=0.0))
     assert absent.step is Step.REVIEW and absent.needs_review
+
+
+@pytest.mark.parametrize(
+    ("about", "whose"),
+    [
+        ("https://essays.example.net/on-harbours/", "a copy of another site's page"),
+        ("http://example.com/blog/post-2/", "another post's copy"),
+        ("https://dev.to/someone/on-harbours-4aca", "a copy of another site's page"),
+    ],
+)
+def test_a_copy_about_another_page_by_the_services_own_field_is_not_this_posts(about, whose):
+    """The page a copy is about by a field of the service's own (DEV's canonical URL, a Bluesky
+    card) decides alone, though the copy's text links to this post or to no page of the site."""
+    from conftest import make_post
+
+    from mkdocs_syndicate.channels.base import Seen
+    from mkdocs_syndicate.engine.proof import judged
+
+    post = make_post(1)
+    seen = Seen(Presence.PRESENT, links=(post.url,), about=about)
+    found, why = judged(seen, post, Presence.UNKNOWN, Presence.NOT_OURS)
+    assert found is Presence.NOT_OURS and about in why and post.url in why and whose in why, why
+
+
+def test_a_copy_about_this_posts_page_now_or_before_a_move_is_this_posts():
+    from conftest import make_post
+
+    from mkdocs_syndicate.channels.base import Seen
+    from mkdocs_syndicate.engine.proof import judged
+
+    moved = replace(
+        make_post(1, url="http://example.com/blog/post-1-renamed/"), former_urls=("http://example.com/blog/post-1/",)
+    )
+    for about in ("http://example.com/blog/post-1-renamed/", "https://example.com/blog/post-1/index.html"):
+        assert judged(Seen(Copy.DIFFERS, about=about), moved, Copy.UNKNOWN, Copy.NOT_OURS) == (Copy.DIFFERS, "")

@@ -594,6 +594,32 @@ def public(monkeypatch):
     site.close()
 
 
+def test_an_edit_the_pds_is_said_to_have_made_and_did_not_needs_review(pds, tmp_path):
+    """putRecord answered 200 with a uri and cid by a proxy that never forwarded it: the read of
+    the record at its key (the real PDS's) shows the old text, so the pair needs review (the run
+    exits non-zero) and the next run sends nothing for it."""
+    from realserver_proxy import Lie, RecordingProxy
+
+    post = make_post(12, url="https://said-yes.example/blog/12/", description="A first draft.")
+    with RecordingProxy(pds.url) as proxy:
+        channel = {**raw(pds, "bob.test"), "service": proxy.url}
+        assert not run(tmp_path, channel, [post]).undone
+        made = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
+        cid = "bafyreih2y3rz6x5y6k3d5vli5mlvqk4zvnfsvpsx3y6v7ryb3nq5r4w5ea"
+        proxy.lie = Lie("com.atproto.repo.putRecord", {"uri": made.remote_id, "cid": cid})
+        corrected = replace(post, description="A corrected summary.")
+        report = run(tmp_path, channel, [corrected])
+        (result,) = report.results
+        assert report.undone and result.needs_review and "old text" in result.detail, result
+        assert proxy.lie.told == 1
+        held = Ledger.read(tmp_path / "ledger.yml").record(post.key, "bsky")
+        assert held.review and held.state != State.DONE and held.remote_id == made.remote_id
+        shown = get_record(pds.url, pds.account("bob.test").did, made.remote_id).json()["value"]
+        assert shown["embed"]["external"]["description"] == "A first draft."
+        again = run(tmp_path, channel, [corrected])
+        assert [r.needs_review for r in again.results] == [True] and proxy.lie.told == 1
+
+
 def get_record(pds_url: str, did: str, uri: str) -> httpx.Response:
     return httpx.get(
         f"{pds_url}/xrpc/com.atproto.repo.getRecord",
@@ -621,6 +647,31 @@ def test_a_removed_posts_record_is_deleted_by_the_real_server(pds, tmp_path, pub
     assert Ledger.read(tmp_path / "ledger.yml").record(removed.key, "bsky").state == "deleted"
     assert ours(pds, bob.did, site.url) == [kept.url]
     assert run(tmp_path, channel, [kept], site=site).results == []
+
+
+def test_a_delete_the_pds_is_said_to_have_made_and_did_not_is_not_recorded_deleted(pds, tmp_path, public):
+    """deleteRecord answered 200 by a proxy that never forwarded it: getRecord (the real PDS's)
+    still finds the record, so the pair needs review, never `deleted`; the next run deletes nothing."""
+    from realserver_proxy import Lie, RecordingProxy
+
+    site = Site("http://said-deleted.example/", "Said deleted")
+    kept, removed = (make_post(n, url=f"{site.url}blog/post-{n}/") for n in (1, 2))
+    public.live.update({"/blog/post-1/", "/blog/post-2/"})
+    bob = pds.account("bob.test")
+    with RecordingProxy(pds.url) as proxy:
+        channel = {**raw(pds, "bob.test", removals="delete"), "service": proxy.url}
+        assert not run(tmp_path, channel, [kept, removed], site=site).undone
+        made = Ledger.read(tmp_path / "ledger.yml").record(removed.key, "bsky")
+        public.live.discard("/blog/post-2/")
+        proxy.lie = Lie("com.atproto.repo.deleteRecord", {})
+        report = run(tmp_path, channel, [kept], site=site)
+        (result,) = report.results
+        assert report.undone and result.needs_review and result.state != "deleted", result
+        assert proxy.lie.told == 1 and get_record(pds.url, bob.did, made.remote_id).status_code == 200
+        held = Ledger.read(tmp_path / "ledger.yml").record(removed.key, "bsky")
+        assert held.state != State.DELETED and held.review
+        again = run(tmp_path, channel, [kept], site=site)
+        assert [r.needs_review for r in again.results] == [True] and proxy.lie.told == 1
 
 
 # (where: a client checkpoint of the delete, or the proxy around the server's deleteRecord;

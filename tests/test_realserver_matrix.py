@@ -292,6 +292,29 @@ def test_a_redacted_copy_is_never_edited(synapse, tmp_path):
     assert Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx").state == "deleted"
 
 
+def test_an_edit_synapse_is_said_to_have_made_and_did_not_needs_review(synapse, tmp_path):
+    """The m.replace answered 200 with an event id by a proxy that never forwarded it: the read
+    of the message (Synapse's own) shows the old text, so the pair needs review (the run exits
+    non-zero) and the next run sends nothing for it."""
+    from realserver_proxy import Lie, RecordingProxy, matrix_call
+
+    post = make_post(7, url="https://said-yes.example/blog/7/", description="First.")
+    with RecordingProxy(synapse.url, matrix_call) as proxy:
+        channel = {**raw(synapse), "homeserver": proxy.url}
+        assert not run(tmp_path, channel, [post]).undone
+        made = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+        proxy.lie = Lie("PUT send", {"event_id": "$an-edit-never-made"})
+        corrected = replace(post, description="Second.")
+        report = run(tmp_path, channel, [corrected])
+        (result,) = report.results
+        assert report.undone and result.needs_review and "old text" in result.detail, result
+        assert proxy.lie.told == 1 and edits_of(synapse, made.remote_id) == []
+        held = Ledger.read(tmp_path / "ledger.yml").record(post.key, "mx")
+        assert held.review and held.state != State.DONE
+        again = run(tmp_path, channel, [corrected])
+        assert [r.needs_review for r in again.results] == [True] and proxy.lie.told == 1
+
+
 # (where; whether Synapse has made the edit once the kill has landed)
 EDIT_KILLS = {
     "before the call (in_flight written)": ("checkpoint", "after_in_flight_write:1", False),
@@ -357,6 +380,31 @@ def test_a_removed_posts_message_is_redacted_and_a_rerun_redacts_nothing_more(sy
     assert ours(synapse, site.url) == [kept.url] and redactions_of(synapse, made.remote_id) == 1
     assert run(tmp_path, channel, [kept], site=site).results == []
     assert redactions_of(synapse, made.remote_id) == 1
+
+
+def test_a_redaction_synapse_is_said_to_have_made_and_did_not_is_not_recorded_deleted(synapse, tmp_path, public):
+    """The redaction answered 200 with an event id by a proxy that never forwarded it: the read
+    of the message (Synapse's own) shows it unredacted, so the pair needs review, never `deleted`."""
+    from realserver_proxy import Lie, RecordingProxy, matrix_call
+
+    site = Site("http://said-redacted.example/", "Said redacted")
+    kept, removed = (make_post(n, url=f"{site.url}blog/post-{n}/") for n in (1, 2))
+    public.live.update({"/blog/post-1/", "/blog/post-2/"})
+    with RecordingProxy(synapse.url, matrix_call) as proxy:
+        channel = {**raw(synapse, removals="delete"), "homeserver": proxy.url}
+        assert not run(tmp_path, channel, [kept, removed], site=site).undone
+        made = Ledger.read(tmp_path / "ledger.yml").record(removed.key, "mx")
+        public.live.discard("/blog/post-2/")
+        proxy.lie = Lie("PUT redact", {"event_id": "$a-redaction-never-made"})
+        report = run(tmp_path, channel, [kept], site=site)
+        (result,) = report.results
+        assert report.undone and result.needs_review and result.state != "deleted", result
+        assert proxy.lie.told == 1 and redactions_of(synapse, made.remote_id) == 0
+        assert ours(synapse, site.url) == sorted([kept.url, removed.url])
+        held = Ledger.read(tmp_path / "ledger.yml").record(removed.key, "mx")
+        assert held.state != State.DELETED and held.review
+        again = run(tmp_path, channel, [kept], site=site)
+        assert [r.needs_review for r in again.results] == [True] and proxy.lie.told == 1
 
 
 # (where; whether Synapse has redacted the message once the kill has landed)

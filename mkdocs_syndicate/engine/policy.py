@@ -345,7 +345,7 @@ _UPDATE_RULES: dict[UpdateEvent, Callable[[Situation], Action]] = {
     Kind.NOT_SENT: lambda s: _not_sent(s) if not s.verify_only else Action(Step.LEAVE),
     Kind.RATE_LIMITED: _update_rate_limited,
     Kind.AMBIGUOUS: lambda s: Action(Step.READ, reason="the update may have happened: read the copy"),
-    Copy.DIFFERS: _proved_otherwise("its old text", "edit", "updates"),
+    Copy.DIFFERS: _proved_otherwise("its old text or image", "edit", "updates"),
     Copy.UNKNOWN: _unproved,
 }
 
