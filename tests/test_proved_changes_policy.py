@@ -148,3 +148,26 @@ def test_a_copy_about_this_posts_page_now_or_before_a_move_is_this_posts():
     )
     for about in ("http://example.com/blog/post-1-renamed/", "https://example.com/blog/post-1/index.html"):
         assert judged(Seen(Copy.DIFFERS, about=about), moved, Copy.UNKNOWN, Copy.NOT_OURS) == (Copy.DIFFERS, "")
+
+
+def test_a_copy_its_author_withdrew_while_the_post_stayed_is_never_a_new_life():
+    """An edit found the copy gone (recorded with the WITHDRAWN note): a later run that sees the
+    post retitled does not take it for a new post at a removed post's URL and announce it again.
+    A copy a removal deleted is still a new life's, as engine/lives.py decides."""
+    from types import SimpleNamespace
+
+    from conftest import make_post
+
+    from mkdocs_syndicate.engine.lives import new_lives
+    from mkdocs_syndicate.ledger.schema import WITHDRAWN, PostEntry, Record, State
+
+    post = make_post(1, title="Post 1, retitled")
+    copy = Record(State.DONE, 1, "2026-01-01T00:00:00Z", remote_id="1", created_at="2026-01-01T00:00:00Z")
+    by_hand = copy.gone("2026-12-07T00:00:00Z", f"{WITHDRAWN}: the copy was deleted on the service; not made again")
+    removed = copy.gone("2026-12-07T00:00:00Z", "deleted (proved by a read of the copy)")
+    assert by_hand.withdrawn and not removed.withdrawn
+    channel = SimpleNamespace(id="ch")
+    for record, lives in ((by_hand, 0), (removed, 1)):
+        posts = {post.key: PostEntry(url=post.url, title="Post 1", channels={"ch": record})}
+        found = new_lives(posts, [post], [channel], lambda record: True)  # type: ignore[list-item]
+        assert len(found) == lives, found

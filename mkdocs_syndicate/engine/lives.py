@@ -1,7 +1,8 @@
 """A new post at a removed post's URL is a new life: announced as new where the old one's copies
 are gone (`deleted`), under new client-chosen ids (its record's `life` one up). A removed post
 that comes back (its file restored) is not: its copies were deleted on purpose, and it waits for
-`resolve --retry` (engine/removals.py `came_back_lines`). The two are told apart by what the
+`resolve --retry` (engine/removals.py `came_back_lines`); so does a copy its author withdrew on
+the service while the post stayed (`Record.withdrawn`: the author's hand wins). The two are told apart by what the
 ledger remembers of the removed post: a post with another title, or dated after the removed
 post was first announced, is a new one; the same title and an earlier date is the old one back.
 See docs/removals.md, "A new post at an old URL"."""
@@ -39,7 +40,8 @@ def new_lives(
             continue
         for channel in channels:
             record = entry.channels.get(channel.id)
-            if record is None or record.state != State.DELETED or record.review or not post.wants(channel.id):
+            deleted = record is not None and record.state == State.DELETED and not record.withdrawn
+            if record is None or not deleted or record.review or not post.wants(channel.id):
                 continue
             why = _new_post(entry, record, post)
             if why and may_work_on(record):

@@ -48,7 +48,7 @@ from mkdocs_syndicate.engine.policy import (
 from mkdocs_syndicate.engine.proof import read_finding
 from mkdocs_syndicate.engine.results import PairState
 from mkdocs_syndicate.engine.twophase import UpdateHost, staged_call
-from mkdocs_syndicate.ledger.schema import Media, Record, State
+from mkdocs_syndicate.ledger.schema import WITHDRAWN, Media, Record, State
 from mkdocs_syndicate.timeutil import epoch_to_iso
 
 if TYPE_CHECKING:
@@ -237,9 +237,10 @@ async def _end(host: UpdateHost, way: _Way, action: Action) -> str | None:
         checkpoints.hit("after_done_write")
         host.report_pair(pair, PairState.DONE, action.reason or "updated", url, False)
         return None
-    if action.step is Step.DELETED:
+    if action.step is Step.DELETED:  # an edit's copy gone: the author's hand, recorded as such
+        note = action.reason if way.deleting else f"{WITHDRAWN}: {action.reason}"
         checkpoints.hit("before_done_write")
-        await host.write_records([(pair, current.gone(host.now_iso(), action.reason))])
+        await host.write_records([(pair, current.gone(host.now_iso(), note))])
         checkpoints.hit("after_done_write")
         host.report_pair(pair, PairState.DELETED, action.reason, None, False)
         return None

@@ -42,6 +42,9 @@ class State(enum.StrEnum):
 
 
 STATES = tuple(state.value for state in State)
+# The note of a `deleted` record whose copy its author withdrew on the service while the post
+# stayed (an edit's read found it gone): the author's hand, which no later run undoes by itself.
+WITHDRAWN = "withdrawn by its author on the service"
 
 # A flag: `true`, written only when true. Parts: a thread's parts sent, a list of small mappings;
 # media: the images uploaded for the copy, the same.
@@ -223,6 +226,11 @@ class Record:
     def lives(self) -> int:
         """The pair's life number (0 for the first), as client ids take it."""
         return self.life or 0
+
+    @property
+    def withdrawn(self) -> bool:
+        """A `deleted` copy its author withdrew by hand (`WITHDRAWN`): never a new life by itself."""
+        return self.state == State.DELETED and (self.note or "").startswith(WITHDRAWN)
 
     def gone(self, at: str, note: str) -> Record:
         """The pair's `deleted` record: the copy's id and URL (and a thread's parts, each one
