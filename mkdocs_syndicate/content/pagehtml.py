@@ -33,6 +33,7 @@ MARKER = "syndicate"  # <!-- syndicate -->: where the author wants the block
 # Elements with no end tag.
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
 DEFAULT_CONTAINERS = ("article", "main")
+_NEWLINE = lazy_compile("\n")
 
 # @user@instance: Mastodon's user names (letters, digits, `_`; `.` and `-` inside, as other
 # servers allow), then a host name of two labels or more.
@@ -83,7 +84,7 @@ class Result:
     problem: str | None = None  # why the block has no place on the page (the rest was done)
 
 
-@dataclass
+@dataclass(slots=True)  # one per element of every page: the slots make them cheaper to make
 class _Element:
     tag: str
     attrs: list[tuple[str, str | None]]
@@ -96,13 +97,14 @@ class _Element:
 
 
 class _Locator(HTMLParser):
+    """Where each element starts and ends in the text. Called for every tag of every page `inject`
+    rewrites, so each handler does the least it can: a class list is read only where the start
+    tag's text names one we look for."""
+
     def __init__(self, text: str) -> None:
         super().__init__(convert_charrefs=True)
         self.text = text
-        self._lines = [0]
-        for index, char in enumerate(text):
-            if char == "\n":
-                self._lines.append(index + 1)
+        self._lines = [0, *(match.end() for match in _NEWLINE.finditer(text))]
         self.stack: list[_Element] = []
         self.elements: list[_Element] = []
         self.head_end = -1
@@ -115,15 +117,14 @@ class _Locator(HTMLParser):
         return self._lines[line - 1] + column
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        start = self._offset()
-        source = self.get_starttag_text() or ""
         line, column = self.getpos()
+        start = self._lines[line - 1] + column
+        source = self.get_starttag_text() or ""
         element = _Element(tag, attrs, start, start + len(source), line=line, column=column)
         self.elements.append(element)
-        classes = _classes(attrs)
-        if "h-entry" in classes:
+        if not self.h_entry and "h-entry" in source and "h-entry" in _classes(attrs):
             self.h_entry = True
-        if tag in ("meta", "link"):
+        if tag == "meta" or tag == "link":
             for key, value in attrs:
                 if key in ("name", "rel", "property") and value:
                     self.head_tags.add((tag, key, value.strip().lower()))
@@ -134,13 +135,14 @@ class _Locator(HTMLParser):
         at = self._offset()
         if tag == "head" and self.head_end < 0:
             self.head_end = at
-        for depth in range(len(self.stack) - 1, -1, -1):
-            if self.stack[depth].tag == tag:
-                element = self.stack[depth]
+        stack = self.stack
+        for depth in range(len(stack) - 1, -1, -1):
+            if stack[depth].tag == tag:
+                element = stack[depth]
                 element.close = at
                 end = self.text.find(">", at)
                 element.close_end = end + 1 if end >= 0 else len(self.text)
-                del self.stack[depth:]
+                del stack[depth:]
                 return
 
     def handle_comment(self, data: str) -> None:
