@@ -89,7 +89,8 @@ def status(
         data["out_of_date"] = [{"post": key, "channel": channel, "then": then} for key, channel, then in stale]
         click.echo(json_safe(json.dumps(data, ensure_ascii=False, indent=1)))  # bidi and C1 as \uXXXX
     else:
-        _print_status(view, options.ledger_path.name, show_all or bool(states), posts is not None, moment)
+        settles = {c.id: c.settle for c in options.channels if c.enabled and c.at_most_once}
+        _print_status(view, options.ledger_path.name, show_all or bool(states), posts is not None, moment, settles)
         if stale:
             out().print(Text(f"{len(stale)} cop{'y' if len(stale) == 1 else 'ies'} out of date (the post changed):"))
             for key, channel, then in stale:
@@ -116,7 +117,36 @@ def _status_lines(pair: Any, width: int) -> list[Text]:
     return [head, Text(_cut(" " * 11 + one_line(detail), width))] if detail else [head]
 
 
-def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool, moment: dt.datetime) -> None:
+def _held(pair: Any, settles: dict[str, float], moment: dt.datetime) -> str | None:
+    """When an in_flight pair of an at-most-once channel is read again (its `settle`), or None."""
+    from mkdocs_syndicate.timeutil import from_iso, to_iso
+
+    if pair.state != PairState.IN_FLIGHT or pair.channel not in settles or not pair.at:
+        return None
+    try:
+        read_at = from_iso(pair.at) + dt.timedelta(seconds=settles[pair.channel])
+    except ValueError:
+        return None
+    if read_at <= moment:
+        return "the next run reads the service for it before anything is sent again"
+    return f"held: the first run from {to_iso(read_at)} reads the service for it (settle)"
+
+
+SETTLE_NOTE = (
+    "in_flight: the request may have reached the service, so it is never sent again blind; a run "
+    "reads the service first, once `settle` seconds (default 600) have passed since the last request, "
+    "and until then each run lists the pair and exits 1"
+)
+
+
+def _print_status(
+    view: Any,
+    ledger_name: str,
+    show_all: bool,
+    build_seen: bool,
+    moment: dt.datetime,
+    settles: dict[str, float] | None = None,
+) -> None:
     """Readable at 80 columns: undone pairs first, a line each (state, channel, when, post) and
     the remote URL or error under it; done and skipped pairs only counted unless asked for. The
     full text of every field is in `--json`."""
@@ -137,6 +167,9 @@ def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool,
             said = replace(pair, error=f"{pair.error or ''} (expected: the next run sends again)".lstrip())
         for line in _status_lines(said, width):
             console.print(line)
+        held = _held(pair, settles or {}, moment)
+        if held is not None:
+            console.print(Text(_cut(" " * 11 + held, width)))
     hidden = Counter(p.state for p in view.pairs if p not in shown)
     totals = ", ".join(f"{n} {state}" for state, n in view.totals.items()) or "nothing yet"
     console.print(Text(f"totals: {totals}"))
@@ -146,5 +179,7 @@ def _print_status(view: Any, ledger_name: str, show_all: bool, build_seen: bool,
         )
     for history in view.channel_history():  # per channel, from the ledger alone
         console.print(Text(_cut(one_line(history.line(moment)), width)))
+    if any(_held(pair, settles or {}, moment) for pair in shown):
+        console.print(Text(SETTLE_NOTE))
     if not build_seen:
         console.print("(no saved build: pairs with no record are not shown; run `mkdocs build` to see them)")

@@ -37,7 +37,7 @@ from mkdocs_syndicate.engine.records import as_sent, in_flight, not_made
 from mkdocs_syndicate.engine.results import PairResult, PairState, Reporter, RunReport
 from mkdocs_syndicate.engine.sigterm import cancelled_by_sigterm
 from mkdocs_syndicate.engine.situations import situation
-from mkdocs_syndicate.engine.units import Attempt, Unit
+from mkdocs_syndicate.engine.units import Attempt, Unit, settle_reason
 from mkdocs_syndicate.engine.updates import carry_change
 from mkdocs_syndicate.errors import LaneCrashed, SyndicateError
 from mkdocs_syndicate.ledger.merge import StaleLedger
@@ -46,8 +46,6 @@ from mkdocs_syndicate.ledger.store import Ledger, Transition
 from mkdocs_syndicate.net.client import run_client
 from mkdocs_syndicate.redaction import redact
 from mkdocs_syndicate.timeutil import Clock, to_iso, utcnow
-
-_SETTLE = "reading again once it must have finished"
 
 
 def _waits_for_push(channel: Channel) -> bool:
@@ -180,7 +178,7 @@ class Runner:
                 self._max_waits[channel.id], http.refused_until = budget.max_wait(unit, self.max_wait), None
                 wait = unit.not_before - self.clock.time()
                 if wait > 0:
-                    await sleep(wait, "settle: the server may still be working on the last request; " + _SETTLE)
+                    await sleep(wait, settle_reason(unit))
                 try:
                     units += await self._carry(channel, http, unit)
                 except _LaneStopped as stop:

@@ -11,6 +11,7 @@ from mkdocs_syndicate.engine.endings import Facts
 from mkdocs_syndicate.engine.pacing import PacedHttp
 from mkdocs_syndicate.engine.plan import PendingPair
 from mkdocs_syndicate.engine.policy import Event
+from mkdocs_syndicate.timeutil import epoch_to_iso
 
 
 @dataclass
@@ -52,3 +53,12 @@ class Attempt:
             batch=len(batch) if batch is not None else None,
             sends=self.unit.sends,
         )
+
+
+def settle_reason(unit: Unit) -> str:
+    """A settle wait as the run prints it: which post, and when its read comes (issue 53)."""
+    posts = ", ".join(member.post.key for member in unit.members)
+    return (
+        f"settle: {posts} is read at {epoch_to_iso(unit.not_before)}: the server may still be working on "
+        "the last request, and nothing is sent again before a read proves it absent"
+    )
