@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mkdocs_syndicate.content.pages import PageFacts, SitePages
@@ -113,12 +114,8 @@ def _state(
     entry: PostEntry, key: str, post: Post | None, pages: SitePages | None, window: dt.datetime | None
 ) -> Source:
     page = pages.find(entry.src or (post.src if post else None), key) if pages is not None else None
-    if post is not None:
-        if page is not None and page.removed:
-            return Source.FLAGGED
-        if post.draft:
-            return Source.DRAFT
-        return Source.OPTED_OUT if post.opted_out else Source.LISTED
+    if post is not None:  # listed: the first rule that holds, in order of the author's word
+        return next((state for holds, state in LISTED_RULES if holds(post, page)), Source.LISTED)
     if deleting(entry):  # decided on proof already: settled whatever the source says now
         return Source.GONE
     if pages is None:  # the posts are the whole source
@@ -127,18 +124,23 @@ def _state(
         return Source.FEED_GONE if _announced_since(entry, window) else Source.FEED_TAIL
     if not pages.known:
         return Source.UNKNOWN
-    return _page_state(page)
-
-
-def _page_state(page: PageFacts | None) -> Source:
-    """A post the build does not list, by what the build has of its page."""
     if page is None:
         return Source.GONE
-    if page.removed:
-        return Source.FLAGGED
-    if page.draft:
-        return Source.DRAFT
-    return Source.OPTED_OUT if page.opted_out else Source.NOT_A_POST
+    return next((state for holds, state in PAGE_RULES if holds(page)), Source.NOT_A_POST)
+
+
+# A post the source lists, and a page of the build that is no post: the first rule that holds
+# names its state. The explicit flag first: it is the author's plainest word.
+LISTED_RULES: tuple[tuple[Callable[[Post, PageFacts | None], bool], Source], ...] = (
+    (lambda post, page: page is not None and page.removed, Source.FLAGGED),
+    (lambda post, page: post.draft, Source.DRAFT),
+    (lambda post, page: post.opted_out, Source.OPTED_OUT),
+)
+PAGE_RULES: tuple[tuple[Callable[[PageFacts], bool], Source], ...] = (
+    (lambda page: page.removed, Source.FLAGGED),
+    (lambda page: page.draft, Source.DRAFT),
+    (lambda page: page.opted_out, Source.OPTED_OUT),
+)
 
 
 def has_copy(record: Record) -> bool:
