@@ -224,3 +224,37 @@ def test_a_429_for_an_upload_leaves_the_image_posts_for_a_later_run_and_the_text
     assert sorted(r.post_key for r in second.results if r.state == "done") == ["blog/m2/", "blog/m4/"], second.results
     statuses = sandbox.emulators["mastodon"].state["statuses"]
     assert sorted(len(s.get("media_ids", [])) for s in statuses) == [0, 0, 1, 1, 1], statuses
+
+
+def test_new_and_edited_statuses_keep_within_mastodons_statuses_family(tmp_path, sandbox, clock):
+    """Mastodon counts 300 new or edited statuses per 3 hours per account (RateLimiter's
+    `statuses` family; the instance answers the next one 429 until its window ends, up to three
+    hours away). The ledger says 298 were made in this window: a post of one status goes, a thread
+    of three waits for the next window, said, and goes then."""
+    from conftest import write_ledger
+
+    from mkdocs_syndicate.ledger.schema import Record, State
+    from mkdocs_syndicate.timeutil import epoch_to_iso
+
+    period = 3 * 3600
+    sandbox.now = clock.time
+    clock.now = (1_800_000_000.0 // period + 1) * period - 600  # ten minutes before a window ends
+    made = {
+        (f"blog/old{n}/", "ch"): Record(State.DONE, 1, epoch_to_iso(clock.now - 60), remote_id=str(n))
+        for n in range(298)
+    }
+    write_ledger(tmp_path / "ledger.yml", made)
+    raw = SPECS["mastodon"].raw(sandbox, thread=True, max_characters=300, max_parts=4)
+    older = dt.datetime(2026, 9, 1, tzinfo=dt.UTC)  # planned first: oldest first
+    single = make_post(1, key="blog/single/", url=f"{SITE}blog/single/", title="Single", date=older)
+    (thread,) = threads(1)
+    first, reporter = run(tmp_path, raw, clock, [single, thread], max_per_run=100)
+    assert [(r.post_key, r.state) for r in first.results] == [("blog/single/", "done")], (first.warnings, first.notes)
+    line = next(w for w in first.warnings if "post(s) to send or edit left" in w)
+    assert line.startswith("ch: 1 post(s)") and "300 statuses per 180 minutes" in line, line
+    assert epoch_to_iso(clock.now + 600) in line, line
+    assert not [wait for wait in reporter.waits if wait[1] > 60], reporter.waits
+    clock.now += 601
+    second, _ = run(tmp_path, raw, clock, [single, thread], max_per_run=100)
+    assert [(r.post_key, r.state) for r in second.results] == [("blog/t1/", "done")], second.results
+    assert len(Ledger.read(tmp_path / "ledger.yml").record("blog/t1/", "ch").parts) == 3

@@ -214,6 +214,7 @@ class Channel:
     web_copies: ClassVar[bool] = True  # a done copy has a web page (remote_url); False: its id is all (standard.site)
     threads: ClassVar[bool] = False  # implements send_part and read_part: `thread: true` is allowed
     delete_limit: ClassVar[WriteLimit | None] = None  # the service's budget of deletes (Mastodon's)
+    status_limit: ClassVar[WriteLimit | None] = None  # ... of copies made or edited, a thread's parts each
     upload_limit: ClassVar[WriteLimit | None] = None  # ... of media uploads
     uploads: ClassVar[bool] = False  # implements upload and read_media: `Prepared.image` goes before the status
 

@@ -139,6 +139,7 @@ class MastodonChannel(Channel):
     edits_in_place = True  # PUT /api/v1/statuses/:id (Mastodon 3.5+)
     deletes = True  # DELETE /api/v1/statuses/:id
     delete_limit = WriteLimit(30, 30 * 60, "Mastodon")  # Rack::Attack's throttle_api_delete, per account
+    status_limit = WriteLimit(300, 3 * 3600, "Mastodon")  # RateLimiter's statuses family: new and edited
     threads = True  # each part a reply to the one before (in_reply_to_id)
     uploads = True  # the post's image: POST /api/v2/media before the status (channels/mastodon_media.py)
     upload_limit = WriteLimit(30, 30 * 60, "Mastodon")  # throttle_api_media, per account

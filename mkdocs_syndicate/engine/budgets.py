@@ -4,10 +4,12 @@ window in CI.
 
 Mastodon allows an account 30 deletes and 30 media uploads per 30 minutes (Rack::Attack's
 `throttle_api_delete` and `throttle_api_media`, counted in fixed windows aligned to the epoch,
-answered 429 with `X-RateLimit-Reset` and no `Retry-After`). A channel type declares such limits
-(`Channel.delete_limit`, `Channel.upload_limit`); the lane counts the window's writes of that
-kind — those the ledger records (a `deleted` record's `at`; a record naming an upload, by its
-`at`: the upload came just before) and this run's — and, once the window's budget is spent,
+answered 429 with `X-RateLimit-Reset` and no `Retry-After`), and 300 new or edited statuses per
+3 hours (RateLimiter's `statuses` family). A channel type declares such limits
+(`Channel.delete_limit`, `upload_limit`, `status_limit`); the lane counts the window's writes of
+that kind — those the ledger records (a `deleted` record's `at`; a record naming an upload, by its
+`at`: the upload came just before; a `done` record's, for its copy) and this run's — and, once
+the window's budget is spent,
 waits for the next window only when that is a short wait; otherwise the lane leaves its
 remaining writes of that kind for a later run and the run says how many are left and from when
 they go on (their records stay as they are, planned again next run, as posts deferred by
@@ -26,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from mkdocs_syndicate.channels.base import Channel, WriteLimit
+from mkdocs_syndicate.content.messages import message_sha256
 from mkdocs_syndicate.engine.plan import Change
 from mkdocs_syndicate.engine.units import Unit
 from mkdocs_syndicate.ledger.schema import Posts, Record, State, live_parts
@@ -82,6 +85,9 @@ class _Kind:
     left: str  # what is left for a later run: "delete(s) of removed posts"
     cost: Callable[[Unit], int]
     budget: WindowBudget
+    # Its 429 is told apart from the channel's others (a delete's, an upload's request is of its
+    # kind alone), so the lane may leave the kind for later and go on with the rest.
+    own_429: bool = True
 
 
 def _deletes(unit: Unit) -> int:
@@ -108,6 +114,24 @@ def _uploads(unit: Unit) -> int:
     return int(pair.record is None or all(media.sha256 != image.sha256 for media in pair.record.media))
 
 
+def _statuses(unit: Unit) -> int:
+    """The copies a send or an edit makes or changes: a thread's parts each (an edit, those whose
+    text changed and those added; one for a copy sent whole)."""
+    pair = unit.members[0]
+    message = pair.prepared.message
+    if unit.batch is not None or pair.op is Change.DELETE or message is None:
+        return 0
+    parts = live_parts(pair.record.parts) if pair.record is not None else ()
+    if pair.op is None:  # a first send, or a thread's parts after those already sent
+        return max(1, len(message.texts) - len(parts)) if parts else len(message.texts)
+    if not parts:
+        return len(message.texts)
+    changed = sum(
+        1 for part, text in zip(parts, message.texts, strict=False) if part.message_sha256 != message_sha256(text)
+    )
+    return max(1, changed) + max(0, len(message.texts) - len(parts))
+
+
 def _times(posts: Posts, channel_id: str, counts: Callable[[Record], int]) -> list[float]:
     """The moments of the ledger's writes of a kind: a record's `at`, once per write it counts."""
     return [
@@ -123,6 +147,11 @@ def _deleted(record: Record) -> int:
     return max(1, len(record.parts)) if record.state == State.DELETED else 0
 
 
+def _made(record: Record) -> int:
+    """A `done` record's copies made or edited at its `at`: one, or one a part of its thread."""
+    return max(1, len(live_parts(record.parts))) if record.state == State.DONE and record.remote_id else 0
+
+
 class LaneBudget:
     """A lane's writes kept within its channel's limits; a lane without any admits all."""
 
@@ -136,11 +165,15 @@ class LaneBudget:
             uploaded = _times(posts, channel.id, lambda record: int(bool(record.media)))
             budget = WindowBudget(channel.upload_limit, uploaded, now)
             kinds.append(_Kind("uploads", "post(s) with an image to upload", _uploads, budget))
+        if channel.status_limit is not None and not verify_only:
+            budget = WindowBudget(channel.status_limit, _times(posts, channel.id, _made), now)
+            kinds.append(_Kind("statuses", "post(s) to send or edit", _statuses, budget, own_429=False))
         self._kinds = kinds
         self._refused: _Kind | None = None
 
     def _kind_of(self, unit: Unit) -> _Kind | None:
-        return next((kind for kind in self._kinds if kind.cost(unit) > 0), None)
+        """The kind whose 429 a unit's refused write is: of a kind that has its own."""
+        return next((kind for kind in self._kinds if kind.own_429 and kind.cost(unit) > 0), None)
 
     def max_wait(self, unit: Unit, max_wait: float) -> float:
         """The longest wait a unit of a kept kind sits through (a 429 the service sends all the
