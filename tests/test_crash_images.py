@@ -55,6 +55,36 @@ def test_a_kill_at_each_upload_checkpoint_leaves_one_status_with_one_image(tmp_p
         scenario.close()
 
 
+def test_a_kill_after_the_upload_was_recorded_then_a_new_image_leaves_no_orphan_upload(tmp_path):
+    """Issue 49 item 7: the run dies after the upload's id was written, before the status; the
+    author then replaces the image. The rerun uploads the new image, and the first upload (its id
+    recorded, no status showing it) is deleted (Mastodon 4.4's DELETE /api/v1/media/:id), not
+    left on the instance as an orphan."""
+    from PIL import Image
+
+    at = "after_media_write:1"
+    scenario = Scenario(tmp_path / "swap", threads=True)
+    log = scenario.folder / "checkpoints.log"
+    try:
+        code, output = scenario.run(SYNDICATE_CRASH_AT=at, SYNDICATE_CHECKPOINT_LOG=str(log))
+        assert code == -signal.SIGKILL, output
+        print("the kill landed at", landed(log))
+        assert landed(log)[0] == "after_media_write"
+        (first,) = Ledger.read(scenario.folder / "ledger.yml").record(IMAGE_POST, "masto").media
+        Image.new("RGB", (96, 54), (200, 40, 60)).save(scenario.folder / "site" / "img" / "cover.png")
+        scenario.settle()
+        code, output = scenario.run()
+        scenario.recovers()
+        state = scenario.server.snapshot()["mastodon"]
+        (status,) = [s for s in state["statuses"] if s.get("media_ids")]
+        (shown,) = status["media_ids"]
+        assert shown != first.id and set(state.get("media", {})) == {shown}, (first.id, state.get("media"))
+        record = Ledger.read(scenario.folder / "ledger.yml").record(IMAGE_POST, "masto")
+        assert [m.id for m in record.media] == [shown]
+    finally:
+        scenario.close()
+
+
 # ---------------------------------------------------------------- an edit that replaces the image
 
 # Kills in a Bluesky edit (`embed: image`) that replaces the post's image by another of the same

@@ -320,6 +320,10 @@ class Channel:
         """`uploads` types: read an uploaded image by its own id before a status uses it."""
         return MediaState.UNKNOWN
 
+    async def remove_media(self, http: Http, media: Media) -> MediaState:
+        """`uploads` types whose service deletes an upload no status shows: GONE once it is."""
+        return MediaState.UNKNOWN
+
     async def describe_media(self, http: Http, media: Media, image: PostImage) -> MediaState:
         """`uploads` types that keep the alt text on the media (Mastodon): set `image.alt` on a
         stored upload a send reuses (the author may have changed it since). Read's states."""

@@ -4,9 +4,8 @@ An unknown outcome is resolved by reading the account's own statuses back to the
 attempt (`created_at`) and matching the canonical URL in the content or the link card, never by
 trusting the key: Mastodon stores the key only after creating the status, with no lock, and other
 servers speaking this API ignore it. Pagination is followed on the instance's own origin only.
-A status's length and language rules are channels/mastodon_text.py's, the credential check
-channels/mastodon_account.py's, the post's image (`embed: image`, the default: Mastodon's web
-client shows a link card only beside no media) channels/mastodon_media.py's.
+Length and language rules: channels/mastodon_text.py; credentials: channels/mastodon_account.py;
+the post's image (`embed: image`, the default: a link card shows beside no media): mastodon_media.py.
 """
 
 from __future__ import annotations
@@ -214,6 +213,9 @@ class MastodonChannel(Channel):
 
     async def read_media(self, http: Http, media: Media) -> MediaState:
         return await self._media.read(http, media)
+
+    async def remove_media(self, http: Http, media: Media) -> MediaState:
+        return await self._media.remove(http, media)
 
     async def describe_media(self, http: Http, media: Media, image: PostImage) -> MediaState:
         return await self._media.describe(http, media, image)

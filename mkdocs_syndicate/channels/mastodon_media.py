@@ -5,6 +5,7 @@ From Mastodon's API documentation (docs.joinmastodon.org/methods/media) and its 
 - `POST /api/v2/media`, multipart, `file` and `description` (the alt text, which screen readers
   read): 200 with the MediaAttachment when it was processed at once, 202 with `url: null` while it
   is processed; 422 for a file the instance does not take (type, size).
+- `DELETE /api/v1/media/:id` (4.4, API version 4): the account's unattached media deleted now.
 - `GET /api/v1/media/:id`: 200 once processed, 206 while processing; 404 for an id that is not
   the account's unattached media (never made, removed by the media vacuum a day after an upload
   no status used, or attached to a status already: `where(status_id: nil)`).
@@ -99,6 +100,15 @@ class MastodonMedia:
     async def read(self, http: Http, media: Media) -> MediaState:
         response = await http.request("GET", f"{self.base}/api/v1/media/{media.id}", headers=self.auth())
         return _state(response)
+
+    async def remove(self, http: Http, media: Media) -> MediaState:
+        """`DELETE /api/v1/media/:id` (Mastodon 4.4+): an upload no status shows, deleted now
+        rather than by the media vacuum a day later. 200, or the API's 404 (removed already, or
+        an instance before 4.4, whose vacuum removes it): GONE; anything else proves nothing."""
+        response = await http.request("DELETE", f"{self.base}/api/v1/media/{media.id}", headers=self.auth())
+        if response.status_code == 200 or _state(response) is MediaState.GONE:
+            return MediaState.GONE
+        return MediaState.UNKNOWN
 
     async def describe(self, http: Http, media: Media, image: PostImage) -> MediaState:
         """`PUT /api/v1/media/:id` with `description`, the alt text as the author has it now, on a

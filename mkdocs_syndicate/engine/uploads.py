@@ -17,8 +17,12 @@ status request (engine/runner.py's `_send`):
 
 The `in_flight` record written before the upload is the intent: a rerun that finds an earlier
 attempt's record without a media id of this image knows an upload may have been made and not
-recorded (a kill between the upload's answer and the write), and says so. Such an orphan upload
-is harmless: nothing shows it, and the service removes it; it is not looked for.
+recorded (a kill between the upload's answer and the write), and says so. That upload cannot be
+looked for: Mastodon has no list of an account's unattached media and takes no client key on an
+upload (Api::V2::MediaController#create), so an id never written is known to nobody; nothing
+shows it, and the service's media vacuum deletes it a day after the upload. An orphan whose id
+*is* recorded (an upload of the image the author replaced before the status went) is deleted
+before the new upload (`Channel.remove_media`).
 
 An edit (engine/updates.py) goes the same way, after its `in_flight` `op: update` record: the
 upload the done copy shows is named again without a read (it is attached: Mastodon's read of
@@ -84,6 +88,7 @@ async def with_media(
     elif previous is not None and previous.state == State.IN_FLIGHT:
         # The attempt before wrote its intent and no media id: it may have uploaded, and been stopped.
         notes.append(orphan_note(pair, "an earlier attempt was stopped after it may have uploaded the image"))
+    await _remove_unshown(channel, http, pair, current, image, notes)
     checkpoints.hit("before_upload")
     try:
         outcome = await channel.upload(http, pair.post, image)
@@ -101,6 +106,31 @@ async def with_media(
     if outcome.kind is Kind.ACCEPTED and await _processed(channel, http, media) is MediaState.PROCESSING:
         return prepared, _still_processing()
     return replace(prepared, media=(media,)), None
+
+
+def _unshown(pair: PendingPair, current: Record) -> bool:
+    """Whether the record's uploads are shown by no status: a first send whose status was never
+    made (a made one would have been found by the read before this send)."""
+    return pair.op is None and not current.remote_id and not current.parts
+
+
+async def _remove_unshown(
+    channel: Channel, http: PacedHttp, pair: PendingPair, current: Record, image: PostImage, notes: list[str]
+) -> None:
+    """An earlier attempt's upload of another image (the author changed it before the status
+    went): no status will show it, and its id is known, so it is deleted before the new upload
+    (Mastodon 4.4's `DELETE /api/v1/media/:id`), not left for the service's vacuum. The record
+    keeps naming it until the new upload's id replaces it, so a run stopped here deletes it again."""
+    if not _unshown(pair, current):
+        return
+    for media in (media for media in current.media if media.sha256 != image.sha256):
+        try:
+            state = await channel.remove_media(http, media)
+        except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError):
+            state = MediaState.UNKNOWN
+        if state is not MediaState.GONE:
+            where = f"{pair.post.source or pair.post.key}: {channel.id}"
+            notes.append(f"{where}: the upload of the image used before ({media.id}) could not be deleted; unused")
 
 
 async def _read(channel: Channel, http: PacedHttp, media: Media) -> MediaState:

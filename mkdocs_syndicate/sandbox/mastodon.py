@@ -472,7 +472,7 @@ def _page_links(request: Request, page: list[dict[str, Any]], limit: int) -> str
 
 
 # The token-guarded API: method, path, the scopes any of which allows it, and what answers.
-_MEDIA, _MEDIA_ID = ("write", "write:media"), re.compile(r"/api/v1/media/([^/]+)")
+_MEDIA, _MEDIA_ID = ("write", "write:media"), re.compile(r"/api/v1/media/([^/]+)")  # the media controllers
 _Action = Callable[["MastodonEmulator", Request], Response]
 _ROUTES: list[tuple[str, re.Pattern[str], tuple[str, ...], _Action]] = [
     ("POST", re.compile(r"/api/v1/statuses"), ("write", "write:statuses"), MastodonEmulator._create),
@@ -492,9 +492,9 @@ _ROUTES: list[tuple[str, re.Pattern[str], tuple[str, ...], _Action]] = [
         lambda self, request: Response(200, self._account(), self._api_rate_headers()),
     ),
     ("GET", re.compile(rf"/api/v1/accounts/{ACCOUNT_ID}/statuses"), ("read", "read:statuses"), MastodonEmulator._list),
-    # Api::V1::MediaController and Api::V2::MediaController: `write` or `write:media` for each.
     ("POST", re.compile(r"/api/v1/media"), _MEDIA, lambda self, request: self.media.upload(request, v2=False)),
     ("POST", re.compile(r"/api/v2/media"), _MEDIA, lambda self, request: self.media.upload(request, v2=True)),
     ("GET", _MEDIA_ID, _MEDIA, lambda self, request: self.media.show(request.path.rsplit("/", 1)[-1])),
     ("PUT", _MEDIA_ID, _MEDIA, lambda self, request: self.media.update(request, request.path.rsplit("/", 1)[-1])),
+    ("DELETE", _MEDIA_ID, _MEDIA, lambda self, request: self.media.destroy(request.path.rsplit("/", 1)[-1])),
 ]

@@ -7,6 +7,7 @@ API documentation (https://docs.joinmastodon.org/methods/media/):
   processing was delayed. MediaAttachment#delay_processing? delays only the larger formats
   (video, audio, and GIFs, which become `gifv` videos): a PNG, JPEG or WebP is processed during
   the request. `POST /api/v1/media` always processes at once (200).
+- `DELETE /api/v1/media/:id` (4.4): the caller's unattached media deleted at once, 200 `{}`.
 - `GET /api/v1/media/:id`: 206 while processing, 200 once done; `PUT /api/v1/media/:id`
   changes `description` and `focus`. Both find the attachment among the caller's own unattached
   ones (`current_account.media_attachments.where(status_id: nil).find`): another account's, an
@@ -221,6 +222,17 @@ class MastodonMedia:
         if not done:
             item["polls_left"] = item.get("polls_left", 0) - 1
         return Response(200 if done else 206, self.entity(item))
+
+    def destroy(self, media_id: str) -> Response:
+        """`DELETE /api/v1/media/:id` (Mastodon 4.4, API version 4): the caller's media that no
+        status shows, deleted now ("Delete a media attachment that is not currently attached to
+        a status"); any other id is not found, as for a read."""
+        item = self._found(media_id)
+        if isinstance(item, Response):
+            return item
+        del self.media[media_id]
+        media_files.drop(self.emulator.server.state_dir, "mastodon", item["file"])
+        return Response(200, {})
 
     def update(self, request: Request, media_id: str) -> Response:
         item = self._found(media_id)
