@@ -14,8 +14,8 @@ import datetime as _dt
 import gc
 import itertools
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from mkdocs_syndicate.ledger.schema import (
     BLOCK_PLAIN,
@@ -24,13 +24,13 @@ from mkdocs_syndicate.ledger.schema import (
     STATES,
     TEXT_FIELDS,
     VERSIONS,
-    Media,
     Part,
     PostEntry,
     Posts,
     Record,
     State,
     media_from,
+    mentions_from,
     parts_from,
     resolves_to_str,
 )
@@ -60,7 +60,7 @@ _RECORD = re.compile(
     # A thread: the part in flight (a number) and the parts sent (a flow list of flow mappings,
     # read by YAML: rare, and checked as the full parser checks it); the media uploaded, the same.
     + r"(?:, part: ([1-9][0-9]*))?(?:, life: (0|[1-9][0-9]*))?"
-    + r"(?:, parts: (\[\{[^\n]*?\}\]))?(?:, media: (\[\{[^\n]*?\}\]))?"
+    + r"(?:, parts: (\[\{[^\n]*?\}\]))?(?:, media: (\[\{[^\n]*?\}\]))?(?:, mentions: (\[\{[^\n]*?\}\]))?"
     # Flags, as the dumper writes them: `true`, or absent (false).
     + "".join(rf"(?:, {name}: (true))?" for name in FLAG_FIELDS)
     + r"\}"
@@ -90,10 +90,11 @@ _LINE = re.compile(
 )
 _TEXTS_END = 8 + 2 * len(TEXT_FIELDS)  # a row's text field groups end here; the flags follow
 # Between the text fields and the flags:
-_PART, _LIFE, _PARTS, _MEDIA = _TEXTS_END, _TEXTS_END + 1, _TEXTS_END + 2, _TEXTS_END + 3
-_FLAGS_END = _TEXTS_END + 4 + len(FLAG_FIELDS)  # a row's record groups end here; the version 2 lines follow
+_PART, _LIFE, _PARTS, _MEDIA, _MENTIONS = (_TEXTS_END + n for n in range(5))
+_FLAGS_END = _TEXTS_END + 5 + len(FLAG_FIELDS)  # a row's record groups end here; the version 2 lines follow
 _ID, _SRC, _ALIASES, _FINGERPRINT = _FLAGS_END, _FLAGS_END + 1, _FLAGS_END + 2, _FLAGS_END + 3
 _ALIAS = re.compile(_FLOW_VALUE)
+T = TypeVar("T")
 
 
 def parse_canonical(text: str) -> Posts | None:
@@ -182,8 +183,10 @@ def _posts(body: str) -> Posts:
         if row[_PARTS]:
             record.parts = _parts(row[_PARTS])
         if row[_MEDIA]:
-            record.media = _media(row[_MEDIA])
-        flags = row[_MEDIA + 1 : _FLAGS_END]  # each `true` or absent
+            record.media = _listed(media_from, row[_MEDIA])
+        if row[_MENTIONS]:
+            record.mentions = _listed(mentions_from, row[_MENTIONS])
+        flags = row[_MENTIONS + 1 : _FLAGS_END]  # each `true` or absent
         if any(flags):
             for name, flag in zip(FLAG_FIELDS, flags, strict=True):
                 setattr(record, name, bool(flag))
@@ -231,11 +234,12 @@ def _parts(token: str) -> tuple[Part, ...]:
         raise _NotCanonical from None  # the full parser says what is wrong, and where
 
 
-def _media(token: str) -> tuple[Media, ...]:
+def _listed(reader: Callable[[Any], tuple[T, ...]], token: str) -> tuple[T, ...]:
+    """A field that holds a list of small mappings (media, mentions), read by YAML and checked."""
     import yaml
 
     try:
-        return media_from(yaml.safe_load(token))
+        return reader(yaml.safe_load(token))
     except (ValueError, yaml.YAMLError):
         raise _NotCanonical from None  # the full parser says what is wrong, and where
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -28,12 +29,14 @@ from mkdocs_syndicate.ledger.schema import (
     VERSIONS,
     FieldSpec,
     Media,
+    Mention,
     Part,
     PostEntry,
     Posts,
     Record,
     State,
     media_from,
+    mentions_from,
     needs_v2,
     parts_from,
     resolves_to_str,
@@ -269,6 +272,14 @@ def _parse_record(node: yaml.Node, path: str, what: str) -> Record:
     return Record(**values)
 
 
+# The fields that hold a list of small mappings, and what reads one.
+_LISTS: dict[str, Callable[[Any], tuple[Any, ...]]] = {
+    "parts": parts_from,
+    "media": media_from,
+    "mentions": mentions_from,
+}
+
+
 def _field(spec: FieldSpec, node: yaml.Node, path: str, what: str) -> Any:
     """One field's value, as its kind in the schema allows."""
     label = f"{what} {spec.name}"
@@ -287,14 +298,9 @@ def _field(spec: FieldSpec, node: yaml.Node, path: str, what: str) -> Any:
         if not (isinstance(node, yaml.ScalarNode) and node.tag == _BOOL_TAG and node.value in ("true", "false")):
             raise LedgerError(path, f"{what}: {spec.name} must be true or false", _line(node))
         return node.value == "true"
-    if spec.kind == "parts":
+    if spec.kind in _LISTS:
         try:
-            return parts_from(_constructor.construct_object(node, deep=True))
-        except (ValueError, yaml.YAMLError) as exc:
-            raise LedgerError(path, f"{what}: {exc}", _line(node)) from None
-    if spec.kind == "media":
-        try:
-            return media_from(_constructor.construct_object(node, deep=True))
+            return _LISTS[spec.kind](_constructor.construct_object(node, deep=True))
         except (ValueError, yaml.YAMLError) as exc:
             raise LedgerError(path, f"{what}: {exc}", _line(node)) from None
     if spec.kind == "time":
@@ -387,7 +393,7 @@ def _key_line(indent: str, scalar: str) -> str:
 
 
 def _flow_value(value: Any) -> str:
-    if isinstance(value, tuple):  # a thread's parts, a copy's media: small mappings
+    if isinstance(value, tuple):  # a thread's parts, a copy's media, its mentions: small mappings
         return "[" + ", ".join(_flow_part(item) for item in value) + "]"
     if isinstance(value, bool):  # a flag (written only when true)
         return "true" if value else "false"
@@ -396,12 +402,12 @@ def _flow_value(value: Any) -> str:
     return _flow_scalar(str(value))
 
 
-def _flow_part(item: Part | Media) -> str:
+def _flow_part(item: Part | Media | Mention) -> str:
     return "{" + ", ".join(f"{name}: {_flow_item(value)}" for name, value in item.as_items()) + "}"
 
 
-def _flow_item(value: str | int) -> str:
-    if isinstance(value, bool):  # a part's `deleted` (written only when true)
+def _flow_item(value: str | int | bool) -> str:
+    if isinstance(value, bool):  # a part's `deleted`, a mention's `unlinked` (written only when true)
         return "true" if value else "false"
     return str(value) if isinstance(value, int) else _flow_scalar(value)
 

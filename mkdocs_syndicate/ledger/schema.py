@@ -10,7 +10,9 @@ move); the state `deleted`; `op` (`update` or `delete`) on an `in_flight` record
 treats it as no record); a thread's `part` and `parts`; a pair's `life` (its announcements anew
 after its copy was deleted); `review`, why a person must decide before a run changes the pair
 again; and `media`, the images uploaded for the
-post's copy (engine/uploads.py), written before the status that uses them. A version 1 ledger
+post's copy (engine/uploads.py), written before the status that uses them; and `mentions`, a
+Webmention channel's record of each link target it told (one sub-record per (post, target)).
+A version 1 ledger
 loads unchanged, and a ledger is written as version 1 until it holds a version 2 field."""
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ WITHDRAWN = "withdrawn by its author on the service"
 
 # A flag: `true`, written only when true. Parts: a thread's parts sent, a list of small mappings;
 # media: the images uploaded for the copy, the same.
-FieldKind = Literal["state", "count", "time", "text", "flag", "parts", "media"]
+FieldKind = Literal["state", "count", "time", "text", "flag", "parts", "media", "mentions"]
 
 
 class FieldSpec(NamedTuple):  # a NamedTuple, not a dataclass: cheaper to define on every import
@@ -76,6 +78,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("life", "count"),  # announcements anew after the copy was deleted (absent: 0, the first life)
     FieldSpec("parts", "parts"),  # a thread: each part sent, in order, the first being remote_id's
     FieldSpec("media", "media"),  # the images uploaded for the copy, before the status that shows them
+    FieldSpec("mentions", "mentions"),  # Webmention: each target told of the post, and its endpoint's answer
     FieldSpec("sandbox", "flag"),  # written by a sandbox run: the emulators', not a real copy
 )
 OPS = ("update", "delete")
@@ -173,6 +176,54 @@ def media_from(value: Any) -> tuple[Media, ...]:
     return tuple(found)
 
 
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """One (post, target) of a Webmention channel: the page the post links to (`target`), the
+    endpoint its discovery found (none: the target takes no Webmention), the endpoint's answer
+    (`status`, its HTTP code; `remote_id`, the status URL its 201/202 `Location` named; `error`,
+    why it refused) and `unlinked` when the post no longer links there (told once, so that the
+    receiver drops the mention, then forgotten). Never a credential."""
+
+    target: str
+    endpoint: str | None = None
+    status: int | None = None
+    remote_id: str | None = None
+    error: str | None = None
+    unlinked: bool = False
+
+    def as_items(self) -> list[tuple[str, str | int | bool]]:
+        return [(name, value) for name in MENTION_KEYS if (value := getattr(self, name)) not in (None, False)]
+
+
+MENTION_KEYS = ("target", "endpoint", "status", "remote_id", "error", "unlinked")
+
+
+def mentions_from(value: Any) -> tuple[Mention, ...]:
+    """A `mentions` field's value as YAML gives it: a list of {target, endpoint, status,
+    remote_id, error, unlinked}. ValueError says what is wrong with it otherwise."""
+    if not isinstance(value, list):
+        raise ValueError("mentions must be a list of {target: ..., endpoint: ..., status: ..., remote_id: ...}")
+    found = []
+    for number, item in enumerate(value, 1):
+        if not isinstance(item, dict) or not isinstance(item.get("target"), str):
+            raise ValueError(f"mention {number} must be a mapping with a target")
+        unknown = set(item) - set(MENTION_KEYS)
+        if unknown:
+            known = ", ".join(MENTION_KEYS)
+            raise ValueError(f"mention {number}: unknown key {sorted(unknown)[0]!r} (known: {known})")
+        for key, got in item.items():
+            if key == "status":
+                if isinstance(got, bool) or not isinstance(got, int) or not 100 <= got <= 599:
+                    raise ValueError(f"mention {number}: status must be an HTTP status code")
+            elif key == "unlinked":
+                if got is not True:  # written only when true
+                    raise ValueError(f"mention {number}: unlinked must be true")
+            elif not isinstance(got, str):
+                raise ValueError(f"mention {number}: {key} must be text, put it in quotes")
+        found.append(Mention(**item))
+    return tuple(found)
+
+
 @dataclass(slots=True)  # 50,000 of them in a large ledger: no per-object __dict__
 class Record:
     """The state of one (post, channel) pair: the fields of FIELDS, in their order."""
@@ -195,6 +246,7 @@ class Record:
     life: int | None = None
     parts: tuple[Part, ...] = ()  # a thread's parts sent so far, in order (empty: one message)
     media: tuple[Media, ...] = ()  # images uploaded for the copy, written before the status that uses them
+    mentions: tuple[Mention, ...] = ()  # Webmention: the targets told of the post (a link taken out is told too)
     sandbox: bool = False  # a sandbox run's record: to a real run, no record (the pair is pending)
 
     def moved(self, state: State, at: str, **fields: Any) -> Record:
@@ -210,6 +262,7 @@ class Record:
             message_sha256=self.message_sha256,
             parts=self.parts,  # what a thread has out stays known, whatever happens to the rest
             media=self.media,  # an upload stays known: a resend reuses it (engine/uploads.py)
+            mentions=self.mentions,  # the targets told: a link taken out later is told too
             sandbox=self.sandbox,
             life=self.life,
             **fields,
@@ -288,6 +341,7 @@ def needs_v2(posts: Posts) -> bool:
             or r.part is not None
             or r.parts
             or r.media
+            or r.mentions
             or r.life is not None
             or r.review is not None
             for r in entry.channels.values()
