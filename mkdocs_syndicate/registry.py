@@ -149,6 +149,12 @@ BUILT_IN = (
         "mkdocs_syndicate.sandbox.nostr:NostrEmulator",
         "Nostr",
     ),
+    ChannelType(
+        "webmention",
+        "mkdocs_syndicate.channels.webmention:WebmentionChannel",
+        "mkdocs_syndicate.sandbox.webmention:WebmentionEmulator",
+        "Webmention",
+    ),
 )
 
 

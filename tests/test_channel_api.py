@@ -41,6 +41,7 @@ PINNED = [
     "LengthRule",
     "Media",
     "MediaState",
+    "Mention",
     "Message",
     "Option",
     "Outcome",

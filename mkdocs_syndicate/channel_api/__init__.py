@@ -15,7 +15,8 @@ template engine and no server (tests/test_cheap_import.py).
   chosen before the call).
 - What it answers: `Outcome` and its `Kind`, `Verdict` and `Found` (a read after an unknown
   outcome), `Copy` (an edit's read), `Presence` (a delete's read), `Seen` (either, with the links
-  the copy shows: `links_in` finds them), `CredentialCheck` and `Health`.
+  the copy shows: `links_in` finds them), `CredentialCheck` and `Health`; `Mention`, one
+  Webmention target's sub-record (`Outcome.mentions`, `Record.mentions`).
 - HTTP: the `Http` client it is given, and the shared readings of an answer (`status_outcome`,
   `transport_outcome`, `edit_outcome`, `delete_outcome`, `error_detail`, `rate_limit_left`,
   `check_unreachable`, `scan_bound`), and of its body (`json_object`, `identifier`, …, which raise
@@ -81,7 +82,7 @@ from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.content.textcut import grapheme_length
 from mkdocs_syndicate.emulator_api import Emulator, Request, Response, first_url
 from mkdocs_syndicate.errors import ConfigError
-from mkdocs_syndicate.ledger.schema import Media, Part, Record
+from mkdocs_syndicate.ledger.schema import Media, Mention, Part, Record
 from mkdocs_syndicate.registry import ChannelType
 
 __all__ = [
@@ -102,6 +103,7 @@ __all__ = [
     "LengthRule",
     "Media",
     "MediaState",
+    "Mention",
     "Message",
     "Option",
     "Outcome",

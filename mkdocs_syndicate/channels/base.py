@@ -15,7 +15,7 @@ from mkdocs_syndicate.config.channels import ChannelSettings, Option, Site
 from mkdocs_syndicate.content.images import PostImage
 from mkdocs_syndicate.content.messages import Message
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.ledger.schema import Media, Part, Record
+from mkdocs_syndicate.ledger.schema import Media, Mention, Part, Record
 
 if TYPE_CHECKING:  # HTTP is loaded only when something is sent: a plan imports none of it
     import httpx
@@ -43,6 +43,7 @@ class Outcome:
     ref: str | None = None  # what else names the copy for a reply to it (Bluesky's cid)
     media: Media | None = None  # an upload's (Channel.upload): what the ledger keeps to reuse it
     note: str | None = None  # DONE: what the record and the report say of the copy (a suspect URL)
+    mentions: tuple[Mention, ...] | None = None  # Webmention's: each target told, and its answer (the record's)
 
 
 class Found(enum.Enum):
@@ -211,6 +212,7 @@ class Channel:
     rate_limit_checked_first: ClassVar[bool] = False
     edits_in_place: ClassVar[bool] = False  # implements update and read_copy: `edits: update` is its default
     deletes: ClassVar[bool] = False  # implements delete and read_presence: `removals: delete` is allowed
+    default_removals: ClassVar[str] = "keep"  # Webmention's is "delete": a removed page is told to its targets
     web_copies: ClassVar[bool] = True  # a done copy has a web page (remote_url); False: its id is all (standard.site)
     threads: ClassVar[bool] = False  # implements send_part and read_part: `thread: true` is allowed
     delete_limit: ClassVar[WriteLimit | None] = None  # the service's budget of deletes (Mastodon's)
@@ -287,6 +289,12 @@ class Channel:
     async def send_batch(self, http: Http, posts: list[Post]) -> Outcome:
         """`batched` channels: one request for the posts of a batch, one outcome for them all."""
         raise NotImplementedError
+
+    async def send_batch_after(self, http: Http, posts: list[Post], before: list[Record | None]) -> Outcome:
+        """`batched` channels whose request depends on what an earlier one did (Webmention tells
+        a target the post no longer links to): `send_batch`, with each post's record as it was
+        before this attempt's in_flight write (`before`, in the order of `posts`)."""
+        return await self.send_batch(http, posts)
 
     async def verify(self, http: Http, post: Post, record: Record, after: Outcome | None) -> Verdict:
         """Read the remote side for an in_flight `record`: always a real read, never an inference

@@ -202,7 +202,8 @@ def _parse_one(channel_id: str, values: object, registry: Mapping[str, Any], che
         except ConfigError as exc:
             wrong.append(exc)
     edits = checked(lambda: _edits(values, cls, f"{where}.edits"))
-    removals = checked(lambda: _removals(values.get("removals", "keep"), cls, f"{where}.removals"))
+    removals_default = getattr(cls, "default_removals", "keep")  # Webmention's: a removed page is told
+    removals = checked(lambda: _removals(values.get("removals", removals_default), cls, f"{where}.removals"))
     max_parts = checked(lambda: thread_parts(values, cls, where))
     thread_text = checked(lambda: thread_text_of(values, where))
     if wrong:

@@ -87,9 +87,11 @@ def ending(facts: Facts, current: Record | None, action: Action) -> End:
 
 
 def _done(facts: Facts, current: Record, action: Action) -> End:
+    told = facts.outcome.mentions if facts.event is Kind.DONE and facts.outcome is not None else None
     if current.op == "delete":  # a removed page pinged (a batched channel's delete)
         how = f"pinged as removed, with {facts.batch or 0} URL(s)"
-        return End(current.gone(facts.now, "the post was removed"), PairState.DELETED, how)
+        gone = current.gone(facts.now, "the post was removed")
+        return End(gone if told is None else replace(gone, mentions=told), PairState.DELETED, how)
     if facts.event is Kind.DONE and facts.outcome is not None:  # the send's answer names it
         remote_id, remote_url = facts.outcome.remote_id, facts.outcome.remote_url
         remark = facts.outcome.note or ""
@@ -108,7 +110,7 @@ def _done(facts: Facts, current: Record, action: Action) -> End:
         how = "found by verify (sent by an earlier run)" if facts.sends == 0 else "sent (confirmed by a read)"
     note = clauses(action.reason, remark) or None
     record = current.moved(State.DONE, facts.now, remote_id=remote_id, remote_url=remote_url, note=note)
-    return End(record, PairState.DONE, clauses(how, remark), remote_url)
+    return End(record if told is None else replace(record, mentions=told), PairState.DONE, clauses(how, remark), remote_url)
 
 
 def _failed_end(facts: Facts, current: Record, action: Action) -> End:

@@ -19,7 +19,17 @@ def in_flight(pair: PendingPair, previous: Record | None, now: str, *, batched: 
     if batched:  # at-least-once pings: no key, and no read to match a payload against
         # The page's hash, so a later change of the page pings it again; a re-ping of a done pair
         # says so (op: update).
-        return Record(State.IN_FLIGHT, attempts, now, message_sha256=pair.prepared.sha256, op=pair.op, sandbox=sandbox)
+        # What earlier pings told (Webmention's targets) stays known: a link taken out is told too.
+        mentions = previous.mentions if previous is not None else ()
+        return Record(
+            State.IN_FLIGHT,
+            attempts,
+            now,
+            message_sha256=pair.prepared.sha256,
+            op=pair.op,
+            mentions=mentions,
+            sandbox=sandbox,
+        )
     return Record(
         State.IN_FLIGHT,
         attempts,

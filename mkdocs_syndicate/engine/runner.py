@@ -378,7 +378,7 @@ class Runner:
             raise
         checkpoints.hit("after_in_flight_write")
         if unit.batch is not None:
-            outcome = await channel.send_batch(http, unit.batch)
+            outcome = await channel.send_batch_after(http, unit.batch, previous)
         else:
             (pair,) = unit.members
             # The post's image first, its id recorded before the status (engine/uploads.py).
