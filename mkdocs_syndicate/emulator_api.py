@@ -110,6 +110,9 @@ class Emulator:
     # What the service's user may do by hand (in its app or editor), by name: the fault
     # `by_hand_before` does it to what a request names, just before the service handles it.
     hands: ClassVar[Hands] = {}
+    # cited_page: for a type that tells the pages a post links to (Webmention), a page of its
+    # emulator's that the shared suites' posts link to, so that the type has something to send.
+    cited_page: ClassVar[str] = ""
 
     def __init__(self, server: Host) -> None:
         self.server = server

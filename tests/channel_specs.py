@@ -24,6 +24,13 @@ class Spec:
     web_copies: bool = True  # a done copy has a web page (remote_url); standard.site's records do not
     at_most_once: bool = True  # else a repeat is harmless (a ping): delivered at least once, never read back
     batched: bool = False  # one request carries many posts (IndexNow)
+    post_fields: dict = dataclasses.field(default_factory=dict)  # what a test post needs to give it work
+
+    def post(self, n: int, **changes):
+        """A test post this type has something to send for (Webmention: it links to a page)."""
+        from conftest import make_post
+
+        return make_post(n, **{**self.post_fields, **changes})
 
     def raw(self, sandbox, **extra):
         return self.raw_at(sandbox.url, **extra)
@@ -62,6 +69,7 @@ def spec_of(kind: registry.ChannelType) -> Spec:
         client.web_copies,
         client.default_delivery == "at_most_once",
         client.batched,
+        {"body_html": f'<p>It cites <a href="{emulator.cited_page}">a page</a>.</p>'} if emulator.cited_page else {},
     )
 
 

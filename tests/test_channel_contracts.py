@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 from channel_specs import EVERY_TYPE, NOT_POST_COUNTED, SPECS, Spec  # other suites import them from here too
-from conftest import SITE, ListReporter, RecordingTransport, as_in_flight, make_post, write_ledger
+from conftest import SITE, ListReporter, RecordingTransport, as_in_flight, write_ledger
 
 from mkdocs_syndicate.config.run import parse_options
 from mkdocs_syndicate.engine.syndication import send
@@ -108,7 +108,7 @@ def record(folder, key="blog/post-1/"):
 
 def test_create(tmp_path, sandbox, clock, any_spec):
     spec = any_spec
-    report, _ = run(tmp_path, spec.raw(sandbox), [make_post(1), make_post(2)], clock)
+    report, _ = run(tmp_path, spec.raw(sandbox), [spec.post(1), spec.post(2)], clock)
     assert [r.state for r in report.results] == ["done", "done"]
     assert len(delivered(sandbox, spec)) == 2
     if spec.at_most_once:  # a ping leaves nothing to address
@@ -120,7 +120,7 @@ def test_answer_lost_after_commit_ends_with_one_post(tmp_path, sandbox, clock, a
     and never left for a person."""
     spec = any_spec
     sandbox.add_fault({"channel": spec.type, "action": "drop_after"})
-    report, _ = run(tmp_path, spec.raw(sandbox), [make_post(1)], clock)
+    report, _ = run(tmp_path, spec.raw(sandbox), [spec.post(1)], clock)
     assert [(r.state, r.needs_review) for r in report.results] == [("done", False)], report.results
     assert len(delivered(sandbox, spec)) == 1 if spec.at_most_once else len(delivered(sandbox, spec)) >= 1
 
@@ -138,10 +138,10 @@ def _leave_in_flight(source, target, clock):
 
 
 def test_verify_found_makes_no_second_post(tmp_path, sandbox, clock, spec):
-    run(tmp_path / "a", spec.raw(sandbox), [make_post(1)], clock)
+    run(tmp_path / "a", spec.raw(sandbox), [spec.post(1)], clock)
     done = _leave_in_flight(tmp_path / "a", tmp_path / "b", clock)
     transport = RecordingTransport(clock)
-    report, _ = run(tmp_path / "b", spec.raw(sandbox), [make_post(1)], clock, transport)
+    report, _ = run(tmp_path / "b", spec.raw(sandbox), [spec.post(1)], clock, transport)
     assert [r.state for r in report.results] == ["done"] and "verify" in report.results[0].detail
     assert record(tmp_path / "b").remote_id == done.remote_id
     assert len(remote_posts(sandbox, spec.type)) == 1
@@ -153,19 +153,19 @@ def test_verify_found_makes_no_second_post(tmp_path, sandbox, clock, spec):
 
 
 def test_verify_absent_sends(tmp_path, sandbox, clock, spec):
-    run(tmp_path / "a", spec.raw(sandbox), [make_post(1)], clock)
+    run(tmp_path / "a", spec.raw(sandbox), [spec.post(1)], clock)
     _leave_in_flight(tmp_path / "a", tmp_path / "b", clock)
     sandbox.state[spec.type] = sandbox.emulators[spec.type].initial_state()  # the post never landed
-    report, _ = run(tmp_path / "b", spec.raw(sandbox), [make_post(1)], clock)
+    report, _ = run(tmp_path / "b", spec.raw(sandbox), [spec.post(1)], clock)
     assert [r.state for r in report.results] == ["done"]
     assert len(remote_posts(sandbox, spec.type)) == 1
 
 
 def test_verify_unknown_needs_review_and_sends_nothing(tmp_path, sandbox, clock, spec):
-    run(tmp_path / "a", spec.raw(sandbox), [make_post(1)], clock)
+    run(tmp_path / "a", spec.raw(sandbox), [spec.post(1)], clock)
     _leave_in_flight(tmp_path / "a", tmp_path / "b", clock)
     sandbox.add_fault({"channel": spec.type, "action": "status", "status": 503, "match": spec.read_path})
-    report, _ = run(tmp_path / "b", spec.raw(sandbox), [make_post(1)], clock)
+    report, _ = run(tmp_path / "b", spec.raw(sandbox), [spec.post(1)], clock)
     if spec.repeat_safe:  # a repeat is a no-op there (Bluesky): resent at once, still one post
         assert [r.state for r in report.results] == ["done"]
     else:
@@ -177,7 +177,7 @@ def test_verify_unknown_needs_review_and_sends_nothing(tmp_path, sandbox, clock,
 def test_429_then_success(tmp_path, sandbox, clock, any_spec):
     spec = any_spec
     sandbox.add_fault({"channel": spec.type, **spec.rate_limit})
-    report, reporter = run(tmp_path, spec.raw(sandbox), [make_post(1)], clock)
+    report, reporter = run(tmp_path, spec.raw(sandbox), [spec.post(1)], clock)
     assert [r.state for r in report.results] == ["done"], report.results
     assert [w for w in reporter.waits if "rate limited" in w[2]]
     # A channel whose repeat is harmless, or whose service refuses with 429 before it makes
@@ -196,7 +196,7 @@ def test_refused_credentials_fail_and_stop_the_lane(tmp_path, sandbox, clock, an
         pytest.skip(f"{spec.type} has no secret setting (IndexNow's key is public: its refusal is a key check)")
     # A batched type's first request carries several posts: they fail together, and the lane
     # stops there (one request), the posts of later requests not attempted.
-    posts = [make_post(n) for n in (1, 2, 3)] if spec.batched else [make_post(1), make_post(2)]
+    posts = [spec.post(n) for n in (1, 2, 3)] if spec.batched else [spec.post(1), spec.post(2)]
     report, _ = run(tmp_path, spec.raw(sandbox, **spec.bad_credentials), posts, clock)
     states = [r.state for r in report.results]
     creating = sandbox.emulators[spec.type].creating

@@ -37,6 +37,7 @@ from mkdocs_syndicate.channel_api import (
     Prepared,
     Record,
     message_sha256,
+    status_outcome,
 )
 from mkdocs_syndicate.channels import webmention_discovery as discovery
 from mkdocs_syndicate.content.crosslinks import without_block
@@ -83,6 +84,7 @@ class _Told:
     mention: Mention | None
     retry: str = ""  # not told, for a reason that may pass (no answer, a 5xx, a 429)
     reached: bool = False  # a POST may have arrived
+    wait: float | None = None  # a 429's: seconds the endpoint asked for (None: it did not say)
 
 
 class WebmentionChannel(Channel):
@@ -181,7 +183,10 @@ class WebmentionChannel(Channel):
             location = response.headers.get("location")
             remote_id = urljoin(found.endpoint, location) if location else None
             return _Told(Mention(target, found.endpoint, status, remote_id, unlinked=unlinked))
-        if status == 429 or status >= 500:
+        if status == 429:  # nothing was taken: told again after the wait (the lane's pacing)
+            hint = status_outcome(response, http.now()).retry_after
+            return _Told(None, retry=f"{target}: {found.endpoint} answered 429 rate limited", wait=hint or 0.0)
+        if status >= 500:
             return _Told(None, retry=f"{target}: {found.endpoint} answered {status}", reached=True)
         said = one_line(response.text)[:ERROR_CHARS] if response.text else ""
         error = f"{status} refused" + (f": {said}" if said else "")
@@ -200,5 +205,9 @@ def _outcome(told: list[_Told]) -> Outcome:
         return Outcome(Kind.DONE, mentions=mentions)
     more = f" (and {len(waiting) - 3} more)" if len(waiting) > 3 else ""
     error = "; ".join(waiting[:3]) + more
+    error = f"not every target was told: {error}"
+    waits = [t.wait for t in told if t.mention is None and t.wait is not None]
+    if len(waits) == len(waiting):  # only rate limits stand in the way: the run waits, then tells them all
+        return Outcome(Kind.RATE_LIMITED, error=f"rate limited: {error}", retry_after=max(waits) or None)
     kind = Kind.AMBIGUOUS if any(t.reached for t in told) or any(t.mention for t in told) else Kind.NOT_SENT
-    return Outcome(kind, error=f"not every target was told: {error}")
+    return Outcome(kind, error=error)
