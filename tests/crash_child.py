@@ -60,6 +60,7 @@ def main(spec_path: str) -> int:
             description=p.get("description", ""),
             image=p.get("image"),
             image_alt=p.get("image_alt"),
+            body_html=p.get("body_html", ""),
         )
         for p in spec["posts"]
     ]

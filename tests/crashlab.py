@@ -99,6 +99,8 @@ HOSTILE: dict[str, dict[str, dict[str, Any]]] = {
         "forem": {"commit_delay": TIMEOUT + 0.5},
     },
 }
+# What a post needs for every type to have work (Webmention: a link to a page), as the specs say.
+POST_FIELDS = {name: value for spec in EVERY_TYPE.values() for name, value in spec.post_fields.items()}
 # Variants whose clean run passes the same checkpoints as a plain one (no answer ever times out).
 SAME_PATH = ("plain", "masto-ignores-key", "masto-replay-500", "slow-commits")
 
@@ -135,6 +137,7 @@ class Scenario:
                     "date": f"2026-11-2{i}T00:00:00+00:00",
                     "description": LONG[k] if self.threads and k in LONG else f"About {TITLES[k]}.",
                     **(self.image_of(k) if self.threads and k == IMAGE_POST else {}),
+                    **POST_FIELDS,
                 }
                 for i, k in enumerate(KEYS)
             ],

@@ -16,10 +16,14 @@ from sites import post, write_site
 from mkdocs_syndicate.ledger.store import Ledger
 from mkdocs_syndicate.registry import TYPES
 
+# Each post cites the pages the types that tell cited pages (Webmention) know, so that they have work.
+CITES = "".join(
+    f"\nIt cites [a page]({page}).\n" for page in sorted({t.emulator_class().cited_page for t in TYPES.values()} - {""})
+)
 POSTS = {
-    "one.md": post("One", "2026-11-20"),
-    "two.md": post("Two", "2026-11-21"),
-    "three.md": post("Three", "2026-11-22"),
+    "one.md": post("One", "2026-11-20") + CITES,
+    "two.md": post("Two", "2026-11-21") + CITES,
+    "three.md": post("Three", "2026-11-22") + CITES,
 }
 KEYS = ["posts/one/", "posts/two/", "posts/three/"]
 URLS = [f"https://example.com/{k}" for k in KEYS]

@@ -219,7 +219,7 @@ def test_a_success_code_with_a_body_of_the_wrong_shape_is_resolved_by_a_read(tmp
                 "body": body.decode() if not body.startswith((b"{", b"[", b'"')) else json.loads(body),
             }
         )
-        report = run(tmp_path / channel_type, {"ch": spec.raw(sandbox)}, [make_post(1)], clock)
+        report = run(tmp_path / channel_type, {"ch": spec.raw(sandbox)}, [spec.post(1)], clock)
         assert [(r.state, r.needs_review) for r in report.results] == [("done", False)], (channel_type, report.results)
         assert len(delivered(sandbox, spec)) == 1
         if not spec.at_most_once:

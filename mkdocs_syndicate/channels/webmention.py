@@ -67,11 +67,11 @@ def external_links(post: Post, site_url: str) -> list[str]:
     parser = _Links()
     parser.feed(without_block(post.body_html))
     parser.close()
-    own = {(urlsplit(u).hostname or "").lower() for u in (site_url, post.url)}
+    own = {urlsplit(u).netloc.lower() for u in (site_url, post.url)}  # host and port: another port is another site
     found: list[str] = []
     for href in parser.hrefs:
         parts = urlsplit(urljoin(post.url, href))
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.hostname.lower() in own:
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.netloc.lower() in own:
             continue
         found.append(urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, "")))  # as linked
     return list(dict.fromkeys(found))
@@ -124,7 +124,7 @@ class WebmentionChannel(Channel):
         targets, over = self._targets(post)
         # What the page says and whom it links to, hashed: a changed post is sent again (spec §3.2.3).
         body = without_block(post.body_html)
-        page = "\x00".join((post.url, post.title, body, *targets))
+        page = "\x00".join((post.url, post.title, post.description, body, *targets))
         more = f" ({over} more not told: max_targets)" if over else ""
         listed = "".join(f"\n  {target}" for target in targets)
         return Prepared(

@@ -457,7 +457,8 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
-                self.wfile.write(payload)
+                if request.method != "HEAD":  # a HEAD's answer is the GET's headers alone
+                    self.wfile.write(payload)
                 self.wfile.flush()
             finally:  # the service does it whether or not the client read the answer
                 if response.after is not None:
@@ -495,6 +496,6 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                         return False
             return True
 
-        do_GET = do_POST = do_PUT = do_DELETE = _serve
+        do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = _serve
 
     return Handler

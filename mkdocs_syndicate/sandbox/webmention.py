@@ -86,7 +86,7 @@ class WebmentionEmulator(Emulator):
 
     def handle(self, request: Request) -> Response:
         path = request.path
-        if request.method == "GET" and path.startswith("/page/"):
+        if request.method in ("GET", "HEAD") and path.startswith("/page/"):
             return self._page(request, path.removeprefix("/page/"))
         if request.method == "POST" and path == "/endpoint":
             return self._receive(request)
@@ -106,9 +106,8 @@ class WebmentionEmulator(Emulator):
             return Response(301, b"", {"Location": f"{request.base}/page/{rest.split('/', 1)[-1]}"})
         if variant == "plain":
             return Response(200, html.encode(), {"Content-Type": "text/html; charset=utf-8"})
-        if variant == "html":  # relative to the page: ../../ from /page/html/<x> is the emulator's root
-            depth = rest.count("/")
-            link = f'<link rel="webmention" href="{"../" * depth}endpoint?via=html">'
+        if variant == "html":  # relative to the page: from /page/html/<x>, ../../ is the emulator's root
+            link = f'<link rel="webmention" href="{"../" * (rest.count("/") + 1)}endpoint?via=html">'
             return Response(200, (link + html).encode(), {"Content-Type": "text/html; charset=utf-8"})
         if variant == "anchor":
             body = f'{html}<a rel="nofollow webmention" href="{endpoint}">webmention</a>'
