@@ -110,7 +110,9 @@ def _done(facts: Facts, current: Record, action: Action) -> End:
         how = "found by verify (sent by an earlier run)" if facts.sends == 0 else "sent (confirmed by a read)"
     note = clauses(action.reason, remark) or None
     record = current.moved(State.DONE, facts.now, remote_id=remote_id, remote_url=remote_url, note=note)
-    return End(record if told is None else replace(record, mentions=told), PairState.DONE, clauses(how, remark), remote_url)
+    if told is not None:  # what a Webmention channel told each target: the record's sub-records
+        record = replace(record, mentions=told)
+    return End(record, PairState.DONE, clauses(how, remark), remote_url)
 
 
 def _failed_end(facts: Facts, current: Record, action: Action) -> End:
