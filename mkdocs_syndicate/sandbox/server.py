@@ -457,8 +457,7 @@ def _handler_for(server: SandboxServer) -> type[BaseHTTPRequestHandler]:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
-                if request.method != "HEAD":  # a HEAD's answer is the GET's headers alone
-                    self.wfile.write(payload)
+                self.wfile.write(b"" if request.method == "HEAD" else payload)  # HEAD: the headers alone
                 self.wfile.flush()
             finally:  # the service does it whether or not the client read the answer
                 if response.after is not None:
