@@ -135,7 +135,7 @@ class Pages:
     (status, html)`; any other path answers 404."""
 
     def __init__(self) -> None:
-        self.pages: dict[str, tuple[int, str]] = {}
+        self.pages: dict[str, tuple[int, str]] = {"/": (200, "<p>Home</p>")}  # a removal's witness asks it
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_PageHandler, self))
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
