@@ -34,6 +34,7 @@ def test_a_kill_at_each_upload_checkpoint_leaves_one_status_with_one_image(tmp_p
     try:
         code, output = scenario.run(SYNDICATE_CRASH_AT=at, SYNDICATE_CHECKPOINT_LOG=str(log))
         assert code == -signal.SIGKILL, output
+        print(f"{at}: the kill landed at", landed(log))  # after_upload: between the upload and its write
         assert landed(log)[0] == at.split(":")[0]
         stopped = Ledger.read(scenario.folder / "ledger.yml").record(IMAGE_POST, "masto")
         assert stopped.state == "in_flight" and bool(stopped.media) == (at == "after_media_write:1")
