@@ -2,8 +2,7 @@
 
 An unknown outcome is resolved by reading the account's own statuses back to the pair's first
 attempt (`created_at`) and matching the canonical URL in the content or the link card, never by
-trusting the key: Mastodon stores the key only after creating the status, with no lock, and other
-servers speaking this API ignore it. Pagination is followed on the instance's own origin only.
+trusting the key (stored after the status is made, unlocked; others ignore it); same-origin pages.
 Length and language rules: channels/mastodon_text.py; credentials: channels/mastodon_account.py;
 the post's image (`embed: image`, the default: a link card shows beside no media): mastodon_media.py.
 """
