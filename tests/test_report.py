@@ -69,3 +69,34 @@ def test_every_state_a_pair_line_can_say_has_one_place_and_one_colour():
     assert {PairState.of(state) for state in State} <= set(PairState)
     assert PairState.of(None) is PairState.PENDING  # no record: one name, everywhere
     assert [s for s in sorted(PairState, key=lambda s: LOOKS[s].rank)][:3] == ["failed", "in_flight", "pending"]
+
+
+WHY_202 = (
+    "202 accepted, key validation pending (the engines fetch https://example.com/sandbox-indexnow-key-0001.txt; "
+    "the sandbox's engine reads it from the built site: /tmp/site/sandbox-indexnow-key-0001.txt); sent again "
+    "by the next run until the service answers 200 (at most 5 times)"
+)
+
+
+def test_a_channels_wait_for_confirmation_is_explained_once_a_run_and_wrapped():
+    """IndexNow's "waiting (202 …)" was printed 7 times in command 1's output (a line a pair as it
+    finished, a line a pair in the summary, and once after it), one line 960 characters long."""
+    from mkdocs_syndicate.output.display import _warn_of_what_is_left
+    from mkdocs_syndicate.output.reporters import summary_lines
+
+    keys = ("blog/a/", "blog/b/", "blog/c/")
+    report = RunReport([PairResult(key, "indexnow", PairState.WAITING, WHY_202) for key in keys])
+    said: list[str] = []
+    reporter = PlainReporter(said.append)
+    for result in report.results:
+        reporter.pair_finished(result)
+    said += summary_lines(report)
+    _warn_of_what_is_left(report, said.append)
+    text = "\n".join(said)
+    assert text.count("the engines fetch") == 1, text
+    assert "indexnow: blog/a/ waiting (202 accepted, key validation pending (why: after the summary))" in said
+    assert max(len(line) for line in text.splitlines()) <= 100, text
+    assert "indexnow: 3 posts not confirmed yet: 202 accepted" in text and "(at most 5 times)" in text
+    table = io.StringIO()
+    Console(file=table, width=200).print(summary_table(report))
+    assert "the engines fetch" not in table.getvalue()

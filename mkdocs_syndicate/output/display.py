@@ -99,9 +99,16 @@ def _warn_of_what_is_left(report: RunReport, warn: Callable[[str], None]) -> Non
     waiting: dict[tuple[str, str], list[str]] = {}
     for result in report.waiting:
         waiting.setdefault((result.channel, result.detail), []).append(result.post_key)
-    for (channel, detail), keys in waiting.items():
+    for (channel, detail), keys in waiting.items():  # once a channel and reason, wrapped: it is long
         which = keys[0] if len(keys) == 1 else f"{len(keys)} posts"
-        warn(one_line(f"{channel}: {which} not confirmed yet: {detail}"))
+        warn(wrapped(one_line(f"{channel}: {which} not confirmed yet: {detail}")))
+
+
+def wrapped(text: str, width: int = 100) -> str:
+    """A long line as lines of at most `width` (URLs and paths unbroken), the rest indented."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
 
 
 def undone_message(report: RunReport, options: Options) -> str | None:

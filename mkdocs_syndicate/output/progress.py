@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mkdocs_syndicate.engine.results import PairResult, RunReport
-from mkdocs_syndicate.output.reporters import LOOKS, PlainReporter
+from mkdocs_syndicate.output.reporters import LOOKS, PlainReporter, said_of
 from mkdocs_syndicate.safety import one_line
 from mkdocs_syndicate.timeutil import Clock
 
@@ -80,6 +80,6 @@ def summary_table(report: RunReport) -> Table:
             Text(one_line(result.post_key)),
             Text(one_line(result.channel)),
             Text(result.state, style=LOOKS[result.state].style),
-            Text(one_line(result.copy or result.detail)),
+            Text(one_line(said_of(result))),
         )
     return table

@@ -30,6 +30,22 @@ LOOKS: dict[PairState, Look] = {
 }
 
 
+def said_of(result: PairResult) -> str:
+    """What a line about one pair says of it: its copy, else why. A pair waiting for the service's
+    confirmation (IndexNow's 202) says only the answer here: the whole of why, the same for every
+    post of the channel, is said once after the summary (output/display.py), not once a pair."""
+    if result.copy:
+        return result.copy
+    if result.state == PairState.WAITING:
+        return brief(result.detail) + " (why: after the summary)"
+    return result.detail
+
+
+def brief(detail: str) -> str:
+    """A detail's first clause: `202 accepted, key validation pending` of a longer explanation."""
+    return detail.split(" (", 1)[0].split("; ", 1)[0]
+
+
 class PlainReporter:
     """One log line per event; waits are announced once, then slept through."""
 
@@ -42,7 +58,8 @@ class PlainReporter:
     def pair_finished(self, result: PairResult) -> None:
         shown = result.copy or result.remote_url  # a copy out, else a URL a result that is not done names
         where = f" {shown}" if shown else ""
-        self.log(one_line(f"{result.channel}: {result.post_key} {result.state}{where} ({result.detail})"))
+        detail = said_of(result) if result.state == PairState.WAITING else result.detail
+        self.log(one_line(f"{result.channel}: {result.post_key} {result.state}{where} ({detail})"))
 
     async def wait(self, channel_id: str, seconds: float, reason: str, clock: Clock) -> None:
         if seconds >= 1:
@@ -55,7 +72,7 @@ def summary_lines(report: RunReport) -> list[str]:
     results = sorted(report.results, key=lambda r: (r.post_key, r.channel))
     lines = [f"summary: {len(results)} pair(s) (post, channel, state, remote / reason)"]
     for result in results:
-        said = result.copy or result.detail
+        said = said_of(result)
         lines.append(one_line(f"  {result.post_key}  {result.channel}  {result.state}  {said}".rstrip()))
     return lines
 
