@@ -381,8 +381,7 @@ class MastodonChannel(Channel):
         return same_host(remote_url, self._base)
 
     def _copy_url(self, status: dict[str, Any], remote_id: str) -> tuple[str | None, str | None]:
-        """The status's URL as answered, unless it is on another host than the instance: then
-        Mastodon's own form of a local status's URL, `<instance>/@<username>/<id>`."""
+        """The status's URL as answered, or (on another host) Mastodon's own `<instance>/@<username>/<id>`."""
         answered = optional_url(status.get("url")) or optional_url(status.get("uri"))
         account = status.get("account")
         username = plain_segment(account.get("username")) if isinstance(account, dict) else None
