@@ -77,7 +77,7 @@ class Runner:
         self.reporter = reporter
         self.transport = transport
         self.max_wait = max_wait
-        self._max_waits: dict[str, float] = {}  # a lane's for the unit it carries (engine/budgets.py)
+        self._max_waits: dict[str, float] = {}  # a lane's for a 429 of the unit it carries (engine/budgets.py)
         self.tries = tries
         self.rng = rng or random.Random()
         self.verify_only = verify_only  # `mkdocs-syndicate verify`: reads only, never a send
@@ -341,7 +341,8 @@ class Runner:
         return [replace(attempt.unit, read_first=True, not_before=action.at)]
 
     def _situation(self, channel: Channel, current: Record | None, sends: int, outcome: Outcome | None) -> Situation:
-        now, wait = self.clock.time(), self._max_waits.get(channel.id, self.max_wait)
+        limited = outcome is not None and outcome.kind is Kind.RATE_LIMITED  # a settle wait keeps max_wait
+        now, wait = self.clock.time(), self._max_waits.get(channel.id, self.max_wait) if limited else self.max_wait
         return situation(
             channel, current, sends, outcome, now=now, max_wait=wait, tries=self.tries, verify_only=self.verify_only
         )
