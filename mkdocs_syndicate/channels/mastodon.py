@@ -39,7 +39,6 @@ from mkdocs_syndicate.channel_api import (
     Seen,
     Site,
     Verdict,
-    WriteLimit,
     client_id,
     delete_outcome,
     edit_outcome,
@@ -62,6 +61,7 @@ from mkdocs_syndicate.channels.mastodon_account import MastodonCheck
 from mkdocs_syndicate.channels.mastodon_media import MastodonMedia, edit_request, read_removal
 from mkdocs_syndicate.channels.mastodon_text import (
     MASTODON_URL_WEIGHT,
+    WRITE_LIMITS,
     instance_number,
     mastodon_language,
     mastodon_length,
@@ -136,11 +136,9 @@ class MastodonChannel(Channel):
     type_name = "mastodon"
     edits_in_place = True  # PUT /api/v1/statuses/:id (Mastodon 3.5+)
     deletes = True  # DELETE /api/v1/statuses/:id
-    delete_limit = WriteLimit(30, 30 * 60, "Mastodon")  # Rack::Attack's throttle_api_delete, per account
-    status_limit = WriteLimit(300, 3 * 3600, "Mastodon")  # RateLimiter's statuses family: new and edited
+    delete_limit, upload_limit, status_limit = WRITE_LIMITS  # per account (channels/mastodon_text.py)
     threads = True  # each part a reply to the one before (in_reply_to_id)
     uploads = True  # the post's image: POST /api/v2/media before the status (channels/mastodon_media.py)
-    upload_limit = WriteLimit(30, 30 * 60, "Mastodon")  # throttle_api_media, per account
     options: ClassVar[Mapping[str, Option]] = {
         "instance": Option("url", required=True, help="e.g. https://mastodon.social"),
         "token": Option(

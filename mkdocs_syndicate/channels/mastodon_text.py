@@ -8,7 +8,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from mkdocs_syndicate.channel_api import ConfigError, Prepared, grapheme_length
+from mkdocs_syndicate.channel_api import ConfigError, Prepared, WriteLimit, grapheme_length
 from mkdocs_syndicate.lazyre import lazy_compile
 
 if TYPE_CHECKING:
@@ -99,6 +99,14 @@ def _valid_domain(domain: str, url_length: int) -> bool:
 
 
 MASTODON_URL_WEIGHT = 23  # Mastodon's default characters_reserved_per_url
+# The writes Mastodon limits apart, per account (all its tokens share them), kept by the run
+# (engine/budgets.py): Rack::Attack's throttle_api_delete and throttle_api_media
+# (config/initializers/rack_attack.rb), and RateLimiter's statuses family (new and edited statuses).
+WRITE_LIMITS = (
+    WriteLimit(30, 30 * 60, "Mastodon"),  # deletes
+    WriteLimit(30, 30 * 60, "Mastodon"),  # media uploads
+    WriteLimit(300, 3 * 3600, "Mastodon"),  # statuses made or edited
+)
 
 
 def mastodon_length(text: str, url_weight: int = MASTODON_URL_WEIGHT) -> int:
