@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from mkdocs_syndicate.channels.base import Channel, Prepared
 from mkdocs_syndicate.content.pages import SitePages
 from mkdocs_syndicate.content.posts import Post
-from mkdocs_syndicate.engine.intent import STOP, Intent, Source, deleting, drafts, intents
+from mkdocs_syndicate.engine.intent import STOP, Intent, Source, deleting, drafts, has_copy, intents
 from mkdocs_syndicate.engine.plan import Change, PendingPair, copies, some
 from mkdocs_syndicate.ledger.schema import PostEntry, Posts, Record, State
 from mkdocs_syndicate.net.witness import GONE_STATUSES, PROBE_TIMEOUT, PROBES_AT_ONCE
@@ -200,11 +200,11 @@ def removal_notes(removals: Removals, channels: list[Channel]) -> list[str]:
     """What a run says before its first request: each removal with its evidence, each removal
     not proved and why, and the posts only no longer announced."""
     deleting = [channel.id for channel in deleting_channels(channels)]
-    lines = [
-        f"{key}: removed ({removals.evidence[key]}): its copies on {', '.join(deleting)} are deleted"
-        for key in removals.removed
-        if deleting
-    ]
+    lines = []
+    for key, entry in removals.removed.items():
+        where = [channel_id for channel_id in deleting if has_copy(entry.channels.get(channel_id, _NONE))]
+        if where:
+            lines.append(f"{key}: removed ({removals.evidence[key]}): its copies on {', '.join(where)} are deleted")
     lines += [f"{key}: {why}: its copies are deleted once it is proved gone" for key, why in removals.unproved.items()]
     return lines + stopped_lines([(intent.state, intent.key, intent.why) for intent in removals.stopped])
 
