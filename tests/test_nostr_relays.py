@@ -147,3 +147,26 @@ def test_nostr_relays_an_in_flight_pair_is_read_back_from_its_own_relay(tmp_path
     assert by_lane[second_lane].state == "done" and "verify" not in by_lane[second_lane].detail, by_lane
     assert notes(sandbox) == notes(second) == [post.url]
     assert [r["path"] for r in sandbox.requests("nostr")[sent_before:]] == ["/REQ"]  # read, nothing sent
+
+
+@pytest.mark.unit
+def test_nostr_relays_each_lanes_copy_is_linked_on_the_post_page_named_by_its_relay():
+    """The page's links are by configured channel id; a lane's records (`no@<host>`) are its
+    channel's, each labelled with its relay so that two copies are told apart."""
+    from mkdocs_syndicate.content.crosslinks import copies
+    from mkdocs_syndicate.ledger.schema import Record
+
+    def done(url: str) -> Record:
+        return Record(State.DONE, 1, "2026-12-01T00:00:00Z", remote_id=url[-4:], remote_url=url)
+
+    records = {
+        "no@relay.damus.io": done("https://njump.me/note1aaaa"),
+        "no@nos.lol": done("https://njump.me/note1bbbb"),
+        "masto": done("https://mastodon.social/@me/1"),
+    }
+    shown = [(c.channel, c.service, c.url) for c in copies(records, {"masto": "Mastodon", "no": "Nostr"})]
+    assert shown == [
+        ("masto", "Mastodon", "https://mastodon.social/@me/1"),
+        ("no@nos.lol", "Nostr (nos.lol)", "https://njump.me/note1bbbb"),
+        ("no@relay.damus.io", "Nostr (relay.damus.io)", "https://njump.me/note1aaaa"),
+    ]

@@ -157,7 +157,7 @@ def copies(
     if records is None:
         return []
     found = []
-    for channel, label in labels.items():
+    for channel, label in _with_lanes(labels, records):
         record = records.get(channel)
         if (
             record is not None
@@ -177,6 +177,17 @@ def copies(
                     replies_of(channel, record) if replies_of is not None else None,
                 )
             )
+    return found
+
+
+def _with_lanes(labels: Mapping[str, str], records: Mapping[str, Record]) -> list[tuple[str, str]]:
+    """Each configured channel, then its lanes' records (`<id>@<host>`: Nostr's `relays:`), each
+    lane labelled with its host so that two relays' copies are told apart on the page."""
+    found = []
+    for channel, label in labels.items():
+        found.append((channel, label))
+        lanes = sorted(key for key in records if key.startswith(f"{channel}@") and key not in labels)
+        found += [(lane, f"{label} ({lane[len(channel) + 1 :]})") for lane in lanes]
     return found
 
 
