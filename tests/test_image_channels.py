@@ -250,3 +250,15 @@ def test_a_truncated_png_fails_the_post_naming_the_file_and_what_is_wrong_not_a_
         assert "limit" not in said and "m.upload.size" not in said and " at 0x" not in said, said
     if cut == "half":
         assert f"the file is truncated: it ends before its PNG data does ({len(broken)} bytes)" in error, error
+
+
+def test_mastodon_media_whose_processing_failed_is_an_answer_no_status_shows_it(tmp_path, sandbox, clock):
+    """Mastodon's 422 "Error processing thumbnail for uploaded media" (check_processing) was read
+    as an unknown state, so the status went out naming a broken attachment (fidelity-findings-5
+    F10): it is the service's answer, and no status is sent with that upload."""
+    sandbox.set_quirks("mastodon", media_always_async=True, media_processing_fails=True)
+    report = run(tmp_path, SPECS["mastodon"].raw(sandbox), [image_post()], clock, png(120, 80))
+    (result,) = report.results
+    assert result.state == "failed", result
+    assert "the service could not process the image (422 Error processing thumbnail" in result.detail, result
+    assert sandbox.snapshot()["mastodon"]["statuses"] == []

@@ -101,6 +101,7 @@ class MediaState(enum.Enum):
     READY = "ready"  # there, and usable now
     PROCESSING = "processing"  # there, still being processed (Mastodon's 206): wait, then read again
     GONE = "gone"  # the service's documented answer: no such media (removed unused): upload again
+    FAILED = "failed"  # the service could not process it (Mastodon's 422): never shown; upload again
     UNKNOWN = "unknown"  # the read proved nothing: the stored id is used, never a second upload
 
 

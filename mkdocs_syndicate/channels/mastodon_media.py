@@ -126,12 +126,22 @@ def _state(response: httpx.Response) -> MediaState:
         return MediaState.PROCESSING
     if response.status_code == 404 and _record_not_found(response):
         return MediaState.GONE  # the API's own answer, not a proxy's page
+    if response.status_code == 422 and _error_is(response, PROCESSING_FAILED):
+        return MediaState.FAILED  # check_processing: a status would show a broken attachment
     return MediaState.UNKNOWN
 
 
+# Api::V1::MediaController#processing_error, for a media whose processing failed (GET and PUT).
+PROCESSING_FAILED = "Error processing thumbnail for uploaded media"
+
+
 def _record_not_found(response: httpx.Response) -> bool:
+    return _error_is(response, "Record not found")
+
+
+def _error_is(response: httpx.Response, error: str) -> bool:
     try:
-        return json_object(response).get("error") == "Record not found"
+        return json_object(response).get("error") == error
     except BadAnswer:
         return False
 

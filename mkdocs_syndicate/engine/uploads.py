@@ -11,6 +11,8 @@ status request (engine/runner.py's `_send`):
    keeps it on the media (Mastodon's `PUT /api/v1/media/:id`: the author may have changed
    `image_alt` since the upload). Proved gone: uploaded again. The read proved
    nothing: reused, never uploaded twice without proof (the status request says if it is not).
+   The service's answer that it could not process it (Mastodon's 422 "Error processing
+   thumbnail"): uploaded again, as a status naming it would show a broken attachment.
 2. Otherwise it is uploaded (checkpoints `before_upload`, `after_upload`), and what the upload
    made is written into the `in_flight` record (`before_media_write`, `after_media_write`)
    before the status goes: a run killed after that write reuses it.
@@ -81,9 +83,9 @@ async def with_media(
             state = await _processed(channel, http, stored)
             if state is MediaState.PROCESSING:
                 return prepared, _still_processing()
-        if state is not MediaState.GONE:  # the alt text may have changed since the upload
+        if state not in _UPLOAD_AGAIN:  # the alt text may have changed since the upload
             state = await _describe(channel, http, stored, image, notes, pair)
-        if state is not MediaState.GONE:
+        if state not in _UPLOAD_AGAIN:
             return replace(prepared, media=(stored,)), None
     elif previous is not None and previous.state == State.IN_FLIGHT:
         # The attempt before wrote its intent and no media id: it may have uploaded, and been stopped.
@@ -103,9 +105,15 @@ async def with_media(
     checkpoints.hit("before_media_write")
     await host.write_records([(pair, replace(current, media=(media,)))])
     checkpoints.hit("after_media_write")
-    if outcome.kind is Kind.ACCEPTED and await _processed(channel, http, media) is MediaState.PROCESSING:
+    processed = await _processed(channel, http, media) if outcome.kind is Kind.ACCEPTED else MediaState.READY
+    if processed is MediaState.PROCESSING:
         return prepared, _still_processing()
+    if processed is MediaState.FAILED:
+        return prepared, _processing_failed()
     return replace(prepared, media=(media,)), None
+
+
+_UPLOAD_AGAIN = (MediaState.GONE, MediaState.FAILED)  # a stored upload no status may name
 
 
 def _unshown(pair: PendingPair, current: Record) -> bool:
@@ -171,6 +179,15 @@ def _still_processing() -> Outcome:
     return Outcome(
         Kind.NOT_SENT,
         error="the image is still being processed by the service; nothing was posted (the next run reuses the upload)",
+    )
+
+
+def _processing_failed() -> Outcome:
+    """The service's definite answer that the new upload cannot be shown: no status is sent."""
+    return Outcome(
+        Kind.REFUSED,
+        error="the service could not process the image (422 Error processing thumbnail for uploaded media); "
+        "the status was not sent (convert the image to PNG or JPEG; the next run uploads it again)",
     )
 
 
