@@ -96,6 +96,11 @@ def test_websub_the_hub_a_feed_names_in_rss_atom_json_feed_or_a_link_header():
     said = missing_hubs("https://example.com/feed.xml", set(), [HUB])
     assert said and HUB in said and 'rel="hub"' in said
     assert missing_hubs("https://example.com/feed.xml", {HUB.rstrip("/")}, [HUB]) is None
+    # A rehearsal pings the sandbox's hub for a public site's feed, which names the real hub.
+    sandboxed = ["http://127.0.0.1:8765/websub"]
+    assert missing_hubs("https://example.com/feed.xml", {HUB.rstrip("/")}, sandboxed) is None
+    assert "does not name the hub" in (missing_hubs("https://example.com/feed.xml", set(), sandboxed) or "")
+    assert "does not name the hub" in (missing_hubs("http://127.0.0.1:9/feed.xml", {HUB.rstrip("/")}, sandboxed) or "")
 
 
 @pytest.mark.unit
