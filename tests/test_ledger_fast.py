@@ -109,6 +109,7 @@ entry = st.builds(
     src=st.one_of(st.none(), text),
     aliases=st.lists(text, max_size=3).map(tuple),
     fingerprint=st.one_of(st.none(), text),
+    entry_id=st.one_of(st.none(), text),
 )
 posts = st.dictionaries(text, entry, max_size=5)
 
@@ -130,6 +131,7 @@ def as_plain(data) -> dict:
                 **({"src": e.src} if e.src is not None else {}),
                 **({"aliases": list(e.aliases)} if e.aliases else {}),
                 **({"fingerprint": e.fingerprint} if e.fingerprint is not None else {}),
+                **({"entry_id": e.entry_id} if e.entry_id is not None else {}),
                 "channels": {ch: {k: _plain_value(v) for k, v in r.as_items()} for ch, r in e.channels.items()},
             }
             for key, e in data.items()

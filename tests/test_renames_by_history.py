@@ -18,8 +18,11 @@ from pathlib import Path
 
 import pytest
 from channel_specs import SPECS
+from conftest import mastodon_raw
 from sites import mkdocs, post, write_site
+from test_post_removals import PublicSite
 
+from mkdocs_syndicate.ledger.schema import State
 from mkdocs_syndicate.ledger.store import Ledger
 
 pytestmark = pytest.mark.process
@@ -238,3 +241,34 @@ def test_two_old_posts_the_new_one_is_equally_like_are_a_tie_held_for_review(tmp
     assert decided.returncode == 0 and "pending → failed" in decided.stdout, decided.stdout + decided.stderr
     site.build()
     assert {name: len(found) for name, found in site.copies().items()} == {"masto": 3, "bsky": 3, "room": 3}
+
+
+@pytest.fixture
+def public():
+    """The site as the web sees it (tests/test_post_removals.py): pages a build no longer has 404."""
+    site = PublicSite()
+    yield site
+    site.server.shutdown()
+    site.server.server_close()
+
+
+def test_the_old_posts_a_held_post_may_be_keep_their_copies_meanwhile(tmp_path, sandbox, public):
+    """removals: delete, and both old posts' files and pages gone (their removal proved by the web):
+    while the new post may be either, neither's copies are deleted; the author decides first."""
+    config = write_site(
+        tmp_path / "site",
+        {"mode": "send", "channels": {"masto": mastodon_raw(sandbox, removals="delete")}},
+        {"a.md": article("Twin", syndicate_id="twin-a"), "b.md": article("Twin", syndicate_id="twin-b")},
+        site_url=public.url,
+    )
+    public.root = config.parent / "site"
+    assert mkdocs(config, env=public.env).returncode == 0
+    posts = config.parent / "docs" / "posts"
+    (posts / "a.md").unlink()
+    (posts / "b.md").unlink()
+    (posts / "c.md").write_text(article("Twin"), encoding="utf-8")
+    held = mkdocs(config, env=public.env)
+    assert held.returncode != 0 and "needs review: posts/c/" in held.stderr, held.stderr
+    assert len(sandbox.snapshot()["mastodon"]["statuses"]) == 2, held.stderr
+    book = Ledger.read(config.parent / "ledger.yml")
+    assert {book.record(key, "masto").state for key in ("twin-a", "twin-b")} == {State.DONE}

@@ -51,6 +51,9 @@ class Post:
     # The addresses it was announced under before a move (its ledger entry's URL and aliases, at
     # planning): a copy made then links there, and is still this post's (content/ownership.py).
     former_urls: tuple[str, ...] = ()
+    # A feed's own id for the entry (Atom `id`, RSS `guid`, JSON Feed `id`): the same post when its
+    # link changes (engine/moves.py).
+    entry_id: str | None = None
     # Channel id → the hashes of the parts its thread copy has (the ledger's, at planning): a
     # corrected thread is cut where it was cut before, wherever that still fits (content/resplit.py).
     thread_parts: dict[str, tuple[str, ...]] = field(default_factory=dict)

@@ -10,7 +10,8 @@ in this order of trust (engine/clues.py for the first and the last):
 4. its URL, however spelt (the entry's `url`, read as a key of this site);
 5. its source file (`src`): a Material blog post whose title edit changed its slug;
 6. a redirect the site declares (mkdocs-redirects' `redirect_maps`) from the entry's page to it;
-7. its content fingerprint: the same date and nearly the same text as one entry's.
+7. a feed's id for it (Atom `id`, RSS `guid`, JSON Feed `id`), which the entry keeps as `entry_id`;
+8. its content fingerprint: the same date and nearly the same text as one entry's.
 
 A tie, or a clue short of sure, is a doubt (`Identified.doubts`): the post is held for a person,
 never announced as new.
@@ -113,12 +114,15 @@ class _Index:
     def __init__(self, posts: Posts, site_url: str) -> None:
         self.keys = set(posts)
         self.by_id: dict[str, str] = {}
+        self.by_entry_id: dict[str, str] = {}
         self.by_alias: dict[str, str] = {}
         self.by_page: dict[str, str] = {}
         self.by_src: dict[str, str] = {}
         for key, entry in posts.items():
             if entry.id:
                 self.by_id.setdefault(entry.id, key)
+            if entry.entry_id:
+                self.by_entry_id.setdefault(entry.entry_id, key)
             if entry.src:
                 self.by_src.setdefault(entry.src, key)
             page = post_key_of(entry.url, site_url) if entry.url else None
@@ -153,6 +157,8 @@ def _find(
     ]
     for old in olds_of.get(page or "", []):
         candidates.append((index.entry_of_page(old), f"a redirect from {old}"))
+    if post.entry_id:
+        candidates.append((index.by_entry_id.get(post.entry_id), f"its feed entry id {post.entry_id!r}"))
     for key, why in candidates:
         if key is not None and key not in claimed and key != post.key:
             return key, why
@@ -184,7 +190,8 @@ def _moved(entry: PostEntry, old: str, post: Post) -> PostEntry:
         src=post.src or entry.src,
         id=post.pin or entry.id,
         aliases=tuple(aliases),
-        fingerprint=fingerprint_of(post).text(),
+        fingerprint=_fresh_fingerprint(entry, post) or entry.fingerprint,
+        entry_id=post.entry_id or entry.entry_id,
     )
 
 
@@ -195,8 +202,9 @@ def _learn(result: Identified, post: Post, key: str, site_url: str) -> None:
     url_moved = bool(entry.url) and post_key_of(entry.url, site_url) != post_key_of(post.url, site_url)
     wants_src = bool(post.src) and entry.src != post.src
     wants_id = post.pin is not None and entry.id != post.pin
+    wants_entry_id = post.entry_id is not None and entry.entry_id != post.entry_id
     fingerprint = _fresh_fingerprint(entry, post)
-    if not (url_moved or wants_src or wants_id or fingerprint):
+    if not (url_moved or wants_src or wants_id or wants_entry_id or fingerprint):
         return
     aliases = entry.aliases
     if url_moved and entry.url not in aliases:
@@ -208,6 +216,7 @@ def _learn(result: Identified, post: Post, key: str, site_url: str) -> None:
         id=post.pin or entry.id,
         aliases=aliases,
         fingerprint=fingerprint or entry.fingerprint,
+        entry_id=post.entry_id or entry.entry_id,
     )
     result.learned.append(key)
 

@@ -60,7 +60,8 @@ class PendingPair:
     @property
     def ref(self) -> PostRef:
         fingerprint = fingerprint_of(self.post).text()  # the post known after a rename no history shows
-        return PostRef(self.post.key, self.post.url, self.post.title, self.post.src or None, self.post.pin, fingerprint)
+        post = self.post
+        return PostRef(post.key, post.url, post.title, post.src or None, post.pin, fingerprint, post.entry_id)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,7 @@ def send(
             session.present = present
             session.report.moves = found.moves
             session.report.results += _held(found, present, options)
+            session.in_doubt = {old for doubt in found.doubts for old in doubt.olds}
             session.on_start = on_start
             report = session.run()
             # Where the links went is news only to a run that made some.
@@ -126,6 +127,7 @@ class Session:
         self.present = chosen  # every post the source lists (removals are judged against it)
         self.removals = Removals()
         self.on_start: Callable[[RunReport], None] | None = None  # told before the first request
+        self.in_doubt: set[str] = set()  # entries a post held for review may be (engine/clues.py)
 
     def run(self) -> RunReport:
         if self.ledger.rewrite_canonical():  # read slowly once, not on every run (issue 36)
@@ -193,8 +195,10 @@ class Session:
         witnesses = Witnesses(
             site.url, site.site_dir, self.options.sandbox, self.options.removal_recheck, sleep, self.transport
         )
+        # An old post a held one may be is not removed meanwhile: the author decides which it is.
+        posts = {key: entry for key, entry in self.ledger.posts.items() if key not in self.in_doubt}
         self.removals = find_removals(
-            self.ledger.posts,
+            posts,
             self.present,
             self.channels,
             probe=not self.verify_only,

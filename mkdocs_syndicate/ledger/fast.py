@@ -85,14 +85,15 @@ _LINE = re.compile(
     rf"|{_RECORD.pattern}"  # 5.. a record
     rf"|    id: ({_BLOCK_VALUE})|    src: ({_BLOCK_VALUE})"  # version 2: the pin, the source file
     rf"|    aliases: \[({_FLOW_VALUE}(?:, {_FLOW_VALUE})*)\]"  # version 2: earlier keys and URLs
-    rf"|    fingerprint: ({_BLOCK_VALUE}))$",  # version 2: its date and a sketch of its text
+    rf"|    fingerprint: ({_BLOCK_VALUE})"  # version 2: its date and a sketch of its text
+    rf"|    entry_id: ({_BLOCK_VALUE}))$",  # version 2: a feed's id for it
     re.MULTILINE,
 )
 _TEXTS_END = 8 + 2 * len(TEXT_FIELDS)  # a row's text field groups end here; the flags follow
 # Between the text fields and the flags:
 _PART, _LIFE, _PARTS, _MEDIA, _MENTIONS = (_TEXTS_END + n for n in range(5))
 _FLAGS_END = _TEXTS_END + 5 + len(FLAG_FIELDS)  # a row's record groups end here; the version 2 lines follow
-_ID, _SRC, _ALIASES, _FINGERPRINT = _FLAGS_END, _FLAGS_END + 1, _FLAGS_END + 2, _FLAGS_END + 3
+_ID, _SRC, _ALIASES, _FINGERPRINT, _ENTRY_ID = (_FLAGS_END + n for n in range(5))
 _ALIAS = re.compile(_FLOW_VALUE)
 T = TypeVar("T")
 
@@ -197,7 +198,7 @@ def _posts(body: str) -> Posts:
 
 def _post(key_token: str, rows: Iterator[tuple[str, ...]], posts: Posts, plain_ok: dict[str, bool]) -> PostEntry | None:
     """A post's header: its key (given), then exactly its url and title lines, its version 2
-    lines if any (id, src, aliases, fingerprint, in that order), and its channels line. Returns the entry its
+    lines if any (id, src, aliases, fingerprint, entry_id, in that order), and its channels line. Returns the entry its
     records go into, or None after `channels: {}`."""
     key = _block(key_token, plain_ok)
     if key in posts:
@@ -216,13 +217,15 @@ def _post(key_token: str, rows: Iterator[tuple[str, ...]], posts: Posts, plain_o
         row = next(rows, _NONE)
     if row[_FINGERPRINT]:
         entry.fingerprint, row = _block(row[_FINGERPRINT], plain_ok), next(rows, _NONE)
+    if row[_ENTRY_ID]:
+        entry.entry_id, row = _block(row[_ENTRY_ID], plain_ok), next(rows, _NONE)
     header = row[3]
     if not header:
         raise _NotCanonical
     return None if header == "channels: {}" else entry
 
 
-_NONE = ("",) * (_FINGERPRINT + 1)  # a row that is none of a header's lines: the end of the text, read as such
+_NONE = ("",) * (_ENTRY_ID + 1)  # a row that is none of a header's lines: the end of the text, read as such
 
 
 def _parts(token: str) -> tuple[Part, ...]:

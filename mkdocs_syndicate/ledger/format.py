@@ -230,15 +230,17 @@ def _parse_post(post_key: str, key_node: yaml.Node, node: yaml.Node, path: str) 
             setattr(entry, name, _text(items[name][1], path, f"{what} {name}"))
     if "aliases" in items and not _is_null(items["aliases"][1]):
         entry.aliases = _aliases(items["aliases"][1], path, what)
-    if "fingerprint" in items and not _is_null(items["fingerprint"][1]):
-        entry.fingerprint = _text(items["fingerprint"][1], path, f"{what} fingerprint")
+    for name in ("fingerprint", "entry_id"):
+        if name in items and not _is_null(items[name][1]):
+            setattr(entry, name, _text(items[name][1], path, f"{what} {name}"))
     if "channels" in items and not _is_null(items["channels"][1]):
         for channel, (_, rec_node) in _mapping(items["channels"][1], path, f"{what} channels").items():
             entry.channels[channel] = _parse_record(rec_node, path, f"record ({post_key}, {channel})")
     return entry
 
 
-ENTRY_KEYS = ("url", "title", "id", "src", "aliases", "fingerprint", "channels")  # a post entry's keys, in file order
+# A post entry's keys, in file order.
+ENTRY_KEYS = ("url", "title", "id", "src", "aliases", "fingerprint", "entry_id", "channels")
 
 
 def _aliases(node: yaml.Node, path: str, what: str) -> tuple[str, ...]:
@@ -369,6 +371,8 @@ def render_post(key: str, entry: PostEntry) -> str:
         lines.append(f"    aliases: [{', '.join(_flow_scalar(alias) for alias in entry.aliases)}]\n")
     if entry.fingerprint is not None:
         lines.append(f"    fingerprint: {_block_scalar(entry.fingerprint)}\n")
+    if entry.entry_id is not None:
+        lines.append(f"    entry_id: {_block_scalar(entry.entry_id)}\n")
     if not entry.channels:
         lines.append("    channels: {}\n")
     else:

@@ -318,10 +318,13 @@ class PostEntry:
     # Its date and a sketch of its text (content/fingerprint.py): the same post after a rename
     # that no history shows (a shallow clone).
     fingerprint: str | None = None
+    # A feed's own id for it (Atom `id`, RSS `guid`, JSON Feed `id`): the same post under a new link.
+    entry_id: str | None = None
 
     @property
     def is_v2(self) -> bool:
-        return self.id is not None or self.src is not None or bool(self.aliases) or self.fingerprint is not None
+        facts = (self.id, self.src, self.fingerprint, self.entry_id)
+        return any(fact is not None for fact in facts) or bool(self.aliases)
 
     def former_urls(self, current: str) -> tuple[str, ...]:
         """The addresses it was announced under, other than `current`: its URL and the aliases

@@ -58,6 +58,7 @@ class PostRef:
     src: str | None = None
     pin: str | None = None
     fingerprint: str | None = None  # content/fingerprint.py: written with the first transition too
+    entry_id: str | None = None  # a feed's id for the post (Atom id, RSS guid, JSON Feed id)
 
 
 @dataclass(frozen=True)
@@ -414,6 +415,7 @@ def _with_transitions(
         current.src = item.post.src or current.src
         current.id = item.post.pin or current.id
         current.fingerprint = current.fingerprint or item.post.fingerprint  # identify() refreshes a stale one
+        current.entry_id = item.post.entry_id or current.entry_id
         current.channels[item.channel] = item.record
     return result
 

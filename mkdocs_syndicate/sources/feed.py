@@ -144,6 +144,7 @@ class _Entry:
     content_html: str
     tags: list[str]
     image: Any
+    entry_id: Any = None  # Atom `id`, RSS `guid`, JSON Feed `id`: the entry across link changes
 
 
 def _shown(value: Any) -> str:
@@ -181,6 +182,7 @@ def _xml_entry(item: Any, where: str) -> _Entry:
         content_html=_xml_content(item),
         tags=[str(t.get("term")) for t in item.get("tags", []) if t.get("term")],
         image=_xml_image(item),
+        entry_id=item.get("id"),  # feedparser's name for Atom's <id> and RSS's <guid>, permalink or not
     )
 
 
@@ -282,6 +284,7 @@ def _json_item(item: object, where: str) -> _Entry:
         content_html=_json_content(item.get("content_html"), item.get("content_text")),
         tags=list(item.get("tags") or []),
         image=item.get("image") or item.get("banner_image"),
+        entry_id=item.get("id"),
     )
 
 
@@ -371,6 +374,16 @@ def _encoding_note(key: str) -> str:
     return f" (percent-encoded: {wide} counts as {3 * len(wide.encode())})"
 
 
+def _entry_id(value: Any) -> str | None:
+    """An entry's id as identity: one printable line of sane length (a number in JSON Feed is
+    its text), else none. An id that is the entry's own link is one too: the link it was first
+    published under, kept when a generator that writes ids from links does not rewrite them."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    text = str(value).strip()
+    return text if text and len(text) <= MAX_KEY and text.isprintable() else None
+
+
 def _post(entry: _Entry, site_url: str, name: str) -> Post:
     link, key = _link_and_key(entry, site_url)
     url = site_url + key
@@ -406,6 +419,7 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
         image_alt=alt,
         image_in_body=in_body,
         body_missing=not body,
+        entry_id=_entry_id(entry.entry_id),
     )
     check_text(post)  # a lone surrogate leaves this entry out, not the whole run
     return post
