@@ -61,10 +61,18 @@ FORMATS["rss-permalink"] = (rss_permalink_feed, "rss.xml")
 @pytest.mark.parametrize("kind", FORMATS)
 def test_each_format_gives_its_entry_id(tmp_path, kind):
     make, name = FORMATS[kind]
-    (tmp_path / name).write_text(make("https://example.com/posts/old/"), encoding="utf-8")
+    (tmp_path / name).write_text(make("https://example.com/posts/new-slug/"), encoding="utf-8")
     (post,) = read_feed(str(tmp_path / name), SITE)
     expected = {"atom": "tag:example.com,2026:post-41", "rss-permalink": "https://example.com/posts/old/"}
     assert post.entry_id == expected.get(kind, "post-41")
+
+
+@pytest.mark.unit
+def test_a_permalink_guid_that_is_the_entrys_own_link_adds_nothing_to_keep(tmp_path):
+    """mkdocs-rss-plugin and most generators write the link as the guid: the ledger's URL says it."""
+    (tmp_path / "rss.xml").write_text(rss_permalink_feed("https://example.com/posts/old"), encoding="utf-8")
+    (post,) = read_feed(str(tmp_path / "rss.xml"), SITE)
+    assert post.entry_id is None
 
 
 def cli(folder: Path, *args: str) -> subprocess.CompletedProcess:

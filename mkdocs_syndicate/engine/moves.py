@@ -158,7 +158,9 @@ def _find(
     for old in olds_of.get(page or "", []):
         candidates.append((index.entry_of_page(old), f"a redirect from {old}"))
     if post.entry_id:
-        candidates.append((index.by_entry_id.get(post.entry_id), f"its feed entry id {post.entry_id!r}"))
+        named = post_key_of(post.entry_id, site_url)  # a permalink guid: the page first published
+        found = index.by_entry_id.get(post.entry_id) or (index.entry_of_page(named) if named else None)
+        candidates.append((found, f"its feed entry id {post.entry_id!r}"))
     for key, why in candidates:
         if key is not None and key not in claimed and key != post.key:
             return key, why

@@ -374,14 +374,17 @@ def _encoding_note(key: str) -> str:
     return f" (percent-encoded: {wide} counts as {3 * len(wide.encode())})"
 
 
-def _entry_id(value: Any) -> str | None:
+def _entry_id(value: Any, key: str, site_url: str) -> str | None:
     """An entry's id as identity: one printable line of sane length (a number in JSON Feed is
-    its text), else none. An id that is the entry's own link is one too: the link it was first
-    published under, kept when a generator that writes ids from links does not rewrite them."""
+    its text), else none. None too for an id that names the entry's own page (a permalink guid):
+    the link says as much. One that names another page is the link the entry was first published
+    under (a generator that keeps its guids): engine/moves.py finds the post by that page."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         return None
     text = str(value).strip()
-    return text if text and len(text) <= MAX_KEY and text.isprintable() else None
+    if not text or len(text) > MAX_KEY or not text.isprintable() or post_key_of(text, site_url) == key:
+        return None
+    return text
 
 
 def _post(entry: _Entry, site_url: str, name: str) -> Post:
@@ -419,7 +422,7 @@ def _post(entry: _Entry, site_url: str, name: str) -> Post:
         image_alt=alt,
         image_in_body=in_body,
         body_missing=not body,
-        entry_id=_entry_id(entry.entry_id),
+        entry_id=_entry_id(entry.entry_id, key, site_url),
     )
     check_text(post)  # a lone surrogate leaves this entry out, not the whole run
     return post
