@@ -445,3 +445,35 @@ def test_the_sandbox_says_it_reads_the_indexnow_key_from_the_built_site_not_the_
     served = "(served as https://blog.mysite.org/sandbox-indexnow-key-0001.txt)"
     assert f"{site_dir / 'sandbox-indexnow-key-0001.txt'} {served} is missing" in refused.detail
     assert "(build the site, then run again)" in refused.detail
+
+
+@pytest.mark.http
+def test_a_sites_sandbox_links_keep_one_port_from_run_to_run_when_8787_is_taken(tmp_path, clock, monkeypatch):
+    """Each run picked a new port when 8787 was taken, so the links the ledger recorded stopped
+    working (issue 53): the port chosen the first time is kept in the site's sandbox state."""
+    from urllib.parse import urlsplit
+
+    from conftest import SITE, ListReporter, make_post
+
+    from mkdocs_syndicate.config.run import parse_options
+    from mkdocs_syndicate.engine.syndication import send
+    from mkdocs_syndicate.ledger.store import Ledger
+    from mkdocs_syndicate.registry import emulators
+    from mkdocs_syndicate.sandbox import SandboxServer
+
+    with SandboxServer(tmp_path / "other-site", emulators()) as other:
+        monkeypatch.setattr("mkdocs_syndicate.sandbox.server.DEFAULT_PUBLIC_BASE", other.url)
+        options = parse_options(
+            {"masto": {"type": "mastodon", "instance": "https://m.example", "token": "x-token-1"}},
+            ledger_path=tmp_path / "ledger.yml",
+            site=SITE,
+            sandbox=True,
+            sending=True,
+        )
+        ports = []
+        for n in (1, 2):
+            send(options, [make_post(n)], ListReporter(), clock=clock)
+            link = Ledger.read(tmp_path / "ledger.yml").record(f"blog/post-{n}/", "masto").remote_url
+            ports.append(urlsplit(link).port)
+        assert ports[0] == ports[1] and ports[0] != urlsplit(other.url).port, ports
+        assert (tmp_path / ".syndicate-sandbox" / "links-port").read_text().strip() == str(ports[0])

@@ -48,10 +48,15 @@ def doctor(given: Invocation, as_json: bool) -> None:
 
 @click.group(invoke_without_command=True)
 @config_file_option
-@click.option("--port", default=8787, show_default=True, type=click.IntRange(1, 65535), help="Port on 127.0.0.1.")
+@click.option(
+    "--port",
+    default=None,
+    type=click.IntRange(1, 65535),
+    help="Port on 127.0.0.1 (default: the one this site's links use, 8787 unless it was taken).",
+)
 @click.pass_context
 @pass_invocation
-def sandbox(given: Invocation, ctx: click.Context, port: int) -> None:
+def sandbox(given: Invocation, ctx: click.Context, port: int | None) -> None:
     """Run the loopback emulators in the foreground with a page showing what each received.
 
     Builds of this site with `sandbox: true` send to this server while it runs. `sandbox reply`
@@ -60,6 +65,10 @@ def sandbox(given: Invocation, ctx: click.Context, port: int) -> None:
         return
     options = given.options(sending=False)
     state_dir = sandbox_state_dir(options)
+    if port is None:
+        from mkdocs_syndicate.sandbox.links_port import kept_port
+
+        port = kept_port(state_dir) or 8787
     server = site_sandbox(options, port=port, public_base=f"http://127.0.0.1:{port}")
     server.on_request = lambda line: click.echo(one_line(line), err=True)
     if not options.sandbox:

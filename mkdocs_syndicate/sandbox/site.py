@@ -149,8 +149,10 @@ def _sandbox_for(options: Options) -> Iterator[Sandbox | None]:
     if running:  # `mkdocs-syndicate sandbox` is serving this state folder: use it
         yield Sandbox(running, running)
         return
+    from mkdocs_syndicate.sandbox.links_port import links_base
+
     with site_sandbox(options) as server:
-        note = server.own_links_if_taken()  # 8787 held by another site's sandbox
+        note = links_base(server, state_dir)  # 8787 held by another site's sandbox: a port kept for this one
         yield Sandbox(server.url, server.public_base, note)
 
 
