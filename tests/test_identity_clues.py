@@ -111,3 +111,16 @@ def test_an_unrelated_new_post_is_new():
         {"posts/old/": entry_of(page("posts/old/"))}, [page("posts/new/", "news of another kind " * 40)], SITE
     )
     assert not found.moves and not found.doubts
+
+
+def test_an_unchanged_post_is_told_by_its_opening_and_a_small_edit_writes_nothing():
+    """The fingerprint keeps a CRC of what it read: the same post writes nothing to the ledger;
+    a small edit neither (the kept sketch still matches); a rewrite refreshes it."""
+    post = page("posts/a/", src="posts/a.md")
+    ledger = {"posts/a/": entry_of(post, "posts/a.md")}
+    assert Fingerprint.parse(ledger["posts/a/"].fingerprint).opening.startswith("#")
+    assert identify(ledger, [post], SITE).learned == []
+    edited = page("posts/a/", TEXT.replace("word7 of", "word seven of"), src="posts/a.md")
+    assert identify(ledger, [edited], SITE).learned == []
+    rewritten = page("posts/a/", "a wholly new text about other things " * 30, src="posts/a.md")
+    assert identify(ledger, [rewritten], SITE).learned == ["posts/a/"]

@@ -4,10 +4,10 @@ committed). The weakest evidence of identity (engine/moves.py): a match needs th
 nearly the same text, and anything less sure is for a person to decide.
 
 The sketch is a bottom-k MinHash of the text's word 3-shingles: the k smallest CRC-32s of the
-shingles of the text's first few thousand words (tags stripped, case folded). Two sketches share
+shingles of the text's opening (its first 3,000 characters of HTML, tags stripped, case folded). Two sketches share
 about as many of their values as the texts share shingles (Jaccard), so a typo fixed or a
 retitled heading still matches and an unrelated post shares none. Bounded per post (a long post
-costs no more than its first words): a site of 10,000 posts pays well under a second.
+costs no more than its opening): about 0.1 ms a post, a second for a site of 10,000.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from mkdocs_syndicate.content.posts import Post
 
 K = 8  # values kept: 8 × 8 hex digits in the ledger
-_WORDS = 4000  # the text read, at most
+_HTML = 3000  # the post read, at most: its opening says which post it is, and costs the same for all
+_WORDS = 500
 _TAG = re.compile(r"<[^>]*>")
 _WORD = re.compile(r"\w+")
 # Same date and at least this share of the sketch: the same post (a typo, a heading, a link).
@@ -34,9 +35,10 @@ PERHAPS = 0.4
 class Fingerprint:
     date: str  # the post's date, YYYY-MM-DD
     sketch: tuple[int, ...]
+    opening: str = ""  # a CRC-32 of the HTML read (#hex): an unchanged post needs no new sketch
 
     def text(self) -> str:
-        return " ".join([self.date, *(f"{value:08x}" for value in self.sketch)])
+        return " ".join([self.date, *([self.opening] if self.opening else []), *(f"{v:08x}" for v in self.sketch)])
 
     @classmethod
     def parse(cls, text: str | None) -> Fingerprint | None:
@@ -44,8 +46,9 @@ class Fingerprint:
         if not text:
             return None
         date, *values = text.split()
+        opening = values.pop(0) if values and values[0].startswith("#") else ""
         try:
-            return cls(date, tuple(int(value, 16) for value in values))
+            return cls(date, tuple(int(value, 16) for value in values), opening)
         except ValueError:
             return None
 
@@ -58,8 +61,14 @@ class Fingerprint:
         return sum(value in both for value in union) / len(union)
 
 
+def opening_of(post: Post) -> str:
+    """What a fingerprint reads of the post, as a CRC-32: cheap, so that an unchanged post is told
+    without its sketch being made again (a site's every post, on every run)."""
+    return f"#{zlib.crc32((post.body_html or post.title)[:_HTML].encode('utf-8', 'surrogatepass')):08x}"
+
+
 def fingerprint_of(post: Post) -> Fingerprint:
-    words = _WORD.findall(html.unescape(_TAG.sub(" ", post.body_html or post.title)).casefold())[:_WORDS]
+    words = _WORD.findall(html.unescape(_TAG.sub(" ", (post.body_html or post.title)[:_HTML])).casefold())[:_WORDS]
     shingles = {" ".join(words[n : n + 3]) for n in range(max(1, len(words) - 2))} if words else set()
     sketch = heapq.nsmallest(K, {zlib.crc32(shingle.encode("utf-8", "surrogatepass")) for shingle in shingles})
-    return Fingerprint(post.date.date().isoformat(), tuple(sorted(sketch)))
+    return Fingerprint(post.date.date().isoformat(), tuple(sorted(sketch)), opening_of(post))

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from mkdocs_syndicate.content.fingerprint import SAME, Fingerprint, fingerprint_of
+from mkdocs_syndicate.content.fingerprint import SAME, Fingerprint, fingerprint_of, opening_of
 from mkdocs_syndicate.content.identity import post_key_of
 from mkdocs_syndicate.content.posts import Post
 from mkdocs_syndicate.engine.clues import Clues, Doubt, first
@@ -229,8 +229,10 @@ def _fresh_fingerprint(entry: PostEntry, post: Post) -> str | None:
     that a small edit writes nothing to the ledger."""
     if entry.src and not post.src:  # a feed's entry for a page the plugin read: another text, not an edit
         return None
-    now = fingerprint_of(post)
     kept = Fingerprint.parse(entry.fingerprint)
-    if kept is not None and kept.date == now.date and kept.likeness(now) >= SAME:
-        return None
+    if kept is not None and kept.opening == opening_of(post) and kept.date == post.date.date().isoformat():
+        return None  # the same text as when it was sketched
+    now = fingerprint_of(post)
+    if kept is not None and kept.opening and kept.date == now.date and kept.likeness(now) >= SAME:
+        return None  # a small edit: the kept sketch still matches (one kept without its CRC is rewritten once)
     return now.text()
