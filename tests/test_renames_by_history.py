@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from channel_specs import SPECS
 from conftest import mastodon_raw
 from sites import mkdocs, post, write_site
@@ -272,3 +273,22 @@ def test_the_old_posts_a_held_post_may_be_keep_their_copies_meanwhile(tmp_path, 
     assert len(sandbox.snapshot()["mastodon"]["statuses"]) == 2, held.stderr
     book = Ledger.read(config.parent / "ledger.yml")
     assert {book.record(key, "masto").state for key in ("twin-a", "twin-b")} == {State.DONE}
+
+
+def test_the_command_run_after_a_build_finds_a_rename_by_history_too(tmp_path, sandbox):
+    """`mode: plan` builds, `mkdocs-syndicate run` sends: the command reads mkdocs.yml's docs_dir."""
+    site = Site(tmp_path, sandbox, {"one.md": article("One")})
+    settings = yaml.safe_load(site.config.read_text())
+    settings["plugins"][-1]["syndicate"]["mode"] = "plan"
+    site.config.write_text(yaml.safe_dump(settings, sort_keys=False))
+    site.commit("plan mode")
+    site.build()
+    assert syndicate(site.config, "run").returncode == 0
+    site.mv("one.md", "one-new.md")
+    site.edit("one-new.md", "Paragraph 2 of", "Paragraph two, and more words, of")
+    site.commit("rename")
+    site.build()
+    moved = syndicate(site.config, "run")
+    assert moved.returncode == 0, moved.stderr
+    assert "its file's history" in moved.stdout + moved.stderr
+    site.assert_one_copy_each_edited_to("https://example.com/posts/one-new/")

@@ -93,7 +93,10 @@ class LoadedSite:
 
     def options(self, *, sending: bool, reading_only: bool = False) -> Options:
         """`reading_only`: a verify-only run, which needs the settings to read, not to create."""
-        return options_from(self.config, self.settings, sending=sending, reading_only=reading_only)
+        options = options_from(self.config, self.settings, sending=sending, reading_only=reading_only)
+        docs_dir = getattr(self.config, "docs_dir", None)  # mkdocs.yml's: its git history (engine/history.py)
+        options.docs_dir = Path(docs_dir) if isinstance(docs_dir, str) else None
+        return options
 
 
 CONFIG_NAMES = ("mkdocs.yml", "mkdocs.yaml", "properdocs.yml", "properdocs.yaml")
