@@ -273,6 +273,8 @@ def test_the_old_posts_a_held_post_may_be_keep_their_copies_meanwhile(tmp_path, 
     assert len(sandbox.snapshot()["mastodon"]["statuses"]) == 2, held.stderr
     book = Ledger.read(config.parent / "ledger.yml")
     assert {book.record(key, "masto").state for key in ("twin-a", "twin-b")} == {State.DONE}
+    plan = syndicate(config, "plan")  # and the plan does not say they will be deleted
+    assert "needs review: posts/c/" in plan.stdout and "deleted once" not in plan.stdout, plan.stdout
 
 
 def test_the_command_run_after_a_build_finds_a_rename_by_history_too(tmp_path, sandbox):

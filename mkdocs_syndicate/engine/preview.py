@@ -55,7 +55,8 @@ def plan(options: Options, posts: list[Post], clock: Clock | None = None) -> Pla
     the_plan.moves = found.moves
     the_plan.doubts = found.doubts
     the_plan.removal_lines = new_life_lines(lives)
-    the_plan.removal_lines += plan_lines(ledger, present, options.pages, channels, options.removal_recheck)
+    held = {old for doubt in found.doubts for old in doubt.olds}  # not removed while a person decides
+    the_plan.removal_lines += plan_lines(ledger, present, options.pages, channels, options.removal_recheck, held)
     the_plan.removal_lines += came_back_lines(ledger, present, channels)
     return the_plan
 

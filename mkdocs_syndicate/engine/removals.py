@@ -272,11 +272,17 @@ def kept_lines(ledger: Ledger, removals: Removals, channels: list[Channel]) -> l
 
 
 def plan_lines(
-    ledger: Ledger, present: list[Post], pages: SitePages | None, channels: list[Channel], recheck: float
+    ledger: Ledger,
+    present: list[Post],
+    pages: SitePages | None,
+    channels: list[Channel],
+    recheck: float,
+    held: Collection[str] = (),
 ) -> list[str]:
     """What a plan (which asks no page) says of posts the source no longer announces: a removal's
-    copies deleted (after the witnesses) or kept, a post only no longer announced, and drafts."""
-    found, note = intents(ledger.posts, present, pages)
+    copies deleted (after the witnesses) or kept, a post only no longer announced, and drafts.
+    `held`: entries a post held for review may be (engine/clues.py), judged only once it is decided."""
+    found, note = intents({key: entry for key, entry in ledger.posts.items() if key not in held}, present, pages)
     deleting = {channel.id for channel in deleting_channels(channels)}
     lines = [note] if note and deleting else []
     stopped = []
