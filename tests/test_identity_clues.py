@@ -6,6 +6,7 @@ and text, and a tie or a likeness short of sure held for a person (a doubt), nev
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 import pytest
 from conftest import make_post
@@ -124,3 +125,13 @@ def test_an_unchanged_post_is_told_by_its_opening_and_a_small_edit_writes_nothin
     assert identify(ledger, [edited], SITE).learned == []
     rewritten = page("posts/a/", "a wholly new text about other things " * 30, src="posts/a.md")
     assert identify(ledger, [rewritten], SITE).learned == ["posts/a/"]
+
+
+def test_the_also_on_block_the_plugin_adds_is_not_part_of_the_fingerprint():
+    """Announced, a page shows its copies (`<aside class="syndicate-links">`): the post did not change."""
+    plain = page("posts/a/", "Short.")
+    shown = page("posts/a/", "Short.")
+    shown = replace(
+        shown, body_html=shown.body_html + '\n<aside class="syndicate-links">Also on: <a>Mastodon</a></aside>'
+    )
+    assert fingerprint_of(shown) == fingerprint_of(plain)

@@ -18,6 +18,7 @@ import re
 import zlib
 from dataclasses import dataclass
 
+from mkdocs_syndicate.content.crosslinks import without_block
 from mkdocs_syndicate.content.posts import Post
 
 K = 8  # values kept: 8 × 8 hex digits in the ledger
@@ -64,11 +65,17 @@ class Fingerprint:
 def opening_of(post: Post) -> str:
     """What a fingerprint reads of the post, as a CRC-32: cheap, so that an unchanged post is told
     without its sketch being made again (a site's every post, on every run)."""
-    return f"#{zlib.crc32((post.body_html or post.title)[:_HTML].encode('utf-8', 'surrogatepass')):08x}"
+    return f"#{zlib.crc32(_read(post).encode('utf-8', 'surrogatepass')):08x}"
+
+
+def _read(post: Post) -> str:
+    """The HTML a fingerprint reads: the post's opening, without the Also on block this plugin
+    adds to the page once it is announced (the post did not change)."""
+    return without_block(post.body_html)[:_HTML] if post.body_html else post.title
 
 
 def fingerprint_of(post: Post) -> Fingerprint:
-    words = _WORD.findall(html.unescape(_TAG.sub(" ", (post.body_html or post.title)[:_HTML])).casefold())[:_WORDS]
+    words = _WORD.findall(html.unescape(_TAG.sub(" ", _read(post))).casefold())[:_WORDS]
     shingles = {" ".join(words[n : n + 3]) for n in range(max(1, len(words) - 2))} if words else set()
     sketch = heapq.nsmallest(K, {zlib.crc32(shingle.encode("utf-8", "surrogatepass")) for shingle in shingles})
     return Fingerprint(post.date.date().isoformat(), tuple(sorted(sketch)), opening_of(post))
