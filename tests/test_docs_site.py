@@ -221,6 +221,45 @@ def test_the_docs_build_strict_and_only_plan_the_release_post(tmp_path):
     assert (tmp_path / "out" / "services" / "mastodon" / "index.html").is_file()
 
 
+# Counts, once the page is laid out, the code blocks wider than their box (a horizontal scroll).
+OVERFLOW_PROBE = """<script>
+addEventListener("load", () => {
+  const wide = [...document.querySelectorAll(".md-typeset pre > code")].filter((c) => c.scrollWidth > c.clientWidth + 1);
+  document.body.setAttribute("data-wide-code", String(wide.length));
+});
+</script>"""
+
+
+@pytest.mark.process
+def test_the_quick_start_commands_show_whole_at_1280_pixels(tmp_path):
+    """The home page's quick start in headless Chromium, 1,280 px wide: no code block scrolls
+    sideways (each long command wraps in its block: docs/stylesheets/extra.css)."""
+    from test_crosslinks import CHROMIUM_FLAGS, chromium
+
+    site = site_copy(tmp_path)
+    done = build(site, tmp_path / "out")
+    assert done.returncode == 0, done.stdout + done.stderr
+    page = tmp_path / "out" / "index.html"
+    page.write_text(page.read_text(encoding="utf-8").replace("</body>", OVERFLOW_PROBE + "</body>"), encoding="utf-8")
+    shown = subprocess.run(
+        [
+            chromium(),
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1280,900",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    found = re.search(r'data-wide-code="(\d+)"', shown)
+    assert found, shown[-2000:]
+    assert found.group(1) == "0", f"{found.group(1)} code block(s) scroll sideways at 1,280 px"
+
+
 @pytest.mark.process
 def test_the_release_post_is_announced_to_the_sandbox_when_the_mode_says_send(tmp_path):
     site = site_copy(tmp_path)
