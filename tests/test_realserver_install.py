@@ -61,18 +61,27 @@ TIER_DIRS = (
 )
 
 
-def install(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], list[list[str]]]:
+def install(
+    tmp_path: Path, apt_get: str | None = None, **env: str
+) -> tuple[subprocess.CompletedProcess[str], list[list[str]]]:
     others = {name: str(installed(tmp_path / "others" / name)) for name in TIER_DIRS if name not in env}
     env = {**others, **env}
     skips = tmp_path / "skips"
     # The script adds Postgres and Redis with apt-get where they are missing: never from a test.
     stubs = tmp_path / "stubs"
     stubs.mkdir()
-    (stubs / "apt-get").write_text("#!/bin/sh\nexit 1\n")
+    (stubs / "apt-get").write_text(apt_get or "#!/bin/sh\nexit 1\n")
     (stubs / "apt-get").chmod(0o755)
+    # Postgres and Redis are there, unless a test says otherwise (SYNDICATE_POSTGRES_ROOT).
+    (stubs / "redis-server").write_text("#!/bin/sh\nexit 0\n")
+    (stubs / "redis-server").chmod(0o755)
+    postgres = tmp_path / "postgres" / "15" / "bin"
+    postgres.mkdir(parents=True, exist_ok=True)
+    (postgres / "initdb").touch()
     full = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "PIP_"))},
         "SYNDICATE_REALSERVER_SKIPS": str(skips),
+        "SYNDICATE_POSTGRES_ROOT": str(tmp_path / "postgres"),
         **env,
     }
     full["PATH"] = f"{stubs}:{full['PATH']}"
@@ -206,6 +215,31 @@ def test_an_unreachable_pypi_skips_the_webmention_tier_saying_why(tmp_path):
     assert [tier for tier, _ in skips] == ["webmention"]
     assert skips[0][1].startswith("PyPI cannot be reached for django-webmention==4.0.0: "), skips
     assert "realserver tier skipped (webmention)" in result.stderr
+
+
+# apt-get as Debian's archive answers it: `update` fails when no mirror can be reached.
+APT_UNREACHABLE = (
+    '#!/bin/sh\n[ "$1" = update ] && { echo "E: Failed to fetch http://deb.debian.org/debian/dists/bookworm/InRelease";'
+    " exit 100; }\nexit 100\n"
+)
+APT_BROKEN = '#!/bin/sh\n[ "$1" = update ] && exit 0\necho "E: Unable to correct problems."\nexit 100\n'
+
+
+@pytest.mark.process
+@pytest.mark.skipif(os.geteuid() != 0, reason="the script adds Postgres and Redis only as root")
+def test_an_unreachable_package_archive_skips_the_appview_tier_saying_why(tmp_path):
+    result, skips = install(tmp_path, apt_get=APT_UNREACHABLE, SYNDICATE_POSTGRES_ROOT=str(tmp_path / "none"))
+    assert result.returncode == 0, result.stderr
+    assert [tier for tier, _ in skips] == ["appview"], skips
+    assert "package archive cannot be reached" in skips[0][1] and "Failed to fetch" in skips[0][1]
+
+
+@pytest.mark.process
+@pytest.mark.skipif(os.geteuid() != 0, reason="the script adds Postgres and Redis only as root")
+def test_a_failed_postgres_install_with_the_archive_answering_fails(tmp_path):
+    result, skips = install(tmp_path, apt_get=APT_BROKEN, SYNDICATE_POSTGRES_ROOT=str(tmp_path / "none"))
+    assert result.returncode == 1 and skips == [], (result.stderr, skips)
+    assert "though Debian's package archive answers" in result.stderr
 
 
 @pytest.mark.unit
