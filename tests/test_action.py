@@ -375,7 +375,9 @@ def test_the_install_step_installs_the_actions_own_version_once_per_job(tmp_path
 
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     outputs = tmp_path / "outputs"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "INPUT_", "PIP_"))}
+    # Without the suite's PYTHONPATH (conftest.py puts this checkout first for its children): the
+    # point is which copy the action's own environment imports.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNDICATE_", "INPUT_", "PIP_", "PYTHONPATH"))}
     env |= {"RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(outputs), "INPUT_PYTHON": sys.executable}
 
     def install() -> subprocess.CompletedProcess[str]:
@@ -390,6 +392,7 @@ def test_the_install_step_installs_the_actions_own_version_once_per_job(tmp_path
     installed = subprocess.run(
         [str(command.parent / "python"), "-c", "import mkdocs_syndicate, sys; print(mkdocs_syndicate.__file__)"],
         cwd=tmp_path,  # not this checkout, whose package `python -c` would find first
+        env=env,
         capture_output=True,
         text=True,
     )
