@@ -441,7 +441,16 @@ def test_many_runs_in_a_row_log_in_once_and_refresh_after(limited_pds, tmp_path)
     with RecordingProxy(limited_pds.url) as proxy:
         channel = {**raw(limited_pds, "alice.test"), "service": proxy.url}
         for n in range(35):
-            post = replace(make_post(1 + n % 28), key=f"blog/run-{n}/", url=f"https://runs.example/blog/run-{n}/")
+            # Each run a post of its own: its own source file and text (the same file at a new URL
+            # would be a move of the earlier post, edited in place: docs/moves.md).
+            post = replace(
+                make_post(1 + n % 28),
+                key=f"blog/run-{n}/",
+                url=f"https://runs.example/blog/run-{n}/",
+                title=f"Run {n}",
+                description=f"The post of run {n}.",
+                source=f"docs/blog/run-{n}.md",
+            )
             assert not run(tmp_path, channel, [post], clock=ScaledClock(limited_pds)).undone, n
         assert proxy.count(CREATE) == 1 and proxy.count(REFRESH) == 34
         assert not [call for call in proxy.calls if call[1] == 429]
